@@ -1,0 +1,60 @@
+// Chapter 1 — thread indexing: the interface between your kernels and the harness.
+//
+// You write the four launchers declared in namespace ch01::student, one per file:
+//   ex1_vector_add.cu     ex2_vector_add_x2.cu     ex3_rgb_to_grey.cu     ex4_matrix_add.cu
+// Each launcher receives device pointers and a stream, picks a grid, launches its kernel on
+// that stream and checks the launch. Nothing else in the chapter needs to change.
+//
+// All data is FP32 and row-major. Pointers come from cudaMalloc (256-byte aligned).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ch01 {
+
+// c[i] = a[i] + b[i] for 0 <= i < n.                                     (ex1: one element per thread)
+//                                                                        (ex2: elements 2t and 2t+1 per thread t)
+using VectorAddFn = void(const float* a, const float* b, float* c, int n, cudaStream_t stream);
+
+// Planar RGB to grey. `rgb` holds three planes, red then green then blue, each `height`
+// rows of `pitch` floats of which the first `width` are pixels (pitch >= width).
+//   grey[y * pitch + x] = 0.299 * R[y][x] + 0.587 * G[y][x] + 0.114 * B[y][x]
+// for 0 <= y < height, 0 <= x < width; the padding columns of `grey` are left alone.
+using RgbToGreyFn = void(const float* rgb, float* grey, int height, int width, int pitch, cudaStream_t stream);
+
+// C = A + B for rows x cols matrices with leading dimensions (row strides) lda, ldb, ldc
+// >= cols. Use a 2-D grid. Only the rows x cols elements of C are written, never its padding.
+using MatrixAddFn = void(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows, int cols,
+                         cudaStream_t stream);
+
+// The grey weights (ITU-R BT.601 luma).
+inline constexpr float kRedWeight = 0.299f, kGreenWeight = 0.587f, kBlueWeight = 0.114f;
+
+// One set of kernels: the learner's, one step of the solution ladder, or the library
+// reference. A null entry means "this set has no version of that exercise".
+struct Kernels {
+  std::string name;
+  VectorAddFn* vector_add = nullptr;
+  VectorAddFn* vector_add_x2 = nullptr;
+  RgbToGreyFn* rgb_to_grey = nullptr;
+  MatrixAddFn* matrix_add = nullptr;
+};
+
+// Test names and messages show a kernel set by its name.
+inline void PrintTo(const Kernels& k, std::ostream* os) { *os << k.name; }
+
+std::vector<Kernels> student_variants();    // chapters/ch01_indexing/variants.cu
+std::vector<Kernels> solution_variants();   // solutions/ch01_indexing/variants.cu
+std::vector<Kernels> reference_variants();  // reference/ch01_indexing/cublas_geam.cu
+
+namespace student {
+VectorAddFn vector_add;
+VectorAddFn vector_add_x2;
+RgbToGreyFn rgb_to_grey;
+MatrixAddFn matrix_add;
+}  // namespace student
+
+}  // namespace ch01

@@ -1,0 +1,29 @@
+// Exercise 2 — vector add, two adjacent elements per thread.
+//
+// Thread t handles elements 2t and 2t+1. Half as many threads as exercise 1: what
+// happens to the grid size, and to the last thread when n is odd?
+// Test:  ctest --preset ch01 -R VectorAddX2
+// Guide: docs/ch01-indexing.md, section "Exercise 2".
+#include "ch01.cuh"
+#include "cuda/errors.cuh"
+#include "cuda/launch.cuh"
+
+namespace ch01 {
+namespace {
+
+__global__ void vector_add_x2_kernel(const float* a, const float* b, float* c, int n) {
+  // TODO: the first of this thread's two elements, then both of them, each only if < n.
+}
+
+}  // namespace
+
+void student::vector_add_x2(const float* a, const float* b, float* c, int n, cudaStream_t stream) {
+  WB_NOT_IMPLEMENTED("chapters/ch01_indexing/ex2_vector_add_x2.cu");  // delete this line when you start
+
+  const int threads = 256;
+  const int blocks = 1;  // TODO: each thread covers two elements
+  vector_add_x2_kernel<<<blocks, threads, 0, stream>>>(a, b, c, n);
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace ch01

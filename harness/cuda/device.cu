@@ -1,0 +1,70 @@
+#include <cuda_runtime.h>
+
+#include <cstdio>
+
+#include "cuda/device.cuh"
+#include "cuda/errors.cuh"
+
+namespace wb {
+
+std::optional<std::string> gpu_missing_reason() {
+  static const std::optional<std::string> reason = []() -> std::optional<std::string> {
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess) {
+      return std::string("no usable CUDA GPU: cudaGetDeviceCount returned ") + cudaGetErrorName(err) + " (" +
+             cudaGetErrorString(err) + "); GPU tests need an NVIDIA GPU and its driver";
+    }
+    if (count == 0) return std::string("no CUDA GPU on this machine; GPU tests need an NVIDIA GPU");
+    return std::nullopt;
+  }();
+  return reason;
+}
+
+std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+DeviceInfo query_device(int device) {
+  if (device < 0) CUDA_CHECK(cudaGetDevice(&device));
+  DeviceInfo d;
+  d.index = device;
+  cudaDeviceProp p{};
+  CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+  d.name = p.name;
+  char uuid[40];
+  std::snprintf(uuid, sizeof uuid, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                (unsigned char)p.uuid.bytes[0], (unsigned char)p.uuid.bytes[1], (unsigned char)p.uuid.bytes[2],
+                (unsigned char)p.uuid.bytes[3], (unsigned char)p.uuid.bytes[4], (unsigned char)p.uuid.bytes[5],
+                (unsigned char)p.uuid.bytes[6], (unsigned char)p.uuid.bytes[7], (unsigned char)p.uuid.bytes[8],
+                (unsigned char)p.uuid.bytes[9], (unsigned char)p.uuid.bytes[10], (unsigned char)p.uuid.bytes[11],
+                (unsigned char)p.uuid.bytes[12], (unsigned char)p.uuid.bytes[13], (unsigned char)p.uuid.bytes[14],
+                (unsigned char)p.uuid.bytes[15]);
+  d.uuid = uuid;
+  d.major = p.major;
+  d.minor = p.minor;
+  d.sms = p.multiProcessorCount;
+  d.global_mem_bytes = p.totalGlobalMem;
+  d.l2_bytes = p.l2CacheSize;
+  d.smem_per_block = static_cast<int>(p.sharedMemPerBlock);
+  d.smem_per_block_optin = static_cast<int>(p.sharedMemPerBlockOptin);
+  d.smem_per_sm = static_cast<int>(p.sharedMemPerMultiprocessor);
+  d.regs_per_block = p.regsPerBlock;
+  d.regs_per_sm = p.regsPerMultiprocessor;
+  d.warp_size = p.warpSize;
+  d.max_threads_per_block = p.maxThreadsPerBlock;
+  d.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+  // Clocks through attributes: the cudaDeviceProp clock fields are gone in CUDA 13.
+  int sm_khz = 0, mem_khz = 0, bus = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, device));
+  d.sm_clock_khz = sm_khz;
+  d.mem_clock_khz = mem_khz;
+  d.bus_width_bits = bus;
+  CUDA_CHECK(cudaDriverGetVersion(&d.driver_version));
+  CUDA_CHECK(cudaRuntimeGetVersion(&d.runtime_version));
+  d.spec = spec_ceilings(d.major, d.minor, d.sms, d.sm_clock_khz, d.mem_clock_khz, d.bus_width_bits);
+  d.spec_rates_known = arch_rates(d.major, d.minor).known;
+  return d;
+}
+
+}  // namespace wb

@@ -1,0 +1,45 @@
+// Running a learner's launcher once, and turning everything that can go wrong into an
+// Outcome with a message a learner can act on: not implemented yet, a bad launch, a fault
+// (with the sanitizer command), a hang (the process exits: a hung kernel cannot be
+// stopped), or wrong values (from the chapter's check).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+namespace wb {
+
+// Thrown by a stub launcher: the exercise has not been written yet.
+struct NotImplemented : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// In a stub launcher: WB_NOT_IMPLEMENTED("chapters/ch01_indexing/ex1_vector_add.cu");
+#define WB_NOT_IMPLEMENTED(file)                                                              \
+  throw ::wb::NotImplemented(std::string("not implemented yet: write the kernel in ") + file + \
+                             " and delete the WB_NOT_IMPLEMENTED line in its launcher")
+
+struct Outcome {
+  enum class Kind { Pass, Wrong, NotImplemented, LaunchError, Fault };
+  Kind kind = Kind::Pass;
+  std::string message;
+
+  bool passed() const { return kind == Kind::Pass; }
+  static Outcome pass(std::string m = {}) { return {Kind::Pass, std::move(m)}; }
+  static Outcome wrong(std::string m) { return {Kind::Wrong, std::move(m)}; }
+};
+const char* kind_name(Outcome::Kind k);
+
+// Runs `launch` on `stream` and waits for it (at most WORKBOOK_KERNEL_TIMEOUT seconds,
+// default 60). `what` names the op and shape for the messages ("vector_add n=1025").
+// Returns Pass when the kernel ran to completion without an error.
+Outcome run_launcher(const std::string& what, const std::function<void(cudaStream_t)>& launch,
+                     cudaStream_t stream);
+
+// Waits for `stream`; if the work is still running after the time limit, prints what hung
+// and ends the process with exit code 124. Errors are thrown as CudaError.
+void sync_with_deadline(cudaStream_t stream, const std::string& what);
+
+}  // namespace wb

@@ -1,0 +1,84 @@
+#include "host/rng.h"
+
+#include <cstdlib>
+#include <random>
+#include <stdexcept>
+
+namespace wb {
+namespace {
+
+uint64_t splitmix64(uint64_t& x) {
+  uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t read_seed() {
+  const char* env = std::getenv("WORKBOOK_SEED");
+  if (env == nullptr || *env == '\0') {
+    std::random_device rd;
+    return (uint64_t{rd()} << 32 | rd()) % 1000000000ull;  // short enough to retype
+  }
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(env, &end, 10);
+  if (errno != 0 || end == env || *end != '\0' || env[0] == '-') {
+    throw std::invalid_argument(std::string("WORKBOOK_SEED='") + env +
+                                "' is not a seed: use a non-negative decimal integer, e.g. WORKBOOK_SEED=42");
+  }
+  return v;
+}
+
+}  // namespace
+
+uint64_t run_seed() {
+  static const uint64_t seed = read_seed();
+  return seed;
+}
+
+std::string seed_hint() {
+  const std::string s = std::to_string(run_seed());
+  return "seed " + s + " (repeat with WORKBOOK_SEED=" + s + ")";
+}
+
+Rng::Rng(uint64_t seed) {
+  for (auto& word : s_) word = splitmix64(seed);
+}
+
+uint64_t Rng::next() {
+  const uint64_t result = rotl(s_[1] * 5, 7) * 9;
+  const uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = rotl(s_[3], 45);
+  return result;
+}
+
+double Rng::uniform(double lo, double hi) {
+  return lo + (hi - lo) * (static_cast<double>(next() >> 11) * 0x1.0p-53);
+}
+
+int64_t Rng::range(int64_t lo, int64_t hi) {
+  const uint64_t span = static_cast<uint64_t>(hi - lo) + 1;
+  return lo + static_cast<int64_t>(span == 0 ? next() : next() % span);
+}
+
+Rng rng_for(std::string_view stream) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a of the stream name
+  for (char c : stream) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return Rng(run_seed() ^ h);
+}
+
+std::vector<float> random_floats(size_t n, Rng& rng, float lo, float hi) {
+  std::vector<float> v(n);
+  for (auto& x : v) x = static_cast<float>(rng.uniform(lo, hi));
+  return v;
+}
+
+}  // namespace wb

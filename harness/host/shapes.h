@@ -1,0 +1,31 @@
+// Shape catalogues shared by every chapter's tests. A kernel that is right only on
+// squares, powers of two or tile multiples must meet a shape here that proves it wrong.
+#pragma once
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "host/rng.h"
+
+namespace wb {
+
+struct Extent2 {
+  int64_t rows, cols;
+};
+// How test frameworks print an Extent2 ("257x4099").
+inline void PrintTo(const Extent2& e, std::ostream* os) { *os << e.rows << "x" << e.cols; }
+
+// Tiny (1, 2, 3), primes, one off every power-of-two tile size, and two large sizes.
+std::vector<int64_t> sizes_1d(int64_t large = int64_t{1} << 24);
+// Tiny, thin (1 x N, N x 1), primes, one off tile sizes, tall, wide, square, large.
+std::vector<Extent2> shapes_2d(int64_t large = 2048);
+// `count` sizes drawn from `rng` in [1, max] (reproducible from the run seed).
+std::vector<int64_t> random_sizes_1d(Rng& rng, int count, int64_t max);
+std::vector<Extent2> random_shapes_2d(Rng& rng, int count, int64_t max_rows, int64_t max_cols);
+
+// Test-name fragments: "n1025", "M257_N4099" style.
+std::string label_1d(int64_t n);
+std::string label_2d(const Extent2& e, const char* row = "rows", const char* col = "cols");
+
+}  // namespace wb

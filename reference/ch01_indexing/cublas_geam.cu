@@ -1,0 +1,42 @@
+// Chapter 1 reference ("variant 0"): cuBLAS geam, C = alpha * op(A) + beta * op(B).
+//
+// cuBLAS is column-major; a row-major rows x cols matrix with row stride ld is, to cuBLAS,
+// a column-major cols x rows matrix with leading dimension ld, so no transpose is needed.
+// A vector of n floats is a 1 x n matrix. RGB to grey is two geams: grey = 0.299 R + 0.587 G,
+// then grey = grey + 0.114 B (in place, which geam allows when C is A with the same ld).
+#include "ch01.cuh"
+#include "cuda/buffers.cuh"
+#include "cuda/errors.cuh"
+
+namespace ch01 {
+namespace {
+
+void geam(cudaStream_t stream, int rows, int cols, float alpha, const float* a, int lda, float beta, const float* b,
+          int ldb, float* c, int ldc) {
+  if (rows == 0 || cols == 0) return;
+  CUBLAS_CHECK(cublasSgeam(wb::cublas_for(stream), CUBLAS_OP_N, CUBLAS_OP_N, cols, rows, &alpha, a, lda, &beta, b,
+                           ldb, c, ldc));
+}
+
+void vector_add(const float* a, const float* b, float* c, int n, cudaStream_t stream) {
+  geam(stream, 1, n, 1.0f, a, n, 1.0f, b, n, c, n);
+}
+
+void rgb_to_grey(const float* rgb, float* grey, int height, int width, int pitch, cudaStream_t stream) {
+  const size_t plane = static_cast<size_t>(height) * pitch;
+  geam(stream, height, width, kRedWeight, rgb, pitch, kGreenWeight, rgb + plane, pitch, grey, pitch);
+  geam(stream, height, width, 1.0f, grey, pitch, kBlueWeight, rgb + 2 * plane, pitch, grey, pitch);
+}
+
+void matrix_add(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows, int cols,
+                cudaStream_t stream) {
+  geam(stream, rows, cols, 1.0f, a, lda, 1.0f, b, ldb, c, ldc);
+}
+
+}  // namespace
+
+std::vector<Kernels> reference_variants() {
+  return {{"cublas_geam", &vector_add, nullptr, &rgb_to_grey, &matrix_add}};
+}
+
+}  // namespace ch01

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Runs the whole GPU suite on a machine with an NVIDIA GPU:
+#   1. devicequery (with measured ceilings)
+#   2. configure + build every chapter's solutions, run their tests (ctest --preset all-solutions)
+#   3. configure + build the learner's stubs, check that each fails with "not implemented yet"
+#   4. run every chapter's benchmark (twice with --repeat, to show run-to-run agreement)
+#   5. print a summary table last
+# Logs and JSON go to the output folder.
+#
+# usage: scripts/gpu-suite.sh [--out DIR] [--chapters "ch01 ch02"] [--quick] [--repeat] [--skip-build]
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+out="$here/results/gpu-suite-$(date +%Y%m%d-%H%M%S)"
+chapters=""
+quick=""
+repeat=0
+skip_build=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out="${2:?--out needs a folder}"; shift 2 ;;
+    --out=*) out="${1#--out=}"; shift ;;
+    --chapters) chapters="${2:?--chapters needs a list}"; shift 2 ;;
+    --chapters=*) chapters="${1#--chapters=}"; shift ;;
+    --quick) quick="--quick"; shift ;;
+    --repeat) repeat=1; shift ;;
+    --skip-build) skip_build=1; shift ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "gpu-suite: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "gpu-suite: no NVIDIA GPU is visible (nvidia-smi -L failed); this script needs one." >&2
+  echo "           Without a GPU, run the host tests instead: cmake --workflow --preset ci" >&2
+  exit 1
+fi
+mkdir -p "$out" || exit 1
+out=$(cd "$out" && pwd)
+cd "$here" || exit 1
+if [ -z "$chapters" ]; then
+  chapters=$(ls -d chapters/ch[0-9][0-9]_* | sed 's|chapters/\(ch[0-9][0-9]\)_.*|\1|' | tr '\n' ' ')
+fi
+summary="$out/summary.txt"
+: > "$summary"
+note() { printf '%s\n' "$*" | tee -a "$summary"; }
+jobs=$(nproc 2>/dev/null || echo 8)
+
+note "kernel-workbook GPU suite — $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw \
+  --format=csv > "$out/nvidia-smi.csv" 2>&1
+note "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+
+# --- build ------------------------------------------------------------------------------
+if [ "$skip_build" = 0 ]; then
+  { cmake --preset all-solutions && cmake --build --preset all-solutions -j "$jobs"; } > "$out/build-solutions.log" 2>&1
+  build_rc=$?
+  note "build all-solutions: $([ $build_rc = 0 ] && echo ok || echo FAILED, see build-solutions.log)"
+  [ $build_rc = 0 ] || { tail -40 "$out/build-solutions.log"; exit 1; }
+fi
+bin=build/all-solutions
+
+"$bin/tools/devicequery" --measure > "$out/devicequery.txt" 2>&1
+"$bin/tools/devicequery" --measure --json > "$out/devicequery.json" 2>/dev/null
+cat "$out/devicequery.txt"
+
+# --- tests of the solutions, references, self-tests and harness -------------------------
+ctest --preset all-solutions -j "$jobs" --output-junit "$out/ctest-solutions.xml" > "$out/ctest-solutions.log" 2>&1
+sol_rc=$?
+note "ctest all-solutions: $(grep -E 'tests passed|tests failed' "$out/ctest-solutions.log" | tail -1)  (skipped: $(grep -c 'Skipped' "$out/ctest-solutions.log"))"
+[ $sol_rc = 0 ] || grep -E '\*\*\*Failed|Timeout|Exception' "$out/ctest-solutions.log" | head -20 | tee -a "$summary"
+
+# --- the learner's stubs must fail, each with the not-implemented message ---------------
+if [ "$skip_build" = 0 ]; then
+  { cmake --preset all && cmake --build --preset all -j "$jobs"; } > "$out/build-stubs.log" 2>&1 ||
+    note "build all (stubs): FAILED, see build-stubs.log"
+fi
+ctest --preset all -j "$jobs" > "$out/ctest-stubs.log" 2>&1
+for ch in $chapters; do
+  total=$(ctest --test-dir build/all -N -L "^${ch}-student\$" 2>/dev/null | sed -n 's/^Total Tests: //p')
+  ctest --test-dir build/all -L "^${ch}-student\$" --output-on-failure -j "$jobs" > "$out/ctest-stub-$ch.log" 2>&1
+  msgs=$(grep -c "not implemented yet" "$out/ctest-stub-$ch.log" || true)
+  fails=$(grep -c "\*\*\*Failed" "$out/ctest-stub-$ch.log" || true)
+  note "stub $ch: $fails of ${total:-?} tests fail; 'not implemented yet' printed $msgs times"
+done
+
+# --- benchmarks ---------------------------------------------------------------------------
+for ch in $chapters; do
+  exe=$(ls "$bin"/chapters/${ch}_*/"${ch}_bench" 2>/dev/null | head -1)
+  [ -n "$exe" ] || { exe=$(find "$bin" -name "${ch}_bench" -type f | head -1); }
+  [ -n "$exe" ] || { note "bench $ch: no ${ch}_bench built"; continue; }
+  "$exe" $quick --json "$out/$ch-bench.json" > "$out/$ch-bench.log" 2>&1
+  note "bench $ch: exit $? (log $ch-bench.log)"
+  if [ "$repeat" = 1 ]; then
+    "$exe" $quick --json "$out/$ch-bench-2.json" > "$out/$ch-bench-2.log" 2>&1
+    note "bench $ch (second run): exit $?"
+  fi
+done
+
+# --- summary table, last --------------------------------------------------------------------
+echo
+echo "================ summary ================"
+cat "$summary"
+for ch in $chapters; do
+  [ -f "$out/$ch-bench.json" ] || continue
+  echo
+  echo "$ch — median us, GB/s, TFLOPS, % of measured roofline, x reference:"
+  jq -r '.results[] | select(.median_us != null) |
+    "  \(.op)  \(.shape)  \(.impl)  \(.median_us|floor)us  \(.gbps|floor) GB/s  \((.tflops*100|floor)/100) TF  \((.roofline_measured_pct*10|floor)/10)%  x\(((.vs_reference // 0)*100|floor)/100)"' \
+    "$out/$ch-bench.json"
+  if [ -f "$out/$ch-bench-2.json" ]; then
+    echo "  run-to-run difference of the median (second vs first run), shapes >= 1 ms:"
+    jq -r -s '[.[0].results, .[1].results] | transpose[] | select(.[0].median_us != null and .[1].median_us != null and .[0].median_us >= 1000) |
+      "    \(.[0].op) \(.[0].shape) \(.[0].impl): \(((.[1].median_us / .[0].median_us - 1) * 1000 | floor) / 10)%"' \
+      "$out/$ch-bench.json" "$out/$ch-bench-2.json"
+  fi
+done
+echo
+echo "logs and JSON: $out"

@@ -1,0 +1,34 @@
+// v2 — two adjacent elements per thread (exercise 2).
+//
+// What changes over v1: thread t owns elements 2t and 2t+1, so the grid needs half as many
+// threads: ceil(n / 2) of them. Each element still needs its own bounds check: when n is
+// odd, the last thread owns one real element and one past the end.
+// Adjacent pairs leave every other float of a warp's access to the neighbouring thread,
+// so each load instruction covers 2 x 128 bytes with gaps; the hardware still merges the
+// warp's requests into full sectors, which is why this is not slower than v1.
+//
+// Run: build/ch01-solution/chapters/ch01_indexing/ch01_bench --impl=v2_two_per_thread,reference
+#include "cuda/errors.cuh"
+#include "ladder.cuh"
+
+namespace ch01::solution {
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void vector_add_x2_kernel(const float* a, const float* b, float* c, int n) {
+  const int first = 2 * (blockIdx.x * blockDim.x + threadIdx.x);
+  if (first < n) c[first] = a[first] + b[first];
+  if (first + 1 < n) c[first + 1] = a[first + 1] + b[first + 1];
+}
+
+}  // namespace
+
+void v2_vector_add_x2(const float* a, const float* b, float* c, int n, cudaStream_t stream) {
+  if (n == 0) return;
+  const int threads_needed = (n + 1) / 2;
+  vector_add_x2_kernel<<<(threads_needed + kThreads - 1) / kThreads, kThreads, 0, stream>>>(a, b, c, n);
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace ch01::solution

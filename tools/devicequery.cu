@@ -1,0 +1,134 @@
+// devicequery: prints the GPU, its limits, which tensor-core and copy paths it has, and
+// its spec peaks (and, with --measure, the ceilings measured on it).
+//
+//   build/<preset>/tools/devicequery [--device=N] [--measure] [--json]
+#include <cstdio>
+
+#include "cuda/ceilings.cuh"
+#include "cuda/device.cuh"
+#include "cuda/errors.cuh"
+#include "host/cli.h"
+#include "host/json.h"
+
+namespace {
+
+const char* yes(bool b) { return b ? "yes" : "no"; }
+
+void print_text(const wb::DeviceInfo& d, const wb::MeasuredCeilings* m) {
+  std::printf("GPU %d: %s\n", d.index, d.name.c_str());
+  std::printf("  compute capability   %s (sm_%d%d)\n", d.compute_capability().c_str(), d.major, d.minor);
+  std::printf("  driver / runtime     CUDA %s / %s\n", wb::version_text(d.driver_version).c_str(),
+              wb::version_text(d.runtime_version).c_str());
+  std::printf("  SMs                  %d\n", d.sms);
+  std::printf("  SM clock (peak)      %.0f MHz\n", d.sm_clock_khz / 1e3);
+  std::printf("  memory               %.1f GiB, %d-bit bus at %.0f MHz\n", d.global_mem_bytes / 1073741824.0,
+              d.bus_width_bits, d.mem_clock_khz / 1e3);
+  std::printf("  L2 cache             %.1f MiB\n", d.l2_bytes / 1048576.0);
+  std::printf("  shared memory        %d KiB per block (%d KiB opt-in), %d KiB per SM\n", d.smem_per_block / 1024,
+              d.smem_per_block_optin / 1024, d.smem_per_sm / 1024);
+  std::printf("  registers            %d per block, %d per SM\n", d.regs_per_block, d.regs_per_sm);
+  std::printf("  threads              warp %d, %d per block, %d per SM\n", d.warp_size, d.max_threads_per_block,
+              d.max_threads_per_sm);
+  std::printf("  tensor-core paths    WMMA fp16 %s, WMMA bf16 %s, WMMA int8 %s, cp.async %s, TMA %s, wgmma %s\n",
+              yes(d.has_wmma_f16()), yes(d.has_wmma_bf16()), yes(d.has_wmma_i8()), yes(d.has_cp_async()),
+              yes(d.has_tma()), yes(d.has_wgmma()));
+  std::printf("  spec peaks%s\n", d.spec_rates_known ? "" : " (architecture newer than the table: estimates)");
+  std::printf("    DRAM bandwidth     %.0f GB/s\n", d.spec.dram_gbps);
+  std::printf("    FP32 (CUDA cores)  %.1f TFLOPS\n", d.spec.fp32_tflops);
+  std::printf("    FP16 tensor        %.0f TFLOPS\n", d.spec.f16_tflops);
+  std::printf("    BF16 tensor        %.0f TFLOPS\n", d.spec.bf16_tflops);
+  std::printf("    INT8 tensor        %.0f TOPS\n", d.spec.i8_tops);
+  if (m) {
+    const auto& v = m->values;
+    std::printf("  measured ceilings (%s %s)\n", m->from_cache ? "cached in" : "measured now, cached in",
+                m->cache_path.c_str());
+    std::printf("    device copy        %.0f GB/s (%.0f%% of spec)\n", v.dram_gbps, 100 * v.dram_gbps / d.spec.dram_gbps);
+    std::printf("    cuBLAS FP32 4096^3 %.1f TFLOPS (TF32 off)\n", v.fp32_tflops);
+    std::printf("    cuBLAS FP16 8192^3 %.0f TFLOPS\n", v.f16_tflops);
+    std::printf("    cuBLAS BF16 8192^3 %.0f TFLOPS\n", v.bf16_tflops);
+    std::printf("    cuBLAS INT8 8192^3 %.0f TOPS\n", v.i8_tops);
+  }
+}
+
+wb::Json to_json(const wb::DeviceInfo& d, const wb::MeasuredCeilings* m) {
+  wb::Json j = wb::Json::object();
+  j.set("index", d.index);
+  j.set("name", d.name);
+  j.set("uuid", d.uuid);
+  j.set("compute_capability", d.compute_capability());
+  j.set("driver", wb::version_text(d.driver_version));
+  j.set("runtime", wb::version_text(d.runtime_version));
+  j.set("sms", d.sms);
+  j.set("sm_clock_mhz", d.sm_clock_khz / 1e3);
+  j.set("mem_clock_mhz", d.mem_clock_khz / 1e3);
+  j.set("bus_width_bits", d.bus_width_bits);
+  j.set("global_mem_bytes", static_cast<uint64_t>(d.global_mem_bytes));
+  j.set("l2_bytes", d.l2_bytes);
+  j.set("smem_per_block", d.smem_per_block);
+  j.set("smem_per_block_optin", d.smem_per_block_optin);
+  j.set("smem_per_sm", d.smem_per_sm);
+  j.set("regs_per_block", d.regs_per_block);
+  j.set("regs_per_sm", d.regs_per_sm);
+  wb::Json paths = wb::Json::object();
+  paths.set("wmma_fp16", d.has_wmma_f16());
+  paths.set("wmma_bf16", d.has_wmma_bf16());
+  paths.set("wmma_int8", d.has_wmma_i8());
+  paths.set("cp_async", d.has_cp_async());
+  paths.set("tma", d.has_tma());
+  paths.set("wgmma", d.has_wgmma());
+  j.set("paths", paths);
+  wb::Json spec = wb::Json::object();
+  spec.set("dram_gbps", d.spec.dram_gbps);
+  spec.set("fp32_tflops", d.spec.fp32_tflops);
+  spec.set("fp16_tflops", d.spec.f16_tflops);
+  spec.set("bf16_tflops", d.spec.bf16_tflops);
+  spec.set("int8_tops", d.spec.i8_tops);
+  j.set("spec", spec);
+  if (m) j.set("measured", m->to_json());
+  return j;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t device = 0;
+  bool json = false, measure = false, remeasure = false;
+  wb::ArgParser args("devicequery", "Prints the GPU, its limits, its tensor-core paths and its peaks.");
+  args.add_int("device", "which GPU (default 0)", &device, 0, 1024);
+  args.add_flag("measure", "also show the measured ceilings (measured once per GPU, then cached)", &measure);
+  args.add_flag("remeasure", "measure the ceilings again, ignoring the cache", &remeasure);
+  args.add_flag("json", "print JSON instead of text", &json);
+  try {
+    if (!args.parse(argc, argv)) return 0;
+  } catch (const wb::UsageError& e) {
+    std::fprintf(stderr, "devicequery: %s\n", e.what());
+    return 2;
+  }
+  if (const auto reason = wb::gpu_missing_reason()) {
+    std::fprintf(stderr, "devicequery: %s\n", reason->c_str());
+    return 1;
+  }
+  try {
+    int count = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&count));
+    if (device >= count) {
+      std::fprintf(stderr, "devicequery: --device=%lld, but this machine has %d GPU(s) (0..%d)\n",
+                   static_cast<long long>(device), count, count - 1);
+      return 2;
+    }
+    CUDA_CHECK(cudaSetDevice(static_cast<int>(device)));
+    const wb::DeviceInfo d = wb::query_device(static_cast<int>(device));
+    wb::MeasuredCeilings m;
+    if (measure || remeasure) m = wb::measured_ceilings(d, remeasure);
+    const wb::MeasuredCeilings* mp = (measure || remeasure) ? &m : nullptr;
+    if (json) {
+      std::printf("%s\n", to_json(d, mp).dump().c_str());
+    } else {
+      print_text(d, mp);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "devicequery: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
