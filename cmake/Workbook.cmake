@@ -7,6 +7,7 @@
 #   reference/chNN_name/  *.cu  (library versions, "variant 0")
 #   solutions/chNN_name/  *.cu  (the worked ladder v1 ... vN)
 #   harness/selftest/chNN_*.cu  (broken kernels the checks must reject; optional)
+#   chapters/chNN_name/host_tests.cpp, extra.cmake         (optional)
 #
 # Targets: chNN_student / chNN_solution / chNN_reference (libraries), chNN_check,
 # chNN_tests (learner), chNN_solution_tests, chNN_bench (all three side by side),
@@ -113,4 +114,10 @@ function(workbook_add_chapter id)
   target_link_libraries(${id}_bench PRIVATE ${id}_student ${id}_solution ${id}_reference ${id}_check
                         workbook_bench)
   workbook_cuda_options(${id}_bench)
+
+  # Anything else a chapter builds (an autotuner, a data generator) goes in its extra.cmake,
+  # which sees id, _chapter, _reference and _solutions.
+  if(EXISTS ${_chapter}/extra.cmake)
+    include(${_chapter}/extra.cmake)
+  endif()
 endfunction()
