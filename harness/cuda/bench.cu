@@ -295,6 +295,7 @@ int Suite::run(int argc, char** argv, const std::function<void()>& build_cases) 
     prepared_launch_ = nullptr;
     benchmark::Shutdown();
     report();
+    std::fflush(stdout);  // the table first, then any messages on stderr
     g_context = nullptr;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s_bench: %s\n", chapter_.c_str(), e.what());

@@ -51,9 +51,12 @@ class DeviceBuffer {
     if (count_ > 0) CUDA_CHECK(cudaMemcpy(host.data(), ptr_, bytes(), cudaMemcpyDeviceToHost));
     return host;
   }
-  // Writes the type's poison (a NaN no arithmetic makes) into every element.
+  // Writes the type's poison (a NaN no arithmetic makes) into every element, and waits
+  // for it: the kernel under test may run on another (non-blocking) stream, which would
+  // not wait for work on this one.
   void poison(cudaStream_t stream = nullptr) {
     fill_pattern(ptr_, bytes(), Poison<T>::bits, sizeof(Poison<T>::bits), stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
   }
 
  private:

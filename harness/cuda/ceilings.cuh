@@ -1,4 +1,5 @@
-// Ceilings measured on this GPU: a device-to-device copy (bytes read + written) and a
+// Ceilings measured on this GPU: a device-to-device copy (bytes read + written; the faster
+// of cudaMemcpyAsync and a plain 16-byte-per-thread copy kernel) and a
 // cuBLAS GEMM per data type. Measured once per device and cached in
 //   $WORKBOOK_CACHE_DIR, else $XDG_CACHE_HOME/kernel-workbook, else ~/.cache/kernel-workbook
 // as ceilings-<gpu uuid>.json. Delete the file (or pass --remeasure) to measure again.
