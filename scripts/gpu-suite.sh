@@ -63,8 +63,8 @@ if [ "$skip_build" = 0 ]; then
 fi
 bin=build/all-solutions
 
-"$bin/tools/devicequery" --measure > "$out/devicequery.txt" 2>&1
-"$bin/tools/devicequery" --measure --json > "$out/devicequery.json" 2>/dev/null
+"$bin/bin/devicequery" --measure > "$out/devicequery.txt" 2>&1
+"$bin/bin/devicequery" --measure --json > "$out/devicequery.json" 2>/dev/null
 cat "$out/devicequery.txt"
 
 # --- tests of the solutions, references, self-tests and harness -------------------------
@@ -89,9 +89,8 @@ done
 
 # --- benchmarks ---------------------------------------------------------------------------
 for ch in $chapters; do
-  exe=$(ls "$bin"/chapters/${ch}_*/"${ch}_bench" 2>/dev/null | head -1)
-  [ -n "$exe" ] || { exe=$(find "$bin" -name "${ch}_bench" -type f | head -1); }
-  [ -n "$exe" ] || { note "bench $ch: no ${ch}_bench built"; continue; }
+  exe="$bin/bin/${ch}_bench"
+  [ -x "$exe" ] || { note "bench $ch: no ${ch}_bench built"; continue; }
   "$exe" $quick --json "$out/$ch-bench.json" > "$out/$ch-bench.log" 2>&1
   note "bench $ch: exit $? (log $ch-bench.log)"
   if [ "$repeat" = 1 ]; then

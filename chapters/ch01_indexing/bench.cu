@@ -1,7 +1,7 @@
 // Chapter 1 benchmark: the learner's kernels, the solution ladder and cuBLAS geam side by
 // side, per shape. Each kernel is checked before it is timed.
 //
-//   build/ch01/chapters/ch01_indexing/ch01_bench [--quick] [--n=N] [--impl=...] [--json=FILE]
+//   build/ch01/bin/ch01_bench [--quick] [--n=N] [--impl=...] [--json=FILE]
 //   (--help lists every option, including Google Benchmark's --benchmark_* flags)
 #include "ch01.cuh"
 #include "check.cuh"
