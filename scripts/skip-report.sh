@@ -8,7 +8,7 @@ if [ ! -f "$log" ]; then
   echo "skip-report: no ctest log at $log; run ctest in $dir first" >&2
   exit 2
 fi
-count=$(grep -c '^\[  SKIPPED \]' "$log" || true)
+count=$(grep -cE '^\[  SKIPPED \] .* \([0-9]+ ms\)$' "$log" || true)
 if [ "$count" = 0 ]; then
   echo "ctest skipped no test."
   exit 0
