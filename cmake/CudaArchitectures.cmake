@@ -11,24 +11,27 @@ set(WORKBOOK_CUDA_ARCHITECTURES "auto" CACHE STRING "auto, or an architecture li
 set(WORKBOOK_PORTABLE_CUDA_ARCHITECTURES "80;90" CACHE STRING
     "Architectures used by 'auto' when no GPU is visible")
 
+# Compute capability of the first visible GPU ("9.0"), or empty: chapters with code for one
+# architecture only (sm_90a) use it to decide whether to build that code.
+set(WORKBOOK_GPU_CC "")
+find_program(WORKBOOK_NVIDIA_SMI nvidia-smi)
+if(WORKBOOK_NVIDIA_SMI)
+  execute_process(COMMAND ${WORKBOOK_NVIDIA_SMI} --query-gpu=compute_cap --format=csv,noheader
+                  RESULT_VARIABLE _wb_smi_result OUTPUT_VARIABLE _wb_smi_out ERROR_QUIET
+                  OUTPUT_STRIP_TRAILING_WHITESPACE TIMEOUT 20)
+  if(_wb_smi_result EQUAL 0 AND _wb_smi_out)
+    string(REGEX MATCH "^[0-9]+\\.[0-9]+" WORKBOOK_GPU_CC "${_wb_smi_out}")
+  endif()
+endif()
+
 if(DEFINED CMAKE_CUDA_ARCHITECTURES)
   message(STATUS "CUDA architectures: ${CMAKE_CUDA_ARCHITECTURES} (yours)")
 elseif(DEFINED ENV{CUDAARCHS})
   message(STATUS "CUDA architectures: $ENV{CUDAARCHS} (from CUDAARCHS)")
 elseif(WORKBOOK_CUDA_ARCHITECTURES STREQUAL "auto")
-  find_program(WORKBOOK_NVIDIA_SMI nvidia-smi)
-  set(_wb_gpu "")
-  if(WORKBOOK_NVIDIA_SMI)
-    execute_process(COMMAND ${WORKBOOK_NVIDIA_SMI} --query-gpu=compute_cap --format=csv,noheader
-                    RESULT_VARIABLE _wb_smi_result OUTPUT_VARIABLE _wb_gpu ERROR_QUIET
-                    OUTPUT_STRIP_TRAILING_WHITESPACE TIMEOUT 20)
-    if(NOT _wb_smi_result EQUAL 0)
-      set(_wb_gpu "")
-    endif()
-  endif()
-  if(_wb_gpu)
+  if(WORKBOOK_GPU_CC)
     set(CMAKE_CUDA_ARCHITECTURES native)
-    message(STATUS "CUDA architectures: native (GPU compute capability ${_wb_gpu})")
+    message(STATUS "CUDA architectures: native (GPU compute capability ${WORKBOOK_GPU_CC})")
   else()
     set(CMAKE_CUDA_ARCHITECTURES ${WORKBOOK_PORTABLE_CUDA_ARCHITECTURES})
     message(STATUS "CUDA architectures: ${CMAKE_CUDA_ARCHITECTURES} (no GPU visible; portable list)")
