@@ -8,6 +8,7 @@
 # Logs and JSON go to the output folder.
 #
 # usage: scripts/gpu-suite.sh [--out DIR] [--chapters "ch01 ch02"] [--quick] [--repeat] [--skip-build]
+#                             [--no-stubs] [--bench-timeout SECONDS]
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,6 +17,8 @@ chapters=""
 quick=""
 repeat=0
 skip_build=0
+stubs=1
+bench_timeout=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="${2:?--out needs a folder}"; shift 2 ;;
@@ -25,6 +28,9 @@ while [ $# -gt 0 ]; do
     --quick) quick="--quick"; shift ;;
     --repeat) repeat=1; shift ;;
     --skip-build) skip_build=1; shift ;;
+    --no-stubs) stubs=0; shift ;;
+    --bench-timeout) bench_timeout="${2:?--bench-timeout needs seconds}"; shift 2 ;;
+    --bench-timeout=*) bench_timeout="${1#--bench-timeout=}"; shift ;;
     -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "gpu-suite: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -56,10 +62,12 @@ note "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | 
 
 # --- build ------------------------------------------------------------------------------
 if [ "$skip_build" = 0 ]; then
-  { cmake --preset all-solutions "${chapter_def[@]}" && cmake --build --preset all-solutions -j "$jobs"; } > "$out/build-solutions.log" 2>&1
+  # Keep going past a chapter that does not build, so the others are still tested.
+  { cmake --preset all-solutions "${chapter_def[@]}" -DWORKBOOK_BUILD_ON_TEST=OFF &&
+    cmake --build --preset all-solutions -j "$jobs" -- -k 0; } > "$out/build-solutions.log" 2>&1
   build_rc=$?
-  note "build all-solutions: $([ $build_rc = 0 ] && echo ok || echo FAILED, see build-solutions.log)"
-  [ $build_rc = 0 ] || { tail -40 "$out/build-solutions.log"; exit 1; }
+  note "build all-solutions: $([ $build_rc = 0 ] && echo ok || echo "FAILED (some targets), see build-solutions.log")"
+  [ $build_rc = 0 ] || grep -E "error|FAILED" "$out/build-solutions.log" | head -20 | tee -a "$summary"
 fi
 bin=build/all-solutions
 
@@ -74,12 +82,11 @@ note "ctest all-solutions: $(grep -E 'tests passed|tests failed' "$out/ctest-sol
 [ $sol_rc = 0 ] || grep -E '\*\*\*Failed|Timeout|Exception' "$out/ctest-solutions.log" | head -20 | tee -a "$summary"
 
 # --- the learner's stubs must fail, each with the not-implemented message ---------------
-if [ "$skip_build" = 0 ]; then
-  { cmake --preset all "${chapter_def[@]}" && cmake --build --preset all -j "$jobs"; } > "$out/build-stubs.log" 2>&1 ||
+if [ "$stubs" = 1 ] && [ "$skip_build" = 0 ]; then
+  { cmake --preset all "${chapter_def[@]}" -DWORKBOOK_BUILD_ON_TEST=OFF && cmake --build --preset all -j "$jobs" -- -k 0; } > "$out/build-stubs.log" 2>&1 ||
     note "build all (stubs): FAILED, see build-stubs.log"
 fi
-ctest --preset all -j "$jobs" > "$out/ctest-stubs.log" 2>&1
-for ch in $chapters; do
+[ "$stubs" = 1 ] && for ch in $chapters; do
   total=$(ctest --test-dir build/all -N -L "^${ch}-student\$" 2>/dev/null | sed -n 's/^Total Tests: //p')
   ctest --test-dir build/all -L "^${ch}-student\$" --output-on-failure -j "$jobs" > "$out/ctest-stub-$ch.log" 2>&1
   msgs=$(grep -c "not implemented yet" "$out/ctest-stub-$ch.log" || true)
@@ -91,10 +98,12 @@ done
 for ch in $chapters; do
   exe="$bin/bin/${ch}_bench"
   [ -x "$exe" ] || { note "bench $ch: no ${ch}_bench built"; continue; }
-  "$exe" $quick --json "$out/$ch-bench.json" > "$out/$ch-bench.log" 2>&1
+  limit=()
+  [ "$bench_timeout" != 0 ] && limit=(timeout "$bench_timeout")
+  "${limit[@]}" "$exe" $quick --json "$out/$ch-bench.json" > "$out/$ch-bench.log" 2>&1
   note "bench $ch: exit $? (log $ch-bench.log)"
   if [ "$repeat" = 1 ]; then
-    "$exe" $quick --json "$out/$ch-bench-2.json" > "$out/$ch-bench-2.log" 2>&1
+    "${limit[@]}" "$exe" $quick --json "$out/$ch-bench-2.json" > "$out/$ch-bench-2.log" 2>&1
     note "bench $ch (second run): exit $?"
   fi
 done

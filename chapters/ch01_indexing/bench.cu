@@ -1,5 +1,6 @@
 // Chapter 1 benchmark: the learner's kernels, the solution ladder and cuBLAS geam side by
-// side, per shape. Each kernel is checked before it is timed.
+// side, per shape. Each kernel is checked before it is timed; the inputs change before every
+// timed launch and the last timed output is checked again (prepare_timed_* in check.cu).
 //
 //   build/ch01/bin/ch01_bench [--quick] [--n=N] [--impl=...] [--json=FILE]
 //   (--help lists every option, including Google Benchmark's --benchmark_* flags)
@@ -39,12 +40,14 @@ int main(int argc, char** argv) {
       for (const auto& [k, role] : impls) {
         for (auto [fn, suffix] : {std::pair{k.vector_add, ""}, std::pair{k.vector_add_x2, "/x2"}}) {
           if (fn == nullptr) continue;
+          const std::string checked_as = *suffix ? "vector_add_x2" : "vector_add";
           suite.add({"vector_add", "n=" + std::to_string(n), k.name + suffix, role, 12.0 * n, 1.0 * n, wb::Peak::FP32,
                      [=] {
                        wb::Rng rng(seed);
                        return ch01::check_vector_add(fn, n, rng);
                      },
-                     [=] { return ch01::prepare_vector_add(fn, n, seed); }});
+                     [=] { return ch01::prepare_vector_add(fn, n, seed); },
+                     [=] { return ch01::prepare_timed_vector_add(fn, n, seed, checked_as); }});
         }
       }
     }
@@ -62,7 +65,8 @@ int main(int argc, char** argv) {
                      wb::Rng rng(seed);
                      return ch01::check_rgb_to_grey(fn, h, w, w, rng);
                    },
-                   [=] { return ch01::prepare_rgb_to_grey(fn, h, w, seed); }});
+                   [=] { return ch01::prepare_rgb_to_grey(fn, h, w, seed); },
+                   [=] { return ch01::prepare_timed_rgb_to_grey(fn, h, w, seed); }});
       }
     }
 
@@ -79,7 +83,8 @@ int main(int argc, char** argv) {
                      wb::Rng rng(seed);
                      return ch01::check_matrix_add(fn, rows, cols, 0, rng);
                    },
-                   [=] { return ch01::prepare_matrix_add(fn, rows, cols, seed); }});
+                   [=] { return ch01::prepare_matrix_add(fn, rows, cols, seed); },
+                   [=] { return ch01::prepare_timed_matrix_add(fn, rows, cols, seed); }});
       }
     }
   });

@@ -1,6 +1,7 @@
 #include "check.cuh"
 
 #include <memory>
+#include <random>
 
 #include "cuda/buffers.cuh"
 #include "host/compare.h"
@@ -132,6 +133,88 @@ Launch prepare_matrix_add(MatrixAddFn* fn, int rows, int cols, uint64_t seed) {
   auto c = std::make_shared<wb::DeviceBuffer<float>>(count);
   c->poison();
   return [=](cudaStream_t s) { fn(a->data(), cols, b->data(), cols, c->data(), cols, rows, cols, s); };
+}
+
+// --- benchmark problems for fair timing: new inputs before every timed launch ---
+
+namespace {
+
+// The generator of a Timed problem's input seeds: the run's seed and fresh entropy.
+wb::Rng timing_rng(uint64_t seed) {
+  std::random_device rd;
+  return wb::Rng(seed ^ (uint64_t{rd()} << 32 | rd()));
+}
+
+// Output buffers of the timed problems are packed (leading dimension = width), so the
+// whole buffer is the output and every element of it is checked.
+struct TimedBuffers {
+  std::vector<wb::DeviceBuffer<float>> in;
+  wb::DeviceBuffer<float> out;
+  wb::Rng rng;
+  TimedBuffers(std::vector<size_t> in_counts, size_t out_count, uint64_t seed)
+      : out(out_count), rng(timing_rng(seed)) {
+    for (size_t n : in_counts) in.emplace_back(n);
+  }
+  // New input values in [lo, hi) and a poisoned output, on `s`.
+  void refresh(cudaStream_t s, float lo, float hi) {
+    for (auto& b : in) wb::fill_uniform(b.data(), b.size(), rng.next(), lo, hi, s);
+    out.poison(s);
+  }
+};
+
+}  // namespace
+
+wb::bench::Timed prepare_timed_vector_add(VectorAddFn* fn, int n, uint64_t seed, const std::string& op) {
+  auto buf = std::make_shared<TimedBuffers>(std::vector<size_t>{size_t(n), size_t(n)}, n, seed);
+  const std::string what = op + " n=" + std::to_string(n);
+  wb::bench::Timed t;
+  t.launch = [=](cudaStream_t s) { fn(buf->in[0].data(), buf->in[1].data(), buf->out.data(), n, s); };
+  t.next_inputs = [=](cudaStream_t s) { buf->refresh(s, -1.0f, 1.0f); };
+  t.check_last = [=] {
+    const auto a = buf->in[0].download(), b = buf->in[1].download(), got = buf->out.download();
+    return verdict(what, wb::check_output(got, wb::Layout::vector(n),
+                                          [&](int64_t i) { return double(a[i]) + double(b[i]); },
+                                          wb::tolerance_for(wb::DType::F32, 2)));
+  };
+  return t;
+}
+
+wb::bench::Timed prepare_timed_rgb_to_grey(RgbToGreyFn* fn, int height, int width, uint64_t seed) {
+  const size_t plane = static_cast<size_t>(height) * width;
+  auto buf = std::make_shared<TimedBuffers>(std::vector<size_t>{3 * plane}, plane, seed);
+  const std::string what = "rgb_to_grey height=" + std::to_string(height) + " width=" + std::to_string(width) +
+                           " pitch=" + std::to_string(width);
+  wb::bench::Timed t;
+  t.launch = [=](cudaStream_t s) { fn(buf->in[0].data(), buf->out.data(), height, width, width, s); };
+  t.next_inputs = [=](cudaStream_t s) { buf->refresh(s, 0.0f, 1.0f); };
+  t.check_last = [=] {
+    const auto rgb = buf->in[0].download(), got = buf->out.download();
+    auto ref = [&](int64_t i) {
+      return double(kRedWeight) * rgb[i] + double(kGreenWeight) * rgb[plane + i] + double(kBlueWeight) * rgb[2 * plane + i];
+    };
+    return verdict(what, wb::check_output(got, wb::Layout::matrix(height, width, "y", "x"), ref,
+                                          wb::tolerance_for(wb::DType::F32, 3)));
+  };
+  return t;
+}
+
+wb::bench::Timed prepare_timed_matrix_add(MatrixAddFn* fn, int rows, int cols, uint64_t seed) {
+  const size_t count = static_cast<size_t>(rows) * cols;
+  auto buf = std::make_shared<TimedBuffers>(std::vector<size_t>{count, count}, count, seed);
+  const std::string what = "matrix_add rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) +
+                           " lda=ldb=ldc=" + std::to_string(cols);
+  wb::bench::Timed t;
+  t.launch = [=](cudaStream_t s) {
+    fn(buf->in[0].data(), cols, buf->in[1].data(), cols, buf->out.data(), cols, rows, cols, s);
+  };
+  t.next_inputs = [=](cudaStream_t s) { buf->refresh(s, -1.0f, 1.0f); };
+  t.check_last = [=] {
+    const auto a = buf->in[0].download(), b = buf->in[1].download(), got = buf->out.download();
+    return verdict(what, wb::check_output(got, wb::Layout::matrix(rows, cols),
+                                          [&](int64_t i) { return double(a[i]) + double(b[i]); },
+                                          wb::tolerance_for(wb::DType::F32, 2)));
+  };
+  return t;
 }
 
 }  // namespace ch01

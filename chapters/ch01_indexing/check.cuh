@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ch01.cuh"
+#include "cuda/bench.cuh"
 #include "cuda/launch.cuh"
 #include "host/rng.h"
 
@@ -21,5 +22,13 @@ using Launch = std::function<void(cudaStream_t)>;
 Launch prepare_vector_add(VectorAddFn* fn, int n, uint64_t seed);
 Launch prepare_rgb_to_grey(RgbToGreyFn* fn, int height, int width, uint64_t seed);
 Launch prepare_matrix_add(MatrixAddFn* fn, int rows, int cols, uint64_t seed);
+
+// The same problems prepared for fair timing (see wb::bench::Timed): next_inputs draws new
+// input values on the GPU before every timed launch and poisons the output; check_last
+// compares the last timed output with float64. The inputs of timed launches come from the
+// seed mixed with fresh entropy, so they cannot be predicted from the seed.
+wb::bench::Timed prepare_timed_vector_add(VectorAddFn* fn, int n, uint64_t seed, const std::string& op = "vector_add");
+wb::bench::Timed prepare_timed_rgb_to_grey(RgbToGreyFn* fn, int height, int width, uint64_t seed);
+wb::bench::Timed prepare_timed_matrix_add(MatrixAddFn* fn, int rows, int cols, uint64_t seed);
 
 }  // namespace ch01

@@ -1,15 +1,19 @@
 #include "cuda/bench.cuh"
 
 #include <benchmark/benchmark.h>
+#include <cuda_profiler_api.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "cuda/buffers.cuh"
 #include "cuda/ceilings.cuh"
@@ -39,6 +43,15 @@ struct RunContext {
 };
 RunContext* g_context = nullptr;
 
+// WORKBOOK_PROFILE_RANGE=1 (set by scripts/profile.sh, which runs Nsight Compute with
+// --profile-from-start off): each case runs one extra launch inside a profiler range, once,
+// so that ncu profiles exactly that launch and none of the harness's own kernels.
+bool profile_range_requested() {
+  const char* v = std::getenv("WORKBOOK_PROFILE_RANGE");
+  return v != nullptr && *v != '\0' && std::string(v) != "0";
+}
+std::set<size_t> g_profiled_cases;
+
 std::string timestamp(const char* fmt) {
   const std::time_t t = std::time(nullptr);
   char buf[64];
@@ -55,6 +68,71 @@ double reference_ms(const std::vector<Case>& cases, const std::vector<Result>& r
     }
   }
   return 0;
+}
+
+// Waits for `stop` by polling without sleeping for a short while (so the moment it completes
+// is seen at once), then as sync_with_deadline does.
+void wait_for_event(const Event& stop, cudaStream_t stream, const std::string& what) {
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(50)) {
+    const cudaError_t st = cudaEventQuery(stop.get());
+    if (st == cudaSuccess) return;
+    if (st != cudaErrorNotReady) CUDA_CHECK(st);
+  }
+  sync_with_deadline(stream, what);
+}
+
+// Timing of a case prepared with prepare_timed. Before each sample: new inputs, finished
+// before the sample starts (so no work can hide behind them), then the L2 flush. After each
+// sample: a wait for the whole device, compared with the wait on an idle device. After the
+// samples: the output of the last timed launch is checked. Sets *unfair, with the reason, when
+// work was left running or the last output is wrong.
+std::vector<double> time_fair(const Timed& t, cudaStream_t stream, benchmark::State& st, const std::string& what,
+                              std::string* unfair) {
+  L2Flusher flusher;
+  Event start, stop;
+  for (int i = 0; i < 3; ++i) {
+    t.next_inputs(stream);
+    t.launch(stream);
+  }
+  sync_with_deadline(stream, what);
+  device_sync_with_deadline(what);
+  std::vector<double> idle;
+  for (int i = 0; i < 5; ++i) idle.push_back(device_sync_with_deadline(what));
+  const double idle_ms = summarize(idle).median;
+
+  std::vector<double> samples, waits;
+  for (auto _ : st) {
+    t.next_inputs(stream);
+    sync_with_deadline(stream, what);
+    flusher.flush(stream);
+    start.record(stream);
+    t.launch(stream);
+    stop.record(stream);
+    wait_for_event(stop, stream, what);
+    waits.push_back(device_sync_with_deadline(what));
+    const double ms = stop.ms_since(start);
+    st.SetIterationTime(ms * 1e-3);
+    samples.push_back(ms);
+  }
+  const double timed_ms = summarize(samples).median;
+  const double left_ms = summarize(waits).median - idle_ms;
+  if (left_ms > std::max(0.010, 0.2 * timed_ms)) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "the GPU was still busy a median of %.1f us after the timed stream had finished "
+                  "(the timed launch took %.1f us)", left_ms * 1e3, timed_ms * 1e3);
+    *unfair = what + ": left work running: " + buf +
+              ". The launcher returns before its work is done, or puts work on a stream of its own: launch "
+              "everything on the stream it is given, so the time measured is the time it takes.";
+    return samples;
+  }
+  const Outcome last = t.check_last();
+  if (!last.passed()) {
+    *unfair = what + ": after timing, the output of the last timed launch is wrong for the inputs it was given "
+              "(the inputs change before every timed launch). Does the launcher reuse a result from an earlier "
+              "call, or skip work it has seen before? [" + kind_name(last.kind) + "] " + last.message;
+  }
+  return samples;
 }
 
 }  // namespace
@@ -104,25 +182,59 @@ void Suite::run_case(size_t index, void* state_ptr) {
     // its inputs are prepared once and freed when the next case starts.
     if (prepared_index_ != index) {
       prepared_launch_ = nullptr;
-      prepared_launch_ = c.prepare();
+      prepared_timed_ = Timed{};
+      if (c.prepare_timed) {
+        prepared_timed_ = c.prepare_timed();
+        prepared_launch_ = prepared_timed_.launch;
+      } else {
+        prepared_launch_ = c.prepare();
+      }
       prepared_index_ = index;
     }
     const auto& launch = prepared_launch_;
     Stream stream;
-    L2Flusher flusher;
-    Event start, stop;
-    for (int i = 0; i < 3; ++i) launch(stream);
-    sync_with_deadline(stream, what);
     std::vector<double> samples;
-    for (auto _ : st) {
-      flusher.flush(stream);
-      start.record(stream);
-      launch(stream);
-      stop.record(stream);
+    if (c.prepare_timed) {
+      if (profile_range_requested() && g_profiled_cases.insert(index).second) {
+        for (int i = 0; i < 3; ++i) {
+          prepared_timed_.next_inputs(stream);
+          launch(stream);
+        }
+        sync_with_deadline(stream, what);
+        CUDA_CHECK(cudaProfilerStart());
+        launch(stream);
+        sync_with_deadline(stream, what);
+        CUDA_CHECK(cudaProfilerStop());
+      }
+      std::string unfair;
+      samples = time_fair(prepared_timed_, stream, st, what, &unfair);
+      if (!unfair.empty()) {
+        r.outcome = Outcome::wrong(unfair);
+        r.measured = false;
+        st.SkipWithError(kind_name(r.outcome.kind));
+        return;
+      }
+    } else {
+      L2Flusher flusher;
+      Event start, stop;
+      for (int i = 0; i < 3; ++i) launch(stream);
       sync_with_deadline(stream, what);
-      const double ms = stop.ms_since(start);
-      st.SetIterationTime(ms * 1e-3);
-      samples.push_back(ms);
+      if (profile_range_requested() && g_profiled_cases.insert(index).second) {
+        CUDA_CHECK(cudaProfilerStart());
+        launch(stream);
+        sync_with_deadline(stream, what);
+        CUDA_CHECK(cudaProfilerStop());
+      }
+      for (auto _ : st) {
+        flusher.flush(stream);
+        start.record(stream);
+        launch(stream);
+        stop.record(stream);
+        sync_with_deadline(stream, what);
+        const double ms = stop.ms_since(start);
+        st.SetIterationTime(ms * 1e-3);
+        samples.push_back(ms);
+      }
     }
     TimingOptions hot;
     hot.flush_l2 = false;
@@ -293,6 +405,7 @@ int Suite::run(int argc, char** argv, const std::function<void()>& build_cases) 
     }
     benchmark::RunSpecifiedBenchmarks();
     prepared_launch_ = nullptr;
+    prepared_timed_ = Timed{};
     benchmark::Shutdown();
     report();
     std::fflush(stdout);  // the table first, then any messages on stderr

@@ -22,6 +22,21 @@ namespace wb::bench {
 enum class Role { Reference, Solution, Student };
 const char* role_name(Role r);
 
+// A benchmark problem prepared for fair timing (see Case::prepare_timed). The harness calls
+//   next_inputs(stream)  before every timed launch, outside the timed events: new input
+//                        values (the same buffers) and a poisoned output;
+//   launch(stream)       the timed call of the launcher;
+//   check_last()         once after the timed samples: compares the output, as the last
+//                        timed launch left it, with a float64 reference for the inputs that
+//                        launch was given. It must not launch anything.
+// So a result reused from an earlier call, or work not finished when the timed stream is,
+// shows up as a wrong answer instead of a fast time.
+struct Timed {
+  std::function<void(cudaStream_t)> launch;
+  std::function<void(cudaStream_t)> next_inputs;
+  std::function<Outcome()> check_last;
+};
+
 struct Case {
   std::string op;     // "vector_add"
   std::string shape;  // "n=67108864"
@@ -32,6 +47,10 @@ struct Case {
   Peak peak = Peak::FP32;
   std::function<Outcome()> verify;                             // runs and checks once
   std::function<std::function<void(cudaStream_t)>()> prepare;  // allocates inputs, returns the launch
+  // Optional, preferred over `prepare` when set: inputs that change between timed launches
+  // and a check of the last timed output. The harness then also waits for the whole device
+  // after each sample, and a case whose launcher left work running is reported as wrong.
+  std::function<Timed()> prepare_timed;
 };
 
 struct Result {
@@ -66,6 +85,7 @@ class Suite {
   std::vector<Result> results_;
   size_t prepared_index_ = SIZE_MAX;
   std::function<void(cudaStream_t)> prepared_launch_;
+  Timed prepared_timed_;
 };
 
 }  // namespace wb::bench

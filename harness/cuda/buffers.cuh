@@ -17,6 +17,11 @@ namespace wb {
 // Fills `bytes` with a repeated pattern of `pattern_size` (1, 2 or 4) bytes.
 void fill_pattern(void* ptr, size_t bytes, uint32_t pattern, int pattern_size, cudaStream_t stream);
 
+// Fills `n` floats with values uniform in [lo, hi), made on the GPU from `seed` and each
+// element's index (a counter-based hash), on `stream`. For inputs that must change between
+// timed launches without a host-to-device copy; not the same numbers as wb::Rng makes.
+void fill_uniform(float* ptr, size_t n, uint64_t seed, float lo, float hi, cudaStream_t stream);
+
 template <class T>
 class DeviceBuffer {
  public:

@@ -1,8 +1,10 @@
 #include "cuda/launch.cuh"
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <thread>
 
 #include "cuda/errors.cuh"
@@ -49,6 +51,73 @@ void sync_with_deadline(cudaStream_t stream, const std::string& what) {
     std::this_thread::sleep_for(pause);
     if (pause < std::chrono::milliseconds(1)) pause *= 2;
   }
+}
+
+namespace {
+
+// One watchdog thread per process for device_sync_with_deadline: cudaDeviceSynchronize()
+// cannot be polled, so the thread ends the process if a wait outlives its deadline. Its
+// state is never freed, so it outlives static destruction at exit.
+struct Watchdog {
+  std::mutex m;
+  std::condition_variable cv;
+  bool armed = false;
+  std::chrono::steady_clock::time_point deadline;
+  std::string what;
+  double limit_s = 0;
+
+  static Watchdog& get() {
+    static Watchdog* w = [] {
+      auto* p = new Watchdog;
+      std::thread([p] { p->watch(); }).detach();
+      return p;
+    }();
+    return *w;
+  }
+
+  void watch() {
+    std::unique_lock<std::mutex> lock(m);
+    while (true) {
+      if (!armed) {
+        cv.wait(lock);
+        continue;
+      }
+      if (cv.wait_until(lock, deadline) == std::cv_status::timeout && armed &&
+          std::chrono::steady_clock::now() >= deadline) {
+        std::fprintf(stderr,
+                     "\nkernel-workbook: %s: work on the GPU is still running after %.0f s (waiting for the whole "
+                     "device). It probably never finishes. A hung kernel cannot be stopped, so this program exits "
+                     "now (code 124). Raise the limit with WORKBOOK_KERNEL_TIMEOUT=<seconds> if it is just slow.\n",
+                     what.c_str(), limit_s);
+        std::fflush(stderr);
+        std::_Exit(124);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+double device_sync_with_deadline(const std::string& what) {
+  Watchdog& w = Watchdog::get();
+  {
+    std::lock_guard<std::mutex> lock(w.m);
+    w.limit_s = kernel_timeout_s();
+    w.deadline = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                        std::chrono::duration<double>(w.limit_s));
+    w.what = what;
+    w.armed = true;
+  }
+  w.cv.notify_one();
+  const auto start = std::chrono::steady_clock::now();
+  const cudaError_t st = cudaDeviceSynchronize();
+  const auto end = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lock(w.m);
+    w.armed = false;
+  }
+  CUDA_CHECK(st);
+  return std::chrono::duration<double, std::milli>(end - start).count();
 }
 
 Outcome run_launcher(const std::string& what, const std::function<void(cudaStream_t)>& launch,

@@ -42,4 +42,9 @@ Outcome run_launcher(const std::string& what, const std::function<void(cudaStrea
 // and ends the process with exit code 124. Errors are thrown as CudaError.
 void sync_with_deadline(cudaStream_t stream, const std::string& what);
 
+// Waits for every piece of work on the current device, on any stream (cudaDeviceSynchronize),
+// under the same time limit, and returns how long the host waited, in milliseconds. Called
+// right after a stream has finished, a long wait means work was left running elsewhere.
+double device_sync_with_deadline(const std::string& what);
+
 }  // namespace wb

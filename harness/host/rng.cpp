@@ -1,6 +1,8 @@
 #include "host/rng.h"
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 
@@ -16,8 +18,36 @@ uint64_t splitmix64(uint64_t& x) {
 
 uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
+// WORKBOOK_SEED is taken out of the environment the first time it is needed, and in any
+// case before main() (the constructor below runs ahead of the default-priority static
+// constructors): its value is copied, the characters in the environment block are
+// overwritten (so /proc/self/environ no longer shows it), and the variable is removed.
+// Code that runs later in the process -- a learner's launcher -- cannot getenv() it. This
+// does not hide it from code that reads the process's memory: see docs/leaderboard.md.
+struct SeedText {
+  bool present = false;
+  std::string text;
+};
+
+const SeedText& seed_from_environment() {
+  static const SeedText taken = [] {
+    SeedText t;
+    if (char* env = std::getenv("WORKBOOK_SEED")) {
+      t.present = true;
+      t.text = env;
+      std::memset(env, ' ', std::strlen(env));
+      ::unsetenv("WORKBOOK_SEED");
+    }
+    return t;
+  }();
+  return taken;
+}
+
+[[gnu::constructor(101)]] void take_seed_before_main() { seed_from_environment(); }
+
 uint64_t read_seed() {
-  const char* env = std::getenv("WORKBOOK_SEED");
+  const SeedText& taken = seed_from_environment();
+  const char* env = taken.present ? taken.text.c_str() : nullptr;
   if (env == nullptr || *env == '\0') {
     std::random_device rd;
     return (uint64_t{rd()} << 32 | rd()) % 1000000000ull;  // short enough to retype

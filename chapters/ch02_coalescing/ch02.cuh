@@ -1,0 +1,58 @@
+// Chapter 2 — coalescing: the interface between your kernels and the harness.
+//
+// You write the launchers declared in namespace ch02::student, one per file:
+//   ex1_strided_copy.cu      out[i] = in[i * stride]: what a stride does to bandwidth
+//   ex2_transpose_naive.cu   the direct transpose: one thread per element, no shared memory
+//   ex3_transpose_tiled.cu   the fast transpose: a shared-memory tile, no bank conflicts, and
+//                            as much coarsening and vectorizing as you like
+//   ex4_transpose_bf16.cu    the same on 2-byte BF16 elements
+// Each launcher receives device pointers and a stream, picks a grid, launches its kernel on
+// that stream and checks the launch. Nothing else in the chapter needs to change.
+//
+// Matrices are row-major and packed (row stride = number of columns). Pointers come from
+// cudaMalloc, so they are at least 256-byte aligned.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ch02 {
+
+// out[i] = in[i * stride] for 0 <= i < n, with stride >= 1; `in` holds (n - 1) * stride + 1
+// floats. stride = 1 is a plain copy.
+using StridedCopyFn = void(const float* in, float* out, int n, int stride, cudaStream_t stream);
+
+// out = transpose(in): `in` is rows x cols, `out` is cols x rows, and
+//   out[c * rows + r] = in[r * cols + c]   for 0 <= r < rows, 0 <= c < cols.
+// rows and cols are any sizes >= 1 (the tests use 1 x 1000, 1025 x 17, 2049 x 1021 ...).
+using TransposeF32Fn = void(const float* in, float* out, int rows, int cols, cudaStream_t stream);
+using TransposeBF16Fn = void(const __nv_bfloat16* in, __nv_bfloat16* out, int rows, int cols,
+                             cudaStream_t stream);
+
+// One set of kernels: the learner's, one step of the solution ladder, or the library
+// reference. A null entry means "this set has no version of that exercise".
+struct Kernels {
+  std::string name;
+  StridedCopyFn* strided_copy = nullptr;
+  TransposeF32Fn* transpose_f32 = nullptr;
+  TransposeBF16Fn* transpose_bf16 = nullptr;
+};
+
+// Test names and messages show a kernel set by its name.
+inline void PrintTo(const Kernels& k, std::ostream* os) { *os << k.name; }
+
+std::vector<Kernels> student_variants();    // chapters/ch02_coalescing/variants.cu
+std::vector<Kernels> solution_variants();   // solutions/ch02_coalescing/variants.cu
+std::vector<Kernels> reference_variants();  // reference/ch02_coalescing/cublas.cu
+
+namespace student {
+StridedCopyFn strided_copy;       // ex1
+TransposeF32Fn transpose_naive;   // ex2
+TransposeF32Fn transpose;         // ex3
+TransposeBF16Fn transpose_bf16;   // ex4
+}  // namespace student
+
+}  // namespace ch02

@@ -1,0 +1,32 @@
+// Exercise 2 — the direct transpose: out[c * rows + r] = in[r * cols + c].
+//
+// One thread per element, no shared memory. Let threadIdx.x follow the input's columns, so
+// a warp reads 32 neighbouring floats of one row (one coalesced access) — and then look at
+// where those 32 threads write. The benchmark shows what that costs.
+// The tests use rectangles of every kind (1 x 1000, 1000 x 1, 2049 x 1021 ...): a kernel
+// that mixes up rows and cols is right only on squares and will fail them.
+// Test:  ctest --preset ch02 -R "TransposeF32.*student_naive"
+// Guide: docs/ch02-coalescing.md, section "Exercise 2".
+#include "ch02.cuh"
+#include "cuda/errors.cuh"
+#include "cuda/launch.cuh"
+
+namespace ch02 {
+namespace {
+
+__global__ void transpose_naive_kernel(const float* in, float* out, int rows, int cols) {
+  // TODO: which (r, c) is this thread's? Check both bounds, then copy one element.
+}
+
+}  // namespace
+
+void student::transpose_naive(const float* in, float* out, int rows, int cols, cudaStream_t stream) {
+  WB_NOT_IMPLEMENTED("chapters/ch02_coalescing/ex2_transpose_naive.cu");  // delete this line when you start
+
+  const dim3 block(32, 8);
+  const dim3 grid(1, 1);  // TODO: x covers the columns, y the rows (round up!)
+  transpose_naive_kernel<<<grid, block, 0, stream>>>(in, out, rows, cols);
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace ch02

@@ -1,0 +1,38 @@
+// Exercise 2 — the maximum of a large FP32 array.
+//
+// The same reduction as exercise 1 with another operation: fmaxf instead of +, and
+// -INFINITY instead of 0 as the value a thread with no element contributes (that is also
+// the answer for n = 0). The inputs are all negative, so starting from 0 gives 0, not the
+// max. The max is checked exactly: there is no rounding in a max.
+// Test:  ctest --preset ch03 -R MaxF32
+// Guide: docs/ch03-coarsening.md, section "Exercise 2".
+#include <cmath>
+
+#include "ch03.cuh"
+#include "cuda/errors.cuh"
+#include "cuda/launch.cuh"
+
+namespace ch03 {
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void block_max_kernel(const float* x, int n, float* partials) {
+  // TODO: as in exercise 1, with fmaxf and -INFINITY.
+}
+
+}  // namespace
+
+void student::max_f32(const float* x, int n, float* out, void* workspace, size_t workspace_bytes,
+                      cudaStream_t stream) {
+  WB_NOT_IMPLEMENTED("chapters/ch03_coarsening/ex2_max.cu");  // delete this line when you start
+
+  float* partials = static_cast<float*>(workspace);
+  (void)workspace_bytes;
+  const int blocks = 1;  // TODO
+  block_max_kernel<<<blocks, kThreads, 0, stream>>>(x, n, partials);
+  WB_CHECK_LAUNCH();
+  (void)out;  // TODO: the max of the partials into *out
+}
+
+}  // namespace ch03

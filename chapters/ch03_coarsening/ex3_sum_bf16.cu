@@ -1,0 +1,36 @@
+// Exercise 3 — the sum of a BF16 array, accumulated in FP32.
+//
+// Half the bytes of exercise 1 for the same number of elements, so at the same bandwidth
+// it takes half the time. Convert each element with __bfloat162float and add in FP32
+// (adding in BF16 loses everything after the third significant digit). For vector loads,
+// four BF16 values are 8 bytes: load them as one uint2 or two __nv_bfloat162.
+// Test:  ctest --preset ch03 -R SumBf16
+// Guide: docs/ch03-coarsening.md, section "Exercise 3".
+#include "ch03.cuh"
+#include "cuda/errors.cuh"
+#include "cuda/launch.cuh"
+
+namespace ch03 {
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void block_sum_bf16_kernel(const __nv_bfloat16* x, int n, float* partials) {
+  // TODO: as in exercise 1, converting each element to float as it is loaded.
+}
+
+}  // namespace
+
+void student::sum_bf16(const __nv_bfloat16* x, int n, float* out, void* workspace, size_t workspace_bytes,
+                       cudaStream_t stream) {
+  WB_NOT_IMPLEMENTED("chapters/ch03_coarsening/ex3_sum_bf16.cu");  // delete this line when you start
+
+  float* partials = static_cast<float*>(workspace);
+  (void)workspace_bytes;
+  const int blocks = 1;  // TODO
+  block_sum_bf16_kernel<<<blocks, kThreads, 0, stream>>>(x, n, partials);
+  WB_CHECK_LAUNCH();
+  (void)out;  // TODO: the sum of the partials into *out
+}
+
+}  // namespace ch03

@@ -1,0 +1,59 @@
+// Exercise 3 — SGEMM with register tiles: the fast one.
+//
+// Start: a block of 256 threads computes a (BM = 128) x (BN = 128) tile of C; each thread
+// owns a TM x TN = 8 x 8 block of it, held in 64 float registers. Per tile of K
+// (BK = 8), the block stages A's (BM, BK) tile and B's (BK, BN) tile in shared memory;
+// then, for each of the BK values of k, a thread reads TM values of A and TN values of B
+// into registers and does TM * TN multiply-adds with them: 64 FMAs for 16 shared-memory
+// reads, where exercise 2 did one FMA for two.
+//
+// Then go further, measuring each step with ch04_bench (docs/ch04-tiled-gemm.md has a hint
+// ladder and the numbers to expect): float4 loads, A stored transposed in shared memory,
+// a warp-level layout of the thread tiles, double buffering. The goal: 90% of cuBLAS.
+//
+// Edges as in exercise 2: zeros in the tiles past the matrices, guarded stores; a float4
+// global load only where the address is 16-byte aligned and all four elements exist.
+// Test:  ctest --preset ch04 -R ex3_register_tiling
+// Bench: build/ch04/bin/ch04_bench --impl=student,reference
+// Guide: docs/ch04-tiled-gemm.md, section "Exercise 3".
+#include "ch04.cuh"
+#include "cuda/errors.cuh"
+#include "cuda/launch.cuh"
+
+namespace ch04 {
+namespace {
+
+template <int BM, int BN, int BK, int TM, int TN>
+__global__ void __launch_bounds__((BM / TM) * (BN / TN))
+    sgemm_registers_kernel(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                           float beta, float* C, int ldc) {
+  static_assert(BM % TM == 0 && BN % TN == 0, "the thread tiles must cover the block tile");
+  constexpr int kThreads = (BM / TM) * (BN / TN);
+  static_assert((BM * BK) % kThreads == 0 && (BK * BN) % kThreads == 0,
+                "each thread loads the same number of elements of each tile");
+  // TODO: the tiles and the accumulators:
+  //   __shared__ float a_tile[BM][BK];  // (BM rows of C, BK of K)
+  //   __shared__ float b_tile[BK][BN];  // (BK of K, BN cols of C)
+  //   float acc[TM][TN] = {};           // this thread's TM x TN block of C, in registers
+  // TODO: which TM x TN block of the block's tile is this thread's?
+  // TODO: for each tile of K: every thread loads (BM * BK) / kThreads elements of A and
+  //       (BK * BN) / kThreads of B (guarded, 0 outside), __syncthreads(); for each k < BK:
+  //       TM values of A and TN values of B into registers, TM * TN FMAs; __syncthreads().
+  // TODO: store the TM x TN block (guarded), alpha and beta as in exercise 1.
+}
+
+}  // namespace
+
+void student::sgemm_registers(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                              float beta, float* C, int ldc, cudaStream_t stream) {
+  WB_NOT_IMPLEMENTED("chapters/ch04_tiled_gemm/ex3_register_tiling.cu");  // delete this line when you start
+
+  constexpr int kBM = 128, kBN = 128, kBK = 8, kTM = 8, kTN = 8;
+  const dim3 block((kBM / kTM) * (kBN / kTN));
+  const dim3 grid(1, 1);  // TODO: one block per (BM x BN) tile of C, rounding up
+  sgemm_registers_kernel<kBM, kBN, kBK, kTM, kTN><<<grid, block, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C,
+                                                                             ldc);
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace ch04

@@ -1,0 +1,28 @@
+# Chapter 4 extras, included by workbook_add_chapter (which defines id, _chapter,
+# _reference and _solutions).
+#
+#   ch04_sgemm_config  host C++: v8's tile configurations and the per-GPU config file
+#                      (chapters/ch04_tiled_gemm/sgemm_config.{h,cpp}), host-tested
+#   ch04_autotune      sweeps v8's configurations on this GPU and writes the winner into
+#                      configs/ch04_sgemm.json (solutions/ch04_tiled_gemm/tune/autotune.cu)
+#
+# The solution reads the config file at run time from $WORKBOOK_CONFIG_DIR, or else from
+# the repository's configs/ folder, whose path is compiled in here.
+set(_ch04_config_dir "${PROJECT_SOURCE_DIR}/configs")
+
+add_library(${id}_sgemm_config STATIC ${_chapter}/sgemm_config.cpp)
+target_include_directories(${id}_sgemm_config PUBLIC ${_chapter})
+target_link_libraries(${id}_sgemm_config PUBLIC workbook_host)
+target_compile_options(${id}_sgemm_config PRIVATE -Wall -Wextra)
+
+target_link_libraries(${id}_solution PUBLIC ${id}_sgemm_config)
+target_compile_definitions(${id}_solution PRIVATE WB_CH04_CONFIG_DIR="${_ch04_config_dir}")
+if(TARGET ${id}_host_tests)
+  target_link_libraries(${id}_host_tests PRIVATE ${id}_sgemm_config)
+endif()
+
+add_executable(${id}_autotune ${_solutions}/tune/autotune.cu)
+target_include_directories(${id}_autotune PRIVATE ${_solutions})
+target_link_libraries(${id}_autotune PRIVATE ${id}_solution ${id}_reference ${id}_check)
+target_compile_definitions(${id}_autotune PRIVATE WB_CH04_CONFIG_DIR="${_ch04_config_dir}")
+workbook_cuda_options(${id}_autotune)

@@ -1,0 +1,103 @@
+#include "sgemm_config.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace ch04 {
+
+std::string SgemmConfig::name() const {
+  return std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + "_w" + std::to_string(wm) + "x" +
+         std::to_string(wn) + "_t" + std::to_string(tm) + "x" + std::to_string(tn) + "_n" + std::to_string(threads);
+}
+
+std::string gpu_key(const std::string& gpu_name, int major, int minor) {
+  return gpu_name + " sm_" + std::to_string(major) + std::to_string(minor);
+}
+
+std::string sgemm_config_path(const char* env_dir, const std::string& default_dir) {
+  std::string dir = (env_dir != nullptr && *env_dir != '\0') ? std::string(env_dir) : default_dir;
+  if (!dir.empty() && dir.back() != '/') dir += '/';
+  return dir + "ch04_sgemm.json";
+}
+
+wb::Json config_to_json(const SgemmConfig& c) {
+  wb::Json j = wb::Json::object();
+  j.set("bm", c.bm);
+  j.set("bn", c.bn);
+  j.set("bk", c.bk);
+  j.set("wm", c.wm);
+  j.set("wn", c.wn);
+  j.set("tm", c.tm);
+  j.set("tn", c.tn);
+  j.set("threads", c.threads);
+  j.set("name", c.name());
+  return j;
+}
+
+SgemmConfig config_from_json(const wb::Json& j) {
+  if (!j.is_object()) throw std::runtime_error("a configuration must be a JSON object");
+  auto field = [&](const char* name) {
+    const wb::Json* v = j.find(name);
+    if (v == nullptr) throw std::runtime_error(std::string("the configuration has no \"") + name + "\"");
+    if (!v->is_number()) throw std::runtime_error(std::string("\"") + name + "\" must be a number");
+    const double d = v->number();
+    if (d != static_cast<double>(static_cast<int>(d))) {
+      throw std::runtime_error(std::string("\"") + name + "\" must be a whole number");
+    }
+    return static_cast<int>(d);
+  };
+  return {field("bm"), field("bn"), field("bk"), field("wm"), field("wn"), field("tm"), field("tn"), field("threads")};
+}
+
+ConfigChoice choose_sgemm_config(const std::optional<std::string>& text, const std::string& path,
+                                 const std::string& key, const std::vector<SgemmConfig>& available,
+                                 const SgemmConfig& fallback) {
+  auto fall_back = [&](const std::string& why) {
+    return ConfigChoice{fallback, false, "built-in default (" + why + ")"};
+  };
+  if (!text) return fall_back("no config file at " + path + "; run ch04_autotune to make one");
+  try {
+    const wb::Json doc = wb::Json::parse(*text);
+    const wb::Json* gpus = doc.is_object() ? doc.find("gpus") : nullptr;
+    if (gpus == nullptr || !gpus->is_object()) return fall_back(path + " has no \"gpus\" object");
+    const wb::Json* entry = gpus->find(key);
+    if (entry == nullptr) return fall_back(path + " has no entry for '" + key + "'; run ch04_autotune on this GPU");
+    const wb::Json* best = entry->is_object() ? entry->find("best") : nullptr;
+    if (best == nullptr) return fall_back("the entry for '" + key + "' in " + path + " has no \"best\"");
+    const SgemmConfig c = config_from_json(*best);
+    if (std::find(available.begin(), available.end(), c) == available.end()) {
+      return fall_back(path + " names " + c.name() + " for '" + key + "', which this build does not compile");
+    }
+    return {c, true, path + ", entry '" + key + "'"};
+  } catch (const std::exception& e) {
+    return fall_back(path + " could not be read: " + e.what());
+  }
+}
+
+ConfigChoice choose_sgemm_config_file(const std::string& path, const std::string& key,
+                                      const std::vector<SgemmConfig>& available, const SgemmConfig& fallback) {
+  std::ifstream in(path);
+  if (!in) return choose_sgemm_config(std::nullopt, path, key, available, fallback);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return choose_sgemm_config(text.str(), path, key, available, fallback);
+}
+
+wb::Json merge_tune_entry(const wb::Json& existing, const std::string& key, const wb::Json& entry) {
+  wb::Json doc = existing.is_null() ? wb::Json::object() : existing;
+  if (!doc.is_object()) throw std::runtime_error("the existing config file is not a JSON object");
+  if (doc.find("about") == nullptr) {
+    doc.set("about", "Winning tile configurations of the chapter 4 SGEMM, per GPU; written by ch04_autotune, "
+                     "read by solutions/ch04_tiled_gemm/v8_double_buffering.cu");
+  }
+  const wb::Json* gpus = doc.find("gpus");
+  wb::Json merged = gpus != nullptr ? *gpus : wb::Json::object();
+  if (!merged.is_object()) throw std::runtime_error("\"gpus\" in the existing config file is not an object");
+  merged.set(key, entry);
+  doc.set("gpus", merged);
+  return doc;
+}
+
+}  // namespace ch04

@@ -1,0 +1,127 @@
+// Tile configurations of the chapter's best SGEMM (solutions/ch04_tiled_gemm/
+// v8_double_buffering.cuh), the autotuner's candidates, and the per-GPU config file that
+// the autotuner writes and the solution reads. Plain C++, tested on any machine
+// (chapters/ch04_tiled_gemm/host_tests.cpp).
+//
+// The config file (configs/ch04_sgemm.json unless WORKBOOK_CONFIG_DIR names another folder):
+//   { "about": "...",
+//     "gpus": { "<GPU name> sm_<major><minor>": {
+//                  "gpu": "...", "compute_capability": "9.0", "date": "...", "commit": "...",
+//                  "best": { "bm": 128, "bn": 128, "bk": 8, "wm": 64, "wn": 32, "tm": 8, "tn": 8,
+//                            "threads": 256, "name": "128x128x8_w64x32_t8x8_n256" },
+//                  "shapes": [ per-shape winners ], "sweep": [ every measurement ] } } }
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "host/json.h"
+
+namespace ch04 {
+
+struct SgemmConfig {
+  int bm = 0, bn = 0, bk = 0;  // block tile: (BM x BN) of C, BK of K per step
+  int wm = 0, wn = 0;          // warp tile: (WM x WN) of C per warp
+  int tm = 0, tn = 0;          // thread tile: (TM x TN) of C per thread, in 4 x 4 sub-blocks
+  int threads = 0;             // threads per block
+
+  std::string name() const;  // "128x128x8_w64x32_t8x8_n256"
+  friend constexpr bool operator==(const SgemmConfig&, const SgemmConfig&) = default;
+};
+
+// Padding (floats) at the end of each row of the transposed A tile in shared memory: it
+// spreads the transposing stores over the banks and keeps rows 16-byte aligned.
+inline constexpr int kSgemmAPad = 4;
+// Static shared memory per block, without opting in to more.
+inline constexpr int kSgemmSmemLimit = 48 * 1024;
+
+// Bytes of shared memory: two buffers of A's (BK, BM + pad) and B's (BK, BN) tiles.
+constexpr int sgemm_smem_bytes(const SgemmConfig& c) { return 2 * c.bk * ((c.bm + kSgemmAPad) + c.bn) * 4; }
+
+// Why the kernel cannot be built with `c`, or nullptr when it can. The kernel's
+// static_asserts check the same conditions; the autotuner prints the reason and skips.
+constexpr const char* sgemm_config_problem(const SgemmConfig& c) {
+  if (c.bm <= 0 || c.bn <= 0 || c.bk <= 0 || c.wm <= 0 || c.wn <= 0 || c.tm <= 0 || c.tn <= 0 || c.threads <= 0) {
+    return "every size must be positive";
+  }
+  if (c.threads % 32 != 0 || c.threads > 1024) return "threads must be a multiple of 32, at most 1024";
+  if (c.bm % c.wm != 0 || c.bn % c.wn != 0) return "the warp tile (WM x WN) must divide the block tile (BM x BN)";
+  if ((c.bm / c.wm) * (c.bn / c.wn) != c.threads / 32) {
+    return "the warp tiles must cover the block tile once: (BM/WM)*(BN/WN) must equal threads/32";
+  }
+  if (c.tm % 4 != 0 || c.tn % 4 != 0) return "TM and TN must be multiples of 4 (thread tiles are 4x4 float4 blocks)";
+  if (c.wm % c.tm != 0 || c.wn % c.tn != 0) return "the thread tile (TM x TN) must divide the warp tile";
+  if ((c.wm / c.tm) * (c.wn / c.tn) != 32) {
+    return "the 32 lanes must cover the warp tile once: (WM/TM)*(WN/TN) must be 32";
+  }
+  if (c.bk % 4 != 0) return "BK must be a multiple of 4 (A is loaded as float4 along K)";
+  if ((c.bm * c.bk / 4) % c.threads != 0) return "A's tile (BM*BK/4 float4) must split evenly over the threads";
+  if ((c.bk * c.bn / 4) % c.threads != 0) return "B's tile (BK*BN/4 float4) must split evenly over the threads";
+  if (c.tm * c.tn > 128) return "more than 128 accumulators per thread: they would spill out of the registers";
+  if (sgemm_smem_bytes(c) > kSgemmSmemLimit) return "the two buffers need more than 48 KB of static shared memory";
+  return nullptr;
+}
+
+// The configuration used when the config file has no entry for this GPU.
+inline constexpr SgemmConfig kSgemmDefault = {128, 128, 8, 64, 32, 8, 8, 256};
+
+// What the autotuner sweeps. The valid ones are compiled into the solution
+// (solutions/ch04_tiled_gemm/v8_configs.cu); the invalid ones stay in the list so the
+// sweep shows why they cannot be built.
+inline constexpr SgemmConfig kSgemmCandidates[] = {
+    {128, 128, 8, 64, 32, 8, 8, 256},    // the default: 8 warps of 64x32, 8x8 per thread
+    {128, 128, 8, 32, 64, 8, 8, 256},    // the warps laid out the other way
+    {128, 128, 16, 64, 32, 8, 8, 256},   // BK = 16: half the barriers per FMA
+    {128, 128, 16, 32, 64, 8, 8, 256},
+    {128, 64, 8, 64, 32, 8, 8, 128},     // half the block: more blocks for small grids
+    {128, 64, 16, 64, 32, 8, 8, 128},
+    {64, 128, 8, 32, 64, 8, 8, 128},
+    {64, 128, 16, 32, 64, 8, 8, 128},
+    {128, 128, 8, 64, 64, 8, 16, 128},   // 4 warps, 128 accumulators per thread
+    {128, 128, 16, 64, 64, 16, 8, 128},
+    {64, 64, 16, 32, 32, 4, 8, 128},     // small tiles: many blocks, less reuse
+    {64, 64, 8, 32, 32, 8, 4, 128},
+    {256, 128, 8, 64, 64, 8, 16, 256},   // large tiles: most reuse, fewest blocks
+    {128, 256, 8, 64, 64, 16, 8, 256},
+    {256, 128, 16, 64, 64, 8, 16, 256},  // invalid: 49.7 KB of shared memory
+    {128, 128, 32, 64, 32, 8, 8, 256},   // invalid: 65 KB of shared memory
+    {128, 128, 8, 32, 32, 4, 8, 512},    // invalid: A's 256 float4 over 512 threads
+    {128, 128, 8, 64, 32, 8, 8, 512},    // invalid: 8 warp tiles for 16 warps
+    {128, 128, 8, 32, 32, 4, 4, 512},    // invalid: 64 thread tiles per warp tile
+    {256, 256, 8, 128, 64, 16, 16, 256}, // invalid: 256 accumulators per thread
+};
+
+// "NVIDIA H100 80GB HBM3 sm_90": the key of a GPU's entry in the config file.
+std::string gpu_key(const std::string& gpu_name, int major, int minor);
+
+// The config file's path: $WORKBOOK_CONFIG_DIR/ch04_sgemm.json when that variable is set
+// and not empty (pass getenv's result), else <default_dir>/ch04_sgemm.json.
+std::string sgemm_config_path(const char* env_dir, const std::string& default_dir);
+
+wb::Json config_to_json(const SgemmConfig& c);
+// Throws std::runtime_error naming the missing or malformed field.
+SgemmConfig config_from_json(const wb::Json& j);
+
+// Which configuration to run, and a sentence saying where it came from.
+struct ConfigChoice {
+  SgemmConfig config;
+  bool from_file = false;
+  std::string source;
+};
+// From the file's text (`path` only names it in messages); nullopt text: no such file.
+// Falls back to `fallback` when the file is missing or malformed, has no entry for
+// `key`, or names a configuration that is not in `available` (not compiled in).
+ConfigChoice choose_sgemm_config(const std::optional<std::string>& text, const std::string& path,
+                                 const std::string& key, const std::vector<SgemmConfig>& available,
+                                 const SgemmConfig& fallback = kSgemmDefault);
+// The same, reading `path` (missing file: the fallback).
+ConfigChoice choose_sgemm_config_file(const std::string& path, const std::string& key,
+                                      const std::vector<SgemmConfig>& available,
+                                      const SgemmConfig& fallback = kSgemmDefault);
+
+// The config document with `entry` stored under gpus[key]; every other GPU's entry is kept.
+// `existing` may be null (no file yet). Throws if it is not a config document.
+wb::Json merge_tune_entry(const wb::Json& existing, const std::string& key, const wb::Json& entry);
+
+}  // namespace ch04

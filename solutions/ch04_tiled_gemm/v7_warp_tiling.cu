@@ -1,0 +1,132 @@
+// v7 — warp tiling: the block's threads are arranged warp by warp, so that each warp owns a
+// (WM x WN) tile of C and its lanes read their fragments without bank conflicts.
+//
+// What changes over v6 (same 128 x 128 x 8 block tile, 256 threads, 8 x 8 per thread):
+//   * Three levels of tiles: the block's (BM x BN) tile is split into 8 warp tiles of
+//     (WM x WN) = (64 x 32); the warp tile is covered by its 32 lanes, 8 x 4 of them, each
+//     computing a (TM x TN) = (8 x 8) thread tile.
+//   * A thread's 8 x 8 is not one contiguous block but 2 x 2 blocks of 4 x 4, spaced one
+//     "lane sweep" apart (32 rows, 16 columns). For each k a lane reads float4 number
+//     lane_m (and lane_m + 8) of A's row of the warp tile: the 8 distinct float4 a warp
+//     reads are consecutive, 128 bytes, no bank conflict; same for B. v6 read float4 that
+//     were 32 bytes apart (2-way conflicts).
+//   * A's transposed tile gets 4 floats of padding per row, so the transposing stores of
+//     neighbouring lanes land in different banks.
+// Why this layout matters beyond conflicts: a warp's working set (WM + WN values of A and B
+// per k) is small, the sub-partition's register file keeps it close, and the same warp
+// tile structure is what tensor-core GEMMs use (chapter 5).
+// What still costs: load, wait, compute, wait: the tile's global loads are not overlapped
+// with the FMAs of the previous tile. v8 double-buffers.
+//
+// Run: build/ch04-solution/bin/ch04_bench --impl=v7_warp_tiling,reference
+#include "cuda/errors.cuh"
+#include "gemm_common.cuh"
+#include "ladder.cuh"
+
+namespace ch04::solution {
+namespace {
+
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS>
+__global__ void __launch_bounds__(THREADS)
+    warptile_kernel(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+                    float* C, int ldc, bool a_vec, bool b_vec, bool c_vec) {
+  static_assert(THREADS % 32 == 0 && THREADS <= 1024, "whole warps, at most 1024 threads");
+  static_assert(BM % WM == 0 && BN % WN == 0 && (BM / WM) * (BN / WN) == THREADS / 32,
+                "the warp tiles must cover the block tile exactly once");
+  static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are made of 4 x 4 float4 blocks");
+  static_assert(WM % TM == 0 && WN % TN == 0 && (WM / TM) * (WN / TN) == 32,
+                "the 32 lanes must cover the warp tile exactly once");
+  static_assert(BK % 4 == 0 && (BM * BK / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0,
+                "every thread loads the same number of float4 of each tile");
+  constexpr int kLanesN = WN / TN;         // lanes across the warp tile
+  constexpr int kSweepM = 4 * (WM / TM);   // rows covered by one float4 from every lane row
+  constexpr int kSweepN = 4 * kLanesN;     // columns covered by one float4 from every lane column
+  constexpr int kALoads = BM * BK / 4 / THREADS, kBLoads = BK * BN / 4 / THREADS;
+  constexpr int kPad = 4;
+
+  __shared__ __align__(16) float a_tile[BK][BM + kPad];  // A's (BM, BK) tile, transposed and padded
+  __shared__ __align__(16) float b_tile[BK][BN];         // (BK of K, BN cols of C)
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int warp_m = warp / (BN / WN), warp_n = warp % (BN / WN);
+  const int lane_m = lane / kLanesN, lane_n = lane % kLanesN;
+  // Rows of this thread's tile: m_base + i * kSweepM + (0..3); columns n_base + j * kSweepN + (0..3).
+  const int m_base = warp_m * WM + lane_m * 4;
+  const int n_base = warp_n * WN + lane_n * 4;
+  const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+  const float4 zero4 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+
+  float acc[TM][TN] = {};
+  float a_reg[TM], b_reg[TN];
+  for (int k0 = 0; k0 < K; k0 += BK) {
+#pragma unroll
+    for (int l = 0; l < kALoads; ++l) {
+      const int f = tid + l * THREADS, r = f / (BK / 4), c = (f % (BK / 4)) * 4;
+      const int gr = row0 + r;
+      const float4 v = gr < M ? load_row4(A + static_cast<size_t>(gr) * lda, k0 + c, K, a_vec) : zero4;
+      a_tile[c + 0][r] = v.x;
+      a_tile[c + 1][r] = v.y;
+      a_tile[c + 2][r] = v.z;
+      a_tile[c + 3][r] = v.w;
+    }
+#pragma unroll
+    for (int l = 0; l < kBLoads; ++l) {
+      const int f = tid + l * THREADS, r = f / (BN / 4), c = (f % (BN / 4)) * 4;
+      const int gk = k0 + r;
+      const float4 v = gk < K ? load_row4(B + static_cast<size_t>(gk) * ldb, col0 + c, N, b_vec) : zero4;
+      *reinterpret_cast<float4*>(&b_tile[r][c]) = v;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+#pragma unroll
+      for (int i = 0; i < TM / 4; ++i) {
+        const float4 v = *reinterpret_cast<const float4*>(&a_tile[k][m_base + i * kSweepM]);
+        a_reg[4 * i + 0] = v.x, a_reg[4 * i + 1] = v.y, a_reg[4 * i + 2] = v.z, a_reg[4 * i + 3] = v.w;
+      }
+#pragma unroll
+      for (int j = 0; j < TN / 4; ++j) {
+        const float4 v = *reinterpret_cast<const float4*>(&b_tile[k][n_base + j * kSweepN]);
+        b_reg[4 * j + 0] = v.x, b_reg[4 * j + 1] = v.y, b_reg[4 * j + 2] = v.z, b_reg[4 * j + 3] = v.w;
+      }
+#pragma unroll
+      for (int i = 0; i < TM; ++i) {
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] += a_reg[i] * b_reg[j];
+      }
+    }
+    __syncthreads();
+  }
+
+  // acc[4 * i + r][4 * j + c] is C[row0 + m_base + i * kSweepM + r][col0 + n_base + j * kSweepN + c].
+#pragma unroll
+  for (int i = 0; i < TM / 4; ++i) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int row = row0 + m_base + i * kSweepM + r;
+      if (row >= M) continue;
+      float* c_row = C + static_cast<size_t>(row) * ldc;
+#pragma unroll
+      for (int j = 0; j < TN / 4; ++j) {
+        const float* a = &acc[4 * i + r][4 * j];
+        store_row4(c_row, col0 + n_base + j * kSweepN, N, c_vec, make_float4(a[0], a[1], a[2], a[3]), alpha, beta);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void v7_warp_tiling(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+                    float* C, int ldc, cudaStream_t stream) {
+  if (M == 0 || N == 0) return;
+  constexpr int kBM = 128, kBN = 128, kBK = 8, kWM = 64, kWN = 32, kTM = 8, kTN = 8, kThreads = 256;
+  const dim3 block(kThreads);
+  const dim3 grid(ceil_div(N, kBN), ceil_div(M, kBM));
+  const auto kernel = warptile_kernel<kBM, kBN, kBK, kWM, kWN, kTM, kTN, kThreads>;
+  kernel<<<grid, block, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vector_ok(A, lda),
+                                     vector_ok(B, ldb), vector_ok(C, ldc));
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace ch04::solution

@@ -1,0 +1,418 @@
+// v6 (bonus, Hopper sm_90a only) — TMA + mbarriers + wgmma, producer/consumer warp groups.
+//
+// What changes over v5, piece by piece:
+//   * TMA (cp.async.bulk.tensor): one thread asks the copy engine for a whole 2-D box of A
+//     or B, described by a CUtensorMap made on the host (cuTensorMapEncodeTiled, reached
+//     through cudaGetDriverEntryPointByVersion, so no link against libcuda). The engine
+//     computes the addresses, fills zeros outside the matrix, and writes shared memory in
+//     the 128-byte swizzled layout the tensor cores read. No thread spends instructions on
+//     loads any more.
+//   * mbarriers: a copy completes on a shared-memory barrier that counts the bytes that
+//     arrived (expect_tx / complete_tx). Each stage has a "full" barrier (the data is in)
+//     and an "empty" barrier (every consumer warp is done with it). Waits are on the
+//     barrier's phase parity, which flips each time the barrier completes.
+//   * wgmma.mma_async: a warpgroup (4 warps, 128 threads) multiplies a 64 x 256 x 16 step
+//     in one instruction, reading A and B straight from shared memory through 64-bit
+//     descriptors; the 64 x 256 FP32 accumulator lives in registers (128 per thread).
+//     It is asynchronous: issue, commit a group, and wait only when the registers or the
+//     shared memory are needed again (wgmma.wait_group 1 keeps one step in flight).
+//   * warp specialisation: warpgroup 0 is the producer (one thread issues every TMA copy;
+//     setmaxnreg gives its registers away, down to 40), warpgroups 1 and 2 are consumers,
+//     each computing 64 rows of the 128 x 256 tile (setmaxnreg raises them to 232).
+//   * a persistent grid: one block per SM walks over the tiles (grouped by 8 block rows for
+//     L2 reuse), so the producer already fetches the next tile while the consumers write
+//     the last one.
+// Shared-memory layout (4 stages, 48 KB each, 1024-byte aligned for the 128 B swizzle):
+//   A stage: 128 rows x 64 K values, one TMA box, 128 bytes per row ("K-major").
+//   B stage: four boxes of 64 K rows x 64 N values (128 bytes is the widest row a 128 B
+//            swizzle allows), 8 KB apart. B is row-major in K, i.e. "MN-major": wgmma reads
+//            it with the transpose flag set.
+// Descriptors (PTX ISA, "matrix descriptor"): bits 0-13 start address >> 4, 16-29 leading
+// byte offset >> 4, 32-45 stride byte offset >> 4, 62-63 swizzle (1 = 128 B).
+//   A (K-major, 128 B swizzle): stride byte offset 1024 (from one 8-row group to the next);
+//     the leading offset is unused; each step of 16 along K advances the start by 32 bytes.
+//   B (MN-major, 128 B swizzle): leading byte offset 8192 (from one 64-column box to the
+//     next), stride byte offset 1024 (from one group of 8 K rows to the next); each step of
+//     16 along K advances the start by 16 rows = 2048 bytes.
+//
+// Run: build/ch05-solution/bin/ch05_bench --impl=v6_wgmma_tma,v5_mma_sync,reference
+//      cuobjdump --dump-sass build/ch05-solution/bin/ch05_bench | grep -c HGMMA
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "cuda/errors.cuh"
+#include "hopper.cuh"
+#include "mma_common.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define CH05_SM90A 1
+#endif
+
+namespace ch05::solution::hopper {
+namespace {
+
+constexpr int kBM = 128, kBN = 256, kBK = 64, kStages = 4;
+constexpr int kConsumers = 2;                          // consumer warpgroups, 64 rows each
+constexpr int kThreads = (1 + kConsumers) * 128;       // + the producer warpgroup
+constexpr int kBoxN = 64;                              // columns of B per TMA box (128 bytes)
+constexpr int kABytes = kBM * kBK * 2;                 // 16 KB per stage
+constexpr int kBBoxBytes = kBK * kBoxN * 2;            // 8 KB
+constexpr int kBBytes = kBK * kBN * 2;                 // 32 KB per stage
+constexpr int kSmemBytes = kStages * (kABytes + kBBytes) + 1024;  // + room to align to 1024
+constexpr int kGroupM = 8;
+static_assert(kBM == 64 * kConsumers, "each consumer warpgroup owns 64 rows");
+static_assert(kBK * 2 == 128, "one A row per 128-byte swizzle row");
+static_assert(kBN % kBoxN == 0, "B is loaded in 64-column boxes");
+
+// --- PTX wrappers (sm_90a) -----------------------------------------------------------
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+// Arrives once and adds `bytes` to the transactions the current phase waits for.
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Spins until the phase with the given parity has completed. A fresh barrier is in phase
+// 0, so waiting for parity 1 returns at once: the producer's first pass over the "empty"
+// barriers needs no consumer to have arrived.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+// A 2-D box whose corner is at element (c0 inner, c1 outer) of the tensor map, into shared
+// memory at `dst`, completing on barrier `bar`.
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int c0, int c1, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+// Keeps the compiler from moving accumulator registers while a wgmma may write them.
+__device__ __forceinline__ void pin(float (&d)[128]) {
+#pragma unroll
+  for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// A shared-memory matrix descriptor with the 128-byte swizzle.
+__device__ __forceinline__ uint64_t make_desc(uint32_t smem_addr, uint32_t leading_bytes, uint32_t stride_bytes) {
+  uint64_t desc = 0;
+  desc |= uint64_t((smem_addr & 0x3FFFF) >> 4);
+  desc |= uint64_t((leading_bytes & 0x3FFFF) >> 4) << 16;
+  desc |= uint64_t((stride_bytes & 0x3FFFF) >> 4) << 32;
+  desc |= uint64_t(1) << 62;  // 128-byte swizzle
+  return desc;
+}
+
+// d (64 x 256 per warpgroup, 128 FP32 per thread) += A (64 x 16, K-major, imm-trans-a = 0)
+// * B (16 x 256, MN-major, imm-trans-b = 1), both from shared memory through descriptors.
+__device__ __forceinline__ void wgmma_m64n256k16_bf16(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16\n"
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+      "},\n"
+      "%128, %129, p, 1, 1, 0, 1;\n"
+      "}\n"
+      :
+        "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+
+__device__ __forceinline__ void wgmma_m64n256k16_f16(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16\n"
+      "{"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+      "},\n"
+      "%128, %129, p, 1, 1, 0, 1;\n"
+      "}\n"
+      :
+        "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+template <class In>
+__device__ __forceinline__ void wgmma_step(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
+  if constexpr (std::is_same_v<In, __nv_bfloat16>) wgmma_m64n256k16_bf16(d, desc_a, desc_b);
+  else wgmma_m64n256k16_f16(d, desc_a, desc_b);
+}
+
+// Tile index -> (block row, block column), in groups of kGroupM block rows.
+__device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int& bm, int& bn) {
+  const int per_group = kGroupM * tiles_n, group = tile / per_group;
+  const int first_m = group * kGroupM, rows = min(tiles_m - first_m, kGroupM);
+  bm = first_m + (tile % per_group) % rows;
+  bn = (tile % per_group) / rows;
+}
+
+template <class In, class Out>
+__global__ void __launch_bounds__(kThreads, 1)
+    wgmma_tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int M,
+                     int N, int K, const Out* C, Out* D) {
+#if defined(CH05_SM90A)
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  __shared__ __align__(8) uint64_t full_bar[kStages], empty_bar[kStages];
+  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;  // the 128 B swizzle repeats every 1024 bytes
+  auto a_stage = [&](int s) { return base + uint32_t(s * kABytes); };
+  auto b_stage = [&](int s) { return base + uint32_t(kStages * kABytes + s * kBBytes); };
+  auto full = [&](int s) { return smem_u32(&full_bar[s]); };
+  auto empty = [&](int s) { return smem_u32(&empty_bar[s]); };
+
+  const int tiles_m = (M + kBM - 1) / kBM, tiles_n = (N + kBN - 1) / kBN, tiles = tiles_m * tiles_n;
+  const int ktiles = (K + kBK - 1) / kBK;
+  const int warpgroup = threadIdx.x / 128;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(full(s), 1);                // the producer's arrive (plus the TMA bytes)
+      mbar_init(empty(s), kConsumers * 4);  // one arrive per consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the copy engine
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    // Producer: one thread issues every copy; the warpgroup's registers go to the consumers.
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if (threadIdx.x == 0) {
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        int bm, bn;
+        tile_coords(tile, tiles_m, tiles_n, bm, bn);
+        for (int kt = 0; kt < ktiles; ++kt) {
+          mbar_wait(empty(stage), phase ^ 1);  // every consumer warp released this stage
+          mbar_arrive_expect_tx(full(stage), kABytes + kBBytes);
+          tma_load_2d(a_stage(stage), &map_a, kt * kBK, bm * kBM, full(stage));
+#pragma unroll
+          for (int j = 0; j < kBN / kBoxN; ++j) {
+            tma_load_2d(b_stage(stage) + j * kBBoxBytes, &map_b, bn * kBN + j * kBoxN, kt * kBK, full(stage));
+          }
+          if (++stage == kStages) stage = 0, phase ^= 1;
+        }
+      }
+    }
+  } else {
+    // Consumers: warpgroup 1 computes rows 0-63 of each tile, warpgroup 2 rows 64-127.
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int cw = warpgroup - 1, warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+    auto release = [&](int s) {  // this warp is done with stage s
+      if (lane == 0) mbar_arrive(empty(s));
+    };
+    int stage = 0;
+    uint32_t phase = 0;
+    float d[128];
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      int bm, bn;
+      tile_coords(tile, tiles_m, tiles_n, bm, bn);
+#pragma unroll
+      for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+      int held = -1;  // the stage whose wgmmas may still be reading shared memory
+      for (int kt = 0; kt < ktiles; ++kt) {
+        mbar_wait(full(stage), phase);  // the TMA bytes of this stage have landed
+        pin(d);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kBK / 16; ++kk) {
+          const uint64_t desc_a = make_desc(a_stage(stage) + cw * 64 * 128 + kk * 32, 16, 1024);
+          const uint64_t desc_b = make_desc(b_stage(stage) + kk * 16 * 128, kBBoxBytes, 1024);
+          wgmma_step<In>(d, desc_a, desc_b);
+        }
+        wgmma_commit();
+        wgmma_wait<1>();  // the previous step's wgmmas are done reading their stage
+        pin(d);
+        if (held >= 0) release(held);
+        held = stage;
+        if (++stage == kStages) stage = 0, phase ^= 1;
+      }
+      wgmma_wait<0>();
+      pin(d);
+      if (held >= 0) release(held);
+
+      // Epilogue from the registers: warp w of the warpgroup holds rows 16w .. 16w + 15;
+      // in each 8-column chunk j, d[4j], d[4j + 1] are row g, columns 2q, 2q + 1 and
+      // d[4j + 2], d[4j + 3] row g + 8 (g = lane / 4, q = lane % 4). Rows and columns
+      // outside D are skipped.
+      const int r = bm * kBM + cw * 64 + warp * 16 + (lane >> 2);
+      const int c0 = bn * kBN + 2 * (lane & 3);
+#pragma unroll
+      for (int j = 0; j < kBN / 8; ++j) {
+        store_pair(D, C, M, N, r, c0 + j * 8, d[4 * j], d[4 * j + 1]);
+        store_pair(D, C, M, N, r + 8, c0 + j * 8, d[4 * j + 2], d[4 * j + 3]);
+      }
+    }
+  }
+#else
+  __trap();  // built for sm_90a only; the launcher never runs it elsewhere
+#endif
+}
+
+// --- host side -------------------------------------------------------------------------
+
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found));
+    if (found != cudaDriverEntryPointSuccess || p == nullptr) {
+      throw std::runtime_error("v6_wgmma_tma: the driver has no cuTensorMapEncodeTiled (needs a CUDA 12 driver)");
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+  }();
+  return fn;
+}
+
+// A 2-D row-major tensor of 16-bit elements: `outer` rows of `inner` elements, read in
+// (box_outer x box_inner) boxes with the 128-byte swizzle; zeros outside the tensor.
+template <class In>
+CUtensorMap make_map(const In* base, uint64_t inner, uint64_t outer, uint32_t box_inner, uint32_t box_outer) {
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {inner, outer};
+  const cuuint64_t strides[1] = {inner * sizeof(In)};  // bytes from one row to the next
+  const cuuint32_t box[2] = {box_inner, box_outer};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUtensorMapDataType type =
+      std::is_same_v<In, __nv_bfloat16> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  const CUresult r = tensor_map_encoder()(&map, type, 2, const_cast<In*>(base), dims, strides, box, element_strides,
+                                          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    throw std::runtime_error("v6_wgmma_tma: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ")");
+  }
+  return map;
+}
+
+// The two maps of the last problem, so that timing a call does not time their encoding.
+template <class In>
+struct MapCache {
+  const In* a = nullptr;
+  const In* b = nullptr;
+  int m = 0, n = 0, k = 0;
+  CUtensorMap map_a{}, map_b{};
+};
+
+int sm_count() {
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  static int counts[64] = {};
+  if (dev < 64 && counts[dev] > 0) return counts[dev];
+  int n = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+  if (dev < 64) counts[dev] = n;
+  return n;
+}
+
+template <class In, class Out>
+void launch(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cudaStream_t stream) {
+  static MapCache<In> cache;
+  if (cache.a != A || cache.b != B || cache.m != M || cache.n != N || cache.k != K) {
+    cache.map_a = make_map(A, uint64_t(K), uint64_t(M), kBK, kBM);    // A: M rows of K
+    cache.map_b = make_map(B, uint64_t(N), uint64_t(K), kBoxN, kBK);  // B: K rows of N
+    cache.a = A, cache.b = B, cache.m = M, cache.n = N, cache.k = K;
+  }
+  auto* kernel = &wgmma_tma_kernel<In, Out>;
+  static const bool raised = [&] {
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+    return true;
+  }();
+  (void)raised;
+  const long long tiles = (long long)((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN);
+  const int grid = static_cast<int>(std::min<long long>(tiles, sm_count()));  // persistent: one block per SM
+  kernel<<<grid, kThreads, kSmemBytes, stream>>>(cache.map_a, cache.map_b, M, N, K, C, D);
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+bool supports(int, int N, int K, const void* A, const void* B) {
+  return K % 8 == 0 && N % 8 == 0 && reinterpret_cast<uintptr_t>(A) % 16 == 0 &&
+         reinterpret_cast<uintptr_t>(B) % 16 == 0;
+}
+
+template <class In, class Out>
+void gemm(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cudaStream_t stream) {
+  launch<In, Out>(M, N, K, A, B, C, D, stream);
+}
+
+template void gemm<__half, float>(int, int, int, const __half*, const __half*, const float*, float*, cudaStream_t);
+template void gemm<__half, __half>(int, int, int, const __half*, const __half*, const __half*, __half*, cudaStream_t);
+template void gemm<__nv_bfloat16, float>(int, int, int, const __nv_bfloat16*, const __nv_bfloat16*, const float*, float*, cudaStream_t);
+template void gemm<__nv_bfloat16, __nv_bfloat16>(int, int, int, const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, cudaStream_t);
+
+}  // namespace ch05::solution::hopper

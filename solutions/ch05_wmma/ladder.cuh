@@ -1,0 +1,38 @@
+// The chapter 5 solution ladder: one file per step, each defining one launcher template.
+// Each file instantiates it for the type combinations it supports (ch05.cuh lists them).
+#pragma once
+#include "ch05.cuh"
+
+namespace ch05::solution {
+
+#define CH05_LAUNCHER(name) \
+  template <class In, class Out> \
+  void name(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cudaStream_t stream)
+
+#define CH05_INSTANTIATE(name, In, Out) \
+  template void name<In, Out>(int, int, int, const In*, const In*, const Out*, Out*, cudaStream_t)
+
+// v1_wmma_global.cu — one warp per 16 x 16 tile of D; WMMA fragments loaded straight from
+// global memory (through a small shared-memory patch at the edges). All five type pairs.
+CH05_LAUNCHER(v1_wmma_global);
+
+// v2_wmma_smem.cu — a block of 2 x 2 warps shares 32 x 32 tiles of A and B staged in
+// shared memory. All five type pairs.
+CH05_LAUNCHER(v2_wmma_smem);
+
+// v3_wmma_warp_tiles.cu — 128 x 128 block tiles, 8 warps each computing a 64 x 32 warp
+// tile (4 x 2 fragments) from registers; 16-byte loads where rows are aligned. All five.
+CH05_LAUNCHER(v3_wmma_warp_tiles);
+
+// v4_cp_async_pipeline.cu — v3 fed by a 3-stage cp.async pipeline (sm_80+). All five.
+CH05_LAUNCHER(v4_cp_async_pipeline);
+
+// v5_mma_sync.cu — ldmatrix + mma.sync.m16n8k16 on an XOR-swizzled shared-memory layout,
+// 128 x 256 block tiles, 4 stages (sm_80+). FP16 and BF16 inputs.
+CH05_LAUNCHER(v5_mma_sync);
+
+// v6_wgmma_tma.cu — Hopper only (sm_90a): TMA, mbarriers, wgmma, warp specialisation.
+// Shapes it has no path for (K or N not a multiple of 8) go to v5. FP16 and BF16 inputs.
+CH05_LAUNCHER(v6_wgmma_tma);
+
+}  // namespace ch05::solution

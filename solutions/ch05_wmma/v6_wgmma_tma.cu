@@ -1,0 +1,59 @@
+// v6 (bonus, Hopper only) — the launcher: TMA + wgmma where the shape allows, v5 elsewhere.
+//
+// The kernel lives in hopper/wgmma_tma_kernel.cu, built for sm_90a alone in its own
+// library (chapters/ch05_wmma/extra.cmake): wgmma and setmaxnreg exist only in the
+// architecture-specific sm_90a target, and the rest of the ladder is built for every GPU in
+// the architecture list. This file holds only host code, so it builds everywhere.
+//
+// Which path a call takes:
+//   * compute capability 9.0, K and N multiples of 8 (TMA needs row strides that are
+//     multiples of 16 bytes), 16-byte aligned A and B: the wgmma kernel. Any M, N and K
+//     beyond that: TMA fills zeros outside the matrices, the epilogue skips them.
+//   * any other shape: v5_mma_sync (documented fallback; the tests cover both paths).
+//   * any other GPU: an error. The tests skip this set there, with the reason.
+//
+// Run: build/ch05-solution/bin/ch05_bench --impl=v6_wgmma_tma,v5_mma_sync,reference
+#include <stdexcept>
+
+#include "cuda/errors.cuh"
+#include "ladder.cuh"
+
+#ifdef WB_CH05_HOPPER
+#include "hopper/hopper.cuh"
+#endif
+
+namespace ch05::solution {
+namespace {
+
+bool device_is_sm90() {
+  int dev = 0, major = 0, minor = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+  return major == 9 && minor == 0;
+}
+
+}  // namespace
+
+CH05_LAUNCHER(v6_wgmma_tma) {
+  if (M <= 0 || N <= 0) return;
+#ifdef WB_CH05_HOPPER
+  static const bool hopper = device_is_sm90();
+  if (!hopper) {
+    throw std::runtime_error("v6_wgmma_tma needs sm_90a (Hopper, compute capability 9.0): wgmma and TMA do not "
+                             "exist on this GPU");
+  }
+  if (hopper::supports(M, N, K, A, B)) {
+    hopper::gemm<In, Out>(M, N, K, A, B, C, D, stream);
+    return;
+  }
+#endif
+  v5_mma_sync<In, Out>(M, N, K, A, B, C, D, stream);
+}
+
+CH05_INSTANTIATE(v6_wgmma_tma, __half, float);
+CH05_INSTANTIATE(v6_wgmma_tma, __half, __half);
+CH05_INSTANTIATE(v6_wgmma_tma, __nv_bfloat16, float);
+CH05_INSTANTIATE(v6_wgmma_tma, __nv_bfloat16, __nv_bfloat16);
+
+}  // namespace ch05::solution

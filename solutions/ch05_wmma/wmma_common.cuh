@@ -1,0 +1,113 @@
+// Pieces the WMMA steps (v1-v4) share: fragment types, the shared-memory "panel" layout,
+// tile loaders and the epilogue that writes a 16 x 16 accumulator tile to D.
+#pragma once
+#include <mma.h>
+
+#include <cstdint>
+
+#include "ch05.cuh"
+#include "cuda/errors.cuh"
+
+namespace ch05::solution {
+
+// The element type WMMA fragments use for an input type (INT8 fragments are signed char).
+template <class In> struct FragmentElement { using type = In; };
+template <> struct FragmentElement<int8_t> { using type = signed char; };
+template <class In> using frag_t = typename FragmentElement<In>::type;
+
+// Elements in one 16-byte vector of In: 8 for the 16-bit types, 16 for INT8.
+template <class In> inline constexpr int kVec = 16 / static_cast<int>(sizeof(In));
+
+// --- the panel layout ----------------------------------------------------------------
+// A (rows x BK) tile of A is kept as BK / 16 panels, each `rows` rows of 16 elements; a
+// (BK x cols) tile of B as cols / 16 panels of BK rows of 16 elements. Each panel row is
+// padded by 16 bytes, so
+//   * every 16 x 16 fragment starts on a 32-byte boundary, as WMMA requires, for every
+//     element type (an INT8 fragment 16 columns into a plain row would start 16 bytes in);
+//   * ldm (kPanelRow) is a multiple of 16 bytes;
+//   * consecutive rows start 48 (16-bit) or 32 (INT8) bytes apart, which spreads a
+//     fragment load's eight 16-byte row pieces over distinct banks.
+template <class In> inline constexpr int kPanelRow = 16 + kVec<In>;  // elements per padded panel row
+
+// Offset (in elements) of A-tile element (r, k) and of B-tile element (k, c).
+template <class In, int BM>
+__device__ __forceinline__ int a_panel(int r, int k) { return (k / 16) * BM * kPanelRow<In> + r * kPanelRow<In> + k % 16; }
+template <class In, int BK>
+__device__ __forceinline__ int b_panel(int k, int c) { return (c / 16) * BK * kPanelRow<In> + k * kPanelRow<In> + c % 16; }
+
+// Element-by-element tile loads, zeros outside the matrix: right for every shape.
+template <class In, int BM, int BK, int THREADS>
+__device__ __forceinline__ void load_a_scalar(In* sA, const In* A, int M, int K, int row0, int k0) {
+  for (int e = threadIdx.x; e < BM * BK; e += THREADS) {
+    const int r = e / BK, k = e % BK, gr = row0 + r, gk = k0 + k;
+    sA[a_panel<In, BM>(r, k)] = (gr < M && gk < K) ? A[size_t(gr) * K + gk] : zero<In>();
+  }
+}
+template <class In, int BK, int BN, int THREADS>
+__device__ __forceinline__ void load_b_scalar(In* sB, const In* B, int K, int N, int k0, int col0) {
+  for (int e = threadIdx.x; e < BK * BN; e += THREADS) {
+    const int k = e / BN, c = e % BN, gk = k0 + k, gc = col0 + c;
+    sB[b_panel<In, BK>(k, c)] = (gk < K && gc < N) ? B[size_t(gk) * N + gc] : zero<In>();
+  }
+}
+
+// 16-byte loads. Needs K (for A) and N (for B) to be multiples of kVec<In>, so that each
+// 16-byte piece of a row lies wholly inside the matrix or wholly outside it.
+template <class In, int BM, int BK, int THREADS>
+__device__ __forceinline__ void load_a_vec(In* sA, const In* A, int M, int K, int row0, int k0) {
+  constexpr int kPerRow = BK / kVec<In>;
+  for (int c = threadIdx.x; c < BM * kPerRow; c += THREADS) {
+    const int r = c / kPerRow, k = (c % kPerRow) * kVec<In>, gr = row0 + r, gk = k0 + k;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (gr < M && gk < K) v = *reinterpret_cast<const uint4*>(A + size_t(gr) * K + gk);
+    *reinterpret_cast<uint4*>(sA + a_panel<In, BM>(r, k)) = v;
+  }
+}
+template <class In, int BK, int BN, int THREADS>
+__device__ __forceinline__ void load_b_vec(In* sB, const In* B, int K, int N, int k0, int col0) {
+  constexpr int kPerRow = BN / kVec<In>;
+  for (int c = threadIdx.x; c < BK * kPerRow; c += THREADS) {
+    const int k = c / kPerRow, col = (c % kPerRow) * kVec<In>, gk = k0 + k, gc = col0 + col;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (gk < K && gc < N) v = *reinterpret_cast<const uint4*>(B + size_t(gk) * N + gc);
+    *reinterpret_cast<uint4*>(sB + b_panel<In, BK>(k, col)) = v;
+  }
+}
+
+// True when 16-byte loads are allowed: row lengths multiples of 16 bytes, bases aligned.
+template <class In>
+inline bool rows_aligned(const In* A, const In* B, int N, int K) {
+  return K % kVec<In> == 0 && N % kVec<In> == 0 && reinterpret_cast<uintptr_t>(A) % 16 == 0 &&
+         reinterpret_cast<uintptr_t>(B) % 16 == 0;
+}
+
+// --- the epilogue --------------------------------------------------------------------
+// One warp writes a 16 x 16 accumulator tile, first stored row-major into `scratch`
+// (256 accumulators, 32-byte aligned, the warp's own), to D at (row0, col0): C added in the
+// accumulator type, the sum rounded once to Out, elements outside M x N skipped.
+template <class In, class Out>
+__device__ __forceinline__ void write_tile(
+    const nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, acc_t<In>>& acc, acc_t<In>* scratch,
+    int row0, int col0, int M, int N, const Out* C, Out* D) {
+  nvcuda::wmma::store_matrix_sync(scratch, acc, 16, nvcuda::wmma::mem_row_major);
+  __syncwarp();
+  const int lane = threadIdx.x % 32;
+  for (int e = lane; e < 256; e += 32) {  // the warp writes two 16-element row pieces per pass
+    const int r = row0 + e / 16, c = col0 + e % 16;
+    if (r < M && c < N) {
+      const size_t at = size_t(r) * N + c;
+      acc_t<In> v = scratch[e];
+      if (C != nullptr) v += to_acc<acc_t<In>>(C[at]);
+      D[at] = to_out<Out>(v);
+    }
+  }
+  __syncwarp();  // the scratch is free again
+}
+
+// Raises a kernel's dynamic shared-memory limit once per kernel (above 48 KB needs it).
+template <class Kernel>
+void allow_dynamic_smem(Kernel* kernel, int bytes) {
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+}
+
+}  // namespace ch05::solution

@@ -1,0 +1,30 @@
+// Fixture submission "wrong-rectangles", exercise 4: the grid's x and y sizes are swapped (x
+// sized from the rows, y from the columns). Every index is bounds-checked, so nothing is
+// written out of range, and on squares it is right; on rectangles part of C is never written.
+#include "ch01.cuh"
+#include "cuda/errors.cuh"
+
+namespace ch01 {
+namespace {
+
+__global__ void matrix_add_kernel(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows,
+                                  int cols) {
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (row >= rows || col >= cols) return;
+  const size_t r = static_cast<size_t>(row);
+  c[r * ldc + col] = a[r * lda + col] + b[r * ldb + col];
+}
+
+}  // namespace
+
+void student::matrix_add(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows, int cols,
+                         cudaStream_t stream) {
+  if (rows <= 0 || cols <= 0) return;
+  const dim3 block(32, 8);
+  const dim3 grid((rows + block.x - 1) / block.x, (cols + block.y - 1) / block.y);  // swapped
+  matrix_add_kernel<<<grid, block, 0, stream>>>(a, lda, b, ldb, c, ldc, rows, cols);
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace ch01
