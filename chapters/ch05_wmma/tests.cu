@@ -1,7 +1,7 @@
 // Chapter 5 tests. The same file tests your kernels (preset ch05) and, built with
 // WB_TEST_SOLUTIONS, the cuBLAS reference and every step of the solution ladder
 // (ch05-solution). Every (kernel set, type pair, shape) is one test:
-//   Ch05Gemm/ex2_wmma_smem_bf16_f32_M17_N33_K65
+//   Shapes/Ch05Gemm.MatchesFloat64AndCublas/ex2_wmma_smem_bf16_bf16_M17_N33_K65
 // A failure names the shape, the wrong coordinates, expected vs got, a tile map, a
 // diagnosis where one fits, and the seed. A set that needs a newer GPU than this one
 // (BF16 and cp.async: sm_80; the wgmma bonus: exactly sm_90) is skipped with the reason.
@@ -103,7 +103,16 @@ TEST_P(Ch05Gemm, MatchesFloat64AndCublas) {
   WB_EXPECT_PASS(check_gemm(k, t, gemm_case(e), rng));
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, Ch05Gemm, ::testing::ValuesIn(cases(chapter_shapes(), all_types())), case_name);
+// One type pair per input type meets every shape: FP16 -> FP32, BF16 -> BF16, INT8 -> INT32.
+// The other two output types share the same main loops (only the epilogue differs) and
+// meet the shapes that exercise the edges.
+const std::vector<Types> kEveryShapeTypes = {Types::F16_F32, Types::BF16_BF16, Types::I8_I32};
+const std::vector<Types> kEdgeShapeTypes = {Types::F16_F16, Types::BF16_F32};
+const std::vector<wb::Extent3> kEdgeShapes = {{1, 1, 1},     {15, 17, 31},    {17, 33, 65},     {257, 255, 17},
+                                              {67, 129, 4097}, {136, 264, 72}, {520, 776, 1032}, {1024, 1024, 1024}};
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Ch05Gemm, ::testing::ValuesIn(cases(chapter_shapes(), kEveryShapeTypes)), case_name);
+INSTANTIATE_TEST_SUITE_P(Edges, Ch05Gemm, ::testing::ValuesIn(cases(kEdgeShapes, kEdgeShapeTypes)), case_name);
 
 // --- D = A * B + C on a few shapes ------------------------------------------------------
 

@@ -11,7 +11,10 @@
 // fragment starts on a 32-byte boundary, for INT8 too, and a fragment load touches
 // distinct banks.
 // Why it is still far from the tensor cores' rate: one fragment per warp, one mma per load
-// pair, and the whole block waits at each barrier for the next tile to arrive.
+// pair, 2-byte element copies, and the whole block waits at each barrier for the next tile.
+// Measured on an H100 it is even a little slower than v1, whose re-reads hit L1: staging
+// pays once each warp reuses its fragments (v3) and the copies are wide (v3) and
+// asynchronous (v4).
 //
 // Run: build/ch05-solution/bin/ch05_bench --impl=v2_wmma_smem,v1_wmma_global,reference
 #include "cuda/errors.cuh"
