@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Runs the whole GPU suite on a machine with an NVIDIA GPU:
 #   1. devicequery (with measured ceilings)
-#   2. configure + build every chapter's solutions, run their tests (ctest --preset all-solutions)
-#   3. configure + build the learner's stubs, check that each fails with "not implemented yet"
-#   4. run every chapter's benchmark (twice with --repeat, to show run-to-run agreement)
-#   5. print a summary table last
+#   2. configure + build every chapter (preset all-solutions), run the solutions', references',
+#      self-tests' and harness's tests: each test program once, all its cases in one process
+#      (fast); --ctest runs them through ctest instead, one process per case (slow, isolated)
+#   3. run the learner's stubs (the chNN_tests programs of the same build), check that each
+#      test fails with "not implemented yet"
+#   4. with --autotune: run ch04_autotune, which writes configs/ch04_sgemm.json for this GPU
+#   5. run every chapter's benchmark (twice with --repeat, to show run-to-run agreement)
+#   6. print a summary table last
 # Logs and JSON go to the output folder.
 #
 # usage: scripts/gpu-suite.sh [--out DIR] [--chapters "ch01 ch02"] [--quick] [--repeat] [--skip-build]
-#                             [--no-stubs] [--bench-timeout SECONDS]
+#                             [--no-stubs] [--ctest] [--autotune] [--bench-timeout SECONDS]
+#                             [--bench-chapters "ch02 ch03"]   (benchmarks of these only)
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,6 +24,9 @@ repeat=0
 skip_build=0
 stubs=1
 bench_timeout=0
+use_ctest=0
+autotune=0
+bench_chapters=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="${2:?--out needs a folder}"; shift 2 ;;
@@ -29,9 +37,13 @@ while [ $# -gt 0 ]; do
     --repeat) repeat=1; shift ;;
     --skip-build) skip_build=1; shift ;;
     --no-stubs) stubs=0; shift ;;
+    --ctest) use_ctest=1; shift ;;
+    --autotune) autotune=1; shift ;;
+    --bench-chapters) bench_chapters="${2:?--bench-chapters needs a list}"; shift 2 ;;
+    --bench-chapters=*) bench_chapters="${1#--bench-chapters=}"; shift ;;
     --bench-timeout) bench_timeout="${2:?--bench-timeout needs seconds}"; shift 2 ;;
     --bench-timeout=*) bench_timeout="${1#--bench-timeout=}"; shift ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "gpu-suite: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -76,26 +88,51 @@ bin=build/all-solutions
 cat "$out/devicequery.txt"
 
 # --- tests of the solutions, references, self-tests and harness -------------------------
-ctest --preset all-solutions -j "$jobs" --output-junit "$out/ctest-solutions.xml" > "$out/ctest-solutions.log" 2>&1
-sol_rc=$?
-note "ctest all-solutions: $(grep -E 'tests passed|tests failed' "$out/ctest-solutions.log" | tail -1)  (skipped: $(grep -c 'Skipped' "$out/ctest-solutions.log"))"
-[ $sol_rc = 0 ] || grep -E '\*\*\*Failed|Timeout|Exception' "$out/ctest-solutions.log" | head -20 | tee -a "$summary"
+if [ "$use_ctest" = 1 ]; then
+  ctest --preset all-solutions -j "$jobs" --output-junit "$out/ctest-solutions.xml" > "$out/ctest-solutions.log" 2>&1
+  sol_rc=$?
+  note "ctest all-solutions: $(grep -E 'tests passed|tests failed' "$out/ctest-solutions.log" | tail -1)  (skipped: $(grep -c 'Skipped' "$out/ctest-solutions.log"))"
+  [ $sol_rc = 0 ] || grep -E '\*\*\*Failed|Timeout|Exception' "$out/ctest-solutions.log" | head -20 | tee -a "$summary"
+else
+  # One process per test program: the same cases ctest would run, without the start-up
+  # cost of a process (and a CUDA context) per case.
+  ctest --test-dir "$bin" -L '^host$' -j "$jobs" > "$out/ctest-host.log" 2>&1
+  note "host tests: $(grep -E 'tests passed|tests failed' "$out/ctest-host.log" | tail -1)"
+  programs="harness_gpu_tests"
+  for ch in $chapters; do programs="$programs ${ch}_solution_tests ${ch}_selftests"; done
+  for p in $programs; do
+    [ -x "$bin/bin/$p" ] || continue
+    "$bin/bin/$p" --gtest_brief=1 --gtest_output="xml:$out/tests-$p.xml" > "$out/tests-$p.log" 2>&1
+    rc=$?
+    passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out/tests-$p.log" | tail -1)
+    failed=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out/tests-$p.log" | tail -1)
+    skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$out/tests-$p.log" | tail -1)
+    note "tests $p: exit $rc, passed ${passed:-0}, failed ${failed:-0}, skipped ${skipped:-0}"
+    [ $rc = 0 ] || grep -E '^\[  FAILED  \]' "$out/tests-$p.log" | head -10 | tee -a "$summary"
+  done
+fi
 
 # --- the learner's stubs must fail, each with the not-implemented message ---------------
-if [ "$stubs" = 1 ] && [ "$skip_build" = 0 ]; then
-  { cmake --preset all "${chapter_def[@]}" -DWORKBOOK_BUILD_ON_TEST=OFF && cmake --build --preset all -j "$jobs" -- -k 0; } > "$out/build-stubs.log" 2>&1 ||
-    note "build all (stubs): FAILED, see build-stubs.log"
-fi
 [ "$stubs" = 1 ] && for ch in $chapters; do
-  total=$(ctest --test-dir build/all -N -L "^${ch}-student\$" 2>/dev/null | sed -n 's/^Total Tests: //p')
-  ctest --test-dir build/all -L "^${ch}-student\$" --output-on-failure -j "$jobs" > "$out/ctest-stub-$ch.log" 2>&1
-  msgs=$(grep -c "not implemented yet" "$out/ctest-stub-$ch.log" || true)
-  fails=$(grep -c "\*\*\*Failed" "$out/ctest-stub-$ch.log" || true)
-  note "stub $ch: $fails of ${total:-?} tests fail; 'not implemented yet' printed $msgs times"
+  exe="$bin/bin/${ch}_tests"
+  [ -x "$exe" ] || { note "stub $ch: no ${ch}_tests built"; continue; }
+  "$exe" > "$out/tests-stub-$ch.log" 2>&1
+  total=$(sed -n 's/^\[==========\] \([0-9]*\) tests\{0,1\} from .* ran.*/\1/p' "$out/tests-stub-$ch.log" | tail -1)
+  fails=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\{0,1\}, listed below.*/\1/p' "$out/tests-stub-$ch.log" | tail -1)
+  msgs=$(grep -c "not implemented yet" "$out/tests-stub-$ch.log" || true)
+  note "stub $ch: ${fails:-0} of ${total:-?} tests fail; 'not implemented yet' printed $msgs times"
 done
 
+# --- the autotuner writes this GPU's best SGEMM configuration before the benchmarks -----
+if [ "$autotune" = 1 ] && [ -x "$bin/bin/ch04_autotune" ]; then
+  start=$(date +%s)
+  "$bin/bin/ch04_autotune" --markdown="$out/ch04-autotune.md" > "$out/ch04-autotune.log" 2>&1
+  note "ch04_autotune: exit $? in $(( $(date +%s) - start )) s (log ch04-autotune.log)"
+  [ -f configs/ch04_sgemm.json ] && cp configs/ch04_sgemm.json "$out/"
+fi
+
 # --- benchmarks ---------------------------------------------------------------------------
-for ch in $chapters; do
+for ch in ${bench_chapters:-$chapters}; do
   exe="$bin/bin/${ch}_bench"
   [ -x "$exe" ] || { note "bench $ch: no ${ch}_bench built"; continue; }
   limit=()
@@ -112,7 +149,7 @@ done
 echo
 echo "================ summary ================"
 cat "$summary"
-for ch in $chapters; do
+for ch in ${bench_chapters:-$chapters}; do
   [ -f "$out/$ch-bench.json" ] || continue
   echo
   echo "$ch — median us, GB/s, TFLOPS, % of measured roofline, x reference:"
