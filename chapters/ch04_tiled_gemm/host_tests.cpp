@@ -38,7 +38,9 @@ TEST(SgemmConfig, DefaultIsValidAndASweepCandidate) {
 
 TEST(SgemmConfig, InvalidCandidatesSayWhy) {
   auto problem = [](SgemmConfig c) { return std::string(sgemm_config_problem(c) ? sgemm_config_problem(c) : ""); };
-  EXPECT_NE(problem({256, 128, 16, 64, 64, 8, 16, 256}).find("48 KB"), std::string::npos);
+  EXPECT_NE(problem({128, 128, 32, 64, 32, 8, 8, 256}).find("64 KB"), std::string::npos);
+  EXPECT_EQ(problem({256, 128, 16, 64, 64, 8, 16, 256}), "") << "49.7 KB: above the 48 KB default, allowed by opting in";
+  EXPECT_NE(problem({128, 128, 8, 64, 32, 8, 8, 256, 2}).find("pf"), std::string::npos);
   EXPECT_NE(problem({128, 128, 8, 32, 32, 4, 8, 512}).find("A's tile"), std::string::npos);
   EXPECT_NE(problem({128, 128, 8, 64, 32, 8, 8, 512}).find("warp tiles"), std::string::npos);
   EXPECT_NE(problem({128, 128, 8, 32, 32, 4, 4, 512}).find("32 lanes"), std::string::npos);
@@ -58,6 +60,13 @@ TEST(SgemmConfig, SharedMemoryOfTheDefault) {
 TEST(SgemmConfigFile, JsonRoundTrip) {
   const SgemmConfig c{64, 128, 16, 32, 64, 8, 8, 128};
   EXPECT_EQ(config_from_json(wb::Json::parse(config_to_json(c).dump())), c);
+  const SgemmConfig p{128, 128, 8, 64, 32, 8, 8, 256, 1};
+  EXPECT_EQ(p.name(), "128x128x8_w64x32_t8x8_n256_pf");
+  EXPECT_EQ(config_from_json(wb::Json::parse(config_to_json(p).dump())), p);
+  // Files written before "pf" existed still read, as pf = 0.
+  EXPECT_EQ(config_from_json(wb::Json::parse(
+                R"({"bm":64,"bn":128,"bk":16,"wm":32,"wn":64,"tm":8,"tn":8,"threads":128})")),
+            c);
   EXPECT_THROW(config_from_json(wb::Json::parse(R"({"bm": 128})")), std::runtime_error);
   EXPECT_THROW(config_from_json(wb::Json::parse(
                    R"({"bm":128,"bn":128,"bk":8.5,"wm":64,"wn":32,"tm":8,"tn":8,"threads":256})")),
@@ -143,6 +152,29 @@ TEST(SgemmConfigFile, MergingKeepsTheOtherGpus) {
   EXPECT_EQ(config_from_json(*doc.find("gpus")->find(h100)->find("best")), (SgemmConfig{128, 64, 8, 64, 32, 8, 8, 128}));
   EXPECT_EQ(doc.find("gpus")->object_items().size(), 2u);
   EXPECT_THROW(merge_tune_entry(wb::Json::parse("[1, 2]"), h100, one), std::runtime_error);
+}
+
+TEST(SgemmConfigFile, PerShapeWinnersAreUsedForNearbyShapes) {
+  const SgemmConfig best = {128, 128, 8, 32, 64, 8, 8, 256};
+  const SgemmConfig small = {64, 128, 16, 32, 64, 8, 8, 128};
+  const SgemmConfig large = {128, 128, 16, 64, 64, 16, 8, 128};
+  const std::string text = R"({"gpus": {"G sm_90": {"best": )" + config_to_json(best).dump() +
+                           R"(, "shapes": [{"shape": "M1024_N1024_K1024", "best": ")" + small.name() +
+                           R"("}, {"shape": "M4096_N4096_K4096", "best": ")" + large.name() +
+                           R"("}, {"shape": "M2048_N2048_K2048", "best": "not_compiled_in"}, {"shape": "junk", "best": ")" +
+                           small.name() + R"("}]}}})";
+  const auto choice = choose_sgemm_config(text, "f.json", "G sm_90", {best, small, large});
+  ASSERT_TRUE(choice.from_file) << choice.source;
+  ASSERT_EQ(choice.by_shape.size(), 2u) << "the unknown config and the malformed shape are left out";
+  EXPECT_EQ(config_for_shape(choice, 1024, 1024, 1024), small);
+  EXPECT_EQ(config_for_shape(choice, 1000, 1100, 900), small);
+  EXPECT_EQ(config_for_shape(choice, 4096, 4096, 4096), large);
+  EXPECT_EQ(config_for_shape(choice, 4096, 2048, 8192), large);
+  EXPECT_EQ(config_for_shape(choice, 7, 5, 3), best) << "far from every swept shape: the overall winner";
+  EXPECT_EQ(config_for_shape(ConfigChoice{best, false, "default", {}}, 1024, 1024, 1024), best);
+  EXPECT_FALSE(parse_shape_key("M1_N2").has_value());
+  EXPECT_FALSE(parse_shape_key("M1_N2_K3x").has_value());
+  EXPECT_EQ(parse_shape_key("M4096_N1024_K8192")->n, 1024);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "sgemm_config.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -9,7 +11,7 @@ namespace ch04 {
 
 std::string SgemmConfig::name() const {
   return std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + "_w" + std::to_string(wm) + "x" +
-         std::to_string(wn) + "_t" + std::to_string(tm) + "x" + std::to_string(tn) + "_n" + std::to_string(threads);
+         std::to_string(wn) + "_t" + std::to_string(tm) + "x" + std::to_string(tn) + "_n" + std::to_string(threads) + (pf ? "_pf" : "");
 }
 
 std::string gpu_key(const std::string& gpu_name, int major, int minor) {
@@ -32,14 +34,16 @@ wb::Json config_to_json(const SgemmConfig& c) {
   j.set("tm", c.tm);
   j.set("tn", c.tn);
   j.set("threads", c.threads);
+  j.set("pf", c.pf);
   j.set("name", c.name());
   return j;
 }
 
 SgemmConfig config_from_json(const wb::Json& j) {
   if (!j.is_object()) throw std::runtime_error("a configuration must be a JSON object");
-  auto field = [&](const char* name) {
+  auto field = [&](const char* name, bool optional = false) {
     const wb::Json* v = j.find(name);
+    if (v == nullptr && optional) return 0;
     if (v == nullptr) throw std::runtime_error(std::string("the configuration has no \"") + name + "\"");
     if (!v->is_number()) throw std::runtime_error(std::string("\"") + name + "\" must be a number");
     const double d = v->number();
@@ -48,7 +52,8 @@ SgemmConfig config_from_json(const wb::Json& j) {
     }
     return static_cast<int>(d);
   };
-  return {field("bm"), field("bn"), field("bk"), field("wm"), field("wn"), field("tm"), field("tn"), field("threads")};
+  return {field("bm"), field("bn"), field("bk"), field("wm"), field("wn"), field("tm"), field("tn"), field("threads"),
+          field("pf", true)};
 }
 
 ConfigChoice choose_sgemm_config(const std::optional<std::string>& text, const std::string& path,
@@ -70,10 +75,47 @@ ConfigChoice choose_sgemm_config(const std::optional<std::string>& text, const s
     if (std::find(available.begin(), available.end(), c) == available.end()) {
       return fall_back(path + " names " + c.name() + " for '" + key + "', which this build does not compile");
     }
-    return {c, true, path + ", entry '" + key + "'"};
+    ConfigChoice out{c, true, path + ", entry '" + key + "'", {}};
+    if (const wb::Json* shapes = entry->find("shapes"); shapes != nullptr && shapes->is_array()) {
+      for (const wb::Json& s : shapes->array_items()) {
+        const wb::Json* shape = s.is_object() ? s.find("shape") : nullptr;
+        const wb::Json* winner = s.is_object() ? s.find("best") : nullptr;
+        if (shape == nullptr || winner == nullptr || !shape->is_string() || !winner->is_string()) continue;
+        auto w = parse_shape_key(shape->string());
+        const auto it = std::find_if(available.begin(), available.end(),
+                                     [&](const SgemmConfig& a) { return a.name() == winner->string(); });
+        if (!w || it == available.end()) continue;  // a shape winner this build lacks: the overall best
+        w->config = *it;
+        out.by_shape.push_back(*w);
+      }
+    }
+    if (!out.by_shape.empty()) {
+      out.source += " (" + std::to_string(out.by_shape.size()) + " per-shape winners)";
+    }
+    return out;
   } catch (const std::exception& e) {
     return fall_back(path + " could not be read: " + e.what());
   }
+}
+
+std::optional<ShapeWinner> parse_shape_key(const std::string& key) {
+  long long m = 0, n = 0, k = 0;
+  char tail = 0;
+  if (std::sscanf(key.c_str(), "M%lld_N%lld_K%lld%c", &m, &n, &k, &tail) != 3 || m <= 0 || n <= 0 || k <= 0) {
+    return std::nullopt;
+  }
+  return ShapeWinner{m, n, k, {}};
+}
+
+SgemmConfig config_for_shape(const ConfigChoice& choice, long long m, long long n, long long k) {
+  const SgemmConfig* best = nullptr;
+  double best_distance = std::log(4.0) + 1e-9;  // farther than this: the overall winner
+  auto ratio = [](long long a, long long b) { return std::fabs(std::log(double(std::max(a, 1LL)) / double(b))); };
+  for (const auto& w : choice.by_shape) {
+    const double d = ratio(m, w.m) + ratio(n, w.n) + ratio(k, w.k);
+    if (d < best_distance) best_distance = d, best = &w.config;
+  }
+  return best != nullptr ? *best : choice.config;
 }
 
 ConfigChoice choose_sgemm_config_file(const std::string& path, const std::string& key,

@@ -25,6 +25,8 @@ struct SgemmConfig {
   int wm = 0, wn = 0;          // warp tile: (WM x WN) of C per warp
   int tm = 0, tn = 0;          // thread tile: (TM x TN) of C per thread, in 4 x 4 sub-blocks
   int threads = 0;             // threads per block
+  int pf = 0;                  // 1: each k's fragments are read from shared memory one k ahead
+                               // (register double buffering), name suffix "_pf"
 
   std::string name() const;  // "128x128x8_w64x32_t8x8_n256"
   friend constexpr bool operator==(const SgemmConfig&, const SgemmConfig&) = default;
@@ -33,8 +35,9 @@ struct SgemmConfig {
 // Padding (floats) at the end of each row of the transposed A tile in shared memory: it
 // spreads the transposing stores over the banks and keeps rows 16-byte aligned.
 inline constexpr int kSgemmAPad = 4;
-// Static shared memory per block, without opting in to more.
-inline constexpr int kSgemmSmemLimit = 48 * 1024;
+// Shared memory per block. The kernel takes it as dynamic shared memory and opts in above
+// the 48 KB default; 64 KB is what every GPU from sm_75 on allows one block.
+inline constexpr int kSgemmSmemLimit = 64 * 1024;
 
 // Bytes of shared memory: two buffers of A's (BK, BM + pad) and B's (BK, BN) tiles.
 constexpr int sgemm_smem_bytes(const SgemmConfig& c) { return 2 * c.bk * ((c.bm + kSgemmAPad) + c.bn) * 4; }
@@ -59,7 +62,8 @@ constexpr const char* sgemm_config_problem(const SgemmConfig& c) {
   if ((c.bm * c.bk / 4) % c.threads != 0) return "A's tile (BM*BK/4 float4) must split evenly over the threads";
   if ((c.bk * c.bn / 4) % c.threads != 0) return "B's tile (BK*BN/4 float4) must split evenly over the threads";
   if (c.tm * c.tn > 128) return "more than 128 accumulators per thread: they would spill out of the registers";
-  if (sgemm_smem_bytes(c) > kSgemmSmemLimit) return "the two buffers need more than 48 KB of static shared memory";
+  if (c.pf != 0 && c.pf != 1) return "pf (fragment prefetch) is 0 or 1";
+  if (sgemm_smem_bytes(c) > kSgemmSmemLimit) return "the two buffers need more than 64 KB of shared memory";
   return nullptr;
 }
 
@@ -84,8 +88,15 @@ inline constexpr SgemmConfig kSgemmCandidates[] = {
     {64, 64, 8, 32, 32, 8, 4, 128},
     {256, 128, 8, 64, 64, 8, 16, 256},   // large tiles: most reuse, fewest blocks
     {128, 256, 8, 64, 64, 16, 8, 256},
-    {256, 128, 16, 64, 64, 8, 16, 256},  // invalid: 49.7 KB of shared memory
-    {128, 128, 32, 64, 32, 8, 8, 256},   // invalid: 65 KB of shared memory
+    {256, 128, 16, 64, 64, 8, 16, 256},  // 49.7 KB of shared memory: opts in above 48 KB
+    {128, 256, 16, 64, 64, 16, 8, 256},
+    // Fragment prefetch: the FMAs of step k run on registers loaded during step k - 1.
+    {128, 128, 8, 64, 32, 8, 8, 256, 1},
+    {128, 128, 8, 32, 64, 8, 8, 256, 1},
+    {128, 128, 16, 64, 64, 16, 8, 128, 1},
+    {128, 256, 8, 64, 64, 16, 8, 256, 1},
+    {64, 128, 16, 32, 64, 8, 8, 128, 1},
+    {128, 128, 32, 64, 32, 8, 8, 256},   // invalid: 66.5 KB of shared memory
     {128, 128, 8, 32, 32, 4, 8, 512},    // invalid: A's 256 float4 over 512 threads
     {128, 128, 8, 64, 32, 8, 8, 512},    // invalid: 8 warp tiles for 16 warps
     {128, 128, 8, 32, 32, 4, 4, 512},    // invalid: 64 thread tiles per warp tile
@@ -103,12 +114,28 @@ wb::Json config_to_json(const SgemmConfig& c);
 // Throws std::runtime_error naming the missing or malformed field.
 SgemmConfig config_from_json(const wb::Json& j);
 
-// Which configuration to run, and a sentence saying where it came from.
+// The winner on one of the sweep's shapes.
+struct ShapeWinner {
+  long long m = 0, n = 0, k = 0;
+  SgemmConfig config;
+};
+
+// Which configuration to run, and a sentence saying where it came from. `by_shape` holds
+// the sweep's per-shape winners that this build compiles (empty without a file entry).
 struct ConfigChoice {
   SgemmConfig config;
   bool from_file = false;
   std::string source;
+  std::vector<ShapeWinner> by_shape;
 };
+
+// The configuration for one problem: the winner of the sweep shape nearest to (m, n, k)
+// (distance: the sum of |log| ratios of the three sizes), or `choice.config` when there
+// are no per-shape winners or the nearest is more than a factor of 4 away in total.
+SgemmConfig config_for_shape(const ConfigChoice& choice, long long m, long long n, long long k);
+
+// "M1024_N1024_K1024" -> (1024, 1024, 1024); nullopt if it is not of that form.
+std::optional<ShapeWinner> parse_shape_key(const std::string& key);
 // From the file's text (`path` only names it in messages); nullopt text: no such file.
 // Falls back to `fallback` when the file is missing or malformed, has no entry for
 // `key`, or names a configuration that is not in `available` (not compiled in).

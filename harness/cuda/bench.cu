@@ -137,12 +137,25 @@ std::vector<double> time_fair(const Timed& t, cudaStream_t stream, benchmark::St
 
 }  // namespace
 
+// Timed samples of one case: enough for about 0.1 s at the case's roofline time (the
+// fastest it could run on this GPU's measured ceilings), at least 10 and at most 100. A
+// fixed count keeps a run short and predictable: every sample waits for an L2 flush and new
+// inputs, which cost more than a fast kernel, so a minimum time per case would mean
+// thousands of samples. The median of 10 to 100 samples is stable to well under 1%.
+int64_t default_samples(const Case& c, const Ceilings& measured) {
+  const double floor_s = roofline_pct(c.bytes, c.flops, c.peak, 1.0, measured) / 100.0;  // time at 100%
+  if (!(floor_s > 0)) return 30;
+  return std::clamp<int64_t>(static_cast<int64_t>(0.1 / floor_s), 10, 100);
+}
+
 Suite::Suite(std::string chapter, std::string title)
     : chapter_(std::move(chapter)), title_(std::move(title)), args_(chapter_ + "_bench", title_) {
   args_.add_flag("quick", "fewer and smaller shapes", &quick_);
   args_.add_string("impl", "only these, comma-separated: student, solution, reference, or a version name",
                    &impl_filter_);
   args_.add_string("json", "results file (default results/" + chapter_ + "-<date>-<time>.json)", &json_path_);
+  args_.add_int("samples", "timed samples per case (default: about 0.1 s of the roofline time, 10 to 100)",
+                &samples_, 1, 100000);
   args_.add_flag("remeasure", "measure this GPU's ceilings again instead of using the cache", &remeasure_);
 }
 
@@ -401,7 +414,7 @@ int Suite::run(int argc, char** argv, const std::function<void()>& build_cases) 
                                    [this, i](benchmark::State& st) { run_case(i, &st); })
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond)
-          ->MinTime(0.3);
+          ->Iterations(samples_ > 0 ? samples_ : default_samples(c, ctx.measured.values));
     }
     benchmark::RunSpecifiedBenchmarks();
     prepared_launch_ = nullptr;

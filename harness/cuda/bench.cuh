@@ -80,6 +80,7 @@ class Suite {
   std::string chapter_, title_;
   ArgParser args_;
   bool quick_ = false, remeasure_ = false;
+  int64_t samples_ = 0;  // --samples; 0: default_samples()
   std::string impl_filter_, json_path_;
   std::vector<Case> cases_;
   std::vector<Result> results_;

@@ -16,7 +16,11 @@
 //     v8_configs.cu over several shapes and writes the winner for this GPU into
 //     configs/ch04_sgemm.json; this launcher reads that file once, at its first call, and
 //     falls back to 128x128x8, warp 64x32, thread 8x8, 256 threads when the file has no
-//     entry for this GPU. It says which configuration it runs, and why, once on stderr.
+//     entry for this GPU. The sweep also keeps each shape's winner: a problem near one of
+//     the swept shapes runs that shape's winner (small grids want small tiles, large ones
+//     large tiles). It says which configurations it runs, and why, once on stderr.
+//   * Optionally (configurations named "_pf"), each k's fragments are read from shared
+//     memory one step ahead, into a second set of registers.
 // Arithmetic intensity (128 x 128 tiles): 32 FLOP per byte from L2, and each element of A
 // and B is fetched from DRAM roughly once per 128-wide panel: far above the ridge point.
 // What limits it: instruction issue. Per k a thread issues 64 FFMA and 4 LDS.128: at best
@@ -41,9 +45,16 @@ namespace ch04::solution {
 namespace {
 
 struct Chosen {
-  V8Entry entry;
+  ConfigChoice choice;
   std::string note;
 };
+
+const V8Entry& entry_for(const SgemmConfig& c) {
+  const auto& reg = v8_registry();
+  const auto it = std::find_if(reg.begin(), reg.end(), [&](const V8Entry& e) { return e.config == c; });
+  if (it == reg.end()) throw std::logic_error("v8: configuration " + c.name() + " is not compiled in");
+  return *it;
+}
 
 // Decided once per process, on the first call (the current GPU then).
 const Chosen& chosen() {
@@ -56,11 +67,14 @@ const Chosen& chosen() {
     std::vector<SgemmConfig> available;
     for (const auto& e : v8_registry()) available.push_back(e.config);
     const std::string path = sgemm_config_path(std::getenv("WORKBOOK_CONFIG_DIR"), WB_CH04_CONFIG_DIR);
-    const ConfigChoice choice = choose_sgemm_config_file(path, key, available);
-    const auto& reg = v8_registry();
-    const auto it = std::find_if(reg.begin(), reg.end(), [&](const V8Entry& e) { return e.config == choice.config; });
-    if (it == reg.end()) throw std::logic_error("v8: the default configuration is not compiled in");
-    Chosen out{*it, "v8_double_buffering: config " + choice.config.name() + " on " + key + ", from " + choice.source};
+    Chosen out{choose_sgemm_config_file(path, key, available), ""};
+    entry_for(out.choice.config);  // the fallback must be compiled in
+    out.note = "v8_double_buffering: config " + out.choice.config.name() + " on " + key + ", from " +
+               out.choice.source;
+    for (const auto& w : out.choice.by_shape) {
+      out.note += "\n  near " + std::to_string(w.m) + "x" + std::to_string(w.n) + "x" + std::to_string(w.k) + ": " +
+                  w.config.name();
+    }
     std::fprintf(stderr, "%s\n", out.note.c_str());
     return out;
   }();
@@ -74,7 +88,8 @@ std::string v8_config_note() { return chosen().note; }
 void v8_double_buffering(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                          float beta, float* C, int ldc, cudaStream_t stream) {
   if (M == 0 || N == 0) return;
-  chosen().entry.launch(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+  const SgemmConfig c = config_for_shape(chosen().choice, M, N, K);
+  entry_for(c).launch(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
 }
 
 }  // namespace ch04::solution

@@ -28,7 +28,7 @@ constexpr int v8_min_blocks(int threads, int tm, int tn, int a_loads, int b_load
 // blocks resident at one time share A's row panels and B's column panels in L2.
 constexpr int kV8GroupRows = 8;
 
-template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS>
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int PF>
 __global__ void __launch_bounds__(THREADS, v8_min_blocks(THREADS, TM, TN, BM* BK / 4 / THREADS, BK* BN / 4 / THREADS))
     v8_kernel(int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B,
               int ldb, float beta, float* C, int ldc, bool a_vec, bool b_vec, bool c_vec) {
@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(THREADS, v8_min_blocks(THREADS, TM, TN, BM* BK
   static_assert(BK % 4 == 0 && (BM * BK / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0,
                 "every thread loads the same number of float4 of each tile");
   static_assert(TM * TN <= 128, "more than 128 accumulators per thread would spill");
-  static_assert(2 * BK * ((BM + kSgemmAPad) + BN) * 4 <= kSgemmSmemLimit, "at most 48 KB of static shared memory");
+  static_assert(2 * BK * ((BM + kSgemmAPad) + BN) * 4 <= kSgemmSmemLimit, "at most 64 KB of shared memory");
 
   constexpr int kLanesN = WN / TN;
   constexpr int kSweepM = 4 * (WM / TM);
@@ -50,8 +50,12 @@ __global__ void __launch_bounds__(THREADS, v8_min_blocks(THREADS, TM, TN, BM* BK
   constexpr int kALoads = BM * BK / 4 / THREADS, kBLoads = BK * BN / 4 / THREADS;
 
   // Two buffers of each tile: while the FMAs read one, the next tile is stored into the other.
-  __shared__ __align__(16) float a_tile[2][BK][BM + kSgemmAPad];  // A's (BM, BK) tile, transposed, padded
-  __shared__ __align__(16) float b_tile[2][BK][BN];               // (BK of K, BN cols of C)
+  //   a_tile[2][BK][BM + pad]   A's (BM, BK) tile, transposed, padded
+  //   b_tile[2][BK][BN]         (BK of K, BN cols of C)
+  // Dynamic shared memory (the launcher opts in above 48 KB), viewed as these arrays.
+  extern __shared__ __align__(16) float v8_smem[];
+  auto a_tile = reinterpret_cast<float(*)[BK][BM + kSgemmAPad]>(v8_smem);
+  auto b_tile = reinterpret_cast<float(*)[BK][BN]>(v8_smem + 2 * BK * (BM + kSgemmAPad));
 
   // Which tile of C: block rows in groups of kV8GroupRows, column by column within a group.
   const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
@@ -121,23 +125,37 @@ __global__ void __launch_bounds__(THREADS, v8_min_blocks(THREADS, TM, TN, BM* BK
     const bool more = t + 1 < num_tiles;
     if (more) load_tile((t + 1) * BK);  // in flight while the FMAs below run
 
-    float a_reg[TM], b_reg[TN];
-#pragma unroll
-    for (int k = 0; k < BK; ++k) {
+    // One k's fragments: TM values of A's column k, TN values of B's row k. With PF = 1 two
+    // sets alternate, and step k + 1's loads are issued before step k's FMAs, so the
+    // shared-memory latency hides behind TM * TN FMAs instead of stalling them.
+    float a_reg[PF + 1][TM], b_reg[PF + 1][TN];
+    auto load_fragments = [&](int k, int set) {
 #pragma unroll
       for (int i = 0; i < TM / 4; ++i) {
         const float4 v = *reinterpret_cast<const float4*>(&a_tile[buf][k][m_base + i * kSweepM]);
-        a_reg[4 * i + 0] = v.x, a_reg[4 * i + 1] = v.y, a_reg[4 * i + 2] = v.z, a_reg[4 * i + 3] = v.w;
+        a_reg[set][4 * i + 0] = v.x, a_reg[set][4 * i + 1] = v.y, a_reg[set][4 * i + 2] = v.z,
+        a_reg[set][4 * i + 3] = v.w;
       }
 #pragma unroll
       for (int j = 0; j < TN / 4; ++j) {
         const float4 v = *reinterpret_cast<const float4*>(&b_tile[buf][k][n_base + j * kSweepN]);
-        b_reg[4 * j + 0] = v.x, b_reg[4 * j + 1] = v.y, b_reg[4 * j + 2] = v.z, b_reg[4 * j + 3] = v.w;
+        b_reg[set][4 * j + 0] = v.x, b_reg[set][4 * j + 1] = v.y, b_reg[set][4 * j + 2] = v.z,
+        b_reg[set][4 * j + 3] = v.w;
+      }
+    };
+    if constexpr (PF == 1) load_fragments(0, 0);
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      const int set = PF == 1 ? (k & 1) : 0;
+      if constexpr (PF == 1) {
+        if (k + 1 < BK) load_fragments(k + 1, set ^ 1);
+      } else {
+        load_fragments(k, 0);
       }
 #pragma unroll
       for (int i = 0; i < TM; ++i) {
 #pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a_reg[i], b_reg[j], acc[i][j]);
+        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a_reg[set][i], b_reg[set][j], acc[i][j]);
       }
     }
     // The other buffer was last read in iteration t - 1, and every thread has passed the
@@ -164,7 +182,7 @@ __global__ void __launch_bounds__(THREADS, v8_min_blocks(THREADS, TM, TN, BM* BK
 
 // Launches v8_kernel with one configuration; the SgemmFn signature, so configurations can
 // sit in a table.
-template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS>
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int PF>
 void v8_launch(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
                float* C, int ldc, cudaStream_t stream) {
   if (M == 0 || N == 0) return;
@@ -172,8 +190,17 @@ void v8_launch(int M, int N, int K, float alpha, const float* A, int lda, const 
   if (blocks > INT32_MAX) throw std::invalid_argument("sgemm: the matrix has more tiles than a grid can hold");
   const dim3 grid(static_cast<unsigned>(blocks));
   const dim3 block(THREADS);
-  const auto kernel = v8_kernel<BM, BN, BK, WM, WN, TM, TN, THREADS>;
-  kernel<<<grid, block, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vector_ok(A, lda),
+  const auto kernel = v8_kernel<BM, BN, BK, WM, WN, TM, TN, THREADS, PF>;
+  constexpr int smem = 2 * BK * ((BM + kSgemmAPad) + BN) * 4;
+  if constexpr (smem > 48 * 1024) {
+    // Above 48 KB a kernel must opt in, once per process (and per device it runs on).
+    static const bool opted_in = [&] {
+      CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      return true;
+    }();
+    (void)opted_in;
+  }
+  kernel<<<grid, block, smem, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vector_ok(A, lda),
                                      vector_ok(B, ldb), vector_ok(C, ldc));
   WB_CHECK_LAUNCH();
 }

@@ -234,7 +234,13 @@ int run(int argc, char** argv) {
         CUDA_CHECK(cudaFuncGetAttributes(&attr, cand.entry->kernel));
         cand.regs = attr.numRegs;
         cand.spill_bytes = attr.localSizeBytes;
-        if (attr.maxThreadsPerBlock < c.threads) {
+        int dev = 0, smem_optin = 0;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+        if (sgemm_smem_bytes(c) > smem_optin) {
+          cand.skip = "needs " + std::to_string(sgemm_smem_bytes(c)) + " bytes of shared memory per block; this GPU "
+                      "allows " + std::to_string(smem_optin);
+        } else if (attr.maxThreadsPerBlock < c.threads) {
           cand.skip = "needs " + std::to_string(attr.numRegs) + " registers per thread: at most " +
                       std::to_string(attr.maxThreadsPerBlock) + " threads per block fit, not " +
                       std::to_string(c.threads);
