@@ -93,9 +93,12 @@ inline constexpr SgemmConfig kSgemmCandidates[] = {
     // Fragment prefetch: the FMAs of step k run on registers loaded during step k - 1.
     {128, 128, 8, 64, 32, 8, 8, 256, 1},
     {128, 128, 8, 32, 64, 8, 8, 256, 1},
-    {128, 128, 16, 64, 64, 16, 8, 128, 1},
     {128, 256, 8, 64, 64, 16, 8, 256, 1},
-    {64, 128, 16, 32, 64, 8, 8, 128, 1},
+    // Large tiles with BK = 16: 512 threads at 64 accumulators each, or other warp shapes.
+    {256, 128, 16, 64, 32, 8, 8, 512},
+    {128, 256, 16, 32, 64, 8, 8, 512},
+    {128, 256, 16, 32, 128, 16, 8, 256},
+    {128, 256, 16, 64, 64, 8, 16, 256},
     {128, 128, 32, 64, 32, 8, 8, 256},   // invalid: 66.5 KB of shared memory
     {128, 128, 8, 32, 32, 4, 8, 512},    // invalid: A's 256 float4 over 512 threads
     {128, 128, 8, 64, 32, 8, 8, 512},    // invalid: 8 warp tiles for 16 warps
