@@ -14,6 +14,8 @@ the numbers as a table.
 Exit status: 0 written, 2 bad input (a results file that does not parse ...), 3 no matplotlib.
 """
 import argparse
+import re
+import textwrap
 import os
 import sys
 
@@ -101,7 +103,9 @@ def main():
     def tick(ch):
         s = scores[ch]
         status = "not started" if s["done"] == 0 else f"{s['done']} of {s['ops']} ops done"
-        return f"{ch}: {newest[ch].get('title', '').split(':')[0]}\n{status}"
+        # The chapter's title up to its first ':', ',' or ';', wrapped to fit under its bars.
+        short = re.split(r"[:,;]", newest[ch].get("title", ""))[0].strip()
+        return "\n".join(textwrap.wrap(f"{ch}: {short}", 22)) + f"\n{status}"
     ax.set_xticks(range(len(chapters)))
     ax.set_xticklabels([tick(ch) for ch in chapters], fontsize=8.5)
     ax.set_xlim(-0.6, len(chapters) - 0.4)
