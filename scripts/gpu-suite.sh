@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole GPU suite on a machine with an NVIDIA GPU:
-#   1. devicequery (with measured ceilings)
+#   1. devicequery (with measured ceilings) and instpeak (FFMA and mma.sync ceilings)
 #   2. configure + build every chapter (preset all-solutions), run the solutions', references',
 #      self-tests' and harness's tests: each test program once, all its cases in one process
 #      (fast); --ctest runs them through ctest instead, one process per case (slow, isolated)
@@ -90,6 +90,8 @@ bin=build/all-solutions
 "$bin/bin/devicequery" --measure > "$out/devicequery.txt" 2>&1
 "$bin/bin/devicequery" --measure --json > "$out/devicequery.json" 2>/dev/null
 cat "$out/devicequery.txt"
+# The instruction ceilings (FFMA, mma.sync) that chapters 4 and 5 compare against.
+[ -x "$bin/bin/instpeak" ] && "$bin/bin/instpeak" > "$out/instpeak.txt" 2>&1 && cat "$out/instpeak.txt"
 
 # --- tests of the solutions, references, self-tests and harness -------------------------
 if [ "$use_ctest" = 1 ]; then

@@ -10,13 +10,16 @@
 //   * no padding: the tiles are dense, and the 16-byte pieces of each row are permuted
 //     by an XOR with the row number, so that the eight rows an ldmatrix phase reads fall in
 //     eight different bank groups (conflict-free) and the cp.async writes stay 16 bytes wide.
-//       A tile (128 x 64): piece p (of 8) of row r is stored at piece p ^ (r % 8)
-//                 (128 x 32): piece p (of 4) of row r at piece p ^ ((r / 2) % 4)
-//       B tile (BK x 256): piece p (of 32) of row k is stored at piece p ^ (k % 8)
+//       A tile (128 x 32): piece p (of 4) of row r is stored at piece p ^ ((r / 2) % 4)
+//       B tile (32 x 256): piece p (of 32) of row k is stored at piece p ^ (k % 8)
 //   * 128 x 256 block tiles (8 warps, 2 x 4) and blocks launched in groups of 8 block rows,
-//     so that blocks running together reuse the same columns of B from L2. Two depths:
-//     64 along K with 3 stages (144 KB of shared memory) where the GPU allows it, else 32
-//     with 4 stages (96 KB, which every sm_80+ GPU has).
+//     so that blocks running together reuse the same columns of B from L2; 32 along K with
+//     4 stages (96 KB of shared memory, which every sm_80+ GPU has).
+//   * two sets of fragments: while the tensor cores work on one 16-deep step, ldmatrix
+//     already fetches the next one's, across the tile boundary too (the barrier sits before
+//     the last step of a tile, not after it). With only 8 warps per SM (each holds ~250
+//     registers), a warp must hide its own shared-memory latency: this took 4096^3 BF16
+//     on an H100 from 392 us to 370 us.
 // Edges: the 16-byte copies fill zeros outside the matrix (K and N multiples of 8); other
 // shapes load element by element into the same layout.
 // Why faster: each byte read from shared memory feeds 2x more tensor-core work than v4,
@@ -43,14 +46,17 @@ struct Config {
   static constexpr int SMEM = STAGES * (A_STAGE + B_STAGE) * 2;
   static constexpr int MIN_BLOCKS = THREADS <= 128 ? 2 : 1;   // at most 255 registers per thread either way
   static_assert(BK % 16 == 0 && BK / 8 <= 8, "rows of A: 2 to 8 pieces of 16 bytes");
+  static_assert((BK / 16) % 2 == 0, "an even number of k steps per tile: the two fragment sets alternate");
   static_assert(BN % 64 == 0, "rows of B: whole groups of 8 pieces");
   static_assert(WM % 16 == 0 && WN % 16 == 0, "ldmatrix.x4 covers 16 x 16");
   static_assert(MT * 16 == WM && NT * 8 == WN, "the warp tile is whole 16 x 8 mma tiles");
   static_assert((BM * BK / 8) % THREADS == 0 && (BK * BN / 8) % THREADS == 0, "whole pieces per thread");
 };
 
-using Wide = Config<128, 256, 32, 2, 4, 4>;  //  96 KB: fits every sm_80+ GPU (sm_86/89 allow 99 KB)
-using Deep = Config<128, 256, 64, 2, 4, 3>;  // 144 KB: sm_80 (163 KB) and sm_90 (227 KB); half the barriers
+// 96 KB of shared memory: fits every sm_80+ GPU (sm_86/89 allow 99 KB). Measured on an
+// H100 at 4096^3 BF16: 370 us. A 64-deep step with 3 stages (144 KB, half the barriers)
+// took 440 us: its second fragment set pushes ptxas past 255 registers and it spills.
+using Tile = Config<128, 256, 32, 2, 4, 4>;
 
 [[maybe_unused]] constexpr int kGroupM = 8;  // block rows launched together (unused before sm_80)
 
@@ -132,43 +138,66 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
 
+  // Fragments for one 16-deep step kk of a tile: rows of A through ldmatrix, columns of B
+  // through ldmatrix.trans (16 x 16 each).
+  auto load_frags = [&](uint32_t (&a)[MT][4], uint32_t (&b)[NT / 2][4], int stage, int kk) {
+    const In* a_tile = sA + stage * Cfg::A_STAGE;
+    const In* b_tile = sB + stage * Cfg::B_STAGE;
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
+    for (int i = 0; i < MT; ++i) {  // rows wm*WM + i*16 + (lane % 16), k pieces 2kk + lane / 16
+      const int r = wm * WM + i * 16 + (lane & 15), p = kk * 2 + (lane >> 4);
+      ldmatrix_x4(a[i], smem_u32(a_tile + a_off<Cfg>(r, p)));
+    }
+#pragma unroll
+    for (int j = 0; j < NT / 2; ++j) {  // k rows 16kk + (lane % 16), 16 columns from wn*WN + j*16
+      const int k = kk * 16 + (lane & 15), p = (wn * WN + j * 16) / 8 + (lane >> 4);
+      ldmatrix_x4_trans(b[j], smem_u32(b_tile + b_off<Cfg>(k, p)));
+    }
+  };
+
+  // Fill every stage: tiles 0 .. STAGES-1, one commit group each (empty past the end).
+#pragma unroll
+  for (int s = 0; s < STAGES; ++s) {
     if (s < tiles) {
       load_stage<Cfg, In, kAsync>(sA + s * Cfg::A_STAGE, sB + s * Cfg::B_STAGE, A, B, M, N, K, row0, col0, s * BK);
     }
     cp_async_commit();
   }
+  cp_async_wait<STAGES - 1>();  // tile 0 is in
+  __syncthreads();
+
+  // Two sets of fragments: while the tensor cores work on step kk, the next step's
+  // fragments are already on their way from shared memory.
+  constexpr int KK = BK / 16;
+  uint32_t a[2][MT][4], b[2][NT / 2][4];
+  load_frags(a[0], b[0], 0, 0);
 
   for (int t = 0; t < tiles; ++t) {
-    cp_async_wait<STAGES - 2>();
-    __syncthreads();
-    const int next = t + STAGES - 1;
-    if (next < tiles) {
-      const int s = next % STAGES;
-      load_stage<Cfg, In, kAsync>(sA + s * Cfg::A_STAGE, sB + s * Cfg::B_STAGE, A, B, M, N, K, row0, col0, next * BK);
-    }
-    cp_async_commit();
-
-    const In* a_tile = sA + (t % STAGES) * Cfg::A_STAGE;
-    const In* b_tile = sB + (t % STAGES) * Cfg::B_STAGE;
 #pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {
-      uint32_t a[MT][4], b[NT / 2][4];
-#pragma unroll
-      for (int i = 0; i < MT; ++i) {  // rows wm*WM + i*16 + (lane % 16), k pieces 2kk + lane / 16
-        const int r = wm * WM + i * 16 + (lane & 15), p = kk * 2 + (lane >> 4);
-        ldmatrix_x4(a[i], smem_u32(a_tile + a_off<Cfg>(r, p)));
-      }
-#pragma unroll
-      for (int j = 0; j < NT / 2; ++j) {  // k rows 16kk + (lane % 16), 16 columns from wn*WN + j*16
-        const int k = kk * 16 + (lane & 15), p = (wn * WN + j * 16) / 8 + (lane >> 4);
-        ldmatrix_x4_trans(b[j], smem_u32(b_tile + b_off<Cfg>(k, p)));
+    for (int kk = 0; kk < KK; ++kk) {
+      if (kk == KK - 1) {
+        // Every warp has its fragments of tile t (the last ones were read at kk - 1), so
+        // after the barrier its stage may be refilled with tile t + STAGES; and tile t + 1
+        // must have landed before its first fragments are read just below.
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();
+        if (t + STAGES < tiles) {
+          const int s = t % STAGES;
+          load_stage<Cfg, In, kAsync>(sA + s * Cfg::A_STAGE, sB + s * Cfg::B_STAGE, A, B, M, N, K, row0, col0,
+                                      (t + STAGES) * BK);
+        }
+        cp_async_commit();
+        if (t + 1 < tiles) load_frags(a[(kk + 1) % 2], b[(kk + 1) % 2], (t + 1) % STAGES, 0);
+      } else {
+        load_frags(a[(kk + 1) % 2], b[(kk + 1) % 2], t % STAGES, kk + 1);
       }
 #pragma unroll
       for (int i = 0; i < MT; ++i)
 #pragma unroll
-        for (int j = 0; j < NT; ++j) mma_16816<In>(acc[i][j], a[i], b[j / 2][(j % 2) * 2], b[j / 2][(j % 2) * 2 + 1]);
+        for (int j = 0; j < NT; ++j) {
+          const uint32_t(&bj)[4] = b[kk % 2][j / 2];
+          mma_16816<In>(acc[i][j], a[kk % 2][i], bj[(j % 2) * 2], bj[(j % 2) * 2 + 1]);
+        }
     }
   }
   cp_async_wait<0>();
@@ -212,28 +241,14 @@ void run(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cu
   if (aligned) {
     launch<Cfg, In, Out, true>(M, N, K, A, B, C, D, stream);
   } else {
-    launch<Wide, In, Out, false>(M, N, K, A, B, C, D, stream);
+    launch<Cfg, In, Out, false>(M, N, K, A, B, C, D, stream);
   }
-}
-
-// Deep when the GPU lets a block have 144 KB of shared memory (measured on an H100 at
-// 4096^3 BF16: 388 us against 425 us for Wide), Wide otherwise.
-bool deep_fits() {
-  int dev = 0, optin = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  return optin >= Deep::SMEM;
 }
 
 }  // namespace
 
 CH05_LAUNCHER(v5_mma_sync) {
-  static const bool deep = deep_fits();
-  if (deep) {
-    run<Deep, In, Out>(M, N, K, A, B, C, D, stream);
-  } else {
-    run<Wide, In, Out>(M, N, K, A, B, C, D, stream);
-  }
+  run<Tile, In, Out>(M, N, K, A, B, C, D, stream);
 }
 
 CH05_INSTANTIATE(v5_mma_sync, __half, float);

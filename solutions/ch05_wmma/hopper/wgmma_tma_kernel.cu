@@ -22,6 +22,13 @@
 //   * a persistent grid: one block per SM walks over the tiles (grouped by 8 block rows for
 //     L2 reuse), so the producer already fetches the next tile while the consumers write
 //     the last one.
+//   * a TMA-store epilogue (16-bit outputs without C): each consumer warpgroup rounds its
+//     64 x 256 accumulators into a swizzled tile in shared memory, makes the writes visible
+//     to the copy engine (fence.proxy.async), and one thread stores the tile with four TMA
+//     boxes. The threads go back to the next tile's math at once instead of issuing 4-byte
+//     stores that use half of each sector. The tile costs 64 KB, so the A/B pipeline has
+//     3 stages instead of 4. Measured on an H100 at 4096^3 BF16: 200 us -> 181 us (0.88x ->
+//     0.98x cuBLAS). FP32 outputs, or a C to add, keep the register epilogue.
 // Shared-memory layout (4 stages, 48 KB each, 1024-byte aligned for the 128 B swizzle):
 //   A stage: 128 rows x 64 K values, one TMA box, 128 bytes per row ("K-major").
 //   B stage: four boxes of 64 K rows x 64 N values (128 bytes is the widest row a 128 B
@@ -56,14 +63,23 @@
 namespace ch05::solution::hopper {
 namespace {
 
-constexpr int kBM = 128, kBN = 256, kBK = 64, kStages = 4;
+constexpr int kBM = 128, kBN = 256, kBK = 64;
 constexpr int kConsumers = 2;                          // consumer warpgroups, 64 rows each
 constexpr int kThreads = (1 + kConsumers) * 128;       // + the producer warpgroup
 constexpr int kBoxN = 64;                              // columns of B per TMA box (128 bytes)
 constexpr int kABytes = kBM * kBK * 2;                 // 16 KB per stage
 constexpr int kBBoxBytes = kBK * kBoxN * 2;            // 8 KB
 constexpr int kBBytes = kBK * kBN * 2;                 // 32 KB per stage
-constexpr int kSmemBytes = kStages * (kABytes + kBBytes) + 1024;  // + room to align to 1024
+// The output tile staged for a TMA store (16-bit outputs without C): 4 boxes of 64 columns
+// per consumer warpgroup, each 64 rows x 128 bytes, in the same 128-byte swizzle as B.
+constexpr int kDBoxBytes = 64 * 128;                   // 8 KB
+constexpr int kDBytes = kConsumers * (kBN / 64) * kDBoxBytes;  // 64 KB
+// Stages of the A/B pipeline: 4 with the register epilogue; 3 when the output tile needs
+// its 64 KB (4 x 48 + 64 KB would not fit in the 227 KB a block may use).
+template <bool kTmaStore>
+constexpr int kStagesOf = kTmaStore ? 3 : 4;
+template <bool kTmaStore>
+constexpr int kSmemBytesOf = kStagesOf<kTmaStore> * (kABytes + kBBytes) + (kTmaStore ? kDBytes : 0) + 1024;  // + align
 constexpr int kGroupM = 8;
 static_assert(kBM == 64 * kConsumers, "each consumer warpgroup owns 64 rows");
 static_assert(kBK * 2 == 128, "one A row per 128-byte swizzle row");
@@ -106,6 +122,31 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
           dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
       : "memory");
+}
+
+// The reverse: a 2-D box from shared memory at `src` to the tensor at (c0, c1); elements
+// outside the tensor are not written. Tracked per thread in "bulk groups".
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, uint32_t src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(c0), "r"(c1), "r"(src)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Waits until this thread's earlier bulk stores have read their shared memory (it may be
+// written again) ...
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+// ... or until they are complete.
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+// Makes this thread's ordinary shared-memory writes visible to the copy engine.
+__device__ __forceinline__ void fence_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// A barrier for the 128 threads of one warpgroup (ids 1, 2; 0 is __syncthreads).
+__device__ __forceinline__ void warpgroup_barrier(int id) {
+  asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
 }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -213,6 +254,20 @@ __device__ __forceinline__ void wgmma_step(float (&d)[128], uint64_t desc_a, uin
   else wgmma_m64n256k16_f16(d, desc_a, desc_b);
 }
 
+// Two accumulators rounded to a 16-bit pair, stored to shared memory at `addr`.
+template <class Out>
+__device__ __forceinline__ void st_shared_pair(uint32_t addr, float v0, float v1) {
+  uint32_t bits;
+  if constexpr (std::is_same_v<Out, __half>) {
+    const __half2 h = __floats2half2_rn(v0, v1);
+    bits = *reinterpret_cast<const uint32_t*>(&h);
+  } else {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(v0, v1);
+    bits = *reinterpret_cast<const uint32_t*>(&h);
+  }
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(bits) : "memory");
+}
+
 // Tile index -> (block row, block column), in groups of kGroupM block rows.
 __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int& bm, int& bn) {
   const int per_group = kGroupM * tiles_n, group = tile / per_group;
@@ -221,16 +276,20 @@ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, 
   bn = (tile % per_group) / rows;
 }
 
-template <class In, class Out>
+// kTmaStore: the epilogue stages the output tile in shared memory and writes it with TMA
+// stores (16-bit outputs, no C); otherwise each thread stores its accumulators directly.
+template <class In, class Out, bool kTmaStore>
 __global__ void __launch_bounds__(kThreads, 1)
-    wgmma_tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int M,
-                     int N, int K, const Out* C, Out* D) {
+    wgmma_tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                     const __grid_constant__ CUtensorMap map_d, int M, int N, int K, const Out* C, Out* D) {
 #if defined(CH05_SM90A)
+  constexpr int kStages = kStagesOf<kTmaStore>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
-  __shared__ __align__(8) uint64_t full_bar[kStages], empty_bar[kStages];
+  __shared__ __align__(8) uint64_t full_bar[4], empty_bar[4];  // kStages of each are used
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;  // the 128 B swizzle repeats every 1024 bytes
   auto a_stage = [&](int s) { return base + uint32_t(s * kABytes); };
   auto b_stage = [&](int s) { return base + uint32_t(kStages * kABytes + s * kBBytes); };
+  const uint32_t d_tile = base + uint32_t(kStages * (kABytes + kBBytes));  // kTmaStore only
   auto full = [&](int s) { return smem_u32(&full_bar[s]); };
   auto empty = [&](int s) { return smem_u32(&empty_bar[s]); };
 
@@ -305,17 +364,45 @@ __global__ void __launch_bounds__(kThreads, 1)
       pin(d);
       if (held >= 0) release(held);
 
-      // Epilogue from the registers: warp w of the warpgroup holds rows 16w .. 16w + 15;
-      // in each 8-column chunk j, d[4j], d[4j + 1] are row g, columns 2q, 2q + 1 and
-      // d[4j + 2], d[4j + 3] row g + 8 (g = lane / 4, q = lane % 4). Rows and columns
-      // outside D are skipped.
-      const int r = bm * kBM + cw * 64 + warp * 16 + (lane >> 2);
-      const int c0 = bn * kBN + 2 * (lane & 3);
+      // Epilogue. Warp w of the warpgroup holds rows 16w .. 16w + 15 of its 64; in each
+      // 8-column chunk j, d[4j], d[4j + 1] are row g, columns 2q, 2q + 1 and d[4j + 2],
+      // d[4j + 3] row g + 8 (g = lane / 4, q = lane % 4).
+      if constexpr (kTmaStore) {
+        // Into shared memory, then TMA stores: the warpgroup goes on to its next tile while
+        // the copy engine writes this one (and clips it at the matrix's edges).
+        const int g = lane >> 2, q = lane & 3, row = warp * 16 + g;  // row within the 64
+        const uint32_t mine = d_tile + uint32_t(cw * (kBN / 64) * kDBoxBytes);
+        if (threadIdx.x % 128 == 0) bulk_wait_read();  // the last tile's stores have read it
+        warpgroup_barrier(1 + cw);
 #pragma unroll
-      for (int j = 0; j < kBN / 8; ++j) {
-        store_pair(D, C, M, N, r, c0 + j * 8, d[4 * j], d[4 * j + 1]);
-        store_pair(D, C, M, N, r + 8, c0 + j * 8, d[4 * j + 2], d[4 * j + 3]);
+        for (int j = 0; j < kBN / 8; ++j) {
+          // Box j / 8, 16-byte chunk j % 8 of the row, swizzled by the row (row % 8 == g).
+          const uint32_t at = mine + uint32_t((j / 8) * kDBoxBytes + ((j % 8) ^ g) * 16 + q * 4);
+          st_shared_pair<Out>(at + row * 128, d[4 * j], d[4 * j + 1]);
+          st_shared_pair<Out>(at + (row + 8) * 128, d[4 * j + 2], d[4 * j + 3]);
+        }
+        fence_async_shared();
+        warpgroup_barrier(1 + cw);
+        if (threadIdx.x % 128 == 0) {
+#pragma unroll
+          for (int b = 0; b < kBN / 64; ++b) {
+            tma_store_2d(&map_d, mine + uint32_t(b * kDBoxBytes), bn * kBN + b * 64, bm * kBM + cw * 64);
+          }
+          bulk_commit();
+        }
+      } else {
+        // Straight from the registers; rows and columns outside D are skipped.
+        const int r = bm * kBM + cw * 64 + warp * 16 + (lane >> 2);
+        const int c0 = bn * kBN + 2 * (lane & 3);
+#pragma unroll
+        for (int j = 0; j < kBN / 8; ++j) {
+          store_pair(D, C, M, N, r, c0 + j * 8, d[4 * j], d[4 * j + 1]);
+          store_pair(D, C, M, N, r + 8, c0 + j * 8, d[4 * j + 2], d[4 * j + 3]);
+        }
       }
+    }
+    if constexpr (kTmaStore) {
+      if (threadIdx.x % 128 == 0) bulk_wait_all();  // shared memory must outlive the stores
     }
   }
 #else
@@ -378,6 +465,22 @@ int sm_count() {
   return n;
 }
 
+template <class In, class Out, bool kTmaStore>
+void launch_with(const MapCache<In>& maps, const CUtensorMap& map_d, int M, int N, int K, const Out* C, Out* D,
+                 cudaStream_t stream) {
+  auto* kernel = &wgmma_tma_kernel<In, Out, kTmaStore>;
+  constexpr int smem = kSmemBytesOf<kTmaStore>;
+  static const bool raised = [&] {
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    return true;
+  }();
+  (void)raised;
+  const long long tiles = (long long)((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN);
+  const int grid = static_cast<int>(std::min<long long>(tiles, sm_count()));  // persistent: one block per SM
+  kernel<<<grid, kThreads, smem, stream>>>(maps.map_a, maps.map_b, map_d, M, N, K, C, D);
+  WB_CHECK_LAUNCH();
+}
+
 template <class In, class Out>
 void launch(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cudaStream_t stream) {
   static MapCache<In> cache;
@@ -386,16 +489,22 @@ void launch(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D,
     cache.map_b = make_map(B, uint64_t(N), uint64_t(K), kBoxN, kBK);  // B: K rows of N
     cache.a = A, cache.b = B, cache.m = M, cache.n = N, cache.k = K;
   }
-  auto* kernel = &wgmma_tma_kernel<In, Out>;
-  static const bool raised = [&] {
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-    return true;
-  }();
-  (void)raised;
-  const long long tiles = (long long)((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN);
-  const int grid = static_cast<int>(std::min<long long>(tiles, sm_count()));  // persistent: one block per SM
-  kernel<<<grid, kThreads, kSmemBytes, stream>>>(cache.map_a, cache.map_b, M, N, K, C, D);
-  WB_CHECK_LAUNCH();
+  // The TMA-store epilogue: 16-bit outputs (D has the inputs' type), no C to add, and a
+  // 16-byte aligned D (its rows are, since N % 8 == 0).
+  if constexpr (std::is_same_v<In, Out>) {
+    if (C == nullptr && reinterpret_cast<uintptr_t>(D) % 16 == 0) {
+      static Out* last_d = nullptr;
+      static int last_m = 0, last_n = 0;
+      static CUtensorMap map_d{};
+      if (last_d != D || last_m != M || last_n != N) {
+        map_d = make_map(static_cast<const In*>(D), uint64_t(N), uint64_t(M), 64, 64);  // D: M rows of N
+        last_d = D, last_m = M, last_n = N;
+      }
+      launch_with<In, Out, true>(cache, map_d, M, N, K, C, D, stream);
+      return;
+    }
+  }
+  launch_with<In, Out, false>(cache, CUtensorMap{}, M, N, K, C, D, stream);
 }
 
 }  // namespace
