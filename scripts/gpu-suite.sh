@@ -12,7 +12,7 @@
 # Logs and JSON go to the output folder.
 #
 # usage: scripts/gpu-suite.sh [--out DIR] [--chapters "ch01 ch02"] [--quick] [--repeat] [--skip-build]
-#                             [--no-stubs] [--ctest] [--autotune] [--bench-timeout SECONDS]
+#                             [--no-stubs] [--no-bench] [--ctest] [--autotune] [--bench-timeout SECONDS]
 #                             [--bench-chapters "ch02 ch03"]   (benchmarks of these only)
 #                             [--test-chapters "ch04"]         (tests and stubs of these only)
 set -uo pipefail
@@ -29,6 +29,7 @@ use_ctest=0
 autotune=0
 bench_chapters=""
 test_chapters=""
+bench=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="${2:?--out needs a folder}"; shift 2 ;;
@@ -41,13 +42,14 @@ while [ $# -gt 0 ]; do
     --no-stubs) stubs=0; shift ;;
     --ctest) use_ctest=1; shift ;;
     --autotune) autotune=1; shift ;;
+    --no-bench) bench=0; shift ;;
     --bench-chapters) bench_chapters="${2:?--bench-chapters needs a list}"; shift 2 ;;
     --bench-chapters=*) bench_chapters="${1#--bench-chapters=}"; shift ;;
     --test-chapters) test_chapters="${2:?--test-chapters needs a list}"; shift 2 ;;
     --test-chapters=*) test_chapters="${1#--test-chapters=}"; shift ;;
     --bench-timeout) bench_timeout="${2:?--bench-timeout needs seconds}"; shift 2 ;;
     --bench-timeout=*) bench_timeout="${1#--bench-timeout=}"; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {print}' "$0"; exit 0 ;;
     *) echo "gpu-suite: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -142,7 +144,7 @@ if [ "$autotune" = 1 ] && [ -x "$bin/bin/ch04_autotune" ]; then
 fi
 
 # --- benchmarks ---------------------------------------------------------------------------
-for ch in ${bench_chapters:-$chapters}; do
+[ "$bench" = 1 ] && for ch in ${bench_chapters:-$chapters}; do
   exe="$bin/bin/${ch}_bench"
   [ -x "$exe" ] || { note "bench $ch: no ${ch}_bench built"; continue; }
   limit=()
