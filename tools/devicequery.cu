@@ -104,19 +104,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "devicequery: %s\n", e.what());
     return 2;
   }
-  if (const auto reason = wb::gpu_missing_reason()) {
-    std::fprintf(stderr, "devicequery: %s\n", reason->c_str());
-    return 1;
-  }
   try {
-    int count = 0;
-    CUDA_CHECK(cudaGetDeviceCount(&count));
-    if (device >= count) {
-      std::fprintf(stderr, "devicequery: --device=%lld, but this machine has %d GPU(s) (0..%d)\n",
-                   static_cast<long long>(device), count, count - 1);
-      return 2;
-    }
-    CUDA_CHECK(cudaSetDevice(static_cast<int>(device)));
+    if (const int code = wb::select_tool_device("devicequery", device)) return code;
     const wb::DeviceInfo d = wb::query_device(static_cast<int>(device));
     wb::MeasuredCeilings m;
     if (measure || remeasure) m = wb::measured_ceilings(d, remeasure);

@@ -172,19 +172,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "instpeak: %s\n", e.what());
     return 2;
   }
-  if (const auto reason = wb::gpu_missing_reason()) {
-    std::fprintf(stderr, "instpeak: %s\n", reason->c_str());
-    return 1;
-  }
   try {
-    int count = 0;
-    CUDA_CHECK(cudaGetDeviceCount(&count));
-    if (device >= count) {
-      std::fprintf(stderr, "instpeak: --device=%lld, but this machine has %d GPU(s) (0..%d)\n",
-                   static_cast<long long>(device), count, count - 1);
-      return 2;
-    }
-    CUDA_CHECK(cudaSetDevice(static_cast<int>(device)));
+    if (const int code = wb::select_tool_device("instpeak", device)) return code;
     const wb::DeviceInfo d = wb::query_device(static_cast<int>(device));
     const auto results = measure(d);
     if (json) {

@@ -23,6 +23,22 @@ std::optional<std::string> gpu_missing_reason() {
 
 std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 
+int select_tool_device(const char* tool, long long index) {
+  if (const auto reason = gpu_missing_reason()) {
+    std::fprintf(stderr, "%s: %s\n", tool, reason->c_str());
+    return 1;
+  }
+  int count = 0;
+  CUDA_CHECK(cudaGetDeviceCount(&count));
+  if (index < 0 || index >= count) {
+    std::fprintf(stderr, "%s: --device=%lld, but this machine has %d GPU(s) (0..%d)\n", tool, index, count,
+                 count - 1);
+    return 2;
+  }
+  CUDA_CHECK(cudaSetDevice(static_cast<int>(index)));
+  return 0;
+}
+
 DeviceInfo query_device(int device) {
   if (device < 0) CUDA_CHECK(cudaGetDevice(&device));
   DeviceInfo d;

@@ -38,6 +38,11 @@ struct DeviceInfo {
 };
 
 DeviceInfo query_device(int device = -1);  // -1: the current device
+
+// For command-line tools: checks that a GPU is visible and that `index` names one, then
+// makes it current. Returns 0, or prints "<tool>: <why>" to stderr and returns the exit
+// code to use (1: no usable GPU, 2: no GPU with that index).
+int select_tool_device(const char* tool, long long index);
 std::string version_text(int cuda_version);  // 13000 -> "13.0"
 
 }  // namespace wb
