@@ -2,16 +2,15 @@
 #
 # Every chapter has the same shape, so this function needs no per-chapter code:
 #
-#   chapters/chNN_name/   chNN.cuh (interface)  ex*.cu (the learner's kernels)
-#                         variants.cu  check.cu  tests.cu  bench.cu
+#   chapters/chNN_name/   chNN.cuh (interface)  spec.cu (the ops, declared once)
+#                         ex*.cu (the learner's kernels)  variants.cu (their list)
 #   reference/chNN_name/  *.cu  (library versions, "variant 0")
 #   solutions/chNN_name/  *.cu  (the worked ladder v1 ... vN)
 #   harness/selftest/chNN_*.cu  (broken kernels the checks must reject; optional)
 #   chapters/chNN_name/host_tests.cpp, extra.cmake         (optional)
 #
-# Targets: chNN_student / chNN_solution / chNN_reference (libraries), chNN_check,
-# chNN_tests (learner), chNN_solution_tests, chNN_bench (all three side by side),
-# chNN_selftests.
+# Targets: chNN_spec / chNN_student / chNN_solution / chNN_reference / chNN_broken
+# (libraries), chNN_tests (learner), chNN_solution_tests, chNN_selftests, chNN_bench.
 
 # The chapters present in the tree, filtered by WORKBOOK_CHAPTERS.
 function(workbook_chapter_list out_var)
@@ -46,11 +45,22 @@ endfunction()
 # Each test program carries one label, which the test presets filter on:
 #   chNN-student   the learner's kernels            chNN-solution  solutions, reference, self-tests
 #   host           no GPU needed                    harness-gpu    the harness's own GPU tests
+# The learner's test programs are also remembered for plain `ctest` in the repository root
+# (cmake/LearnerCTest.cmake).
 function(workbook_add_gtest target label)
-  target_link_libraries(${target} PRIVATE workbook_gtest_main)
+  # A program generated from op specs brings its own main (harness/spec/tests_main.cu).
+  if(NOT "NO_MAIN" IN_LIST ARGN)
+    target_link_libraries(${target} PRIVATE workbook_gtest_main)
+  endif()
   gtest_discover_tests(${target}
     DISCOVERY_MODE PRE_TEST
     PROPERTIES LABELS ${label} TIMEOUT 300)
+  if(label MATCHES "-student$")
+    # gtest_discover_tests has just appended the program's include file to the directory's list.
+    get_property(_include_files DIRECTORY PROPERTY TEST_INCLUDE_FILES)
+    list(GET _include_files -1 _include_file)
+    set_property(GLOBAL APPEND PROPERTY WORKBOOK_LEARNER_TEST_FILES ${_include_file})
+  endif()
 endfunction()
 
 function(workbook_add_chapter id)
@@ -64,42 +74,61 @@ function(workbook_add_chapter id)
       message(FATAL_ERROR "Chapter ${id} has no ${_dir} folder; every chapter needs chapters/, reference/ and solutions/ parts.")
     endif()
   endforeach()
+  if(NOT EXISTS ${_chapter}/spec.cu)
+    message(FATAL_ERROR "Chapter ${id} has no ${_chapter}/spec.cu: every chapter declares its ops there "
+                        "(see chapters/ch01_indexing/spec.cu and harness/spec/op.cuh).")
+  endif()
 
-  # The learner's kernels, the library reference and the worked solutions.
-  file(GLOB _student_src CONFIGURE_DEPENDS ${_chapter}/ex*.cu)
+  # The op specs, and the four libraries of launchers whose variants they test.
+  file(GLOB _student_src CONFIGURE_DEPENDS ${_chapter}/ex*.cu ${_chapter}/variants.cu)
   file(GLOB _reference_src CONFIGURE_DEPENDS ${_reference}/*.cu)
   file(GLOB _solution_src CONFIGURE_DEPENDS ${_solutions}/*.cu)
-  add_library(${id}_student STATIC ${_student_src} ${_chapter}/variants.cu)
+  file(GLOB _broken_src CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/harness/selftest/${id}_*.cu)
+  add_library(${id}_spec STATIC ${_chapter}/spec.cu)
+  add_library(${id}_student STATIC ${_student_src})
   add_library(${id}_reference STATIC ${_reference_src})
   add_library(${id}_solution STATIC ${_solution_src})
-  add_library(${id}_check STATIC ${_chapter}/check.cu)
-  foreach(_lib IN ITEMS student reference solution check)
-    target_include_directories(${id}_${_lib} PUBLIC ${_chapter})
+  set(_libs spec student reference solution)
+  if(_broken_src)
+    add_library(${id}_broken STATIC ${_broken_src})
+    list(APPEND _libs broken)
+  endif()
+  foreach(_lib IN LISTS _libs)
+    target_include_directories(${id}_${_lib} PUBLIC ${_chapter} ${_reference} ${_solutions})
     workbook_cuda_options(${id}_${_lib})
+    target_link_libraries(${id}_${_lib} PUBLIC workbook_spec)
   endforeach()
   target_link_libraries(${id}_reference PUBLIC CUDA::cublas)
+  # The learner's files get every warning the compiler has: `ctest --preset chNN` shows them.
+  target_compile_options(${id}_student PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wextra>)
 
-  # Tests: the learner's build tests the learner's kernels; the solution build tests
-  # the reference and every step of the solution ladder with the same checks.
-  add_executable(${id}_tests ${_chapter}/tests.cu)
-  target_link_libraries(${id}_tests PRIVATE ${id}_student ${id}_check)
-  workbook_cuda_options(${id}_tests)
-  workbook_add_gtest(${id}_tests ${id}-student)
-
-  add_executable(${id}_solution_tests ${_chapter}/tests.cu)
-  target_compile_definitions(${id}_solution_tests PRIVATE WB_TEST_SOLUTIONS=1)
-  target_link_libraries(${id}_solution_tests PRIVATE ${id}_solution ${id}_reference ${id}_check)
-  workbook_cuda_options(${id}_solution_tests)
-  workbook_add_gtest(${id}_solution_tests ${id}-solution)
-
-  # Broken kernels that the chapter's checks must reject.
-  file(GLOB _selftest_src CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/harness/selftest/${id}_*.cu)
-  if(_selftest_src)
-    add_executable(${id}_selftests ${_selftest_src})
-    target_link_libraries(${id}_selftests PRIVATE ${id}_check)
-    workbook_cuda_options(${id}_selftests)
-    workbook_add_gtest(${id}_selftests ${id}-solution)
+  # Test programs: what is under test is what is linked (every variant in the libraries).
+  #   chNN_tests           the learner's kernels                   label chNN-student
+  #   chNN_solution_tests  the reference and every ladder step      label chNN-solution
+  #   chNN_selftests       broken kernels the checks must reject     label chNN-solution
+  set(_programs "tests:student" "solution_tests:reference,solution")
+  if(_broken_src)
+    list(APPEND _programs "selftests:broken")
   endif()
+  foreach(_program IN LISTS _programs)
+    string(REPLACE ":" ";" _parts ${_program})
+    list(GET _parts 0 _suffix)
+    list(GET _parts 1 _with)
+    string(REPLACE "," ";" _with ${_with})
+    add_executable(${id}_${_suffix} ${PROJECT_SOURCE_DIR}/harness/spec/tests_main.cu)
+    set(_link "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_spec>")
+    foreach(_w IN LISTS _with)
+      list(APPEND _link "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_${_w}>")
+    endforeach()
+    target_link_libraries(${id}_${_suffix} PRIVATE ${_link} GTest::gtest)
+    workbook_cuda_options(${id}_${_suffix})
+    if(_suffix STREQUAL "tests")
+      set(_label ${id}-student)
+    else()
+      set(_label ${id}-solution)
+    endif()
+    workbook_add_gtest(${id}_${_suffix} ${_label} NO_MAIN)
+  endforeach()
 
   # Host-only tests of the chapter, if it has any.
   if(EXISTS ${_chapter}/host_tests.cpp)
@@ -110,9 +139,12 @@ function(workbook_add_chapter id)
   endif()
 
   # The benchmark: learner, solution ladder and reference side by side in one run.
-  add_executable(${id}_bench ${_chapter}/bench.cu)
-  target_link_libraries(${id}_bench PRIVATE ${id}_student ${id}_solution ${id}_reference ${id}_check
-                        workbook_bench)
+  add_executable(${id}_bench ${PROJECT_SOURCE_DIR}/harness/spec/bench_main.cu)
+  target_compile_definitions(${id}_bench PRIVATE WB_CHAPTER_ID="${id}")
+  target_link_libraries(${id}_bench PRIVATE
+    "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_spec>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_student>"
+    "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_solution>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_reference>"
+    workbook_bench)
   workbook_cuda_options(${id}_bench)
 
   # Anything else a chapter builds (an autotuner, a data generator) goes in its extra.cmake,

@@ -3,15 +3,13 @@
 // You write the four launchers declared in namespace ch01::student, one per file:
 //   ex1_vector_add.cu     ex2_vector_add_x2.cu     ex3_rgb_to_grey.cu     ex4_matrix_add.cu
 // Each launcher receives device pointers and a stream, picks a grid, launches its kernel on
-// that stream and checks the launch. Nothing else in the chapter needs to change.
+// that stream and checks the launch. Nothing else in the chapter needs to change: spec.cu
+// declares how each op is checked and timed, variants.cu lists your launchers.
 //
 // All data is FP32 and row-major. Pointers come from cudaMalloc (256-byte aligned).
 #pragma once
 #include <cuda_runtime.h>
 
-#include <ostream>
-#include <string>
-#include <vector>
 
 namespace ch01 {
 
@@ -32,23 +30,6 @@ using MatrixAddFn = void(const float* a, int lda, const float* b, int ldb, float
 
 // The grey weights (ITU-R BT.601 luma).
 inline constexpr float kRedWeight = 0.299f, kGreenWeight = 0.587f, kBlueWeight = 0.114f;
-
-// One set of kernels: the learner's, one step of the solution ladder, or the library
-// reference. A null entry means "this set has no version of that exercise".
-struct Kernels {
-  std::string name;
-  VectorAddFn* vector_add = nullptr;
-  VectorAddFn* vector_add_x2 = nullptr;
-  RgbToGreyFn* rgb_to_grey = nullptr;
-  MatrixAddFn* matrix_add = nullptr;
-};
-
-// Test names and messages show a kernel set by its name.
-inline void PrintTo(const Kernels& k, std::ostream* os) { *os << k.name; }
-
-std::vector<Kernels> student_variants();    // chapters/ch01_indexing/variants.cu
-std::vector<Kernels> solution_variants();   // solutions/ch01_indexing/variants.cu
-std::vector<Kernels> reference_variants();  // reference/ch01_indexing/cublas_geam.cu
 
 namespace student {
 VectorAddFn vector_add;

@@ -2,6 +2,7 @@
 
 #include <benchmark/benchmark.h>
 #include <cuda_profiler_api.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -87,10 +88,33 @@ void wait_for_event(const Event& stop, cudaStream_t stream, const std::string& w
 // sample: a wait for the whole device, compared with the wait on an idle device. After the
 // samples: the output of the last timed launch is checked. Sets *unfair, with the reason, when
 // work was left running or the last output is wrong.
-std::vector<double> time_fair(const Timed& t, cudaStream_t stream, benchmark::State& st, const std::string& what,
-                              std::string* unfair) {
+// Whether to stop sampling: at least `min` samples, and the median known to within
+// `noise` (relative standard error of the median, from the median absolute deviation),
+// or `max` samples, or `budget_ms` of wall time spent.
+bool enough(const std::vector<double>& samples, int64_t min, int64_t max, double noise, double spent_ms, double budget_ms) {
+  const int64_t n = static_cast<int64_t>(samples.size());
+  if (n < min) return false;
+  if (n >= max || spent_ms >= budget_ms) return true;
+  std::vector<double> v = samples;
+  std::nth_element(v.begin(), v.begin() + n / 2, v.end());
+  const double med = v[n / 2];
+  for (auto& x : v) x = std::fabs(x - med);
+  std::nth_element(v.begin(), v.begin() + n / 2, v.end());
+  const double mad = v[n / 2];
+  const double se = 1.4826 * mad * 1.2533 / std::sqrt(static_cast<double>(n));
+  return med > 0 && se / med < noise;
+}
+
+// Timing of a case prepared with prepare_timed. Before each sample: new inputs, finished
+// before the sample starts (so no work can hide behind them), then the L2 flush. After each
+// sample: work still pending on the legacy stream (or any blocking stream) disqualifies the
+// case, however small, and the wait for the whole device is compared with the wait on an idle
+// device. After the samples: the output of the last timed launch is checked. Sets *unfair
+// (and *code) when work was left running or the last output is wrong.
+std::vector<double> time_fair(const Timed& t, cudaStream_t stream, const SampleRule& rule, const std::string& what,
+                              std::string* unfair, Code* code, ClockWatch& clocks) {
   L2Flusher flusher;
-  Event start, stop;
+  Event start, stop, legacy;
   for (int i = 0; i < 3; ++i) {
     t.next_inputs(stream);
     t.launch(stream);
@@ -102,7 +126,8 @@ std::vector<double> time_fair(const Timed& t, cudaStream_t stream, benchmark::St
   const double idle_ms = summarize(idle).median;
 
   std::vector<double> samples, waits;
-  for (auto _ : st) {
+  const auto began = std::chrono::steady_clock::now();
+  while (true) {
     t.next_inputs(stream);
     sync_with_deadline(stream, what);
     flusher.flush(stream);
@@ -110,10 +135,22 @@ std::vector<double> time_fair(const Timed& t, cudaStream_t stream, benchmark::St
     t.launch(stream);
     stop.record(stream);
     wait_for_event(stop, stream, what);
+    // Anything the launcher left on the legacy stream, or a blocking stream, is still pending.
+    CUDA_CHECK(cudaEventRecord(legacy.get(), cudaStreamLegacy));
+    const cudaError_t pending = cudaEventQuery(legacy.get());
+    if (pending != cudaSuccess && pending != cudaErrorNotReady) CUDA_CHECK(pending);
+    if (pending == cudaErrorNotReady) {
+      *code = Code::OutsideStream;
+      *unfair = what + ": work was still running on the default stream (or a blocking stream) when the timed "
+                "stream had finished: launch everything on the stream the launcher is given.";
+      device_sync_with_deadline(what);
+      return samples;
+    }
     waits.push_back(device_sync_with_deadline(what));
-    const double ms = stop.ms_since(start);
-    st.SetIterationTime(ms * 1e-3);
-    samples.push_back(ms);
+    samples.push_back(stop.ms_since(start));
+    clocks.sample();
+    const double spent = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
+    if (enough(samples, rule.min, rule.max, rule.noise, spent, rule.budget_ms)) break;
   }
   const double timed_ms = summarize(samples).median;
   const double left_ms = summarize(waits).median - idle_ms;
@@ -121,6 +158,7 @@ std::vector<double> time_fair(const Timed& t, cudaStream_t stream, benchmark::St
     char buf[160];
     std::snprintf(buf, sizeof buf, "the GPU was still busy a median of %.1f us after the timed stream had finished "
                   "(the timed launch took %.1f us)", left_ms * 1e3, timed_ms * 1e3);
+    *code = Code::OutsideStream;
     *unfair = what + ": left work running: " + buf +
               ". The launcher returns before its work is done, or puts work on a stream of its own: launch "
               "everything on the stream it is given, so the time measured is the time it takes.";
@@ -128,34 +166,71 @@ std::vector<double> time_fair(const Timed& t, cudaStream_t stream, benchmark::St
   }
   const Outcome last = t.check_last();
   if (!last.passed()) {
+    *code = Code::StaleAfterTiming;
     *unfair = what + ": after timing, the output of the last timed launch is wrong for the inputs it was given "
               "(the inputs change before every timed launch). Does the launcher reuse a result from an earlier "
-              "call, or skip work it has seen before? [" + kind_name(last.kind) + "] " + last.message;
+              "call, or skip work it has seen before? " + last.message;
   }
   return samples;
 }
 
 }  // namespace
 
-// Timed samples of one case: enough for about 0.1 s at the case's roofline time (the
-// fastest it could run on this GPU's measured ceilings), at least 10 and at most 100. A
-// fixed count keeps a run short and predictable: every sample waits for an L2 flush and new
-// inputs, which cost more than a fast kernel, so a minimum time per case would mean
-// thousands of samples. The median of 10 to 100 samples is stable to well under 1%.
-int64_t default_samples(const Case& c, const Ceilings& measured) {
-  const double floor_s = roofline_pct(c.bytes, c.flops, c.peak, 1.0, measured) / 100.0;  // time at 100%
-  if (!(floor_s > 0)) return 30;
-  return std::clamp<int64_t>(static_cast<int64_t>(0.1 / floor_s), 10, 100);
+// The SM clock during the samples, read through NVML (loaded at run time: no NVML, no
+// reading), and whether the GPU reported a slowdown (thermal or power) meanwhile.
+ClockWatch::ClockWatch() {
+  lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib_) return;
+  auto init = reinterpret_cast<int (*)()>(dlsym(lib_, "nvmlInit_v2"));
+  auto by_index = reinterpret_cast<int (*)(unsigned, void**)>(dlsym(lib_, "nvmlDeviceGetHandleByIndex_v2"));
+  clock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib_, "nvmlDeviceGetClockInfo"));
+  max_clock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib_, "nvmlDeviceGetMaxClockInfo"));
+  reasons_ = reinterpret_cast<int (*)(void*, unsigned long long*)>(dlsym(lib_, "nvmlDeviceGetCurrentClocksThrottleReasons"));
+  int dev = 0;
+  cudaGetDevice(&dev);
+  if (!init || !by_index || !clock_ || init() != 0 || by_index(static_cast<unsigned>(dev), &device_) != 0) {
+    device_ = nullptr;
+    return;
+  }
+  unsigned mhz = 0;
+  if (max_clock_ && max_clock_(device_, 1 /* SM */, &mhz) == 0) max_mhz_ = mhz;
+}
+
+void ClockWatch::reset() {
+  mhz_.clear();
+  slowdown_ = false;
+}
+
+void ClockWatch::sample() {
+  if (!device_) return;
+  unsigned mhz = 0;
+  if (clock_(device_, 1 /* SM */, &mhz) == 0) mhz_.push_back(mhz);
+  unsigned long long r = 0;
+  // HW slowdown 0x8, SW thermal 0x20, HW thermal 0x40, HW power brake 0x80.
+  if (reasons_ && reasons_(device_, &r) == 0 && (r & (0x8ull | 0x20ull | 0x40ull | 0x80ull))) slowdown_ = true;
+}
+
+double ClockWatch::median_mhz() const {
+  if (mhz_.empty()) return 0;
+  std::vector<double> v(mhz_.begin(), mhz_.end());
+  return summarize(v).median;
+}
+
+bool ClockWatch::throttled() const {
+  return slowdown_ || (max_mhz_ > 0 && !mhz_.empty() && median_mhz() < 0.85 * max_mhz_);
 }
 
 Suite::Suite(std::string chapter, std::string title)
     : chapter_(std::move(chapter)), title_(std::move(title)), args_(chapter_ + "_bench", title_) {
-  args_.add_flag("quick", "fewer and smaller shapes", &quick_);
+  args_.add_flag("full", "the whole sweep of shapes and every ladder step (default: the headline shapes)", &full_);
   args_.add_string("impl", "only these, comma-separated: student, solution, reference, or a version name",
                    &impl_filter_);
+  args_.add_string("shape", "only shapes whose label or text contains this (e.g. --shape=n67108864)", &shape_filter_);
+  args_.add_string("dtype", "only this dtype form of each op (f32, bf16, ...)", &dtype_filter_);
+  args_.add_string("op", "only this op (e.g. --op=transpose)", &op_filter_);
   args_.add_string("json", "results file (default results/" + chapter_ + "-<date>-<time>.json)", &json_path_);
-  args_.add_int("samples", "timed samples per case (default: about 0.1 s of the roofline time, 10 to 100)",
-                &samples_, 1, 100000);
+  args_.add_int("samples", "timed samples per case (default: until the median is stable, 10 to 200)", &samples_, 1,
+                100000);
   args_.add_flag("remeasure", "measure this GPU's ceilings again instead of using the cache", &remeasure_);
 }
 
@@ -163,91 +238,71 @@ void Suite::add(Case c) {
   if (selected(c)) cases_.push_back(std::move(c));
 }
 
-bool Suite::selected(const Case& c) const {
-  if (impl_filter_.empty()) return true;
+namespace {
+bool listed(const std::string& filter, const std::vector<std::string>& keys) {
+  if (filter.empty()) return true;
   size_t start = 0;
-  while (start <= impl_filter_.size()) {
-    const size_t end = impl_filter_.find(',', start);
-    const std::string item = impl_filter_.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    if (item == role_name(c.role) || item == c.impl) return true;
+  while (start <= filter.size()) {
+    const size_t end = filter.find(',', start);
+    const std::string item = filter.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    for (const auto& k : keys) {
+      if (item == k) return true;
+    }
     if (end == std::string::npos) break;
     start = end + 1;
   }
   return false;
 }
+}  // namespace
+
+bool Suite::selected(const Case& c) const {
+  if (!listed(impl_filter_, {role_name(c.role), c.impl})) return false;
+  if (!dtype_filter_.empty() && c.dtype != dtype_filter_) return false;
+  if (!op_filter_.empty() && c.op != op_filter_ && c.op.rfind(op_filter_ + "/", 0) != 0) return false;
+  if (!shape_filter_.empty() && c.shape.find(shape_filter_) == std::string::npos &&
+      c.shape_label.find(shape_filter_) == std::string::npos) {
+    return false;
+  }
+  return true;
+}
 
 void Suite::run_case(size_t index, void* state_ptr) {
   auto& st = *static_cast<benchmark::State*>(state_ptr);
+  for (auto _ : st) {
+    st.SetIterationTime(1e-6);
+  }
   const Case& c = cases_[index];
   Result& r = results_[index];
   const std::string what = c.op + " " + c.shape + " [" + c.impl + "]";
+  if (!c.skip_reason.empty()) {
+    r.outcome = Outcome::fail(Code::Skipped, c.skip_reason);
+    return;
+  }
   try {
-    // A kernel is checked before it is timed, once per case.
-    if (r.outcome.message.empty() && !r.measured) {
-      r.outcome = c.verify();
-      if (r.outcome.passed()) r.outcome.message = "checked";
-    }
-    if (!r.outcome.passed()) {
-      st.SkipWithError(kind_name(r.outcome.kind));
-      return;
-    }
-    // Google Benchmark calls a case several times while it settles the iteration count;
-    // its inputs are prepared once and freed when the next case starts.
-    if (prepared_index_ != index) {
-      prepared_launch_ = nullptr;
-      prepared_timed_ = Timed{};
-      if (c.prepare_timed) {
-        prepared_timed_ = c.prepare_timed();
-        prepared_launch_ = prepared_timed_.launch;
-      } else {
-        prepared_launch_ = c.prepare();
-      }
-      prepared_index_ = index;
-    }
-    const auto& launch = prepared_launch_;
+    r.outcome = c.verify();  // a kernel is checked before it is timed
+    if (!r.outcome.passed()) return;
+    Timed timed = c.prepare_timed();
     Stream stream;
-    std::vector<double> samples;
-    if (c.prepare_timed) {
-      if (profile_range_requested() && g_profiled_cases.insert(index).second) {
-        for (int i = 0; i < 3; ++i) {
-          prepared_timed_.next_inputs(stream);
-          launch(stream);
-        }
-        sync_with_deadline(stream, what);
-        CUDA_CHECK(cudaProfilerStart());
-        launch(stream);
-        sync_with_deadline(stream, what);
-        CUDA_CHECK(cudaProfilerStop());
+    if (profile_range_requested() && g_profiled_cases.insert(index).second) {
+      for (int i = 0; i < 3; ++i) {
+        timed.next_inputs(stream);
+        timed.launch(stream);
       }
-      std::string unfair;
-      samples = time_fair(prepared_timed_, stream, st, what, &unfair);
-      if (!unfair.empty()) {
-        r.outcome = Outcome::wrong(unfair);
-        r.measured = false;
-        st.SkipWithError(kind_name(r.outcome.kind));
-        return;
-      }
-    } else {
-      L2Flusher flusher;
-      Event start, stop;
-      for (int i = 0; i < 3; ++i) launch(stream);
       sync_with_deadline(stream, what);
-      if (profile_range_requested() && g_profiled_cases.insert(index).second) {
-        CUDA_CHECK(cudaProfilerStart());
-        launch(stream);
-        sync_with_deadline(stream, what);
-        CUDA_CHECK(cudaProfilerStop());
-      }
-      for (auto _ : st) {
-        flusher.flush(stream);
-        start.record(stream);
-        launch(stream);
-        stop.record(stream);
-        sync_with_deadline(stream, what);
-        const double ms = stop.ms_since(start);
-        st.SetIterationTime(ms * 1e-3);
-        samples.push_back(ms);
-      }
+      CUDA_CHECK(cudaProfilerStart());
+      timed.launch(stream);
+      sync_with_deadline(stream, what);
+      CUDA_CHECK(cudaProfilerStop());
+    }
+    SampleRule rule;
+    if (samples_ > 0) rule = {samples_, samples_, 0.0, 1e12};
+    std::string unfair;
+    Code code = Code::Pass;
+    clocks_.reset();
+    const std::vector<double> samples = time_fair(timed, stream, rule, what, &unfair, &code, clocks_);
+    if (!unfair.empty()) {
+      r.outcome = Outcome::fail(code, unfair);
+      return;
     }
     TimingOptions hot;
     hot.flush_l2 = false;
@@ -255,21 +310,17 @@ void Suite::run_case(size_t index, void* state_ptr) {
     hot.min_samples = 10;
     hot.max_samples = 50;
     hot.min_total_ms = 20;
-    r.hot_ms = time_launcher(launch, stream, what, hot);
+    r.hot_ms = time_launcher(timed.launch, stream, what, hot);
     r.cold_ms = summarize(samples);
+    r.clock_mhz = clocks_.median_mhz();
+    r.throttled = clocks_.throttled();
     r.measured = true;
-    const double s = r.cold_ms.median * 1e-3;
-    st.counters["median_us"] = r.cold_ms.median * 1e3;
-    st.counters["GB/s"] = c.bytes / s / 1e9;
-    if (c.flops > 0) st.counters["TFLOPS"] = c.flops / s / 1e12;
-    st.counters["roof%spec"] = roofline_pct(c.bytes, c.flops, c.peak, s, g_context->device.spec);
-    st.counters["roof%meas"] = roofline_pct(c.bytes, c.flops, c.peak, s, g_context->measured.values);
   } catch (const CudaError& e) {
-    r.outcome = {e.sticky ? Outcome::Kind::Fault : Outcome::Kind::LaunchError, what + ": " + e.what()};
-    st.SkipWithError(kind_name(r.outcome.kind));
+    r.outcome = Outcome::fail(e.sticky ? Code::Fault : Code::LaunchError, what + ": " + e.what());
+  } catch (const NotImplemented& e) {
+    r.outcome = Outcome::fail(Code::NotImplemented, what + ": " + e.what());
   } catch (const std::exception& e) {
-    r.outcome = {Outcome::Kind::LaunchError, what + ": " + e.what()};
-    st.SkipWithError(kind_name(r.outcome.kind));
+    r.outcome = Outcome::fail(Code::LaunchError, what + ": " + e.what());
   }
 }
 
@@ -282,12 +333,13 @@ void Suite::report() const {
   std::printf("ceilings: spec %.0f GB/s; measured copy %.0f GB/s (%s)\n", dev.spec.dram_gbps, meas.dram_gbps,
               g_context->measured.from_cache ? "cached" : "measured now");
   std::printf("roofline %% = the time the op cannot beat on the ceilings / its median time; "
-              "x ref = reference time / this time\n\n");
+              "x ref = reference time / this time; cold L2 (flushed before each sample)\n\n");
 
-  Table t({"op", "shape", "impl", "role", "median us", "spread%", "hot us", "GB/s", "TFLOPS", "%spec",
-           "%meas", "x ref", "note"});
+  Table t({"op", "shape", "impl", "role", "median us", "±%", "n", "GB/s", "TFLOPS", "%spec", "%meas", "x ref",
+           "note"});
   std::string last_group;
   Json rows = Json::array();
+  bool any_throttled = false;
   for (size_t i = 0; i < cases_.size(); ++i) {
     const Case& c = cases_[i];
     const Result& r = results_[i];
@@ -303,9 +355,10 @@ void Suite::report() const {
     row.set("flops", c.flops);
     row.set("peak", peak_name(c.peak));
     if (!r.measured) {
-      const std::string verdict = r.outcome.message.empty() ? "not run" : kind_name(r.outcome.kind);
-      t.add_row({c.op, c.shape, c.impl, role_name(c.role), "-", "-", "-", "-", "-", "-", "-", "-", verdict});
-      row.set("verdict", verdict);
+      const std::string code(code_name(r.outcome.code));
+      t.add_row({c.op, c.shape, c.impl, role_name(c.role), "-", "-", "-", "-", "-", "-", "-", "-",
+                 r.outcome.code == Code::Pass ? "not run" : code});
+      row.set("outcome", code);
       row.set("message", r.outcome.message);
       rows.push(row);
       continue;
@@ -319,12 +372,14 @@ void Suite::report() const {
     const double vs_ref = ref > 0 ? ref / r.cold_ms.median : -1;
     std::string note;
     if (implausible(spec_pct)) note = "ABOVE SPEC: measurement error?";
+    else if (r.throttled) note = "THROTTLED";
     else if (r.hot_ms.median < 0.8 * r.cold_ms.median) note = "hot L2 faster";
-    t.add_row({c.op, c.shape, c.impl, role_name(c.role), fixed(r.cold_ms.median * 1e3, 1),
-               fixed(r.cold_ms.spread_pct(), 1), fixed(r.hot_ms.median * 1e3, 1), fixed(gbps, 0),
-               c.flops > 0 ? fixed(tflops, 2) : "-", fixed(spec_pct, 1), meas.dram_gbps > 0 ? fixed(meas_pct, 1) : "-",
-               vs_ref > 0 ? fixed(vs_ref, 2) : "-", note});
-    row.set("verdict", implausible(spec_pct) ? "implausible" : "pass");
+    any_throttled = any_throttled || r.throttled;
+    const double spread = r.cold_ms.median > 0 ? 50.0 * (r.cold_ms.p90 - r.cold_ms.p10) / r.cold_ms.median : 0;
+    t.add_row({c.op, c.shape, c.impl, role_name(c.role), fixed(r.cold_ms.median * 1e3, 1), fixed(spread, 1),
+               std::to_string(r.cold_ms.n), fixed(gbps, 0), c.flops > 0 ? fixed(tflops, 2) : "-", fixed(spec_pct, 1),
+               meas.dram_gbps > 0 ? fixed(meas_pct, 1) : "-", vs_ref > 0 ? fixed(vs_ref, 2) : "-", note});
+    row.set("outcome", implausible(spec_pct) ? "implausible" : "pass");
     row.set("median_us", r.cold_ms.median * 1e3);
     row.set("p10_us", r.cold_ms.p10 * 1e3);
     row.set("p90_us", r.cold_ms.p90 * 1e3);
@@ -335,11 +390,18 @@ void Suite::report() const {
     row.set("roofline_spec_pct", spec_pct);
     row.set("roofline_measured_pct", meas_pct);
     row.set("vs_reference", vs_ref > 0 ? Json(vs_ref) : Json());
+    row.set("sm_clock_mhz", r.clock_mhz);
+    row.set("throttled", r.throttled);
     rows.push(row);
   }
   std::printf("%s", t.str().c_str());
+  if (any_throttled) {
+    std::printf("\nTHROTTLED: the SM clock fell below 85%% of its maximum (or the GPU reported a thermal/power "
+                "slowdown) during those rows; their times are not the GPU's best.\n");
+  }
 
   Json doc = Json::object();
+  doc.set("schema_version", 2);
   doc.set("chapter", chapter_);
   doc.set("title", title_);
   doc.set("date", timestamp("%Y-%m-%dT%H:%M:%S"));
@@ -379,7 +441,18 @@ void Suite::report() const {
   std::printf("\nresults: %s\n", path.c_str());
 }
 
+namespace {
+// Google Benchmark's own console table (CPU column, ERROR rows) is not shown: the
+// workbook prints its own table.
+class SilentReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+}  // namespace
+
 int Suite::run(int argc, char** argv, const std::function<void()>& build_cases) {
+  mark_main_started();
   std::vector<std::string> pass;
   try {
     if (!args_.parse(argc, argv, &pass, {"--benchmark_"})) return 0;
@@ -404,21 +477,22 @@ int Suite::run(int argc, char** argv, const std::function<void()>& build_cases) 
     g_context = &ctx;
     build_cases();
     if (cases_.empty()) {
-      std::fprintf(stderr, "%s_bench: nothing selected by --impl=%s\n", chapter_.c_str(), impl_filter_.c_str());
+      std::fprintf(stderr, "%s_bench: nothing selected (--impl=%s --shape=%s --dtype=%s --op=%s); run with --help\n",
+                   chapter_.c_str(), impl_filter_.c_str(), shape_filter_.c_str(), dtype_filter_.c_str(),
+                   op_filter_.c_str());
       return 2;
     }
     results_.assign(cases_.size(), Result{});
     for (size_t i = 0; i < cases_.size(); ++i) {
       const Case& c = cases_[i];
-      benchmark::RegisterBenchmark((c.op + "/" + c.shape + "/" + c.impl).c_str(),
+      benchmark::RegisterBenchmark((c.op + "/" + c.shape_label + "/" + c.impl).c_str(),
                                    [this, i](benchmark::State& st) { run_case(i, &st); })
           ->UseManualTime()
-          ->Unit(benchmark::kMicrosecond)
-          ->Iterations(samples_ > 0 ? samples_ : default_samples(c, ctx.measured.values));
+          ->Iterations(1);
     }
-    benchmark::RunSpecifiedBenchmarks();
-    prepared_launch_ = nullptr;
-    prepared_timed_ = Timed{};
+    std::fprintf(stderr, "%s_bench: %zu cases (check, then time each)...\n", chapter_.c_str(), cases_.size());
+    SilentReporter quiet;
+    benchmark::RunSpecifiedBenchmarks(&quiet);
     benchmark::Shutdown();
     report();
     std::fflush(stdout);  // the table first, then any messages on stderr
@@ -429,13 +503,16 @@ int Suite::run(int argc, char** argv, const std::function<void()>& build_cases) 
   }
   bool all_ok = true;
   for (size_t i = 0; i < cases_.size(); ++i) {
-    const bool expected_missing = cases_[i].role == Role::Student &&
-                                  results_[i].outcome.kind == Outcome::Kind::NotImplemented;
-    if (!results_[i].measured && !expected_missing) all_ok = false;
+    const Code code = results_[i].outcome.code;
+    const bool expected_missing = cases_[i].role == Role::Student && code == Code::NotImplemented;
+    if (!results_[i].measured && !expected_missing && !code_is_skip(code)) all_ok = false;
   }
-  if (!all_ok) std::fprintf(stderr, "\nsome kernels were not timed: see the 'note' column and the messages above\n");
+  if (!all_ok) std::fprintf(stderr, "\nsome kernels were not timed: see the 'note' column and the messages below\n");
   for (size_t i = 0; i < cases_.size(); ++i) {
-    if (!results_[i].outcome.passed()) std::fprintf(stderr, "  %s\n", results_[i].outcome.message.c_str());
+    if (!results_[i].outcome.passed()) {
+      std::fprintf(stderr, "  [%s] %s\n", std::string(code_name(results_[i].outcome.code)).c_str(),
+                   results_[i].outcome.message.c_str());
+    }
   }
   return all_ok ? 0 : 1;
 }

@@ -38,25 +38,53 @@ struct Timed {
 };
 
 struct Case {
-  std::string op;     // "vector_add"
+  std::string op;     // "vector_add/f32"
   std::string shape;  // "n=67108864"
+  std::string shape_label;  // "n67108864"
+  std::string dtype;  // "f32"
+  std::string skip_reason;  // not run on this GPU, and why
   std::string impl;   // "cublas_geam", "v2_two_per_thread", "student"
   Role role = Role::Student;
   double bytes = 0;   // minimum traffic: each input read once, each output written once
   double flops = 0;
   Peak peak = Peak::FP32;
-  std::function<Outcome()> verify;                             // runs and checks once
-  std::function<std::function<void(cudaStream_t)>()> prepare;  // allocates inputs, returns the launch
-  // Optional, preferred over `prepare` when set: inputs that change between timed launches
-  // and a check of the last timed output. The harness then also waits for the whole device
-  // after each sample, and a case whose launcher left work running is reported as wrong.
-  std::function<Timed()> prepare_timed;
+  std::function<Outcome()> verify;        // runs and checks once, before timing
+  std::function<Timed()> prepare_timed;   // inputs that change between timed launches
 };
 
 struct Result {
   bool measured = false;
   Outcome outcome;
   Stats cold_ms, hot_ms;
+  double clock_mhz = 0;
+  bool throttled = false;
+};
+
+// When to stop sampling a case (see enough() in bench.cu).
+struct SampleRule {
+  int64_t min = 10, max = 200;
+  double noise = 0.005;      // relative standard error of the median
+  double budget_ms = 1500;   // wall time per case
+};
+
+// The SM clock during the samples (NVML, loaded at run time) and thermal/power slowdowns.
+class ClockWatch {
+ public:
+  ClockWatch();
+  void reset();
+  void sample();
+  double median_mhz() const;
+  bool throttled() const;
+
+ private:
+  void* lib_ = nullptr;
+  void* device_ = nullptr;
+  int (*clock_)(void*, int, unsigned*) = nullptr;
+  int (*max_clock_)(void*, int, unsigned*) = nullptr;
+  int (*reasons_)(void*, unsigned long long*) = nullptr;
+  unsigned max_mhz_ = 0;
+  std::vector<unsigned> mhz_;
+  bool slowdown_ = false;
 };
 
 class Suite {
@@ -65,7 +93,7 @@ class Suite {
 
   // Chapter-specific options, added before run().
   ArgParser& args() { return args_; }
-  bool quick() const { return quick_; }
+  bool full() const { return full_; }
   void add(Case c);
 
   // Parses the command line, calls `build_cases` (which calls add()), runs everything
@@ -79,14 +107,12 @@ class Suite {
 
   std::string chapter_, title_;
   ArgParser args_;
-  bool quick_ = false, remeasure_ = false;
-  int64_t samples_ = 0;  // --samples; 0: default_samples()
-  std::string impl_filter_, json_path_;
+  bool full_ = false, remeasure_ = false;
+  int64_t samples_ = 0;  // --samples; 0: adaptive
+  std::string impl_filter_, shape_filter_, dtype_filter_, op_filter_, json_path_;
   std::vector<Case> cases_;
   std::vector<Result> results_;
-  size_t prepared_index_ = SIZE_MAX;
-  std::function<void(cudaStream_t)> prepared_launch_;
-  Timed prepared_timed_;
+  ClockWatch clocks_;
 };
 
 }  // namespace wb::bench

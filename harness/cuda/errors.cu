@@ -46,4 +46,10 @@ void throw_cublas_error(cublasStatus_t status, const char* call, const char* fil
                   false);
 }
 
+void throw_cublaslt_error(cublasStatus_t status, const char* call, const char* file, int line) {
+  throw CudaError(std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +
+                      cublas_status_name(status) + " (cuBLASLt)",
+                  false);
+}
+
 }  // namespace wb

@@ -6,6 +6,7 @@
 //   my_kernel<<<grid, block, 0, stream>>>(...);  WB_CHECK_LAUNCH();
 //
 // CUDNN_CHECK lives in harness/cuda/cudnn_check.cuh, for the chapters that use cuDNN.
+// CUBLASLT_CHECK lives in harness/cuda/cublaslt_check.cuh, for the chapters that use cuBLASLt.
 #pragma once
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -23,6 +24,9 @@ struct CudaError : std::runtime_error {
 [[noreturn]] void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line);
 [[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line);
 const char* cublas_status_name(cublasStatus_t status);
+// cuBLASLt reports cublasStatus_t too; the message says the call came from cuBLASLt.
+// CUBLASLT_CHECK (harness/cuda/cublaslt_check.cuh) throws through this.
+[[noreturn]] void throw_cublaslt_error(cublasStatus_t status, const char* call, const char* file, int line);
 
 // True for errors after which the CUDA context is unusable (faults inside a kernel).
 bool is_sticky(cudaError_t err);

@@ -11,17 +11,6 @@
 
 namespace wb {
 
-const char* kind_name(Outcome::Kind k) {
-  switch (k) {
-    case Outcome::Kind::Pass: return "pass";
-    case Outcome::Kind::Wrong: return "wrong";
-    case Outcome::Kind::NotImplemented: return "not implemented";
-    case Outcome::Kind::LaunchError: return "launch error";
-    case Outcome::Kind::Fault: return "fault";
-  }
-  return "?";
-}
-
 namespace {
 double kernel_timeout_s() {
   const char* env = std::getenv("WORKBOOK_KERNEL_TIMEOUT");
@@ -125,20 +114,20 @@ Outcome run_launcher(const std::string& what, const std::function<void(cudaStrea
   try {
     launch(stream);
   } catch (const NotImplemented& e) {
-    return {Outcome::Kind::NotImplemented, what + ": " + e.what()};
+    return Outcome::fail(Code::NotImplemented, what + ": " + e.what());
   } catch (const CudaError& e) {
-    return {e.sticky ? Outcome::Kind::Fault : Outcome::Kind::LaunchError,
+    return Outcome::fail(e.sticky ? Code::Fault : Code::LaunchError,
             what + ": the launcher failed: " + e.what() +
-                (e.sticky ? "" : "\n  (check the grid and block sizes: at most 1024 threads per block, and a grid of at least one block)")};
+                (e.sticky ? "" : "\n  (check the grid and block sizes: at most 1024 threads per block, and a grid of at least one block)"));
   }
   try {
     sync_with_deadline(stream, what);
   } catch (const CudaError& e) {
-    return {Outcome::Kind::Fault,
+    return Outcome::fail(Code::Fault,
             what + ": the kernel faulted: " + e.what() +
                 "\n  The CUDA context is lost; later GPU calls in this process fail too."
                 "\n  Find the bad access with:"
-                "\n    compute-sanitizer --tool memcheck <test binary> --gtest_filter=<this test>"};
+                "\n    compute-sanitizer --tool memcheck <test binary> --gtest_filter=<this test>");
   }
   return Outcome::pass();
 }

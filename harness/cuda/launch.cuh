@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "host/outcome.h"
+
 namespace wb {
 
 // Thrown by a stub launcher: the exercise has not been written yet.
@@ -21,16 +23,8 @@ struct NotImplemented : std::runtime_error {
   throw ::wb::NotImplemented(std::string("not implemented yet: write the kernel in ") + file + \
                              " and delete the WB_NOT_IMPLEMENTED line in its launcher")
 
-struct Outcome {
-  enum class Kind { Pass, Wrong, NotImplemented, LaunchError, Fault };
-  Kind kind = Kind::Pass;
-  std::string message;
-
-  bool passed() const { return kind == Kind::Pass; }
-  static Outcome pass(std::string m = {}) { return {Kind::Pass, std::move(m)}; }
-  static Outcome wrong(std::string m) { return {Kind::Wrong, std::move(m)}; }
-};
-const char* kind_name(Outcome::Kind k);
+// Outcome and its codes: host/outcome.h (host code reads them too).
+inline std::string_view kind_name(Code c) { return code_name(c); }
 
 // Runs `launch` on `stream` and waits for it (at most WORKBOOK_KERNEL_TIMEOUT seconds,
 // default 60). `what` names the op and shape for the messages ("vector_add n=1025").

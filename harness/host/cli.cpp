@@ -85,13 +85,16 @@ bool ArgParser::parse(int argc, char** argv, std::vector<std::string>* passthrou
 }
 
 std::string ArgParser::usage() const {
+  // One line per option: the option padded to a fixed column, then its help text.
+  auto line = [](std::string left, const std::string& help) {
+    if (left.size() < 28) left += std::string(28 - left.size(), ' ');
+    return left + " " + help + "\n";
+  };
   std::string s = "usage: " + program_ + " [options]\n" + summary_ + "\n\noptions:\n";
   for (const auto& o : options_) {
-    std::string left = "  --" + o.name + (o.kind == "flag" ? "" : "=<" + o.kind + ">");
-    if (left.size() < 28) left += std::string(28 - left.size(), ' ');
-    s += left + " " + o.help + "\n";
+    s += line("  --" + o.name + (o.kind == "flag" ? "" : "=<" + o.kind + ">"), o.help);
   }
-  s += "  --help                       this text\n";
+  s += line("  --help", "this text");
   return s;
 }
 

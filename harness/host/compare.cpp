@@ -133,7 +133,10 @@ CheckResult check_elements(const Layout& layout, const std::function<double(int6
       note(i, e, v, Fault::Wrong);
     }
   };
-  if (n <= opt.full_check_limit) {
+  if (opt.only != nullptr) {
+    for (int64_t i : *opt.only) compare(i);
+    r.sampled = static_cast<int64_t>(opt.only->size()) < n;
+  } else if (n <= opt.full_check_limit) {
     for (int64_t i = 0; i < n; ++i) compare(i);
   } else {
     r.sampled = true;

@@ -81,6 +81,8 @@ struct CheckOptions {
   int64_t samples = int64_t{1} << 18;           // otherwise this many, plus the edges
   int max_listed = 8;
   uint64_t sample_seed = 1;
+  // When set: compare exactly these indices (sorted), and no others.
+  const std::vector<int64_t>* only = nullptr;
 };
 
 // The element-type-free core: `got(i)` returns element i as double, `poisoned(i)` says

@@ -12,9 +12,24 @@ std::string_view dtype_name(DType t) {
     case DType::BF16: return "bf16";
     case DType::I8: return "int8";
     case DType::I32: return "int32";
+    case DType::I64: return "int64";
   }
   return "?";
 }
+
+int dtype_size(DType t) {
+  switch (t) {
+    case DType::F32: return 4;
+    case DType::F16:
+    case DType::BF16: return 2;
+    case DType::I8: return 1;
+    case DType::I32: return 4;
+    case DType::I64: return 8;
+  }
+  return 0;
+}
+
+bool dtype_is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 
 double unit_roundoff(DType t) {
   switch (t) {
@@ -22,7 +37,8 @@ double unit_roundoff(DType t) {
     case DType::F16: return std::ldexp(1.0, -11);
     case DType::BF16: return std::ldexp(1.0, -8);
     case DType::I8:
-    case DType::I32: return 0.0;
+    case DType::I32:
+    case DType::I64: return 0.0;
   }
   return 0.0;
 }

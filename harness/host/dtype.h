@@ -6,7 +6,12 @@
 
 namespace wb {
 
-enum class DType { F32, F16, BF16, I8, I32 };
+enum class DType { F32, F16, BF16, I8, I32, I64 };
+
+// Bytes of one element.
+int dtype_size(DType t);
+// Whether the type is a floating-point type (has NaN and a poison NaN).
+bool dtype_is_float(DType t);
 
 std::string_view dtype_name(DType t);
 

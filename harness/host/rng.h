@@ -11,6 +11,10 @@ namespace wb {
 // The run's seed: WORKBOOK_SEED (decimal) if set, else random. Throws std::invalid_argument
 // with a clear message when WORKBOOK_SEED is not a number.
 uint64_t run_seed();
+// Called first thing in main() of the test and benchmark programs. With
+// WORKBOOK_SEED_MODE=secret (a ranked run) the seed is drawn only after this, and
+// run_seed() refuses to answer before it.
+void mark_main_started();
 // "seed 1234 (repeat with WORKBOOK_SEED=1234)"
 std::string seed_hint();
 

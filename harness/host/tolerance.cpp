@@ -19,7 +19,7 @@ std::string Tolerance::describe() const {
 }
 
 Tolerance tolerance_for(DType out, int64_t terms, double input_scale) {
-  if (out == DType::I8 || out == DType::I32) return {0.0, 0.0};
+  if (!dtype_is_float(out)) return {0.0, 0.0};
   const double k = static_cast<double>(std::max<int64_t>(terms, 1));
   const double rtol = 2.0 * unit_roundoff(out) + 4.0 * unit_roundoff(DType::F32) * std::sqrt(k);
   return {rtol * input_scale * std::sqrt(k), rtol};

@@ -1,18 +1,16 @@
-// Harness self-tests for chapter 1: kernels with the mistakes learners make. Each must be
-// rejected by the same checks the learner's kernels meet, with a message naming the fault.
-// If one of these tests fails, the harness has gone soft, not the kernel.
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
+// Harness self-tests for chapter 1: launchers with the mistakes learners make, and the
+// ways a launcher can cheat. Each must be rejected by the same checks the learner's kernels
+// meet, with the outcome code it declares (the harness generates one test per kernel:
+// ctest --preset ch01-solution -R broken). If one of these tests fails, the harness has gone
+// soft, not the kernel.
 #include "ch01.cuh"
-#include "check.cuh"
 #include "cuda/errors.cuh"
-#include "cuda/gtest_support.cuh"
+#include "spec/op.cuh"
 
 namespace ch01 {
 namespace {
 
-using ::testing::HasSubstr;
+using wb::Code;
 
 // Rounds the grid down instead of up: the last n % 256 elements are never written.
 __global__ void drop_tail_kernel(const float* a, const float* b, float* c, int n) {
@@ -81,50 +79,107 @@ void spills(const float* a, int lda, const float* b, int ldb, float* c, int ldc,
   WB_CHECK_LAUNCH();
 }
 
-void expect_rejected(const wb::Outcome& o, const std::string& fault) {
-  EXPECT_EQ(o.kind, wb::Outcome::Kind::Wrong) << o.message;
-  EXPECT_THAT(o.message, HasSubstr(fault));
+__global__ void add_kernel(const float* a, const float* b, float* c, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) c[i] = a[i] + b[i];
 }
 
-TEST(Ch01Broken, VectorAddThatDropsTheTail) {
-  WB_REQUIRE_GPU();
-  auto rng = wb::test_rng();
-  const auto o = check_vector_add(&drop_tail, 1025, rng);
-  expect_rejected(o, "1 unwritten");
-  EXPECT_THAT(o.message, HasSubstr("(i 1024): never written"));
-  EXPECT_FALSE(check_vector_add(&drop_tail, 3, rng).passed());  // n < one block: nothing written
+// The bounds check lets i == n through: writes c[n], one past the end.
+__global__ void one_past_kernel(const float* a, const float* b, float* c, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i <= n) c[i] = i < n ? a[i] + b[i] : 0.0f;
+}
+void writes_past_end(const float* a, const float* b, float* c, int n, cudaStream_t s) {
+  one_past_kernel<<<n / 256 + 1, 256, 0, s>>>(a, b, c, n);
+  WB_CHECK_LAUNCH();
 }
 
-TEST(Ch01Broken, MatrixAddWithRowsAndColumnsSwapped) {
-  WB_REQUIRE_GPU();
-  auto rng = wb::test_rng();
-  EXPECT_TRUE(check_matrix_add(&swapped, 64, 64, 0, rng).passed()) << "right on squares: that is the trap";
-  const auto o = check_matrix_add(&swapped, 31, 127, 0, rng);
-  expect_rejected(o, "unwritten");
-  EXPECT_THAT(o.message, HasSubstr("tile map"));
-  expect_rejected(check_matrix_add(&swapped, 127, 31, 3, rng), "wrong");
+// Loads before the bounds check: the values past the end are never used, so the output is
+// right, but every thread of the last block reads beyond a and b.
+__global__ void early_load_kernel(const float* a, const float* b, float* c, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const float x = a[i], y = b[i];
+  if (i < n) c[i] = x + y;
+}
+void reads_past_end(const float* a, const float* b, float* c, int n, cudaStream_t s) {
+  early_load_kernel<<<(n + 255) / 256, 256, 0, s>>>(a, b, c, n);
+  WB_CHECK_LAUNCH();
 }
 
-TEST(Ch01Broken, RgbToGreyThatLeavesTheLastRowUnwritten) {
-  WB_REQUIRE_GPU();
-  auto rng = wb::test_rng();
-  const auto o = check_rgb_to_grey(&skip_last_row, 33, 65, 65, rng);
-  expect_rejected(o, "65 unwritten");
-  EXPECT_THAT(o.message, HasSubstr("(y 32, x 0): never written"));
+// Remembers its last call and does nothing when called again with the same pointers.
+void caching(const float* a, const float* b, float* c, int n, cudaStream_t s) {
+  static const void* last[3] = {nullptr, nullptr, nullptr};
+  static int last_n = -1;
+  if (last[0] == a && last[1] == b && last[2] == c && last_n == n) return;
+  last[0] = a, last[1] = b, last[2] = c, last_n = n;
+  add_kernel<<<(n + 255) / 256, 256, 0, s>>>(a, b, c, n);
+  WB_CHECK_LAUNCH();
 }
 
-TEST(Ch01Broken, VectorAddThatWritesNaN) {
-  WB_REQUIRE_GPU();
-  auto rng = wb::test_rng();
-  const auto o = check_vector_add(&writes_nan, 1000, rng);
-  expect_rejected(o, "10 NaN/Inf");
+// Work outside the given stream: the whole problem, or only its last eighth, on the legacy
+// default stream, the per-thread default stream, or a stream of its own.
+void on_legacy_stream(const float* a, const float* b, float* c, int n, cudaStream_t) {
+  add_kernel<<<(n + 255) / 256, 256>>>(a, b, c, n);
+  WB_CHECK_LAUNCH();
+}
+void last_eighth_on_legacy(const float* a, const float* b, float* c, int n, cudaStream_t s) {
+  const int head = n - n / 8;
+  add_kernel<<<(head + 255) / 256, 256, 0, s>>>(a, b, c, head);
+  if (n > head) add_kernel<<<(n - head + 255) / 256, 256, 0, cudaStreamLegacy>>>(a + head, b + head, c + head, n - head);
+  WB_CHECK_LAUNCH();
+}
+void on_per_thread_stream(const float* a, const float* b, float* c, int n, cudaStream_t) {
+  add_kernel<<<(n + 255) / 256, 256, 0, cudaStreamPerThread>>>(a, b, c, n);
+  WB_CHECK_LAUNCH();
+}
+void on_own_blocking_stream(const float* a, const float* b, float* c, int n, cudaStream_t) {
+  static cudaStream_t own = [] { cudaStream_t x; CUDA_CHECK(cudaStreamCreate(&x)); return x; }();
+  add_kernel<<<(n + 255) / 256, 256, 0, own>>>(a, b, c, n);
+  WB_CHECK_LAUNCH();
+}
+void on_own_nonblocking_stream(const float* a, const float* b, float* c, int n, cudaStream_t) {
+  static cudaStream_t own = [] { cudaStream_t x; CUDA_CHECK(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking)); return x; }();
+  add_kernel<<<(n + 255) / 256, 256, 0, own>>>(a, b, c, n);
+  WB_CHECK_LAUNCH();
 }
 
-TEST(Ch01Broken, MatrixAddThatWritesIntoThePadding) {
-  WB_REQUIRE_GPU();
-  auto rng = wb::test_rng();
-  expect_rejected(check_matrix_add(&spills, 40, 50, 3, rng), "writes outside the matrix, into the padding");
+// Row and column offsets in int: right until rows * ldc passes 2^31.
+__global__ void int_index_kernel(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows, int cols) {
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (row >= rows || col >= cols) return;
+  c[row * ldc + col] = a[row * lda + col] + b[row * ldb + col];
+}
+void int_index(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows, int cols, cudaStream_t s) {
+  const dim3 block(32, 8), grid((cols + 31) / 32, (rows + 7) / 8);
+  int_index_kernel<<<grid, block, 0, s>>>(a, lda, b, ldb, c, ldc, rows, cols);
+  WB_CHECK_LAUNCH();
 }
 
 }  // namespace
+
+WB_VARIANTS(ch01_broken, wb::Role::Broken) {
+  const auto vec = [](const char* name, VectorAddFn* fn) { return wb::variant("vector_add/f32", name, fn); };
+  const std::vector<Code> outside = {Code::OutsideStream};
+  return {
+      vec("drops_the_tail", &drop_tail).rejected_as({Code::Unwritten}, "grid rounded down"),
+      vec("writes_nan", &writes_nan).rejected_as({Code::NaN}, "divides by zero"),
+      vec("writes_past_end", &writes_past_end).rejected_as({Code::OobWrite}, "bounds check i <= n"),
+      vec("reads_past_end", &reads_past_end).rejected_as({Code::OobRead}, "loads before the bounds check"),
+      vec("caching", &caching).rejected_as({Code::Cached}, "skips a call it has seen before"),
+      vec("on_legacy_stream", &on_legacy_stream).rejected_as(outside, "launch without the stream"),
+      vec("last_eighth_on_legacy", &last_eighth_on_legacy).rejected_as(outside, "part of the work on the default stream"),
+      vec("on_per_thread_stream", &on_per_thread_stream).rejected_as(outside, "cudaStreamPerThread"),
+      vec("on_own_blocking_stream", &on_own_blocking_stream).rejected_as(outside, "a blocking stream of its own"),
+      vec("on_own_nonblocking_stream", &on_own_nonblocking_stream).rejected_as(outside, "a non-blocking stream of its own"),
+      wb::variant("matrix_add/f32", "rows_and_cols_swapped", &swapped)
+          .rejected_as({Code::Unwritten, Code::Wrong, Code::OobWrite, Code::WrotePadding}, "x follows the row"),
+      wb::variant("matrix_add/f32", "writes_into_padding", &spills).rejected_as({Code::WrotePadding}, "col <= cols"),
+      wb::variant("matrix_add/f32", "int_index", &int_index)
+          .rejected_as({Code::Fault, Code::OobWrite, Code::Wrong, Code::Unwritten, Code::OobRead}, "int row * ldc overflows")
+          .on({wb::Shape{{"rows", 46341}, {"cols", 46341}, {"pad", 0}}}),
+      wb::variant("rgb_to_grey/f32", "skips_last_row", &skip_last_row).rejected_as({Code::Unwritten}, "y < height - 1"),
+  };
+}
+
 }  // namespace ch01

@@ -8,6 +8,7 @@
 #include "ch01.cuh"
 #include "cuda/buffers.cuh"
 #include "cuda/errors.cuh"
+#include "spec/op.cuh"
 
 namespace ch01 {
 namespace {
@@ -39,8 +40,12 @@ void matrix_add(const float* a, int lda, const float* b, int ldb, float* c, int 
 
 }  // namespace
 
-std::vector<Kernels> reference_variants() {
-  return {{"cublas_geam", &vector_add, nullptr, &rgb_to_grey, &matrix_add}};
+WB_VARIANTS(ch01_reference, wb::Role::Reference) {
+  return {
+      wb::variant("vector_add/f32", "cublas_geam", &vector_add).is_library(),
+      wb::variant("rgb_to_grey/f32", "cublas_geam", &rgb_to_grey).is_library(),
+      wb::variant("matrix_add/f32", "cublas_geam", &matrix_add).is_library(),
+  };
 }
 
 }  // namespace ch01

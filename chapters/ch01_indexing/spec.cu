@@ -1,0 +1,157 @@
+// Chapter 1's ops, declared once. The harness makes the tests, the benchmark rows and the
+// broken-kernel rejections from these declarations (harness/spec/op.cuh).
+//
+//   vector_add/f32    c = a + b                      ex1 (one per thread), ex2 (two per thread)
+//   rgb_to_grey/f32   planar RGB to grey, pitched    ex3
+//   matrix_add/f32    C = A + B, three strides       ex4
+#include "ch01.cuh"
+#include "spec/op.cuh"
+
+namespace ch01 {
+namespace {
+
+using wb::DType;
+constexpr const char* kDocs = "docs/ch01-indexing.md";
+
+// n past 2^31 - 1 does not fit the launcher's int; the largest n it takes is the large case.
+constexpr int64_t kLargestInt = (int64_t{1} << 31) - 1;
+
+wb::OpSpec<VectorAddFn> vector_add() {
+  return {
+      .name = "vector_add",
+      .dtype = "f32",
+      .title = "c[i] = a[i] + b[i]",
+      .docs = kDocs,
+      .tensors = {wb::input("a", {"n"}, DType::F32), wb::input("b", {"n"}, DType::F32),
+                  wb::output("c", {"n"}, DType::F32, wb::tol::terms([](const wb::Shape&) { return 2; }))},
+      .reference = [](const wb::RefCtx& r, int64_t i) { r.expect("c", i, r.in("a").get(i) + r.in("b").get(i)); },
+      .ref_rows = [](const wb::Shape& s) { return s["n"]; },
+      .test_shapes = [] {
+        auto s = wb::shapes::sizes("n");
+        s.push_back(wb::Shape{{"n", kLargestInt}}.tag("large"));  // indices and byte offsets past 2^31
+        return s;
+      }(),
+      .random_shapes = wb::shapes::random(3, {{"n", int64_t{1} << 22}}),
+      .bench_shapes = {wb::Shape{{"n", int64_t{1} << 26}}},
+      .full_bench_shapes = {wb::Shape{{"n", int64_t{1} << 24}}, wb::Shape{{"n", int64_t{1} << 28}}},
+      .bytes = [](const wb::Shape& s) { return 12.0 * s["n"]; },
+      .flops = [](const wb::Shape& s) { return 1.0 * s["n"]; },
+      .peak = wb::Peak::FP32,
+      .launch = [](VectorAddFn* fn, const wb::Args& a, cudaStream_t st) {
+        fn(a.in<float>("a"), a.in<float>("b"), a.out<float>("c"), a.i("n"), st);
+      },
+  };
+}
+
+// RGB planes of height x pitch floats; the first `width` of each row are pixels.
+wb::OpSpec<RgbToGreyFn> rgb_to_grey() {
+  return {
+      .name = "rgb_to_grey",
+      .dtype = "f32",
+      .title = "grey = 0.299 R + 0.587 G + 0.114 B",
+      .docs = kDocs,
+      .tensors =
+          [] {
+            auto rgb = wb::input("rgb", {"planes", "height", "pitch"}, DType::F32, wb::dist::uniform(0, 1));
+            rgb.view = {"planes", "height", "width"};
+            auto grey = wb::output("grey", {"height", "pitch"}, DType::F32,
+                                   wb::tol::terms([](const wb::Shape&) { return 3; }));
+            grey.view = {"height", "width"};
+            return std::vector<wb::TensorSpec>{rgb, grey};
+          }(),
+      .derive = [](wb::Shape& s) { s.set("pitch", s["width"] + s["pad"]).set("planes", 3); },
+      .reference =
+          [](const wb::RefCtx& r, int64_t y) {
+            const auto& rgb = r.in("rgb");
+            const int64_t w = r["width"], pitch = r["pitch"], plane = r["height"] * pitch;
+            for (int64_t x = 0; x < w; ++x) {
+              const int64_t at = y * pitch + x;
+              r.expect("grey", y * w + x,
+                       double(kRedWeight) * rgb.get(at) + double(kGreenWeight) * rgb.get(plane + at) +
+                           double(kBlueWeight) * rgb.get(2 * plane + at));
+            }
+          },
+      .ref_rows = [](const wb::Shape& s) { return s["height"]; },
+      .test_shapes = [] {
+        auto s = wb::shapes::each_with(wb::shapes::rows_by_cols("height", "width"), "pad", {0, 5});
+        // Three planes past 2^31 floats in all: plane offsets overflow an int.
+        s.push_back(wb::Shape{{"height", 16385}, {"width", 43691}, {"pad", 0}}.tag("large"));
+        return s;
+      }(),
+      .random_shapes = [](wb::Rng& rng) {
+        auto s = wb::shapes::random(3, {{"height", 1500}, {"width", 1500}})(rng);
+        for (auto& x : s) x.set("pad", rng.range(0, 7));
+        return s;
+      },
+      .bench_shapes = {wb::Shape{{"height", 2160}, {"width", 3840}, {"pad", 0}}},
+      .full_bench_shapes = {wb::Shape{{"height", 4321}, {"width", 7681}, {"pad", 0}}},
+      .bytes = [](const wb::Shape& s) { return 16.0 * s["height"] * s["width"]; },
+      .flops = [](const wb::Shape& s) { return 5.0 * s["height"] * s["width"]; },
+      .peak = wb::Peak::FP32,
+      .launch = [](RgbToGreyFn* fn, const wb::Args& a, cudaStream_t st) {
+        fn(a.in<float>("rgb"), a.out<float>("grey"), a.i("height"), a.i("width"), a.i("pitch"), st);
+      },
+  };
+}
+
+// A, B and C each with its own leading dimension: lda = cols + pad, ldb = cols + 2 pad,
+// ldc = cols + 3 pad, so a kernel that uses the wrong stride is wrong whenever pad > 0.
+wb::OpSpec<MatrixAddFn> matrix_add() {
+  return {
+      .name = "matrix_add",
+      .dtype = "f32",
+      .title = "C = A + B",
+      .docs = kDocs,
+      .tensors =
+          [] {
+            auto a = wb::input("A", {"rows", "lda"}, DType::F32);
+            auto b = wb::input("B", {"rows", "ldb"}, DType::F32);
+            auto c = wb::output("C", {"rows", "ldc"}, DType::F32, wb::tol::terms([](const wb::Shape&) { return 2; }));
+            a.view = b.view = c.view = {"rows", "cols"};
+            return std::vector<wb::TensorSpec>{a, b, c};
+          }(),
+      .derive =
+          [](wb::Shape& s) {
+            const int64_t cols = s["cols"], pad = s["pad"];
+            s.set("lda", cols + pad).set("ldb", cols + 2 * pad).set("ldc", cols + 3 * pad);
+          },
+      .reference =
+          [](const wb::RefCtx& r, int64_t row) {
+            const int64_t cols = r["cols"], lda = r["lda"], ldb = r["ldb"];
+            for (int64_t c = 0; c < cols; ++c) {
+              r.expect("C", row * cols + c, r.in("A").get(row * lda + c) + r.in("B").get(row * ldb + c));
+            }
+          },
+      .ref_rows = [](const wb::Shape& s) { return s["rows"]; },
+      .test_shapes = [] {
+        auto s = wb::shapes::each_with(wb::shapes::rows_by_cols("rows", "cols"), "pad", {0, 3});
+        s.push_back(wb::Shape{{"rows", 46341}, {"cols", 46341}, {"pad", 0}}.tag("large"));  // rows*cols > 2^31
+        return s;
+      }(),
+      .random_shapes = [](wb::Rng& rng) {
+        auto s = wb::shapes::random(3, {{"rows", 1500}, {"cols", 1500}})(rng);
+        for (auto& x : s) x.set("pad", rng.range(0, 5));
+        return s;
+      },
+      .bench_shapes = {wb::Shape{{"rows", 4096}, {"cols", 4096}, {"pad", 0}}},
+      .full_bench_shapes = {wb::Shape{{"rows", 2047}, {"cols", 16385}, {"pad", 0}},
+                            wb::Shape{{"rows", 16385}, {"cols", 2047}, {"pad", 0}}},
+      .bytes = [](const wb::Shape& s) { return 12.0 * s["rows"] * s["cols"]; },
+      .flops = [](const wb::Shape& s) { return 1.0 * s["rows"] * s["cols"]; },
+      .peak = wb::Peak::FP32,
+      .launch = [](MatrixAddFn* fn, const wb::Args& a, cudaStream_t st) {
+        fn(a.in<float>("A"), a.i("lda"), a.in<float>("B"), a.i("ldb"), a.out<float>("C"), a.i("ldc"), a.i("rows"),
+           a.i("cols"), st);
+      },
+  };
+}
+
+}  // namespace
+
+WB_OPS(ch01) {
+  wb::add_op(vector_add());
+  wb::add_op(rgb_to_grey());
+  wb::add_op(matrix_add());
+}
+
+}  // namespace ch01

@@ -1,0 +1,206 @@
+// main() of every chapter's test programs. The tests are not written by hand: for every
+// variant linked into the program, one test per shape of its op (and per input set, and a
+// few seeded random shapes), named
+//     <op>/<dtype>/<variant>.<shape>        vector_add/f32/ex1_vector_add.n1025
+// and for every broken variant (the self-tests) one test that the checks reject it with the
+// code it declares:
+//     <op>/<dtype>/broken.<variant>
+// Each test records its outcome code as a test property ("outcome") and, when
+// WORKBOOK_OUTCOMES names a folder, as one JSON line there, which the run's summary reads.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+
+#include "cuda/device.cuh"
+#include "cuda/gtest_support.cuh"
+#include "host/json.h"
+#include "spec/op.cuh"
+
+namespace wb {
+
+std::string current_test_name() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return info ? std::string(info->test_suite_name()) + "." + info->name() : std::string("no-test");
+}
+
+Rng test_rng() { return rng_for(current_test_name()); }
+
+namespace {
+
+uint64_t test_seed() { return test_rng().next(); }
+
+int64_t shape_size(const OpBase& op, Shape s) {
+  if (op.common().derive) op.common().derive(s);
+  int64_t n = 0;
+  for (const auto& t : op.common().tensors) {
+    if (t.present_in(s)) n += t.count(s);
+  }
+  return n;
+}
+
+// One line per finished test for the run's summary (scripts and ctest's summary test).
+void record(const OpBase& op, const Variant& v, const std::string& shape, int64_t size, const Outcome& o) {
+  ::testing::Test::RecordProperty("outcome", std::string(code_name(o.code)));
+  std::printf("[wb-outcome] %s %s\n", std::string(code_name(o.code)).c_str(), current_test_name().c_str());
+  const char* dir = std::getenv("WORKBOOK_OUTCOMES");
+  if (dir == nullptr || *dir == '\0') return;
+  Json j = Json::object();
+  j.set("test", current_test_name());
+  j.set("op", op.common().id());
+  j.set("variant", v.name);
+  j.set("role", role_name(v.role));
+  j.set("file", v.file);
+  j.set("shape", shape);
+  j.set("size", size);
+  j.set("code", std::string(code_name(o.code)));
+  j.set("message", o.message);
+  std::ofstream out(std::string(dir) + "/" + std::to_string(::getpid()) + ".jsonl", std::ios::app);
+  out << j.dump(-1) << "\n";
+}
+
+void report(const Outcome& o) {
+  if (code_is_skip(o.code)) GTEST_SKIP() << o.message;
+  if (!o.passed()) {
+    ADD_FAILURE() << "\n" << o.message << "\n  outcome: " << code_name(o.code) << " · " << seed_hint() << "\n";
+  }
+}
+
+class CaseTest : public ::testing::Test {
+ public:
+  CaseTest(const OpBase& op, const Variant& v, Shape shape, const InputSet* set, int random_index)
+      : op_(op), v_(v), shape_(std::move(shape)), set_(set), random_index_(random_index) {}
+
+  void TestBody() override {
+    Shape s = shape_;
+    if (random_index_ >= 0) {
+      auto rng = test_rng();
+      const auto drawn = op_.common().random_shapes(rng);
+      s = drawn.at(static_cast<size_t>(random_index_));
+    }
+    Outcome o;
+    if (gpu_missing_reason()) {
+      o = dry_run_without_gpu(op_, v_, s);
+      if (o.code == Code::NotImplemented) o.message = (v_.file.empty() ? v_.name : v_.file) + ": " + o.message;
+    } else if (auto why = cannot_run_here(op_, v_, s)) {
+      o = Outcome::fail(Code::Skipped, *why);
+    } else {
+      CaseOptions opt;
+      opt.seed = test_seed();
+      opt.inputs = set_;
+      o = check_case(op_, v_, s, opt);
+    }
+    record(op_, v_, s.text(), shape_size(op_, s), o);
+    report(o);
+  }
+
+ private:
+  const OpBase& op_;
+  const Variant& v_;
+  Shape shape_;
+  const InputSet* set_;
+  int random_index_;
+};
+
+// A broken kernel must be rejected, with one of the codes it declares, on some shape.
+class BrokenTest : public ::testing::Test {
+ public:
+  BrokenTest(const OpBase& op, const Variant& v) : op_(op), v_(v) {}
+
+  void TestBody() override {
+    if (auto reason = gpu_missing_reason()) GTEST_SKIP() << *reason;
+    std::vector<std::pair<Shape, const InputSet*>> tries;
+    for (const auto& s : v_.shapes.empty() ? op_.common().test_shapes : v_.shapes) tries.emplace_back(s, nullptr);
+    for (const auto& set : op_.common().input_sets) {
+      for (const auto& s : set.shapes) tries.emplace_back(s, &set);
+    }
+    std::stable_sort(tries.begin(), tries.end(),
+                     [&](const auto& a, const auto& b) { return shape_size(op_, a.first) < shape_size(op_, b.first); });
+    std::string expected;
+    for (Code c : v_.expect) expected += (expected.empty() ? "" : " or ") + std::string(code_name(c));
+    for (const auto& [s, set] : tries) {
+      if (cannot_run_here(op_, v_, s)) continue;
+      CaseOptions opt;
+      opt.seed = test_seed();
+      opt.inputs = set;
+      const Outcome o = check_case(op_, v_, s, opt);
+      if (o.passed() || code_is_skip(o.code)) continue;
+      ::testing::Test::RecordProperty("outcome", std::string(code_name(o.code)));
+      if (std::find(v_.expect.begin(), v_.expect.end(), o.code) != v_.expect.end()) {
+        std::printf("rejected as %s on %s%s, as it should be (%s)\n", std::string(code_name(o.code)).c_str(),
+                    s.text().c_str(), set ? (" with " + set->name + " inputs").c_str() : "", v_.mistake.c_str());
+        return;
+      }
+      ADD_FAILURE() << v_.name << " (" << v_.mistake << ") was rejected on " << s.text() << " as "
+                    << code_name(o.code) << ", but should be rejected as " << expected << ":\n" << o.message;
+      return;
+    }
+    ADD_FAILURE() << v_.name << " (" << v_.mistake << ") passed every shape: the checks have gone soft; it must be "
+                  << "rejected as " << expected << ". " << seed_hint();
+  }
+
+ private:
+  const OpBase& op_;
+  const Variant& v_;
+};
+
+void register_all() {
+  for (const Variant& v : all_variants()) {
+    const OpBase& op = *find_op(v.op);
+    const OpCommon& c = op.common();
+    if (v.role == Role::Broken) {
+      ::testing::RegisterTest((c.id() + "/broken").c_str(), v.name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                              [&op, &v]() -> ::testing::Test* { return new BrokenTest(op, v); });
+      continue;
+    }
+    const std::string suite = c.id() + "/" + v.name;
+    std::vector<Shape> shapes = c.test_shapes;
+    std::stable_sort(shapes.begin(), shapes.end(),
+                     [&](const Shape& a, const Shape& b) { return shape_size(op, a) < shape_size(op, b); });
+    for (const Shape& s : shapes) {
+      ::testing::RegisterTest(suite.c_str(), s.label().c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                              [&op, &v, s]() -> ::testing::Test* { return new CaseTest(op, v, s, nullptr, -1); });
+    }
+    for (const InputSet& set : c.input_sets) {
+      for (const Shape& s : set.shapes) {
+        ::testing::RegisterTest(suite.c_str(), (set.name + "_" + s.label()).c_str(), nullptr, nullptr, __FILE__,
+                                __LINE__,
+                                [&op, &v, s, &set]() -> ::testing::Test* { return new CaseTest(op, v, s, &set, -1); });
+      }
+    }
+    if (c.random_shapes) {
+      Rng probe(1);
+      const size_t count = c.random_shapes(probe).size();
+      for (size_t k = 0; k < count; ++k) {
+        ::testing::RegisterTest(suite.c_str(), ("seeded_random_" + std::to_string(k + 1)).c_str(), nullptr, nullptr,
+                                __FILE__, __LINE__, [&op, &v, k]() -> ::testing::Test* {
+                                  return new CaseTest(op, v, Shape{}, nullptr, static_cast<int>(k));
+                                });
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace wb
+
+int main(int argc, char** argv) {
+  wb::mark_main_started();
+  ::testing::InitGoogleTest(&argc, argv);
+  try {
+    wb::run_seed();
+    wb::register_all();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kernel-workbook: %s\n", e.what());
+    return 2;
+  }
+  if (!GTEST_FLAG_GET(list_tests)) {
+    std::printf("kernel-workbook: %s\n", wb::seed_hint().c_str());
+    if (auto reason = wb::gpu_missing_reason()) std::printf("kernel-workbook: %s: kernels are compiled, not run\n", reason->c_str());
+  }
+  return RUN_ALL_TESTS();
+}
