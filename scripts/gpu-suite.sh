@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole GPU suite on a machine with an NVIDIA GPU:
 #   1. devicequery (with measured ceilings) and instpeak (FFMA and mma.sync ceilings)
-#   2. configure + build every chapter (preset all-solutions), run the solutions', references',
+#   2. configure + build every chapter (build/gpu-suite, this GPU's architecture), run the solutions', references',
 #      self-tests' and harness's tests: each test program once, all its cases in one process
 #      (fast); --ctest runs them through ctest instead, one process per case (slow, isolated)
 #   3. run the learner's stubs (the chNN_tests programs of the same build), check that each
@@ -11,7 +11,7 @@
 #   6. print a summary table last
 # Logs and JSON go to the output folder.
 #
-# usage: scripts/gpu-suite.sh [--out DIR] [--chapters "ch01 ch02"] [--quick] [--repeat] [--skip-build]
+# usage: scripts/gpu-suite.sh [--out DIR] [--chapters "ch01 ch02"] [--full] [--repeat] [--skip-build]
 #                             [--no-stubs] [--no-bench] [--ctest] [--autotune] [--bench-timeout SECONDS]
 #                             [--bench-chapters "ch02 ch03"]   (benchmarks of these only)
 #                             [--test-chapters "ch04"]         (tests and stubs of these only)
@@ -36,7 +36,8 @@ while [ $# -gt 0 ]; do
     --out=*) out="${1#--out=}"; shift ;;
     --chapters) chapters="${2:?--chapters needs a list}"; shift 2 ;;
     --chapters=*) chapters="${1#--chapters=}"; shift ;;
-    --quick) quick="--quick"; shift ;;
+    --quick) shift ;;  # the default benchmark is the quick one now; --full runs the sweep
+    --full) quick="--full"; shift ;;
     --repeat) repeat=1; shift ;;
     --skip-build) skip_build=1; shift ;;
     --no-stubs) stubs=0; shift ;;
@@ -81,13 +82,14 @@ note "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | 
 # --- build ------------------------------------------------------------------------------
 if [ "$skip_build" = 0 ]; then
   # Keep going past a chapter that does not build, so the others are still tested.
-  { cmake --preset all-solutions "${chapter_def[@]}" -DWORKBOOK_BUILD_ON_TEST=OFF &&
-    cmake --build --preset all-solutions -j "$jobs" -- -k 0; } > "$out/build-solutions.log" 2>&1
+  { cmake -S . -B build/gpu-suite -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=native \
+      "${chapter_def[@]}" -DWORKBOOK_BUILD_ON_TEST=OFF &&
+    cmake --build build/gpu-suite -j "$jobs" -- -k 0; } > "$out/build-solutions.log" 2>&1
   build_rc=$?
   note "build all-solutions: $([ $build_rc = 0 ] && echo ok || echo "FAILED (some targets), see build-solutions.log")"
   [ $build_rc = 0 ] || grep -E "error|FAILED" "$out/build-solutions.log" | head -20 | tee -a "$summary"
 fi
-bin=build/all-solutions
+bin=build/gpu-suite
 
 "$bin/bin/devicequery" --measure > "$out/devicequery.txt" 2>&1
 "$bin/bin/devicequery" --measure --json > "$out/devicequery.json" 2>/dev/null
@@ -97,7 +99,7 @@ cat "$out/devicequery.txt"
 
 # --- tests of the solutions, references, self-tests and harness -------------------------
 if [ "$use_ctest" = 1 ]; then
-  ctest --preset all-solutions -j "$jobs" --output-junit "$out/ctest-solutions.xml" > "$out/ctest-solutions.log" 2>&1
+  ctest --test-dir "$bin" -LE student -j "$jobs" --output-junit "$out/ctest-solutions.xml" > "$out/ctest-solutions.log" 2>&1
   sol_rc=$?
   note "ctest all-solutions: $(grep -E 'tests passed|tests failed' "$out/ctest-solutions.log" | tail -1)  (skipped: $(grep -c 'Skipped' "$out/ctest-solutions.log"))"
   [ $sol_rc = 0 ] || grep -E '\*\*\*Failed|Timeout|Exception' "$out/ctest-solutions.log" | head -20 | tee -a "$summary"
@@ -149,8 +151,9 @@ fi
   [ -x "$exe" ] || { note "bench $ch: no ${ch}_bench built"; continue; }
   limit=()
   [ "$bench_timeout" != 0 ] && limit=(timeout "$bench_timeout")
+  start=$(date +%s)
   "${limit[@]}" "$exe" $quick --json "$out/$ch-bench.json" > "$out/$ch-bench.log" 2>&1
-  note "bench $ch: exit $? (log $ch-bench.log)"
+  note "bench $ch: exit $? in $(( $(date +%s) - start )) s wall (log $ch-bench.log)"
   if [ "$repeat" = 1 ]; then
     "${limit[@]}" "$exe" $quick --json "$out/$ch-bench-2.json" > "$out/$ch-bench-2.log" 2>&1
     note "bench $ch (second run): exit $?"

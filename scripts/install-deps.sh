@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs what kernel-workbook needs on Debian 12 / Ubuntu 22.04+ (run as root or with sudo):
+# Installs what kernel-workbook needs on Debian 12 / Ubuntu 24.04 (run as root or with sudo):
 #   cmake (>= 3.25), ninja, g++, GoogleTest/GoogleMock, Google Benchmark, jq,
-#   and python3-matplotlib for the plots.
+#   python3-matplotlib for the plots, and mkdocs + mkdocs-material for the book
+#   (scripts/docs.sh). Ubuntu 22.04's CMake and g++ are too old: see the README.
 # The CUDA toolkit (nvcc >= 12, with cuBLAS; cuDNN for the later chapters) is not in the
 # distributions' main archives in a recent enough version: the script checks for it and,
 # when it is missing, says how to install it. Packages already present are left alone.
@@ -9,7 +10,8 @@ set -euo pipefail
 
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for pkg in cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev jq python3-matplotlib; do
+for pkg in cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev jq python3-matplotlib \
+           mkdocs mkdocs-material ccache bubblewrap; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 
@@ -30,7 +32,8 @@ fi
 cmake_version=$(cmake --version | sed -n 's/cmake version \([0-9.]*\).*/\1/p')
 if [ "$(printf '%s\n3.25\n' "$cmake_version" | sort -V | head -1)" != "3.25" ]; then
   echo "install-deps: CMake $cmake_version is too old; the presets need 3.25 or newer." >&2
-  echo "              e.g. python3 -m pip install --user 'cmake>=3.25'" >&2
+  echo "              On Ubuntu 22.04, add Kitware's apt repository (apt.kitware.com) and install cmake from it;" >&2
+  echo "              or e.g. python3 -m pip install --user 'cmake>=3.25'" >&2
   exit 1
 fi
 

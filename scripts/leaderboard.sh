@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# The class leaderboard: builds each student's kernels in a tree of its own, runs the
-# chapter's full tests with a fresh secret seed, then the chapter's benchmark, each step
-# under its own time limit, and ranks the correct submissions per chapter and per GPU.
-# See docs/leaderboard.md for the submission layout, the ranking and the fairness rules.
+# The class leaderboard: builds each student's kernels in a fresh copy of the repository,
+# runs the chapter's full tests with a secret seed, then the chapter's benchmark, each step
+# sandboxed and under its own time limit, cross-checks the numbers, and ranks the correct
+# submissions per chapter and per GPU. See docs/leaderboard.md for the submission layout,
+# the ranking, the sandbox and the fairness rules.
 #
 # usage: scripts/leaderboard.sh [options] SUBMISSIONS_DIR
 #        scripts/leaderboard.sh --fixture [options]   the repository's fixture class (needs a GPU)
+#        scripts/leaderboard.sh --hostile [options]   the repository's hostile class (needs a GPU)
 #
 #   --chapter chNN       a chapter to run (repeat it, or give a comma-separated list);
 #                        default: every chapter some student has a chNN folder for
@@ -19,7 +21,16 @@
 #   --gpus LIST          GPUs to use, nvidia-smi indices or UUIDs, comma-separated (default: all,
 #                        or those in CUDA_VISIBLE_DEVICES); one submission runs per GPU at a time
 #   --build-jobs N       submissions built at the same time (default: one per 8 CPU cores)
-#   --no-sandbox         run without bubblewrap even where it is installed
+#   --bwrap PATH         the bubblewrap program to use (default: bwrap on PATH); see
+#                        scripts/fetch-bwrap.sh for machines where it is not installed
+#   --unsafe-no-sandbox  rank even without a working sandbox: submissions then run with your
+#                        rights and can read each other's files; every report says so
+#   --key FILE           the key that signs the history (default
+#                        ~/.config/kernel-workbook/leaderboard.key, made on first use);
+#                        keep it outside the submissions, output and repository folders
+#   --expect FILE        after the run, compare it with an expected outcome (JSON, as
+#                        tests/leaderboard/*-expected.json); exit code 1 on a difference
+#   --no-ncu             skip the Nsight Compute re-measurement even where ncu is installed
 #   --keep-work          keep the work folder (build trees, binaries) after the run
 #   -h, --help           this text
 set -uo pipefail
@@ -47,9 +58,14 @@ out=""
 arch=""
 gpus_arg=""
 build_jobs=""
-use_sandbox=1
+bwrap_arg=""
+unsafe=0
+key_file=""
+expect=""
+use_ncu=1
 keep_work=0
 fixture=0
+hostile=0
 subs=""
 set_subs() {
   [ -z "$subs" ] || die_usage "one SUBMISSIONS_DIR only (got '$subs' and '$1')"
@@ -75,9 +91,18 @@ while [ $# -gt 0 ]; do
     --gpus=*) gpus_arg=${1#*=}; shift ;;
     --build-jobs) value "$@"; build_jobs=$2; shift 2 ;;
     --build-jobs=*) build_jobs=${1#*=}; shift ;;
-    --no-sandbox) use_sandbox=0; shift ;;
+    --bwrap) value "$@"; bwrap_arg=$2; shift 2 ;;
+    --bwrap=*) bwrap_arg=${1#*=}; shift ;;
+    --unsafe-no-sandbox) unsafe=1; shift ;;
+    --no-sandbox) die_usage "--no-sandbox is now --unsafe-no-sandbox (docs/leaderboard.md, section Sandbox)" ;;
+    --key) value "$@"; key_file=$2; shift 2 ;;
+    --key=*) key_file=${1#*=}; shift ;;
+    --expect) value "$@"; expect=$2; shift 2 ;;
+    --expect=*) expect=${1#*=}; shift ;;
+    --no-ncu) use_ncu=0; shift ;;
     --keep-work) keep_work=1; shift ;;
     --fixture) fixture=1; shift ;;
+    --hostile) hostile=1; shift ;;
     -h|--help) usage; exit 0 ;;
     --) shift; while [ $# -gt 0 ]; do set_subs "$1"; shift; done ;;
     -*) die_usage "unknown option '$1'" ;;
@@ -85,11 +110,15 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-if [ "$fixture" = 1 ]; then
-  [ -z "$subs" ] || die_usage "--fixture runs the repository's fixture class: give no SUBMISSIONS_DIR"
-  subs="$here/tests/leaderboard/fixture-class"
+[ $((fixture + hostile)) -le 1 ] || die_usage "--fixture and --hostile: one class at a time"
+if [ "$fixture" = 1 ] || [ "$hostile" = 1 ]; then
+  class=fixture
+  [ "$hostile" = 1 ] && class=hostile
+  [ -z "$subs" ] || die_usage "--$class runs the repository's $class class: give no SUBMISSIONS_DIR"
+  subs="$here/tests/leaderboard/$class-class"
   [ ${#chapters[@]} -gt 0 ] || chapters=(ch01)
-  : "${timeout_s:=300}" "${kernel_timeout:=5}" "${out:=$here/results/leaderboard-fixture}"
+  : "${timeout_s:=300}" "${kernel_timeout:=5}" "${out:=$here/results/leaderboard-$class}"
+  : "${expect:=$here/tests/leaderboard/$class-expected.json}"
 fi
 : "${timeout_s:=900}" "${out:=$here/results/leaderboard}"
 is_positive "$timeout_s" || die_usage "--timeout must be a positive number of seconds, not '$timeout_s'"
@@ -103,6 +132,7 @@ arch_re='^[0-9a-z;, -]+$'
 arch=${arch//,/;}
 [ -n "$subs" ] || die_usage "give the SUBMISSIONS_DIR: a folder with one folder per student (see docs/leaderboard.md)"
 [ -d "$subs" ] || die_usage "SUBMISSIONS_DIR '$subs' is not a folder"
+[ -z "$expect" ] || [ -f "$expect" ] || die_usage "--expect: '$expect' is not a file"
 
 # Chapters: each must exist, with its tests and benchmark.
 declare -A chapter_dir=()
@@ -111,23 +141,59 @@ for d in "$here"/chapters/ch[0-9][0-9]_*/; do
   name=${d##*/}
   chapter_dir[${name:0:4}]=$name
 done
+# A chapter can be ranked once it declares its tests and benchmark: spec.cu (or, in the older
+# layout, tests.cu and bench.cu).
+chapter_ready() {
+  local d="$here/chapters/${chapter_dir[$1]}"
+  [ -f "$d/spec.cu" ] || { [ -f "$d/tests.cu" ] && [ -f "$d/bench.cu" ]; }
+}
 wanted=()
 for c in "${chapters[@]}"; do
   IFS=, read -ra parts <<< "$c"
   for ch in "${parts[@]}"; do
     [[ $ch =~ ^ch[0-9][0-9]$ ]] || die_usage "unknown chapter '$ch' (chapters present: ${!chapter_dir[*]})"
     [ -n "${chapter_dir[$ch]:-}" ] || die_usage "unknown chapter '$ch' (chapters present: $(printf '%s\n' "${!chapter_dir[@]}" | sort | tr '\n' ' '))"
-    for f in tests.cu bench.cu; do
-      [ -f "$here/chapters/${chapter_dir[$ch]}/$f" ] ||
-        die_usage "chapter $ch has no $f yet, so it cannot be ranked"
-    done
+    chapter_ready "$ch" || die_usage "chapter $ch has no spec.cu (nor tests.cu and bench.cu) yet, so it cannot be ranked"
     wanted+=("$ch")
   done
 done
 
-for tool in python3 cmake ninja timeout od awk; do
+for tool in python3 cmake ninja timeout od awk mkfifo head; do
   command -v "$tool" > /dev/null 2>&1 || die "'$tool' is needed and was not found on PATH"
 done
+
+# --- the sandbox ---------------------------------------------------------------------------
+# Without a working bubblewrap the leaderboard refuses to rank, unless --unsafe-no-sandbox.
+sandbox=none
+bwrap=""
+sandbox_problem=""
+if [ -n "$bwrap_arg" ]; then
+  if [ -x "$bwrap_arg" ] && [ -f "$bwrap_arg" ]; then
+    bwrap=$(cd -- "$(dirname -- "$bwrap_arg")" && pwd -P)/$(basename -- "$bwrap_arg")
+  else
+    sandbox_problem="--bwrap: '$bwrap_arg' is not an executable file"
+  fi
+elif command -v bwrap > /dev/null 2>&1; then
+  bwrap=$(command -v bwrap)
+else
+  sandbox_problem="bubblewrap (bwrap) is not installed"
+fi
+if [ -n "$bwrap" ]; then
+  if err=$("$bwrap" --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp true 2>&1); then
+    sandbox=bubblewrap
+  else
+    sandbox_problem="$bwrap cannot start a sandbox here: ${err:-no message}"
+  fi
+fi
+if [ "$sandbox" = none ]; then
+  if [ "$unsafe" = 1 ]; then
+    say "WARNING: $sandbox_problem; running UNSANDBOXED (--unsafe-no-sandbox): every report of this run says so"
+  else
+    die "refusing to rank without a sandbox: $sandbox_problem.
+  Install bubblewrap (sudo apt-get install bubblewrap), or unpack it with scripts/fetch-bwrap.sh and pass
+  --bwrap PATH; or pass --unsafe-no-sandbox to run the submissions with your rights (docs/leaderboard.md)."
+  fi
+fi
 
 # --- the GPUs ------------------------------------------------------------------------------
 gpu_lines=""
@@ -177,17 +243,6 @@ else
   arch="$CUDAARCHS (CUDAARCHS)"
 fi
 
-# --- the sandbox ---------------------------------------------------------------------------
-sandbox=none
-if [ "$use_sandbox" = 1 ] && command -v bwrap > /dev/null 2>&1; then
-  if err=$(bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc true 2>&1); then
-    sandbox=bubblewrap
-  else
-    die "bubblewrap is installed but cannot start a sandbox here: $err
-  Fix that (docs/leaderboard.md, section Sandbox), or pass --no-sandbox to run the submissions unsandboxed."
-  fi
-fi
-
 # --- work folder, output, plan ------------------------------------------------------------
 mkdir -p -- "$out" || die "cannot create the output folder '$out'"
 out=$(cd -- "$out" && pwd -P)
@@ -196,6 +251,17 @@ history="$out/history.jsonl"
 run_id="$(date -u +%Y%m%d-%H%M%S)-$(od -An -N2 -tx1 /dev/urandom | tr -d ' \n')"
 commit=$(git -C "$here" rev-parse --short=12 HEAD 2> /dev/null || echo unknown)
 work=$(mktemp -d "${TMPDIR:-/tmp}/kernel-workbook-leaderboard.XXXXXX") || die "cannot create a work folder"
+work=$(cd -- "$work" && pwd -P)
+# The students' files wait in a folder whose name nobody can guess (no build sees it anyway).
+ents="$work/$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')/entries"
+# The history's key: a teacher-only file, outside every folder a submission's steps touch.
+key_file=${key_file:-${XDG_CONFIG_HOME:-$HOME/.config}/kernel-workbook/leaderboard.key}
+key_dir=$(mkdir -p -m 700 -- "$(dirname -- "$key_file")" && cd -- "$(dirname -- "$key_file")" && pwd -P) ||
+  die "cannot create the folder of the history key '$key_file'"
+key_file="$key_dir/$(basename -- "$key_file")"
+for p in "$subs" "$out" "$here" "$work"; do
+  case "$key_dir/" in "$p"/*) die "--key: the history key must live outside '$p'" ;; esac
+done
 ncpu=$(nproc 2> /dev/null || echo 4)
 started=$(date +%s)
 worker_pids=()
@@ -211,7 +277,7 @@ interrupted() {
   say "$me: interrupted; stopping the submissions in flight"
   for p in "${worker_pids[@]}"; do kill "$p" 2> /dev/null; done
   wait 2> /dev/null
-  python3 "$lb" report --history "$history" --out "$out" --run-id "$run_id" 2> /dev/null
+  python3 "$lb" report --history "$history" --key "$key_file" --out "$out" --run-id "$run_id" 2> /dev/null
   say "$me: the results recorded so far are kept in $history"
   cleanup
   exit 130
@@ -219,7 +285,7 @@ interrupted() {
 trap cleanup EXIT
 trap interrupted INT TERM
 
-mkdir -p "$work/src" "$work/cache" "$work/slots" "$work/bases"
+mkdir -p "$work/src" "$work/cache" "$work/slots" "$work/bases" "$work/boxes" "$work/fifos" "$ents"
 for item in chapters reference solutions harness cmake tools CMakeLists.txt CMakePresets.json; do
   [ -e "$here/$item" ] && cp -a -- "$here/$item" "$work/src/"
 done
@@ -228,10 +294,10 @@ if [ ${#wanted[@]} -eq 0 ]; then
   read -ra wanted <<< "$(python3 "$lb" chapters --repo "$work/src" --submissions "$subs")"
   ready=()
   for ch in "${wanted[@]}"; do
-    if [ -f "$here/chapters/${chapter_dir[$ch]}/tests.cu" ] && [ -f "$here/chapters/${chapter_dir[$ch]}/bench.cu" ]; then
+    if chapter_ready "$ch"; then
       ready+=("$ch")
     else
-      say "note: $ch is skipped: the chapter has no tests.cu or bench.cu yet"
+      say "note: $ch is skipped: the chapter has no spec.cu yet"
     fi
   done
   wanted=("${ready[@]}")
@@ -240,7 +306,7 @@ fi
 
 plan_args=()
 for ch in "${wanted[@]}"; do plan_args+=(--chapter "$ch"); done
-python3 "$lb" plan --repo "$work/src" --submissions "$subs" --work "$work" "${plan_args[@]}" > "$work/plan.tsv" ||
+python3 "$lb" plan --repo "$work/src" --submissions "$subs" --work "${ents%/entries}" "${plan_args[@]}" > "$work/plan.tsv" ||
   die "could not read the submissions in '$subs'"
 e_id=(); e_ch=(); e_state=(); e_name=()
 while IFS=$'\t' read -r id ch state name; do
@@ -268,10 +334,19 @@ for g in "${!gpu_uuid[@]}"; do say "  ${gpu_label[$g]}: ${gpu_name[$g]} (${gpu_u
 say "  CUDA architectures: $arch; $build_jobs build(s) at a time, -j$jobs_each each"
 say "  time limits: ${timeout_s} s per step, ${kernel_timeout} s per kernel"
 if [ "$sandbox" = bubblewrap ]; then
-  say "  sandbox: bubblewrap (no network; read-only system; each submission writes only its own folder)"
+  say "  sandbox: bubblewrap, $bwrap (no network; read-only system; the repository, the submissions, the"
+  say "           output, the history key and the other work folders are not visible; results leave through a pipe)"
 else
-  say "  sandbox: NONE -- submissions run UNSANDBOXED, with your user's rights and network access"
-  say "           (install bubblewrap: sudo apt-get install bubblewrap; see docs/leaderboard.md)"
+  say "  sandbox: NONE (--unsafe-no-sandbox) -- submissions run UNSANDBOXED, with your user's rights and network"
+  say "           access; they can read each other's files and the history key. The reports say so."
+fi
+say "  history key: $key_file"
+if [ "$use_ncu" = 1 ] && command -v ncu > /dev/null 2>&1; then
+  ncu_bin=$(command -v ncu)
+  say "  cross-check: ncu ($ncu_bin) re-measures each submission's fastest-claimed row"
+else
+  ncu_bin=""
+  say "  cross-check: no ncu re-measurement ($([ "$use_ncu" = 1 ] && echo "ncu not found" || echo "--no-ncu"))"
 fi
 say "  results: $out (history: $n_before earlier results)"
 say ""
@@ -280,7 +355,7 @@ say ""
 # run_limited LIMIT RW_DIR RO_DIR -- command...: the command runs in RW_DIR, may write only
 # there (sandboxed), sees RO_DIR read-only, and has a clean environment plus RUN_ENV.
 hide=()
-for p in "$here" "$subs" "$out" "$work"; do hide+=(--tmpfs "$p"); done
+for p in "$here" "$subs" "$out" "$work" "$key_dir"; do hide+=(--tmpfs "$p"); done
 if [ -n "${HOME:-}" ] && [ "$HOME" != / ]; then
   for s in .ssh .gnupg .aws .azure .config/gcloud .kube .docker .password-store; do
     [ -d "$HOME/$s" ] && hide+=(--tmpfs "$HOME/$s")
@@ -304,7 +379,7 @@ run_limited() {
     local ro_bind=()
     [ -n "$ro" ] && ro_bind=(--ro-bind "$ro" "$ro")
     timeout -k 10 "$limit" env -i "${envs[@]}" \
-      bwrap --unshare-all --die-with-parent --new-session \
+      "$bwrap" --unshare-all --die-with-parent --new-session \
       --ro-bind / / --dev /dev --tmpfs /dev/shm "${gpu_nodes[@]}" --proc /proc --tmpfs /tmp \
       "${hide[@]}" --bind "$rw" "$rw" "${ro_bind[@]}" --ro-bind "$work/cache" "$work/cache" \
       --chdir "$rw" -- "$@"
@@ -313,11 +388,25 @@ run_limited() {
   fi
 }
 
-# A program run with a secret seed: the seed travels in a file that the wrapper reads and
-# deletes, so that it is in the environment of the test program only (the harness removes it
-# from there before main). Neither the sandbox nor `timeout` carry it.
-seeded=(/bin/sh -c 'IFS= read -r s < "$1"; rm -f -- "$1"; [ -n "$s" ] || exit 125; WORKBOOK_SEED=$s; export WORKBOOK_SEED; shift; exec "$@"' seeded)
-new_seed() { od -An -N8 -tu8 /dev/urandom | tr -d ' \n'; echo; }
+# run_captured LIMIT RW_DIR RO_DIR RESULT_FILE -- command...: as run_limited, with the command's
+# file descriptor 3 the write end of a pipe whose contents land in RESULT_FILE, a file in a
+# folder the command cannot see. The programs are told to write their JSON to /dev/fd/3:
+# nothing the submission does after the harness has written can change what was written, and
+# anything it adds makes the file hold a second document, which the leaderboard rejects.
+run_captured() {
+  local limit=$1 rw=$2 ro=$3 result=$4 fifo rp rc hold
+  shift 5
+  fifo="$work/fifos/$BASHPID.$RANDOM"
+  mkfifo -m 600 -- "$fifo" || return 125
+  hold=$(awk -v t="$limit" 'BEGIN { printf "%d", t + 60 }')
+  timeout -k 5 "$hold" head -c "$LOG_LIMIT" < "$fifo" > "$result" &
+  rp=$!
+  run_limited "$limit" "$rw" "$ro" -- "$@" 3> "$fifo"
+  rc=$?
+  wait "$rp"
+  rm -f -- "$fifo"
+  return "$rc"
+}
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 LOG_LIMIT=$((32 * 1024 * 1024))  # bytes of output kept per step
@@ -354,9 +443,10 @@ done
 build_entry() {  # slot index
   local k=$1 i=$2
   local id=${e_id[$i]} ch=${e_ch[$i]}
-  local e="$work/entries/$id/$ch" live="$work/slots/$k-$ch" snap="$work/bases/$k-$ch"
+  local e="$ents/$id/$ch" live="$work/slots/$k-$ch" snap="$work/bases/$k-$ch"
   local target="$live/src/chapters/${chapter_dir[$ch]}"
   chmod -R u+w -- "$live" 2> /dev/null
+  # A fresh copy of the repository's tree, plus this submission's files and nothing else.
   rm -rf -- "$live" && cp -a -- "$snap" "$live" || return 1
   local f
   for f in "$e/submission"/*; do
@@ -401,55 +491,80 @@ worker_pids=()
 
 # --- phase 2: tests and benchmarks, one submission per GPU at a time ----------------------
 # The measured ceilings (copy bandwidth, GEMM rates) are measured once per GPU, by the
-# repository's own devicequery, and shared read-only with every submission.
+# repository's own devicequery, and shared read-only with every submission. The repository's
+# own benchmark then times the library reference on each GPU: the baseline every
+# submission's numbers are checked against (they never come from a submission's process).
 for g in "${!gpu_uuid[@]}"; do
   env CUDA_VISIBLE_DEVICES="${gpu_uuid[$g]}" WORKBOOK_CACHE_DIR="$work/cache" \
     timeout 600 "$work/bases/0-${wanted[0]}/build/bin/devicequery" --measure > "$work/ceilings-$g.log" 2>&1 ||
     say "note: measuring the ceilings of ${gpu_label[$g]} failed (see the benchmark logs)"
 done
+mkdir -p "$work/trusted"
+for g in "${!gpu_uuid[@]}"; do
+  for ch in "${wanted[@]}"; do
+    (cd "$work/trusted" && env CUDA_VISIBLE_DEVICES="${gpu_uuid[$g]}" WORKBOOK_CACHE_DIR="$work/cache" \
+      timeout "$timeout_s" "$work/bases/0-$ch/build/bin/${ch}_bench" --impl=reference \
+      --json="$work/trusted/$g-$ch.json" > "$work/trusted/$g-$ch.log" 2>&1) ||
+      say "note: the baseline run of $ch on ${gpu_label[$g]} failed: rows are checked against their own run's ceilings"
+  done
+done
 chmod -R a-w "$work/cache"
 
 record_entry() {  # index gpu
   local i=$1 g=$2 id=${e_id[$1]} ch=${e_ch[$1]}
-  local e="$work/entries/$id/$ch" keep="$out/runs/$run_id/$id/$ch" verdict
+  local e="$ents/$id/$ch" keep="$out/runs/$run_id/$id/$ch" verdict trusted=()
   mkdir -p "$keep"
-  for f in meta.json steps.tsv build.log tests.log bench.log bench.json; do
+  for f in meta.json steps.tsv build.log tests.log tests.json bench.log bench.json ncu.csv ncu-target.json; do
     [ -f "$e/$f" ] && cp -- "$e/$f" "$keep/"
   done
-  verdict=$(python3 "$lb" record --history "$history" --entry "$e" --run-id "$run_id" \
+  [ -s "$work/trusted/$g-$ch.json" ] && trusted=(--trusted "$work/trusted/$g-$ch.json")
+  verdict=$(python3 "$lb" record --history "$history" --key "$key_file" --entry "$e" --run-id "$run_id" \
     --gpu-name "${gpu_name[$g]}" --gpu-uuid "${gpu_uuid[$g]}" --sandbox "$sandbox" --commit "$commit" \
-    --logs "runs/$run_id/$id/$ch" 2>&1) || verdict="could not record: $verdict"
+    --logs "runs/$run_id/$id/$ch" "${trusted[@]}" 2>&1) || verdict="could not record: $verdict"
   say "[${gpu_label[$g]}] $ch ${e_name[$i]}: $verdict"
 }
 
 run_entry() {  # index gpu
   local i=$1 g=$2 id=${e_id[$1]} ch=${e_ch[$1]}
-  local e="$work/entries/$id/$ch" box="$work/entries/$id/$ch/sandbox" t0 rc
+  local e="$ents/$id/$ch" box="$work/boxes/$id-$ch" t0 rc filter
   if [ ! -x "$e/bin/${ch}_tests" ]; then
     record_entry "$i" "$g"
     return
   fi
   mkdir -p "$box"
+  # The seed is drawn by the harness itself after main starts (WORKBOOK_SEED_MODE=secret) and
+  # printed at the end; nothing the process can read before main holds it.
   RUN_ENV=(CUDA_VISIBLE_DEVICES="${gpu_uuid[$g]}" CUDA_DEVICE_ORDER=PCI_BUS_ID WORKBOOK_CACHE_DIR="$work/cache"
-           WORKBOOK_KERNEL_TIMEOUT="$kernel_timeout")
+           WORKBOOK_KERNEL_TIMEOUT="$kernel_timeout" WORKBOOK_SEED_MODE=secret)
   say "[${gpu_label[$g]}] $ch ${e_name[$i]}: tests ..."
-  (umask 077 && new_seed > "$box/.seed")
   t0=$(now)
-  run_limited "$timeout_s" "$box" "$e/bin" -- "${seeded[@]}" "$box/.seed" "$e/bin/${ch}_tests" --gtest_color=no \
-    2>&1 | head -c "$LOG_LIMIT" > "$e/tests.log"
+  run_captured "$timeout_s" "$box" "$e/bin" "$e/tests.json" -- "$e/bin/${ch}_tests" --gtest_color=no \
+    --gtest_output=json:/dev/fd/3 2>&1 | head -c "$LOG_LIMIT" > "$e/tests.log"
   rc=${PIPESTATUS[0]}
   printf 'tests\t%s\t%s\n' "$rc" "$(since "$t0")" >> "$e/steps.tsv"
   if [ "$rc" = 0 ]; then
     say "[${gpu_label[$g]}] $ch ${e_name[$i]}: tests finished (exit 0, $(since "$t0") s); benchmark ..."
-    (umask 077 && new_seed > "$box/.seed")
     t0=$(now)
-    run_limited "$timeout_s" "$box" "$e/bin" -- "${seeded[@]}" "$box/.seed" "$e/bin/${ch}_bench" \
-      --impl=student,reference --json "$box/bench.json" 2>&1 | head -c "$LOG_LIMIT" > "$e/bench.log"
+    run_captured "$timeout_s" "$box" "$e/bin" "$e/bench.json" -- "$e/bin/${ch}_bench" \
+      --impl=student,reference --json=/dev/fd/3 2>&1 | head -c "$LOG_LIMIT" > "$e/bench.log"
     rc=${PIPESTATUS[0]}
     printf 'bench\t%s\t%s\n' "$rc" "$(since "$t0")" >> "$e/steps.tsv"
-    [ -f "$box/bench.json" ] && head -c "$LOG_LIMIT" "$box/bench.json" > "$e/bench.json"
+    # Nsight Compute re-measures the kernels of the row that claims the most.
+    if [ "$rc" = 0 ] && [ -n "$ncu_bin" ] && filter=$(python3 "$lb" ncu-target --entry "$e"); then
+      say "[${gpu_label[$g]}] $ch ${e_name[$i]}: benchmark finished; ncu on ${filter} ..."
+      t0=$(now)
+      rm -f -- "$box/ncu.csv"
+      run_limited "$timeout_s" "$box" "$e/bin" -- "$ncu_bin" --clock-control none --print-kernel-base mangled \
+        --csv --page raw --metrics gpu__time_duration.sum --log-file "$box/ncu.csv" \
+        "$e/bin/${ch}_bench" --impl=student "--benchmark_filter=$filter" --samples=10 --json=/dev/null \
+        > "$e/ncu.log" 2>&1
+      rc=$?
+      printf 'ncu\t%s\t%s\n' "$rc" "$(since "$t0")" >> "$e/steps.tsv"
+      [ -f "$box/ncu.csv" ] && head -c "$LOG_LIMIT" "$box/ncu.csv" > "$e/ncu.csv"
+    fi
   fi
-  rm -f -- "$box/.seed"
+  chmod -R u+w -- "$box" 2> /dev/null
+  rm -rf -- "$box"
   record_entry "$i" "$g"
 }
 
@@ -483,21 +598,20 @@ worker_pids=()
 
 # --- the reports ----------------------------------------------------------------------------
 say ""
-python3 "$lb" report --history "$history" --out "$out" --run-id "$run_id"
+python3 "$lb" report --history "$history" --key "$key_file" --out "$out" --run-id "$run_id"
 n_after=$(wc -l < "$history")
 say "this run: $n_entries result(s) added to the $n_before earlier ones (history: $n_after lines, never rewritten)"
 say "logs of this run: $out/runs/$run_id/"
-[ "$sandbox" = none ] && say "note: the submissions ran UNSANDBOXED (bubblewrap not installed or --no-sandbox)"
+[ "$sandbox" = none ] && say "WARNING: the submissions ran UNSANDBOXED (--unsafe-no-sandbox): the reports say so"
 say "wall time: $(( $(date +%s) - started )) s"
 
 status=0
-if [ "$fixture" = 1 ]; then
+if [ -n "$expect" ]; then
   say ""
-  say "checking the fixture class against tests/leaderboard/fixture-expected.json:"
-  python3 "$lb" check-fixture --history "$history" --run-id "$run_id" --expect "$here/tests/leaderboard/fixture-expected.json" ||
-    status=1
-  if [ $((n_after - n_before)) -ne "$n_entries" ]; then
-    say "MISS the history grew by $((n_after - n_before)) lines, not by $n_entries"
+  say "checking this run against $expect:"
+  python3 "$lb" check --history "$history" --key "$key_file" --run-id "$run_id" --expect "$expect" || status=1
+  if [ $((n_after - n_before)) -lt "$n_entries" ]; then
+    say "MISS the history grew by $((n_after - n_before)) lines, fewer than the $n_entries results of this run"
     status=1
   fi
 fi

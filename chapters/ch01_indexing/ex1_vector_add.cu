@@ -1,7 +1,7 @@
 // Exercise 1 — vector add, one element per thread.
 //
 // Goal: c[i] = a[i] + b[i] for every 0 <= i < n, for ANY n (1, 3, 1025, 2^24 + 3 ...).
-// Test:  cmake --preset ch01 && ctest --preset ch01 -R VectorAdd
+// Test:  cmake --preset ch01 && ctest --preset ch01 -R ex1_vector_add
 // Bench: build/ch01/bin/ch01_bench
 // Guide: docs/ch01-indexing.md, section "Exercise 1".
 #include "ch01.cuh"

@@ -2,7 +2,7 @@
 //
 // Thread t handles elements 2t and 2t+1. Half as many threads as exercise 1: what
 // happens to the grid size, and to the last thread when n is odd?
-// Test:  ctest --preset ch01 -R VectorAddX2
+// Test:  ctest --preset ch01 -R ex2_vector_add_x2
 // Guide: docs/ch01-indexing.md, section "Exercise 2".
 #include "ch01.cuh"
 #include "cuda/errors.cuh"

@@ -2,7 +2,7 @@
 //
 // A 2-D grid over the image: x runs along a row (width), y down the columns (height).
 // Rows are `pitch` floats apart; the three planes are height * pitch floats apart.
-// Test:  ctest --preset ch01 -R RgbToGrey
+// Test:  ctest --preset ch01 -R ex3_rgb_to_grey
 // Guide: docs/ch01-indexing.md, section "Exercise 3".
 #include "ch01.cuh"
 #include "cuda/errors.cuh"

@@ -3,7 +3,7 @@
 // Element (row, col) of A lives at a[row * lda + col]. The tests use rectangles of every
 // kind (1 x 1000, 1000 x 1, 257 x 255 ...) and leading dimensions larger than cols, and they
 // check that C's padding is left alone.
-// Test:  ctest --preset ch01 -R MatrixAdd
+// Test:  ctest --preset ch01 -R ex4_matrix_add
 // Guide: docs/ch01-indexing.md, section "Exercise 4".
 #include "ch01.cuh"
 #include "cuda/errors.cuh"

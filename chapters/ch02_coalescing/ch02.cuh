@@ -7,17 +7,14 @@
 //                            as much coarsening and vectorizing as you like
 //   ex4_transpose_bf16.cu    the same on 2-byte BF16 elements
 // Each launcher receives device pointers and a stream, picks a grid, launches its kernel on
-// that stream and checks the launch. Nothing else in the chapter needs to change.
+// that stream and checks the launch. Nothing else in the chapter needs to change: spec.cu
+// declares how each op is checked and timed, variants.cu lists your launchers.
 //
 // Matrices are row-major and packed (row stride = number of columns). Pointers come from
 // cudaMalloc, so they are at least 256-byte aligned.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
-
-#include <ostream>
-#include <string>
-#include <vector>
 
 namespace ch02 {
 
@@ -31,22 +28,6 @@ using StridedCopyFn = void(const float* in, float* out, int n, int stride, cudaS
 using TransposeF32Fn = void(const float* in, float* out, int rows, int cols, cudaStream_t stream);
 using TransposeBF16Fn = void(const __nv_bfloat16* in, __nv_bfloat16* out, int rows, int cols,
                              cudaStream_t stream);
-
-// One set of kernels: the learner's, one step of the solution ladder, or the library
-// reference. A null entry means "this set has no version of that exercise".
-struct Kernels {
-  std::string name;
-  StridedCopyFn* strided_copy = nullptr;
-  TransposeF32Fn* transpose_f32 = nullptr;
-  TransposeBF16Fn* transpose_bf16 = nullptr;
-};
-
-// Test names and messages show a kernel set by its name.
-inline void PrintTo(const Kernels& k, std::ostream* os) { *os << k.name; }
-
-std::vector<Kernels> student_variants();    // chapters/ch02_coalescing/variants.cu
-std::vector<Kernels> solution_variants();   // solutions/ch02_coalescing/variants.cu
-std::vector<Kernels> reference_variants();  // reference/ch02_coalescing/cublas.cu
 
 namespace student {
 StridedCopyFn strided_copy;       // ex1

@@ -3,7 +3,7 @@
 // Write the one-thread-per-element kernel, then run the benchmark and watch the GB/s as the
 // stride grows from 1 to 16. The bytes you *use* stay the same (n floats in, n floats out);
 // what changes is how many 32-byte sectors the memory system must move to deliver them.
-// Test:  ctest --preset ch02 -R StridedCopy
+// Test:  ctest --preset ch02 -R ex1_strided_copy
 // Time:  build/ch02/bin/ch02_bench --impl=student,reference --op=strided_copy
 // Guide: docs/ch02-coalescing.md, section "Exercise 1".
 #include "ch02.cuh"

@@ -5,7 +5,7 @@
 // where those 32 threads write. The benchmark shows what that costs.
 // The tests use rectangles of every kind (1 x 1000, 1000 x 1, 2049 x 1021 ...): a kernel
 // that mixes up rows and cols is right only on squares and will fail them.
-// Test:  ctest --preset ch02 -R "TransposeF32.*student_naive"
+// Test:  ctest --preset ch02 -R ex2_transpose_naive
 // Guide: docs/ch02-coalescing.md, section "Exercise 2".
 #include "ch02.cuh"
 #include "cuda/errors.cuh"

@@ -7,8 +7,8 @@
 // Steps, each one timed by the benchmark: tile -> no bank conflicts -> several elements per
 // thread -> vector loads. The target is the copy bandwidth (the `%meas` column).
 // Tiles at the right and bottom edges are partial: the tests use 33 x 65, 1025 x 17 ...
-// Test:  ctest --preset ch02 -R "TransposeF32.*/student_rows"
-// Time:  build/ch02/bin/ch02_bench --impl=student,reference --op=transpose_f32
+// Test:  ctest --preset ch02 -R ex3_transpose_tiled
+// Time:  build/ch02/bin/ch02_bench --impl=student,reference --op=transpose --dtype=f32
 // Guide: docs/ch02-coalescing.md, section "Exercise 3".
 #include "ch02.cuh"
 #include "cuda/errors.cuh"

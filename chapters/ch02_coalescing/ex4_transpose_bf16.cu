@@ -5,7 +5,7 @@
 // Two things change with the element size: a warp's row of 32 elements is now 64 bytes, and
 // two neighbouring elements share one 4-byte shared-memory bank — does your padding still
 // remove the conflicts?
-// Test:  ctest --preset ch02 -R TransposeBF16
+// Test:  ctest --preset ch02 -R ex4_transpose_bf16
 // Guide: docs/ch02-coalescing.md, section "Exercise 4".
 #include "ch02.cuh"
 #include "cuda/errors.cuh"

@@ -6,7 +6,8 @@
 //   ex3_sum_bf16.cu   BF16 array, FP32 accumulate
 //   ex4_row_sum.cu    the sum of every row of a matrix (and row_workspace_bytes)
 // Each launcher receives device pointers and a stream, launches its kernel(s) on that
-// stream and checks each launch. Nothing else in the chapter needs to change.
+// stream and checks each launch. Nothing else in the chapter needs to change: spec.cu
+// declares how each op is checked and timed, variants.cu lists your launchers.
 //
 // Conventions
 //   * x is packed and row-major; pointers come from cudaMalloc (256-byte aligned).
@@ -15,7 +16,8 @@
 //     first, so a launcher that writes nothing is caught.
 //   * Empty input: the sum of no elements is 0 and the max of no elements is -infinity
 //     (the identity of each operation). A launcher must still write its output when n = 0,
-//     and row_sum must write 0 for every row when cols = 0.
+//     and row_sum must write 0 for every row when cols = 0. An empty x may be a null
+//     pointer: read nothing from it.
 //   * Accumulate in FP32 (also for BF16 input). The harness compares with a float64 sum on
 //     the CPU; the tolerance grows with the length (wb::tolerance_for(F32, n)). The max is
 //     compared exactly: no rounding happens in a max.
@@ -36,9 +38,6 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
-#include <ostream>
-#include <string>
-#include <vector>
 
 namespace ch03 {
 
@@ -60,26 +59,6 @@ using RowSumFn = void(const float* x, int rows, int cols, float* out, void* work
 // elements (the most any of the three needs), and for row_sum of rows x cols.
 using WorkspaceFn = size_t(int n);
 using RowWorkspaceFn = size_t(int rows, int cols);
-
-// One set of kernels: the learner's, one step of the solution ladder, or the library
-// reference. A null launcher means "this set has no version of that exercise"; a null
-// workspace function means "needs no workspace".
-struct Kernels {
-  std::string name;
-  ReduceFn* sum_f32 = nullptr;
-  ReduceFn* max_f32 = nullptr;
-  ReduceBf16Fn* sum_bf16 = nullptr;
-  WorkspaceFn* workspace_bytes = nullptr;
-  RowSumFn* row_sum = nullptr;
-  RowWorkspaceFn* row_workspace_bytes = nullptr;
-};
-
-// Test names and messages show a kernel set by its name.
-inline void PrintTo(const Kernels& k, std::ostream* os) { *os << k.name; }
-
-std::vector<Kernels> student_variants();    // chapters/ch03_coarsening/variants.cu
-std::vector<Kernels> solution_variants();   // solutions/ch03_coarsening/variants.cu
-std::vector<Kernels> reference_variants();  // reference/ch03_coarsening/cub_reduce.cu
 
 namespace student {
 ReduceFn sum_f32;

@@ -8,7 +8,7 @@
 //   3. the last five steps with __shfl_down_sync instead of shared memory;
 //   4. thread coarsening: a grid sized to the GPU, many float4 loads per thread;
 //   5. one kernel: the last block to finish adds the partials (a counter in the workspace).
-// Test:  cmake --preset ch03 && ctest --preset ch03 -R SumF32
+// Test:  cmake --preset ch03 && ctest --preset ch03 -R ex1_sum
 // Bench: build/ch03/bin/ch03_bench --impl=student,v5_one_pass,reference
 // Guide: docs/ch03-coarsening.md, section "Exercise 1".
 #include "ch03.cuh"

@@ -4,7 +4,7 @@
 // -INFINITY instead of 0 as the value a thread with no element contributes (that is also
 // the answer for n = 0). The inputs are all negative, so starting from 0 gives 0, not the
 // max. The max is checked exactly: there is no rounding in a max.
-// Test:  ctest --preset ch03 -R MaxF32
+// Test:  ctest --preset ch03 -R ex2_max
 // Guide: docs/ch03-coarsening.md, section "Exercise 2".
 #include <cmath>
 

@@ -4,7 +4,7 @@
 // it takes half the time. Convert each element with __bfloat162float and add in FP32
 // (adding in BF16 loses everything after the third significant digit). For vector loads,
 // four BF16 values are 8 bytes: load them as one uint2 or two __nv_bfloat162.
-// Test:  ctest --preset ch03 -R SumBf16
+// Test:  ctest --preset ch03 -R ex3_sum_bf16
 // Guide: docs/ch03-coarsening.md, section "Exercise 3".
 #include "ch03.cuh"
 #include "cuda/errors.cuh"

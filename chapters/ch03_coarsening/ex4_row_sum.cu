@@ -6,7 +6,7 @@
 // __shfl_down_sync does the tree); a block per row suits long rows, and a row longer than
 // the GPU can take in one block is split over several blocks whose partials meet in the
 // workspace. Rows start 16-byte aligned only when cols % 4 == 0.
-// Test:  ctest --preset ch03 -R RowSum
+// Test:  ctest --preset ch03 -R ex4_row_sum
 // Guide: docs/ch03-coarsening.md, section "Exercise 4".
 #include "ch03.cuh"
 #include "cuda/errors.cuh"

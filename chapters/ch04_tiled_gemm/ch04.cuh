@@ -7,7 +7,9 @@
 //                           (then go as far as you like: float4 loads, warp tiles,
 //                           double buffering; docs/ch04-tiled-gemm.md has the hint ladder)
 // Each launcher receives device pointers and a stream, picks a grid with a ceiling
-// division, launches its kernel on that stream and checks the launch.
+// division, launches its kernel on that stream and checks the launch. Nothing else in the
+// chapter needs to change: spec.cu declares how the op is checked and timed, variants.cu
+// lists your launchers.
 //
 // The operation, FP32 throughout, every matrix row-major:
 //
@@ -30,37 +32,18 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include <ostream>
 #include <string>
-#include <vector>
 
 namespace ch04 {
 
 using SgemmFn = void(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
                      float* C, int ldc, cudaStream_t stream);
 
-// One SGEMM: an exercise of the learner's, one step of the solution ladder, or the library
-// reference. A null entry means "this set has no SGEMM".
-struct Kernels {
-  std::string name;
-  SgemmFn* sgemm = nullptr;
-};
-
-// Test names and messages show a kernel by its name.
-inline void PrintTo(const Kernels& k, std::ostream* os) { *os << k.name; }
-
-std::vector<Kernels> student_variants();    // chapters/ch04_tiled_gemm/variants.cu
-std::vector<Kernels> solution_variants();   // solutions/ch04_tiled_gemm/variants.cu
-std::vector<Kernels> reference_variants();  // reference/ch04_tiled_gemm/cublas_sgemm.cu
-
-// Every tile configuration of the best solution that the autotuner may pick, so that the
-// solution tests check each one, not only the one this GPU happens to use.
-std::vector<Kernels> tuned_config_variants();  // solutions/ch04_tiled_gemm/v8_configs.cu
 // Which configuration the best solution runs on the current GPU, and where it came from
 // (configs/ch04_sgemm.json, or the built-in default and why).
 std::string best_config_note();  // solutions/ch04_tiled_gemm/v8_double_buffering.cu
 
-// The reference's cuBLAS math mode, in words, for the benchmark's title.
+// The reference's cuBLAS math mode, in words (the autotuner's report, the reference's note).
 extern const char* const kReferenceMathMode;  // reference/ch04_tiled_gemm/cublas_sgemm.cu
 
 namespace student {

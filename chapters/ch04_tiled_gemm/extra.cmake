@@ -4,7 +4,8 @@
 #   ch04_sgemm_config  host C++: v8's tile configurations and the per-GPU config file
 #                      (chapters/ch04_tiled_gemm/sgemm_config.{h,cpp}), host-tested
 #   ch04_autotune      sweeps v8's configurations on this GPU and writes the winner into
-#                      configs/ch04_sgemm.json (solutions/ch04_tiled_gemm/tune/autotune.cu)
+#                      configs/ch04_sgemm.json (solutions/ch04_tiled_gemm/tune/autotune.cu);
+#                      checks each one with the chapter's spec (spec.cu) before timing it
 #
 # The solution reads the config file at run time from $WORKBOOK_CONFIG_DIR, or else from
 # the repository's configs/ folder, whose path is compiled in here.
@@ -23,6 +24,9 @@ endif()
 
 add_executable(${id}_autotune ${_solutions}/tune/autotune.cu)
 target_include_directories(${id}_autotune PRIVATE ${_solutions})
-target_link_libraries(${id}_autotune PRIVATE ${id}_solution ${id}_reference ${id}_check)
+# The spec (its check) and the libraries whole, so that their ops and variants register.
+target_link_libraries(${id}_autotune PRIVATE
+  "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_spec>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_solution>"
+  "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_reference>")
 target_compile_definitions(${id}_autotune PRIVATE WB_CH04_CONFIG_DIR="${_ch04_config_dir}")
 workbook_cuda_options(${id}_autotune)

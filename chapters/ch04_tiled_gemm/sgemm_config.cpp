@@ -60,7 +60,7 @@ ConfigChoice choose_sgemm_config(const std::optional<std::string>& text, const s
                                  const std::string& key, const std::vector<SgemmConfig>& available,
                                  const SgemmConfig& fallback) {
   auto fall_back = [&](const std::string& why) {
-    return ConfigChoice{fallback, false, "built-in default (" + why + ")"};
+    return ConfigChoice{fallback, false, "built-in default (" + why + ")", {}};
   };
   if (!text) return fall_back("no config file at " + path + "; run ch04_autotune to make one");
   try {

@@ -1,13 +1,16 @@
-// The learner's kernels as the harness sees them. Nothing to edit here.
+// The learner's launchers as the harness sees them. Nothing to edit here.
 #include "ch04.cuh"
+#include "spec/op.cuh"
 
 namespace ch04 {
 
-std::vector<Kernels> student_variants() {
+WB_VARIANTS(ch04_student, wb::Role::Student) {
+  using namespace student;
   return {
-      {"ex1_naive", &student::sgemm_naive},
-      {"ex2_smem_tiling", &student::sgemm_smem},
-      {"ex3_register_tiling", &student::sgemm_registers},
+      wb::variant("sgemm/f32", "ex1_naive", &sgemm_naive).in_file("chapters/ch04_tiled_gemm/ex1_naive.cu"),
+      wb::variant("sgemm/f32", "ex2_smem_tiling", &sgemm_smem).in_file("chapters/ch04_tiled_gemm/ex2_smem_tiling.cu"),
+      wb::variant("sgemm/f32", "ex3_register_tiling", &sgemm_registers)
+          .in_file("chapters/ch04_tiled_gemm/ex3_register_tiling.cu"),
   };
 }
 

@@ -40,7 +40,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <ostream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -57,7 +56,7 @@ using GemmBF16F32 = GemmFn<__nv_bfloat16, float>;
 using GemmBF16BF16 = GemmFn<__nv_bfloat16, __nv_bfloat16>;
 using GemmI8I32 = GemmFn<int8_t, int32_t>;
 
-// The five type combinations, as the tests and the benchmark name them.
+// The five type combinations, as the tests and the benchmark name them (gemm/bf16_bf16 ...).
 enum class Types { F16_F32, F16_F16, BF16_F32, BF16_BF16, I8_I32 };
 inline const char* types_name(Types t) {
   switch (t) {
@@ -85,34 +84,6 @@ inline int types_min_cc(Types t) {
   }
   return 0;
 }
-
-// One set of GEMMs: the learner's, one step of the solution ladder, or the library
-// reference. A null entry means "this set has no version for these types".
-struct Kernels {
-  std::string name;
-  GemmF16F32* f16_f32 = nullptr;
-  GemmF16F16* f16_f16 = nullptr;
-  GemmBF16F32* bf16_f32 = nullptr;
-  GemmBF16BF16* bf16_bf16 = nullptr;
-  GemmI8I32* i8_i32 = nullptr;
-  int min_cc = 70;           // the set needs at least this compute capability (cp.async: 80)
-  bool sm90a_only = false;   // built for sm_90a alone: runs on compute capability 9.0 only
-  std::string note;          // how the set treats shapes it has no fast path for
-};
-
-inline bool has(const Kernels& k, Types t) {
-  switch (t) {
-    case Types::F16_F32: return k.f16_f32 != nullptr;
-    case Types::F16_F16: return k.f16_f16 != nullptr;
-    case Types::BF16_F32: return k.bf16_f32 != nullptr;
-    case Types::BF16_BF16: return k.bf16_bf16 != nullptr;
-    case Types::I8_I32: return k.i8_i32 != nullptr;
-  }
-  return false;
-}
-
-// Test names and messages show a kernel set by its name.
-inline void PrintTo(const Kernels& k, std::ostream* os) { *os << k.name; }
 
 // --- device helpers for your kernels --------------------------------------------------
 
@@ -153,10 +124,6 @@ template <class T> __device__ __forceinline__ T zero() {
   else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(0.0f);
   else return T(0);
 }
-
-std::vector<Kernels> student_variants();    // chapters/ch05_wmma/variants.cu
-std::vector<Kernels> solution_variants();   // solutions/ch05_wmma/variants.cu
-std::vector<Kernels> reference_variants();  // reference/ch05_wmma/cublas_gemmex.cu
 
 namespace student {
 // ex1_wmma_global.cu

@@ -3,7 +3,7 @@
 // Goal: D = A * B (+ C) for FP16 and BF16 inputs with FP32 accumulation, the output FP32 or
 // the input type, for ANY M, N, K >= 1 (1 x 1 x 1, 17 x 33 x 65, 4097 ...). One kernel
 // template serves all four launchers below.
-// Test:  cmake --preset ch05 && ctest --preset ch05 -R ex1
+// Test:  cmake --preset ch05 && ctest --preset ch05 -R ex1_wmma_global
 // Bench: build/ch05/bin/ch05_bench --impl=student,reference
 // Guide: docs/ch05-wmma.md, section "Exercise 1".
 #include <mma.h>

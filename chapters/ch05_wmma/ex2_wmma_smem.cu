@@ -5,7 +5,7 @@
 // the (BK x BN) tile of B into shared memory once (zeros outside the matrices), wait at a
 // barrier, and every warp loads its fragments from there. Then give each warp more than one
 // fragment of D (a warp tile), so each fragment it loads feeds several mma_sync.
-// Test:  ctest --preset ch05 -R ex2
+// Test:  ctest --preset ch05 -R ex2_wmma_smem
 // Bench: build/ch05/bin/ch05_bench --impl=student,reference
 // Guide: docs/ch05-wmma.md, section "Exercise 2" (and the hint ladder there).
 #include <mma.h>

@@ -10,7 +10,7 @@
 //     into a plain row of a shared tile is misaligned. Keep each 16-column slice of a tile
 //     as its own block ("panel") with rows padded to 32 bytes.
 //   * INT8 tensor cores exist from sm_72; the tests run from sm_75.
-// Test:  ctest --preset ch05 -R ex3
+// Test:  ctest --preset ch05 -R ex3_wmma_int8
 // Guide: docs/ch05-wmma.md, section "Exercise 3".
 #include <mma.h>
 

@@ -37,3 +37,6 @@ else()
   message(STATUS "ch05: the Hopper bonus (v6_wgmma_tma) is not built: it needs nvcc >= 12.0 and sm_90 in the "
                  "architectures (now '${_ch05_archs}', GPU '${WORKBOOK_GPU_CC}')")
 endif()
+
+# The INT8 library reference (reference/ch05_wmma/cublaslt_int8.cu) calls cuBLASLt.
+target_link_libraries(${id}_reference PUBLIC CUDA::cublasLt)

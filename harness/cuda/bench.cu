@@ -255,6 +255,8 @@ bool listed(const std::string& filter, const std::vector<std::string>& keys) {
 }
 }  // namespace
 
+bool Suite::asked_for(const std::string& impl) const { return !impl_filter_.empty() && listed(impl_filter_, {impl}); }
+
 bool Suite::selected(const Case& c) const {
   if (!listed(impl_filter_, {role_name(c.role), c.impl})) return false;
   if (!dtype_filter_.empty() && c.dtype != dtype_filter_) return false;

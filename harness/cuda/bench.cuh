@@ -94,6 +94,8 @@ class Suite {
   // Chapter-specific options, added before run().
   ArgParser& args() { return args_; }
   bool full() const { return full_; }
+  // Whether --impl names this implementation (then it runs even if it is a slow step).
+  bool asked_for(const std::string& impl) const;
   void add(Case c);
 
   // Parses the command line, calls `build_cases` (which calls add()), runs everything

@@ -1,6 +1,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <filesystem>
 
 #include "cuda/device.cuh"
 #include "cuda/errors.cuh"
@@ -11,9 +12,16 @@ std::optional<std::string> gpu_missing_reason() {
   static const std::optional<std::string> reason = []() -> std::optional<std::string> {
     int count = 0;
     const cudaError_t err = cudaGetDeviceCount(&count);
+    if (err == cudaErrorInsufficientDriver || err == cudaErrorNoDevice) {
+      // With no NVIDIA driver at all, CUDA reports an "insufficient" driver: that is not
+      // a driver to upgrade, it is no GPU.
+      const bool driver_present = std::filesystem::exists("/dev/nvidiactl") || std::filesystem::exists("/proc/driver/nvidia");
+      if (!driver_present) return std::string("no GPU: this machine has no NVIDIA GPU or driver");
+    }
     if (err != cudaSuccess) {
       return std::string("no usable CUDA GPU: cudaGetDeviceCount returned ") + cudaGetErrorName(err) + " (" +
-             cudaGetErrorString(err) + "); GPU tests need an NVIDIA GPU and its driver";
+             cudaGetErrorString(err) + "); GPU tests need an NVIDIA GPU and a driver for CUDA " +
+             std::to_string(CUDART_VERSION / 1000) + "." + std::to_string(CUDART_VERSION % 1000 / 10) + " or newer";
     }
     if (count == 0) return std::string("no CUDA GPU on this machine; GPU tests need an NVIDIA GPU");
     return std::nullopt;

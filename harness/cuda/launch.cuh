@@ -18,6 +18,12 @@ struct NotImplemented : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Thrown by a library reference that has no engine (kernel) for a shape or mode: the
+// case is skipped with the library's reason, never failed.
+struct NoEngine : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // In a stub launcher: WB_NOT_IMPLEMENTED("chapters/ch01_indexing/ex1_vector_add.cu");
 #define WB_NOT_IMPLEMENTED(file)                                                              \
   throw ::wb::NotImplemented(std::string("not implemented yet: write the kernel in ") + file + \

@@ -1,6 +1,7 @@
 #include "host/rng.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -79,7 +80,15 @@ uint64_t read_seed() {
 
 }  // namespace
 
-void mark_main_started() { g_main_started = true; }
+void mark_main_started() {
+  // Called once, by the harness's main(). A second call means something called it before
+  // main (to read the seed of a ranked run early): the run is void.
+  if (g_main_started) {
+    std::fprintf(stderr, "kernel-workbook: the harness's start was announced twice (before main): this run is void\n");
+    std::_Exit(3);
+  }
+  g_main_started = true;
+}
 
 uint64_t run_seed() {
   static const uint64_t seed = read_seed();

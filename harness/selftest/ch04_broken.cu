@@ -1,22 +1,20 @@
 // Harness self-tests for chapter 4: SGEMMs with the mistakes learners make. Each must be
-// rejected by the same checks the learner's kernels meet, with a message naming the fault.
-// If one of these tests fails, the harness has gone soft, not the kernel.
+// rejected by the same checks the learner's kernels meet, with the outcome code it declares
+// (the harness generates one test per kernel: ctest --preset ch04-solution -R broken). If
+// one of these tests fails, the harness has gone soft, not the kernel.
 //
-// The broken kernels never touch memory outside the test's allocations (they would fault
-// and take the process's CUDA context with them): each is wrong in its values, or leaves
-// elements unwritten, or writes into C's padding, never out of bounds.
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
+// Most of them stay inside the test's allocations and are wrong in their values, leave
+// elements unwritten, or write into C's padding. Two go out of bounds on purpose: one
+// reads past the end of A and B (the fenced second call must fault, reported as an
+// out-of-bounds read), one writes one row past the end of C (into the guard band).
 #include "ch04.cuh"
-#include "check.cuh"
 #include "cuda/errors.cuh"
-#include "cuda/gtest_support.cuh"
+#include "spec/op.cuh"
 
 namespace ch04 {
 namespace {
 
-using ::testing::HasSubstr;
+using wb::Code;
 
 __device__ __forceinline__ void put(float* c, float acc, float alpha, float beta) {
   *c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
@@ -160,74 +158,122 @@ void four_wide(int M, int N, int K, float alpha, const float* A, int lda, const 
   WB_CHECK_LAUNCH();
 }
 
-void expect_rejected(const wb::Outcome& o, const std::string& fault) {
-  EXPECT_EQ(o.kind, wb::Outcome::Kind::Wrong) << o.message;
-  EXPECT_THAT(o.message, HasSubstr(fault));
+// --- Loads before the bounds check ---------------------------------------------------------
+// Every thread of the rounded-up grid runs the dot product, and only then asks whether its
+// element is inside C. The values past the edges are never used, so the output is right,
+// but the threads past the last row read beyond the end of A (and those past the last
+// column beyond the end of B): the fenced second call faults.
+__global__ void early_load_kernel(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                                  float beta, float* C, int ldc) {
+  const int col = blockIdx.x * 32 + threadIdx.x, row = blockIdx.y * 8 + threadIdx.y;
+  float acc = 0.0f;
+  for (int p = 0; p < K; ++p) acc += A[static_cast<size_t>(row) * lda + p] * B[static_cast<size_t>(p) * ldb + col];
+  if (row < M && col < N) put(C + static_cast<size_t>(row) * ldc + col, acc, alpha, beta);  // the check comes too late
+}
+void reads_past_end(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+                    float* C, int ldc, cudaStream_t s) {
+  if (M == 0 || N == 0) return;
+  early_load_kernel<<<dim3((N + 31) / 32, (M + 7) / 8), dim3(32, 8), 0, s>>>(M, N, K, alpha, A, lda, B, ldb, beta, C,
+                                                                            ldc);
+  WB_CHECK_LAUNCH();
 }
 
-TEST(Ch04Broken, RightOnlyOnTileMultiples) {
-  WB_REQUIRE_GPU();
-  auto rng = wb::test_rng();
-  WB_EXPECT_PASS(check_sgemm(&whole_tiles, {64, 48, 32}, rng));  // multiples of 16: the trap
-  const auto o = check_sgemm(&whole_tiles, {65, 48, 32}, rng);   // one row past a tile
-  expect_rejected(o, "48 unwritten");
-  EXPECT_THAT(o.message, HasSubstr("(row 64, col 0): never written"));
-  EXPECT_THAT(o.message, HasSubstr("ceiling division"));
-  expect_rejected(check_sgemm(&whole_tiles, {64, 49, 32}, rng), "64 unwritten");  // one column past
-  expect_rejected(check_sgemm(&whole_tiles, {64, 48, 33}, rng), "wrong of");      // K's tail dropped
-  expect_rejected(check_sgemm(&whole_tiles, {7, 5, 3}, rng), "35 unwritten");     // smaller than one tile
-}
-
-TEST(Ch04Broken, MAndNSwapped) {
-  WB_REQUIRE_GPU();
-  auto rng = wb::test_rng();
-  WB_EXPECT_PASS(check_sgemm(&swapped, {96, 96, 40}, rng));  // right on squares: the trap
-  const auto tall = check_sgemm(&swapped, {96, 64, 40}, rng);
-  expect_rejected(tall, "unwritten");
-  EXPECT_THAT(tall.message, HasSubstr("tile map"));
-  expect_rejected(check_sgemm(&swapped, {64, 96, 40}, rng), "unwritten");
-  expect_rejected(check_sgemm(&swapped, {96, 64, 40, 4, 1.0f, 0.5f}, rng), "wrong");
-}
-
-TEST(Ch04Broken, RaceBetweenLoadingAndUsingTheSharedTile) {
-  WB_REQUIRE_GPU();
-  auto rng = wb::test_rng();
-  const GemmArgs g{128, 96, 160};
-  WB_EXPECT_PASS(check_sgemm(&racy<true>, g, rng));  // the barrier in place: right
-  // Without it, at least one of three runs must be rejected (in practice all are).
-  int rejected = 0;
-  std::string message;
-  for (int run = 0; run < 3; ++run) {
-    const auto o = check_sgemm(&racy<false>, g, rng);
-    EXPECT_NE(o.kind, wb::Outcome::Kind::Fault) << o.message;
-    if (o.kind == wb::Outcome::Kind::Wrong) ++rejected, message = o.message;
+// --- One row too many -----------------------------------------------------------------------
+// The row check is `row <= M`: the threads of row M write a zero one row past the end of C.
+__global__ void one_row_past_kernel(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                                    float beta, float* C, int ldc) {
+  const int col = blockIdx.x * 32 + threadIdx.x, row = blockIdx.y * 8 + threadIdx.y;
+  if (row > M || col >= N) return;  // the bug: row == M gets through
+  float* c = C + static_cast<size_t>(row) * ldc + col;
+  if (row == M) {
+    *c = 0.0f;
+    return;
   }
-  EXPECT_GE(rejected, 1) << "a kernel that reads shared tiles before they are complete passed three times";
-  EXPECT_THAT(message, HasSubstr("wrong of"));
+  float acc = 0.0f;
+  for (int p = 0; p < K; ++p) acc += A[static_cast<size_t>(row) * lda + p] * B[static_cast<size_t>(p) * ldb + col];
+  put(c, acc, alpha, beta);
+}
+void writes_past_rows(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+                      float* C, int ldc, cudaStream_t s) {
+  if (M == 0 || N == 0) return;
+  one_row_past_kernel<<<dim3((N + 31) / 32, M / 8 + 1), dim3(32, 8), 0, s>>>(M, N, K, alpha, A, lda, B, ldb, beta, C,
+                                                                            ldc);
+  WB_CHECK_LAUNCH();
 }
 
-TEST(Ch04Broken, ReadsCWhenBetaIsZero) {
-  WB_REQUIRE_GPU();
-  auto rng = wb::test_rng();
-  WB_EXPECT_PASS(check_sgemm(&beta_bug<true>, {70, 50, 30, 4, 1.0f, 0.5f}, rng));  // beta != 0: fine
-  const auto o = check_sgemm(&beta_bug<true>, {70, 50, 30}, rng);
-  expect_rejected(o, "3500 NaN/Inf");
-  EXPECT_THAT(o.message, HasSubstr("with beta == 0, C is output only"));
+// --- The barrier after the multiply-adds is missing -----------------------------------------
+// Without the second __syncthreads(), a warp that finishes its multiply-adds early goes on
+// to store its rows of the NEXT tiles while the other warps still read the current ones.
+// As in racy_kernel, every warp but the first waits about 10 microseconds (here before its
+// multiply-adds), so warp 0 always gets ahead: the others multiply row 0 of B's next tile.
+__global__ void no_trailing_sync_kernel(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+                                        int ldb, float beta, float* C, int ldc) {
+  constexpr int T = 32;
+  __shared__ float a[T][T], b[T][T];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+  float acc = 0.0f;
+  for (int k0 = 0; k0 < K; k0 += T) {
+    a[ty][tx] = (row < M && k0 + tx < K) ? A[static_cast<size_t>(row) * lda + k0 + tx] : 0.0f;
+    b[ty][tx] = (k0 + ty < K && col < N) ? B[static_cast<size_t>(k0 + ty) * ldb + col] : 0.0f;
+    __syncthreads();
+    if (ty != 0) {
+      const long long start = clock64();
+      while (clock64() - start < 20000) {
+      }
+    }
+    for (int k = 0; k < T; ++k) acc += a[ty][k] * b[k][tx];
+    // the bug: no __syncthreads() here
+  }
+  if (row < M && col < N) put(C + static_cast<size_t>(row) * ldc + col, acc, alpha, beta);
+}
+void no_trailing_sync(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+                      float* C, int ldc, cudaStream_t s) {
+  if (M == 0 || N == 0) return;
+  no_trailing_sync_kernel<<<dim3((N + 31) / 32, (M + 31) / 32), dim3(32, 32), 0, s>>>(M, N, K, alpha, A, lda, B, ldb,
+                                                                                     beta, C, ldc);
+  WB_CHECK_LAUNCH();
 }
 
-TEST(Ch04Broken, IgnoresBeta) {
-  WB_REQUIRE_GPU();
-  auto rng = wb::test_rng();
-  WB_EXPECT_PASS(check_sgemm(&beta_bug<false>, {70, 50, 30}, rng));  // beta == 0: fine
-  expect_rejected(check_sgemm(&beta_bug<false>, {70, 50, 30, 0, 1.0f, 0.75f}, rng), "wrong of");
-}
-
-TEST(Ch04Broken, WritesIntoThePaddingOfC) {
-  WB_REQUIRE_GPU();
-  auto rng = wb::test_rng();
-  WB_EXPECT_PASS(check_sgemm(&four_wide, {33, 64, 20, 4, 1.0f, 0.0f}, rng));  // N % 4 == 0: nothing strays
-  expect_rejected(check_sgemm(&four_wide, {33, 66, 20, 4, 1.0f, 0.0f}, rng), "into C's padding");
+wb::Shape gemm(int64_t m, int64_t n, int64_t k, int64_t pad, double alpha, double beta) {
+  wb::Shape s{{"M", m}, {"N", n}, {"K", k}, {"pad", pad}};
+  s.set_param("alpha", alpha).set_param("beta", beta);
+  return s;
 }
 
 }  // namespace
+
+WB_VARIANTS(ch04_broken, wb::Role::Broken) {
+  const auto v = [](const char* name, SgemmFn* fn) { return wb::variant("sgemm/f32", name, fn); };
+  // Several tiles in every direction and more than one tile of K: where the races show.
+  const std::vector<wb::Shape> racy_shapes = {gemm(128, 96, 160, 0, 1.0, 0.0), gemm(128, 96, 160, 4, -1.5, 0.75)};
+  return {
+      // The grid rounded down: right on multiples of 16, partial tiles never written (with
+      // beta == 0 C still holds the poison; with beta != 0 it keeps its starting values).
+      v("right_only_on_tile_multiples", &whole_tiles)
+          .rejected_as({Code::Unwritten, Code::Wrong}, "grid rounded down, K walked in whole tiles only"),
+      v("m_and_n_swapped", &swapped)
+          .rejected_as({Code::Unwritten, Code::Wrong, Code::NaN, Code::OobWrite, Code::WrotePadding},
+                       "rows bounded by N and columns by M"),
+      v("missing_sync_before_use", &racy<false>)
+          .rejected_as({Code::Wrong, Code::NaN, Code::Nondeterministic},
+                       "no __syncthreads() between storing the shared tiles and reading them")
+          .on(racy_shapes),
+      v("missing_sync_after_use", &no_trailing_sync)
+          .rejected_as({Code::Wrong, Code::NaN, Code::Nondeterministic},
+                       "no __syncthreads() between reading the shared tiles and overwriting them")
+          .on(racy_shapes),
+      v("reads_c_when_beta_is_zero", &beta_bug<true>)
+          .rejected_as({Code::NaN}, "reads C when beta == 0 (0 * NaN = NaN)"),
+      v("ignores_beta", &beta_bug<false>).rejected_as({Code::Wrong}, "never reads C, even when beta != 0"),
+      // Four columns per thread, all four stored: with ldc >= N + 3 the stray stores land
+      // in C's padding (the in-out padding must come back with the bits it had).
+      v("writes_into_padding", &four_wide)
+          .rejected_as({Code::WrotePadding}, "stores 4 columns past the last one")
+          .on({gemm(33, 66, 20, 4, 1.0, 0.0), gemm(33, 66, 20, 4, 1.0, 0.5)}),
+      v("reads_past_end", &reads_past_end).rejected_as({Code::OobRead}, "loads before the bounds check"),
+      v("writes_past_rows", &writes_past_rows).rejected_as({Code::OobWrite}, "row check row <= M"),
+  };
+}
+
 }  // namespace ch04

@@ -211,3 +211,32 @@ void block_multiple_only_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma
 }
 
 }  // namespace ch06::broken
+
+// --- as the harness sees them: each must be rejected with one of the codes it declares.
+#include "spec/op.cuh"
+
+namespace ch06::broken {
+
+WB_VARIANTS(ch06_broken, wb::Role::Broken) {
+  using wb::Code;
+  const char* ln = "residual_layernorm/bf16";
+  const char* rms = "residual_rmsnorm/bf16";
+  const std::vector<Code> wrongish = {Code::Wrong, Code::Unwritten, Code::NaN, Code::Nondeterministic};
+  return {
+      wb::variant(ln, "one_pass_variance", &one_pass_variance_layernorm)
+          .rejected_as({Code::Wrong, Code::NaN}, "E[x^2] - E[x]^2: catastrophic cancellation on a large mean"),
+      wb::variant(ln, "missing_barrier", &missing_barrier_layernorm).rejected_as(wrongish, "block reduction without __syncthreads"),
+      wb::variant(rms, "missing_barrier", &missing_barrier_rmsnorm).rejected_as(wrongish, "block reduction without __syncthreads"),
+      wb::variant(ln, "drops_tail", &drops_tail_layernorm).rejected_as(wrongish, "drops the tail of a row not a multiple of 8"),
+      wb::variant(rms, "drops_tail", &drops_tail_rmsnorm).rejected_as(wrongish, "drops the tail of a row not a multiple of 8"),
+      wb::variant(ln, "forgets_h", &forgets_h_layernorm).rejected_as({Code::Unwritten}, "never writes h"),
+      wb::variant(rms, "forgets_h", &forgets_h_rmsnorm).rejected_as({Code::Unwritten}, "never writes h"),
+      wb::variant(ln, "no_beta", &no_beta_layernorm).rejected_as({Code::Wrong}, "applies gamma but not beta"),
+      wb::variant(ln, "block_multiple_only", &block_multiple_only_layernorm)
+          .rejected_as(wrongish, "right only when C is a multiple of the block size"),
+      wb::variant(rms, "block_multiple_only", &block_multiple_only_rmsnorm)
+          .rejected_as(wrongish, "right only when C is a multiple of the block size"),
+  };
+}
+
+}  // namespace ch06::broken

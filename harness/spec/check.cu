@@ -205,14 +205,12 @@ Outcome call(const Problem& p, const Args& a, cudaStream_t stream) {
     p.op.invoke(p.v.fn, a, stream);
   } catch (const NotImplemented& e) {
     return Outcome::fail(Code::NotImplemented, e.what());
+  } catch (const NoEngine& e) {
+    return Outcome::fail(Code::NoEngine, e.what());
   } catch (const CudaError& e) {
     return Outcome::fail(e.sticky ? Code::Fault : Code::LaunchError, std::string("the launcher failed: ") + e.what());
   } catch (const std::exception& e) {
-    const std::string m = e.what();
-    if (m.find("no engine") != std::string::npos || m.find("NoEngine") != std::string::npos) {
-      return Outcome::fail(Code::NoEngine, m);
-    }
-    return Outcome::fail(Code::LaunchError, "the launcher threw: " + m);
+    return Outcome::fail(Code::LaunchError, std::string("the launcher threw: ") + e.what());
   }
   return Outcome::pass();
 }
@@ -296,7 +294,7 @@ std::vector<int64_t> rows_to_check(const OpCommon& c, const Shape& s, bool full,
   }
   std::vector<int64_t> out;
   if (rows <= 0) return out;
-  if (full || elements <= kFullCheckLimit || rows <= 2) {
+  if (full || elements < kFullCheckLimit || rows <= 2) {
     for (int64_t r = 0; r < rows; ++r) out.push_back(r);
     return out;
   }
@@ -341,7 +339,8 @@ std::string fmt(double v) {
 // poison; values are compared on the expected (sampled) elements.
 OutputVerdict compare_output(const TensorSpec& t, const Shape& s, const HostTensor& got,
                              const std::vector<std::pair<int64_t, double>>& expect, bool all_rows,
-                             std::vector<int64_t>* bad_out, int64_t* counts /* unwritten, nonfinite, wrong, checked */) {
+                             std::vector<int64_t>* bad_out, int64_t* counts /* unwritten, nonfinite, wrong, checked */,
+                             const HostTensor* start /* in-outs: the contents uploaded before the call */) {
   OutputVerdict v;
   const Axes ax = axes_of(t, s);
   const int64_t logical_n = t.view_count(s);
@@ -357,7 +356,8 @@ OutputVerdict compare_output(const TensorSpec& t, const Shape& s, const HostTens
         if (rest % ax.ext[a] >= ax.vis[a]) pad = true;
         rest /= ax.ext[a];
       }
-      if (pad && (t.role == TensorRole::Out ? !got.is_poison(idx) : false)) {
+      // Padding of an output must still hold the poison; of an in-out, the bits uploaded.
+      if (pad && (t.role == TensorRole::Out ? !got.is_poison(idx) : start && got.bits(idx) != start->bits(idx))) {
         if (first_pad < 0) first_pad = idx;
         ++padding_writes;
       }
@@ -378,9 +378,25 @@ OutputVerdict compare_output(const TensorSpec& t, const Shape& s, const HostTens
     return it != expect.end() && it->first == i ? it->second : NAN;
   };
   const bool is_int = !dtype_is_float(t.dtype);
+  // An expected infinity (the max of no elements is -inf) is right when matched exactly:
+  // such an element is compared as 0 == 0, so the NaN/Inf scan does not count it.
+  const auto got_or_matched_inf = [&](int64_t i) {
+    const double g = got.get(alloc_index(ax, i));
+    return std::isinf(g) && ref(i) == g ? 0.0 : g;
+  };
+  const auto ref_or_matched_inf = [&](int64_t i) {
+    const double e = ref(i);
+    return std::isinf(e) && got.get(alloc_index(ax, i)) == e ? 0.0 : e;
+  };
   CheckResult r = check_elements(
-      layout, [&](int64_t i) { return got.get(alloc_index(ax, i)); },
-      [&](int64_t i) { return t.role == TensorRole::Out && got.is_poison(alloc_index(ax, i)) && !is_int; }, ref, tol, opt);
+      layout, got_or_matched_inf,
+      [&](int64_t i) {
+        // An in-out element that started as poison (an output-only buffer) and still holds it: unwritten.
+        const int64_t at = alloc_index(ax, i);
+        const bool started_poison = t.role == TensorRole::Out || (start && start->is_poison(at));
+        return started_poison && got.is_poison(at) && !is_int;
+      },
+      ref_or_matched_inf, tol, opt);
   // Integer outputs: the poison pattern is a valid integer, so "unwritten" is told apart
   // only where the reference differs from it.
   if (is_int && t.role == TensorRole::Out) {
@@ -527,7 +543,8 @@ PassVerdict judge(const Problem& p, const std::vector<HostTensor>& got, const Ex
     }
     std::vector<int64_t> bad;
     int64_t counts[4] = {0, 0, 0, 0};
-    OutputVerdict v = compare_output(specs[i], p.shape, got[i], e.per_output[i], e.all_rows, &bad, counts);
+    OutputVerdict v = compare_output(specs[i], p.shape, got[i], e.per_output[i], e.all_rows, &bad, counts,
+                                     specs[i].role == TensorRole::InOut ? &p.host[i] : nullptr);
     pv.max_err[i] = v.max_err;
     pv.max_ref[i] = v.max_ref;
     if (v.code == Code::Pass) continue;
@@ -540,6 +557,9 @@ PassVerdict judge(const Problem& p, const std::vector<HostTensor>& got, const Ex
       const int64_t total = specs[i].view_count(p.shape);
       Diagnosis d{p.shape, specs[i].name, v.code, cols ? total / cols : 0, cols, bad, counts[0] + counts[1] + counts[2],
                   counts[0], counts[2], counts[1], counts[3]};
+      const RefCtx inputs(p.shape, p.host, specs);
+      d.inputs = &inputs;
+      d.got = [&](int64_t k) { return got[i].get(alloc_index(ax, k)); };
       if (p.op.common().diagnose) cause = p.op.common().diagnose(d);
       if (cause.empty()) cause = generic_cause(d);
     }

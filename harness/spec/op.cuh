@@ -96,7 +96,7 @@ struct Variant {
   std::function<size_t(const Shape&)> workspace;            // scratch bytes it needs
   std::function<void(const Args&, cudaStream_t)> prepare;   // untimed work after inputs change
   std::vector<Code> expect;   // Role::Broken: the check must fail with one of these codes
-  std::vector<Shape> shapes;  // Role::Broken: shapes to try (default: the op's test shapes)
+  std::vector<Shape> shapes;  // shapes to test it on (default: the op's test shapes)
   std::string mistake;        // Role::Broken: the mistake, in words
 
   Variant& in_file(std::string f) { file = std::move(f); return *this; }
@@ -143,6 +143,9 @@ struct Diagnosis {
   std::vector<int64_t> bad;    // logical indices of the first problems (sorted)
   int64_t bad_count = 0;
   int64_t unwritten = 0, wrong = 0, nonfinite = 0, checked = 0;
+  // The failing pass itself, for a hook that tests a guess ("the output equals A^T * B"):
+  std::function<double(int64_t)> got;  // the value written at a logical index of `output`
+  const RefCtx* inputs = nullptr;      // that pass's inputs (in(), has(), shape), as the reference saw them
 };
 
 struct Checks {

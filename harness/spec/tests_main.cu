@@ -85,7 +85,6 @@ class CaseTest : public ::testing::Test {
     Outcome o;
     if (gpu_missing_reason()) {
       o = dry_run_without_gpu(op_, v_, s);
-      if (o.code == Code::NotImplemented) o.message = (v_.file.empty() ? v_.name : v_.file) + ": " + o.message;
     } else if (auto why = cannot_run_here(op_, v_, s)) {
       o = Outcome::fail(Code::Skipped, *why);
     } else {
@@ -158,7 +157,7 @@ void register_all() {
       continue;
     }
     const std::string suite = c.id() + "/" + v.name;
-    std::vector<Shape> shapes = c.test_shapes;
+    std::vector<Shape> shapes = v.shapes.empty() ? c.test_shapes : v.shapes;  // a variant may name its own
     std::stable_sort(shapes.begin(), shapes.end(),
                      [&](const Shape& a, const Shape& b) { return shape_size(op, a) < shape_size(op, b); });
     for (const Shape& s : shapes) {

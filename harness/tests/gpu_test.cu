@@ -53,7 +53,7 @@ TEST(HarnessGpu, NotImplementedIsReportedAsSuch) {
   WB_REQUIRE_GPU();
   Stream s;
   const Outcome o = run_launcher("op n=1", [](cudaStream_t) { WB_NOT_IMPLEMENTED("chapters/x/ex1.cu"); }, s);
-  EXPECT_EQ(o.kind, Outcome::Kind::NotImplemented);
+  EXPECT_EQ(o.code, Code::NotImplemented);
   EXPECT_NE(o.message.find("not implemented yet"), std::string::npos) << o.message;
   EXPECT_NE(o.message.find("chapters/x/ex1.cu"), std::string::npos) << o.message;
 }
@@ -65,7 +65,7 @@ TEST(HarnessGpu, BadLaunchConfigurationIsALaunchError) {
     write_index<<<1, 4096, 0, st>>>(nullptr, 0);  // too many threads per block
     WB_CHECK_LAUNCH();
   }, s);
-  EXPECT_EQ(o.kind, Outcome::Kind::LaunchError);
+  EXPECT_EQ(o.code, Code::LaunchError);
   EXPECT_NE(o.message.find("1024 threads"), std::string::npos) << o.message;
 }
 
@@ -77,7 +77,7 @@ TEST(HarnessGpu, FaultIsReportedWithShapeAndSanitizerHint) {
     write_out_of_bounds<<<1, 32, 0, st>>>(b.data());
     WB_CHECK_LAUNCH();
   }, s);
-  EXPECT_EQ(o.kind, Outcome::Kind::Fault);
+  EXPECT_EQ(o.code, Code::Fault);
   EXPECT_NE(o.message.find("op n=32"), std::string::npos) << o.message;
   EXPECT_NE(o.message.find("compute-sanitizer"), std::string::npos) << o.message;
 }

@@ -15,6 +15,7 @@
 #include "ch02.cuh"
 #include "cuda/buffers.cuh"
 #include "cuda/errors.cuh"
+#include "spec/op.cuh"
 
 namespace ch02 {
 namespace {
@@ -84,8 +85,12 @@ void transpose_bf16(const __nv_bfloat16* in, __nv_bfloat16* out, int rows, int c
 
 }  // namespace
 
-std::vector<Kernels> reference_variants() {
-  return {{"cublas", &strided_copy, &transpose_f32, &transpose_bf16}};
+WB_VARIANTS(ch02_reference, wb::Role::Reference) {
+  return {
+      wb::variant("strided_copy/f32", "cublas", &strided_copy).is_library(),
+      wb::variant("transpose/f32", "cublas", &transpose_f32).is_library(),
+      wb::variant("transpose/bf16", "cublas", &transpose_bf16).is_library(),
+  };
 }
 
 }  // namespace ch02

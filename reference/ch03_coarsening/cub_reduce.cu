@@ -23,6 +23,7 @@
 
 #include "ch03.cuh"
 #include "cuda/errors.cuh"
+#include "spec/op.cuh"
 
 namespace ch03 {
 namespace {
@@ -97,8 +98,16 @@ void row_sum(const float* x, int rows, int cols, float* out, void* ws, size_t ws
 
 }  // namespace
 
-std::vector<Kernels> reference_variants() {
-  return {{"cub", &sum_f32, &max_f32, &sum_bf16, &workspace_bytes, &row_sum, &row_workspace_bytes}};
+WB_VARIANTS(ch03_reference, wb::Role::Reference) {
+  const auto ws = [](const wb::Shape& s) { return workspace_bytes(static_cast<int>(s["n"])); };
+  return {
+      wb::variant("sum/f32", "cub", &sum_f32).is_library().with_workspace(ws),
+      wb::variant("max/f32", "cub", &max_f32).is_library().with_workspace(ws),
+      wb::variant("sum/bf16", "cub", &sum_bf16).is_library().with_workspace(ws),
+      wb::variant("row_sum/f32", "cub", &row_sum).is_library().with_workspace([](const wb::Shape& s) {
+        return row_workspace_bytes(static_cast<int>(s["rows"]), static_cast<int>(s["cols"]));
+      }),
+  };
 }
 
 }  // namespace ch03

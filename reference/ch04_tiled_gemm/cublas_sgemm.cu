@@ -12,6 +12,7 @@
 #include "ch04.cuh"
 #include "cuda/buffers.cuh"
 #include "cuda/errors.cuh"
+#include "spec/op.cuh"
 
 namespace ch04 {
 
@@ -29,6 +30,8 @@ void cublas_sgemm(int M, int N, int K, float alpha, const float* A, int lda, con
 
 }  // namespace
 
-std::vector<Kernels> reference_variants() { return {{"cublas_sgemm_fp32", &cublas_sgemm}}; }
+WB_VARIANTS(ch04_reference, wb::Role::Reference) {
+  return {wb::variant("sgemm/f32", "cublas_sgemm_fp32", &cublas_sgemm).is_library().with_note(kReferenceMathMode)};
+}
 
 }  // namespace ch04

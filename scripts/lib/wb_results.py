@@ -1,11 +1,13 @@
 """Reading the benchmark's results files, for the plotting scripts (standard library only).
 
 A results file (results/chNN-<date>.json, written by every chapter's benchmark) holds:
-  chapter, title, date, device{name, ...},
+  schema_version (2; absent in the older files of schema 1), chapter, title, date, device{name, uuid, ...},
   spec_ceilings{dram_gbps, fp32_tflops, fp16_tflops, bf16_tflops, int8_tops},
   measured_ceilings{copy_gbps, fp32_tflops, fp16_tflops, bf16_tflops, int8_tops},
-  results[]{op, shape, impl, role, bytes, flops, peak, verdict, median_us, gbps, tflops,
-            roofline_spec_pct, roofline_measured_pct, vs_reference}
+  results[]{op, shape, impl, role, bytes, flops, peak, outcome, median_us, gbps, tflops,
+            roofline_spec_pct, roofline_measured_pct, vs_reference, throttled}
+A row's `outcome` is a code (pass, wrong, not_implemented, outside_stream, ...); schema 1 rows
+have `verdict` (pass, wrong, not implemented, ...) instead. `load` gives every row both.
 """
 import json
 import os
@@ -39,7 +41,9 @@ def load(path):
                            "was the benchmark interrupted while writing it?")
     if not isinstance(doc, dict):
         raise ResultsError(f"{path} is JSON but not a results file (expected an object at the top)")
-    missing = [k for k in ("chapter", "results", "spec_ceilings") if k not in doc]
+    missing = [k for k in ("chapter", "results") if k not in doc]
+    if "spec_ceilings" not in doc and "measured_ceilings" not in doc:
+        missing.append("spec_ceilings or measured_ceilings")
     if missing:
         raise ResultsError(f"{path} is not a benchmark results file: it has no {', '.join(missing)}")
     if not isinstance(doc["results"], list):
@@ -47,6 +51,10 @@ def load(path):
     for i, r in enumerate(doc["results"]):
         if not isinstance(r, dict) or not all(k in r for k in ("op", "shape", "impl", "role")):
             raise ResultsError(f"{path}: results[{i}] lacks op, shape, impl or role")
+        if "outcome" in r and "verdict" not in r:
+            r["verdict"] = str(r["outcome"]).replace("_", " ")
+        elif "verdict" in r and "outcome" not in r:
+            r["outcome"] = str(r["verdict"]).replace(" ", "_")
     doc["_path"] = path
     return doc
 

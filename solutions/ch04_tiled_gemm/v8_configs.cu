@@ -36,11 +36,4 @@ const std::vector<V8Entry>& v8_registry() {
 }
 
 }  // namespace solution
-
-std::vector<Kernels> tuned_config_variants() {
-  std::vector<Kernels> out;
-  for (const auto& e : solution::v8_registry()) out.push_back({"v8_" + e.config.name(), e.launch});
-  return out;
-}
-
 }  // namespace ch04

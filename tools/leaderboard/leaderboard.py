@@ -1,23 +1,32 @@
 #!/usr/bin/env python3
 """The class leaderboard's bookkeeping: which files of a submission are taken, what went
-wrong with it, the ranking, the history and the reports. Standard library only; the
-building and running is done by scripts/leaderboard.sh, which calls this program.
+wrong with it, the cross-checks of its numbers, the ranking, the signed history and the
+reports. Standard library only; the building and running is done by
+scripts/leaderboard.sh, which calls this program.
 
-  leaderboard.py chapters --repo R --submissions S [--chapter chNN ...]
-  leaderboard.py plan     --repo R --submissions S --work W --chapter chNN [...]
-  leaderboard.py record   --history H --entry DIR [--run-id ID --gpu-name N ...]
-  leaderboard.py report   --history H --out DIR [--run-id ID] [--quiet]
-  leaderboard.py check-fixture --history H --run-id ID --expect FILE
+  leaderboard.py chapters   --repo R --submissions S [--chapter chNN ...]
+  leaderboard.py plan       --repo R --submissions S --work W --chapter chNN [...]
+  leaderboard.py ncu-target --entry DIR            the benchmark row to re-measure with ncu
+  leaderboard.py record     --history H --key K --entry DIR [--trusted FILE --run-id ID ...]
+  leaderboard.py report     --history H --key K --out DIR [--run-id ID] [--quiet]
+  leaderboard.py check      --history H --key K --run-id ID --expect FILE
+  leaderboard.py verify     --history H --key K    every line of the history, checked
 
 Names of students come from folder names, which may hold any byte: they are only ever
 handled here, as data. The shell sees nothing but the safe ids made by `plan`
 ([A-Za-z0-9][A-Za-z0-9_-]*-<8 hex digits>).
+
+What a submission's programs report is read as machine-readable data only: the outcome code
+of each test (the `outcome` property in GoogleTest's JSON), the outcome code and numbers of
+each benchmark row (the benchmark's JSON, schema_version 2), exit codes. The wording of
+messages is never read.
 """
 
 import argparse
 import csv
 import datetime
 import hashlib
+import hmac
 import io
 import json
 import math
@@ -25,7 +34,8 @@ import os
 import re
 import sys
 
-SCHEMA = 1
+SCHEMA = 2                # history records written by this version
+BENCH_SCHEMA = 2          # benchmark results files accepted from a fresh run
 MAX_FILE_BYTES = 1 << 20  # a submitted source file larger than this is not taken
 
 # Why a submission is not ranked, most serious first. The first of a submission's reasons
@@ -36,11 +46,13 @@ REASONS = [
     ("hung", "hung (time limit)"),
     ("faulted", "faulted"),
     ("launch-error", "launch error"),
+    ("out-of-bounds", "read or wrote out of bounds"),
     ("nan", "wrote NaN/Inf"),
     ("wrong", "wrong answers"),
+    ("race", "results differ between runs (race or nondeterminism)"),
     ("stray-work", "left work running after returning"),
     ("stale-output", "stale output after timing (result reused across calls?)"),
-    ("implausible", "implausible numbers (above 100% of the spec roofline)"),
+    ("implausible", "implausible numbers"),
     ("not-implemented", "not implemented"),
     ("skipped", "not tested (tests skipped)"),
     ("no-result", "no result"),
@@ -48,21 +60,56 @@ REASONS = [
 REASON_LABEL = dict(REASONS)
 REASON_ORDER = {k: i for i, (k, _) in enumerate(REASONS)}
 
+# The harness's outcome codes (tests and benchmark rows) and the reason each one gives.
+# `pass` is the only code that ranks; a code not in this table never ranks either.
+OUTCOME_KIND = {
+    "pass": None,
+    "not_implemented": "not-implemented",
+    "compiled_not_run": "skipped",
+    "skipped": "skipped",
+    "no_engine": "skipped",
+    "wrong": "wrong",
+    "unwritten": "wrong",
+    "nan": "nan",
+    "oob_write": "out-of-bounds",
+    "oob_read": "out-of-bounds",
+    "wrote_padding": "out-of-bounds",
+    "fault": "faulted",
+    "launch_error": "launch-error",
+    "hang": "hung",
+    "outside_stream": "stray-work",
+    "cached": "stale-output",
+    "stale_after_timing": "stale-output",
+    "nondeterministic": "race",
+    "race": "race",
+    "implausible": "implausible",
+}
+
+# The cross-checks of a benchmark row (docs/leaderboard.md, "Cross-checks").
+CEILING_SLACK = 1.05      # a row may exceed a measured ceiling by this factor, no more
+REFERENCE_BAND = (0.75, 1.35)  # the run's reference time / the leaderboard's own, allowed
+FIELD_TOLERANCE = 0.02    # a row's derived numbers (GB/s, TFLOP/s, x ref) vs its time and bytes
+NCU_MIN_RATIO = 0.5       # reported median / kernel time per call (ncu) below this is rejected
+HARNESS_KERNEL_PREFIXES = ("_ZN2wb", "_ZNK2wb", "_ZZN2wb")  # mangled names of the harness's own kernels
 # Things in a submission's source that a teacher may want to read before trusting a rank.
 # They are shown as review notes; they never fail a submission on their own.
 REVIEW_PATTERNS = [
     (r"\b(secure_)?getenv\b|\benviron\b", "reads the environment"),
     (r"/proc/", "reads /proc"),
-    (r"\bfopen\b|\b[io]?fstream\b|\bfreopen\b", "opens files"),
+    (r"\bfopen\b|\b[io]?fstream\b|\bfreopen\b|\bopen(at)?\s*\(|\bdup[23]?\s*\(", "opens files"),
     (r"\bsystem\s*\(|\bpopen\b|\bfork\s*\(|\bexec[lv]p?e?\s*\(|\bposix_spawn", "runs programs"),
     (r"\bdlopen\b|\bdlsym\b", "loads code at run time"),
-    (r"constructor\s*\)|gnu::constructor|init_priority|\batexit\b|\bat_quick_exit\b", "runs code before or after main"),
+    (r"constructor\s*\)|destructor\s*\)|gnu::constructor|gnu::destructor|init_priority|\batexit\b|\bat_quick_exit\b",
+     "runs code before or after main"),
+    (r"~\s*\w+\s*\(\s*\)", "defines a destructor (code that can run after main)"),
     (r"cudaStreamCreate|cudaStreamPerThread|cudaStreamLegacy|cudaLaunchHostFunc|cudaStreamAddCallback",
      "uses streams or callbacks of its own"),
     (r"std::thread|pthread_create|std::async", "starts threads"),
     (r"^[ \t]+static\s+(?!const\b|constexpr\b|_)", "keeps state between calls (a static variable)"),
+    (r"\brun_seed\b|\bseed_hint\b|\brng_for\b", "calls the harness's seed functions"),
+    (r"^\s*namespace\s+wb\b|\bwb::\w+\s*\([^)]*\)\s*\{", "puts code in the harness's namespace (wb)"),
+    (r"^\s*#\s*include\s*(\"(/|[^\"]*\.\./)|<\s*/|[^\s\"<])", "includes a file by path or macro"),
 ]
-
 
 # --------------------------------------------------------------------------- names ---
 
@@ -216,6 +263,9 @@ def cmd_plan(args):
 RUN_RE = re.compile(r"^\[ RUN      \] (\S+)")
 # gtest ends a test with "[  FAILED  ] Suite/Test.Name/param, where GetParam() = ... (3 ms)".
 END_RE = re.compile(r"^\[(       OK |  FAILED  |  SKIPPED )\] ([^\s,]+)(?:,| \()")
+# The harness prints one line per finished test: "[wb-outcome] <code> <test name>".
+OUTCOME_LINE_RE = re.compile(r"^\[wb-outcome\] ([a-z_]+) (\S+)\s*$")
+SEED_RE = re.compile(r"^kernel-workbook: seed (\d{1,20})\b", re.MULTILINE)
 ERROR_LINE_RE = re.compile(r"(?:^|\s)(?:[^\s:]*/)?([^/\s:]+\.(?:cu|cuh|cpp|cc|h|hpp))(?:\((\d+)\)|:(\d+)(?::\d+)?):?\s*"
                            r"(?:fatal )?error[:\s]\s*(.*)$")
 
@@ -247,152 +297,386 @@ def first_build_error(log):
     return ""
 
 
-def test_blocks(log):
-    """The gtest log as [(test, result, text)], result 'OK', 'FAILED', 'SKIPPED' or None (the
-    program stopped inside that test)."""
-    blocks, current, text = [], None, []
-    for line in log.splitlines():
-        m = RUN_RE.match(line)
-        if m:
-            if current:
-                blocks.append((current, None, "\n".join(text)))
-            current, text = m.group(1), []
-            continue
-        m = END_RE.match(line)
-        if m and current and m.group(2) == current:
-            blocks.append((current, m.group(1).strip(), "\n".join(text)))
-            current, text = None, []
-            continue
-        if current:
-            text.append(line)
-    if current:
-        blocks.append((current, None, "\n".join(text)))
-    return blocks
-
-
-def classify_failure_text(text):
-    if "[fault]" in text:
-        return "faulted"
-    if "exception" in text and re.search(r"illegal (memory access|address|instruction)|unspecified launch failure|"
-                                         r"misaligned address", text):
-        return "faulted"
-    if "[launch error]" in text:
-        return "launch-error"
-    if "[not implemented]" in text:
-        return "not-implemented"
-    if re.search(r"\d+ NaN/Inf", text):
-        return "nan"
-    return "wrong"
-
-
 def timed_out(rc):
     return rc in (124, 137)
 
 
-def classify_tests(rc, log):
-    reasons = []
-    blocks = test_blocks(log)
-    seen = set()
-    for test, result, text in blocks:
-        if result == "FAILED":
-            kind = classify_failure_text(text)
-            if kind not in seen:
-                seen.add(kind)
-                detail = test
-                if kind == "not-implemented":
-                    m = re.search(r"write the kernel in (\S+)", text)
-                    detail = m.group(1) if m else test
-                reasons.append(reason(kind, detail))
-        elif result is None:
-            if timed_out(rc) or "is still running after" in text:
-                reasons.append(reason("hung", test))
-            else:
-                reasons.append(reason("faulted", "%s (the test program stopped, exit code %s)" % (test, rc)))
-    if not reasons:
-        if timed_out(rc) or "is still running after" in log:
-            reasons.append(reason("hung", "before any test ran"))
-        elif rc is not None and (rc >= 128 or rc < 0):
-            reasons.append(reason("faulted", "the test program died (exit code %s) before any test ran" % rc))
-        elif rc != 0:
-            last = [l for l in log.splitlines() if l.strip()][-1:] or ["no output"]
-            reasons.append(reason("no-result", "the test program stopped with exit code %s before any test ran: %s"
-                                  % (rc, last[0][:200])))
-        else:
-            ok = sum(1 for _, r, _ in blocks if r == "OK")
-            skipped = sum(1 for _, r, _ in blocks if r == "SKIPPED")
-            if skipped or ok == 0:
-                reasons.append(reason("skipped", "%d passed, %d skipped: is the GPU visible?" % (ok, skipped)))
-    return reasons
+def crash_or_hang(rc):
+    """What a program that ended without writing its results died of."""
+    return "hung" if timed_out(rc) else "faulted"
 
 
-def classify_bench(rc, log, doc):
-    """Reasons and per-shape metrics from the benchmark's JSON (None if it wrote none)."""
-    reasons, shapes = [], []
-    if doc is None:
-        if timed_out(rc) or (log and "is still running after" in log):
-            reasons.append(reason("hung", "in the benchmark"))
-        elif rc is not None and (rc >= 128 or rc < 0):
-            reasons.append(reason("faulted", "the benchmark crashed (exit code %s)" % rc))
-        else:
-            reasons.append(reason("no-result", "the benchmark wrote no results (exit code %s)" % rc))
-        return reasons, shapes
-    rows = doc.get("results", []) if isinstance(doc, dict) else []
-    rows = [r for r in rows if isinstance(r, dict)]
-    refs = {}
-    for r in rows:
-        us = r.get("median_us")
-        if r.get("role") == "reference" and r.get("verdict") == "pass" and isinstance(us, (int, float)) and us > 0:
-            refs[(r.get("op"), r.get("shape"))] = us
-    seen = set()
+def parse_one_document(text):
+    """(document, problem): the text must hold exactly one JSON document. A second one, or
+    anything after the first, means something wrote to the results stream after the
+    harness did: the file is not trusted."""
+    if text is None or not text.strip():
+        return None, "empty"
+    dec = json.JSONDecoder()
+    start = len(text) - len(text.lstrip())
+    try:
+        doc, end = dec.raw_decode(text, start)
+    except ValueError as e:
+        return None, "not JSON (%s)" % str(e).split(":")[0]
+    if text[end:].strip():
+        return None, "written to again after the harness finished it (more than one document)"
+    return doc, None
+
+
+def unfinished_test(log):
+    """The last test the gtest log started and did not end, or None."""
+    current = None
+    for line in (log or "").splitlines():
+        m = RUN_RE.match(line)
+        if m:
+            current = m.group(1)
+            continue
+        m = END_RE.match(line)
+        if m and m.group(2) == current:
+            current = None
+    return current
+
+
+def gtest_cases(doc):
+    """[(full test name, outcome code or None, gtest result)] from GoogleTest's JSON, or
+    raises ValueError when the document is not what GoogleTest writes."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("testsuites"), list):
+        raise ValueError("no 'testsuites' list")
+    out = []
+    for suite in doc["testsuites"]:
+        if not isinstance(suite, dict) or not isinstance(suite.get("testsuite"), list):
+            raise ValueError("a test suite without its 'testsuite' list")
+        for case in suite["testsuite"]:
+            if not isinstance(case, dict) or not isinstance(case.get("name"), str):
+                raise ValueError("a test case without a name")
+            if case.get("status") == "NOTRUN":  # DISABLED_ tests
+                continue
+            name = "%s.%s" % (case.get("classname", suite.get("name", "")), case["name"])
+            code = case.get("outcome")
+            out.append((name, code if isinstance(code, str) else None, case.get("result")))
+    return out
+
+
+def classify_tests(rc, log, json_text):
+    """Reasons from the test program: the outcome code of every test in its JSON; without
+    a JSON (the program did not finish), the codes it printed and its exit code."""
+    reasons, seen = [], set()
 
     def add(kind, detail):
         if kind not in seen:
             seen.add(kind)
             reasons.append(reason(kind, detail))
 
+    doc, problem = parse_one_document(json_text) if json_text is not None else (None, "missing")
+    if doc is not None:
+        try:
+            cases = gtest_cases(doc)
+        except ValueError as e:
+            doc, problem = None, "not a GoogleTest results file: %s" % e
+    if doc is None and problem and problem.startswith("written to again"):
+        add("implausible", "the tests' results file was %s" % problem)
+        return reasons
+    if doc is None:
+        # The program did not finish (gtest writes its JSON at the end): the test it was
+        # in has no record, and counts as hung (exit code 124) or crashed.
+        for line in (log or "").splitlines():
+            m = OUTCOME_LINE_RE.match(line)
+            if m and OUTCOME_KIND.get(m.group(1), "no-result"):
+                kind = OUTCOME_KIND.get(m.group(1)) or "no-result"
+                add(kind, m.group(2) if kind != "no-result" else "%s: unknown outcome code" % m.group(2))
+        test = unfinished_test(log)
+        kind = crash_or_hang(rc)
+        if test:
+            add(kind, test if kind == "hung" else "%s (the test program stopped, exit code %s)" % (test, rc))
+        elif timed_out(rc):
+            add("hung", "before any test ran")
+        elif rc is not None and rc != 0:
+            add("faulted" if (rc >= 128 or rc < 0) else "no-result",
+                "the test program stopped with exit code %s and wrote no results file" % rc)
+        else:
+            add("no-result", "the test program wrote no usable results file (%s)" % problem)
+        return reasons
+    for name, code, _ in cases:
+        if code is None:
+            add("no-result", "%s: the test has no outcome code" % name)
+        elif code not in OUTCOME_KIND:
+            add("no-result", "%s: unknown outcome code '%s'" % (name, code[:40]))
+        elif OUTCOME_KIND[code]:
+            add(OUTCOME_KIND[code], name)
+    passed = sum(1 for _, code, _ in cases if code == "pass")
+    if not reasons:
+        if passed == 0:
+            add("skipped", "no test ran: is the GPU visible?")
+        elif timed_out(rc):
+            add("hung", "after the last test")
+        elif rc != 0:
+            add("no-result", "every test passed but the test program exited with code %s" % rc)
+    return reasons
+
+
+def num(v):
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+
+
+def pos(v):
+    v = num(v)
+    return v if v is not None and v > 0 else None
+
+
+COMPUTE_KEYS = {"fp32": "fp32_tflops", "fp16-tensor": "fp16_tflops", "bf16-tensor": "bf16_tflops",
+                "int8-tensor": "int8_tops"}
+
+
+def ceilings_of(doc):
+    """(copy GB/s, {peak: compute ceiling}) of a results file: the measured ones, and for
+    compute the higher of measured and spec (a kernel may beat a measured GEMM rate, never
+    the spec)."""
+    meas = doc.get("measured_ceilings") if isinstance(doc.get("measured_ceilings"), dict) else {}
+    spec = doc.get("spec_ceilings") if isinstance(doc.get("spec_ceilings"), dict) else {}
+    copy = pos(meas.get("copy_gbps")) or pos(meas.get("dram_gbps"))
+    compute = {}
+    for peak, key in COMPUTE_KEYS.items():
+        values = [v for v in (pos(meas.get(key)), pos(spec.get(key))) if v]
+        if values:
+            compute[peak] = max(values)
+    return copy, compute
+
+
+def legacy_rows(doc):
+    """A schema 1 results file (rows with `verdict`) as schema 2 rows; old history only."""
+    names = {"pass": "pass", "implausible": "implausible", "wrong": "wrong", "fault": "fault",
+             "launch error": "launch_error", "not implemented": "not_implemented"}
+    rows = []
+    for r in doc.get("results", []):
+        if isinstance(r, dict):
+            r = dict(r)
+            r["outcome"] = names.get(r.pop("verdict", None), "unknown")
+            rows.append(r)
+    return rows
+
+
+def check_row(r, trusted_row, copy_gbps, compute):
+    """Why a student row's numbers cannot be right, or None."""
+    us, nbytes, flops = pos(r.get("median_us")), pos(r.get("bytes")), pos(r.get("flops"))
+    if trusted_row is not None:
+        tb, tf = pos(trusted_row.get("bytes")), pos(trusted_row.get("flops"))
+        if (tb and nbytes and abs(nbytes - tb) > 1e-6 * tb) or (tf and flops and abs(flops - tf) > 1e-6 * tf):
+            return "declares %s bytes and %s FLOPs per call, the chapter %s and %s" % (
+                r.get("bytes"), r.get("flops"), trusted_row.get("bytes"), trusted_row.get("flops"))
+        nbytes, flops = tb or nbytes, tf or flops
+    if nbytes and copy_gbps:
+        gbps = nbytes / (us * 1e3)
+        if gbps > copy_gbps * CEILING_SLACK:
+            return "%.0f GB/s in %.3g us, %.0f%% of the measured copy ceiling (%.0f GB/s)" % (
+                gbps, us, 100 * gbps / copy_gbps, copy_gbps)
+    peak = compute.get(r.get("peak") if r.get("peak") in compute else "fp32")
+    if flops and peak:
+        rate = flops / (us * 1e6)
+        if rate > peak * CEILING_SLACK:
+            return "%.1f TFLOP/s in %.3g us, above the compute ceiling (%.1f)" % (rate, us, peak)
+    for key, want in (("gbps", nbytes / (us * 1e3) if nbytes else None),
+                      ("tflops", flops / (us * 1e6) if flops else None)):
+        got = num(r.get(key))
+        if got is not None and want and got > 0 and abs(got - want) > FIELD_TOLERANCE * want + 1e-9:
+            return "its %s (%.4g) does not follow from its time and size (%.4g)" % (key, got, want)
+    return None
+
+
+def classify_bench(rc, bench_text, trusted=None, legacy=False):
+    """Reasons, per-shape metrics and notes from the benchmark's results file (text; None
+    if it wrote none), cross-checked against `trusted`: the repository's own benchmark run
+    by the leaderboard on the same GPU (reference rows, measured ceilings)."""
+    reasons, shapes, notes, seen = [], [], [], set()
+
+    def add(kind, detail):
+        if kind not in seen:
+            seen.add(kind)
+            reasons.append(reason(kind, detail))
+
+    if bench_text is None:
+        if timed_out(rc):
+            add("hung", "in the benchmark")
+        elif rc is not None and (rc >= 128 or rc < 0):
+            add("faulted", "the benchmark crashed (exit code %s)" % rc)
+        else:
+            add("no-result", "the benchmark wrote no results (exit code %s)" % rc)
+        return reasons, shapes, notes
+    doc, problem = parse_one_document(bench_text)
+    if doc is None:
+        if problem.startswith("written to again"):
+            add("implausible", "the benchmark's results file was " + problem)
+        elif timed_out(rc):
+            add("hung", "in the benchmark")
+        else:
+            add("no-result", "the benchmark's results file is %s" % problem)
+        return reasons, shapes, notes
+    if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
+        add("no-result", "the benchmark's results file has no 'results' list")
+        return reasons, shapes, notes
+    version = doc.get("schema_version")
+    if version == BENCH_SCHEMA:
+        rows = [r for r in doc["results"] if isinstance(r, dict)]
+    elif version is None and legacy:
+        rows = legacy_rows(doc)
+    else:
+        add("no-result", "the benchmark's results file has schema_version %s, not %d (an old harness?)"
+            % (json.dumps(version), BENCH_SCHEMA))
+        return reasons, shapes, notes
+    if rc is not None and rc != 0 and timed_out(rc):
+        add("hung", "in the benchmark")
+
+    # The ceilings: the leaderboard's own (trusted) where there are some; the run's otherwise.
+    copy_gbps, compute = ceilings_of(trusted if isinstance(trusted, dict) else doc)
+    if not isinstance(trusted, dict):
+        notes.append("no baseline run of the repository's benchmark: checked against the run's own ceilings")
+    else:
+        own_copy, _ = ceilings_of(doc)
+        if own_copy and copy_gbps and abs(own_copy - copy_gbps) > 0.01 * copy_gbps:
+            add("implausible", "the run reports a measured copy ceiling of %.0f GB/s; the leaderboard measured %.0f"
+                % (own_copy, copy_gbps))
+    trusted_rows = {}
+    if isinstance(trusted, dict):
+        for r in trusted.get("results", []):
+            if isinstance(r, dict) and r.get("role") == "reference" and r.get("outcome") == "pass":
+                trusted_rows[(r.get("op"), r.get("shape"))] = r
+
+    refs = {}
+    for r in rows:
+        us = pos(r.get("median_us"))
+        if r.get("role") == "reference" and r.get("outcome") == "pass" and us:
+            refs[(r.get("op"), r.get("shape"))] = us
+            t = trusted_rows.get((r.get("op"), r.get("shape")))
+            tus = pos(t.get("median_us")) if t else None
+            if tus and not REFERENCE_BAND[0] <= us / tus <= REFERENCE_BAND[1]:
+                add("implausible", "%s %s: the reference took %.4g us in this run and %.4g us when the leaderboard "
+                    "timed it alone: the run's times are not consistent" % (r.get("op"), r.get("shape"), us, tus))
+    if any(r.get("throttled") is True for r in rows):
+        notes.append("the GPU throttled during some samples")
+
     for r in rows:
         if r.get("role") != "student":
             continue
         where = "%s %s [%s]" % (r.get("op"), r.get("shape"), r.get("impl"))
-        verdict = r.get("verdict")
-        msg = r.get("message") or ""
-        if verdict == "pass":
-            us = r.get("median_us")
-            if isinstance(us, bool) or not isinstance(us, (int, float)) or not us > 0:
-                add("no-result", "%s: no valid median time" % where)
-                continue
-            ref = refs.get((r.get("op"), r.get("shape")))
-            shapes.append({
-                "op": r.get("op"), "shape": r.get("shape"), "impl": r.get("impl"),
-                "student_us": r.get("median_us"), "reference_us": ref,
-                "vs_reference": (ref / r["median_us"]) if ref and r.get("median_us") else None,
-                "roofline_measured_pct": r.get("roofline_measured_pct"),
-                "roofline_spec_pct": r.get("roofline_spec_pct"),
-            })
-        elif verdict == "implausible":
-            add("implausible", "%s: %.0f%% of the spec roofline" % (where, r.get("roofline_spec_pct") or 0))
-        elif verdict == "wrong":
-            if "left work running" in msg:
-                add("stray-work", where)
-            elif "after timing" in msg:
-                add("stale-output", where)
-            elif re.search(r"\d+ NaN/Inf", msg):
-                add("nan", where)
-            else:
-                add("wrong", where)
-        elif verdict == "fault":
-            add("faulted", where)
-        elif verdict == "launch error":
-            add("launch-error", where)
-        elif verdict == "not implemented":
-            add("not-implemented", where)
-        else:
-            add("no-result", "%s: %s" % (where, verdict))
+        code = r.get("outcome")
+        if not isinstance(code, str) or code not in OUTCOME_KIND:
+            add("no-result", "%s: unknown outcome code %s" % (where, json.dumps(code)[:40]))
+            continue
+        if code != "pass":
+            add(OUTCOME_KIND[code], where)
+            continue
+        us = pos(r.get("median_us"))
+        if not us:
+            add("no-result", "%s: no valid median time" % where)
+            continue
+        key = (r.get("op"), r.get("shape"))
+        bad = check_row(r, trusted_rows.get(key), copy_gbps, compute)
+        if bad:
+            add("implausible", "%s: %s" % (where, bad))
+            continue
+        ref = refs.get(key)
+        nbytes = pos((trusted_rows.get(key) or {}).get("bytes")) or pos(r.get("bytes"))
+        shapes.append({
+            "op": r.get("op"), "shape": r.get("shape"), "impl": r.get("impl"),
+            "student_us": us, "reference_us": ref,
+            "vs_reference": (ref / us) if ref else None,
+            "roofline_measured_pct": (100.0 * nbytes / (us * 1e3) / copy_gbps) if nbytes and copy_gbps
+            else num(r.get("roofline_measured_pct")),
+            "roofline_spec_pct": num(r.get("roofline_spec_pct")),
+        })
     if not reasons and not any(s["vs_reference"] for s in shapes):
-        reasons.append(reason("no-result", "no shape has a reference time to compare with"))
-    if not reasons and timed_out(rc):
-        reasons.append(reason("hung", "in the benchmark"))
-    return reasons, shapes
+        add("no-result", "no shape has a reference time to compare with")
+    if not reasons and rc not in (0, None):
+        add("faulted" if rc >= 128 or rc < 0 else "no-result", "the benchmark exited with code %s" % rc)
+    return reasons, shapes, notes
+
+
+def ncu_target(bench_text):
+    """The student row to re-measure with ncu: the one that claims the most over the
+    reference. None when there is no timed student row."""
+    doc, _ = parse_one_document(bench_text)
+    if not isinstance(doc, dict) or doc.get("schema_version") != BENCH_SCHEMA:
+        return None
+    rows = [r for r in doc.get("results", []) if isinstance(r, dict)]
+    refs = {(r.get("op"), r.get("shape")): pos(r.get("median_us")) for r in rows if r.get("role") == "reference"}
+    best = None
+    for r in rows:
+        us = pos(r.get("median_us"))
+        ref = refs.get((r.get("op"), r.get("shape")))
+        if r.get("role") == "student" and r.get("outcome") == "pass" and us and ref:
+            if best is None or ref / us > best[0]:
+                best = (ref / us, r)
+    if best is None:
+        return None
+    r = best[1]
+    return {"op": str(r.get("op")), "shape": str(r.get("shape")), "impl": str(r.get("impl")),
+            "median_us": pos(r.get("median_us"))}
+
+
+def ncu_kernel_time(csv_text):
+    """(student kernel ns per call, kernels seen) from `ncu --csv --page raw --metrics
+    gpu__time_duration.sum --print-kernel-base mangled`: the harness's own kernels (namespace
+    wb) are left out; per call = the total / the count of the most frequent kernel, which can
+    only under-estimate (a launcher that launches one kernel twice per call looks cheaper)."""
+    lines = [l for l in (csv_text or "").splitlines() if l.startswith('"')]
+    rows = list(csv.reader(lines))
+    if len(rows) < 2:
+        return None, 0
+    head = rows[0]
+    try:
+        i_name, i_time = head.index("Kernel Name"), head.index("gpu__time_duration.sum")
+    except ValueError:
+        return None, 0
+    unit = rows[1][i_time] if len(rows) > 1 and not re.match(r"^[\d.,]+$", rows[1][i_time] or "x") else ""
+    scale = {"nsecond": 1.0, "ns": 1.0, "usecond": 1e3, "us": 1e3, "msecond": 1e6, "ms": 1e6, "second": 1e9,
+             "s": 1e9, "": 1.0}.get(unit.strip(), None)
+    if scale is None:
+        return None, 0
+    total, counts, seen = 0.0, {}, 0
+    for row in rows[1:]:
+        if len(row) <= max(i_name, i_time):
+            continue
+        try:
+            t = float(row[i_time].replace(",", "")) * scale
+        except ValueError:
+            continue
+        seen += 1
+        name = row[i_name]
+        if name.startswith(HARNESS_KERNEL_PREFIXES) or name.startswith("void wb::") or name.startswith("wb::"):
+            continue
+        total += t
+        counts[name] = counts.get(name, 0) + 1
+    if not counts:
+        return None, seen
+    return total / max(counts.values()), seen
+
+
+def classify_ncu(entry, steps, shapes):
+    """A reason (implausible) when ncu's kernel durations per call are far above the
+    reported median, and a note on what was checked."""
+    if "ncu" not in steps:
+        return None, None
+    target = read_text(os.path.join(entry, "ncu-target.json"))
+    try:
+        target = json.loads(target) if target else None
+    except ValueError:
+        target = None
+    if not isinstance(target, dict):
+        return None, "ncu check: no target row"
+    per_call_ns, seen = ncu_kernel_time(read_text(os.path.join(entry, "ncu.csv")))
+    where = "%s %s [%s]" % (target.get("op"), target.get("shape"), target.get("impl"))
+    if per_call_ns is None:
+        return None, "ncu check of %s not possible (exit code %s, %d kernels read)" % (where, steps["ncu"]["rc"], seen)
+    # The reported median is the benchmark's own row, not the copy in the target file.
+    reported = next((s["student_us"] for s in shapes if (s["op"], s["shape"], s["impl"]) ==
+                     (target.get("op"), target.get("shape"), target.get("impl"))), None)
+    if reported is None:
+        return None, "ncu check: the row %s is not among the timed rows" % where
+    per_call_us = per_call_ns / 1e3
+    if reported and reported < NCU_MIN_RATIO * per_call_us:
+        return (reason("implausible", "%s: the reported median is %.4g us, but its kernels run %.4g us per call "
+                       "under ncu" % (where, reported, per_call_us)),
+                "ncu: %s kernels %.4g us per call" % (where, per_call_us))
+    return None, "ncu: %s kernels %.4g us per call, reported %.4g us" % (where, per_call_us, reported)
 
 
 def read_steps(entry):
@@ -409,6 +693,12 @@ def read_steps(entry):
     return steps
 
 
+def printed_seed(log):
+    """The seed the program printed last (`kernel-workbook: seed N`), or None."""
+    found = SEED_RE.findall(log or "")
+    return int(found[-1]) if found else None
+
+
 def geomean(values):
     values = [v for v in values if v and v > 0]
     if not values:
@@ -421,13 +711,15 @@ def mean(values):
     return sum(values) / len(values) if values else None
 
 
-def classify_entry(entry):
+def classify_entry(entry, trusted=None, legacy=False):
     """Everything known about one (student, chapter) entry folder, as a record (without
-    the run's details)."""
+    the run's details). `trusted`: the leaderboard's own benchmark run on this GPU."""
     with open(os.path.join(entry, "meta.json")) as f:
         meta = json.load(f)
     steps = read_steps(entry)
-    reasons, shapes = [], []
+    reasons, shapes, notes = [], [], []
+    tests_log = read_text(os.path.join(entry, "tests.log"))
+    bench_log = read_text(os.path.join(entry, "bench.log"))
     if meta.get("no_folder") or not meta.get("taken"):
         reasons.append(reason("missing-files", "no %s folder with %s" % (meta["chapter"], ", ".join(meta["missing"]))
                               if meta.get("no_folder") else "none of " + ", ".join(meta["missing"])))
@@ -446,22 +738,20 @@ def classify_entry(entry):
             if tests is None:
                 reasons.append(reason("no-result", "not tested"))
             else:
-                reasons += classify_tests(tests["rc"], read_text(os.path.join(entry, "tests.log")) or "")
+                reasons += classify_tests(tests["rc"], tests_log or "", read_text(os.path.join(entry, "tests.json")))
                 bench = steps.get("bench")
-                if tests["rc"] == 0 and bench is not None:
-                    doc = None
-                    text = read_text(os.path.join(entry, "bench.json"))
-                    if text:
-                        try:
-                            doc = json.loads(text)
-                        except ValueError:
-                            doc = None
-                    try:
-                        r, shapes = classify_bench(bench["rc"], read_text(os.path.join(entry, "bench.log")), doc)
-                    except (TypeError, ValueError, AttributeError, KeyError, ZeroDivisionError):
-                        r, shapes = [reason("no-result", "the benchmark's results file is malformed")], []
+                if not reasons and bench is not None:
+                    r, shapes, n = classify_bench(bench["rc"], read_text(os.path.join(entry, "bench.json")),
+                                                  trusted, legacy)
                     reasons += r
-                elif tests["rc"] == 0 and not reasons:
+                    notes += n
+                    if not r:
+                        bad, note = classify_ncu(entry, steps, shapes)
+                        if bad:
+                            reasons.append(bad)
+                        if note:
+                            notes.append(note)
+                elif not reasons:
                     reasons.append(reason("no-result", "the benchmark did not run"))
     kinds = set()
     unique = []
@@ -470,7 +760,9 @@ def classify_entry(entry):
             kinds.add(r["kind"])
             unique.append(r)
     ratios = [s["vs_reference"] for s in shapes]
-    ranked = not unique and any(ratios)
+    ranked = not unique and bool(ratios) and all(ratios)
+    if not unique and not ranked:
+        unique.append(reason("no-result", "a shape has no reference time"))
     return {
         "schema": SCHEMA,
         "chapter": meta["chapter"],
@@ -483,6 +775,7 @@ def classify_entry(entry):
         "review": meta.get("review", []),
         "status": "ranked" if ranked else "not ranked",
         "reasons": unique,
+        "notes": notes,
         "score": {
             "geomean_vs_reference": geomean(ratios) if ranked else None,
             "roofline_measured_pct": mean([s["roofline_measured_pct"] for s in shapes]) if ranked else None,
@@ -491,42 +784,215 @@ def classify_entry(entry):
         },
         "shapes": shapes,
         "steps": steps,
+        "seed": {"tests": printed_seed(tests_log), "bench": printed_seed(bench_log)},
     }
+# ------------------------------------------------------------------------ history ---
+#
+# history.jsonl is written by this program only, one record per line. Each record carries
+#   prev: the SHA-256 of the line before it in the file (as written, "" for the first), and
+#   mac:  an HMAC-SHA256 of the rest of the record under the teacher's key,
+# so a line appended, edited, copied from elsewhere or moved by anyone without the key does
+# not verify, and neither does the next genuine line after a line removed or inserted. The
+# key lives in a file outside the work and output folders (default
+# ~/.config/kernel-workbook/leaderboard.key, created on first use, mode 0600), hidden from
+# the sandbox. The date is set here, when the record is written.
+
+RECORD_FIELDS = {
+    "schema": int, "chapter": str, "student": str, "student_id": str, "source_hash": str, "files": list,
+    "ignored": list, "missing": list, "review": list, "status": str, "reasons": list, "notes": list,
+    "score": dict, "shapes": list, "steps": dict, "seed": dict, "run_id": str, "date": str, "gpu": dict,
+    "sandbox": str, "commit": str, "logs": str, "prev": str, "mac": str,
+}
+SANDBOXES = ("bubblewrap", "none")
+DATE_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+RUN_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+HEX64_RE = re.compile(r"^[0-9a-f]{64}$")
 
 
-def append_history(path, record):
-    """Appends one line to the history, under an exclusive lock: runs on several GPUs write
-    at the same time, and nothing already written is ever rewritten."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    line = json.dumps(record, sort_keys=True, ensure_ascii=True) + "\n"
-    with open(path, "a", encoding="ascii") as f:
+def default_key_path():
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "kernel-workbook", "leaderboard.key")
+
+
+class KeyError_(Exception):
+    pass
+
+
+def load_key(path, create=False):
+    """The history key (bytes). With create, a missing key file is made (0600, in a 0700
+    folder). A key file that others can read is refused."""
+    path = path or default_key_path()
+    if create and not os.path.exists(path):
+        os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
         try:
-            import fcntl
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
-        except (ImportError, OSError):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(os.urandom(32).hex() + "\n")
+        except FileExistsError:
             pass
-        f.write(line)
+    try:
+        st = os.stat(path)
+        with open(path, "rb") as f:
+            key = f.read().strip()
+    except OSError as e:
+        raise KeyError_("cannot read the history key %s (%s); it is made by the first `record`, or give --key"
+                        % (path, e.strerror))
+    if st.st_mode & 0o077:
+        raise KeyError_("the history key %s can be read by others (mode %o): chmod 600 it" % (path, st.st_mode & 0o777))
+    if len(key) < 32:
+        raise KeyError_("the history key %s is too short" % path)
+    return key
+
+
+def canonical(rec):
+    return json.dumps({k: v for k, v in rec.items() if k != "mac"}, sort_keys=True, ensure_ascii=True,
+                      separators=(",", ":")).encode()
+
+
+def sign(rec, key):
+    return hmac.new(key, canonical(rec), hashlib.sha256).hexdigest()
+
+
+def line_hash(line_bytes):
+    return hashlib.sha256(line_bytes.rstrip(b"\n")).hexdigest()
+
+
+def validate_record(rec):
+    """None when the record has exactly the fields, types and values this program writes;
+    otherwise why not."""
+    if not isinstance(rec, dict):
+        return "not a JSON object"
+    if rec.get("schema") != SCHEMA:
+        if rec.get("schema") == 1 and "mac" not in rec:
+            return "an unsigned record of an older leaderboard (schema 1)"
+        return "schema %s, not %d" % (json.dumps(rec.get("schema"))[:20], SCHEMA)
+    keys = set(rec)
+    if keys != set(RECORD_FIELDS):
+        extra, missing = sorted(keys - set(RECORD_FIELDS)), sorted(set(RECORD_FIELDS) - keys)
+        return "fields not as written by the leaderboard (%s)" % "; ".join(
+            x for x in ("unexpected: " + ", ".join(extra)[:80] if extra else "",
+                        "missing: " + ", ".join(missing)[:80] if missing else "") if x)
+    for k, t in RECORD_FIELDS.items():
+        if not isinstance(rec[k], t) or (t is int and isinstance(rec[k], bool)):
+            return "field '%s' is not a %s" % (k, t.__name__)
+    if not re.match(r"^ch\d\d$", rec["chapter"]) or not SAFE_ID_RE.match(rec["student_id"]):
+        return "bad chapter or student id"
+    if not DATE_RE.match(rec["date"]) or not RUN_ID_RE.match(rec["run_id"]):
+        return "bad date or run id"
+    if rec["sandbox"] not in SANDBOXES or rec["status"] not in ("ranked", "not ranked"):
+        return "bad sandbox or status"
+    if not isinstance(rec["gpu"].get("name"), str) or not isinstance(rec["gpu"].get("uuid"), str) or len(rec["gpu"]) != 2:
+        return "bad gpu"
+    for r in rec["reasons"]:
+        if not isinstance(r, dict) or set(r) != {"kind", "label", "detail"} or r["kind"] not in REASON_LABEL:
+            return "bad reason"
+    s = rec["score"]
+    if set(s) != {"geomean_vs_reference", "roofline_measured_pct", "roofline_spec_pct", "shapes"}:
+        return "bad score"
+    for k in ("geomean_vs_reference", "roofline_measured_pct", "roofline_spec_pct"):
+        if s[k] is not None and num(s[k]) is None:
+            return "bad score"
+    if not isinstance(s["shapes"], int):
+        return "bad score"
+    ranked = rec["status"] == "ranked"
+    if ranked != (not rec["reasons"]) or (ranked and not (pos(s["geomean_vs_reference"]) and s["shapes"] > 0)):
+        return "status and reasons disagree"
+    if not HEX64_RE.match(rec["mac"]) or not (rec["prev"] == "" or HEX64_RE.match(rec["prev"])):
+        return "bad mac or prev"
+    return None
+
+
+def append_history(path, record, key):
+    """Signs and appends one record, under an exclusive lock (runs on several GPUs write at
+    the same time); nothing already written is ever rewritten."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    import fcntl
+    with open(path, "a+b") as f:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        prev = ""
+        if size:
+            f.seek(max(0, size - (8 << 20)))
+            tail = f.read()
+            if not tail.endswith(b"\n"):
+                f.write(b"\n")  # a truncated last line stays what it is: unreadable
+                tail += b"\n"
+            lines = tail[:-1].split(b"\n")
+            prev = line_hash(lines[-1])
+        record = dict(record, prev=prev)
+        record["mac"] = sign(record, key)
+        problem = validate_record(record)
+        if problem:
+            raise ValueError("internal: the record does not validate: " + problem)
+        f.seek(0, os.SEEK_END)
+        f.write(json.dumps(record, sort_keys=True, ensure_ascii=True).encode("ascii") + b"\n")
         f.flush()
         os.fsync(f.fileno())
+    return record
+
+
+def load_history(path, key, problems=None, quiet=False):
+    """The records of the history that verify, in file order. Every other line is skipped
+    (and left in the file) with its line number and why, in `problems` and on stderr."""
+    records = []
+    problems = [] if problems is None else problems
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return records
+    prev_line = None
+    for n, raw in enumerate(data.split(b"\n"), 1):
+        if not raw.strip():
+            if n < data.count(b"\n") + 1:
+                prev_line = raw
+            continue
+        why = None
+        try:
+            rec = json.loads(raw.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
+            rec, why = None, "not JSON (%s)" % str(e).split(":")[0]
+        if why is None:
+            why = validate_record(rec)
+        if why is None and not hmac.compare_digest(rec["mac"], sign(rec, key)):
+            why = "its signature does not verify: not written by this leaderboard with this key, or edited"
+        if why is None and rec["prev"] != (line_hash(prev_line) if prev_line is not None else ""):
+            why = "it does not follow the line before it: lines were inserted, removed or copied"
+        prev_line = raw
+        if why:
+            problems.append((n, why))
+        else:
+            records.append(rec)
+    if problems and not quiet:
+        for n, why in problems:
+            print("%s:%d: skipped: %s" % (path, n, why), file=sys.stderr)
+    return records
 
 
 def cmd_record(args):
-    rec = classify_entry(args.entry)
+    try:
+        key = load_key(args.key, create=True)
+    except KeyError_ as e:
+        print("leaderboard: %s" % e, file=sys.stderr)
+        return 2
+    trusted = None
+    if args.trusted:
+        doc, _ = parse_one_document(read_text(args.trusted))
+        trusted = doc if isinstance(doc, dict) and doc.get("schema_version") == BENCH_SCHEMA else None
+    rec = classify_entry(args.entry, trusted=trusted)
+    if args.sandbox not in SANDBOXES:
+        print("leaderboard: --sandbox must be one of %s" % ", ".join(SANDBOXES), file=sys.stderr)
+        return 2
     rec.update({
         "run_id": args.run_id,
-        "date": args.date or datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "gpu": {"name": args.gpu_name, "uuid": args.gpu_uuid},
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "gpu": {"name": args.gpu_name or "unknown GPU", "uuid": args.gpu_uuid},
         "sandbox": args.sandbox,
         "commit": args.commit,
         "logs": args.logs,
     })
-    if not args.gpu_name:
-        text = read_text(os.path.join(args.entry, "bench.json"))
-        try:
-            rec["gpu"]["name"] = json.loads(text)["device"]["name"] if text else "unknown GPU"
-        except (ValueError, KeyError, TypeError):
-            rec["gpu"]["name"] = "unknown GPU"
-    append_history(args.history, rec)
+    append_history(args.history, rec, key)
     r = rec["reasons"][0] if rec["reasons"] else None
     if r:
         print("not ranked: %s%s" % (r["label"], (": " + r["detail"]) if r["detail"] else ""))
@@ -537,40 +1003,39 @@ def cmd_record(args):
     return 0
 
 
-# ------------------------------------------------------------------------ reports ---
-
-def load_history(path):
-    records, bad = [], 0
+def cmd_verify(args):
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    rec = json.loads(line)
-                except ValueError:
-                    bad += 1
-                    continue
-                if isinstance(rec, dict) and rec.get("schema") == SCHEMA:
-                    records.append(rec)
-                else:
-                    bad += 1
-    except FileNotFoundError:
-        pass
-    if bad:
-        print("note: %d unreadable line(s) in %s were skipped (left in the file)" % (bad, path), file=sys.stderr)
-    return records
+        key = load_key(args.key)
+    except KeyError_ as e:
+        print("leaderboard: %s" % e, file=sys.stderr)
+        return 2
+    problems = []
+    records = load_history(args.history, key, problems)
+    print("%s: %d record(s) verify, %d line(s) skipped" % (args.history, len(records), len(problems)))
+    return 0 if not problems else 1
 
+
+def cmd_ncu_target(args):
+    t = ncu_target(read_text(os.path.join(args.entry, "bench.json")))
+    if t is None:
+        return 1
+    with open(os.path.join(args.entry, "ncu-target.json"), "w") as f:
+        json.dump(t, f)
+    # The benchmark's name of the case (Google Benchmark's --benchmark_filter is a regex).
+    print("^%s$" % re.escape("%s/%s/%s" % (t["op"], t["shape"], t["impl"])))
+    return 0
+
+
+# ------------------------------------------------------------------------ reports ---
 
 def boards(records):
     """{(chapter, gpu name): [latest record per student]}, each list ranked first (best
-    first), then the rest by name."""
+    first), then the rest by name. The latest is the last in the history (file order, which
+    the records' chain fixes), whatever dates the records hold."""
     latest = {}
     for i, rec in enumerate(records):
         key = (rec["chapter"], rec["gpu"]["name"] or "unknown GPU", rec["student_id"])
-        if key not in latest or (rec["date"], i) >= latest[key][0]:
-            latest[key] = ((rec["date"], i), rec)
+        latest[key] = (i, rec)
     counts = {}
     for rec in records:
         key = (rec["chapter"], rec["gpu"]["name"] or "unknown GPU", rec["student_id"])
@@ -651,9 +1116,24 @@ def md_cell(text):
     return text.replace("<", "&lt;").replace(">", "&gt;")
 
 
-def markdown(all_boards, runs, history_path):
+def unsafe_warning(runs):
+    """The header line every report carries when a run it shows ran without a sandbox."""
+    unsafe = [r["run_id"] for r in runs if r.get("sandbox") != "bubblewrap"]
+    if not unsafe:
+        return ""
+    return ("WARNING: UNSANDBOXED RESULTS: run(s) %s ran without a sandbox (--unsafe-no-sandbox): their "
+            "submissions could read other students' files and the history key, and rewrite their own results. "
+            "Do not trust their ranks without reading the code." % ", ".join(unsafe))
+
+
+def markdown(all_boards, runs, history_path, skipped_lines=()):
     out = io.StringIO()
     out.write("# Class leaderboard\n\n")
+    if unsafe_warning(runs):
+        out.write("**%s**\n\n" % md_cell(unsafe_warning(runs)))
+    if skipped_lines:
+        out.write("**%d line(s) of the history were rejected** (lines %s): see `leaderboard.py verify`.\n\n"
+                  % (len(skipped_lines), ", ".join(str(n) for n, _ in skipped_lines[:20])))
     out.write("Generated %s from `%s` (%d runs). Ranked by the geometric mean, over the benchmark shapes, "
               "of reference time / submission time (higher is faster); the mean %% of the measured roofline "
               "is shown beside it. Each student's latest result per chapter and GPU is shown. "
@@ -706,7 +1186,7 @@ def csv_text(all_boards):
     w = csv.writer(out, lineterminator="\n")
     w.writerow(["chapter", "gpu", "rank", "student", "student_id", "status", "geomean_vs_reference",
                 "roofline_measured_pct", "roofline_spec_pct", "shapes", "reason", "detail", "review", "run_id",
-                "date", "source_hash"])
+                "date", "source_hash", "sandbox"])
     for (ch, gpu), recs in all_boards.items():
         for r in recs:
             s = r["score"]
@@ -717,13 +1197,16 @@ def csv_text(all_boards):
                 fmt(s["roofline_measured_pct"], 2) if s["roofline_measured_pct"] is not None else "",
                 fmt(s["roofline_spec_pct"], 2) if s["roofline_spec_pct"] is not None else "",
                 s["shapes"], first["kind"], first["detail"], "; ".join(r.get("review", [])), r["run_id"], r["date"],
-                r.get("source_hash", "")]])
+                r.get("source_hash", ""), r.get("sandbox", "") if r.get("sandbox") == "bubblewrap"
+                else "none (UNSANDBOXED)"]])
     return out.getvalue()
 
 
-def json_doc(all_boards, runs, history_path):
+def json_doc(all_boards, runs, history_path, skipped_lines=()):
     doc = {"generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "warning": unsafe_warning(runs) or None,
            "history": os.path.basename(history_path), "metric": "geometric mean of reference time / student time",
+           "rejected_history_lines": [{"line": n, "why": w} for n, w in skipped_lines],
            "boards": [], "runs": runs}
     for (ch, gpu), recs in all_boards.items():
         doc["boards"].append({
@@ -745,15 +1228,24 @@ def write_atomic(path, text):
 
 
 def cmd_report(args):
-    records = load_history(args.history)
+    try:
+        key = load_key(args.key)
+    except KeyError_ as e:
+        print("leaderboard: %s" % e, file=sys.stderr)
+        return 2
+    skipped = []
+    records = load_history(args.history, key, skipped)
     os.makedirs(args.out, exist_ok=True)
     all_boards = boards(records)
     runs = runs_summary(records)
-    write_atomic(os.path.join(args.out, "leaderboard.md"), markdown(all_boards, runs, args.history))
+    warning = unsafe_warning(runs)
+    write_atomic(os.path.join(args.out, "leaderboard.md"), markdown(all_boards, runs, args.history, skipped))
     write_atomic(os.path.join(args.out, "leaderboard.csv"), csv_text(all_boards))
-    write_atomic(os.path.join(args.out, "leaderboard.json"), json.dumps(json_doc(all_boards, runs, args.history),
-                                                                        indent=1, ensure_ascii=False) + "\n")
+    write_atomic(os.path.join(args.out, "leaderboard.json"),
+                 json.dumps(json_doc(all_boards, runs, args.history, skipped), indent=1, ensure_ascii=False) + "\n")
     if not args.quiet:
+        if warning:
+            print(warning + "\n")
         shown = all_boards
         if args.run_id:
             touched = {(r["chapter"], r["gpu"]["name"]) for r in records if r["run_id"] == args.run_id}
@@ -762,18 +1254,35 @@ def cmd_report(args):
             print(terminal_table(key, recs))
         print("%d result(s) from %d run(s) in %s; reports: %s/leaderboard.{md,csv,json}"
               % (len(records), len(runs), args.history, args.out))
+        if skipped:
+            print("%d line(s) of the history were rejected (listed above, on stderr)" % len(skipped))
     return 0
 
 
-# ----------------------------------------------------------------- fixture check ---
 
-def cmd_check_fixture(args):
-    """Compares one run of the fixture class with the expected outcome; exit 1 on a miss."""
+
+# ----------------------------------------------------------------- expected outcome ---
+
+def cmd_check(args):
+    """Compares one run with an expected outcome (tests/leaderboard/*-expected.json); exit 1
+    on a miss. Per chapter: `ranked` (each must be ranked), `faster_than` (pairs, both
+    ranked), `reasons` ({student: kind or [kinds]}, where the kind "ranked" allows a rank),
+    `absent` (students that must have no result at all, such as a forged record's), and
+    `history_rejected_at_least` (lines of the history that must fail verification)."""
+    try:
+        key = load_key(args.key)
+    except KeyError_ as e:
+        print("leaderboard: %s" % e, file=sys.stderr)
+        return 2
     with open(args.expect) as f:
         expect = json.load(f)
-    records = [r for r in load_history(args.history) if r["run_id"] == args.run_id]
+    skipped = []
+    every = load_history(args.history, key, skipped, quiet=True)
+    records = [r for r in every if r["run_id"] == args.run_id]
     problems = []
     for ch, want in expect.items():
+        if not re.match(r"^ch\d\d$", ch):
+            continue
         recs = {r["student"]: r for r in records if r["chapter"] == ch}
         if not recs:
             problems.append("%s: no results in run %s" % (ch, args.run_id))
@@ -797,21 +1306,39 @@ def cmd_check_fixture(args):
             if r is None:
                 problems.append("%s: '%s' has no result" % (ch, student))
             elif r["status"] == "ranked":
-                problems.append("%s: '%s' was ranked; expected: %s" % (ch, student, " or ".join(kinds)))
+                if "ranked" in kinds:
+                    print("ok   %s %-24s ranked (allowed): %.3fx reference" % (ch, student,
+                                                                           r["score"]["geomean_vs_reference"]))
+                else:
+                    problems.append("%s: '%s' was ranked; expected: %s" % (ch, student, " or ".join(kinds)))
             elif r["reasons"][0]["kind"] not in kinds:
                 problems.append("%s: '%s' is listed as '%s'; expected: %s" % (ch, student, why(r), " or ".join(kinds)))
             else:
                 print("ok   %s %-24s %s" % (ch, student, why(r)))
+        for student in want.get("absent", []):
+            if any(r["student"] == student and r["chapter"] == ch for r in every):
+                problems.append("%s: '%s' has a result in the history; it must have none" % (ch, student))
+            else:
+                print("ok   %s %-24s no result (as expected)" % (ch, student))
+        at_least = want.get("history_rejected_at_least", 0)
+        if len(skipped) < at_least:
+            problems.append("%s: %d line(s) of the history were rejected; expected at least %d"
+                            % (ch, len(skipped), at_least))
+        elif at_least:
+            print("ok   %s history: %d line(s) rejected: %s" % (ch, len(skipped),
+                                                              "; ".join("line %d: %s" % p for p in skipped[:3])))
         order = sorted((r for r in recs.values() if r["status"] == "ranked"),
                        key=lambda r: -r["score"]["geomean_vs_reference"])
         for i, r in enumerate(order):
             if r["student"] in want.get("ranked", []):
                 print("ok   %s %-24s ranked %d: %.3fx reference" % (ch, r["student"], i + 1,
                                                                   r["score"]["geomean_vs_reference"]))
-        print("     %s ran on: %s" % (ch, ", ".join(sorted(gpus))))
+        seeds = sorted({str(r["seed"].get("tests")) for r in recs.values() if r["seed"].get("tests") is not None})
+        print("     %s ran on: %s; %d test seed(s) recorded" % (ch, ", ".join(sorted(gpus)), len(seeds)))
     for p in problems:
         print("MISS " + p)
-    print("fixture class: %s" % ("as expected" if not problems else "%d unexpected result(s)" % len(problems)))
+    print("expected outcome (%s): %s" % (os.path.basename(args.expect),
+                                          "as expected" if not problems else "%d unexpected result(s)" % len(problems)))
     return 0 if not problems else 1
 
 
@@ -829,28 +1356,34 @@ def main(argv=None):
     c.add_argument("--submissions", required=True)
     c.add_argument("--work", required=True)
     c.add_argument("--chapter", action="append", required=True)
+    c = sub.add_parser("ncu-target")
+    c.add_argument("--entry", required=True)
     c = sub.add_parser("record")
     c.add_argument("--history", required=True)
+    c.add_argument("--key", default="")
     c.add_argument("--entry", required=True)
-    c.add_argument("--run-id", default="")
-    c.add_argument("--date", default="")
+    c.add_argument("--trusted", default="")
+    c.add_argument("--run-id", required=True)
     c.add_argument("--gpu-name", default="")
     c.add_argument("--gpu-uuid", default="")
-    c.add_argument("--sandbox", default="")
+    c.add_argument("--sandbox", required=True)
     c.add_argument("--commit", default="")
     c.add_argument("--logs", default="")
-    c = sub.add_parser("report")
-    c.add_argument("--history", required=True)
-    c.add_argument("--out", required=True)
-    c.add_argument("--run-id", default="")
-    c.add_argument("--quiet", action="store_true")
-    c = sub.add_parser("check-fixture")
-    c.add_argument("--history", required=True)
-    c.add_argument("--run-id", required=True)
-    c.add_argument("--expect", required=True)
+    for name in ("report", "check", "check-fixture", "verify"):
+        c = sub.add_parser(name)
+        c.add_argument("--history", required=True)
+        c.add_argument("--key", default="")
+        if name == "report":
+            c.add_argument("--out", required=True)
+            c.add_argument("--run-id", default="")
+            c.add_argument("--quiet", action="store_true")
+        elif name != "verify":
+            c.add_argument("--run-id", required=True)
+            c.add_argument("--expect", required=True)
     args = p.parse_args(argv)
     return {"chapters": cmd_chapters, "plan": cmd_plan, "record": cmd_record, "report": cmd_report,
-            "check-fixture": cmd_check_fixture}[args.cmd](args)
+            "check": cmd_check, "check-fixture": cmd_check, "verify": cmd_verify,
+            "ncu-target": cmd_ncu_target}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,9 @@
 //
 // For every candidate of kSgemmCandidates (chapters/ch04_tiled_gemm/sgemm_config.h):
 //   1. an invalid one is skipped with the reason;
-//   2. a valid one is checked on two awkward shapes (primes, misaligned rows, beta != 0)
-//      with the chapter's float64 check, and skipped if wrong;
+//   2. a valid one is checked on two awkward shapes (primes, misaligned rows, beta != 0
+//      and beta == 0) with the chapter's own check (the sgemm/f32 spec of
+//      chapters/ch04_tiled_gemm/spec.cu, through wb::check_case), and skipped if wrong;
 //   3. on each sweep shape it runs once and is compared with a float64 reference on a
 //      sample of C, then timed (CUDA events, L2 flushed before each sample, median).
 // The winner has the highest geometric mean of TFLOPS over the shapes. cuBLAS (TF32 off) is
@@ -26,11 +27,12 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 
 #include "ch04.cuh"
-#include "check.cuh"
 #include "cuda/buffers.cuh"
 #include "cuda/device.cuh"
 #include "cuda/errors.cuh"
@@ -44,6 +46,7 @@
 #include "host/version.h"
 #include "ladder.cuh"
 #include "sgemm_config.h"
+#include "spec/op.cuh"
 
 #ifndef WB_CH04_CONFIG_DIR
 #define WB_CH04_CONFIG_DIR "configs"
@@ -53,6 +56,46 @@ namespace ch04 {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The operation swept: C = 1 * A * B + 0.5 * C (C is read and written), packed rows; the
+// same as the benchmark's.
+constexpr float kBenchAlpha = 1.0f, kBenchBeta = 0.5f;
+double sgemm_flops(double m, double n, double k) { return 2.0 * m * n * k; }
+using Launch = std::function<void(cudaStream_t)>;
+
+// The chapter's op, as declared in its spec.
+const wb::OpBase& sgemm_op() {
+  const wb::OpBase* op = wb::find_op("sgemm/f32");
+  if (op == nullptr) throw std::logic_error("the sgemm/f32 op is not linked in (chapters/ch04_tiled_gemm/spec.cu)");
+  return *op;
+}
+
+// The library reference (cuBLAS, TF32 off), as its variant list declares it.
+SgemmFn* cublas_launcher() {
+  for (const wb::Variant& v : wb::all_variants()) {
+    if (v.op == "sgemm/f32" && v.role == wb::Role::Reference) {
+      return reinterpret_cast<SgemmFn*>(const_cast<void*>(v.fn));
+    }
+  }
+  throw std::logic_error("no reference variant of sgemm/f32 is linked in (reference/ch04_tiled_gemm)");
+}
+
+wb::Shape check_shape(int64_t m, int64_t n, int64_t k, int64_t pad, double alpha, double beta) {
+  wb::Shape s{{"M", m}, {"N", n}, {"K", k}, {"pad", pad}};
+  s.set_param("alpha", alpha).set_param("beta", beta);
+  return s;
+}
+
+// The first line of a check's message that says what is wrong (the one after the heading).
+std::string what_is_wrong(const wb::Outcome& o) {
+  std::istringstream lines(o.message);
+  std::string line, first;
+  for (int i = 0; std::getline(lines, line) && i < 2; ++i) {
+    const auto start = line.find_first_not_of(' ');
+    if (start != std::string::npos) first = line.substr(start);
+  }
+  return std::string(wb::code_name(o.code)) + ": " + first;
+}
 
 std::vector<wb::Extent3> parse_shapes(const std::string& text) {
   std::vector<wb::Extent3> out;
@@ -255,10 +298,14 @@ int run(int argc, char** argv) {
   wb::Rng rng = wb::rng_for("ch04_autotune");
   for (auto& cand : cands) {
     if (!cand.skip.empty()) continue;
-    for (const GemmArgs& g : {GemmArgs{257, 255, 263, 3, 0.75f, -1.25f}, GemmArgs{129, 131, 67, 4, 1.0f, 0.0f}}) {
-      const wb::Outcome o = check_sgemm(cand.entry->launch, g, rng);
+    wb::Variant variant = wb::variant("sgemm/f32", "v8_" + cand.config.name(), cand.entry->launch);
+    variant.role = wb::Role::Solution;
+    for (const wb::Shape& s : {check_shape(257, 255, 263, 3, 0.75, -1.25), check_shape(129, 131, 67, 4, 1.0, 0.0)}) {
+      wb::CaseOptions opt;
+      opt.seed = rng.next();
+      const wb::Outcome o = wb::check_case(sgemm_op(), variant, s, opt);
       if (!o.passed()) {
-        cand.skip = "wrong on " + g.text() + ": " + o.message.substr(0, o.message.find('\n'));
+        cand.skip = "wrong on sgemm " + s.text() + ": " + what_is_wrong(o);
         std::printf("skip  %-30s %s\n", cand.config.name().c_str(), cand.skip.c_str());
         break;
       }
@@ -286,7 +333,7 @@ int run(int argc, char** argv) {
   for (size_t si = 0; si < shapes.size(); ++si) {
     Problem p(shapes[si], rng);
     const std::string label = wb::label_3d(shapes[si]);
-    cublas.push_back(measure(p, reference_variants().front().sgemm, stream, opt));
+    cublas.push_back(measure(p, cublas_launcher(), stream, opt));
     std::printf("%-20s %-30s %9.3f ms %7.2f TFLOPS   (%s)\n", label.c_str(), "cuBLAS", cublas.back().ms,
                 cublas.back().tflops, kReferenceMathMode);
     for (auto& cand : cands) {

@@ -1,0 +1,73 @@
+// Host tests of the op-spec vocabulary: shapes, tensors, distributions, outcome codes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "host/outcome.h"
+#include "spec/spec.h"
+
+namespace wb {
+namespace {
+
+TEST(Shape, LabelsAndTextNameEveryDimensionAndParameter) {
+  Shape s{{"N", 1025}, {"C", 769}};
+  s.set_param("beta", -0.75);
+  EXPECT_EQ(s.label(), "N1025_C769_betam0.75");
+  EXPECT_EQ(s.text(), "N=1025 C=769 beta=-0.75");
+  EXPECT_EQ(s["C"], 769);
+  EXPECT_EQ(s.product({"N", "C"}), 1025 * 769);
+  EXPECT_THROW(s["D"], std::out_of_range);
+}
+
+TEST(HostTensor, RoundsToItsDtypeAndKnowsItsPoison) {
+  HostTensor b("x", DType::BF16, 2);
+  b.set(0, 1.0 + 1.0 / 512);  // halfway between two BF16 values: rounds to even (1.0)
+  EXPECT_EQ(b.get(0), 1.0);
+  HostTensor i("q", DType::I8, 1);
+  i.set(0, 300);
+  EXPECT_EQ(i.get(0), 127);  // saturates
+  b.fill_poison();
+  EXPECT_TRUE(b.is_poison(1));
+  EXPECT_TRUE(std::isnan(b.get(1)));
+}
+
+TEST(Fill, DependsOnlyOnTheSeedAndNeverGivesAConstant) {
+  const Shape s{{"n", 3 << 20}};
+  HostTensor a("a", DType::F32, s["n"]), b("b", DType::F32, s["n"]);
+  fill(a, dist::normal(1000, 1), s, 42);
+  fill(b, dist::normal(1000, 1), s, 42);
+  EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.bytes()), 0);
+  double sum = 0, sq = 0;
+  for (int64_t i = 0; i < a.count(); ++i) sum += a.get(i);
+  const double mean = sum / a.count();
+  for (int64_t i = 0; i < a.count(); ++i) sq += (a.get(i) - mean) * (a.get(i) - mean);
+  EXPECT_NEAR(mean, 1000, 0.01);
+  EXPECT_NEAR(std::sqrt(sq / a.count()), 1.0, 0.01);
+}
+
+TEST(Fill, ExtremesOfInt8AreTheEnds) {
+  const Shape s{{"n", 1000}};
+  HostTensor t("t", DType::I8, 1000);
+  fill(t, dist::extremes(), s, 7);
+  for (int64_t i = 0; i < t.count(); ++i) EXPECT_TRUE(t.get(i) == 127 || t.get(i) == -128);
+}
+
+TEST(OutcomeCodes, RoundTripThroughTheirNames) {
+  for (Code c : {Code::Pass, Code::NotImplemented, Code::OutsideStream, Code::OobRead, Code::Cached,
+                 Code::StaleAfterTiming, Code::Nondeterministic, Code::WrotePadding}) {
+    EXPECT_EQ(code_from_name(code_name(c)), c);
+  }
+  EXPECT_FALSE(code_from_name("no such code"));
+  EXPECT_TRUE(code_is_skip(Code::CompiledNotRun));
+  EXPECT_TRUE(code_is_failure(Code::Cached));
+}
+
+TEST(ShapeCatalogues, CrossWithAnExtraDimension) {
+  const auto s = shapes::each_with(shapes::rows_by_cols("rows", "cols"), "pad", {0, 3});
+  EXPECT_EQ(s.size(), 2 * shapes_2d(2048).size());
+  EXPECT_EQ(s[1]["pad"], 3);
+}
+
+}  // namespace
+}  // namespace wb

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Peer measurement for chapter 6: residual add + LayerNorm / RMSNorm in PyTorch, BF16.
+
+For each shape (N x C) it times  h = x + r; y = norm(h)  eagerly and under torch.compile,
+with CUDA events: a few warm-up calls, then 30 samples, each after a 256 MB buffer write
+that flushes the L2 cache; it reports the median. Bytes per call are the fused minimum
+(read x and r, write h and y, gamma/beta once, 8 bytes of statistics per row), the same
+count the chapter's benchmark uses, so GB/s compare directly.
+
+    scripts/torch_norm_peer.py [--json FILE] [--samples 30] [--no-compile]
+
+Without PyTorch (or without a GPU) it prints one line and exits 0.
+"""
+import argparse
+import json
+import statistics
+import sys
+
+SHAPES = [(16384, 4096), (4096, 8192), (32768, 1024), (1, 4096)]
+EPS = 1e-5
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", help="write the results to this file")
+    ap.add_argument("--samples", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--no-compile", action="store_true", help="eager only")
+    args = ap.parse_args()
+
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        print("PyTorch not found: skipping the peer measurement")
+        return 0
+    if not torch.cuda.is_available():
+        print("PyTorch found, but no CUDA GPU: skipping the peer measurement")
+        return 0
+
+    dev = torch.device("cuda")
+    flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device=dev)
+    has_rms = hasattr(F, "rms_norm")
+
+    def residual_layernorm(x, r, g, b):
+        h = x + r
+        return h, F.layer_norm(h, (h.shape[-1],), g, b, EPS)
+
+    def residual_rmsnorm(x, r, g):
+        h = x + r
+        return h, F.rms_norm(h, (h.shape[-1],), g, EPS)
+
+    variants = [("layernorm", "eager", residual_layernorm)]
+    if has_rms:
+        variants.append(("rmsnorm", "eager", residual_rmsnorm))
+    if not args.no_compile:
+        variants.append(("layernorm", "compile", torch.compile(residual_layernorm)))
+        if has_rms:
+            variants.append(("rmsnorm", "compile", torch.compile(residual_rmsnorm)))
+
+    def time_us(fn, fargs):
+        for _ in range(args.warmup):
+            fn(*fargs)
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        samples = []
+        for i in range(args.samples):
+            flush.fill_(i & 0xFF)  # evicts x, r, gamma, beta from L2
+            start.record()
+            fn(*fargs)
+            end.record()
+            end.synchronize()
+            samples.append(start.elapsed_time(end) * 1000.0)
+        return statistics.median(samples)
+
+    rows = []
+    for n, c in SHAPES:
+        x = torch.randn(n, c, device=dev, dtype=torch.bfloat16)
+        r = torch.randn(n, c, device=dev, dtype=torch.bfloat16)
+        g = torch.rand(c, device=dev, dtype=torch.bfloat16) + 0.5
+        b = torch.randn(c, device=dev, dtype=torch.bfloat16)
+        for op, mode, fn in variants:
+            fargs = (x, r, g, b) if op == "layernorm" else (x, r, g)
+            param_bytes = 2 * c * (2 if op == "layernorm" else 1)
+            nbytes = 2 * 4 * n * c + param_bytes + (8 if op == "layernorm" else 4) * n
+            try:
+                us = time_us(fn, fargs)
+            except Exception as e:  # torch.compile may be unavailable (no triton, ...)
+                print(f"{op} {mode} {n}x{c}: not measured ({type(e).__name__}: {e})", file=sys.stderr)
+                continue
+            rows.append({"op": "residual_" + op, "mode": mode, "N": n, "C": c, "median_us": us,
+                         "bytes": nbytes, "GBps": nbytes / us / 1e3})
+
+    print(f"PyTorch {torch.__version__} on {torch.cuda.get_device_name(0)}; median of {args.samples}, L2 flushed")
+    print(f"{'op':20} {'mode':8} {'shape':>12} {'median us':>10} {'GB/s':>8}")
+    for row in rows:
+        shape = f"{row['N']}x{row['C']}"
+        print(f"{row['op']:20} {row['mode']:8} {shape:>12} {row['median_us']:10.2f} {row['GBps']:8.0f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"torch": torch.__version__, "device": torch.cuda.get_device_name(0),
+                       "samples": args.samples, "eps": EPS, "results": rows}, f, indent=2)
+        print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+// Pieces every step of the chapter 6 ladder shares: the two norms as a type, 16-byte packs
+// of BF16 or FP32 elements, warp and block sums, and the grid arithmetic. Each step's own
+// idea lives in its vK_*.cu file; this header holds only the plumbing.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "ch06.cuh"
+#include "cuda/errors.cuh"
+
+namespace ch06::solution {
+
+// Which statistic a kernel takes: LayerNorm (mean and variance, gamma and beta) or RMSNorm
+// (the mean square only, gamma only).
+enum class Norm { Layer, Rms };
+
+inline int ceil_div(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }
+
+// The first element of row n: size_t, because N * ld passes 2^31 at 32768 x 65536.
+template <class T>
+__device__ __forceinline__ T* row_ptr(T* p, int n, int ld) {
+  return p + static_cast<size_t>(n) * ld;
+}
+
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(bf16 v) { return __bfloat162float(v); }
+template <class T> __device__ __forceinline__ T from_float(float v);
+template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ bf16 from_float<bf16>(float v) { return __float2bfloat16_rn(v); }
+
+// --- 16 bytes of elements: 8 BF16 or 4 floats, held as four 32-bit words ------------------
+//
+//   BF16:  w[0] = | e1 | e0 |   w[1] = | e3 | e2 |  ...   (the lower address in the low half)
+//   FP32:  w[0] = e0, w[1] = e1, ...
+//
+// Kept packed in registers (a BF16 row costs 2 bytes of register per element, not 4) and
+// widened on use: a BF16 is the top half of an FP32, so widening is a shift or a mask.
+template <class T>
+struct Pack {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4, "BF16 or FP32");
+  static constexpr int kN = 16 / sizeof(T);  // elements per pack
+  uint32_t w[4];
+
+  __device__ __forceinline__ float get(int i) const {
+    if constexpr (sizeof(T) == 4) {
+      return __uint_as_float(w[i]);
+    } else {
+      return (i & 1) ? __uint_as_float(w[i / 2] & 0xFFFF0000u) : __uint_as_float(w[i / 2] << 16);
+    }
+  }
+  // Rounds each value once to T (round to nearest even).
+  __device__ __forceinline__ void set(const float (&v)[kN]) {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      if constexpr (sizeof(T) == 4) {
+        w[k] = __float_as_uint(v[k]);
+      } else {
+        const __nv_bfloat162 two = __floats2bfloat162_rn(v[2 * k], v[2 * k + 1]);  // .x = low half
+        w[k] = *reinterpret_cast<const uint32_t*>(&two);
+      }
+    }
+  }
+  __device__ __forceinline__ void zero() {
+#pragma unroll
+    for (int k = 0; k < 4; ++k) w[k] = 0;
+  }
+  // One 16-byte load: p must be 16-byte aligned.
+  __device__ __forceinline__ void load16(const T* p) {
+    const uint4 u = *reinterpret_cast<const uint4*>(p);
+    w[0] = u.x, w[1] = u.y, w[2] = u.z, w[3] = u.w;
+  }
+  __device__ __forceinline__ void store16(T* p) const {
+    *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+  // The first m elements (0 <= m <= kN) one by one, any alignment; the rest become 0.
+  __device__ __forceinline__ void load_scalar(const T* p, int m) {
+    float v[kN];
+#pragma unroll
+    for (int k = 0; k < kN; ++k) v[k] = k < m ? to_float(p[k]) : 0.0f;
+    set(v);  // exact: each value is already a T
+  }
+  __device__ __forceinline__ void store_scalar(T* p, int m) const {
+#pragma unroll
+    for (int k = 0; k < kN; ++k) {
+      if (k < m) p[k] = from_float<T>(get(k));
+    }
+  }
+  // All kN elements with one 16-byte access when `vec` (aligned and whole), else m scalars.
+  __device__ __forceinline__ void load(const T* p, int m, bool vec) {
+    if (vec) load16(p); else load_scalar(p, m);
+  }
+  __device__ __forceinline__ void store(T* p, int m, bool vec) const {
+    if (vec) store16(p); else store_scalar(p, m);
+  }
+};
+
+// --- sums across lanes and warps ----------------------------------------------------------
+
+// The xor butterfly: after five steps EVERY lane holds the warp's total. The partners of a
+// step compute a + b and b + a, which IEEE addition makes bit-identical, so all 32 lanes
+// end with the same bits (and so normalise their elements with the same mean).
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, offset);
+  return v;
+}
+
+// The sum over the whole block, returned to every thread, bit-identical in every thread.
+// `exchange` is a __shared__ array of kBlock / 32 floats. One barrier. Two consecutive
+// calls must use two different arrays (the second call's writes would otherwise race with
+// the first call's reads); a third call may reuse the first array, since every thread has
+// passed the second call's barrier, and so finished reading the first array, by then.
+template <int kBlock>
+__device__ __forceinline__ float block_sum(float v, float* exchange) {
+  static_assert(kBlock % 32 == 0 && kBlock >= 32 && kBlock <= 1024, "a whole number of warps");
+  constexpr int kWarps = kBlock / 32;
+  v = warp_sum(v);
+  if constexpr (kWarps == 1) {
+    return v;
+  } else {
+    if (threadIdx.x % 32 == 0) exchange[threadIdx.x / 32] = v;
+    __syncthreads();
+    float total = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) total += exchange[w];  // same order in every thread
+    return total;
+  }
+}
+
+// How many blocks of `kernel` fit on the GPU at once (SMs x blocks per SM), at least 1.
+template <class Kernel>
+int resident_blocks(Kernel kernel, int threads) {
+  int device = 0, sms = 0, per_sm = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+  return std::max(1, sms * per_sm);
+}
+
+// Every row can be read with 16-byte loads when the base pointers are 16-byte aligned and
+// a row is a whole number of 16-byte words long (ld * sizeof(T) % 16 == 0).
+template <class T>
+inline bool rows_aligned(int ld, std::initializer_list<const void*> ptrs) {
+  if ((static_cast<size_t>(ld) * sizeof(T)) % 16 != 0) return false;
+  for (const void* p : ptrs) {
+    if (p != nullptr && reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace ch06::solution

@@ -1,0 +1,27 @@
+// Fixture submission "slow", exercise 2.
+#include "ch01.cuh"
+#include "cuda/errors.cuh"
+
+namespace ch01 {
+namespace {
+
+// A fixed, tiny grid: 16 blocks of 256 threads walk the whole problem with a grid-stride
+// loop. Right for every size, but 4096 threads cannot keep enough loads in flight.
+constexpr int kBlocks = 16, kThreads = 256;
+
+__global__ void vector_add_x2_kernel(const float* a, const float* b, float* c, int n) {
+  for (int p = blockIdx.x * blockDim.x + threadIdx.x; 2 * p < n; p += gridDim.x * blockDim.x) {
+    const int i = 2 * p;
+    c[i] = a[i] + b[i];
+    if (i + 1 < n) c[i + 1] = a[i + 1] + b[i + 1];
+  }
+}
+
+}  // namespace
+
+void student::vector_add_x2(const float* a, const float* b, float* c, int n, cudaStream_t stream) {
+  vector_add_x2_kernel<<<kBlocks, kThreads, 0, stream>>>(a, b, c, n);
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace ch01
