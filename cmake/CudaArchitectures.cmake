@@ -4,11 +4,13 @@
 #      always wins: this file never overrides it.
 #   2. Otherwise WORKBOOK_CUDA_ARCHITECTURES, set by the preset:
 #        auto  -> "native" when nvidia-smi sees a GPU, else the preset's
-#                 WORKBOOK_PORTABLE_CUDA_ARCHITECTURES list (so configuring never
-#                 fails on a machine without a GPU);
+#                 WORKBOOK_PORTABLE_CUDA_ARCHITECTURES (one architecture, 80, by default:
+#                 a machine without a GPU runs nothing it builds, and each extra
+#                 architecture costs a full device compile of every kernel);
 #        other -> used as given.
+#   The configure output says which was chosen and how to change it.
 set(WORKBOOK_CUDA_ARCHITECTURES "auto" CACHE STRING "auto, or an architecture list")
-set(WORKBOOK_PORTABLE_CUDA_ARCHITECTURES "80;90" CACHE STRING
+set(WORKBOOK_PORTABLE_CUDA_ARCHITECTURES "80" CACHE STRING
     "Architectures used by 'auto' when no GPU is visible")
 
 # Compute capability of the first visible GPU ("9.0"), or empty: chapters with code for one
@@ -24,19 +26,21 @@ if(WORKBOOK_NVIDIA_SMI)
   endif()
 endif()
 
+set(_wb_arch_how "change it with -DCMAKE_CUDA_ARCHITECTURES=<list> (e.g. 90, or \"80;90\") or CUDAARCHS=<list>")
 if(DEFINED CMAKE_CUDA_ARCHITECTURES)
-  message(STATUS "CUDA architectures: ${CMAKE_CUDA_ARCHITECTURES} (yours)")
+  message(STATUS "CUDA architectures: ${CMAKE_CUDA_ARCHITECTURES} (yours, from CMAKE_CUDA_ARCHITECTURES)")
 elseif(DEFINED ENV{CUDAARCHS})
-  message(STATUS "CUDA architectures: $ENV{CUDAARCHS} (from CUDAARCHS)")
+  message(STATUS "CUDA architectures: $ENV{CUDAARCHS} (yours, from CUDAARCHS)")
 elseif(WORKBOOK_CUDA_ARCHITECTURES STREQUAL "auto")
   if(WORKBOOK_GPU_CC)
     set(CMAKE_CUDA_ARCHITECTURES native)
-    message(STATUS "CUDA architectures: native (GPU compute capability ${WORKBOOK_GPU_CC})")
+    message(STATUS "CUDA architectures: native (the visible GPU, compute capability ${WORKBOOK_GPU_CC}); "
+                   "${_wb_arch_how}")
   else()
     set(CMAKE_CUDA_ARCHITECTURES ${WORKBOOK_PORTABLE_CUDA_ARCHITECTURES})
-    message(STATUS "CUDA architectures: ${CMAKE_CUDA_ARCHITECTURES} (no GPU visible; portable list)")
+    message(STATUS "CUDA architectures: ${CMAKE_CUDA_ARCHITECTURES} (no GPU visible); ${_wb_arch_how}")
   endif()
 else()
   set(CMAKE_CUDA_ARCHITECTURES ${WORKBOOK_CUDA_ARCHITECTURES})
-  message(STATUS "CUDA architectures: ${CMAKE_CUDA_ARCHITECTURES} (from the preset)")
+  message(STATUS "CUDA architectures: ${CMAKE_CUDA_ARCHITECTURES} (from WORKBOOK_CUDA_ARCHITECTURES); ${_wb_arch_how}")
 endif()

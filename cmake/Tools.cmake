@@ -48,3 +48,13 @@ foreach(_wb_case IN ITEMS plot_roofline plot_progress plot_bad_input ncu_table s
   add_test(NAME tools.${_wb_case} COMMAND bash ${_wb_check} ${_wb_case} ${CMAKE_CURRENT_BINARY_DIR}/tools-tests)
   set_tests_properties(tools.${_wb_case} PROPERTIES LABELS host SKIP_RETURN_CODE ${_wb_skip} TIMEOUT 120)
 endforeach()
+
+# --- host: the build/test loop: presets, the order of the test list, the root's ctest ----------
+foreach(_wb_case IN ITEMS presets test_order root_ctest)
+  add_test(NAME buildloop.${_wb_case}
+    COMMAND ${CMAKE_COMMAND} -DSRC=${PROJECT_SOURCE_DIR} -DBIN=${CMAKE_BINARY_DIR}
+            -DBUILD_ON_TEST=${WORKBOOK_BUILD_ON_TEST} -DCASE=${_wb_case}
+            -DWORK=${CMAKE_CURRENT_BINARY_DIR}/buildloop-tests/${_wb_case}
+            -P ${PROJECT_SOURCE_DIR}/cmake/CheckBuildLoop.cmake)
+  set_tests_properties(buildloop.${_wb_case} PROPERTIES LABELS host TIMEOUT 120)
+endforeach()

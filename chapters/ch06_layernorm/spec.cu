@@ -80,6 +80,13 @@ std::vector<wb::InputSet> large_mean_sets() {
 
 void derive(wb::Shape& s) { s.set("ld", s["C"] + s["pad"]); }
 
+// Three seeded random shapes: up to 300 rows of up to 3000 channels, padded by 0 to 9.
+std::vector<wb::Shape> random_shapes(wb::Rng& rng) {
+  auto s = wb::shapes::random(3, {{"N", 300}, {"C", 3000}})(rng);
+  for (auto& x : s) x.set("pad", rng.range(0, 9));
+  return s;
+}
+
 // The FP32 statistics of a row of values v[0..C), in float64.
 struct Stats {
   double mean, rstd;
@@ -151,11 +158,7 @@ wb::OpSpec<LayerNormF32Fn> layernorm_f32() {
           },
       .ref_rows = [](const wb::Shape& s) { return s["N"]; },
       .test_shapes = test_shapes(),
-      .random_shapes = [](wb::Rng& rng) {
-        auto s = wb::shapes::random(3, {{"N", 300}, {"C", 3000}})(rng);
-        for (auto& x : s) x.set("pad", rng.range(0, 9));
-        return s;
-      },
+      .random_shapes = random_shapes,
       .input_sets = {{"mean_1000", {{"x", wb::dist::normal(1000, 1)}},
                       {wb::Shape{{"N", 64}, {"C", 4096}, {"pad", 0}}.set_param("xmean", 1000).set_param("xstd", 1)}},
                      {"mean_minus_1e4", {{"x", wb::dist::normal(-1e4, 1)}},
@@ -200,11 +203,7 @@ wb::OpSpec<ResidualLayerNormFn> residual_layernorm() {
           },
       .ref_rows = [](const wb::Shape& s) { return s["N"]; },
       .test_shapes = test_shapes(),
-      .random_shapes = [](wb::Rng& rng) {
-        auto s = wb::shapes::random(3, {{"N", 300}, {"C", 3000}})(rng);
-        for (auto& x : s) x.set("pad", rng.range(0, 9));
-        return s;
-      },
+      .random_shapes = random_shapes,
       .input_sets = large_mean_sets(),
       .bench_shapes = bench(false),
       .full_bench_shapes = bench(true),
@@ -251,11 +250,7 @@ wb::OpSpec<ResidualRmsNormFn> residual_rmsnorm() {
           },
       .ref_rows = [](const wb::Shape& s) { return s["N"]; },
       .test_shapes = test_shapes(),
-      .random_shapes = [](wb::Rng& rng) {
-        auto s = wb::shapes::random(3, {{"N", 300}, {"C", 3000}})(rng);
-        for (auto& x : s) x.set("pad", rng.range(0, 9));
-        return s;
-      },
+      .random_shapes = random_shapes,
       .bench_shapes = {wb::Shape{{"N", 16384}, {"C", 4096}, {"pad", 0}}},
       .full_bench_shapes = {wb::Shape{{"N", 4096}, {"C", 8192}, {"pad", 0}}, wb::Shape{{"N", 32768}, {"C", 1024}, {"pad", 0}}},
       .bytes = [](const wb::Shape& s) { return norm_bytes(s, 4, 1, 1); },

@@ -3,8 +3,10 @@
 
 usage: add_presets.py PRESETS_JSON ID "DISPLAY TITLE" [--check]
 
-Adds chNN and chNN-solution to the configure, build, test and workflow presets, after the
-last chapter that comes before it (so the chapters stay in order, ahead of all/ci/...). The
+Adds the configure and build preset chNN, the test presets chNN (the learner's kernels) and
+chNN-solution (the reference, the solutions, the self-tests; on the same chNN build, so one
+configure serves both), and the workflows chNN and chNN-solution, after the last chapter that
+comes before it (so the chapters stay in order, ahead of all/ci/...). The
 file is edited as text, one new entry per line in the style of its neighbours, so that the
 rest of it is left byte for byte as it was; the result is parsed again and compared with the
 intended JSON before it is written. --check only says whether the presets exist already.
@@ -27,23 +29,24 @@ def entries(chapter_id, title):
     sol = f"{chapter_id}-solution"
     return {
         "configurePresets": [
-            {"name": chapter_id, "inherits": "base", "displayName": f"Chapter {num}, your kernels ({title})",
-             "cacheVariables": {"WORKBOOK_CHAPTERS": chapter_id}},
-            {"name": sol, "inherits": "base", "displayName": f"Chapter {num}, the worked solutions",
+            {"name": chapter_id, "inherits": "base",
+             "displayName": f"Chapter {num}: your kernels and the worked solutions ({title})",
              "cacheVariables": {"WORKBOOK_CHAPTERS": chapter_id}},
         ],
         "buildPresets": [
             {"name": chapter_id, "configurePreset": chapter_id},
-            {"name": sol, "configurePreset": sol},
         ],
         "testPresets": [
             {"name": chapter_id, "inherits": "test-base", "configurePreset": chapter_id,
+             "displayName": f"Chapter {num}: your kernels",
              "filter": {"include": {"label": f"^{chapter_id}-student$"}}},
-            {"name": sol, "inherits": "test-base", "configurePreset": sol,
+            {"name": sol, "inherits": "test-base", "configurePreset": chapter_id,
+             "displayName": f"Chapter {num}: the reference, every solution step, the self-tests",
              "filter": {"include": {"label": f"^{chapter_id}-solution$"}}},
         ],
         "workflowPresets": [
-            {"name": name, "steps": [{"type": "configure", "name": name}, {"type": "build", "name": name},
+            {"name": name, "steps": [{"type": "configure", "name": chapter_id},
+                                     {"type": "build", "name": chapter_id},
                                      {"type": "test", "name": name}]}
             for name in (chapter_id, sol)
         ],
