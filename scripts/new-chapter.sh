@@ -127,7 +127,7 @@ fi
 echo "$wb_prog: created chapter $num ($title):"
 printf '  %s\n' "${created[@]}"
 if [ "$presets" = add ]; then
-  echo "  CMakePresets.json: presets $id and $id-solution (configure, build, test, workflow)"
+  echo "  CMakePresets.json: presets $id (configure, build, test, workflow) and $id-solution (test, workflow, same build)"
 else
   echo "  CMakePresets.json: presets $id and $id-solution were there already, kept as they were"
 fi

@@ -6,7 +6,7 @@
 // that the 32 threads of a warp touch 32 neighbouring floats: one coalesced access.
 //
 // Run: cmake --workflow --preset ch01-solution   (tests)
-//      build/ch01-solution/bin/ch01_bench --impl=v1_one_per_thread,reference
+//      build/ch01/bin/ch01_bench --impl=v1_one_per_thread,reference
 #include "cuda/errors.cuh"
 #include "ladder.cuh"
 

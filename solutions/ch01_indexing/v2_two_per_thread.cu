@@ -7,7 +7,7 @@
 // so each load instruction covers 2 x 128 bytes with gaps; the hardware still merges the
 // warp's requests into full sectors, which is why this is not slower than v1.
 //
-// Run: build/ch01-solution/bin/ch01_bench --impl=v2_two_per_thread,reference
+// Run: build/ch01/bin/ch01_bench --impl=v2_two_per_thread,reference
 #include "cuda/errors.cuh"
 #include "ladder.cuh"
 

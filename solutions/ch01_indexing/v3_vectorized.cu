@@ -11,7 +11,7 @@
 // float4 needs 16-byte aligned addresses: cudaMalloc gives 256, and the launcher falls
 // back to v1 for any pointer, width or leading dimension that breaks the alignment.
 //
-// Run: build/ch01-solution/bin/ch01_bench --impl=v3_vectorized,reference
+// Run: build/ch01/bin/ch01_bench --impl=v3_vectorized,reference
 #include <cstdint>
 
 #include "cuda/errors.cuh"

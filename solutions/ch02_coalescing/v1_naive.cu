@@ -13,7 +13,7 @@
 // unit and L2 still handle 8x the sectors of a coalesced write: that is why it is slow.
 //
 // Run: cmake --workflow --preset ch02-solution   (tests)
-//      build/ch02-solution/bin/ch02_bench --impl=v1_naive,reference
+//      build/ch02/bin/ch02_bench --impl=v1_naive,reference
 #include "cuda/errors.cuh"
 #include "ladder.cuh"
 

@@ -11,7 +11,7 @@
 // (a 32-way bank conflict). For BF16 two elements share a word: a 16-way conflict.
 // Nsight Compute shows it as l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum.
 //
-// Run: build/ch02-solution/bin/ch02_bench --impl=v2_smem_tiled,v1_naive,reference
+// Run: build/ch02/bin/ch02_bench --impl=v2_smem_tiled,v1_naive,reference
 #include "cuda/errors.cuh"
 #include "ladder.cuh"
 

@@ -8,7 +8,7 @@
 // row-wise writes into the tile stay conflict-free.
 // The spare words cost 128 bytes of shared memory per tile and nothing else.
 //
-// Run: build/ch02-solution/bin/ch02_bench --impl=v3_padded,v2_smem_tiled,reference
+// Run: build/ch02/bin/ch02_bench --impl=v3_padded,v2_smem_tiled,reference
 #include "cuda/errors.cuh"
 #include "ladder.cuh"
 

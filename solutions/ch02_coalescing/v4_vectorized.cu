@@ -27,7 +27,7 @@
 // The copy: stride 1 with float4 and four loads in flight per thread (chapter 1's vector
 // add, minus one input); other strides with the scalar loads of v1, four per thread.
 //
-// Run: build/ch02-solution/bin/ch02_bench --impl=v4_vectorized,v3_padded,reference
+// Run: build/ch02/bin/ch02_bench --impl=v4_vectorized,v3_padded,reference
 //      (`%meas` is the share of this GPU's measured copy bandwidth; the target is >= 90 at 8192x8192)
 #include <algorithm>
 #include <cstdint>

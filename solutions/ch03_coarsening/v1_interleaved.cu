@@ -19,7 +19,7 @@
 // flight per thread, far too few bytes to cover DRAM latency. Every pass is also a launch
 // (multipass.cuh), four for 2^27 elements.
 //
-// Run: build/ch03-solution/bin/ch03_bench --impl=v1_interleaved,reference
+// Run: build/ch03/bin/ch03_bench --impl=v1_interleaved,reference
 #include "ladder.cuh"
 #include "multipass.cuh"
 

@@ -17,7 +17,7 @@
 // conflicts). It is still one 4-byte load per thread and one launch per pass: the memory
 // system, not the tree, is now what holds it back.
 //
-// Run: build/ch03-solution/bin/ch03_bench --impl=v2_sequential,v1_interleaved
+// Run: build/ch03/bin/ch03_bench --impl=v2_sequential,v1_interleaved
 #include "ladder.cuh"
 #include "multipass.cuh"
 

@@ -14,7 +14,7 @@
 // building block: v4 and later reduce each warp with shuffles first and use shared memory
 // only to combine the 8 warp totals.
 //
-// Run: build/ch03-solution/bin/ch03_bench --impl=v3_warp_shuffle,v2_sequential
+// Run: build/ch03/bin/ch03_bench --impl=v3_warp_shuffle,v2_sequential
 #include "ladder.cuh"
 #include "multipass.cuh"
 

@@ -24,7 +24,7 @@
 // ptxas gives x16 only 32 registers on sm_90, so it cannot hold 16 float4 = 64 registers
 // of loads at once; it interleaves loads and adds to keep 2048 threads per SM.)
 //
-// Run: build/ch03-solution/bin/ch03_bench --impl=v4_coarsened_x1,v4_coarsened_x4,v4_coarsened_x16
+// Run: build/ch03/bin/ch03_bench --impl=v4_coarsened_x1,v4_coarsened_x4,v4_coarsened_x16
 #include "coarsened.cuh"
 #include "ladder.cuh"
 

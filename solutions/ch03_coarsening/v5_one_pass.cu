@@ -21,7 +21,7 @@
 // is taken", and the last block fences again before it reads, then reads the partials
 // through L2 (__ldcg), so it never sees a stale copy in its SM's L1.
 //
-// Run: build/ch03-solution/bin/ch03_bench --impl=v5_one_pass,reference
+// Run: build/ch03/bin/ch03_bench --impl=v5_one_pass,reference
 #include "coarsened.cuh"
 #include "ladder.cuh"
 

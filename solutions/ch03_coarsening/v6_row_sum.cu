@@ -15,7 +15,7 @@
 // shuffles. They use float4 loads when every row starts 16-byte aligned (cols % 4 == 0),
 // and scalar loads otherwise; the block kernel handles any alignment (coarsened.cuh).
 //
-// Run: build/ch03-solution/bin/ch03_bench --impl=v6_row_sum,reference
+// Run: build/ch03/bin/ch03_bench --impl=v6_row_sum,reference
 #include "coarsened.cuh"
 #include "ladder.cuh"
 

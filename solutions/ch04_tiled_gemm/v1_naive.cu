@@ -7,7 +7,7 @@
 // the whole warp (a broadcast). Arithmetic intensity: 2 FLOPs per 8 bytes loaded, 0.25
 // FLOP/byte before caches help: the kernel waits on memory, far from the FP32 peak.
 //
-// Run: build/ch04-solution/bin/ch04_bench --impl=v1_naive,reference
+// Run: build/ch04/bin/ch04_bench --impl=v1_naive,reference
 #include "cuda/errors.cuh"
 #include "gemm_common.cuh"
 #include "ladder.cuh"

@@ -10,7 +10,7 @@
 // What still limits it: every FMA needs two loads (one from L1/L2 for A, one for B), 0.25
 // FLOP per byte loaded per thread. The loads, not the FMAs, set the pace.
 //
-// Run: build/ch04-solution/bin/ch04_bench --impl=v2_coalesced,reference
+// Run: build/ch04/bin/ch04_bench --impl=v2_coalesced,reference
 #include "cuda/errors.cuh"
 #include "gemm_common.cuh"
 #include "ladder.cuh"

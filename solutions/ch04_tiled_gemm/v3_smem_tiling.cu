@@ -15,7 +15,7 @@
 // elements inside C are stored. No thread returns early: every thread must reach both
 // __syncthreads() in every iteration.
 //
-// Run: build/ch04-solution/bin/ch04_bench --impl=v3_smem_tiling,reference
+// Run: build/ch04/bin/ch04_bench --impl=v3_smem_tiling,reference
 #include "cuda/errors.cuh"
 #include "gemm_common.cuh"
 #include "ladder.cuh"

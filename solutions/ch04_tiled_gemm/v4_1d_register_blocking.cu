@@ -10,7 +10,7 @@
 // (64 + 64) * 4 bytes loaded per k: 16 FLOP/byte (v3: 8). Against shared memory: about one
 // load per FMA, still the bottleneck; v5 blocks in both directions.
 //
-// Run: build/ch04-solution/bin/ch04_bench --impl=v4_1d_register_blocking,reference
+// Run: build/ch04/bin/ch04_bench --impl=v4_1d_register_blocking,reference
 #include "cuda/errors.cuh"
 #include "gemm_common.cuh"
 #include "ladder.cuh"

@@ -12,7 +12,7 @@
 // warp hit the same bank), and B's reads (8 consecutive floats per thread, threads 8 floats
 // apart) conflict 4 ways. v6 fixes the loads.
 //
-// Run: build/ch04-solution/bin/ch04_bench --impl=v5_2d_register_blocking,reference
+// Run: build/ch04/bin/ch04_bench --impl=v5_2d_register_blocking,reference
 #include "cuda/errors.cuh"
 #include "gemm_common.cuh"
 #include "ladder.cuh"

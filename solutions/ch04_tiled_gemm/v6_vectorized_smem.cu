@@ -20,7 +20,7 @@
 // is aligned and its leading dimension is a multiple of 4, and only for groups of four
 // that lie inside the matrix; everything else takes the element-by-element path.
 //
-// Run: build/ch04-solution/bin/ch04_bench --impl=v6_vectorized_smem,reference
+// Run: build/ch04/bin/ch04_bench --impl=v6_vectorized_smem,reference
 #include "cuda/errors.cuh"
 #include "gemm_common.cuh"
 #include "ladder.cuh"

@@ -18,7 +18,7 @@
 // What still costs: load, wait, compute, wait: the tile's global loads are not overlapped
 // with the FMAs of the previous tile. v8 double-buffers.
 //
-// Run: build/ch04-solution/bin/ch04_bench --impl=v7_warp_tiling,reference
+// Run: build/ch04/bin/ch04_bench --impl=v7_warp_tiling,reference
 #include "cuda/errors.cuh"
 #include "gemm_common.cuh"
 #include "ladder.cuh"

@@ -27,8 +27,8 @@
 // 94% of issue slots do FMAs, and the register-bank conflicts of FFMA operands, the
 // address arithmetic and the barriers take a few percent more.
 //
-// Run: build/ch04-solution/bin/ch04_bench --impl=v8_double_buffering,reference
-// Tune: build/ch04-solution/bin/ch04_autotune
+// Run: build/ch04/bin/ch04_bench --impl=v8_double_buffering,reference
+// Tune: build/ch04/bin/ch04_autotune
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

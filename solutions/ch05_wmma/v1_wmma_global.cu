@@ -12,7 +12,7 @@
 // fragments from global memory (through L1/L2) for itself, 32 bytes per row at a time, and
 // has one mma in flight: the tensor cores wait on memory nearly all the time.
 //
-// Run: build/ch05-solution/bin/ch05_bench --impl=v1_wmma_global,reference
+// Run: build/ch05/bin/ch05_bench --impl=v1_wmma_global,reference
 #include "cuda/errors.cuh"
 #include "ladder.cuh"
 #include "wmma_common.cuh"

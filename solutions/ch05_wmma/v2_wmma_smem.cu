@@ -16,7 +16,7 @@
 // pays once each warp reuses its fragments (v3) and the copies are wide (v3) and
 // asynchronous (v4).
 //
-// Run: build/ch05-solution/bin/ch05_bench --impl=v2_wmma_smem,v1_wmma_global,reference
+// Run: build/ch05/bin/ch05_bench --impl=v2_wmma_smem,v1_wmma_global,reference
 #include "cuda/errors.cuh"
 #include "ladder.cuh"
 #include "wmma_common.cuh"

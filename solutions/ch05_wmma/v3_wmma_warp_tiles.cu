@@ -11,7 +11,7 @@
 // Why it is not yet fast: the loads of the next tile start only after the current one
 // is used up; warps wait at each barrier for global memory (v4 overlaps the two).
 //
-// Run: build/ch05-solution/bin/ch05_bench --impl=v3_wmma_warp_tiles,v2_wmma_smem,reference
+// Run: build/ch05/bin/ch05_bench --impl=v3_wmma_warp_tiles,v2_wmma_smem,reference
 #include "cuda/errors.cuh"
 #include "ladder.cuh"
 #include "wmma_common.cuh"

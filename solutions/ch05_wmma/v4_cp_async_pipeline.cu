@@ -18,7 +18,7 @@
 // into the same stages.
 // Why faster: global-memory latency is hidden behind two tiles of tensor-core work.
 //
-// Run: build/ch05-solution/bin/ch05_bench --impl=v4_cp_async_pipeline,v3_wmma_warp_tiles,reference
+// Run: build/ch05/bin/ch05_bench --impl=v4_cp_async_pipeline,v3_wmma_warp_tiles,reference
 #include "async_copy.cuh"
 #include "cuda/errors.cuh"
 #include "ladder.cuh"

@@ -25,7 +25,7 @@
 // Why faster: each byte read from shared memory feeds 2x more tensor-core work than v4,
 // and there are no store_matrix_sync / reload round trips.
 //
-// Run: build/ch05-solution/bin/ch05_bench --impl=v5_mma_sync,v4_cp_async_pipeline,reference
+// Run: build/ch05/bin/ch05_bench --impl=v5_mma_sync,v4_cp_async_pipeline,reference
 #include "async_copy.cuh"
 #include "cuda/errors.cuh"
 #include "ladder.cuh"

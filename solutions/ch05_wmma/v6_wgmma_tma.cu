@@ -12,7 +12,7 @@
 //   * any other shape: v5_mma_sync (documented fallback; the tests cover both paths).
 //   * any other GPU: an error. The tests skip this set there, with the reason.
 //
-// Run: build/ch05-solution/bin/ch05_bench --impl=v6_wgmma_tma,v5_mma_sync,reference
+// Run: build/ch05/bin/ch05_bench --impl=v6_wgmma_tma,v5_mma_sync,reference
 #include <stdexcept>
 
 #include "cuda/errors.cuh"

@@ -14,7 +14,7 @@
 // on the whole GPU, walking 4096 elements with a chain of dependent adds.
 // (Correct, though: the mean is taken before the squares, as the numerics demand.)
 //
-// Run: build/ch06-solution/bin/ch06_bench --impl=v1_thread_per_row,v2_block_smem_reduce
+// Run: build/ch06/bin/ch06_bench --impl=v1_thread_per_row,v2_block_smem_reduce
 #include "ladder.cuh"
 #include "norm_common.cuh"
 

@@ -19,7 +19,7 @@
 // one after the other, and only N warps run. v4 keeps the row in registers instead, and
 // gives long rows a block.
 //
-// Run: build/ch06-solution/bin/ch06_bench --impl=v3_warp_shuffle,v2_block_smem_reduce
+// Run: build/ch06/bin/ch06_bench --impl=v3_warp_shuffle,v2_block_smem_reduce
 #include "ladder.cuh"
 #include "norm_common.cuh"
 

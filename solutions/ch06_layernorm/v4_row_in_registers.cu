@@ -27,7 +27,7 @@
 // every row. Two passes over registers cost a few FMAs per element, nothing next to the
 // memory time, and keep the numerically safe form (mean first).
 //
-// Run: build/ch06-solution/bin/ch06_bench --impl=v4_row_in_registers,v3_warp_shuffle
+// Run: build/ch06/bin/ch06_bench --impl=v4_row_in_registers,v3_warp_shuffle
 #include "ladder.cuh"
 #include "row_regs.cuh"
 

@@ -26,7 +26,7 @@
 // time at large N; it shows at small N (decode), where the latency of the reduction chain
 // is the time. v6 therefore builds on v4, not on v5.
 //
-// Run: build/ch06-solution/bin/ch06_bench --impl=v5_welford,v4_row_in_registers
+// Run: build/ch06/bin/ch06_bench --impl=v5_welford,v4_row_in_registers
 #include "ladder.cuh"
 #include "row_regs.cuh"
 

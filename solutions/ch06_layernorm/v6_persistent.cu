@@ -27,7 +27,7 @@
 // (kG >= 512) the registers for a second row are not there, and v6 runs like v4 with
 // gamma and beta kept; at kG = 1024 (64 registers a thread) not even those. Rows longer than 32768 BF16 go to v2's kernel, as in v4.
 //
-// Run: build/ch06-solution/bin/ch06_bench --impl=v6_persistent,v4_row_in_registers,cudnn
+// Run: build/ch06/bin/ch06_bench --impl=v6_persistent,v4_row_in_registers,cudnn
 #include "ladder.cuh"
 #include "row_regs.cuh"
 

@@ -2,7 +2,7 @@
 // set of shapes on this GPU, and writes the winner into the config file that
 // v8_double_buffering reads at run time.
 //
-//   build/ch04-solution/bin/ch04_autotune
+//   build/ch04/bin/ch04_autotune
 //       [--shapes=1024,2048,4096,4096x1024x8192]   cubes (N) or MxNxK
 //       [--out=FILE]          default $WORKBOOK_CONFIG_DIR/ch04_sgemm.json, else <repo>/configs/ch04_sgemm.json
 //       [--markdown=FILE]     also write the sweep as a Markdown table (for the docs)

@@ -42,8 +42,8 @@
 //     next), stride byte offset 1024 (from one group of 8 K rows to the next); each step of
 //     16 along K advances the start by 16 rows = 2048 bytes.
 //
-// Run: build/ch05-solution/bin/ch05_bench --impl=v6_wgmma_tma,v5_mma_sync,reference
-//      cuobjdump --dump-sass build/ch05-solution/bin/ch05_bench | grep -c HGMMA
+// Run: build/ch05/bin/ch05_bench --impl=v6_wgmma_tma,v5_mma_sync,reference
+//      cuobjdump --dump-sass build/ch05/bin/ch05_bench | grep -c HGMMA
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
