@@ -65,8 +65,8 @@ endif()
 include("${_wb_root}/build/ctest-root.cmake")
 if(NOT EXISTS "${_wb_last_build}/LearnerTests.cmake")
   message(FATAL_ERROR "${_wb_last_build}, the build folder of preset ${_wb_last_preset} (configured last), "
-                      "is gone or incomplete. Run  cmake --preset ${_wb_last_preset}  (or another chapter "
-                      "preset) again, then ctest.")
+                      "is gone or incomplete. Configure it again (or another chapter preset), then ctest:\n"
+                      "    cmake --preset ${_wb_last_preset}\n")
 endif()
 file(RELATIVE_PATH _wb_rel "${_wb_root}" "${_wb_last_build}")
 message("kernel-workbook: testing your kernels in ${_wb_rel} (preset ${_wb_last_preset}, configured last; "
