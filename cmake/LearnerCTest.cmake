@@ -37,6 +37,8 @@ function(workbook_root_ctest)
   foreach(_file IN LISTS _learner)
     string(APPEND _text "include(\"${_file}\")\n")
   endforeach()
+  get_property(_summary GLOBAL PROPERTY WORKBOOK_LEARNER_SUMMARY_TESTS)
+  string(APPEND _text "${_summary}")
   file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/LearnerTests.cmake CONTENT "${_text}" @ONLY)
 
   # Only the presets for the learner's own loop move the root's ctest.

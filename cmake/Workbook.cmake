@@ -70,6 +70,17 @@ function(workbook_add_gtest target label)
       set_tests_properties(${label}.begin PROPERTIES FIXTURES_SETUP ${_fixture} LABELS ${label})
       set_tests_properties(${label}.begin_dir PROPERTIES FIXTURES_SETUP ${_fixture} DEPENDS ${label}.begin LABELS ${label})
       set_tests_properties(${label}.summary PROPERTIES FIXTURES_CLEANUP ${_fixture} LABELS ${label})
+      if(label MATCHES "-student$")
+        # The same three for plain `ctest` in the repository root (cmake/LearnerCTest.cmake).
+        string(CONCAT _lines
+          "add_test([=[${label}.begin]=] \"${CMAKE_COMMAND}\" -E rm -rf \"${_outcomes}\")\n"
+          "set_tests_properties([=[${label}.begin]=] PROPERTIES FIXTURES_SETUP ${_fixture} LABELS ${label})\n"
+          "add_test([=[${label}.begin_dir]=] \"${CMAKE_COMMAND}\" -E make_directory \"${_outcomes}\")\n"
+          "set_tests_properties([=[${label}.begin_dir]=] PROPERTIES FIXTURES_SETUP ${_fixture} DEPENDS ${label}.begin LABELS ${label})\n"
+          "add_test([=[${label}.summary]=] \"${CMAKE_BINARY_DIR}/bin/workbook_summary\" --dir \"${_outcomes}\" --title ${label} --strict)\n"
+          "set_tests_properties([=[${label}.summary]=] PROPERTIES FIXTURES_CLEANUP ${_fixture} LABELS ${label})\n")
+        set_property(GLOBAL APPEND_STRING PROPERTY WORKBOOK_LEARNER_SUMMARY_TESTS "${_lines}")
+      endif()
     endif()
   endif()
   gtest_discover_tests(${target}
