@@ -137,22 +137,11 @@ struct Problem {
   // Padding elements of an input hold the poison (for float types; integers keep values).
   void poison_padding(const TensorSpec& t, HostTensor& h) const {
     if (t.view.empty() || !dtype_is_float(t.dtype)) return;
-    const auto& dims = t.dims;
-    std::vector<int64_t> ext, vis;
-    for (size_t a = 0; a < dims.size(); ++a) {
-      ext.push_back(shape[dims[a]]);
-      vis.push_back(shape[t.view[a]]);
-    }
+    const TensorView view(t, shape);
     const uint64_t pbits = poison_bits(t.dtype);
     const int size = dtype_size(t.dtype);
     for (int64_t idx = 0; idx < h.count(); ++idx) {
-      int64_t rest = idx;
-      bool pad = false;
-      for (size_t a = ext.size(); a-- > 0;) {
-        if (rest % ext[a] >= vis[a]) pad = true;
-        rest /= ext[a];
-      }
-      if (pad) std::memcpy(static_cast<char*>(h.raw()) + idx * size, &pbits, size);
+      if (view.is_padding(idx)) std::memcpy(static_cast<char*>(h.raw()) + idx * size, &pbits, size);
     }
   }
 
@@ -242,48 +231,6 @@ int64_t changed_elements(const Problem& p, const std::vector<HostTensor>& got) {
 
 // --- comparing with the reference ---------------------------------------------------------
 
-struct Axes {
-  std::vector<int64_t> ext, vis;  // allocated and logical extents
-  std::vector<std::string> names;
-};
-
-Axes axes_of(const TensorSpec& t, const Shape& s) {
-  Axes a;
-  for (size_t k = 0; k < t.dims.size(); ++k) {
-    a.ext.push_back(s[t.dims[k]]);
-    a.vis.push_back(s[t.view.empty() ? t.dims[k] : t.view[k]]);
-    a.names.push_back(t.view.empty() ? t.dims[k] : t.view[k]);
-  }
-  return a;
-}
-
-int64_t alloc_index(const Axes& a, int64_t logical) {
-  int64_t out = 0, stride = 1;
-  for (size_t k = a.ext.size(); k-- > 0;) {
-    out += (logical % a.vis[k]) * stride;
-    logical /= a.vis[k];
-    stride *= a.ext[k];
-  }
-  return out;
-}
-
-std::string coords(const std::string& tensor, const Axes& a, int64_t logical) {
-  std::vector<int64_t> c(a.vis.size());
-  for (size_t k = a.vis.size(); k-- > 0;) {
-    c[k] = logical % a.vis[k];
-    logical /= a.vis[k];
-  }
-  std::string s = tensor;
-  for (auto v : c) s += "[" + std::to_string(v) + "]";
-  return s;
-}
-
-std::string index_legend(const std::string& tensor, const Axes& a) {
-  std::string s = tensor;
-  for (const auto& n : a.names) s += "[" + n + "]";
-  return s;
-}
-
 // Which reference rows to compute: all of them for small problems, else the first, the last
 // and random ones until about kSampleTarget output elements are covered.
 std::vector<int64_t> rows_to_check(const OpCommon& c, const Shape& s, bool full, Rng& rng) {
@@ -342,7 +289,7 @@ OutputVerdict compare_output(const TensorSpec& t, const Shape& s, const HostTens
                              std::vector<int64_t>* bad_out, int64_t* counts /* unwritten, nonfinite, wrong, checked */,
                              const HostTensor* start /* in-outs: the contents uploaded before the call */) {
   OutputVerdict v;
-  const Axes ax = axes_of(t, s);
+  const TensorView ax(t, s);
   const int64_t logical_n = t.view_count(s);
   const Tolerance tol = t.tol.make(s, t.dtype);
 
@@ -350,12 +297,7 @@ OutputVerdict compare_output(const TensorSpec& t, const Shape& s, const HostTens
   int64_t padding_writes = 0, first_pad = -1;
   if (!t.view.empty()) {
     for (int64_t idx = 0; idx < got.count(); ++idx) {
-      int64_t rest = idx;
-      bool pad = false;
-      for (size_t a = ax.ext.size(); a-- > 0;) {
-        if (rest % ax.ext[a] >= ax.vis[a]) pad = true;
-        rest /= ax.ext[a];
-      }
+      const bool pad = ax.is_padding(idx);
       // Padding of an output must still hold the poison; of an in-out, the bits uploaded.
       if (pad && (t.role == TensorRole::Out ? !got.is_poison(idx) : start && got.bits(idx) != start->bits(idx))) {
         if (first_pad < 0) first_pad = idx;
@@ -381,18 +323,18 @@ OutputVerdict compare_output(const TensorSpec& t, const Shape& s, const HostTens
   // An expected infinity (the max of no elements is -inf) is right when matched exactly:
   // such an element is compared as 0 == 0, so the NaN/Inf scan does not count it.
   const auto got_or_matched_inf = [&](int64_t i) {
-    const double g = got.get(alloc_index(ax, i));
+    const double g = got.get(ax.alloc_index(i));
     return std::isinf(g) && ref(i) == g ? 0.0 : g;
   };
   const auto ref_or_matched_inf = [&](int64_t i) {
     const double e = ref(i);
-    return std::isinf(e) && got.get(alloc_index(ax, i)) == e ? 0.0 : e;
+    return std::isinf(e) && got.get(ax.alloc_index(i)) == e ? 0.0 : e;
   };
   CheckResult r = check_elements(
       layout, got_or_matched_inf,
       [&](int64_t i) {
         // An in-out element that started as poison (an output-only buffer) and still holds it: unwritten.
-        const int64_t at = alloc_index(ax, i);
+        const int64_t at = ax.alloc_index(i);
         const bool started_poison = t.role == TensorRole::Out || (start && start->is_poison(at));
         return started_poison && got.is_poison(at) && !is_int;
       },
@@ -401,11 +343,11 @@ OutputVerdict compare_output(const TensorSpec& t, const Shape& s, const HostTens
   // only where the reference differs from it.
   if (is_int && t.role == TensorRole::Out) {
     for (const auto& [i, val] : expect) {
-      if (got.is_poison(alloc_index(ax, i)) && val != got.get(alloc_index(ax, i))) ++r.unwritten;
+      if (got.is_poison(ax.alloc_index(i)) && val != got.get(ax.alloc_index(i))) ++r.unwritten;
     }
   }
   for (const auto& [i, val] : expect) {
-    const double g = got.get(alloc_index(ax, i));
+    const double g = got.get(ax.alloc_index(i));
     if (std::isfinite(g) && std::isfinite(val)) {
       v.max_err = std::max(v.max_err, std::fabs(g - val));
       v.max_ref = std::max(v.max_ref, std::fabs(val));
@@ -438,9 +380,9 @@ OutputVerdict compare_output(const TensorSpec& t, const Shape& s, const HostTens
   } else {
     v.summary = t.name + ": writes into the padding";
   }
-  out << "  " << v.summary << "   (indices " << index_legend(t.name, ax) << ")\n";
+  out << "  " << v.summary << "   (indices " << ax.legend(t.name) << ")\n";
   for (const auto& m : r.first) {
-    out << "    " << coords(t.name, ax, m.index) << ": ";
+    out << "    " << ax.coords(t.name, m.index) << ": ";
     switch (m.fault) {
       case Fault::Unwritten: out << "never written (still holds the poison)"; break;
       case Fault::NonFinite: out << "got " << fmt(m.got); break;
@@ -552,14 +494,14 @@ PassVerdict judge(const Problem& p, const std::vector<HostTensor>& got, const Ex
     if (code == Code::Pass) {
       code = v.code;
       summary = v.summary;
-      const Axes ax = axes_of(specs[i], p.shape);
+      const TensorView ax(specs[i], p.shape);
       const int64_t cols = ax.vis.empty() ? 1 : ax.vis.back();
       const int64_t total = specs[i].view_count(p.shape);
       Diagnosis d{p.shape, specs[i].name, v.code, cols ? total / cols : 0, cols, bad, counts[0] + counts[1] + counts[2],
                   counts[0], counts[2], counts[1], counts[3]};
       const RefCtx inputs(p.shape, p.host, specs);
       d.inputs = &inputs;
-      d.got = [&](int64_t k) { return got[i].get(alloc_index(ax, k)); };
+      d.got = [&](int64_t k) { return got[i].get(ax.alloc_index(k)); };
       if (p.op.common().diagnose) cause = p.op.common().diagnose(d);
       if (cause.empty()) cause = generic_cause(d);
     }
@@ -602,9 +544,9 @@ Outcome yardstick_check(const Problem& p, const Expected& e, const PassVerdict& 
     if (!p.out_buf[i] || !dtype_is_float(p.specs()[i].dtype)) continue;
     if (e.per_output[i].size() < 256) continue;
     double yerr = 0;
-    const Axes ax = axes_of(p.specs()[i], p.shape);
+    const TensorView ax(p.specs()[i], p.shape);
     for (const auto& [idx, val] : e.per_output[i]) {
-      const double g = got[i].get(alloc_index(ax, idx));
+      const double g = got[i].get(ax.alloc_index(idx));
       if (std::isfinite(g)) yerr = std::max(yerr, std::fabs(g - val));
     }
     const Tolerance tol = p.specs()[i].tol.make(p.shape, p.specs()[i].dtype);
@@ -637,7 +579,7 @@ std::optional<std::string> cannot_run_here(const OpBase& op, const Variant& v, c
   // Memory: the tensors (inputs twice: the fenced granules), outputs, guard bands.
   double need = 0;
   for (const auto& t : op.common().tensors) {
-    if (t.present_in(s)) need += double(t.count(s)) * dtype_size(t.dtype) * (t.is_input() ? 1.0 : 1.0);
+    if (t.present_in(s)) need += double(t.count(s)) * dtype_size(t.dtype);
   }
   size_t free_b = 0, total_b = 0;
   if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && need * 1.1 + (256 << 20) > double(free_b)) {
@@ -681,8 +623,10 @@ Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOp
   p.draw_inputs(rng.next(), opt.inputs);
   p.upload(stream);
   if (v.prepare) {
-    if (auto o = [&] { try { v.prepare(p.args(), stream); } catch (const std::exception& e) { return Outcome::fail(Code::LaunchError, std::string("prepare failed: ") + e.what()); } return Outcome::pass(); }(); !o.passed()) {
-      return headed(p, o, "");
+    try {
+      v.prepare(p.args(), stream);
+    } catch (const std::exception& e) {
+      return headed(p, Outcome::fail(Code::LaunchError, std::string("prepare failed: ") + e.what()), "");
     }
     CUDA_CHECK(cudaStreamSynchronize(stream));
   }

@@ -324,6 +324,52 @@ TensorSpec output(std::string name, std::vector<std::string> dims, DType t, Tol 
   return s;
 }
 
+// --- TensorView ------------------------------------------------------------------------------
+
+TensorView::TensorView(const TensorSpec& t, const Shape& s) {
+  for (size_t k = 0; k < t.dims.size(); ++k) {
+    const std::string& logical = t.view.empty() ? t.dims[k] : t.view[k];
+    ext.push_back(s[t.dims[k]]);
+    vis.push_back(s[logical]);
+    names.push_back(logical);
+  }
+}
+
+int64_t TensorView::alloc_index(int64_t logical) const {
+  int64_t out = 0, stride = 1;
+  for (size_t k = ext.size(); k-- > 0;) {
+    out += (logical % vis[k]) * stride;
+    logical /= vis[k];
+    stride *= ext[k];
+  }
+  return out;
+}
+
+bool TensorView::is_padding(int64_t alloc) const {
+  for (size_t k = ext.size(); k-- > 0;) {
+    if (alloc % ext[k] >= vis[k]) return true;
+    alloc /= ext[k];
+  }
+  return false;
+}
+
+std::string TensorView::coords(const std::string& tensor, int64_t logical) const {
+  std::vector<int64_t> c(vis.size());
+  for (size_t k = vis.size(); k-- > 0;) {
+    c[k] = logical % vis[k];
+    logical /= vis[k];
+  }
+  std::string out = tensor;
+  for (auto v : c) out += "[" + std::to_string(v) + "]";
+  return out;
+}
+
+std::string TensorView::legend(const std::string& tensor) const {
+  std::string out = tensor;
+  for (const auto& n : names) out += "[" + n + "]";
+  return out;
+}
+
 // --- RefCtx ------------------------------------------------------------------------------------
 
 RefCtx::RefCtx(const Shape& s, const std::vector<HostTensor>& in, const std::vector<TensorSpec>& specs)

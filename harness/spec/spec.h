@@ -152,6 +152,18 @@ struct TensorSpec {
 };
 
 TensorSpec input(std::string name, std::vector<std::string> dims, DType t, Dist d = dist::uniform(-1, 1));
+
+// A tensor's extents in one shape: allocated (`ext`) and logical (`vis`, the view), and the
+// mapping between a logical flat index (what a reference writes) and the allocated one.
+struct TensorView {
+  std::vector<int64_t> ext, vis;
+  std::vector<std::string> names;  // the logical axes' dimension names
+  TensorView(const TensorSpec& t, const Shape& s);
+  int64_t alloc_index(int64_t logical) const;
+  bool is_padding(int64_t alloc) const;            // outside the view on some axis
+  std::string coords(const std::string& tensor, int64_t logical) const;  // "y[3][1024]"
+  std::string legend(const std::string& tensor) const;                   // "y[N][C]"
+};
 TensorSpec output(std::string name, std::vector<std::string> dims, DType t, Tol tol);
 
 // ---------------------------------------------------------------------------------------

@@ -106,19 +106,9 @@ bench::Timed prepare_timed(const OpBase& op, const Variant& v, Shape shape, uint
       HostTensor got(t[i].name, t[i].dtype, t[i].count(st->shape));
       CUDA_CHECK(cudaMemcpy(got.raw(), st->buf[i].data(), got.bytes(), cudaMemcpyDeviceToHost));
       const Tolerance tol = t[i].tol.make(st->shape, t[i].dtype);
-      // Logical index -> allocated index (outputs here are allocated as declared).
-      std::vector<int64_t> ext, vis;
-      for (size_t a = 0; a < t[i].dims.size(); ++a) {
-        ext.push_back(st->shape[t[i].dims[a]]);
-        vis.push_back(st->shape[t[i].view.empty() ? t[i].dims[a] : t[i].view[a]]);
-      }
+      const TensorView view(t[i], st->shape);  // outputs here are allocated as declared
       for (const auto& [idx, val] : ctx.expected()[i]) {
-        int64_t rest = idx, at = 0, stride = 1;
-        for (size_t a = ext.size(); a-- > 0;) {
-          at += (rest % vis[a]) * stride;
-          rest /= vis[a];
-          stride *= ext[a];
-        }
+        const int64_t at = view.alloc_index(idx);
         ++checked;
         if (!tol.allows(val, got.get(at)) && wrong++ == 0) {
           first = t[i].name + " element " + std::to_string(idx) + ": expected " + std::to_string(val) + ", got " +

@@ -53,6 +53,19 @@ TEST(Fill, ExtremesOfInt8AreTheEnds) {
   for (int64_t i = 0; i < t.count(); ++i) EXPECT_TRUE(t.get(i) == 127 || t.get(i) == -128);
 }
 
+TEST(TensorView, MapsLogicalIndicesIntoPitchedRowsAndFindsThePadding) {
+  TensorSpec t = output("y", {"N", "ld"}, DType::F32, tol::exact());
+  t.view = {"N", "C"};
+  const TensorView v(t, Shape{{"N", 3}, {"C", 5}, {"ld", 8}});
+  EXPECT_EQ(v.alloc_index(0), 0);
+  EXPECT_EQ(v.alloc_index(5), 8);   // row 1, column 0
+  EXPECT_EQ(v.alloc_index(14), 20);  // row 2, column 4
+  EXPECT_FALSE(v.is_padding(4));
+  EXPECT_TRUE(v.is_padding(5));
+  EXPECT_EQ(v.coords("y", 14), "y[2][4]");
+  EXPECT_EQ(v.legend("y"), "y[N][C]");
+}
+
 TEST(OutcomeCodes, RoundTripThroughTheirNames) {
   for (Code c : {Code::Pass, Code::NotImplemented, Code::OutsideStream, Code::OobRead, Code::Cached,
                  Code::StaleAfterTiming, Code::Nondeterministic, Code::WrotePadding}) {
