@@ -184,3 +184,14 @@ function(workbook_add_chapter id)
     include(${_chapter}/extra.cmake)
   endif()
 endfunction()
+
+# A chapter whose solution declares tunable variants (.tuned_by(space), harness/tune) gets
+# an autotuner, chNN_tune, from its extra.cmake:  workbook_add_tuner(${id})
+function(workbook_add_tuner id)
+  add_executable(${id}_tune ${PROJECT_SOURCE_DIR}/harness/tune/tune_main.cu)
+  target_compile_definitions(${id}_tune PRIVATE WB_CHAPTER_ID="${id}" WB_CONFIG_DIR="${PROJECT_SOURCE_DIR}/configs")
+  target_link_libraries(${id}_tune PRIVATE
+    "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_spec>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_solution>"
+    "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_reference>")
+  workbook_cuda_options(${id}_tune)
+endfunction()

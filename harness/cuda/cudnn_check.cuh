@@ -15,3 +15,29 @@
                             false);                                                         \
     }                                                                                       \
   } while (0)
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace wb {
+
+// One cuDNN handle per device, created on first use and kept for the program's life (a
+// handle costs milliseconds to create: never per call). Set its stream before each use.
+inline cudnnHandle_t cudnn_handle() {
+  struct Owner {
+    cudnnHandle_t h = nullptr;
+    Owner() { CUDNN_CHECK(cudnnCreate(&h)); }
+    ~Owner() { cudnnDestroy(h); }
+  };
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<Owner>> handles;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& h = handles[device];
+  if (!h) h = std::make_unique<Owner>();
+  return h->h;
+}
+
+}  // namespace wb

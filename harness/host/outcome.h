@@ -29,6 +29,7 @@ enum class Code {
   Nondeterministic,  // two runs on the same inputs wrote different bits
   Race,              // the race or init checker found a hazard
   Implausible,       // a time faster than the hardware allows
+  AcceptedBadArgs,   // arguments the op must refuse (k > vocabulary ...) were accepted, or work was launched
 };
 
 // "not_implemented", "outside_stream", ...: the stable names used in files.

@@ -38,6 +38,7 @@
 #include "cuda/launch.cuh"
 #include "host/roofline.h"
 #include "spec/spec.h"
+#include "tune/tune.h"
 
 namespace wb {
 
@@ -98,6 +99,7 @@ struct Variant {
   std::vector<Code> expect;   // Role::Broken: the check must fail with one of these codes
   std::vector<Shape> shapes;  // shapes to test it on (default: the op's test shapes)
   std::string mistake;        // Role::Broken: the mistake, in words
+  const tune::Space* space = nullptr;  // tunable: its launcher reads a tune::Config (harness/tune)
 
   Variant& in_file(std::string f) { file = std::move(f); return *this; }
   Variant& needs_cc(int cc) { min_cc = cc; return *this; }
@@ -114,6 +116,7 @@ struct Variant {
     return *this;
   }
   Variant& on(std::vector<Shape> s) { shapes = std::move(s); return *this; }
+  Variant& tuned_by(const tune::Space& s) { space = &s; return *this; }
 };
 
 template <class Fn>
@@ -148,6 +151,13 @@ struct Diagnosis {
   const RefCtx* inputs = nullptr;      // that pass's inputs (in(), has(), shape), as the reference saw them
 };
 
+// Arguments every launcher of an op must refuse (k > vocabulary ...): by throwing
+// std::invalid_argument with a message that says what is wrong, before launching anything.
+struct Refusal {
+  Shape shape;
+  std::string why;  // "k > V": for the test's message
+};
+
 struct Checks {
   bool second_call = true;   // again on the same buffers with new inputs (caching)
   bool stream = true;        // work outside the given stream (capture + gate)
@@ -173,6 +183,7 @@ struct OpCommon {
   std::function<std::string(const Diagnosis&)> diagnose;
   double yardstick_factor = 0;                             // > 0: compare errors with the yardstick
   std::function<std::optional<std::string>(const Shape&)> unsupported;  // shapes a variant may refuse
+  std::vector<Refusal> refused;                            // arguments every variant must refuse
 
   std::string id() const { return dtype.empty() ? name : name + "/" + dtype; }
 };
@@ -214,6 +225,7 @@ struct OpSpec {
   Fn* yardstick = nullptr;       // a library launcher whose own error bounds the kernel's
   double yardstick_factor = 4.0; // kernel error <= factor * yardstick error + one rounding step
   std::function<std::optional<std::string>(const Shape&)> unsupported;
+  std::vector<Refusal> refused;  // arguments every launcher must refuse (see Refusal)
 };
 
 template <class Fn>
@@ -223,7 +235,7 @@ class Op final : public OpBase {
       : OpBase(OpCommon{s.name, s.dtype, s.title, s.docs, s.tensors, s.derive, s.ref_rows, s.reference,
                         s.test_shapes, s.random_shapes, s.input_sets, s.bench_shapes, s.full_bench_shapes,
                         s.bytes, s.flops, s.peak, s.checks, s.diagnose,
-                        s.yardstick ? s.yardstick_factor : 0.0, s.unsupported}),
+                        s.yardstick ? s.yardstick_factor : 0.0, s.unsupported, s.refused}),
         launch_(std::move(s.launch)), yardstick_(s.yardstick) {}
   std::type_index fn_type() const override { return typeid(Fn); }
   void invoke(const void* fn, const Args& a, cudaStream_t stream) const override {
@@ -277,5 +289,8 @@ std::optional<std::string> cannot_run_here(const OpBase& op, const Variant& v, c
 // Without a GPU: calls the launcher once with placeholder pointers, so a stub still reports
 // not_implemented and anything else is "compiled, not run".
 Outcome dry_run_without_gpu(const OpBase& op, const Variant& v, Shape shape);
+// That `v` refuses `r.shape`: it throws std::invalid_argument with a message, and (with a
+// GPU) launches nothing, which stream capture records. Else Code::AcceptedBadArgs.
+Outcome check_refusal(const OpBase& op, const Variant& v, const Refusal& r);
 
 }  // namespace wb

@@ -2,6 +2,8 @@
 // variant linked into the program, one test per shape of its op (and per input set, and a
 // few seeded random shapes), named
 //     <op>/<dtype>/<variant>.<shape>        vector_add/f32/ex1_vector_add.n1025
+// for every argument set the op must refuse, one test that it is refused:
+//     <op>/<dtype>/<variant>.refuses_<shape> topk/f32/ex3_topk.refuses_B1_V7_k8
 // and for every broken variant (the self-tests) one test that the checks reject it with the
 // code it declares:
 //     <op>/<dtype>/broken.<variant>
@@ -105,6 +107,23 @@ class CaseTest : public ::testing::Test {
   int random_index_;
 };
 
+// Arguments the op must refuse (OpSpec::refused): refused with a message, nothing launched.
+class RefusalTest : public ::testing::Test {
+ public:
+  RefusalTest(const OpBase& op, const Variant& v, const Refusal& r) : op_(op), v_(v), r_(r) {}
+  void TestBody() override {
+    const Outcome o = check_refusal(op_, v_, r_);
+    record(op_, v_, r_.shape.text(), 0, o);
+    if (o.passed()) std::printf("%s\n", o.message.c_str());
+    report(o);
+  }
+
+ private:
+  const OpBase& op_;
+  const Variant& v_;
+  const Refusal& r_;
+};
+
 // A broken kernel must be rejected, with one of the codes it declares, on some shape.
 class BrokenTest : public ::testing::Test {
  public:
@@ -170,6 +189,10 @@ void register_all() {
                                 __LINE__,
                                 [&op, &v, s, &set]() -> ::testing::Test* { return new CaseTest(op, v, s, &set, -1); });
       }
+    }
+    for (const Refusal& r : c.refused) {
+      ::testing::RegisterTest(suite.c_str(), ("refuses_" + r.shape.label()).c_str(), nullptr, nullptr, __FILE__,
+                              __LINE__, [&op, &v, &r]() -> ::testing::Test* { return new RefusalTest(op, v, r); });
     }
     if (c.random_shapes) {
       Rng probe(1);

@@ -1,0 +1,148 @@
+#include "tune/tune.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace wb::tune {
+
+int64_t Config::operator[](std::string_view name) const {
+  for (const auto& [n, v] : values_) {
+    if (n == name) return v;
+  }
+  throw std::out_of_range("config " + this->name() + " has no parameter '" + std::string(name) + "'");
+}
+
+std::string Config::name() const {
+  std::string out;
+  for (const auto& [n, v] : values_) out += (out.empty() ? "" : "_") + n + std::to_string(v);
+  return out;
+}
+
+Json Config::to_json() const {
+  Json j = Json::object();
+  for (const auto& [n, v] : values_) j.set(n, v);
+  return j;
+}
+
+std::vector<Config> Space::all() const {
+  std::vector<Config> out{Config{}};
+  for (const Param& p : params) {
+    std::vector<Config> next;
+    for (const Config& c : out) {
+      for (int64_t v : p.values) {
+        auto values = c.values();
+        values.emplace_back(p.name, v);
+        next.emplace_back(std::move(values));
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+Config Space::from_json(const Json& j) const {
+  if (!j.is_object()) throw std::runtime_error("a config must be an object of parameter values");
+  std::vector<std::pair<std::string, int64_t>> values;
+  for (const Param& p : params) {
+    const Json* v = j.find(p.name);
+    if (v == nullptr || !v->is_number()) throw std::runtime_error("the config lacks the number '" + p.name + "'");
+    const auto x = static_cast<int64_t>(v->number());
+    if (std::find(p.values.begin(), p.values.end(), x) == p.values.end()) {
+      throw std::runtime_error(p.name + " = " + std::to_string(x) + " is not one of the values this build has");
+    }
+    values.emplace_back(p.name, x);
+  }
+  for (const auto& [key, value] : j.object_items()) {
+    const bool known = std::any_of(params.begin(), params.end(), [&](const Param& p) { return p.name == key; });
+    if (!known && key != "name") throw std::runtime_error("unknown parameter '" + key + "'");
+  }
+  return Config(std::move(values));
+}
+
+std::string gpu_key(const std::string& gpu_name, int major, int minor) {
+  return gpu_name + " sm_" + std::to_string(major) + std::to_string(minor);
+}
+
+std::string config_path(const char* env_dir, const std::string& default_dir, const std::string& space) {
+  std::string dir = (env_dir != nullptr && *env_dir != '\0') ? std::string(env_dir) : default_dir;
+  if (!dir.empty() && dir.back() != '/') dir += '/';
+  return dir + space + ".json";
+}
+
+std::vector<Winner> read_winners(std::string_view text, const std::string& path, const std::string& key,
+                                 const Space& space) {
+  const auto fail = [&](const std::string& what) {
+    return std::runtime_error(path + ": " + what + " (delete the file or run the autotuner again to rewrite it)");
+  };
+  Json doc;
+  try {
+    doc = Json::parse(text);
+  } catch (const std::exception& e) {
+    throw fail(std::string("not JSON: ") + e.what());
+  }
+  const Json* gpus = doc.is_object() ? doc.find("gpus") : nullptr;
+  if (gpus == nullptr || !gpus->is_object()) throw fail("no \"gpus\" object");
+  const Json* entry = gpus->find(key);
+  if (entry == nullptr) return {};
+  const Json* winners = entry->is_object() ? entry->find("winners") : nullptr;
+  if (winners == nullptr || !winners->is_array()) throw fail("the entry of " + key + " has no \"winners\" list");
+  std::vector<Winner> out;
+  for (const Json& w : winners->array_items()) {
+    try {
+      const Json* shape = w.find("shape");
+      const Json* config = w.find("config");
+      if (shape == nullptr || !shape->is_object() || config == nullptr) throw std::runtime_error("a winner needs shape and config");
+      Winner win;
+      for (const std::string& d : space.dims) {
+        const Json* v = shape->find(d);
+        if (v == nullptr || !v->is_number() || v->number() < 1) throw std::runtime_error("its shape lacks dimension " + d);
+        win.shape.set(d, static_cast<int64_t>(v->number()));
+      }
+      win.config = space.from_json(*config);
+      if (const Json* us = w.find("us"); us && us->is_number()) win.us = us->number();
+      out.push_back(std::move(win));
+    } catch (const std::exception& e) {
+      throw fail("a winner of " + key + ": " + e.what());
+    }
+  }
+  return out;
+}
+
+double distance(const Space& space, const Shape& a, const Shape& b) {
+  double d = 0;
+  for (const std::string& dim : space.dims) {
+    const double x = static_cast<double>(std::max<int64_t>(a[dim], 1));
+    const double y = static_cast<double>(std::max<int64_t>(b[dim], 1));
+    d += std::fabs(std::log(x / y));
+  }
+  return d;
+}
+
+std::optional<Config> nearest(const Space& space, const std::vector<Winner>& winners, const Shape& shape,
+                              double within) {
+  const Winner* best = nullptr;
+  double best_d = 0;
+  for (const Winner& w : winners) {
+    const double d = distance(space, w.shape, shape);
+    if (best == nullptr || d < best_d) best = &w, best_d = d;
+  }
+  if (best == nullptr || best_d > std::log(within)) return std::nullopt;
+  return best->config;
+}
+
+Json merge_entry(const Json* existing, const std::string& about, const std::string& key, const Json& entry) {
+  Json doc = Json::object();
+  doc.set("about", about);
+  Json gpus = Json::object();
+  if (existing != nullptr) {
+    const Json* old = existing->is_object() ? existing->find("gpus") : nullptr;
+    if (old == nullptr || !old->is_object()) throw std::runtime_error("the existing file is not a config document (no \"gpus\" object)");
+    gpus = *old;
+  }
+  gpus.set(key, entry);
+  doc.set("gpus", gpus);
+  return doc;
+}
+
+}  // namespace wb::tune

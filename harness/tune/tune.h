@@ -1,0 +1,102 @@
+// Tunable parameters, declared by a chapter, swept by one autotuner for every chapter.
+//
+// A chapter whose kernel has knobs (tile sizes, threads per row, CTAs per row ...) declares
+// a Space: the parameters and the values to try, why a point cannot run a shape, and a
+// heuristic for GPUs that were never tuned. Its launcher asks wb::tune::choose(space, shape)
+// (harness/tune/choose.cu) for a Config; the autotuner (harness/tune/tune_main.cu, built
+// as chNN_tune) sweeps every point on the op's benchmark shapes, checks each with the
+// op's spec, times it, and writes the winners per GPU into configs/<space>.json:
+//
+//   { "about": "...",
+//     "gpus": { "<GPU name> sm_<major><minor>": {
+//         "gpu": "...", "compute_capability": "9.0", "sms": 132, "date": "...", "commit": "...",
+//         "space": "ch07_softmax_topk",
+//         "winners": [ { "shape": {"B": 64, "V": 128256, "k": 50}, "config": {"threads": 256, ...},
+//                        "name": "threads256_splits8_vec2", "us": 14.2, "reference_us": 900.1 } ],
+//         "sweep": [ { "shape": "B64_V128256_k50", "config": "...", "us": 15.0 } or "skipped": why ] } } }
+//
+// Plain C++ (no CUDA), host-tested in harness/tests/tune_test.cpp.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "host/json.h"
+#include "spec/spec.h"
+
+namespace wb::tune {
+
+struct Param {
+  std::string name;             // "threads"
+  std::vector<int64_t> values;  // what the sweep tries, in order
+  std::string meaning;          // "threads per CTA"
+};
+
+// One point of a space: a value for every parameter, in the space's order.
+class Config {
+ public:
+  Config() = default;
+  explicit Config(std::vector<std::pair<std::string, int64_t>> values) : values_(std::move(values)) {}
+  int64_t operator[](std::string_view name) const;  // throws std::out_of_range naming it
+  const std::vector<std::pair<std::string, int64_t>>& values() const { return values_; }
+  std::string name() const;  // "threads256_splits8_vec2"
+  Json to_json() const;
+  friend bool operator==(const Config&, const Config&) = default;
+
+ private:
+  std::vector<std::pair<std::string, int64_t>> values_;
+};
+
+struct Facts {
+  int sms = 0;  // multiprocessors of the GPU the heuristic plans for
+  int cc = 0;   // compute capability, major*10+minor
+};
+
+struct Space {
+  std::string name;  // "ch07_softmax_topk": also the config file's name (configs/<name>.json)
+  std::vector<Param> params;
+  std::vector<std::string> dims;  // the shape's dimensions winners are matched on ("B", "V")
+  // Why `c` cannot run `shape` (shared memory, a knob that needs another), or nullopt.
+  std::function<std::optional<std::string>(const Config& c, const Shape& shape)> problem;
+  // The config for a GPU without a tuned entry, or a shape far from every tuned one.
+  std::function<Config(const Shape& shape, const Facts& gpu)> heuristic;
+
+  std::vector<Config> all() const;  // every point, the first parameter slowest
+  // `j` as a config of this space: every parameter present, a listed value. Throws
+  // std::runtime_error naming the problem.
+  Config from_json(const Json& j) const;
+};
+
+struct Winner {
+  Shape shape;
+  Config config;
+  double us = 0;
+};
+
+// "NVIDIA H100 80GB HBM3 sm_90": a GPU's key in a config file.
+std::string gpu_key(const std::string& gpu_name, int major, int minor);
+// $WORKBOOK_CONFIG_DIR/<space>.json when that variable is set and not empty (pass
+// getenv's result), else <default_dir>/<space>.json.
+std::string config_path(const char* env_dir, const std::string& default_dir, const std::string& space);
+
+// The winners stored for `key` in a config file's text (`path` names it in messages).
+// Throws std::runtime_error naming the file and the problem when the text is not a
+// config document of this space; an absent key gives no winners.
+std::vector<Winner> read_winners(std::string_view text, const std::string& path, const std::string& key,
+                                 const Space& space);
+
+// How far apart two shapes are on the space's dims: the sum of |ln(a/b)|.
+double distance(const Space& space, const Shape& a, const Shape& b);
+// The winner nearest `shape`, if it is within a factor of `within` in total.
+std::optional<Config> nearest(const Space& space, const std::vector<Winner>& winners, const Shape& shape,
+                              double within = 4.0);
+
+// The config document with `entry` stored under gpus[key]; every other GPU's entry is kept.
+// `existing` may be null (no file yet). Throws if it is not a config document.
+Json merge_entry(const Json* existing, const std::string& about, const std::string& key, const Json& entry);
+
+}  // namespace wb::tune

@@ -1,0 +1,247 @@
+// main() of a chapter's autotuner (chNN_tune): for every tunable variant linked in (a
+// Variant declared .tuned_by(space)), every point of its space on every benchmark shape of
+// its op is checked with the op's spec (harness/spec/check.cu), then timed with fresh
+// inputs and an L2 flush before each sample; the fastest correct point per shape is
+// written into configs/<space>.json under this GPU's key, which the launcher reads at run
+// time (harness/tune/choose.cu). The library reference is timed on the same shapes.
+//
+//   build/chNN/bin/chNN_tune [--op=ID] [--full] [--quick] [--out-dir=DIR] [--markdown=FILE] [--dry-run]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "cuda/buffers.cuh"
+#include "cuda/device.cuh"
+#include "cuda/errors.cuh"
+#include "cuda/timing.cuh"
+#include "host/cli.h"
+#include "host/table.h"
+#include "host/version.h"
+#include "spec/op.cuh"
+#include "spec/timed.cuh"
+#include "tune/choose.cuh"
+
+#ifndef WB_CHAPTER_ID
+#error "WB_CHAPTER_ID must name the chapter (set by the build)"
+#endif
+#ifndef WB_CONFIG_DIR
+#define WB_CONFIG_DIR "configs"
+#endif
+
+namespace {
+
+struct Options {
+  std::string op, out_dir, markdown;
+  bool full = false, quick = false, dry_run = false;
+};
+
+std::string now_text() {
+  const std::time_t t = std::time(nullptr);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", std::localtime(&t));
+  return buf;
+}
+
+// Median microseconds of `v` on `shape` (fresh inputs each sample), or the reason it was
+// not measured. The last timed output is checked against the float64 reference.
+std::pair<double, std::string> time_variant(const wb::OpBase& op, const wb::Variant& v, const wb::Shape& shape,
+                                            uint64_t seed, bool quick) {
+  wb::Stream stream;
+  wb::bench::Timed t = wb::prepare_timed(op, v, shape, seed);
+  wb::TimingOptions opt;
+  opt.min_samples = quick ? 5 : 10;
+  opt.max_samples = quick ? 20 : 60;
+  opt.min_total_ms = quick ? 5 : 30;
+  t.next_inputs(stream);
+  const wb::Stats s = wb::time_launcher(
+      [&](cudaStream_t st) {
+        t.launch(st);
+      },
+      stream, op.common().id() + " " + v.name + " " + shape.text(), opt);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  const wb::Outcome last = t.check_last();
+  if (!last.passed()) return {0, std::string(wb::code_name(last.code)) + " after timing"};
+  return {s.median * 1000.0, ""};
+}
+
+// Writes `entry` for this GPU into the space's file, keeping every other GPU's entry. A
+// file that is not a config document is left alone and reported.
+void write_entry(const std::string& path, const std::string& about, const std::string& key, const wb::Json& entry) {
+  std::optional<wb::Json> existing;
+  if (std::ifstream in(path); in) {
+    std::stringstream text;
+    text << in.rdbuf();
+    try {
+      existing = wb::Json::parse(text.str());
+    } catch (const std::exception& e) {
+      throw std::runtime_error(path + " is not JSON (" + e.what() + "); move it away and run again");
+    }
+  }
+  const wb::Json doc = wb::tune::merge_entry(existing ? &*existing : nullptr, about, key, entry);
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << doc.dump(2) << "\n";
+    if (!out) throw std::runtime_error("cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+int run(const Options& o) {
+  if (auto reason = wb::gpu_missing_reason()) {
+    std::fprintf(stderr, "%s_tune: %s: the autotuner measures on a GPU and cannot run here\n", WB_CHAPTER_ID,
+                 reason->c_str());
+    return 1;
+  }
+  const wb::DeviceInfo dev = wb::query_device();
+  cudaDeviceProp p{};
+  CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
+  const std::string key = wb::tune::gpu_key(p.name, p.major, p.minor);
+  const uint64_t seed = wb::run_seed();
+  std::string md;
+  int tuned = 0;
+
+  for (const wb::Variant& v : wb::all_variants()) {
+    if (v.space == nullptr || (!o.op.empty() && v.op != o.op)) continue;
+    const wb::OpBase& op = *wb::find_op(v.op);
+    const wb::OpCommon& c = op.common();
+    const wb::tune::Space& space = *v.space;
+    const wb::Variant* reference = nullptr;
+    for (const wb::Variant& r : wb::all_variants()) {
+      if (r.op == v.op && r.role == wb::Role::Reference && !reference) reference = &r;
+    }
+    std::vector<wb::Shape> shapes = c.bench_shapes;
+    if (o.full) shapes.insert(shapes.end(), c.full_bench_shapes.begin(), c.full_bench_shapes.end());
+    std::printf("\n%s: %s on %s, %zu points x %zu shapes\n", c.id().c_str(), v.name.c_str(), p.name,
+                space.all().size(), shapes.size());
+    wb::Json winners = wb::Json::array(), sweep = wb::Json::array();
+    wb::Table table({"shape", "winner", "us", "GB/s", "reference us", "x reference", "heuristic us"});
+    for (wb::Shape shape : shapes) {
+      if (c.derive) c.derive(shape);
+      double best_us = 0, ref_us = 0, heur_us = 0;
+      wb::tune::Config best;
+      if (reference && !wb::cannot_run_here(op, *reference, shape)) {
+        ref_us = time_variant(op, *reference, shape, seed, o.quick).first;
+      }
+      const wb::tune::Config heuristic = space.heuristic(shape, wb::tune::current_facts());
+      for (const wb::tune::Config& point : space.all()) {
+        wb::Json row = wb::Json::object();
+        row.set("shape", shape.label());
+        row.set("config", point.name());
+        if (auto why = space.problem ? space.problem(point, shape) : std::nullopt) {
+          row.set("skipped", *why);
+          sweep.push(row);
+          continue;
+        }
+        wb::tune::Forced forced(space, point);
+        wb::CaseOptions opt;
+        opt.seed = seed ^ 0x7u;
+        const wb::Outcome check = wb::check_case(op, v, shape, opt);
+        if (!check.passed()) {
+          row.set("skipped", std::string(wb::code_name(check.code)) + ": failed the check");
+          std::printf("  %-28s %s: %s\n", point.name().c_str(), shape.label().c_str(), std::string(wb::code_name(check.code)).c_str());
+          sweep.push(row);
+          continue;
+        }
+        const auto [us, problem] = time_variant(op, v, shape, seed, o.quick);
+        if (!problem.empty()) {
+          row.set("skipped", problem);
+          sweep.push(row);
+          continue;
+        }
+        row.set("us", us);
+        sweep.push(row);
+        if (point == heuristic) heur_us = us;
+        if (best_us == 0 || us < best_us) best_us = us, best = point;
+      }
+      if (best_us == 0) {
+        std::printf("  %s: no point passed the check\n", shape.label().c_str());
+        continue;
+      }
+      wb::Json w = wb::Json::object();
+      wb::Json sj = wb::Json::object();
+      for (const std::string& d : space.dims) sj.set(d, shape[d]);
+      w.set("shape", sj);
+      w.set("config", best.to_json());
+      w.set("name", best.name());
+      w.set("us", best_us);
+      if (ref_us > 0) w.set("reference_us", ref_us);
+      winners.push(w);
+      const double gbs = c.bytes ? c.bytes(shape) / (best_us * 1e3) : 0;
+      table.add_row({shape.label(), best.name(), wb::fixed(best_us, 2), wb::fixed(gbs, 0), wb::fixed(ref_us > 0 ? ref_us : -1, 2),
+                     wb::fixed(ref_us > 0 ? ref_us / best_us : -1, 2), wb::fixed(heur_us > 0 ? heur_us : -1, 2)});
+    }
+    std::printf("%s", table.str().c_str());
+    md += "\n### " + c.id() + " (" + v.name + ") on " + p.name + "\n\n| shape | winner | us | reference us |\n|---|---|---|---|\n";
+    for (const wb::Json& w : winners.array_items()) {
+      std::string shape_text;
+      for (const auto& [d, val] : w.find("shape")->object_items()) {
+        shape_text += (shape_text.empty() ? "" : " ") + d + "=" + std::to_string(static_cast<int64_t>(val.number()));
+      }
+      const wb::Json* ref = w.find("reference_us");
+      md += "| " + shape_text + " | " + w.find("name")->string() + " | " + wb::fixed(w.find("us")->number(), 2) + " | " +
+            (ref ? wb::fixed(ref->number(), 2) : std::string("-")) + " |\n";
+    }
+    wb::Json entry = wb::Json::object();
+    entry.set("gpu", std::string(p.name));
+    entry.set("compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor));
+    entry.set("sms", dev.sms);
+    entry.set("date", now_text());
+    entry.set("commit", wb::git_commit());
+    entry.set("space", space.name);
+    entry.set("variant", v.name);
+    entry.set("winners", winners);
+    entry.set("sweep", sweep);
+    const std::string path = wb::tune::config_path(o.out_dir.empty() ? std::getenv("WORKBOOK_CONFIG_DIR") : o.out_dir.c_str(),
+                                                   WB_CONFIG_DIR, space.name);
+    if (o.dry_run) {
+      std::printf("(--dry-run: %s not written)\n", path.c_str());
+    } else {
+      write_entry(path, "Tuned configs of " + space.name + " per GPU; written by " WB_CHAPTER_ID "_tune", key, entry);
+      std::printf("wrote %s (entry \"%s\")\n", path.c_str(), key.c_str());
+    }
+    ++tuned;
+  }
+  if (tuned == 0) {
+    std::fprintf(stderr, "%s_tune: no tunable variant%s is linked in\n", WB_CHAPTER_ID,
+                 o.op.empty() ? "" : (" of op '" + o.op + "'").c_str());
+    return 2;
+  }
+  if (!o.markdown.empty()) {
+    std::ofstream out(o.markdown);
+    out << md;
+    if (!out) throw std::runtime_error("cannot write " + o.markdown);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  wb::mark_main_started();
+  Options o;
+  wb::ArgParser args(WB_CHAPTER_ID "_tune", "sweeps the chapter's tunable kernels and writes the winners per GPU");
+  args.add_string("op", "tune only this op (e.g. softmax_topk/f32)", &o.op);
+  args.add_flag("full", "the op's full benchmark shapes too", &o.full);
+  args.add_flag("quick", "fewer samples per point", &o.quick);
+  args.add_string("out-dir", "write configs here instead of $WORKBOOK_CONFIG_DIR or the repository's configs/", &o.out_dir);
+  args.add_string("markdown", "also write the winners as Markdown tables (for the docs)", &o.markdown);
+  args.add_flag("dry-run", "measure and print, write nothing", &o.dry_run);
+  try {
+    if (!args.parse(argc, argv)) return 0;
+    if (!o.op.empty() && wb::find_op(o.op) == nullptr) throw wb::UsageError("--op: no op '" + o.op + "' in this chapter");
+    return run(o);
+  } catch (const wb::UsageError& e) {
+    std::fprintf(stderr, "%s_tune: %s\n%s", WB_CHAPTER_ID, e.what(), args.usage().c_str());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s_tune: %s\n", WB_CHAPTER_ID, e.what());
+    return 1;
+  }
+}

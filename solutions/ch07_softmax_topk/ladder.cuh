@@ -1,0 +1,24 @@
+// Chapter 7's solution ladder: each step in its own file, each a launcher of ch07.cuh's types.
+//
+//   v1_three_pass      softmax: block per row, max / sum / normalize, three reads of the row
+//   v2_online          softmax: block per row, the online (m, s) pair: two reads
+//   v3_block_per_row   top-k forms: block per row, warp lists in registers, one read
+//   v4_split_row       top-k forms: a row split over many CTAs, the last one merges; the
+//                      shape picks threads, CTAs per row and loads per thread (tuned)
+#pragma once
+#include "ch07.cuh"
+#include "tune/tune.h"
+
+namespace ch07::solution {
+
+SoftmaxFn softmax_three_pass;                   // v1_three_pass.cu
+SoftmaxFn softmax_online;                       // v2_online.cu
+TopKFn topk_block, softmax_topk_block;          // v3_block_per_row.cu
+SoftmaxTopKProbsFn softmax_topk_probs_block;    // v3_block_per_row.cu
+TopKFn topk_split, softmax_topk_split;          // v4_split_row.cu
+SoftmaxTopKProbsFn softmax_topk_probs_split;    // v4_split_row.cu
+
+// v4's tunable space for one op (threads, splits, vec); see v4_split_row.cu.
+const wb::tune::Space& split_space(const char* op);
+
+}  // namespace ch07::solution
