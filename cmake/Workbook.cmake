@@ -130,8 +130,9 @@ function(workbook_add_chapter id)
     target_link_libraries(${id}_${_lib} PUBLIC workbook_spec)
   endforeach()
   target_link_libraries(${id}_reference PUBLIC CUDA::cublas)
-  # The learner's files get every warning the compiler has: `ctest --preset chNN` shows them.
-  target_compile_options(${id}_student PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wextra>)
+  # The learner's files get every warning the compiler has: `ctest --preset chNN` shows them;
+  # and line information, so a sanitizer's finding names their file and line.
+  target_compile_options(${id}_student PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wextra -lineinfo>)
 
   # Test programs: what is under test is what is linked (every variant in the libraries).
   #   chNN_tests           the learner's kernels                   label chNN-student
@@ -160,6 +161,15 @@ function(workbook_add_chapter id)
     endif()
     workbook_add_gtest(${id}_${_suffix} ${_label} NO_MAIN)
   endforeach()
+
+  # Races and uninitialised shared memory often leave the output right by luck: a short
+  # racecheck + initcheck pass over two small shapes per exercise runs with the learner's
+  # tests (scripts/sanitize.sh), skipped with the reason without a GPU, without
+  # compute-sanitizer, or while nothing is written yet.
+  add_test(NAME ${id}-student.races
+           COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/sanitize.sh ${id} --no-build --build-dir ${CMAKE_BINARY_DIR}
+                   --tools racecheck,initcheck --skip-code 77 --log-dir ${CMAKE_BINARY_DIR}/Testing/sanitize)
+  set_tests_properties(${id}-student.races PROPERTIES LABELS ${id}-student SKIP_RETURN_CODE 77 TIMEOUT 900)
 
   # Host-only tests of the chapter, if it has any.
   if(EXISTS ${_chapter}/host_tests.cpp)

@@ -76,20 +76,6 @@ class Descriptor {
   cudnnBackendDescriptor_t d_ = nullptr;
 };
 
-class Handle {
- public:
-  Handle() { CUDNN_CHECK(cudnnCreate(&h_)); }
-  ~Handle() {
-    if (h_ != nullptr) cudnnDestroy(h_);
-  }
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-  cudnnHandle_t get() const { return h_; }
-
- private:
-  cudnnHandle_t h_ = nullptr;
-};
-
 class DeviceBuffer {
  public:
   explicit DeviceBuffer(size_t bytes) {
@@ -105,18 +91,6 @@ class DeviceBuffer {
  private:
   void* p_ = nullptr;
 };
-
-// One handle per device, created on first use.
-cudnnHandle_t handle_for_current_device() {
-  static std::mutex mutex;
-  static std::map<int, std::unique_ptr<Handle>> handles;
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  std::lock_guard<std::mutex> lock(mutex);
-  auto& h = handles[device];
-  if (!h) h = std::make_unique<Handle>();
-  return h->get();
-}
 
 // --- names for messages ------------------------------------------------------------------
 
@@ -176,7 +150,7 @@ struct Plan {
 // Builds the graph for one shape and returns the first engine configuration that finalizes
 // (heuristics mode A, then FALLBACK). Throws NoEngine with what cuDNN said.
 std::unique_ptr<Plan> build_plan(NormMode mode, NormType type, NormGraph graph, int N, int C, int ld) {
-  cudnnHandle_t handle = handle_for_current_device();
+  cudnnHandle_t handle = wb::cudnn_handle();
   const std::string what = shape_text(mode, type, N, C, ld) + (graph == NormGraph::FusedAdd ? " (fused add)" : "");
   const bool layer = mode == NormMode::LayerNorm;
   const cudnnDataType_t io = type == NormType::F32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_BFLOAT16;
@@ -329,7 +303,7 @@ Plan& plan_for(NormMode mode, NormType type, int N, int C, int ld) {
 // Runs a plan on `stream` with the given device pointers (null where the mode has none).
 void execute(Plan& p, cudaStream_t stream, float eps, const void* x, const void* scale, const void* bias, void* y,
              float* mean, float* rstd, const void* residual = nullptr, void* sum = nullptr) {
-  cudnnHandle_t handle = handle_for_current_device();
+  cudnnHandle_t handle = wb::cudnn_handle();
   CUDNN_CHECK(cudnnSetStream(handle, stream));
   p.eps = eps;
   std::vector<int64_t> uids;
