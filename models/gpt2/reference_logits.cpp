@@ -1,0 +1,133 @@
+#include "reference_logits.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "host/json.h"
+
+namespace gpt2 {
+
+namespace {
+[[noreturn]] void fail(const std::string& path, const std::string& what) { throw std::runtime_error(path + ": " + what); }
+}  // namespace
+
+std::vector<int32_t> default_prompt(int n, int vocab) {
+  // i·7919 + 13 (mod V): distinct-looking ids, the same rule as scripts/gpt2_torch_reference.py
+  std::vector<int32_t> t(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) t[i] = static_cast<int32_t>((int64_t{i} * 7919 + 13) % vocab);
+  return t;
+}
+
+ReferenceLogits read_reference(const std::string& json_path) {
+  namespace fs = std::filesystem;
+  std::ifstream in(json_path);
+  if (!in) fail(json_path, "cannot open");
+  std::stringstream text;
+  text << in.rdbuf();
+  wb::Json j;
+  try {
+    j = wb::Json::parse(text.str());
+  } catch (const std::runtime_error& e) {
+    fail(json_path, std::string("not valid JSON (") + e.what() + ")");
+  }
+  auto field = [&](const char* key) -> const wb::Json& {
+    const wb::Json* v = j.find(key);
+    if (v == nullptr) fail(json_path, std::string("no \"") + key + "\" field");
+    return *v;
+  };
+  if (!field("format").is_string() || field("format").string() != "gpt2-logits") {
+    fail(json_path, "\"format\" is not \"gpt2-logits\"");
+  }
+  if (!field("logits_dtype").is_string() || field("logits_dtype").string() != "float32-le") {
+    fail(json_path, "\"logits_dtype\" is not \"float32-le\" (the only one this reader knows)");
+  }
+  ReferenceLogits ref;
+  if (!field("tokens").is_array() || field("tokens").array_items().empty()) fail(json_path, "\"tokens\" is not a list of ids");
+  for (const auto& t : field("tokens").array_items()) {
+    if (!t.is_number() || t.number() < 0 || t.number() != std::floor(t.number()) || t.number() > 2e9) {
+      fail(json_path, "\"tokens\" holds something that is not a token id");
+    }
+    ref.tokens.push_back(static_cast<int32_t>(t.number()));
+  }
+  if (!field("vocab").is_number() || field("vocab").number() < 1) fail(json_path, "\"vocab\" is not a positive number");
+  ref.vocab = static_cast<int64_t>(field("vocab").number());
+  if (!field("positions").is_number() || field("positions").number() != static_cast<double>(ref.tokens.size())) {
+    fail(json_path, "\"positions\" is not the number of tokens (" + std::to_string(ref.tokens.size()) + ")");
+  }
+  if (const wb::Json* s = j.find("source"); s != nullptr && s->is_string()) ref.source = s->string();
+  if (!field("logits_file").is_string()) fail(json_path, "\"logits_file\" is not a file name");
+
+  const fs::path data = fs::path(json_path).parent_path() / field("logits_file").string();
+  const size_t n = ref.tokens.size() * static_cast<size_t>(ref.vocab);
+  std::error_code ec;
+  const auto size = fs::file_size(data, ec);
+  if (ec) fail(data.string(), "cannot read (named by " + json_path + "): " + ec.message());
+  if (size != n * 4) {
+    fail(data.string(), std::to_string(size) + " bytes, but " + std::to_string(ref.tokens.size()) + " positions x " +
+                            std::to_string(ref.vocab) + " logits x 4 bytes = " + std::to_string(n * 4) + " expected");
+  }
+  ref.logits.resize(n);
+  std::ifstream bin(data, std::ios::binary);
+  bin.read(reinterpret_cast<char*>(ref.logits.data()), static_cast<std::streamsize>(n * 4));
+  if (!bin) fail(data.string(), "read failed");
+  return ref;
+}
+
+void write_reference(const std::string& dir, const ReferenceLogits& ref, bool overwrite) {
+  namespace fs = std::filesystem;
+  const fs::path json_path = fs::path(dir) / "reference.json", data = fs::path(dir) / "logits.f32";
+  if (ref.logits.size() != ref.tokens.size() * static_cast<size_t>(ref.vocab)) {
+    fail(json_path.string(), "logits are not positions x vocab");
+  }
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) fail(dir, "is not a folder");
+  for (const auto& p : {json_path, data}) {
+    if (!overwrite && fs::exists(p, ec)) fail(p.string(), "already exists (not overwritten)");
+  }
+  wb::Json j = wb::Json::object();
+  j.set("format", "gpt2-logits");
+  wb::Json tokens = wb::Json::array();
+  for (int32_t t : ref.tokens) tokens.push(t);
+  j.set("tokens", tokens);
+  j.set("positions", static_cast<int64_t>(ref.tokens.size()));
+  j.set("vocab", ref.vocab);
+  j.set("logits_file", "logits.f32");
+  j.set("logits_dtype", "float32-le");
+  j.set("source", ref.source);
+  std::ofstream bin(data, std::ios::binary | std::ios::trunc);
+  bin.write(reinterpret_cast<const char*>(ref.logits.data()), static_cast<std::streamsize>(ref.logits.size() * 4));
+  std::ofstream out(json_path, std::ios::trunc);
+  out << j.dump() << "\n";
+  if (!bin || !out) fail(dir, "writing failed");
+}
+
+LogitsComparison compare_logits(std::span<const float> expected, std::span<const double> got, int64_t vocab) {
+  if (expected.size() != got.size() || vocab < 1 || expected.size() % vocab != 0) {
+    throw std::invalid_argument("compare_logits: " + std::to_string(expected.size()) + " expected logits, " +
+                                std::to_string(got.size()) + " computed, vocabulary " + std::to_string(vocab));
+  }
+  LogitsComparison r;
+  r.positions = static_cast<int>(expected.size() / vocab);
+  double diff2 = 0.0, ref2 = 0.0;
+  for (int p = 0; p < r.positions; ++p) {
+    int64_t arg_e = 0, arg_g = 0;
+    for (int64_t v = 0; v < vocab; ++v) {
+      const int64_t i = p * vocab + v;
+      const double e = expected[i], g = got[i], d = std::fabs(g - e);
+      if (!std::isfinite(e) || !std::isfinite(g)) r.finite = false;
+      diff2 += d * d;
+      ref2 += e * e;
+      if (d > r.max_abs) r.max_abs = d, r.max_position = p, r.max_token = v;
+      if (e > expected[p * vocab + arg_e]) arg_e = v;
+      if (g > got[p * vocab + arg_g]) arg_g = v;
+    }
+    r.top1_equal += arg_e == arg_g;
+  }
+  r.rel_l2 = r.finite ? std::sqrt(diff2 / ref2) : NAN;
+  return r;
+}
+
+}  // namespace gpt2
