@@ -1,9 +1,10 @@
 // Chapter 1 — thread indexing: the interface between your kernels and the harness.
 //
-// You write the four launchers declared in namespace ch01::student, one per file:
+// You write the functions declared in namespace ch01::student, one per file:
+//   ex0_host_program.cu   a whole program's GPU part, from host arrays to host arrays
 //   ex1_vector_add.cu     ex2_vector_add_x2.cu     ex3_rgb_to_grey.cu     ex4_matrix_add.cu
-// Each launcher receives device pointers and a stream, picks a grid, launches its kernel on
-// that stream and checks the launch. Nothing else in the chapter needs to change: spec.cu
+// Exercises 1 to 4 are launchers: each receives device pointers and a stream, picks a grid,
+// launches its kernel on that stream and checks the launch. Nothing else in the chapter needs to change: spec.cu
 // declares how each op is checked and timed, variants.cu lists your launchers.
 //
 // All data is FP32 and row-major. Pointers come from cudaMalloc (256-byte aligned).
@@ -12,6 +13,11 @@
 
 
 namespace ch01 {
+
+// ex0: c[i] = a[i] + b[i] on HOST arrays of n floats: allocate device memory, copy a and b
+// to it, launch a kernel, check the launch, copy c back, free the device memory. When it
+// returns, host_c holds the result and no device memory is left allocated.
+using VectorAddProgramFn = void(const float* host_a, const float* host_b, float* host_c, int n);
 
 // c[i] = a[i] + b[i] for 0 <= i < n.                                     (ex1: one element per thread)
 //                                                                        (ex2: elements 2t and 2t+1 per thread t)
@@ -32,6 +38,7 @@ using MatrixAddFn = void(const float* a, int lda, const float* b, int ldb, float
 inline constexpr float kRedWeight = 0.299f, kGreenWeight = 0.587f, kBlueWeight = 0.114f;
 
 namespace student {
+VectorAddProgramFn vector_add_program;
 VectorAddFn vector_add;
 VectorAddFn vector_add_x2;
 RgbToGreyFn rgb_to_grey;

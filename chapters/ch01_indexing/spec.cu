@@ -1,10 +1,15 @@
 // Chapter 1's ops, declared once. The harness makes the tests, the benchmark rows and the
 // broken-kernel rejections from these declarations (harness/spec/op.cuh).
 //
+//   vector_add_program/f32  c = a + b from host arrays (a whole program)  ex0
 //   vector_add/f32    c = a + b                      ex1 (one per thread), ex2 (two per thread)
 //   rgb_to_grey/f32   planar RGB to grey, pitched    ex3
 //   matrix_add/f32    C = A + B, three strides       ex4
+#include <vector>
+
 #include "ch01.cuh"
+#include "cuda/device.cuh"
+#include "cuda/errors.cuh"
 #include "spec/op.cuh"
 
 namespace ch01 {
@@ -40,6 +45,49 @@ wb::OpSpec<VectorAddFn> vector_add() {
       .launch = [](VectorAddFn* fn, const wb::Args& a, cudaStream_t st) {
         fn(a.in<float>("a"), a.in<float>("b"), a.out<float>("c"), a.i("n"), st);
       },
+  };
+}
+
+// Exercise 0 gets host arrays: the harness copies the inputs out of its device buffers, calls
+// the learner's program, checks that it freed what it allocated, and puts the result back
+// into the output buffer, where the usual checks read it.
+wb::OpSpec<VectorAddProgramFn> vector_add_program() {
+  auto spec = vector_add();
+  return {
+      .name = "vector_add_program",
+      .dtype = "f32",
+      .title = "c = a + b, a whole program: allocate, copy in, launch, copy out, free",
+      .docs = kDocs,
+      .tensors = spec.tensors,
+      .reference = spec.reference,
+      .ref_rows = spec.ref_rows,
+      .test_shapes = {wb::Shape{{"n", 1}}, wb::Shape{{"n", 1025}}, wb::Shape{{"n", (int64_t{1} << 22) + 3}}},
+      .launch = [](VectorAddProgramFn* fn, const wb::Args& a, cudaStream_t st) {
+        const int n = a.i("n");
+        if (wb::gpu_missing_reason()) {  // the program cannot run; a stub still says so
+          std::vector<float> one(1, 1.0f);
+          fn(one.data(), one.data(), one.data(), 1);
+          return;
+        }
+        std::vector<float> ha(n), hb(n), hc(n, NAN);
+        const size_t bytes = sizeof(float) * size_t(n);
+        CUDA_CHECK(cudaStreamSynchronize(st));
+        CUDA_CHECK(cudaMemcpy(ha.data(), a.in<float>("a"), bytes, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(hb.data(), a.in<float>("b"), bytes, cudaMemcpyDeviceToHost));
+        size_t free_before = 0, free_after = 0, total = 0;
+        CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
+        fn(ha.data(), hb.data(), hc.data(), n);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
+        // Allocations come in 2 MB pages: a leak shows once the arrays are that large.
+        if (bytes >= (size_t{2} << 20) && free_after + bytes <= free_before) {
+          throw std::runtime_error("device memory is still allocated after the program returned (" +
+                                   std::to_string((free_before - free_after) >> 20) +
+                                   " MB): every cudaMalloc needs its cudaFree");
+        }
+        CUDA_CHECK(cudaMemcpy(a.out<float>("c"), hc.data(), bytes, cudaMemcpyHostToDevice));
+      },
+      .checks = {.stream = false},  // the program uses its own stream and copies: nothing to capture
   };
 }
 
@@ -149,6 +197,7 @@ wb::OpSpec<MatrixAddFn> matrix_add() {
 }  // namespace
 
 WB_OPS(ch01) {
+  wb::add_op(vector_add_program());
   wb::add_op(vector_add());
   wb::add_op(rgb_to_grey());
   wb::add_op(matrix_add());

@@ -7,6 +7,8 @@ namespace ch01 {
 WB_VARIANTS(ch01_student, wb::Role::Student) {
   using namespace student;
   return {
+      wb::variant("vector_add_program/f32", "ex0_host_program", &vector_add_program)
+          .in_file("chapters/ch01_indexing/ex0_host_program.cu"),
       wb::variant("vector_add/f32", "ex1_vector_add", &vector_add).in_file("chapters/ch01_indexing/ex1_vector_add.cu"),
       wb::variant("vector_add/f32", "ex2_vector_add_x2", &vector_add_x2)
           .in_file("chapters/ch01_indexing/ex2_vector_add_x2.cu"),

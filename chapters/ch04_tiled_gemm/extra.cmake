@@ -2,7 +2,8 @@
 # _reference and _solutions).
 #
 #   ch04_sgemm_config  host C++: v8's tile configurations and the per-GPU config file
-#                      (chapters/ch04_tiled_gemm/sgemm_config.{h,cpp}), host-tested
+#                      (solutions/ch04_tiled_gemm/tune/sgemm_config.{h,cpp}), host-tested
+#                      (solutions/ch04_tiled_gemm/tune/host_tests.cpp)
 #   ch04_autotune      sweeps v8's configurations on this GPU and writes the winner into
 #                      configs/ch04_sgemm.json (solutions/ch04_tiled_gemm/tune/autotune.cu);
 #                      checks each one with the chapter's spec (spec.cu) before timing it
@@ -11,16 +12,16 @@
 # the repository's configs/ folder, whose path is compiled in here.
 set(_ch04_config_dir "${PROJECT_SOURCE_DIR}/configs")
 
-add_library(${id}_sgemm_config STATIC ${_chapter}/sgemm_config.cpp)
-target_include_directories(${id}_sgemm_config PUBLIC ${_chapter})
+add_library(${id}_sgemm_config STATIC ${_solutions}/tune/sgemm_config.cpp)
+target_include_directories(${id}_sgemm_config PUBLIC ${_solutions}/tune)
 target_link_libraries(${id}_sgemm_config PUBLIC workbook_host)
 target_compile_options(${id}_sgemm_config PRIVATE -Wall -Wextra)
 
 target_link_libraries(${id}_solution PUBLIC ${id}_sgemm_config)
 target_compile_definitions(${id}_solution PRIVATE WB_CH04_CONFIG_DIR="${_ch04_config_dir}")
-if(TARGET ${id}_host_tests)
-  target_link_libraries(${id}_host_tests PRIVATE ${id}_sgemm_config)
-endif()
+add_executable(${id}_host_tests ${_solutions}/tune/host_tests.cpp)
+target_link_libraries(${id}_host_tests PRIVATE ${id}_sgemm_config)
+workbook_add_gtest(${id}_host_tests host)
 
 add_executable(${id}_autotune ${_solutions}/tune/autotune.cu)
 target_include_directories(${id}_autotune PRIVATE ${_solutions})

@@ -4,6 +4,9 @@
 
 namespace ch01::solution {
 
+// v0_host_program.cu — exercise 0: the whole program, host arrays in and out.
+VectorAddProgramFn v0_vector_add_program;
+
 // v1_one_per_thread.cu — the plain answer to each exercise.
 VectorAddFn v1_vector_add;
 RgbToGreyFn v1_rgb_to_grey;

@@ -7,6 +7,7 @@ namespace ch01 {
 WB_VARIANTS(ch01_solution, wb::Role::Solution) {
   using namespace solution;
   return {
+      wb::variant("vector_add_program/f32", "v0_host_program", &v0_vector_add_program),
       wb::variant("vector_add/f32", "v1_one_per_thread", &v1_vector_add),
       wb::variant("rgb_to_grey/f32", "v1_one_per_thread", &v1_rgb_to_grey),
       wb::variant("matrix_add/f32", "v1_one_per_thread", &v1_matrix_add),

@@ -1,5 +1,5 @@
 // v8's configurations compiled into this build: every valid entry of kSgemmCandidates
-// (chapters/ch04_tiled_gemm/sgemm_config.h), each an instantiation of v8_kernel. They live
+// (solutions/ch04_tiled_gemm/tune/sgemm_config.h), each an instantiation of v8_kernel. They live
 // in their own translation unit so that editing the ladder does not recompile them, and
 // the build compiles them in parallel with the rest.
 #include <utility>

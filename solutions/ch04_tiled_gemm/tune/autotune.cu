@@ -9,7 +9,7 @@
 //       [--quick]             two shapes, fewer samples
 //       [--dry-run]           measure and print, write nothing
 //
-// For every candidate of kSgemmCandidates (chapters/ch04_tiled_gemm/sgemm_config.h):
+// For every candidate of kSgemmCandidates (solutions/ch04_tiled_gemm/tune/sgemm_config.h):
 //   1. an invalid one is skipped with the reason;
 //   2. a valid one is checked on two awkward shapes (primes, misaligned rows, beta != 0
 //      and beta == 0) with the chapter's own check (the sgemm/f32 spec of

@@ -1,7 +1,7 @@
 // Tile configurations of the chapter's best SGEMM (solutions/ch04_tiled_gemm/
 // v8_double_buffering.cuh), the autotuner's candidates, and the per-GPU config file that
 // the autotuner writes and the solution reads. Plain C++, tested on any machine
-// (chapters/ch04_tiled_gemm/host_tests.cpp).
+// (solutions/ch04_tiled_gemm/tune/host_tests.cpp).
 //
 // The config file (configs/ch04_sgemm.json unless WORKBOOK_CONFIG_DIR names another folder):
 //   { "about": "...",
