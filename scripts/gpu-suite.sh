@@ -6,13 +6,15 @@
 #      (fast); --ctest runs them through ctest instead, one process per case (slow, isolated)
 #   3. run the learner's stubs (the chNN_tests programs of the same build), check that each
 #      test fails with "not implemented yet"
-#   4. with --autotune: run ch04_autotune, which writes configs/ch04_sgemm.json for this GPU
+#   4. with --autotune: run ch04_autotune and every chapter's chNN_tune (harness/tune), which
+#      write this GPU's winners into configs/ (copies go to the output folder)
 #   5. run every chapter's benchmark (twice with --repeat, to show run-to-run agreement)
-#   6. print a summary table last
+#   6. with --peers: the PyTorch peer scripts (scripts/torch_*_peer.py) on this GPU
+#   7. print a summary table last
 # Logs and JSON go to the output folder.
 #
 # usage: scripts/gpu-suite.sh [--out DIR] [--chapters "ch01 ch02"] [--full] [--repeat] [--skip-build]
-#                             [--no-stubs] [--no-bench] [--ctest] [--autotune] [--bench-timeout SECONDS]
+#                             [--no-stubs] [--no-bench] [--ctest] [--autotune] [--peers] [--bench-timeout SECONDS]
 #                             [--bench-chapters "ch02 ch03"]   (benchmarks of these only)
 #                             [--test-chapters "ch04"]         (tests and stubs of these only)
 set -uo pipefail
@@ -27,6 +29,7 @@ stubs=1
 bench_timeout=0
 use_ctest=0
 autotune=0
+peers=0
 bench_chapters=""
 test_chapters=""
 bench=1
@@ -43,6 +46,7 @@ while [ $# -gt 0 ]; do
     --no-stubs) stubs=0; shift ;;
     --ctest) use_ctest=1; shift ;;
     --autotune) autotune=1; shift ;;
+    --peers) peers=1; shift ;;
     --no-bench) bench=0; shift ;;
     --bench-chapters) bench_chapters="${2:?--bench-chapters needs a list}"; shift 2 ;;
     --bench-chapters=*) bench_chapters="${1#--bench-chapters=}"; shift ;;
@@ -143,6 +147,24 @@ if [ "$autotune" = 1 ] && [ -x "$bin/bin/ch04_autotune" ]; then
   "$bin/bin/ch04_autotune" --markdown="$out/ch04-autotune.md" > "$out/ch04-autotune.log" 2>&1
   note "ch04_autotune: exit $? in $(( $(date +%s) - start )) s (log ch04-autotune.log)"
   [ -f configs/ch04_sgemm.json ] && cp configs/ch04_sgemm.json "$out/"
+fi
+if [ "$autotune" = 1 ]; then
+  for ch in ${bench_chapters:-$chapters}; do
+    [ -x "$bin/bin/${ch}_tune" ] || continue
+    start=$(date +%s)
+    "$bin/bin/${ch}_tune" --quick --markdown="$out/$ch-tune.md" > "$out/$ch-tune.log" 2>&1
+    note "${ch}_tune: exit $? in $(( $(date +%s) - start )) s (log $ch-tune.log)"
+  done
+  cp configs/*.json "$out/" 2>/dev/null
+fi
+
+# --- PyTorch peers, same GPU, same session ----------------------------------------------------
+if [ "$peers" = 1 ]; then
+  for script in scripts/torch_*_peer.py; do
+    name=$(basename "$script" .py)
+    timeout 600 python3 "$script" --json "$out/$name.json" > "$out/$name.log" 2>&1
+    note "$name: exit $? ($(tail -n 1 "$out/$name.log"))"
+  done
 fi
 
 # --- benchmarks ---------------------------------------------------------------------------
