@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "cuda/cudnn_backend.cuh"
 #include "cuda/cudnn_check.cuh"
 #include "cuda/errors.cuh"
 #include "reference.cuh"
@@ -43,38 +44,9 @@
 namespace ch06::reference {
 namespace {
 
+using wb::cudnn::Descriptor;
+
 // --- RAII owners -------------------------------------------------------------------------
-
-// One backend descriptor, destroyed with its owner.
-class Descriptor {
- public:
-  explicit Descriptor(cudnnBackendDescriptorType_t type) { CUDNN_CHECK(cudnnBackendCreateDescriptor(type, &d_)); }
-  ~Descriptor() {
-    if (d_ != nullptr) cudnnBackendDestroyDescriptor(d_);
-  }
-  Descriptor(Descriptor&& o) noexcept : d_(std::exchange(o.d_, nullptr)) {}
-  Descriptor& operator=(Descriptor&& o) noexcept {
-    std::swap(d_, o.d_);
-    return *this;
-  }
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  cudnnBackendDescriptor_t get() const { return d_; }
-
-  template <class T>
-  void set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, const T* values, int64_t count = 1) {
-    CUDNN_CHECK(cudnnBackendSetAttribute(d_, name, type, count, values));
-  }
-  void set_desc(cudnnBackendAttributeName_t name, const Descriptor& other) {
-    cudnnBackendDescriptor_t o = other.get();
-    CUDNN_CHECK(cudnnBackendSetAttribute(d_, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &o));
-  }
-  // Finalize's status, not thrown: "not supported" is an answer here, not an error.
-  cudnnStatus_t finalize() { return cudnnBackendFinalize(d_); }
-
- private:
-  cudnnBackendDescriptor_t d_ = nullptr;
-};
 
 class DeviceBuffer {
  public:
@@ -97,16 +69,6 @@ class DeviceBuffer {
 const char* mode_name(NormMode m) { return m == NormMode::LayerNorm ? "LayerNorm" : "RMSNorm"; }
 const char* type_name(NormType t) { return t == NormType::F32 ? "FP32" : "BF16"; }
 
-std::string last_cudnn_message(cudnnStatus_t status) {
-  std::string s = cudnnGetErrorString(status);
-#if CUDNN_VERSION >= 90000
-  char buf[1024] = {};
-  cudnnGetLastErrorString(buf, sizeof buf);
-  if (buf[0] != '\0') s += std::string(" (") + buf + ")";
-#endif
-  return s;
-}
-
 std::string shape_text(NormMode mode, NormType type, int N, int C, int ld) {
   return std::string("cuDNN NORM_FORWARD ") + mode_name(mode) + " " + type_name(type) + " N=" + std::to_string(N) +
          " C=" + std::to_string(C) + " ld=" + std::to_string(ld);
@@ -119,20 +81,10 @@ enum Uid : int64_t { kX = 1, kY, kScale, kBias, kMean, kRstd, kEps, kResidual, k
 
 Descriptor make_tensor(int64_t uid, cudnnDataType_t type, const int64_t (&dims)[4], const int64_t (&strides)[4],
                        bool by_value = false) {
-  Descriptor t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-  const int64_t alignment = 16;
-  t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, &type);
-  t.set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims, 4);
-  t.set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides, 4);
-  t.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, &uid);
-  t.set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, &alignment);
-  if (by_value) {
-    const bool yes = true;
-    t.set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, &yes);
-  }
-  const cudnnStatus_t st = t.finalize();
+  cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+  Descriptor t = wb::cudnn::tensor(uid, type, {dims, dims + 4}, {strides, strides + 4}, &st, by_value);
   if (st != CUDNN_STATUS_SUCCESS) {
-    throw NoEngine("tensor " + std::to_string(uid) + " refused: " + last_cudnn_message(st));
+    throw NoEngine("tensor " + std::to_string(uid) + " refused: " + wb::cudnn::last_message(st));
   }
   return t;
 }
@@ -186,7 +138,7 @@ std::unique_ptr<Plan> build_plan(NormMode mode, NormType type, NormGraph graph, 
     op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, tr);
     op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, th);
     const cudnnStatus_t st = op.finalize();
-    if (st != CUDNN_STATUS_SUCCESS) throw NoEngine(what + ": pointwise operation refused: " + last_cudnn_message(st));
+    if (st != CUDNN_STATUS_SUCCESS) throw NoEngine(what + ": pointwise operation refused: " + wb::cudnn::last_message(st));
     p->keep.push_back(std::move(pw));
     p->keep.push_back(std::move(op));
     ops.push_back(p->keep.back().get());
@@ -225,7 +177,7 @@ std::unique_ptr<Plan> build_plan(NormMode mode, NormType type, NormGraph graph, 
   norm.set_desc(CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, find(kEps));
   norm.set_desc(CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, find(kY));
   cudnnStatus_t st = norm.finalize();
-  if (st != CUDNN_STATUS_SUCCESS) throw NoEngine(what + ": the NORM_FORWARD operation was refused: " + last_cudnn_message(st));
+  if (st != CUDNN_STATUS_SUCCESS) throw NoEngine(what + ": the NORM_FORWARD operation was refused: " + wb::cudnn::last_message(st));
   p->keep.push_back(std::move(norm));
   ops.push_back(p->keep.back().get());
 
@@ -233,54 +185,14 @@ std::unique_ptr<Plan> build_plan(NormMode mode, NormType type, NormGraph graph, 
   op_graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, ops.data(), static_cast<int64_t>(ops.size()));
   op_graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &handle);
   st = op_graph.finalize();
-  if (st != CUDNN_STATUS_SUCCESS) throw NoEngine(what + ": the operation graph was refused: " + last_cudnn_message(st));
+  if (st != CUDNN_STATUS_SUCCESS) throw NoEngine(what + ": the operation graph was refused: " + wb::cudnn::last_message(st));
 
   std::string said;  // what the heuristics and the plans answered, for the NoEngine message
-  for (const cudnnBackendHeurMode_t heur_mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-    const char* heur_name = heur_mode == CUDNN_HEUR_MODE_A ? "heuristics A" : "heuristics FALLBACK";
-    Descriptor heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, op_graph);
-    heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &heur_mode);
-    st = heur.finalize();
-    if (st != CUDNN_STATUS_SUCCESS) {
-      said += std::string(" ") + heur_name + ": " + last_cudnn_message(st) + ";";
-      continue;
-    }
-    int64_t count = 0;
-    CUDNN_CHECK(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
-                                         &count, nullptr));
-    std::vector<Descriptor> configs;
-    std::vector<cudnnBackendDescriptor_t> raw;
-    for (int64_t i = 0; i < count; ++i) {
-      configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-      raw.push_back(configs.back().get());
-    }
-    int64_t got = 0;
-    if (count > 0) {
-      CUDNN_CHECK(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                                           count, &got, raw.data()));
-    }
-    if (got == 0) {
-      said += std::string(" ") + heur_name + ": no engine configuration;";
-      continue;
-    }
-    for (int64_t i = 0; i < got; ++i) {
-      Descriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-      plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &handle);
-      plan.set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configs[i]);
-      st = plan.finalize();
-      if (st != CUDNN_STATUS_SUCCESS) {
-        said += std::string(" ") + heur_name + " config " + std::to_string(i) + ": " + cudnnGetErrorString(st) + ";";
-        continue;
-      }
-      int64_t ws = 0, ws_count = 0;
-      CUDNN_CHECK(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
-                                           &ws_count, &ws));
-      p->workspace = std::make_unique<DeviceBuffer>(static_cast<size_t>(ws));
-      p->plan = std::move(plan);
-      p->keep.push_back(std::move(op_graph));
-      return p;
-    }
+  if (auto found = wb::cudnn::first_plan(handle, op_graph, &said)) {
+    p->workspace = std::make_unique<DeviceBuffer>(static_cast<size_t>(found->workspace_bytes));
+    p->plan = std::move(found->plan);
+    p->keep.push_back(std::move(op_graph));
+    return p;
   }
   throw NoEngine(what + ": no engine finalizes:" + said);
 }
