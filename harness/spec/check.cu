@@ -550,11 +550,14 @@ Outcome yardstick_check(const Problem& p, const Expected& e, const PassVerdict& 
       if (std::isfinite(g)) yerr = std::max(yerr, std::fabs(g - val));
     }
     const Tolerance tol = p.specs()[i].tol.make(p.shape, p.specs()[i].dtype);
-    const double allowed = c.yardstick_factor * yerr + unit_roundoff(p.specs()[i].dtype) * 2 * mine.max_ref[i] + tol.atol;
+    const double floor = p.specs()[i].yardstick_floor >= 0
+                             ? p.specs()[i].yardstick_floor
+                             : unit_roundoff(p.specs()[i].dtype) * 2 * mine.max_ref[i] + tol.atol;
+    const double allowed = c.yardstick_factor * yerr + floor;
     if (mine.max_err[i] > allowed) {
       return Outcome::fail(Code::Wrong, p.specs()[i].name + ": largest error " + fmt(mine.max_err[i]) +
                                             " is more than " + fmt(c.yardstick_factor) + "x the library's own (" +
-                                            fmt(yerr) + ") plus one rounding step: allowed " + fmt(allowed) +
+                                            fmt(yerr) + ") plus " + fmt(floor) + ": allowed " + fmt(allowed) +
                                             "\n  likely cause: accumulating in a narrower type than FP32, or rounding "
                                             "an intermediate result" + docs_pointer(c) + "\n");
     }

@@ -143,6 +143,11 @@ struct TensorSpec {
   Tol tol = tol::exact();             // outputs
   std::vector<std::string> view;      // empty: no padding
   std::function<bool(const Shape&)> present;
+  // The yardstick check (an op with a library yardstick): this output's largest error may be
+  // at most the op's factor x the library's own largest error, plus this floor. Negative
+  // (the default): one rounding step of the dtype at the largest reference value plus the
+  // tolerance's atol.
+  double yardstick_floor = -1;
 
   bool is_input() const { return role != TensorRole::Out; }
   bool is_output() const { return role != TensorRole::In; }

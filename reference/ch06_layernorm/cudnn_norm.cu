@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "cuda/buffers.cuh"
 #include "cuda/cudnn_backend.cuh"
 #include "cuda/cudnn_check.cuh"
 #include "cuda/errors.cuh"
@@ -47,22 +48,6 @@ namespace {
 using wb::cudnn::Descriptor;
 
 // --- RAII owners -------------------------------------------------------------------------
-
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(size_t bytes) {
-    if (bytes > 0) CUDA_CHECK(cudaMalloc(&p_, bytes));
-  }
-  ~DeviceBuffer() {
-    if (p_ != nullptr) cudaFree(p_);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  void* get() const { return p_; }
-
- private:
-  void* p_ = nullptr;
-};
 
 // --- names for messages ------------------------------------------------------------------
 
@@ -93,7 +78,7 @@ Descriptor make_tensor(int64_t uid, cudnnDataType_t type, const int64_t (&dims)[
 struct Plan {
   std::vector<Descriptor> keep;  // tensors, operations, graph: alive as long as the plan
   Descriptor plan{CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR};
-  std::unique_ptr<DeviceBuffer> workspace;
+  std::unique_ptr<wb::DeviceBuffer<unsigned char>> workspace;
   NormMode mode{};
   bool fused_add = false;
   float eps = 0.0f;  // the by-value epsilon: its address goes into the variant pack
@@ -189,7 +174,7 @@ std::unique_ptr<Plan> build_plan(NormMode mode, NormType type, NormGraph graph, 
 
   std::string said;  // what the heuristics and the plans answered, for the NoEngine message
   if (auto found = wb::cudnn::first_plan(handle, op_graph, &said)) {
-    p->workspace = std::make_unique<DeviceBuffer>(static_cast<size_t>(found->workspace_bytes));
+    p->workspace = std::make_unique<wb::DeviceBuffer<unsigned char>>(static_cast<size_t>(found->workspace_bytes));
     p->plan = std::move(found->plan);
     p->keep.push_back(std::move(op_graph));
     return p;
@@ -238,7 +223,7 @@ void execute(Plan& p, cudaStream_t stream, float eps, const void* x, const void*
     add(kSum, sum);
   }
   Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-  void* ws = p.workspace->get();
+  void* ws = p.workspace->data();
   pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids.data(), static_cast<int64_t>(uids.size()));
   pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, ptrs.data(), static_cast<int64_t>(ptrs.size()));
   pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &ws);

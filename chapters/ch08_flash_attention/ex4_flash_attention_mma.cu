@@ -1,0 +1,56 @@
+// Exercise 4 — flash attention in BF16 on tensor cores: the FlashAttention-2 structure with
+// mma.sync.m16n8k16 (chapter 5), FP32 accumulation.
+//
+// Goal: exercise 3's algorithm with both products on tensor cores:
+//   * a block of 4 warps takes 64 query rows, each warp 16 of them (one m16 tile); the
+//     warp's Q fragments are loaded ONCE (ldmatrix) and stay in registers;
+//   * tiles of K and V (64 keys) come through shared memory with cp.async, two stages each,
+//     so the next tile loads while this one is used;
+//   * S = Q K^T with mma.sync (K as the B operand: ldmatrix WITHOUT .trans, since K is stored
+//     key by key, which is what the "col" layout of B wants);
+//   * the online softmax on the S accumulators: each row lives in the 4 lanes of a quad, so
+//     its max is two __shfl_xor_sync steps; exp2 with scale * log2(e) folded into one FMA;
+//   * P never leaves registers: the accumulator layout of S (16 x 8 tiles) is exactly the A
+//     fragment layout of the second mma once two neighbouring tiles are packed into BF16
+//     pairs; V is the B operand through ldmatrix.trans;
+//   * one division by l per row at the very end; O written through shared memory in 16-byte
+//     pieces; lse = m + log(l).
+// Lane maps of mma.sync.m16n8k16 and ldmatrix: solutions/ch05_wmma/mma_common.cuh.
+// Test:  ctest --preset ch08 -R ex4_flash_attention_mma
+// Bench: build/ch08/bin/ch08_bench --op=attention --dtype=bf16
+// Guide: docs/ch08-flash-attention.md, section "Exercise 4".
+#include "ch08.cuh"
+#include "cuda/errors.cuh"
+#include "cuda/launch.cuh"
+
+namespace ch08 {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kBr = 16 * kWarps;  // query rows per block
+constexpr int kBc = 64;           // keys per tile
+static_assert(kBc % 16 == 0, "keys per tile: whole k16 steps of P V");
+
+// blockIdx.x: a tile of kBr query rows; blockIdx.y: bh.
+__global__ void flash_mma_kernel(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, int Sq, int Sk,
+                                 int D, float scale, bool causal) {
+  // TODO: cp.async the q tile and the first k and v tiles; wait; ldmatrix the q fragments.
+  // TODO: per key tile: wait for k, prefetch the next k, S = Q K^T, mask, online softmax
+  //       (quad shuffles), pack P to BF16 A fragments, wait for v, prefetch the next v,
+  //       O += P V.
+  // TODO: O / l, through shared memory to 16-byte stores; lse.
+}
+
+}  // namespace
+
+void student::flash_attention_mma(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, int B, int H,
+                                  int Sq, int Sk, int D, float scale, bool causal, void* scratch, cudaStream_t stream) {
+  WB_NOT_IMPLEMENTED("chapters/ch08_flash_attention/ex4_flash_attention_mma.cu");  // delete this line when you start
+
+  (void)scratch;
+  const dim3 grid((Sq + kBr - 1) / kBr, B * H);  // tiles of kBr query rows x heads
+  flash_mma_kernel<<<grid, kWarps * 32, 0, stream>>>(q, k, v, o, lse, Sq, Sk, D, scale, causal);
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace ch08

@@ -1,0 +1,396 @@
+// Chapter 8's ops, declared once (harness/spec/op.cuh).
+//
+//   attention_probs/f32   p = softmax(scale * q k^T, masked)                        ex2
+//   attention/f32         o = p v, lse = m + log(l), FP32                             ex1, ex3
+//   attention/bf16        the same with BF16 q, k, v, o (FP32 accumulation and lse)   ex4
+//
+// Dimensions: B, H (heads), Sq (queries), Sk (keys and values), D (head size), causal (0 or
+// 1). The causal mask is bottom-right aligned: query i sees key j iff j <= i + Sk - Sq
+// (ch08.cuh); a row that sees no key has o = 0 and lse = -inf. The scale is 1 / sqrt(D) in
+// FP32 (attention_scale), and the float64 reference uses that same FP32 value.
+//
+// Tolerances. The FlashAttention tests' rule: a kernel's largest error against a float64
+// reference may be at most twice the largest error of the library's result in the same
+// precision, plus a small floor. Here the library result is the unfused cuBLAS pipeline
+// (reference/ch08_flash_attention/cublas_attention.cuh), run on the same inputs in every
+// test: the op's yardstick, factor 2, with a floor per output (TensorSpec::yardstick_floor).
+// In front of it, each output also has an absolute bound (the Tol below) derived from the
+// roundings a correct kernel makes, so that a kernel is also judged where the yardstick is
+// not run (outputs of fewer than 256 elements) and every failure names its elements:
+//   * a score s = scale * q.k summed in FP32 over D terms is off by at most about
+//     16 u sqrt(D) sigma (u = 2^-24, sigma the scores' standard deviation: 1, or 4 for the
+//     "peaked" inputs); a probability p = exp(s - m) / l then has a relative error of about
+//     twice that, plus the sum l over Sk terms (8 u sqrt(Sk)) and exp of arguments down to
+//     -60 or so (128 u): p_rel below;
+//   * o = sum_j p_j v_j with |v| up to about 4: 4 p_rel absolute; in BF16 also the rounding
+//     of every p to BF16 before the second product and of o itself, 2^-8 relative each
+//     (2^-7 absolute and 2^-8 relative);
+//   * lse = m + log(l): p_rel absolute.
+// Mistakes (a missing rescale, a mask off by one key, the scale applied twice, a race on a
+// tile) make errors of 1e-2 and more, far above every bound.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ch08.cuh"
+#include "cublas_attention.cuh"
+#include "spec/op.cuh"
+
+namespace ch08 {
+namespace {
+
+using wb::DType;
+constexpr const char* kDocs = "docs/ch08-flash-attention.md";
+constexpr double kU32 = 1.0 / 16777216.0;  // FP32 unit roundoff, 2^-24
+constexpr double kUBf16 = 1.0 / 256.0;     // BF16 unit roundoff, 2^-8
+
+wb::Shape attn(int64_t B, int64_t H, int64_t Sq, int64_t Sk, int64_t D, int64_t causal) {
+  return wb::Shape{{"B", B}, {"H", H}, {"Sq", Sq}, {"Sk", Sk}, {"D", D}, {"causal", causal}};
+}
+
+// The (query, key) pairs the mask leaves visible, summed over the rows of one head.
+double visible_pairs(const wb::Shape& s) {
+  const int64_t Sq = s["Sq"], Sk = s["Sk"];
+  if (s["causal"] == 0) return static_cast<double>(Sq) * Sk;
+  double n = 0;
+  for (int64_t i = 0; i < Sq; ++i) n += static_cast<double>(std::clamp<int64_t>(i + Sk - Sq + 1, 0, Sk));
+  return n;
+}
+
+// --- tolerances (see the header comment) ------------------------------------------------------
+
+double sigma(const wb::Shape& s) { return s.param_or("sigma", 1.0); }
+double score_err(const wb::Shape& s) { return 16 * kU32 * std::sqrt(static_cast<double>(s["D"])) * sigma(s); }
+double p_rel(const wb::Shape& s) {
+  return 2 * score_err(s) + 8 * kU32 * std::sqrt(static_cast<double>(s["Sk"])) + 128 * kU32;
+}
+
+wb::Tol o_tol() {
+  return {[](const wb::Shape& s, DType t) {
+            if (t == DType::BF16) return wb::Tolerance{2 * kUBf16 + 4 * p_rel(s), kUBf16 + p_rel(s)};
+            return wb::Tolerance{4 * p_rel(s) + 1e-6, p_rel(s)};
+          },
+          "FP32 scores and sums (grow with sqrt(D) and sqrt(Sk)); in BF16, p and o rounded to BF16"};
+}
+wb::Tol lse_tol() {
+  return {[](const wb::Shape& s, DType) { return wb::Tolerance{p_rel(s) + 1e-6, 4 * kU32}; },
+          "FP32 scores and the FP32 sum of Sk terms"};
+}
+wb::Tol p_tol() {
+  return {[](const wb::Shape& s, DType) { return wb::Tolerance{1e-9, p_rel(s)}; },
+          "FP32 scores, exp and the FP32 sum of Sk terms"};
+}
+
+// The outputs, with the floor of the yardstick rule. FP32 o (floor < 0): the harness's
+// default, one FP32 rounding step plus the bound's atol (the FP32 pipelines' own errors are
+// 1e-6 or less, so the bound decides). BF16 o: 1e-4, small next to the BF16 roundings the
+// library result makes itself. lse: 2e-5.
+wb::TensorSpec o_out(DType t, double floor) {
+  auto o = wb::output("o", {"B", "H", "Sq", "D"}, t, o_tol());
+  o.yardstick_floor = floor;
+  return o;
+}
+wb::TensorSpec lse_out() {
+  auto l = wb::output("lse", {"B", "H", "Sq"}, DType::F32, lse_tol());
+  l.yardstick_floor = 2e-5;
+  return l;
+}
+
+// --- shapes --------------------------------------------------------------------------------
+
+// Every sequence length of the list, square, at D 64 and 128, with and without the mask;
+// the other head sizes; 4096 (checked on sampled rows); Sq != Sk both ways; B * H from 1 to
+// 128.
+std::vector<wb::Shape> attention_shapes() {
+  std::vector<wb::Shape> out;
+  for (int64_t S : {1, 2, 17, 63, 64, 65, 127, 128, 129}) {
+    for (int64_t D : {64, 128}) {
+      for (int64_t c : {0, 1}) out.push_back(attn(1, 2, S, S, D, c));
+    }
+  }
+  for (int64_t D : {64, 128}) {
+    for (int64_t c : {0, 1}) out.push_back(attn(1, 1, 1000, 1000, D, c));
+  }
+  for (int64_t S : {17, 129, 1000}) {
+    for (int64_t D : {32, 96}) {
+      for (int64_t c : {0, 1}) out.push_back(attn(1, S == 1000 ? 1 : 2, S, S, D, c));
+    }
+  }
+  out.push_back(attn(1, 1, 4096, 4096, 64, 0));
+  out.push_back(attn(1, 1, 4096, 4096, 128, 1));
+  out.push_back(attn(1, 1, 4096, 4096, 96, 1));
+  // Sq != Sk: decode-like (1 query), fewer queries than keys, and more (whose first Sq - Sk
+  // rows see no key when masked).
+  const int64_t pairs[][3] = {{1, 1000, 64}, {17, 129, 128}, {64, 1000, 64}, {127, 4096, 128},
+                              {129, 17, 64},  {1000, 65, 128}, {65, 64, 32}};
+  for (const auto& [sq, sk, d] : pairs) {
+    for (int64_t c : {0, 1}) out.push_back(attn(1, 2, sq, sk, d, c));
+  }
+  out.push_back(attn(1, 1, 65, 65, 64, 1));
+  out.push_back(attn(2, 3, 129, 129, 128, 0));
+  out.push_back(attn(4, 32, 128, 128, 64, 1));
+  out.push_back(attn(128, 1, 63, 63, 32, 1));
+  out.push_back(attn(8, 16, 1000, 1000, 64, 0));
+  return out;
+}
+
+std::vector<wb::Shape> probs_shapes() {
+  std::vector<wb::Shape> out;
+  for (int64_t S : {1, 2, 17, 63, 64, 65, 127, 128, 129, 1000, 4096}) {
+    for (int64_t c : {0, 1}) out.push_back(attn(1, S >= 1000 ? 1 : 2, S, S, 64, c));
+  }
+  for (int64_t D : {32, 96, 128}) out.push_back(attn(1, 2, 129, 129, D, 1));
+  const int64_t pairs[][2] = {{1, 1000}, {64, 1000}, {129, 17}, {1000, 65}};
+  for (const auto& [sq, sk] : pairs) {
+    for (int64_t c : {0, 1}) out.push_back(attn(1, 2, sq, sk, 64, c));
+  }
+  out.push_back(attn(4, 32, 128, 128, 64, 1));
+  out.push_back(attn(128, 1, 65, 65, 32, 0));
+  return out;
+}
+
+// Three seeded random shapes: B up to 3, H up to 4, Sq and Sk up to 700, D of the four.
+std::vector<wb::Shape> random_shapes(wb::Rng& rng) {
+  std::vector<wb::Shape> out;
+  for (int n = 0; n < 3; ++n) {
+    const int64_t D = 32 * rng.range(1, 4);
+    out.push_back(attn(rng.range(1, 3), rng.range(1, 4), rng.range(1, 700), rng.range(1, 700), D, rng.range(0, 1)));
+  }
+  return out;
+}
+
+// Keys whose scale grows along the sequence: key j ~ normal(0, 0.25 + 2 j / (Sk - 1)).
+// The row maximum then keeps rising from one key tile to the next, so an online softmax
+// that forgets to rescale what it has accumulated is caught on every row.
+wb::Dist rising_keys() {
+  return wb::dist::custom("normal(0, 0.25 + 2 j / Sk), rising along the keys",
+                          [](wb::HostTensor& t, const wb::Shape& s, wb::Rng& rng) {
+                            const int64_t Sk = s["Sk"], D = s["D"];
+                            for (int64_t e = 0; e < t.count(); ++e) {
+                              const int64_t j = (e / D) % Sk;
+                              const double u1 = rng.uniform(1e-12, 1.0), u2 = rng.uniform(0.0, 1.0);
+                              const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+                              t.set(e, z * (0.25 + 2.0 * static_cast<double>(j) / static_cast<double>(std::max<int64_t>(Sk - 1, 1))));
+                            }
+                          });
+}
+
+std::vector<wb::InputSet> input_sets(bool probs) {
+  const int64_t D2 = probs ? 64 : 128;
+  std::vector<wb::Shape> peaked, rising;
+  for (int64_t c : {0, 1}) {
+    peaked.push_back(attn(1, 2, 129, 129, 64, c).set_param("sigma", 4));
+    peaked.push_back(attn(1, 1, 1000, 1000, D2, c).set_param("sigma", 4));
+    rising.push_back(attn(1, 1, 1000, 1000, 64, c).set_param("sigma", 2.25));
+    rising.push_back(attn(1, 1, 4096, 4096, D2, c).set_param("sigma", 2.25));
+  }
+  return {{"peaked", {{"q", wb::dist::normal(0, 4)}}, peaked}, {"rising_keys", {{"k", rising_keys()}}, rising}};
+}
+
+// --- the float64 reference ---------------------------------------------------------------------
+
+// Element i of an FP32 or BF16 host tensor as double. The reference reads Sk x D elements of
+// k and of v for every query row it checks, so it reads the stored bits directly instead of
+// going through HostTensor::get's per-element dispatch.
+class Reader {
+ public:
+  explicit Reader(const wb::HostTensor& t) : p_(static_cast<const unsigned char*>(t.raw())), bf16_(t.dtype() == DType::BF16) {}
+  double operator()(int64_t i) const {
+    if (bf16_) {
+      uint16_t b;
+      std::memcpy(&b, p_ + 2 * i, 2);
+      const uint32_t u = static_cast<uint32_t>(b) << 16;  // BF16 is the top half of an FP32
+      float f;
+      std::memcpy(&f, &u, 4);
+      return f;
+    }
+    float f;
+    std::memcpy(&f, p_ + 4 * i, 4);
+    return f;
+  }
+
+ private:
+  const unsigned char* p_;
+  bool bf16_;
+};
+
+// Row r = (b * H + h) * Sq + i: the scores of the visible keys, their softmax, and whichever
+// of o, lse and p the op has.
+void reference_row(const wb::RefCtx& r, int64_t row, bool has_o, bool has_p) {
+  const int64_t Sq = r["Sq"], Sk = r["Sk"], D = r["D"];
+  const int64_t bh = row / Sq, i = row % Sq;
+  const double scale = attention_scale(static_cast<int>(D));
+  const int64_t visible = r["causal"] != 0 ? std::clamp<int64_t>(i + Sk - Sq + 1, 0, Sk) : Sk;
+  const Reader q(r.in("q")), k(r.in("k"));
+  std::vector<double> qrow(D), e(visible);
+  for (int64_t d = 0; d < D; ++d) qrow[d] = q((bh * Sq + i) * D + d);
+  double m = -std::numeric_limits<double>::infinity();
+  for (int64_t j = 0; j < visible; ++j) {
+    double dot = 0;
+    const int64_t at = (bh * Sk + j) * D;
+    for (int64_t d = 0; d < D; ++d) dot += qrow[d] * k(at + d);
+    e[j] = scale * dot;
+    m = std::max(m, e[j]);
+  }
+  double l = 0;
+  for (int64_t j = 0; j < visible; ++j) {
+    e[j] = std::exp(e[j] - m);
+    l += e[j];
+  }
+  if (has_p) {
+    for (int64_t j = 0; j < Sk; ++j) r.expect("p", row * Sk + j, j < visible ? e[j] / l : 0.0);
+    return;
+  }
+  std::vector<double> o(D, 0.0);
+  if (has_o && visible > 0) {
+    const Reader v(r.in("v"));
+    for (int64_t j = 0; j < visible; ++j) {
+      const double w = e[j] / l;
+      const int64_t at = (bh * Sk + j) * D;
+      for (int64_t d = 0; d < D; ++d) o[d] += w * v(at + d);
+    }
+  }
+  for (int64_t d = 0; d < D; ++d) r.expect("o", row * D + d, o[d]);
+  r.expect("lse", row, visible > 0 ? m + std::log(l) : -std::numeric_limits<double>::infinity());
+}
+
+int64_t query_rows(const wb::Shape& s) { return s["B"] * s["H"] * s["Sq"]; }
+
+// --- benchmark shapes, bytes, FLOPs --------------------------------------------------------------
+
+std::vector<wb::Shape> bench(int64_t S, std::initializer_list<int64_t> dims) {
+  std::vector<wb::Shape> out;
+  for (int64_t D : dims) {
+    for (int64_t c : {0, 1}) out.push_back(attn(4, 16, S, S, D, c));
+  }
+  return out;
+}
+
+// The minimum traffic: read q, k, v once, write o and lse once.
+double attention_bytes(const wb::Shape& s, int element) {
+  const double bh = static_cast<double>(s["B"]) * s["H"];
+  return bh * (element * 2.0 * (s["Sq"] + s["Sk"]) * s["D"] + 4.0 * s["Sq"]);
+}
+// 2 FLOPs per multiply-add, two products: 4 D per visible (query, key) pair (about half of
+// 4 Sq Sk D with the mask).
+double attention_flops(const wb::Shape& s) {
+  return 4.0 * static_cast<double>(s["B"]) * s["H"] * s["D"] * visible_pairs(s);
+}
+
+// Likely causes, from the pattern of a failure.
+std::string diagnose(const wb::Diagnosis& d) {
+  const bool causal = d.shape["causal"] != 0;
+  const bool square = d.shape["Sq"] == d.shape["Sk"];
+  if (d.code == wb::Code::NaN && causal && d.shape["Sq"] > d.shape["Sk"]) {
+    return "NaN on a masked shape with Sq > Sk: the first Sq - Sk rows see no key; their max is -inf and "
+           "exp(-inf - (-inf)) is NaN. Such a row's o is 0 and its lse -inf (ch08.cuh)";
+  }
+  if (d.output == "lse" && d.code == wb::Code::Wrong) {
+    return "lse is the NATURAL log of the sum of exp over the scaled, masked scores, m + log(l), with m in the "
+           "same units as the scores (if you work in base 2 with exp2, multiply back by ln 2)";
+  }
+  if (d.code == wb::Code::Wrong && causal && !square) {
+    return "wrong with the mask when Sq != Sk: the mask is bottom-right aligned, query i sees keys "
+           "j <= i + Sk - Sq (the last query sees every key)";
+  }
+  if (d.code == wb::Code::Wrong && causal) {
+    return "wrong with the causal mask: query i sees keys 0..i (the diagonal included, nothing to its right); "
+           "check the diagonal tile and the bound of the loop that skips masked tiles";
+  }
+  if (d.code == wb::Code::Wrong && d.shape.param_or("sigma", 1) != 1) {
+    return "wrong only when the scores spread widely or rise along the keys: when a tile raises a row's max, "
+           "the running sum AND the running output must be multiplied by exp(m_old - m_new)";
+  }
+  return {};
+}
+
+template <class T, class Fn>
+wb::OpSpec<Fn> attention_op(const char* dtype, const char* title, Fn* yardstick, double o_floor, wb::Peak peak,
+                            std::vector<wb::Shape> bench_shapes, std::vector<wb::Shape> full_bench_shapes) {
+  constexpr DType t = wb::dtype_of<T>();
+  return {
+      .name = "attention",
+      .dtype = dtype,
+      .title = title,
+      .docs = kDocs,
+      .tensors = {wb::input("q", {"B", "H", "Sq", "D"}, t, wb::dist::normal(0, 1)),
+                  wb::input("k", {"B", "H", "Sk", "D"}, t, wb::dist::normal(0, 1)),
+                  wb::input("v", {"B", "H", "Sk", "D"}, t, wb::dist::normal(0, 1)), o_out(t, o_floor), lse_out()},
+      .reference = [](const wb::RefCtx& r, int64_t row) { reference_row(r, row, true, false); },
+      .ref_rows = query_rows,
+      .test_shapes = attention_shapes(),
+      .random_shapes = random_shapes,
+      .input_sets = input_sets(false),
+      .bench_shapes = std::move(bench_shapes),
+      .full_bench_shapes = std::move(full_bench_shapes),
+      .bytes = [](const wb::Shape& s) { return attention_bytes(s, sizeof(T)); },
+      .flops = attention_flops,
+      .peak = peak,
+      .launch = [](Fn* fn, const wb::Args& a, cudaStream_t st) {
+        const int D = a.i("D");
+        fn(a.in<T>("q"), a.in<T>("k"), a.in<T>("v"), a.out<T>("o"), a.out<float>("lse"), a.i("B"), a.i("H"),
+           a.i("Sq"), a.i("Sk"), D, attention_scale(D), a.i("causal") != 0, a.workspace(), st);
+      },
+      .checks = {.deterministic = 1},
+      .diagnose = diagnose,
+      .yardstick = yardstick,
+      .yardstick_factor = 2.0,
+  };
+}
+
+wb::OpSpec<ScoresSoftmaxF32Fn> probs_op() {
+  auto p = wb::output("p", {"B", "H", "Sq", "Sk"}, DType::F32, p_tol());
+  p.yardstick_floor = 1e-7;
+  return {
+      .name = "attention_probs",
+      .dtype = "f32",
+      .title = "p = softmax(scale * q k^T, causal mask), FP32",
+      .docs = kDocs,
+      .tensors = {wb::input("q", {"B", "H", "Sq", "D"}, DType::F32, wb::dist::normal(0, 1)),
+                  wb::input("k", {"B", "H", "Sk", "D"}, DType::F32, wb::dist::normal(0, 1)), p},
+      .reference = [](const wb::RefCtx& r, int64_t row) { reference_row(r, row, false, true); },
+      .ref_rows = query_rows,
+      .test_shapes = probs_shapes(),
+      .random_shapes = random_shapes,
+      .input_sets = input_sets(true),
+      .bench_shapes = bench(4096, {64}),
+      .full_bench_shapes = bench(4096, {128}),
+      // Read q and k once, write p once.
+      .bytes = [](const wb::Shape& s) {
+        const double bh = static_cast<double>(s["B"]) * s["H"];
+        return 4.0 * bh * ((s["Sq"] + s["Sk"]) * static_cast<double>(s["D"]) + static_cast<double>(s["Sq"]) * s["Sk"]);
+      },
+      .flops = [](const wb::Shape& s) { return 2.0 * static_cast<double>(s["B"]) * s["H"] * s["D"] * visible_pairs(s); },
+      .peak = wb::Peak::FP32,
+      .launch = [](ScoresSoftmaxF32Fn* fn, const wb::Args& a, cudaStream_t st) {
+        const int D = a.i("D");
+        fn(a.in<float>("q"), a.in<float>("k"), a.out<float>("p"), a.i("B"), a.i("H"), a.i("Sq"), a.i("Sk"), D,
+           attention_scale(D), a.i("causal") != 0, st);
+      },
+      .checks = {.deterministic = 1},
+      .diagnose = diagnose,
+      .yardstick = &unfused::probs_f32,
+      .yardstick_factor = 2.0,
+  };
+}
+
+}  // namespace
+
+WB_OPS(ch08) {
+  wb::add_op(probs_op());
+  // FP32: the fused-vs-unfused comparison at 4096 (the scores of B = 4, H = 16 take 4.3 GB).
+  wb::add_op(attention_op<float, AttentionF32Fn>("f32", "attention forward, FP32: o = softmax(scale q k^T) v, lse",
+                                                 &unfused::attention_f32, -1.0, wb::Peak::FP32, bench(4096, {64}),
+                                                 bench(4096, {128})));
+  // BF16: B 4, H 16, S 8192, D 64 and 128, with and without the mask (the FlashAttention-2
+  // and cuDNN comparison); --full adds 4096 (beside the unfused cuBLAS pipeline).
+  wb::add_op(attention_op<bf16, AttentionBf16Fn>("bf16", "attention forward, BF16 in and out, FP32 accumulation",
+                                                 &unfused::attention_bf16, 1e-4, wb::Peak::BF16Tensor,
+                                                 bench(8192, {64, 128}), bench(4096, {64, 128})));
+}
+
+}  // namespace ch08

@@ -1,0 +1,41 @@
+// What every step of the chapter 8 ladder shares: argument checks, the causal bound, and how
+// many key tiles a block of query rows needs.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "ch08.cuh"
+
+namespace ch08::solution {
+
+__host__ __device__ inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// The launchers' preconditions (ch08.cuh). B * H becomes gridDim.y (or z), at most 65535.
+inline void check_args(const char* who, int B, int H, int Sq, int Sk, int D) {
+  std::string bad;
+  if (B < 1 || H < 1 || Sq < 1 || Sk < 1) bad = "B, H, Sq and Sk must be at least 1";
+  else if (D < 8 || D > 128 || D % 8 != 0) bad = "D must be a multiple of 8 from 8 to 128, not " + std::to_string(D);
+  else if (static_cast<long long>(B) * H > 65535) bad = "B * H is more than 65535 (one grid row per head)";
+  if (!bad.empty()) throw std::invalid_argument(std::string(who) + ": " + bad);
+}
+
+// The head size a kernel is compiled for: D rounded up to 32, 64, 96 or 128 (the columns
+// past D are loaded as zeros and never stored).
+inline int padded_head(int D) { return (D + 31) / 32 * 32; }
+
+// Key tiles (of `bc` keys) that a block of query rows q0 .. q0 + rows - 1 must visit: all of
+// them without the mask; with it, up to the tile holding the last key its last row sees,
+// q_last + Sk - Sq (bottom-right alignment). 0 when even the last row sees no key.
+__host__ __device__ inline int key_tiles(int q0, int rows, int Sq, int Sk, int bc, bool causal) {
+  const int all = (Sk + bc - 1) / bc;
+  if (!causal) return all;
+  const int q_last = (q0 + rows < Sq ? q0 + rows : Sq) - 1;
+  const int last_key = q_last + Sk - Sq;
+  if (last_key < 0) return 0;
+  const int need = last_key / bc + 1;
+  return need < all ? need : all;
+}
+
+}  // namespace ch08::solution

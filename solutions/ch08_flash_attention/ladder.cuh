@@ -1,0 +1,31 @@
+// The chapter 8 solution ladder: one file per step, each declaring its launchers here.
+// Every step computes what ch08.cuh defines; they differ in what crosses DRAM, and in which
+// units do the arithmetic.
+#pragma once
+#include "ch08.cuh"
+
+namespace ch08::solution {
+
+// v1_unfused.cu — the three ops as separate kernels: scores into a buffer, the mask, the
+// row softmax; then O = P V. Naive kernels, one thread per output element.
+ScoresSoftmaxF32Fn v1_probs_f32;
+AttentionF32Fn v1_attention_f32;
+// O (bh x Sq x D) = P (bh x Sq x Sk) V, FP32: v1's last kernel, v2 reuses it.
+void pv_f32(const float* p, const float* v, float* o, int bh, int Sq, int Sk, int D, cudaStream_t stream);
+
+// v2_fused_scores_softmax.cu — scores, mask and softmax in ONE kernel: a block of 64 query
+// rows, key tiles staged in shared memory, two sweeps over the keys (running max and sum,
+// then recompute and write p once). Attention: v2's p into the buffer, then v1's P V.
+ScoresSoftmaxF32Fn v2_probs_f32;
+AttentionF32Fn v2_attention_f32;
+
+// v3_flash_f32.cu — flash attention on CUDA cores: a block of 64 query rows loops over
+// tiles of 32 keys, online softmax, the output in registers; nothing of size Sq x Sk exists.
+AttentionF32Fn v3_attention_f32;
+
+// v4_flash_mma_sync.cu — FlashAttention-2 in BF16 on tensor cores: Q fragments in
+// registers, K and V double-buffered through cp.async, ldmatrix, exp2 with the scale
+// folded in, P reused from registers as the A operand of P V, one normalisation at the end.
+AttentionBf16Fn v4_attention_bf16;
+
+}  // namespace ch08::solution

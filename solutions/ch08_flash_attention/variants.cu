@@ -1,0 +1,33 @@
+// The ladder as the harness sees it, in the order a learner meets it.
+#include "ladder.cuh"
+#include "spec/op.cuh"
+
+namespace ch08 {
+
+WB_VARIANTS(ch08_solution, wb::Role::Solution) {
+  using namespace solution;
+  const char* probs = "attention_probs/f32";
+  const char* f32 = "attention/f32";
+  const char* bf16 = "attention/bf16";
+  // v1 and v2 keep the probabilities of every head in a buffer of B * H * Sq * Sk floats.
+  const auto scores_buffer = [](const wb::Shape& s) {
+    return scratch_bytes_f32(static_cast<int>(s["B"]), static_cast<int>(s["H"]), static_cast<int>(s["Sq"]),
+                             static_cast<int>(s["Sk"]));
+  };
+  return {
+      wb::variant(probs, "v1_unfused", &v1_probs_f32).with_note("three kernels: scores, mask, softmax"),
+      wb::variant(f32, "v1_unfused", &v1_attention_f32)
+          .with_workspace(scores_buffer)
+          .with_note("scores, mask, softmax, P V: the Sq x Sk buffer crosses DRAM five times"),
+      wb::variant(probs, "v2_fused_scores_softmax", &v2_probs_f32).with_note("one kernel, p written once"),
+      wb::variant(f32, "v2_fused_scores_softmax", &v2_attention_f32)
+          .with_workspace(scores_buffer)
+          .with_note("fused p, then P V"),
+      wb::variant(f32, "v3_flash_f32", &v3_attention_f32).with_note("online softmax, no Sq x Sk buffer"),
+      wb::variant(bf16, "v4_flash_mma_sync", &v4_attention_bf16)
+          .needs_cc(80)
+          .with_note("mma.sync m16n8k16 BF16, cp.async double buffering"),
+  };
+}
+
+}  // namespace ch08
