@@ -598,13 +598,7 @@ std::optional<std::string> cannot_run_here(const OpBase& op, const Variant& v, c
 
 Outcome dry_run_without_gpu(const OpBase& op, const Variant& v, Shape shape) {
   if (op.common().derive) op.common().derive(shape);
-  std::vector<Args::Slot> slots;
-  uintptr_t fake = 0x100000;
-  for (const auto& t : op.common().tensors) {
-    slots.push_back({&t, t.present_in(shape) ? reinterpret_cast<void*>(fake) : nullptr});
-    fake += 0x100000;
-  }
-  Args a(shape, std::move(slots), reinterpret_cast<void*>(fake), v.workspace ? 256 : 0);
+  const Args a = placeholder_args(op, v, shape);
   try {
     op.invoke(v.fn, a, nullptr);
   } catch (const NotImplemented& e) {

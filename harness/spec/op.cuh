@@ -286,6 +286,9 @@ struct CaseOptions {
 Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOptions& opt);
 // Why this GPU cannot run `v` on `shape` (too old, not sm_90a, too little memory), or nullopt.
 std::optional<std::string> cannot_run_here(const OpBase& op, const Variant& v, const Shape& shape);
+// Arguments for a call that must not touch memory: every tensor and the workspace at an
+// address nothing is mapped at (refuse.cu).
+Args placeholder_args(const OpBase& op, const Variant& v, const Shape& shape);
 // Without a GPU: calls the launcher once with placeholder pointers, so a stub still reports
 // not_implemented and anything else is "compiled, not run".
 Outcome dry_run_without_gpu(const OpBase& op, const Variant& v, Shape shape);

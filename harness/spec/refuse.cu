@@ -11,16 +11,20 @@
 
 namespace wb {
 
-Outcome check_refusal(const OpBase& op, const Variant& v, const Refusal& r) {
-  Shape shape = r.shape;
-  if (op.common().derive) op.common().derive(shape);
+Args placeholder_args(const OpBase& op, const Variant& v, const Shape& shape) {
   std::vector<Args::Slot> slots;
   uintptr_t fake = 0x100000;
   for (const auto& t : op.common().tensors) {
     slots.push_back({&t, t.present_in(shape) ? reinterpret_cast<void*>(fake) : nullptr});
     fake += 0x100000;
   }
-  Args a(shape, std::move(slots), reinterpret_cast<void*>(fake), v.workspace ? 256 : 0);
+  return Args(shape, std::move(slots), reinterpret_cast<void*>(fake), v.workspace ? 256 : 0);
+}
+
+Outcome check_refusal(const OpBase& op, const Variant& v, const Refusal& r) {
+  Shape shape = r.shape;
+  if (op.common().derive) op.common().derive(shape);
+  const Args a = placeholder_args(op, v, shape);
 
   const bool gpu = !gpu_missing_reason();
   std::optional<Stream> stream;
