@@ -1,0 +1,89 @@
+// Chapter 9 — a GPT-2 decoder built from the book's kernels: the interface between your
+// kernels and the harness (and the model, models/gpt2/gpu/model.h, which runs them).
+//
+// You write the launchers declared in namespace ch09::student, one exercise per file:
+//   ex1_linear_epilogue.cu   y = x · Wᵀ + b, and y = gelu_tanh(x · Wᵀ + b), in ONE kernel:
+//                            the matmul with its epilogue fused (prefill: M tokens at once)
+//   ex2_gemv.cu              the same for ONE token (M = 1): a GEMV that streams W once
+//   ex3_block.cpp            one transformer block's forward, wired from the model's ops
+//                            (host code; models/gpt2/gpu/ops.h)
+//   ex4_decode_graph.cpp     the decode step captured as a CUDA Graph and replayed (host code)
+// Exercises 1 and 2 are ops of the harness (tests and benchmark rows); 3 and 4 run inside
+// the model (`build/ch09/bin/gpt2 ... --use=block:student,graph:student`).
+//
+// The data, as models/gpt2 loads a GPT-2 (every matrix [out, in], row-major):
+//
+//   x[m * K + k]     M rows (tokens) of K inputs            0 <= m < M, 0 <= k < K
+//   W[n * K + k]     N output features of K inputs: W is [N, K], so y = x · Wᵀ
+//   b[n]             one bias per output feature
+//   y[m * N + n]     M rows of N outputs
+//
+//   y[m][n] = epilogue( sum_k x[m][k] * W[n][k] + b[n] )
+//
+// The epilogues (Epilogue below):
+//   None        y = x · Wᵀ                (b is null: the LM head, logits = x · wteᵀ)
+//   Bias        y = x · Wᵀ + b            (the QKV projection, both output projections)
+//   BiasGelu    y = gelu_tanh(x · Wᵀ + b) (the MLP's first matmul), GPT-2's GELU:
+//               gelu_tanh(v) = 0.5 v (1 + tanh( sqrt(2/pi) (v + 0.044715 v^3) ))
+//               NOT the erf form 0.5 v (1 + erf(v / sqrt(2))): the two differ by up to
+//               5e-4, which the FP32 tests see.
+//
+// The rules the tests hold you to:
+//   * accumulate in FP32 (whatever T is), add the bias in FP32, apply GELU in FP32, round
+//     ONCE to T when you store y.
+//   * any M, N, K >= 1: primes, 1, 1025, 4097 ... are tested; your tiles will not divide
+//     them. Every pointer is 16-byte aligned, but a ROW of x or W starts 16-byte aligned
+//     only when K * sizeof(T) % 16 == 0: 16-byte loads need that check and a scalar path.
+//   * W is [N, K] (out, in). Reading it as [K, N] (the layout of Hugging Face's Conv1D
+//     files, and of chapter 5's B) is the classic mistake; on square W it even "works" for
+//     the shapes — the tests catch it by the values.
+//   * y is poisoned (NaN) before your launcher runs and guard bands around it are checked.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace ch09 {
+
+using bf16 = __nv_bfloat16;
+
+enum class Epilogue { None, Bias, BiasGelu };
+inline const char* epilogue_name(Epilogue e) {
+  return e == Epilogue::None ? "none" : e == Epilogue::Bias ? "bias" : "bias_gelu";
+}
+
+// GPT-2's GELU (the tanh form), in FP32, for device code and host checks alike.
+__host__ __device__ inline float gelu_tanh(float v) {
+  const float kSqrt2OverPi = 0.7978845608028654f;
+  return 0.5f * v * (1.0f + tanhf(kSqrt2OverPi * (v + 0.044715f * v * v * v)));
+}
+
+// Throws std::invalid_argument naming the argument: M, N, K >= 1, and a bias exactly when
+// the epilogue adds one. Call it first in every launcher.
+inline void require_valid(int M, int N, int K, Epilogue epi, const void* b) {
+  if (M < 1) throw std::invalid_argument("M = " + std::to_string(M) + ": at least one row of x (M >= 1)");
+  if (N < 1) throw std::invalid_argument("N = " + std::to_string(N) + ": at least one output feature (N >= 1)");
+  if (K < 1) throw std::invalid_argument("K = " + std::to_string(K) + ": at least one input feature (K >= 1)");
+  if (epi != Epilogue::None && b == nullptr) {
+    throw std::invalid_argument(std::string("b is null, but the epilogue '") + epilogue_name(epi) + "' adds a bias");
+  }
+}
+
+// ex1: y (M, N) = epilogue(x (M, K) · W (N, K)ᵀ + b (N)). T is bf16 (the exercise) or float
+// (the solution's and the library's FP32 model path).
+template <class T>
+using LinearFn = void(const T* x, const T* w, const T* b, T* y, int M, int N, int K, Epilogue epi,
+                      cudaStream_t stream);
+
+// ex2: the batch-1 form, y (N) = epilogue(W (N, K) · x (K) + b (N)).
+template <class T>
+using GemvFn = void(const T* x, const T* w, const T* b, T* y, int N, int K, Epilogue epi, cudaStream_t stream);
+
+namespace student {
+LinearFn<bf16> linear;  // ex1_linear_epilogue.cu
+GemvFn<bf16> gemv;      // ex2_gemv.cu
+}  // namespace student
+
+}  // namespace ch09

@@ -1,0 +1,82 @@
+# Chapter 9 extras, included by workbook_add_chapter (which defines id, _chapter,
+# _reference and _solutions).
+#
+#   cuBLASLt    the reference (reference/ch09_gpt2/cublaslt_linear.cu)
+#   ch06, ch07  the model runs chapter 6's LayerNorms and chapter 7's top-k: their learner's,
+#               solution's and reference's libraries are built here when the preset did
+#               not build those chapters (no tests of theirs are added)
+#   gpt2_gpu    the GPU model (models/gpt2/gpu): gpt2::Model, its ops, the per-op table
+#   gpt2        the tool: build/ch09/bin/gpt2 --weights=FILE ...
+#   ch09_model_tests   the model end to end against the float64 CPU forward (GPU; skipped without)
+target_link_libraries(${id}_reference PUBLIC CUDA::cublasLt)
+
+# Another chapter's three launcher libraries, as workbook_add_chapter makes them.
+function(ch09_borrow_chapter other)
+  if(TARGET ${other}_student)
+    return()
+  endif()
+  file(GLOB _found LIST_DIRECTORIES true ${PROJECT_SOURCE_DIR}/chapters/${other}_*)
+  get_filename_component(_name ${_found} NAME)
+  set(_dirs ${PROJECT_SOURCE_DIR}/chapters/${_name} ${PROJECT_SOURCE_DIR}/reference/${_name}
+            ${PROJECT_SOURCE_DIR}/solutions/${_name})
+  file(GLOB _student_src CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/chapters/${_name}/ex*.cu
+       ${PROJECT_SOURCE_DIR}/chapters/${_name}/variants.cu)
+  file(GLOB _reference_src CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/reference/${_name}/*.cu)
+  file(GLOB _solution_src CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/solutions/${_name}/*.cu)
+  add_library(${other}_student STATIC ${_student_src})
+  add_library(${other}_reference STATIC ${_reference_src})
+  add_library(${other}_solution STATIC ${_solution_src})
+  foreach(_lib IN ITEMS student reference solution)
+    target_include_directories(${other}_${_lib} PUBLIC ${_dirs})
+    workbook_cuda_options(${other}_${_lib})
+    target_link_libraries(${other}_${_lib} PUBLIC workbook_spec)
+  endforeach()
+  target_link_libraries(${other}_reference PUBLIC CUDA::cublas)
+  workbook_use_cudnn(${other}_reference ${other})
+endfunction()
+ch09_borrow_chapter(ch06)
+ch09_borrow_chapter(ch07)
+
+# Exercises 3 and 4 are host code against the model's op interface (models/gpt2/gpu/ops.h).
+target_include_directories(${id}_student PUBLIC ${PROJECT_SOURCE_DIR}/models/gpt2/gpu)
+target_link_libraries(${id}_student PUBLIC gpt2_host)
+
+# The GPU model. WHOLE_ARCHIVE: chapter 7's reference is reached through its registered
+# variant (its launchers live in an unnamed namespace).
+file(GLOB _gpt2_gpu_src CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/*.cu)
+# (the sources include "solutions/chNN/ladder.cuh" by path: every chapter has a ladder.cuh)
+add_library(gpt2_gpu STATIC ${_gpt2_gpu_src})
+target_include_directories(gpt2_gpu PUBLIC ${PROJECT_SOURCE_DIR}/models/gpt2/gpu ${PROJECT_SOURCE_DIR})
+workbook_cuda_options(gpt2_gpu)
+target_link_libraries(gpt2_gpu PUBLIC gpt2_host workbook_spec
+  "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_student>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_solution>"
+  "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_reference>"
+  ch06_student ch06_solution ch06_reference
+  ch07_student ch07_solution "$<LINK_LIBRARY:WHOLE_ARCHIVE,ch07_reference>")
+
+add_executable(gpt2 ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/tool/gpt2_main.cu)
+target_link_libraries(gpt2 PRIVATE gpt2_gpu)
+workbook_cuda_options(gpt2)
+
+# Host tests of the model's host parts (argument parsing, the composition, the table).
+add_executable(ch09_model_host_tests ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/tests/host_test.cu)
+target_link_libraries(ch09_model_host_tests PRIVATE gpt2_gpu GTest::gtest)
+workbook_cuda_options(ch09_model_host_tests)
+workbook_add_gtest(ch09_model_host_tests host)
+
+# The model end to end (GPU; each test skips with the reason without one). The library and
+# solution compositions are checked with the solutions; the learner's composition with the
+# learner's tests (it fails with not-implemented until exercises 1-4 are written).
+add_executable(ch09_model_tests ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/tests/model_test.cu)
+target_link_libraries(ch09_model_tests PRIVATE gpt2_gpu GTest::gtest)
+workbook_cuda_options(ch09_model_tests)
+target_link_libraries(ch09_model_tests PRIVATE workbook_gtest_main)
+gtest_discover_tests(ch09_model_tests DISCOVERY_MODE PRE_TEST TEST_PREFIX "gpt2_gpu." TEST_FILTER "-Student*" NO_PRETTY_VALUES
+                     PROPERTIES LABELS ${id}-solution TIMEOUT 600)
+gtest_discover_tests(ch09_model_tests DISCOVERY_MODE PRE_TEST TEST_PREFIX "gpt2_gpu." TEST_FILTER "Student*" NO_PRETTY_VALUES
+                     PROPERTIES LABELS ${id}-student TIMEOUT 600)
+
+# The tool's command line: bad arguments refused by name, no GPU refused with a message.
+add_test(NAME ${id}.gpt2_tool COMMAND bash ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/tests/tool_check.sh
+         $<TARGET_FILE:gpt2> $<TARGET_FILE:gpt2_random_weights> ${CMAKE_CURRENT_BINARY_DIR}/gpt2-tool-check)
+set_tests_properties(${id}.gpt2_tool PROPERTIES LABELS host TIMEOUT 300)

@@ -1,0 +1,590 @@
+// gpt2::Model (model.h): the weights and the KV cache on the device, the ops of ops.h with
+// the kernel chosen per op, the prefill and decode steps, the decode step as a CUDA Graph,
+// the per-op timing, and the --check comparisons (op_check.cu).
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "ch06.cuh"
+#include "ch07.cuh"
+#include "ch09.cuh"
+#include "cuda/buffers.cuh"
+#include "cuda/errors.cuh"
+#include "cuda/launch.cuh"
+#include "kernels.cuh"
+#include "model.h"
+#include "model_impl.cuh"
+#include "ops.h"
+#include "reference/ch06_layernorm/reference.cuh"
+#include "reference/ch09_gpt2/reference.cuh"
+#include "solutions/ch06_layernorm/ladder.cuh"
+#include "solutions/ch07_softmax_topk/ladder.cuh"
+#include "solutions/ch09_gpt2/ladder.cuh"
+#include "spec/op.cuh"
+
+namespace gpt2 {
+
+using bf16 = __nv_bfloat16;
+
+namespace {
+
+size_t round_up(size_t n) { return (n + 255) / 256 * 256; }
+
+// Chapter 7's library top-k lives in an unnamed namespace: it is reached through the
+// variant it registers with the harness, which also says how much workspace it needs.
+const wb::Variant& library_topk() {
+  for (const wb::Variant& v : wb::all_variants()) {
+    if (v.op == "topk/f32" && v.role == wb::Role::Reference) return v;
+  }
+  throw std::runtime_error("chapter 7's library top-k (topk/f32, reference) is not linked into this program");
+}
+
+}  // namespace
+
+// --- construction ----------------------------------------------------------------------
+
+Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
+  if (opt.dtype != wb::DType::F32 && opt.dtype != wb::DType::BF16) {
+    throw std::invalid_argument("dtype: the model runs in f32 or bf16");
+  }
+  if (w.dtype != opt.dtype) throw std::invalid_argument("the weights' dtype differs from Options::dtype");
+  const Kernels& k = opt.kernels;
+  if (opt.dtype == wb::DType::F32) {
+    for (auto [who, name] : {std::pair{k.gemm, "gemm"}, {k.gemv, "gemv"}, {k.lm_head, "lm_head"}}) {
+      if (who == Who::Student) {
+        throw std::invalid_argument(std::string("--use=") + name +
+                                    ":student: the learner's matmuls (exercises 1 and 2) are BF16; run --dtype=bf16, "
+                                    "or pick --use=" + name + ":solution for the FP32 model");
+      }
+    }
+  }
+  dtype = opt.dtype;
+  es = dtype == wb::DType::F32 ? 4 : 2;
+  C = cfg.n_embd, H = cfg.n_head, D = cfg.head_dim(), V = cfg.vocab, L = cfg.n_layer;
+  cap = opt.max_seq > 0 ? std::min(opt.max_seq, cfg.n_ctx) : cfg.n_ctx;
+  if (D > 128) throw std::invalid_argument("head size " + std::to_string(D) + " is above 128, which attention holds");
+
+  // Weights: one allocation, every tensor 256-byte aligned.
+  std::vector<const Tensor*> all = {&w.wte, &w.wpe, &w.ln_f_w, &w.ln_f_b};
+  for (const Layer& l : w.layers) {
+    for (const Tensor* t : {&l.ln_1_w, &l.ln_1_b, &l.attn_w, &l.attn_b, &l.attn_proj_w, &l.attn_proj_b, &l.ln_2_w,
+                            &l.ln_2_b, &l.fc_w, &l.fc_b, &l.fc_proj_w, &l.fc_proj_b}) {
+      all.push_back(t);
+    }
+  }
+  size_t total = 0;
+  for (const Tensor* t : all) total += round_up(t->bytes());
+  wbuf = wb::DeviceBuffer<char>(total);
+  weight_bytes = 0;
+  std::map<const Tensor*, const void*> where;
+  size_t off = 0;
+  for (const Tensor* t : all) {
+    CUDA_CHECK(cudaMemcpy(wbuf.data() + off, t->data(), t->bytes(), cudaMemcpyHostToDevice));
+    where[t] = wbuf.data() + off;
+    off += round_up(t->bytes());
+    weight_bytes += double(t->bytes());
+  }
+  wte = where[&w.wte], wpe = where[&w.wpe], ln_f_w = where[&w.ln_f_w], ln_f_b = where[&w.ln_f_b];
+  for (const Layer& l : w.layers) {
+    blocks.push_back({where[&l.ln_1_w], where[&l.ln_1_b], where[&l.attn_w], where[&l.attn_b], where[&l.attn_proj_w],
+                      where[&l.attn_proj_b], where[&l.ln_2_w], where[&l.ln_2_b], where[&l.fc_w], where[&l.fc_b],
+                      where[&l.fc_proj_w], where[&l.fc_proj_b]});
+  }
+
+  // Activations for up to `cap` tokens at once (a prompt), and the step's small buffers.
+  const size_t rows = size_t(cap);
+  const size_t sizes[] = {rows * C * es, rows * C * es, rows * C * es, rows * C * es, rows * 3 * C * es,
+                          rows * C * es, rows * 4 * C * es};
+  // argmax: chapter 7's top-k with k = 1 on FP32 logits.
+  const wb::Shape topk_shape{{"B", 1}, {"V", V}, {"k", 1}};
+  if (k.argmax == Who::Library) {
+    const wb::Variant& v = library_topk();
+    argmax_fn = reinterpret_cast<ch07::TopKFn*>(const_cast<void*>(v.fn));
+    topk_ws_bytes = v.workspace ? v.workspace(topk_shape) : 0;
+  } else {
+    argmax_fn = k.argmax == Who::Solution ? &ch07::solution::topk_split : &ch07::student::topk;
+    topk_ws_bytes = ch07::workspace_bytes(1);
+  }
+  size_t act = 0;
+  for (size_t s : sizes) act += round_up(s);
+  act += round_up(size_t(V) * es) + round_up(size_t(V) * 4) + 2 * round_up(rows * 4) + round_up(topk_ws_bytes) +
+         round_up(rows * 4) + 4 * round_up(16) + round_up((rows + 1) * 4) + round_up(8);
+  abuf = wb::DeviceBuffer<char>(act);
+  CUDA_CHECK(cudaMemset(abuf.data(), 0, act));  // the top-k workspace must start zeroed (ch07.cuh)
+  char* p = abuf.data();
+  auto take = [&](size_t bytes) {
+    void* r = p;
+    p += round_up(bytes);
+    return r;
+  };
+  buf.resid = take(sizes[0]), buf.branch = take(sizes[1]), buf.tmp = take(sizes[2]), buf.ln = take(sizes[3]);
+  buf.qkv = take(sizes[4]), buf.att = take(sizes[5]), buf.fc = take(sizes[6]);
+  logits = take(size_t(V) * es);
+  logits_f32 = static_cast<float*>(take(size_t(V) * 4));
+  mean = static_cast<float*>(take(rows * 4));
+  rstd = static_cast<float*>(take(rows * 4));
+  topk_ws = take(topk_ws_bytes);
+  d_tokens = static_cast<int32_t*>(take(rows * 4));
+  d_pos = static_cast<int*>(take(16));
+  d_token = static_cast<int32_t*>(take(16));
+  d_next = static_cast<int32_t*>(take(16));
+  top_i = static_cast<int32_t*>(take(16));
+  d_history = static_cast<int32_t*>(take((rows + 1) * 4));
+  top_v = static_cast<float*>(take(8));
+
+  // The KV cache: per layer K then V, each [H][cap][D].
+  const size_t per = size_t(H) * cap * D * es;
+  kvbuf = wb::DeviceBuffer<char>(2 * L * round_up(per));
+  CUDA_CHECK(cudaMemset(kvbuf.data(), 0, kvbuf.bytes()));
+  for (int l = 0; l < L; ++l) {
+    kc.push_back(kvbuf.data() + (2 * l) * round_up(per));
+    vc.push_back(kvbuf.data() + (2 * l + 1) * round_up(per));
+  }
+  CUDA_CHECK(cudaMallocHost(&pinned, 4 * sizeof(int32_t)));
+  CUDA_CHECK(cudaMemset(d_pos, 0, sizeof(int)));
+}
+
+Model::Impl::~Impl() {
+  if (exec) cudaGraphExecDestroy(exec);
+  for (auto& m : marks) {
+    cudaEventDestroy(m.a);
+    cudaEventDestroy(m.b);
+  }
+  if (pinned) cudaFreeHost(pinned);
+}
+
+// --- timing and counting ---------------------------------------------------------------
+
+void Model::Impl::timed(OpTag tag, const std::string& who, double bytes, const std::function<void()>& run) {
+  if (!profiling || capturing) {
+    run();
+    return;
+  }
+  if (marks_used == marks.size()) {
+    Mark m;
+    CUDA_CHECK(cudaEventCreate(&m.a));
+    CUDA_CHECK(cudaEventCreate(&m.b));
+    marks.push_back(m);
+  }
+  Mark& m = marks[marks_used++];
+  m.op = tag.name;
+  m.who = who;
+  m.bytes = bytes;
+  CUDA_CHECK(cudaEventRecord(m.a, cur));
+  run();
+  CUDA_CHECK(cudaEventRecord(m.b, cur));
+}
+
+void Model::Impl::flush_profile() {
+  if (marks_used == 0) return;
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  for (size_t i = 0; i < marks_used; ++i) {
+    const Mark& m = marks[i];
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, m.a, m.b));
+    auto it = totals.find(m.op);
+    if (it == totals.end()) {
+      order.push_back(m.op);
+      it = totals.emplace(m.op, OpTime{m.op, m.who, 0, 0, 0}).first;
+    }
+    it->second.ms += ms;
+    it->second.bytes += m.bytes;
+    it->second.calls += 1;
+  }
+  marks_used = 0;
+}
+
+// --- the ops ---------------------------------------------------------------------------
+
+void Model::Impl::residual_layernorm(OpTag tag, const void* x, const void* r, const void* gamma, const void* beta,
+                                     void* h, void* y, int T) {
+  const Who who = opt.kernels.layernorm;
+  const float eps = static_cast<float>(kLayerNormEps);
+  timed(tag, who_name(who), double(es) * (4.0 * T * C + 2.0 * C), [&] {
+    if (dtype == wb::DType::BF16) {
+      ch06::ResidualLayerNormFn* fn = who == Who::Library    ? &ch06::reference::cudnn_residual_layernorm
+                                      : who == Who::Solution ? &ch06::solution::v4_residual_layernorm
+                                                             : &ch06::student::residual_layernorm;
+      fn(static_cast<const bf16*>(x), static_cast<const bf16*>(r), static_cast<const bf16*>(gamma),
+         static_cast<const bf16*>(beta), static_cast<bf16*>(h), static_cast<bf16*>(y), mean, rstd, T, C, C, eps, cur);
+    } else {
+      kernels::residual_add(static_cast<const float*>(x), static_cast<const float*>(r), static_cast<float*>(h),
+                            int64_t(T) * C, cur);
+      ch06::LayerNormF32Fn* fn = who == Who::Library    ? &ch06::reference::cudnn_layernorm_f32
+                                 : who == Who::Solution ? &ch06::solution::v4_layernorm_f32
+                                                        : &ch06::student::layernorm_f32;
+      fn(static_cast<const float*>(h), static_cast<const float*>(gamma), static_cast<const float*>(beta),
+         static_cast<float*>(y), mean, rstd, T, C, C, eps, cur);
+    }
+  });
+  if (checking) check_layernorm(tag, x, r, gamma, beta, h, y, T);
+}
+
+void Model::Impl::linear(OpTag tag, const void* x, const void* w, const void* b, void* y, int T, int N, int K,
+                         ch09::Epilogue epi) {
+  const bool head = std::strcmp(tag.name, "lm_head") == 0;
+  const bool gemv = T == 1;
+  const Who who = head ? opt.kernels.lm_head : gemv ? opt.kernels.gemv : opt.kernels.gemm;
+  const double bytes = double(es) * (double(N) * K + double(T) * K + double(T) * N + (b ? N : 0));
+  timed(tag, who_name(who), bytes, [&] {
+    if (dtype == wb::DType::BF16) {
+      const auto* xx = static_cast<const bf16*>(x);
+      const auto* ww = static_cast<const bf16*>(w);
+      const auto* bb = static_cast<const bf16*>(b);
+      auto* yy = static_cast<bf16*>(y);
+      if (gemv) {
+        ch09::GemvFn<bf16>* fn = who == Who::Library    ? &ch09::reference::cublaslt_gemv<bf16>
+                                 : who == Who::Solution ? &ch09::solution::gemv_warp<bf16>
+                                                        : &ch09::student::gemv;
+        fn(xx, ww, bb, yy, N, K, epi, cur);
+      } else {
+        ch09::LinearFn<bf16>* fn = who == Who::Library    ? &ch09::reference::cublaslt_linear<bf16>
+                                   : who == Who::Solution ? &ch09::solution::linear_wmma
+                                                          : &ch09::student::linear;
+        fn(xx, ww, bb, yy, T, N, K, epi, cur);
+      }
+    } else {
+      const auto* xx = static_cast<const float*>(x);
+      const auto* ww = static_cast<const float*>(w);
+      const auto* bb = static_cast<const float*>(b);
+      auto* yy = static_cast<float*>(y);
+      if (gemv) {
+        auto* fn = who == Who::Library ? &ch09::reference::cublaslt_gemv<float> : &ch09::solution::gemv_warp<float>;
+        fn(xx, ww, bb, yy, N, K, epi, cur);
+      } else {
+        auto* fn = who == Who::Library ? &ch09::reference::cublaslt_linear<float> : &ch09::solution::linear_tiled<float>;
+        fn(xx, ww, bb, yy, T, N, K, epi, cur);
+      }
+    }
+  });
+  if (checking) check_linear(tag, x, w, b, y, T, N, K, epi);
+}
+
+void Model::Impl::kv_append(OpTag tag, const void* qkv, int T) {
+  timed(tag, "model", double(es) * 4.0 * T * C, [&] {
+    if (dtype == wb::DType::BF16) {
+      kernels::kv_append(static_cast<const bf16*>(qkv), static_cast<bf16*>(kc[tag.layer]),
+                         static_cast<bf16*>(vc[tag.layer]), d_pos, T, H, D, cap, cur);
+    } else {
+      kernels::kv_append(static_cast<const float*>(qkv), static_cast<float*>(kc[tag.layer]),
+                         static_cast<float*>(vc[tag.layer]), d_pos, T, H, D, cap, cur);
+    }
+  });
+  if (checking) check_kv_append(tag, qkv, T);
+}
+
+void Model::Impl::attention(OpTag tag, const void* qkv, void* att, int T) {
+  // K and V of every position seen, the queries, the output.
+  const double bytes = double(es) * (2.0 * (pos + T) * C + 2.0 * T * C);
+  timed(tag, "model", bytes, [&] {
+    if (dtype == wb::DType::BF16) {
+      kernels::attention(static_cast<const bf16*>(qkv), static_cast<const bf16*>(kc[tag.layer]),
+                         static_cast<const bf16*>(vc[tag.layer]), d_pos, static_cast<bf16*>(att), T, H, D, cap, cur);
+    } else {
+      kernels::attention(static_cast<const float*>(qkv), static_cast<const float*>(kc[tag.layer]),
+                         static_cast<const float*>(vc[tag.layer]), d_pos, static_cast<float*>(att), T, H, D, cap,
+                         cur);
+    }
+  });
+  if (checking) check_attention(tag, qkv, att, T);
+}
+
+// --- a step: T tokens from `tokens` (device) at position *d_pos -------------------------
+
+void Model::Impl::run_step(int T, const int32_t* tokens, cudaStream_t s) {
+  cur = s;
+  const auto row = [&](void* base, int t) { return static_cast<char*>(base) + size_t(t) * C * es; };
+  timed({"embedding", -1}, "model", double(es) * 4.0 * T * C, [&] {
+    if (dtype == wb::DType::BF16) {
+      kernels::embedding(tokens, d_pos, static_cast<const bf16*>(wte), static_cast<const bf16*>(wpe),
+                         static_cast<bf16*>(buf.resid), static_cast<bf16*>(buf.branch), T, C, cur);
+    } else {
+      kernels::embedding(tokens, d_pos, static_cast<const float*>(wte), static_cast<const float*>(wpe),
+                         static_cast<float*>(buf.resid), static_cast<float*>(buf.branch), T, C, cur);
+    }
+  });
+  if (checking) check_embedding(T);
+
+  BlockFn* block = opt.kernels.block == Who::Student ? &ch09::student::block_forward : &solution::block_forward;
+  for (int l = 0; l < L; ++l) block(*this, l, blocks[l], buf, T, C);
+
+  // Only the last position's logits are needed: ln_f and the LM head on that row alone.
+  residual_layernorm({"ln_f", -1}, row(buf.resid, T - 1), row(buf.branch, T - 1), ln_f_w, ln_f_b, buf.tmp, buf.ln, 1);
+  linear({"lm_head", -1}, buf.ln, wte, nullptr, logits, 1, V, C, ch09::Epilogue::None);
+
+  const Who who = opt.kernels.argmax;
+  timed({"argmax", -1}, who_name(who), double(V) * (es + (dtype == wb::DType::BF16 ? 8 : 0)), [&] {
+    const float* lf = static_cast<const float*>(logits);
+    if (dtype == wb::DType::BF16) {
+      kernels::to_float(static_cast<const bf16*>(logits), logits_f32, V, cur);
+      lf = logits_f32;
+    }
+    argmax_fn(lf, top_v, top_i, 1, V, 1, topk_ws, cur);
+    kernels::advance(top_i, d_next, d_token, d_pos, d_history, T, cur);
+  });
+  if (checking) check_argmax();
+}
+
+// --- decode: eager or one graph -------------------------------------------------------
+
+bool Model::Impl::graph_wanted() const { return opt.graph && !profiling && !checking; }
+
+void Model::Impl::try_capture() {
+  CaptureFn* capture = opt.kernels.graph == Who::Student ? &ch09::student::capture_graph : &solution::capture_graph;
+  capturing = true;
+  try {
+    exec = capture(stream, [this](cudaStream_t s) { run_step(1, d_token, s); });
+    capturing = false;
+    if (exec == nullptr) throw std::runtime_error("the capture function returned no graph (a null cudaGraphExec_t)");
+  } catch (const std::exception& e) {
+    capturing = false;
+    cur = stream;
+    cudaGetLastError();
+    if (opt.kernels.graph == Who::Student) throw;  // the learner's capture: their error to see
+    graph_failed = true;
+    graph_problem = e.what();
+  }
+}
+
+void Model::Impl::decode_step() {
+  if (graph_wanted()) {
+    if (exec == nullptr && !graph_failed && eager_steps > 0) try_capture();
+    if (exec != nullptr) {
+      CUDA_CHECK(cudaGraphLaunch(exec, stream));
+      return;
+    }
+  }
+  run_step(1, d_token, stream);
+  ++eager_steps;
+}
+
+int Model::Impl::kernel_count() {
+  if (eager_steps == 0) {  // the libraries' plans and workspaces are made on a first eager call
+    throw std::logic_error("kernels_per_step: run a decode step first");
+  }
+  cudaGraph_t graph = nullptr;
+  capturing = true;
+  try {
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    try {
+      run_step(1, d_token, stream);
+    } catch (...) {
+      cudaStreamEndCapture(stream, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  } catch (const std::exception& e) {
+    capturing = false;
+    cur = stream;
+    cudaGetLastError();
+    if (graph_problem.empty()) graph_problem = e.what();
+    return -1;
+  }
+  capturing = false;
+  size_t count = 0;
+  CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
+  int kernels = 0;
+  for (cudaGraphNode_t n : nodes) {
+    cudaGraphNodeType type;
+    CUDA_CHECK(cudaGraphNodeGetType(n, &type));
+    if (type == cudaGraphNodeTypeKernel) ++kernels;
+  }
+  cudaGraphDestroy(graph);
+  return kernels;
+}
+
+// --- the public API ----------------------------------------------------------------------
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+Model::~Model() = default;
+
+Model Model::from_weights(const Weights& w, const Options& options) {
+  return Model(std::make_unique<Impl>(w, options));
+}
+
+Model Model::load(const std::string& path, const Options& options) {
+  LoadOptions lo;
+  lo.dtype = options.dtype;
+  lo.progress = options.progress;
+  const Weights w = load_weights(path, lo);
+  return from_weights(w, options);
+}
+
+const Config& Model::config() const { return impl_->cfg; }
+const Options& Model::options() const { return impl_->opt; }
+int Model::position() const { return impl_->pos; }
+int Model::capacity() const { return impl_->cap; }
+double Model::weight_bytes() const { return impl_->weight_bytes; }
+double Model::kv_bytes_per_token_at(int position) const {
+  return 2.0 * impl_->L * double(position) * impl_->C * double(impl_->es);
+}
+
+void Model::Impl::require_tokens(std::span<const int32_t> tokens, int room) const {
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] < 0 || tokens[i] >= V) {
+      throw std::invalid_argument("token " + std::to_string(i) + " is " + std::to_string(tokens[i]) +
+                                  ": token ids are 0 .. " + std::to_string(V - 1) + " for this model");
+    }
+  }
+  if (room > cap) {
+    throw std::invalid_argument("the sequence needs " + std::to_string(room) + " positions; the cache holds " +
+                                std::to_string(cap) + " (n_ctx " + std::to_string(cfg.n_ctx) + ")");
+  }
+}
+
+int Model::prefill(std::span<const int32_t> prompt) {
+  Impl& m = *impl_;
+  if (prompt.empty()) throw std::invalid_argument("the prompt is empty: give at least one token");
+  m.require_tokens(prompt, static_cast<int>(prompt.size()));
+  const int T = static_cast<int>(prompt.size());
+  m.prompt.assign(prompt.begin(), prompt.end());
+  m.pos = 0;
+  CUDA_CHECK(cudaMemsetAsync(m.d_pos, 0, sizeof(int), m.stream));
+  CUDA_CHECK(cudaMemcpyAsync(m.d_tokens, prompt.data(), prompt.size_bytes(), cudaMemcpyHostToDevice, m.stream));
+  m.ev_a.record(m.stream);
+  m.run_step(T, m.d_tokens, m.stream);
+  m.ev_b.record(m.stream);
+  CUDA_CHECK(cudaMemcpyAsync(m.pinned, m.d_next, sizeof(int32_t), cudaMemcpyDeviceToHost, m.stream));
+  wb::sync_with_deadline(m.stream, "gpt2 prefill");
+  m.prefill_ms = m.ev_b.ms_since(m.ev_a);
+  m.pos = T;
+  m.flush_profile();
+  return m.pinned[0];
+}
+
+std::vector<float> Model::forward(std::span<const int32_t> tokens) {
+  prefill(tokens);
+  return logits();
+}
+
+int Model::decode(int32_t token) {
+  Impl& m = *impl_;
+  m.require_tokens(std::span<const int32_t>(&token, 1), m.pos + 1);
+  if (m.pos == 0) throw std::logic_error("decode before prefill: run prefill(prompt) first");
+  m.pinned[1] = token;
+  CUDA_CHECK(cudaMemcpyAsync(m.d_token, &m.pinned[1], sizeof(int32_t), cudaMemcpyHostToDevice, m.stream));
+  m.decode_step();
+  CUDA_CHECK(cudaMemcpyAsync(&m.pinned[2], m.d_next, sizeof(int32_t), cudaMemcpyDeviceToHost, m.stream));
+  wb::sync_with_deadline(m.stream, "gpt2 decode step");
+  m.pos += 1;
+  m.flush_profile();
+  return m.pinned[2];
+}
+
+std::vector<int32_t> Model::generate(int n) {
+  Impl& m = *impl_;
+  if (n < 1) return {};
+  if (m.pos == 0) throw std::logic_error("generate before prefill: run prefill(prompt) first");
+  if (m.pos + n > m.cap) {
+    throw std::invalid_argument(std::to_string(n) + " new tokens after " + std::to_string(m.pos) +
+                                " do not fit the cache of " + std::to_string(m.cap) + " positions");
+  }
+  m.ev_a.record(m.stream);
+  for (int i = 0; i < n; ++i) m.decode_step();
+  m.ev_b.record(m.stream);
+  std::vector<int32_t> out(n);
+  CUDA_CHECK(cudaMemcpyAsync(out.data(), m.d_history + m.pos + 1, sizeof(int32_t) * n, cudaMemcpyDeviceToHost, m.stream));
+  wb::sync_with_deadline(m.stream, "gpt2 decode loop");
+  m.gen_ms = m.ev_b.ms_since(m.ev_a);
+  m.pos += n;
+  m.flush_profile();
+  return out;
+}
+
+double Model::last_generate_ms() const { return impl_->gen_ms; }
+double Model::last_prefill_ms() const { return impl_->prefill_ms; }
+
+std::vector<float> Model::logits() const {
+  const Impl& m = *impl_;
+  std::vector<float> out(m.V);
+  if (m.dtype == wb::DType::F32) {
+    CUDA_CHECK(cudaMemcpy(out.data(), m.logits, sizeof(float) * m.V, cudaMemcpyDeviceToHost));
+  } else {
+    std::vector<wb::BFloat16> raw(m.V);
+    CUDA_CHECK(cudaMemcpy(raw.data(), m.logits, 2 * size_t(m.V), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < m.V; ++i) out[i] = wb::bf16_to_float(raw[i]);
+  }
+  return out;
+}
+
+void Model::set_profiling(bool on) { impl_->profiling = on; }
+void Model::reset_profile() {
+  impl_->totals.clear();
+  impl_->order.clear();
+}
+std::vector<OpTime> Model::op_times(int tokens) const {
+  std::vector<OpTime> out;
+  const double n = std::max(tokens, 1);
+  for (const auto& name : impl_->order) {
+    OpTime t = impl_->totals.at(name);
+    t.ms /= n;
+    t.bytes /= n;
+    t.calls = static_cast<int>(std::lround(t.calls / n));
+    out.push_back(t);
+  }
+  return out;
+}
+
+int Model::kernels_per_step() { return impl_->kernel_count(); }
+bool Model::graph_active() const { return impl_->exec != nullptr && impl_->graph_wanted(); }
+std::string Model::graph_problem() const { return impl_->graph_problem; }
+
+std::string Model::check_graph_replay(int32_t token) {
+  Impl& m = *impl_;
+  m.require_tokens(std::span<const int32_t>(&token, 1), m.pos + 1);
+  if (m.pos == 0) throw std::logic_error("check_graph_replay before prefill");
+  const int pos0 = m.pos;
+  const size_t bytes = size_t(m.V) * m.es;
+  auto set_state = [&] {
+    m.pinned[1] = token;
+    m.pinned[3] = pos0;
+    CUDA_CHECK(cudaMemcpyAsync(m.d_token, &m.pinned[1], 4, cudaMemcpyHostToDevice, m.stream));
+    CUDA_CHECK(cudaMemcpyAsync(m.d_pos, &m.pinned[3], 4, cudaMemcpyHostToDevice, m.stream));
+  };
+  set_state();
+  m.run_step(1, m.d_token, m.stream);  // eager
+  ++m.eager_steps;
+  std::vector<unsigned char> eager(bytes), replay(bytes);
+  CUDA_CHECK(cudaMemcpyAsync(eager.data(), m.logits, bytes, cudaMemcpyDeviceToHost, m.stream));
+  wb::sync_with_deadline(m.stream, "gpt2 eager step");
+  if (m.exec == nullptr) m.try_capture();
+  if (m.exec == nullptr) return "no graph to replay: " + m.graph_problem;
+  set_state();
+  CUDA_CHECK(cudaGraphLaunch(m.exec, m.stream));
+  CUDA_CHECK(cudaMemcpyAsync(replay.data(), m.logits, bytes, cudaMemcpyDeviceToHost, m.stream));
+  wb::sync_with_deadline(m.stream, "gpt2 graph replay");
+  m.pos = pos0 + 1;
+  for (size_t i = 0; i < bytes; ++i) {
+    if (eager[i] != replay[i]) {
+      return "the replayed step's logits differ from the eager step's (first at byte " + std::to_string(i) + " of " +
+             std::to_string(bytes) + ")";
+    }
+  }
+  return "";
+}
+
+CheckReport Model::check_ops(std::span<const int32_t> prompt) {
+  Impl& m = *impl_;
+  m.report = CheckReport{};
+  m.checking = true;
+  try {
+    prefill(prompt);
+  } catch (...) {
+    m.checking = false;
+    throw;
+  }
+  m.checking = false;
+  return m.report;
+}
+
+}  // namespace gpt2

@@ -1,0 +1,133 @@
+// GPT-2 on the GPU, built from the book's kernels, with the kernel of each op chosen at run time.
+//
+//   auto model = gpt2::Model::load("model.safetensors", {.dtype = wb::DType::BF16,
+//                                   .kernels = gpt2::Kernels::parse("solution", "layernorm:student")});
+//   std::vector<float> logits = model.forward(tokens);   // (vocab): the last token's logits
+//   int next = model.prefill(prompt);                    // the KV-cache path: greedy next token
+//   next = model.decode(next);                           // one more token, from the cache
+//
+// Per layer: LN_1 → QKV GEMM → KV cache append → causal attention → projection → (residual
+// fused into) LN_2 → MLP GEMM + GELU → projection; final LayerNorm; the LM head tied to the
+// token embedding (a GEMV on the last position); argmax (chapter 7's top-k with k = 1).
+//
+// The KV cache: per layer, keys and values of one sequence, contiguous, head-major:
+//   k_cache[l][h][p][d], v_cache[l][h][p][d]   (H heads, P = n_ctx positions, D = C / H)
+// in the model's dtype — the [b][h][j][d] layout of chapter 8 with B = 1.
+// The decode step reads its token and position from device memory and advances them itself,
+// so the same launches — or one CUDA Graph of them — serve every step.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "host/dtype.h"
+#include "weights.h"
+
+namespace gpt2 {
+
+enum class Who { Library, Solution, Student };
+const char* who_name(Who w);
+
+// Whose kernel runs each op. Parsed from --kernels=library|solution|student and
+// --use=op:who,op:who,... (ops: embedding, layernorm, gemm, gemv, attention, lm_head,
+// argmax, block, graph). parse() throws std::invalid_argument naming the bad piece.
+struct Kernels {
+  Who embedding = Who::Solution;  // token + position rows (a gather: the model's own kernel)
+  Who layernorm = Who::Solution;  // chapter 6: residual add + LayerNorm
+  Who gemm = Who::Solution;       // exercise 1: the prefill matmuls with their epilogues
+  Who gemv = Who::Solution;       // exercise 2: the same at T = 1 (decode)
+  Who attention = Who::Solution;  // causal attention (this chapter's kernel: see docs)
+  Who lm_head = Who::Solution;    // logits = x · wteᵀ, a GEMV of exercise 2
+  Who argmax = Who::Solution;     // chapter 7: top-k with k = 1
+  Who block = Who::Solution;      // exercise 3: the block's wiring (host code)
+  Who graph = Who::Solution;      // exercise 4: the decode step's capture (host code)
+
+  static Kernels all(Who w);
+  static Kernels parse(std::string_view kernels, std::string_view use = {});
+  std::string describe() const;   // "layernorm:student gemm:solution ..."
+  static std::vector<std::string> op_names();
+};
+
+struct Options {
+  wb::DType dtype = wb::DType::BF16;  // BF16 or F32: weights, activations, KV cache
+  Kernels kernels{};
+  bool graph = true;      // replay the decode step as a CUDA Graph (from the second step on)
+  bool check = false;     // compare every op with a float64 host computation (slow)
+  int max_seq = 0;        // KV cache positions; 0: n_ctx
+  std::function<void(const LoadProgress&)> progress = nullptr;  // while loading
+};
+
+// One row of the per-op table.
+struct OpTime {
+  std::string op;      // "attn_qkv", "attention", ...
+  std::string who;     // whose kernel ran
+  double ms = 0;       // summed over the layers, per token
+  double bytes = 0;    // minimum DRAM traffic per token (weights, activations, cache)
+  int calls = 0;       // per token
+};
+
+// Where a --check run first diverged.
+struct CheckReport {
+  bool ok = true;
+  std::string first_failure;   // "layer 1 attn_proj: y[0][17] = ..., expected ... (tolerance ...)"
+  int ops_checked = 0;
+  std::vector<std::string> lines;  // one per op checked (for the tool)
+};
+
+class Model {
+ public:
+  static Model load(const std::string& path, const Options& options);
+  static Model from_weights(const Weights& w, const Options& options);  // w's dtype must be options.dtype
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+  ~Model();
+
+  const Config& config() const;
+  const Options& options() const;
+
+  // The last position's logits (V) after the whole sequence, computed from an empty cache.
+  std::vector<float> forward(std::span<const int32_t> tokens);
+  // Empties the cache, runs the prompt (one pass over T tokens), returns the greedy next token.
+  int prefill(std::span<const int32_t> prompt);
+  // Appends `token` at the next position, returns the greedy next token.
+  int decode(int32_t token);
+  // The logits (V) of the last prefill / decode step, as FP32.
+  std::vector<float> logits() const;
+  int position() const;  // tokens in the cache
+  int capacity() const;  // positions the cache holds
+
+  // `n` greedy steps from the current state on the device, feeding each argmax back
+  // without the host; returns the tokens. Timed: decode_ms() is the whole loop's time.
+  std::vector<int32_t> generate(int n);
+  double last_generate_ms() const;
+  double last_prefill_ms() const;   // events around the last prefill (TTFT on the GPU)
+
+  // Instrumentation.
+  void set_profiling(bool on);                 // CUDA events around every op (eager steps only)
+  std::vector<OpTime> op_times(int tokens) const;  // accumulated since reset_profile(), per token
+  void reset_profile();
+  // Kernels one decode step launches (counted from a captured graph of it) and whether
+  // decode steps replay a graph (false: --no-graph, or capture failed: graph_problem()).
+  int kernels_per_step();
+  bool graph_active() const;
+  std::string graph_problem() const;
+  // Replays the decode step's graph and compares with an eager step on the same state,
+  // bit for bit; returns "" or what differed.
+  std::string check_graph_replay(int32_t token);
+  // Runs one prefill with every op checked (Options::check behaviour) and reports.
+  CheckReport check_ops(std::span<const int32_t> prompt);
+  double weight_bytes() const;
+  double kv_bytes_per_token_at(int position) const;
+
+  struct Impl;
+
+ private:
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpt2

@@ -1,0 +1,108 @@
+// The inside of gpt2::Model, shared by model.cu (the ops, the steps) and op_check.cu (the
+// --check comparisons). Not part of the model's interface.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ch07.cuh"
+#include "cuda/buffers.cuh"
+#include "model.h"
+#include "ops.h"
+
+namespace gpt2 {
+
+struct Model::Impl final : Ops {
+  Impl(const Weights& w, const Options& o);
+  ~Impl() override;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  // Ops (ops.h)
+  void residual_layernorm(OpTag tag, const void* x, const void* r, const void* gamma, const void* beta, void* h,
+                          void* y, int T) override;
+  void linear(OpTag tag, const void* x, const void* w, const void* b, void* y, int T, int N, int K,
+              ch09::Epilogue epi) override;
+  void kv_append(OpTag tag, const void* qkv, int T) override;
+  void attention(OpTag tag, const void* qkv, void* att, int T) override;
+
+  void run_step(int T, const int32_t* tokens, cudaStream_t s);
+  void decode_step();
+  void try_capture();
+  bool graph_wanted() const;
+  int kernel_count();
+  void require_tokens(std::span<const int32_t> tokens, int room) const;
+  void timed(OpTag tag, const std::string& who, double bytes, const std::function<void()>& run);
+  void flush_profile();
+
+  // --check (op_check.cu): each compares the op's output with float64 on the same inputs.
+  void check_embedding(int T);
+  void check_layernorm(OpTag tag, const void* x, const void* r, const void* gamma, const void* beta, const void* h,
+                       const void* y, int T);
+  void check_linear(OpTag tag, const void* x, const void* w, const void* b, const void* y, int T, int N, int K,
+                    ch09::Epilogue epi);
+  void check_kv_append(OpTag tag, const void* qkv, int T);
+  void check_attention(OpTag tag, const void* qkv, const void* att, int T);
+  void check_argmax();
+  void record(OpTag tag, const std::string& failure, double worst_ratio);
+  std::vector<double> fetch(const void* p, size_t n) const;  // device elements of the model's dtype, as double
+
+  Options opt;
+  Config cfg;
+  wb::DType dtype = wb::DType::BF16;
+  size_t es = 2;  // bytes per element
+  int C = 0, H = 0, D = 0, V = 0, L = 0, cap = 0;
+  double weight_bytes = 0;
+
+  wb::Stream stream;
+  cudaStream_t cur = nullptr;  // the stream the ops launch on (the capture stream while capturing)
+  wb::DeviceBuffer<char> wbuf, abuf, kvbuf;
+  const void *wte = nullptr, *wpe = nullptr, *ln_f_w = nullptr, *ln_f_b = nullptr;
+  std::vector<BlockWeights> blocks;
+  BlockBuffers buf{};
+  void* logits = nullptr;         // (V) in the model's dtype
+  float* logits_f32 = nullptr;    // (V) FP32 for the top-k
+  float *mean = nullptr, *rstd = nullptr;
+  float* top_v = nullptr;
+  int32_t* top_i = nullptr;
+  void* topk_ws = nullptr;
+  size_t topk_ws_bytes = 0;
+  ch07::TopKFn* argmax_fn = nullptr;
+  int32_t* d_tokens = nullptr;    // (cap) the prompt
+  int* d_pos = nullptr;           // tokens in the cache: read by the step's kernels
+  int32_t* d_token = nullptr;     // the decode step's input token
+  int32_t* d_next = nullptr;      // its greedy next token
+  int32_t* d_history = nullptr;   // (cap + 1) predicted token per position
+  std::vector<void*> kc, vc;      // per layer: [H][cap][D]
+  int32_t* pinned = nullptr;      // 4 pinned ints for the step's small copies
+  std::vector<int32_t> prompt;    // the last prompt, for the embedding check
+  int pos = 0;                    // host mirror of *d_pos
+
+  cudaGraphExec_t exec = nullptr;
+  bool graph_failed = false, capturing = false;
+  std::string graph_problem;
+  int eager_steps = 0;
+
+  struct Mark {
+    std::string op, who;
+    double bytes = 0;
+    cudaEvent_t a = nullptr, b = nullptr;
+  };
+  bool profiling = false;
+  std::vector<Mark> marks;
+  size_t marks_used = 0;
+  std::map<std::string, OpTime> totals;
+  std::vector<std::string> order;
+
+  bool checking = false;
+  CheckReport report;
+
+  wb::Event ev_a, ev_b;
+  double prefill_ms = 0, gen_ms = 0;
+};
+
+}  // namespace gpt2

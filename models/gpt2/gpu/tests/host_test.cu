@@ -1,0 +1,97 @@
+// Host tests of the GPU model's host parts: the kernel composition (--kernels, --use) and the
+// tool's arguments. No GPU needed.
+#include <gtest/gtest.h>
+
+#include "host/cli.h"
+#include "model.h"
+#include "tool_args.h"
+
+namespace gpt2 {
+namespace {
+
+TEST(Kernels, AllAndPerOpChoice) {
+  const Kernels k = Kernels::parse("solution", "layernorm:student,attention:library");
+  EXPECT_EQ(k.layernorm, Who::Student);
+  EXPECT_EQ(k.attention, Who::Library);
+  EXPECT_EQ(k.gemm, Who::Solution);
+  EXPECT_EQ(k.gemv, Who::Solution);
+  const Kernels lib = Kernels::parse("library");
+  EXPECT_EQ(lib.gemm, Who::Library);
+  EXPECT_EQ(lib.block, Who::Solution) << "host code has no library form";
+  EXPECT_EQ(lib.graph, Who::Solution);
+  EXPECT_NE(k.describe().find("layernorm:student"), std::string::npos);
+}
+
+TEST(Kernels, RefusesWithTheBadPieceNamed) {
+  auto message = [](std::string_view kernels, std::string_view use) {
+    try {
+      Kernels::parse(kernels, use);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message("solutions", "").find("'solutions'"), std::string::npos);
+  EXPECT_NE(message("solution", "layernorm").find("op:who"), std::string::npos);
+  EXPECT_NE(message("solution", "softmax:student").find("'softmax' is not an op"), std::string::npos);
+  EXPECT_NE(message("solution", "gemm:mine").find("--use=gemm"), std::string::npos);
+  EXPECT_NE(message("solution", "graph:library").find("no library form"), std::string::npos);
+}
+
+TEST(ToolArgs, Tokens) {
+  EXPECT_EQ(parse_tokens("1,2,50256"), (std::vector<int32_t>{1, 2, 50256}));
+  EXPECT_THROW(parse_tokens("1,,2"), wb::UsageError);
+  EXPECT_THROW(parse_tokens("1,x"), wb::UsageError);
+  EXPECT_THROW(parse_tokens("-3"), wb::UsageError);
+}
+
+TEST(ToolArgs, SeededPromptIsInRangeAndRepeatable) {
+  const auto a = seeded_prompt(500, 251, 4), b = seeded_prompt(500, 251, 4), c = seeded_prompt(500, 251, 5);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  for (int32_t t : a) {
+    EXPECT_GE(t, 0);
+    EXPECT_LT(t, 251);
+  }
+}
+
+ToolArgs parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "gpt2");
+  std::vector<char*> argv;
+  for (auto& s : args) argv.push_back(s.data());
+  return parse_tool_args(static_cast<int>(argv.size()), argv.data());
+}
+
+std::string refusal(std::vector<std::string> args) {
+  try {
+    parse(std::move(args));
+  } catch (const wb::UsageError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(ToolArgs, GoodLine) {
+  const ToolArgs a = parse({"--weights=m.safetensors", "--prompt-len=512", "--new=64", "--dtype=f32",
+                            "--kernels=library,solution", "--use=layernorm:student", "--no-graph", "--json=o.json"});
+  EXPECT_EQ(a.prompt_len, 512);
+  EXPECT_EQ(a.new_tokens, 64);
+  EXPECT_EQ(a.dtype, wb::DType::F32);
+  EXPECT_EQ(a.kernels, (std::vector<std::string>{"library", "solution"}));
+  EXPECT_FALSE(a.graph);
+  EXPECT_EQ(a.json, "o.json");
+}
+
+TEST(ToolArgs, BadLinesNameTheArgument) {
+  EXPECT_NE(refusal({"--prompt-len=4"}).find("--weights"), std::string::npos);
+  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--prompt-len=4"}).find("one way"), std::string::npos);
+  EXPECT_NE(refusal({"--weights=m"}).find("one way"), std::string::npos);
+  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--dtype=fp8"}).find("--dtype=fp8"), std::string::npos);
+  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--kernels=mine"}).find("'mine'"), std::string::npos);
+  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--new=0"}).find("--new"), std::string::npos);
+  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--use=gemm"}).find("op:who"), std::string::npos);
+  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--frobnicate"}).find("frobnicate"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpt2

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Host test of build/ch09/bin/gpt2's command line (ctest ch09.gpt2_tool, label `host`): bad
+# arguments are refused with a message naming them and exit status 2, before any GPU work;
+# without a GPU a good line ends with a message saying so (status 1); with one, a short run
+# on a tiny random model works and --json writes the leaderboard's fields.
+#
+# usage: tool_check.sh GPT2 GPT2_RANDOM_WEIGHTS WORK_DIR
+set -uo pipefail
+tool=${1:?usage: tool_check.sh GPT2 GPT2_RANDOM_WEIGHTS WORK_DIR}
+gen=${2:?usage}
+work=${3:?usage}
+rm -rf "$work" && mkdir -p "$work" || exit 1
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect() {  # expect RC PATTERN -- COMMAND...
+  local want_rc=$1 pattern=$2
+  shift 3
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  echo "\$ ${*##*/}"
+  echo "$out" | sed 's/^/  /' | head -n 40
+  [ "$rc" = "$want_rc" ] || fail "exit status $rc, expected $want_rc: $*"
+  echo "$out" | grep -E -z -q -- "$pattern" || fail "output does not match /$pattern/: $*"
+}
+
+tiny=$work/tiny.safetensors
+"$gen" --config=tiny --seed=2 --out="$tiny" >/dev/null || fail "gpt2_random_weights could not write $tiny"
+
+expect 2 "--weights is missing" -- "$tool" --prompt-len=4
+expect 2 "one way" -- "$tool" --weights="$tiny"
+expect 2 "one way" -- "$tool" --weights="$tiny" --tokens=1,2 --prompt-len=3
+expect 2 "--tokens.*empty id" -- "$tool" --weights="$tiny" --tokens=1,,2
+expect 2 "--tokens" -- "$tool" --weights="$tiny" --tokens=1,two
+expect 2 "--dtype=fp16" -- "$tool" --weights="$tiny" --tokens=1 --dtype=fp16
+expect 2 "--kernels: 'mine'" -- "$tool" --weights="$tiny" --tokens=1 --kernels=mine
+expect 2 "--use: 'softmax' is not an op" -- "$tool" --weights="$tiny" --tokens=1 --use=softmax:student
+expect 2 "--new" -- "$tool" --weights="$tiny" --tokens=1 --new=0
+expect 2 "--weights=$work/missing.safetensors: cannot open" -- "$tool" --weights="$work/missing.safetensors" --tokens=1
+expect 2 "unknown|frobnicate" -- "$tool" --weights="$tiny" --tokens=1 --frobnicate
+
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+  expect 1 "gpt2: .*(device|GPU|driver)" -- "$tool" --weights="$tiny" --tokens=1,2,3 --new=4
+  echo "no GPU: the argument checks passed; the run itself needs a GPU"
+  exit 0
+fi
+
+expect 2 "vocabulary is 0..250" -- "$tool" --weights="$tiny" --tokens=1,251 --new=4
+expect 2 "n_ctx" -- "$tool" --weights="$tiny" --prompt-len=60 --new=10
+json=$work/run.json
+expect 0 "TTFT: .*tokens/s.*kernels per token.*attn_qkv" -- "$tool" --weights="$tiny" --prompt-len=8 --new=16 \
+  --kernels=library,solution --json="$json"
+grep -q '"schema_version": 1' "$json" || fail "$json has no schema_version 1"
+grep -q '"tool": "gpt2"' "$json" || fail "$json does not name the tool"
+[ "$(grep -c '"decode_tok_s"' "$json")" = 2 ] || fail "$json should hold two runs"
+expect 0 "check: .* all within tolerance.*float64 CPU forward.*ok.*recompute.*ok.*bit for bit" -- \
+  "$tool" --weights="$tiny" --prompt-len=8 --new=4 --check --dtype=f32
+expect 0 "graph: off" -- "$tool" --weights="$tiny" --prompt-len=8 --new=4 --no-graph
+echo "all gpt2 tool checks passed"

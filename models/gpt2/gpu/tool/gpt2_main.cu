@@ -1,0 +1,309 @@
+// build/ch09/bin/gpt2 — GPT-2 on the GPU from the book's kernels.
+//
+//   gpt2 --weights=FILE (--tokens=ID,ID,... | --prompt-len=N) [--new=128] [--dtype=bf16|f32]
+//        [--kernels=library|solution|student[,...]] [--use=op:who,...] [--no-graph] [--check]
+//        [--json=FILE] [--device=0] [--seed=1]
+//
+// For each composition in --kernels: the generated ids as they come, then TTFT (the
+// prompt's prefill through the first token, CUDA events), decode tokens/s (a loop of
+// --new steps on the device, graph replayed unless --no-graph), kernels per token, and
+// the per-op table of one eager decode pass (time per token, share, GB/s, % of the DRAM
+// roofline). --check first checks each op inside a run, the logits against the float64
+// CPU forward (small models), decode against full recompute, and graph replay against eager.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cpu_forward.h"
+#include "cuda/device.cuh"
+#include "cuda/errors.cuh"
+#include "cuda/launch.cuh"
+#include "host/cli.h"
+#include "host/json.h"
+#include "host/table.h"
+#include "model.h"
+#include "tool_args.h"
+#include "weights.h"
+
+namespace {
+
+using gpt2::Model;
+
+double rel_l2(const std::vector<float>& got, const std::vector<double>& ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    num += (got[i] - ref[i]) * (got[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return std::sqrt(num / std::max(den, 1e-300));
+}
+double rel_l2(const std::vector<float>& got, const std::vector<float>& ref) {
+  return rel_l2(got, std::vector<double>(ref.begin(), ref.end()));
+}
+
+// Relative L2 bounds of the whole model's logits (docs/ch09-transformer.md, "Checks").
+double logits_bound(wb::DType t) { return t == wb::DType::F32 ? 1e-5 : 5e-2; }
+
+struct Run {
+  std::string kernels;
+  double ttft_ms = 0, decode_tok_s = 0;
+  int kernels_per_token = -1;
+  bool graph = false;
+};
+
+bool run_checks(Model& model, const gpt2::Weights& w, const std::vector<int32_t>& prompt, int steps) {
+  bool ok = true;
+  const double bound = logits_bound(model.options().dtype);
+  // 1. every op of a prefill against float64 on its own inputs
+  const std::vector<int32_t> head(prompt.begin(), prompt.begin() + std::min<size_t>(prompt.size(), 64));
+  const gpt2::CheckReport r = model.check_ops(head);
+  std::printf("check: %d ops of a %zu-token prefill against float64 on their own inputs: %s\n", r.ops_checked,
+              head.size(), r.ok ? "all within tolerance" : "FAILED");
+  if (!r.ok) {
+    std::printf("check: first divergence: %s\n", r.first_failure.c_str());
+    ok = false;
+  }
+  // 2. the logits against the float64 CPU forward (small models: it is plain loops)
+  const double work = double(w.config.n_params()) * double(head.size());
+  if (work <= 4e9) {
+    const auto ref = gpt2::cpu::forward(w, head);
+    const std::vector<double> last(ref.end() - w.config.vocab, ref.end());
+    const double e = rel_l2(model.forward(head), last);
+    std::printf("check: forward vs the float64 CPU forward: relative L2 %.3g (bound %.0e) %s\n", e, bound,
+                e <= bound ? "ok" : "FAILED");
+    ok = ok && e <= bound;
+  } else {
+    std::printf("check: forward vs the float64 CPU forward: not run (%.0fM parameters x %zu tokens is too slow "
+                "for the CPU reference; use a small config)\n", w.config.n_params() / 1e6, head.size());
+  }
+  // 3. KV-cache decode vs full recompute
+  steps = std::min(steps, model.capacity() - static_cast<int>(prompt.size()) - 1);
+  if (steps > 0) {
+    std::vector<int32_t> seq = prompt;
+    int next = model.prefill(seq);
+    double worst = 0;
+    std::vector<std::vector<float>> decoded;
+    std::vector<int32_t> fed;
+    for (int i = 0; i < steps; ++i) {
+      fed.push_back(next);
+      next = model.decode(next);
+      decoded.push_back(model.logits());
+    }
+    for (int i = 0; i < steps; ++i) {
+      seq.push_back(fed[i]);
+      worst = std::max(worst, rel_l2(decoded[i], model.forward(seq)));
+    }
+    std::printf("check: %d decode steps vs full recompute: worst relative L2 %.3g (bound %.0e) %s\n", steps, worst,
+                bound, worst <= bound ? "ok" : "FAILED");
+    ok = ok && worst <= bound;
+  }
+  // 4. graph replay vs eager
+  if (model.options().graph) {
+    model.prefill(prompt);
+    const std::string g = model.check_graph_replay(prompt.back());
+    std::printf("check: graph replay vs eager step: %s\n", g.empty() ? "bit for bit equal" : g.c_str());
+    ok = ok && g.empty();
+  }
+  return ok;
+}
+
+void print_table(const std::vector<gpt2::OpTime>& ops, double dram_gbps) {
+  double total = 0;
+  for (const auto& o : ops) total += o.ms;
+  wb::Table t({"op", "kernels", "calls/token", "us/token", "share", "GB/s", "% of DRAM roof"});
+  for (const auto& o : ops) {
+    const double gbs = o.ms > 0 ? o.bytes / (o.ms * 1e6) : 0;
+    t.add_row({o.op, o.who, std::to_string(o.calls), wb::fixed(o.ms * 1e3, 1), wb::fixed(100 * o.ms / total, 1) + "%",
+               wb::fixed(gbs, 0), dram_gbps > 0 ? wb::fixed(100 * gbs / dram_gbps, 0) + "%" : "-"});
+  }
+  t.add_rule();
+  t.add_row({"total", "", "", wb::fixed(total * 1e3, 1), "100%", "", ""});
+  std::printf("%s", t.str().c_str());
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& kernels,
+            const std::vector<int32_t>& prompt, const wb::DeviceInfo& dev, bool& checks_ok) {
+  gpt2::Options o;
+  o.dtype = a.dtype;
+  o.kernels = gpt2::Kernels::parse(kernels, a.use);
+  o.graph = a.graph;
+  o.max_seq = std::min<int>(w.config.n_ctx, static_cast<int>(prompt.size()) + a.new_tokens + 1);
+  if (a.check) o.max_seq = std::min<int>(w.config.n_ctx, std::max<int>(o.max_seq, static_cast<int>(prompt.size()) + 66));
+  Model model = Model::from_weights(w, o);
+  std::printf("\n== kernels: %s (%s)\n", kernels.c_str(), o.kernels.describe().c_str());
+
+  if (a.check && !run_checks(model, w, prompt, 64)) checks_ok = false;
+
+  // The generated ids as they come (this run also warms up the libraries' plans and captures the graph).
+  int next = model.prefill(prompt);
+  std::printf("tokens: %d", next);
+  std::fflush(stdout);
+  for (int i = 1; i < a.new_tokens; ++i) {
+    next = model.decode(next);
+    std::printf(" %d", next);
+    std::fflush(stdout);
+  }
+  std::printf("\n");
+
+  Run run;
+  run.kernels = kernels;
+  std::vector<double> ttft;
+  for (int i = 0; i < 5; ++i) {
+    model.prefill(prompt);
+    ttft.push_back(model.last_prefill_ms());
+  }
+  run.ttft_ms = median(ttft);
+  const int steps = a.new_tokens - 1;
+  if (steps > 0) {
+    std::vector<double> rate;
+    for (int i = 0; i < 3; ++i) {
+      model.prefill(prompt);
+      model.generate(steps);
+      rate.push_back(steps / (model.last_generate_ms() / 1e3));
+    }
+    run.decode_tok_s = median(rate);
+  }
+  run.graph = model.graph_active();
+  std::printf("TTFT: %.3f ms (prefill of %zu tokens through the first new token)\n", run.ttft_ms, prompt.size());
+  std::printf("decode: %.1f tokens/s (%.1f us per token, %s)\n", run.decode_tok_s,
+              run.decode_tok_s > 0 ? 1e6 / run.decode_tok_s : 0.0,
+              run.graph ? "each step one CUDA Graph launch" : "eager launches");
+  if (!a.graph) {
+    std::printf("graph: off (--no-graph)\n");
+  } else if (!model.graph_problem().empty()) {
+    std::printf("graph: not used, the capture failed: %s\n", model.graph_problem().c_str());
+  }
+  // Counted from a capture of the step, after at least one eager step (the profile below
+  // makes some when --new is 1).
+  if (steps == 0) {
+    model.prefill(prompt);
+    model.generate(1);
+  }
+  run.kernels_per_token = model.kernels_per_step();
+  if (run.kernels_per_token >= 0) {
+    std::printf("kernels per token: %d; host launches per token: %d eager, 1 with the graph\n", run.kernels_per_token,
+                run.kernels_per_token);
+  } else {
+    std::printf("kernels per token: not counted (the step could not be captured: %s)\n", model.graph_problem().c_str());
+  }
+  const double weight_mb = model.weight_bytes() / 1e6;
+  const double kv_mb = model.kv_bytes_per_token_at(static_cast<int>(prompt.size()) + steps / 2) / 1e6;
+  if (run.decode_tok_s > 0 && dev.spec.dram_gbps > 0) {
+    const double gbs = (weight_mb + kv_mb) * 1e6 * run.decode_tok_s / 1e9;
+    std::printf("bytes per token: %.1f MB weights + %.1f MB KV cache: %.0f GB/s, %.0f%% of the spec DRAM bandwidth\n",
+                weight_mb, kv_mb, gbs, 100 * gbs / dev.spec.dram_gbps);
+  }
+
+  // Per-op table: one eager decode pass with events around every op.
+  const int profile_steps = std::max(1, std::min(steps, 32));
+  model.prefill(prompt);
+  model.set_profiling(true);
+  model.reset_profile();
+  model.generate(profile_steps);
+  model.set_profiling(false);
+  std::printf("per-op time of an eager decode step (events around each op, %d steps averaged):\n", profile_steps);
+  print_table(model.op_times(profile_steps), dev.spec.dram_gbps);
+  return run;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gpt2::ToolArgs a;
+  try {
+    a = gpt2::parse_tool_args(argc, argv);
+  } catch (const wb::UsageError& e) {
+    std::fprintf(stderr, "gpt2: %s\n", e.what());
+    return 2;
+  }
+  if (a.help) return 0;
+  {
+    std::ifstream f(a.weights, std::ios::binary);
+    if (!f) {
+      std::fprintf(stderr, "gpt2: --weights=%s: cannot open the file (does it exist? gpt2_random_weights writes one)\n",
+                   a.weights.c_str());
+      return 2;
+    }
+  }
+  if (!a.json.empty()) {
+    std::ofstream f(a.json, std::ios::app);
+    if (!f) {
+      std::fprintf(stderr, "gpt2: --json=%s: cannot write there\n", a.json.c_str());
+      return 2;
+    }
+  }
+  if (const int rc = wb::select_tool_device("gpt2", a.device)) return rc;
+
+  try {
+    gpt2::LoadOptions lo;
+    lo.dtype = a.dtype;
+    int last_percent = -1;
+    lo.progress = [&](const gpt2::LoadProgress& p) {
+      const int percent = p.bytes_total > 0 ? static_cast<int>(100 * p.bytes_done / p.bytes_total) : 100;
+      if (percent != last_percent) {
+        std::fprintf(stderr, "\rloading %s: %3d%% (%d/%d tensors)", a.weights.c_str(), percent, p.tensors_done,
+                     p.tensors_total);
+        last_percent = percent;
+      }
+    };
+    const gpt2::Weights w = gpt2::load_weights(a.weights, lo);
+    std::fprintf(stderr, "\n");
+    std::vector<int32_t> prompt = a.tokens.empty() ? gpt2::seeded_prompt(a.prompt_len, w.config.vocab, a.seed) : a.tokens;
+    for (size_t i = 0; i < prompt.size(); ++i) {
+      if (prompt[i] >= w.config.vocab) {
+        std::fprintf(stderr, "gpt2: --tokens: id %zu is %d, but the vocabulary is 0..%d\n", i, prompt[i],
+                     w.config.vocab - 1);
+        return 2;
+      }
+    }
+    if (static_cast<int>(prompt.size()) + a.new_tokens > w.config.n_ctx) {
+      std::fprintf(stderr, "gpt2: the prompt (%zu) plus --new=%d is %zu positions; this model holds %d (n_ctx)\n",
+                   prompt.size(), a.new_tokens, prompt.size() + a.new_tokens, w.config.n_ctx);
+      return 2;
+    }
+    const wb::DeviceInfo dev = wb::query_device();
+    std::printf("GPU: %s (sm_%d%d); model: %s, %s; prompt %zu tokens, %d new\n", dev.name.c_str(), dev.major, dev.minor,
+                w.config.describe().c_str(), a.dtype == wb::DType::BF16 ? "bf16" : "f32", prompt.size(), a.new_tokens);
+    bool checks_ok = true;
+    std::vector<Run> runs;
+    for (const auto& k : a.kernels) runs.push_back(run_one(w, a, k, prompt, dev, checks_ok));
+
+    if (!a.json.empty()) {
+      wb::Json doc = wb::Json::object();
+      doc.set("schema_version", 1);
+      doc.set("tool", "gpt2");
+      doc.set("gpu", dev.name);
+      wb::Json list = wb::Json::array();
+      for (const auto& r : runs) {
+        wb::Json j = wb::Json::object();
+        j.set("kernels", r.kernels);
+        j.set("ttft_ms", r.ttft_ms);
+        j.set("decode_tok_s", r.decode_tok_s);
+        list.push(j);
+      }
+      doc.set("runs", list);
+      std::ofstream f(a.json, std::ios::trunc);
+      f << doc.dump() << "\n";
+      std::printf("wrote %s\n", a.json.c_str());
+    }
+    if (!checks_ok) {
+      std::fprintf(stderr, "gpt2: --check found a problem (see the check lines above)\n");
+      return 1;
+    }
+    return 0;
+  } catch (const wb::NotImplemented& e) {
+    std::fprintf(stderr, "gpt2: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpt2: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,91 @@
+// build/ch09/bin/gpt2's arguments (tool_args.h).
+#include <cstdio>
+
+#include "host/cli.h"
+#include "host/rng.h"
+#include "tool_args.h"
+
+namespace gpt2 {
+
+std::vector<int32_t> parse_tokens(const std::string& text) {
+  std::vector<int32_t> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string piece = text.substr(start, end - start);
+    if (piece.empty()) throw wb::UsageError("--tokens='" + text + "': an empty id between commas; give ID,ID,...");
+    out.push_back(static_cast<int32_t>(wb::parse_int("--tokens (id " + std::to_string(out.size()) + ")", piece, 0, INT32_MAX)));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::vector<int32_t> seeded_prompt(int n, int vocab, uint64_t seed) {
+  wb::Rng rng(seed);
+  std::vector<int32_t> out(n);
+  for (auto& t : out) t = static_cast<int32_t>(rng.range(0, vocab - 1));
+  return out;
+}
+
+ToolArgs parse_tool_args(int argc, char** argv) {
+  ToolArgs a;
+  std::string tokens, dtype = "bf16", kernels = "solution";
+  int64_t prompt_len = 0, new_tokens = 128;
+  bool no_graph = false;
+  wb::ArgParser p("gpt2",
+                  "GPT-2 on the GPU from the book's kernels: prints the generated ids, TTFT, decode tokens/s, kernels per "
+                  "token and the per-op table.");
+  p.add_string("weights", "a GPT-2 safetensors file (gpt2_random_weights writes one)", &a.weights);
+  p.add_string("tokens", "the prompt: token ids, ID,ID,...", &tokens);
+  p.add_int("prompt-len", "or a prompt of N seeded pseudo-random ids", &prompt_len, 1, 1 << 20);
+  p.add_int("new", "tokens to generate after the prompt (default 128)", &new_tokens, 1, 1 << 20);
+  p.add_string("dtype", "bf16 (default) or f32", &dtype);
+  p.add_string("kernels", "whose kernels: library, solution (default) or student; a list runs each", &kernels);
+  p.add_string("use", "per-op choice over --kernels: op:who,... (ops: " + [] {
+    std::string s;
+    for (const auto& n : Kernels::op_names()) s += (s.empty() ? "" : ", ") + n;
+    return s;
+  }() + ")", &a.use);
+  p.add_flag("no-graph", "decode step by step, without the CUDA Graph", &no_graph);
+  p.add_flag("check", "check every op, the forward against the float64 CPU forward, decode against recompute, "
+             "the graph against eager", &a.check);
+  p.add_string("json", "write the runs' TTFT and tokens/s to this file", &a.json);
+  p.add_int("device", "GPU index (default 0)", &a.device, 0, 1024);
+  p.add_int("seed", "seed of --prompt-len's ids (default 1)", &a.seed, 0, INT64_MAX);
+  if (!p.parse(argc, argv)) {
+    a.help = true;
+    return a;
+  }
+  if (a.weights.empty()) throw wb::UsageError("--weights is missing: give a GPT-2 safetensors file (--weights=FILE)");
+  if (tokens.empty() == (prompt_len == 0)) {
+    throw wb::UsageError("give the prompt one way: --tokens=ID,ID,... or --prompt-len=N (not both, not neither)");
+  }
+  if (!tokens.empty()) a.tokens = parse_tokens(tokens);
+  a.prompt_len = static_cast<int>(prompt_len);
+  a.new_tokens = static_cast<int>(new_tokens);
+  if (dtype == "bf16") {
+    a.dtype = wb::DType::BF16;
+  } else if (dtype == "f32") {
+    a.dtype = wb::DType::F32;
+  } else {
+    throw wb::UsageError("--dtype=" + dtype + ": the model runs in bf16 or f32");
+  }
+  size_t start = 0;
+  while (start <= kernels.size()) {
+    size_t end = kernels.find(',', start);
+    if (end == std::string::npos) end = kernels.size();
+    const std::string k = kernels.substr(start, end - start);
+    try {
+      Kernels::parse(k, a.use);  // names the bad piece
+    } catch (const std::invalid_argument& e) {
+      throw wb::UsageError(e.what());
+    }
+    a.kernels.push_back(k);
+    start = end + 1;
+  }
+  a.graph = !no_graph;
+  return a;
+}
+
+}  // namespace gpt2

@@ -1,0 +1,77 @@
+// Step 4 — the batch-1 GEMV at memory speed: one warp per row of W.
+//
+// Decoding one token reads every weight once for one multiply-add, so the GEMV's time is
+// N * K * sizeof(T) bytes over the DRAM bandwidth, and the kernel's job is to keep DRAM
+// busy. Lane l reads 16-byte pieces l, l + 32, l + 64 ... of row n (a warp reads 512
+// consecutive bytes per step: fully coalesced), multiplies them by the same pieces of x
+// (x is small and read by every warp: it stays in L1/L2), and the warp sums its 32
+// partial sums with shuffles (chapter 3). Eight warps per block, one row each; the grid
+// has N / 8 blocks, enough warps in flight to cover the latency at GPT-2's sizes.
+// Rows that are not 16-byte aligned (K * sizeof(T) % 16 != 0) take the scalar loop.
+// Run: build/ch09/bin/ch09_bench --op=gemv_bias/bf16
+#include <cstdint>
+
+#include "cuda/errors.cuh"
+#include "epilogue.cuh"
+#include "ladder.cuh"
+
+namespace ch09::solution {
+namespace {
+
+constexpr int kWarps = 8;
+
+// The dot product of two 16-byte pieces, in FP32.
+__device__ __forceinline__ float dot16(const uint4& a, const uint4& b, float) {
+  return __uint_as_float(a.x) * __uint_as_float(b.x) + __uint_as_float(a.y) * __uint_as_float(b.y) +
+         __uint_as_float(a.z) * __uint_as_float(b.z) + __uint_as_float(a.w) * __uint_as_float(b.w);
+}
+__device__ __forceinline__ float dot16(const uint4& a, const uint4& b, bf16) {
+  const auto* pa = reinterpret_cast<const __nv_bfloat162*>(&a);
+  const auto* pb = reinterpret_cast<const __nv_bfloat162*>(&b);
+  float s = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 fa = __bfloat1622float2(pa[i]), fb = __bfloat1622float2(pb[i]);
+    s += fa.x * fb.x + fa.y * fb.y;
+  }
+  return s;
+}
+
+// grid (ceil(N / kWarps)), block (32 * kWarps): warp w owns row n = blockIdx.x * kWarps + w.
+template <class T>
+__global__ void __launch_bounds__(32 * kWarps) gemv_warp_kernel(const T* x, const T* w, const T* b, T* y, int N, int K,
+                                                                 Epilogue epi, bool vec) {
+  const int lane = threadIdx.x % 32, n = blockIdx.x * kWarps + threadIdx.x / 32;
+  if (n >= N) return;  // a whole warp leaves together: n is the same for its 32 lanes
+  const T* row = w + size_t(n) * K;
+  float acc = 0.0f;
+  if (vec) {
+    constexpr int kPer = 16 / sizeof(T);  // elements per 16-byte piece
+    const int pieces = K / kPer;
+    const uint4* w4 = reinterpret_cast<const uint4*>(row);
+    const uint4* x4 = reinterpret_cast<const uint4*>(x);
+#pragma unroll 4
+    for (int p = lane; p < pieces; p += 32) acc += dot16(__ldg(w4 + p), __ldg(x4 + p), T{});
+  } else {
+    for (int k = lane; k < K; k += 32) acc += to_f32(row[k]) * to_f32(x[k]);
+  }
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+  if (lane == 0) y[n] = epilogue(acc, b, n, epi);
+}
+
+}  // namespace
+
+template <class T>
+void gemv_warp(const T* x, const T* w, const T* b, T* y, int N, int K, Epilogue epi, cudaStream_t stream) {
+  require_valid(1, N, K, epi, b);
+  const bool vec = (size_t(K) * sizeof(T)) % 16 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
+                   reinterpret_cast<uintptr_t>(w) % 16 == 0;
+  gemv_warp_kernel<T><<<ceil_div(N, kWarps), 32 * kWarps, 0, stream>>>(x, w, b, y, N, K, epi, vec);
+  WB_CHECK_LAUNCH();
+}
+
+template void gemv_warp<bf16>(const bf16*, const bf16*, const bf16*, bf16*, int, int, Epilogue, cudaStream_t);
+template void gemv_warp<float>(const float*, const float*, const float*, float*, int, int, Epilogue, cudaStream_t);
+
+}  // namespace ch09::solution

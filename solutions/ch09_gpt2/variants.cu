@@ -1,0 +1,29 @@
+// The solution ladder as the harness sees it (ladder.cuh says what each step changes).
+#include "ladder.cuh"
+#include "spec/op.cuh"
+
+namespace ch09::solution {
+
+WB_VARIANTS(ch09_solution, wb::Role::Solution) {
+  std::vector<wb::Variant> v;
+  for (const char* op : {"linear_bias/bf16", "linear_bias_gelu/bf16"}) {
+    v.push_back(wb::variant(op, "v1_naive", &linear_naive<bf16>).is_slow());
+    v.push_back(wb::variant(op, "v2_smem_tiled", &linear_tiled<bf16>));
+    v.push_back(wb::variant(op, "v3_wmma_epilogue", &linear_wmma).needs_cc(80));
+  }
+  for (const char* op : {"linear_bias/f32", "linear_bias_gelu/f32"}) {
+    v.push_back(wb::variant(op, "v1_naive", &linear_naive<float>).is_slow());
+    v.push_back(wb::variant(op, "v2_smem_tiled", &linear_tiled<float>));
+  }
+  for (const char* op : {"gemv/bf16", "gemv_bias/bf16", "gemv_bias_gelu/bf16"}) {
+    v.push_back(wb::variant(op, "v1_naive", &gemv_naive<bf16>).is_slow());
+    v.push_back(wb::variant(op, "v4_gemv_warp", &gemv_warp<bf16>));
+  }
+  for (const char* op : {"gemv/f32", "gemv_bias/f32", "gemv_bias_gelu/f32"}) {
+    v.push_back(wb::variant(op, "v1_naive", &gemv_naive<float>).is_slow());
+    v.push_back(wb::variant(op, "v4_gemv_warp", &gemv_warp<float>));
+  }
+  return v;
+}
+
+}  // namespace ch09::solution
