@@ -182,6 +182,22 @@ fi
   fi
 done
 
+# --- chapter 9: the decoder end to end, 124M and 1.5B random weights, prompt 512 ----------------
+if [ "$bench" = 1 ] && [ -x "$bin/bin/gpt2" ] && [ -x "$bin/bin/gpt2_random_weights" ]; then
+  for cfg in 124M 1.5B; do
+    w="$bin/gpt2-$cfg-bf16.safetensors"
+    [ -f "$w" ] || "$bin/bin/gpt2_random_weights" --config=$cfg --dtype=bf16 --gpt2-affine --out="$w" > "$out/gpt2-weights-$cfg.log" 2>&1
+    start=$(date +%s)
+    "$bin/bin/gpt2" --weights="$w" --prompt-len=512 --new=128 --kernels=library,solution \
+      --json="$out/gpt2-$cfg.json" > "$out/gpt2-$cfg.log" 2>&1
+    note "gpt2 $cfg: exit $? in $(( $(date +%s) - start )) s (log gpt2-$cfg.log)"
+  done
+  "$bin/bin/gpt2_random_weights" --config=tiny --out="$bin/gpt2-tiny.safetensors" --force > /dev/null 2>&1 &&
+    "$bin/bin/gpt2" --weights="$bin/gpt2-tiny.safetensors" --dtype=f32 --prompt-len=16 --new=64 --check \
+      > "$out/gpt2-check.log" 2>&1
+  note "gpt2 --check (tiny, FP32): exit $?"
+fi
+
 # --- summary table, last --------------------------------------------------------------------
 echo
 echo "================ summary ================"
