@@ -10,6 +10,11 @@
 //                                 Sq x Sk buffer, masked tiles skipped
 //   ex4_flash_attention_mma.cu    flash attention in BF16 on tensor cores (mma.sync), the
 //                                 FlashAttention-2 structure
+//   ex5_decode_attention.cu       decode: one query per sequence against its KV cache, the
+//                                 keys split over many CTAs and merged by log-sum-exp
+//   ex6_ragged_attention.cu       sequences of different lengths packed back to back
+//                                 (cu_seqlens), no padding computed
+// (the forms of part 2 are declared at the end of this file)
 // Each launcher receives device pointers and a stream, computes its grid with a ceiling
 // division, launches its kernel(s) on that stream and checks each launch.
 //
@@ -79,6 +84,8 @@
 
 #include <cmath>
 #include <cstddef>
+#include <stdexcept>
+#include <string>
 
 namespace ch08 {
 
@@ -105,11 +112,97 @@ using ScoresSoftmaxF32Fn = void(const float* q, const float* k, float* p, int B,
 using AttentionBf16Fn = void(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, int B, int H, int Sq,
                              int Sk, int D, float scale, bool causal, void* scratch, cudaStream_t stream);
 
+// ---------------------------------------------------------------------------------------
+// Part 2: attention as a serving engine runs it. Every form below is BF16 in and out, FP32
+// accumulation and FP32 lse, scale 1 / sqrt(D), and the same rules as above (any lengths,
+// D a multiple of 8 up to 128, 16-byte aligned pointers, poisoned outputs, fenced inputs).
+//
+// Grouped-query attention (GQA). Hq query heads share Hkv key/value heads: Hkv divides Hq,
+// G = Hq / Hkv query heads form a group, and query head hq reads key/value head
+//
+//   hkv = hq / G          (Hq = Hkv: ordinary attention; Hkv = 1: multi-query attention)
+//
+// so the G heads of a group are NEIGHBOURS (heads 0..G-1 use kv head 0, G..2G-1 kv head 1).
+//
+// (a) Dense GQA prefill, attention_gqa/bf16 (the solution's v4):
+//   q[b][hq][i][d], o[b][hq][i][d], lse[b][hq][i]    as above, with H = Hq
+//   k[b][hkv][j][d], v[b][hkv][j][d]                  K and V stored once per kv head
+using AttentionGqaBf16Fn = void(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, int B, int Hq,
+                                int Hkv, int Sq, int Sk, int D, float scale, bool causal, void* scratch,
+                                cudaStream_t stream);
+
+// (b) Ragged (variable-length) batches, attention_ragged/bf16 (ex6): B sequences of lengths
+// L_0 .. L_{B-1} packed back to back, TOKEN-major as a projection writes them, no padding:
+//
+//   cu_seqlens[b]    int32, B + 1 entries: 0 = cu_seqlens[0] <= cu_seqlens[1] <= ... ,
+//                    sequence b is tokens cu_seqlens[b] .. cu_seqlens[b + 1] - 1,
+//                    T = cu_seqlens[B] tokens in all (device memory)
+//   q[t][hq][d]      element (t * Hq + hq) * D + d        o: the same layout
+//   k[t][hkv][d]     element (t * Hkv + hkv) * D + d      v: the same layout
+//   lse[hq][t]       element hq * T + t                   (FP32, head-major as FlashAttention's)
+//
+// Each sequence attends to itself only (Sq = Sk = L_b; with the mask, token i of a sequence
+// sees tokens 0..i of the SAME sequence). `max_seqlen` is the longest L_b (known to the host,
+// for the grid); T is passed too. A token of another sequence is never read.
+using RaggedAttentionBf16Fn = void(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse,
+                                   const int* cu_seqlens, int B, int T, int Hq, int Hkv, int max_seqlen, int D,
+                                   float scale, bool causal, void* scratch, cudaStream_t stream);
+
+// (c) Decode attention with a KV cache, attention_decode/bf16 (ex5): ONE new query token per
+// sequence against everything the sequence has seen. The cache is contiguous per sequence
+// and per kv head, room for L_max tokens, of which the first L_b hold data:
+//
+//   q[b][hq][d]              element (b * Hq + hq) * D + d        o: the same layout
+//   k_cache[b][hkv][j][d]    element ((b * Hkv + hkv) * L_max + j) * D + d,  0 <= j < L_max
+//   v_cache                  the same layout as k_cache
+//   seq_lens[b]              int32 L_b, 1 <= L_b <= L_max (device memory): the new token's
+//                            own k and v are ALREADY in the cache, at j = L_b - 1
+//   lse[b][hq]               element b * Hq + hq                  (FP32)
+//
+// The new token sees every cached token and itself (keys 0 .. L_b - 1; no mask is needed,
+// the cache holds only the past). Entries j >= L_b hold stale data: never let them count.
+// `scratch` holds decode_scratch_bytes(B, Hq, Hkv, L_max, D) bytes for partial results: a
+// split-KV launcher cuts each sequence's keys into decode_splits(B, Hkv, L_max) chunks (or
+// fewer), one CTA per (chunk, b, hkv), and merges the chunks' (o, lse) afterwards.
+using DecodeAttentionBf16Fn = void(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* seq_lens,
+                                   bf16* o, float* lse, int B, int Hq, int Hkv, int L_max, int D, float scale,
+                                   void* scratch, cudaStream_t stream);
+
+// Keys per tile of the decode kernels, and about how many CTAs a decode launch aims for (a few
+// per SM on an H100's 132 or an A100's 108, so that batch 1 reads the cache with every SM).
+constexpr int kDecodeKeysPerTile = 64;
+constexpr int kDecodeTargetCtas = 512;
+
+// Chunks per sequence: enough CTAs for the whole GPU, at least one key tile per chunk.
+inline int decode_splits(int B, int Hkv, int L_max) {
+  const long long groups = static_cast<long long>(B) * Hkv;
+  const long long tiles = (static_cast<long long>(L_max) + kDecodeKeysPerTile - 1) / kDecodeKeysPerTile;
+  long long want = (kDecodeTargetCtas + groups - 1) / groups;
+  if (want < 1) want = 1;
+  return static_cast<int>(want < tiles ? want : (tiles < 1 ? 1 : tiles));
+}
+
+// Partial results of every chunk: o (D floats) and lse (1 float) per (chunk, b, hq).
+inline size_t decode_scratch_bytes(int B, int Hq, int Hkv, int L_max, int D) {
+  return sizeof(float) * static_cast<size_t>(decode_splits(B, Hkv, L_max)) * B * Hq * (D + 1);
+}
+
+// Every part-2 launcher refuses groups that do not divide: call this first (it throws
+// std::invalid_argument naming the launcher; the tests check that nothing was launched).
+inline void require_groups(const char* who, int Hq, int Hkv) {
+  if (Hq < 1 || Hkv < 1 || Hq % Hkv != 0) {
+    throw std::invalid_argument(std::string(who) + ": Hkv must divide Hq (Hq = " + std::to_string(Hq) +
+                                ", Hkv = " + std::to_string(Hkv) + ")");
+  }
+}
+
 namespace student {
 AttentionF32Fn unfused_attention;       // ex1_unfused_attention.cu
 ScoresSoftmaxF32Fn fused_scores_softmax;  // ex2_fused_scores_softmax.cu
 AttentionF32Fn flash_attention_f32;     // ex3_flash_attention_f32.cu
 AttentionBf16Fn flash_attention_mma;    // ex4_flash_attention_mma.cu
+DecodeAttentionBf16Fn decode_attention;  // ex5_decode_attention.cu
+RaggedAttentionBf16Fn ragged_attention;  // ex6_ragged_attention.cu
 }  // namespace student
 
 }  // namespace ch08

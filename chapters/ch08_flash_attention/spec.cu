@@ -3,6 +3,10 @@
 //   attention_probs/f32   p = softmax(scale * q k^T, masked)                        ex2
 //   attention/f32         o = p v, lse = m + log(l), FP32                             ex1, ex3
 //   attention/bf16        the same with BF16 q, k, v, o (FP32 accumulation and lse)   ex4
+//   attention_gqa/bf16    grouped heads: Hq query heads over Hkv kv heads             (v4)
+//   attention_ragged/bf16 sequences packed back to back (cu_seqlens), token-major     ex6
+//   attention_decode/bf16 one query per sequence against its KV cache                 ex5
+// (part 2, at the end of this file).
 //
 // Dimensions: B, H (heads), Sq (queries), Sk (keys and values), D (head size), causal (0 or
 // 1). The causal mask is bottom-right aligned: query i sees key j iff j <= i + Sk - Sq
@@ -33,6 +37,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -65,8 +70,10 @@ double visible_pairs(const wb::Shape& s) {
 
 double sigma(const wb::Shape& s) { return s.param_or("sigma", 1.0); }
 double score_err(const wb::Shape& s) { return 16 * kU32 * std::sqrt(static_cast<double>(s["D"])) * sigma(s); }
+// Keys a row may see at most: Sk, or the cache length (decode), or the longest sequence (ragged).
+int64_t max_keys(const wb::Shape& s) { return s.has("Sk") ? s["Sk"] : s.has("Lmax") ? s["Lmax"] : s["maxlen"]; }
 double p_rel(const wb::Shape& s) {
-  return 2 * score_err(s) + 8 * kU32 * std::sqrt(static_cast<double>(s["Sk"])) + 128 * kU32;
+  return 2 * score_err(s) + 8 * kU32 * std::sqrt(static_cast<double>(max_keys(s))) + 128 * kU32;
 }
 
 wb::Tol o_tol() {
@@ -378,6 +385,425 @@ wb::OpSpec<ScoresSoftmaxF32Fn> probs_op() {
   };
 }
 
+// ===========================================================================================
+// Part 2: grouped heads, ragged batches, decode. The same tolerances (o_tol, lse_tol: the
+// keys a row may see are Sk, the cache's L_max or the longest sequence) and the same float64
+// arithmetic, through one routine that takes where a row's query, keys and outputs are.
+
+// One query row: q at element q_at, keys and values j < visible at rows kv_at(j) of k and v
+// (D elements each), o at logical index o_at .. o_at + D - 1, lse at lse_at.
+template <class KvAt>
+void attend_row(const wb::RefCtx& r, const char* kname, const char* vname, int64_t q_at, KvAt kv_at, int64_t visible,
+                int64_t o_at, int64_t lse_at) {
+  const int64_t D = r["D"];
+  const double scale = attention_scale(static_cast<int>(D));
+  const Reader q(r.in("q")), k(r.in(kname));
+  std::vector<double> qrow(D), e(std::max<int64_t>(visible, 0));
+  for (int64_t d = 0; d < D; ++d) qrow[d] = q(q_at + d);
+  double m = -std::numeric_limits<double>::infinity();
+  for (int64_t j = 0; j < visible; ++j) {
+    const int64_t at = kv_at(j);
+    double dot = 0;
+    for (int64_t d = 0; d < D; ++d) dot += qrow[d] * k(at + d);
+    e[j] = scale * dot;
+    m = std::max(m, e[j]);
+  }
+  double l = 0;
+  for (int64_t j = 0; j < visible; ++j) {
+    e[j] = std::exp(e[j] - m);
+    l += e[j];
+  }
+  std::vector<double> o(D, 0.0);
+  const Reader v(r.in(vname));
+  for (int64_t j = 0; j < visible; ++j) {
+    const double w = e[j] / l;
+    const int64_t at = kv_at(j);
+    for (int64_t d = 0; d < D; ++d) o[d] += w * v(at + d);
+  }
+  for (int64_t d = 0; d < D; ++d) r.expect("o", o_at + d, o[d]);
+  r.expect("lse", lse_at, visible > 0 ? m + std::log(l) : -std::numeric_limits<double>::infinity());
+}
+
+wb::TensorSpec bf16_in(const char* name, std::vector<std::string> dims, wb::Dist d = wb::dist::normal(0, 1)) {
+  return wb::input(name, std::move(dims), DType::BF16, std::move(d));
+}
+
+// A simple mixing hash for the generated lengths (splitmix64's finaliser).
+uint64_t mix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// --- attention_gqa/bf16 ------------------------------------------------------------------------
+
+wb::Shape gqa(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk, int64_t D, int64_t causal) {
+  return wb::Shape{{"B", B}, {"Hq", Hq}, {"Hkv", Hkv}, {"Sq", Sq}, {"Sk", Sk}, {"D", D}, {"causal", causal}};
+}
+
+// 32/8 (GQA), 32/1 (MQA) and 12/12 (no sharing) at the lengths and head sizes of part 1; a
+// block of the grouped kernel holds rows of several heads whenever G * Sq is not a multiple
+// of its 64 rows, which the odd lengths make happen on purpose.
+std::vector<wb::Shape> gqa_shapes() {
+  std::vector<wb::Shape> out;
+  const int64_t groups[][2] = {{32, 8}, {32, 1}, {12, 12}};
+  for (const auto& [hq, hkv] : groups) {
+    for (int64_t S : {1, 17, 65, 129}) {
+      for (int64_t D : {64, 128}) {
+        for (int64_t c : {0, 1}) out.push_back(gqa(1, hq, hkv, S, S, D, c));
+      }
+    }
+    for (int64_t c : {0, 1}) {
+      out.push_back(gqa(1, hq, hkv, 1, 1000, 128, c));    // decode-like: one query, many keys
+      out.push_back(gqa(1, hq, hkv, 129, 17, 64, c));     // more queries than keys
+      out.push_back(gqa(1, hq, hkv, 64, 1000, 64, c));
+    }
+  }
+  for (int64_t c : {0, 1}) {
+    out.push_back(gqa(1, 32, 8, 1000, 1000, 128, c));
+    out.push_back(gqa(2, 12, 4, 100, 100, 32, c));
+    out.push_back(gqa(3, 8, 2, 63, 63, 96, c));
+  }
+  return out;
+}
+
+wb::OpSpec<AttentionGqaBf16Fn> gqa_op() {
+  auto o = wb::output("o", {"B", "Hq", "Sq", "D"}, DType::BF16, o_tol());
+  o.yardstick_floor = 1e-4;
+  auto lse = wb::output("lse", {"B", "Hq", "Sq"}, DType::F32, lse_tol());
+  lse.yardstick_floor = 2e-5;
+  return {
+      .name = "attention_gqa",
+      .dtype = "bf16",
+      .title = "grouped-query attention forward, BF16: Hq query heads share Hkv key/value heads",
+      .docs = kDocs,
+      .tensors = {bf16_in("q", {"B", "Hq", "Sq", "D"}), bf16_in("k", {"B", "Hkv", "Sk", "D"}),
+                  bf16_in("v", {"B", "Hkv", "Sk", "D"}), o, lse},
+      .reference =
+          [](const wb::RefCtx& r, int64_t row) {  // row = (b * Hq + hq) * Sq + i
+            const int64_t Hq = r["Hq"], Hkv = r["Hkv"], Sq = r["Sq"], Sk = r["Sk"], D = r["D"];
+            const int64_t bh = row / Sq, i = row % Sq, b = bh / Hq, hq = bh % Hq;
+            const int64_t bkv = b * Hkv + hq / (Hq / Hkv);
+            const int64_t visible = r["causal"] != 0 ? std::clamp<int64_t>(i + Sk - Sq + 1, 0, Sk) : Sk;
+            attend_row(r, "k", "v", row * D, [&](int64_t j) { return (bkv * Sk + j) * D; }, visible, row * D, row);
+          },
+      .ref_rows = [](const wb::Shape& s) { return s["B"] * s["Hq"] * s["Sq"]; },
+      .test_shapes = gqa_shapes(),
+      .random_shapes =
+          [](wb::Rng& rng) {
+            std::vector<wb::Shape> out;
+            for (int n = 0; n < 3; ++n) {
+              const int64_t hkv = rng.range(1, 3), G = rng.range(1, 6);
+              out.push_back(gqa(rng.range(1, 2), hkv * G, hkv, rng.range(1, 400), rng.range(1, 400),
+                                32 * rng.range(1, 4), rng.range(0, 1)));
+            }
+            return out;
+          },
+      .bench_shapes = {gqa(4, 32, 8, 4096, 4096, 128, 0), gqa(4, 32, 8, 4096, 4096, 128, 1)},
+      .full_bench_shapes = {gqa(4, 32, 1, 4096, 4096, 128, 1), gqa(4, 32, 32, 4096, 4096, 128, 1)},
+      // q and o per query head, k and v per kv head: the bytes grouped heads save.
+      .bytes =
+          [](const wb::Shape& s) {
+            const double b = static_cast<double>(s["B"]), D = static_cast<double>(s["D"]);
+            return b * (2.0 * 2 * s["Hq"] * s["Sq"] * D + 2.0 * 2 * s["Hkv"] * s["Sk"] * D + 4.0 * s["Hq"] * s["Sq"]);
+          },
+      .flops =
+          [](const wb::Shape& s) {
+            wb::Shape one = attn(s["B"], s["Hq"], s["Sq"], s["Sk"], s["D"], s["causal"]);
+            return attention_flops(one);
+          },
+      .peak = wb::Peak::BF16Tensor,
+      .launch =
+          [](AttentionGqaBf16Fn* fn, const wb::Args& a, cudaStream_t st) {
+            const int D = a.i("D");
+            fn(a.in<bf16>("q"), a.in<bf16>("k"), a.in<bf16>("v"), a.out<bf16>("o"), a.out<float>("lse"), a.i("B"),
+               a.i("Hq"), a.i("Hkv"), a.i("Sq"), a.i("Sk"), D, attention_scale(D), a.i("causal") != 0,
+               a.workspace(), st);
+          },
+      .checks = {.deterministic = 1},
+      .diagnose =
+          [](const wb::Diagnosis& d) -> std::string {
+            if (d.code == wb::Code::Wrong && d.shape["Hq"] != d.shape["Hkv"]) {
+              return "wrong with grouped heads: query head hq reads kv head hq / (Hq / Hkv) (neighbouring query "
+                     "heads share a kv head; hq % Hkv is the other, wrong, convention)";
+            }
+            return {};
+          },
+      .yardstick = &unfused::attention_gqa_bf16,
+      .yardstick_factor = 2.0,
+      .refused = {{gqa(1, 12, 8, 17, 17, 64, 0), "Hkv does not divide Hq"}},
+  };
+}
+
+// --- attention_ragged/bf16 ---------------------------------------------------------------------
+
+// The lengths of a ragged batch, by the shape's "mix": a fixed list, or generated from it.
+std::vector<int64_t> ragged_lengths(int64_t mix) {
+  switch (mix) {
+    case 1: return {1, 63, 64, 65, 8191};
+    case 2: return {65, 1, 64, 63};
+    case 3: return {17, 129, 1000, 2, 64, 65, 127, 300};
+    case 4: return {128, 128, 128, 128};
+    default: break;
+  }
+  std::vector<int64_t> out;
+  if (mix >= 100 && mix < 200) {  // random shapes: 1 to 6 sequences of 1 to 700 tokens
+    const int64_t B = 1 + static_cast<int64_t>(mix64(mix) % 6);
+    for (int64_t b = 0; b < B; ++b) out.push_back(1 + static_cast<int64_t>(mix64(mix * 64 + b) % 700));
+  } else if (mix == 200 || mix == 300) {  // benchmark: 16 lengths in 512 .. 8192, and their mean 16 times
+    for (int64_t b = 0; b < 16; ++b) out.push_back(512 + static_cast<int64_t>(mix64(200 * 64 + b) % 7681));
+    if (mix == 300) {
+      int64_t total = 0;
+      for (int64_t n : out) total += n;
+      for (int64_t b = 0; b < 16; ++b) out[b] = total / 16 + (b < total % 16 ? 1 : 0);
+    }
+  } else {
+    throw std::invalid_argument("ragged: unknown length mix " + std::to_string(mix));
+  }
+  return out;
+}
+
+wb::Shape ragged(int64_t mix, int64_t Hq, int64_t Hkv, int64_t D, int64_t causal) {
+  const auto lens = ragged_lengths(mix);
+  int64_t T = 0, longest = 0;
+  for (int64_t n : lens) {
+    T += n;
+    longest = std::max(longest, n);
+  }
+  const int64_t B = static_cast<int64_t>(lens.size());
+  return wb::Shape{{"B", B},   {"B1", B + 1}, {"T", T},   {"maxlen", longest}, {"Hq", Hq},
+                   {"Hkv", Hkv}, {"D", D},      {"causal", causal}, {"mix", mix}};
+}
+
+std::vector<wb::Shape> ragged_shapes() {
+  std::vector<wb::Shape> out;
+  for (int64_t c : {0, 1}) {
+    for (int64_t D : {64, 128}) out.push_back(ragged(1, 2, 2, D, c));  // 1, 63, 64, 65, 8191 in one batch
+    for (int64_t D : {32, 96}) out.push_back(ragged(2, 3, 3, D, c));
+    out.push_back(ragged(3, 32, 8, 128, c));
+    out.push_back(ragged(3, 12, 12, 64, c));
+    out.push_back(ragged(4, 4, 1, 128, c));
+    out.push_back(ragged(1, 8, 2, 128, c));
+  }
+  return out;
+}
+
+wb::OpSpec<RaggedAttentionBf16Fn> ragged_op() {
+  auto o = wb::output("o", {"T", "Hq", "D"}, DType::BF16, o_tol());
+  auto lse = wb::output("lse", {"Hq", "T"}, DType::F32, lse_tol());
+  return {
+      .name = "attention_ragged",
+      .dtype = "bf16",
+      .title = "attention forward over a ragged batch (cu_seqlens, token-major), BF16",
+      .docs = kDocs,
+      .tensors = {bf16_in("q", {"T", "Hq", "D"}), bf16_in("k", {"T", "Hkv", "D"}), bf16_in("v", {"T", "Hkv", "D"}),
+                  wb::input("cu_seqlens", {"B1"}, DType::I32,
+                            wb::dist::custom("the prefix sums of the shape's lengths",
+                                             [](wb::HostTensor& t, const wb::Shape& s, wb::Rng&) {
+                                               int64_t at = 0;
+                                               t.set(0, 0);
+                                               const auto lens = ragged_lengths(s["mix"]);
+                                               for (size_t b = 0; b < lens.size(); ++b) {
+                                                 at += lens[b];
+                                                 t.set(static_cast<int64_t>(b) + 1, static_cast<double>(at));
+                                               }
+                                             })),
+                  o, lse},
+      .reference =
+          [](const wb::RefCtx& r, int64_t row) {  // row = t * Hq + hq
+            const int64_t Hq = r["Hq"], Hkv = r["Hkv"], D = r["D"], T = r["T"], B = r["B"];
+            const int64_t t = row / Hq, hq = row % Hq, hkv = hq / (Hq / Hkv);
+            const wb::HostTensor& cu = r.in("cu_seqlens");
+            int64_t b = 0;
+            while (b + 1 < B && static_cast<int64_t>(cu.get(b + 1)) <= t) ++b;
+            const int64_t start = static_cast<int64_t>(cu.get(b)), len = static_cast<int64_t>(cu.get(b + 1)) - start;
+            const int64_t i = t - start;
+            const int64_t visible = r["causal"] != 0 ? i + 1 : len;
+            attend_row(r, "k", "v", row * D, [&](int64_t j) { return ((start + j) * Hkv + hkv) * D; }, visible,
+                       row * D, hq * T + t);
+          },
+      .ref_rows = [](const wb::Shape& s) { return s["T"] * s["Hq"]; },
+      .test_shapes = ragged_shapes(),
+      .random_shapes =
+          [](wb::Rng& rng) {
+            std::vector<wb::Shape> out;
+            for (int n = 0; n < 3; ++n) {
+              const int64_t hkv = rng.range(1, 2), G = rng.range(1, 4);
+              out.push_back(ragged(100 + rng.range(0, 99), hkv * G, hkv, 32 * rng.range(1, 4), rng.range(0, 1)));
+            }
+            return out;
+          },
+      // 16 sequences of 512 to 8192 tokens, and 16 of their mean length (the same tokens).
+      .bench_shapes = {ragged(200, 16, 16, 128, 0), ragged(300, 16, 16, 128, 0), ragged(200, 16, 16, 128, 1),
+                       ragged(300, 16, 16, 128, 1)},
+      .full_bench_shapes = {ragged(200, 32, 8, 128, 1), ragged(300, 32, 8, 128, 1)},
+      .bytes =
+          [](const wb::Shape& s) {
+            const double T = static_cast<double>(s["T"]), D = static_cast<double>(s["D"]);
+            return T * (2.0 * 2 * s["Hq"] * D + 2.0 * 2 * s["Hkv"] * D + 4.0 * s["Hq"]);
+          },
+      .flops =
+          [](const wb::Shape& s) {
+            double pairs = 0;
+            for (int64_t n : ragged_lengths(s["mix"])) {
+              pairs += s["causal"] != 0 ? static_cast<double>(n) * (n + 1) / 2 : static_cast<double>(n) * n;
+            }
+            return 4.0 * s["Hq"] * s["D"] * pairs;
+          },
+      .peak = wb::Peak::BF16Tensor,
+      .launch =
+          [](RaggedAttentionBf16Fn* fn, const wb::Args& a, cudaStream_t st) {
+            const int D = a.i("D");
+            fn(a.in<bf16>("q"), a.in<bf16>("k"), a.in<bf16>("v"), a.out<bf16>("o"), a.out<float>("lse"),
+               a.in<int32_t>("cu_seqlens"), a.i("B"), a.i("T"), a.i("Hq"), a.i("Hkv"), a.i("maxlen"), D,
+               attention_scale(D), a.i("causal") != 0, a.workspace(), st);
+          },
+      .checks = {.deterministic = 1},
+      .diagnose =
+          [](const wb::Diagnosis& d) -> std::string {
+            if (d.code == wb::Code::Wrong) {
+              return "wrong on a ragged batch: sequence b is tokens cu_seqlens[b] .. cu_seqlens[b + 1] - 1, a row "
+                     "of q is Hq * D elements after the previous one, lse is [Hq][T], and a token sees only its "
+                     "own sequence (never a token of the next one, even inside a tile)";
+            }
+            return {};
+          },
+  };
+}
+
+// --- attention_decode/bf16 ---------------------------------------------------------------------
+
+// L_b of sequence b: mix 0, every sequence fills the cache (L_b = L_max); mix 1, lengths spread
+// over 1 .. L_max (the first sequence full).
+int64_t decode_len(const wb::Shape& s, int64_t b) {
+  const int64_t L = s["Lmax"];
+  if (s["mix"] == 0 || b == 0) return L;
+  return 1 + static_cast<int64_t>(mix64(static_cast<uint64_t>(b) * 7919 + static_cast<uint64_t>(L)) % L);
+}
+
+wb::Shape decode(int64_t B, int64_t Hq, int64_t Hkv, int64_t Lmax, int64_t D, int64_t mix) {
+  return wb::Shape{{"B", B}, {"Hq", Hq}, {"Hkv", Hkv}, {"Lmax", Lmax}, {"D", D}, {"mix", mix}};
+}
+
+// L 1, 17, 4096 and 32768 for 32/8, 32/1 and 12/12 at D 64 and 128 (batch 1: the split-KV
+// case); batches up to 64 with lengths that differ per sequence.
+std::vector<wb::Shape> decode_shapes() {
+  std::vector<wb::Shape> out;
+  const int64_t groups[][2] = {{32, 8}, {32, 1}, {12, 12}};
+  for (const auto& [hq, hkv] : groups) {
+    for (int64_t L : {1, 17, 4096, 32768}) {
+      for (int64_t D : {64, 128}) out.push_back(decode(1, hq, hkv, L, D, 0));
+    }
+  }
+  out.push_back(decode(4, 32, 8, 4096, 128, 1));
+  out.push_back(decode(64, 32, 8, 1000, 64, 1));
+  out.push_back(decode(64, 12, 12, 17, 128, 1));
+  out.push_back(decode(3, 8, 2, 300, 96, 1));
+  out.push_back(decode(2, 4, 4, 65, 32, 0));
+  out.push_back(decode(2, 32, 1, 32768, 128, 1));
+  return out;
+}
+
+// The newest entry of each sequence (j = L_b - 1, the token being decoded) drawn wider than the
+// rest, normal(0, 8) against normal(0, 1): its score often dominates the row, as a token's
+// attention to itself often does, so a kernel that drops it is caught at every length.
+wb::Dist decode_keys() {
+  return wb::dist::custom("normal(0, 1); the newest entry of each sequence normal(0, 8)",
+                          [](wb::HostTensor& t, const wb::Shape& s, wb::Rng& rng) {
+                            const int64_t Hkv = s["Hkv"], L = s["Lmax"], D = s["D"];
+                            for (int64_t e = 0; e < t.count(); ++e) {
+                              const int64_t j = (e / D) % L, b = e / (D * L * Hkv);
+                              const double u1 = rng.uniform(1e-12, 1.0), u2 = rng.uniform(0.0, 1.0);
+                              const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+                              t.set(e, z * (j == decode_len(s, b) - 1 ? 8.0 : 1.0));
+                            }
+                          });
+}
+
+double decode_keys_read(const wb::Shape& s) {
+  double n = 0;
+  for (int64_t b = 0; b < s["B"]; ++b) n += static_cast<double>(decode_len(s, b));
+  return n;
+}
+
+wb::OpSpec<DecodeAttentionBf16Fn> decode_op() {
+  auto o = wb::output("o", {"B", "Hq", "D"}, DType::BF16, o_tol());
+  o.yardstick_floor = 1e-4;
+  auto lse = wb::output("lse", {"B", "Hq"}, DType::F32, lse_tol());
+  lse.yardstick_floor = 2e-5;
+  return {
+      .name = "attention_decode",
+      .dtype = "bf16",
+      .title = "decode attention: one query per sequence against its BF16 KV cache (grouped heads)",
+      .docs = kDocs,
+      .tensors = {bf16_in("q", {"B", "Hq", "D"}), bf16_in("k_cache", {"B", "Hkv", "Lmax", "D"}, decode_keys()),
+                  bf16_in("v_cache", {"B", "Hkv", "Lmax", "D"}),
+                  wb::input("seq_lens", {"B"}, DType::I32,
+                            wb::dist::custom("the shape's lengths L_b (1 .. L_max)",
+                                             [](wb::HostTensor& t, const wb::Shape& s, wb::Rng&) {
+                                               for (int64_t b = 0; b < s["B"]; ++b) {
+                                                 t.set(b, static_cast<double>(decode_len(s, b)));
+                                               }
+                                             })),
+                  o, lse},
+      .reference =
+          [](const wb::RefCtx& r, int64_t row) {  // row = b * Hq + hq
+            const int64_t Hq = r["Hq"], Hkv = r["Hkv"], L = r["Lmax"], D = r["D"];
+            const int64_t b = row / Hq, hq = row % Hq, bkv = b * Hkv + hq / (Hq / Hkv);
+            const int64_t visible = static_cast<int64_t>(r.in("seq_lens").get(b));
+            attend_row(r, "k_cache", "v_cache", row * D, [&](int64_t j) { return (bkv * L + j) * D; }, visible,
+                       row * D, row);
+          },
+      .ref_rows = [](const wb::Shape& s) { return s["B"] * s["Hq"]; },
+      .test_shapes = decode_shapes(),
+      .random_shapes =
+          [](wb::Rng& rng) {
+            std::vector<wb::Shape> out;
+            for (int n = 0; n < 3; ++n) {
+              const int64_t hkv = rng.range(1, 4), G = rng.range(1, 8);
+              out.push_back(decode(rng.range(1, 8), hkv * G, hkv, rng.range(1, 3000), 32 * rng.range(1, 4),
+                                   rng.range(0, 1)));
+            }
+            return out;
+          },
+      // Batch 1, 32 query heads over 8 kv heads, D 128: the bandwidth target's shapes.
+      .bench_shapes = {decode(1, 32, 8, 8192, 128, 0), decode(1, 32, 8, 32768, 128, 0)},
+      .full_bench_shapes = {decode(16, 32, 8, 4096, 128, 0), decode(64, 32, 8, 2048, 128, 0),
+                            decode(1, 32, 1, 32768, 128, 0)},
+      // The cache read once (the L_b valid entries of k and v), q read and o, lse written.
+      .bytes =
+          [](const wb::Shape& s) {
+            const double D = static_cast<double>(s["D"]);
+            return 2.0 * 2 * s["Hkv"] * D * decode_keys_read(s) + static_cast<double>(s["B"]) * s["Hq"] * (4 * D + 4);
+          },
+      .flops = [](const wb::Shape& s) { return 4.0 * s["Hq"] * s["D"] * decode_keys_read(s); },
+      .peak = wb::Peak::BF16Tensor,
+      .launch =
+          [](DecodeAttentionBf16Fn* fn, const wb::Args& a, cudaStream_t st) {
+            const int D = a.i("D");
+            fn(a.in<bf16>("q"), a.in<bf16>("k_cache"), a.in<bf16>("v_cache"), a.in<int32_t>("seq_lens"),
+               a.out<bf16>("o"), a.out<float>("lse"), a.i("B"), a.i("Hq"), a.i("Hkv"), a.i("Lmax"), D,
+               attention_scale(D), a.workspace(), st);
+          },
+      .checks = {.deterministic = 1},
+      .diagnose =
+          [](const wb::Diagnosis& d) -> std::string {
+            if (d.code != wb::Code::Wrong) return {};
+            if (d.shape["Lmax"] == 1) {
+              return "wrong with a cache of ONE entry: the new token's own key and value are in the cache at "
+                     "j = L_b - 1 and must be attended to (keys 0 .. L_b - 1 inclusive)";
+            }
+            return "wrong in decode: keys 0 .. seq_lens[b] - 1 count (the last one is the new token), nothing at "
+                   "or past seq_lens[b]; chunks merge as o = sum_c exp(lse_c - lse) o_c with "
+                   "lse = log sum_c exp(lse_c), not as a plain average";
+          },
+      .yardstick = &unfused::decode_bf16,
+      .yardstick_factor = 2.0,
+      .refused = {{decode(1, 12, 8, 17, 64, 0), "Hkv does not divide Hq"}},
+  };
+}
+
 }  // namespace
 
 WB_OPS(ch08) {
@@ -391,6 +817,9 @@ WB_OPS(ch08) {
   wb::add_op(attention_op<bf16, AttentionBf16Fn>("bf16", "attention forward, BF16 in and out, FP32 accumulation",
                                                  &unfused::attention_bf16, 1e-4, wb::Peak::BF16Tensor,
                                                  bench(8192, {64, 128}), bench(4096, {64, 128})));
+  wb::add_op(gqa_op());
+  wb::add_op(ragged_op());
+  wb::add_op(decode_op());
 }
 
 }  // namespace ch08

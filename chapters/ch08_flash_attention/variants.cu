@@ -12,6 +12,11 @@ WB_VARIANTS(ch08_student, wb::Role::Student) {
     return scratch_bytes_f32(static_cast<int>(s["B"]), static_cast<int>(s["H"]), static_cast<int>(s["Sq"]),
                              static_cast<int>(s["Sk"]));
   };
+  // Exercise 5 gets decode_scratch_bytes(...) for the partial results of its chunks.
+  const auto decode_scratch = [](const wb::Shape& s) {
+    return decode_scratch_bytes(static_cast<int>(s["B"]), static_cast<int>(s["Hq"]), static_cast<int>(s["Hkv"]),
+                                static_cast<int>(s["Lmax"]), static_cast<int>(s["D"]));
+  };
   return {
       wb::variant("attention/f32", "ex1_unfused_attention", &unfused_attention)
           .in_file(dir + "ex1_unfused_attention.cu")
@@ -22,6 +27,13 @@ WB_VARIANTS(ch08_student, wb::Role::Student) {
           .in_file(dir + "ex3_flash_attention_f32.cu"),
       wb::variant("attention/bf16", "ex4_flash_attention_mma", &flash_attention_mma)
           .in_file(dir + "ex4_flash_attention_mma.cu")
+          .needs_cc(80),
+      wb::variant("attention_decode/bf16", "ex5_decode_attention", &decode_attention)
+          .in_file(dir + "ex5_decode_attention.cu")
+          .with_workspace(decode_scratch)
+          .needs_cc(80),
+      wb::variant("attention_ragged/bf16", "ex6_ragged_attention", &ragged_attention)
+          .in_file(dir + "ex6_ragged_attention.cu")
           .needs_cc(80),
   };
 }

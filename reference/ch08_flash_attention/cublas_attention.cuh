@@ -190,4 +190,65 @@ inline void attention_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o,
   gemm_pv(stream, CUDA_R_16BF, p, v, o, bh, Sq, Sk, D);
 }
 
+// --- part 2: grouped heads and decode, on the same two GEMMs -------------------------------
+//
+// Grouped heads: the G = Hq / Hkv query heads of kv head (b, hkv) are neighbours in q, so
+// they are ONE row-major (G * Sq) x D matrix against that head's K and V: the GEMMs run over
+// B * Hkv batches of G * Sq rows, and the softmax over the B * Hq * Sq rows of S in (b, hq, i)
+// order, with its mask by i, exactly as in the dense pipeline.
+inline void attention_gqa_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, int B, int Hq,
+                               int Hkv, int Sq, int Sk, int D, float scale, bool causal, void* scratch,
+                               cudaStream_t stream) {
+  if (Hkv < 1 || Hq % Hkv != 0) throw std::invalid_argument("cublas_unfused: Hkv must divide Hq");
+  const int G = Hq / Hkv, bkv = B * Hkv;
+  char* base = static_cast<char*>(scratch != nullptr ? scratch : own_scratch(scratch_bytes_bf16(B, Hq, Sq, Sk)));
+  float* s = reinterpret_cast<float*>(base);
+  bf16* p = reinterpret_cast<bf16*>(base + probs_offset_bf16(B, Hq, Sq, Sk));
+  gemm_scores(stream, CUDA_R_16BF, q, k, s, bkv, G * Sq, Sk, D, scale);
+  softmax<bf16>(s, p, lse, B * Hq, Sq, Sk, causal, stream);
+  gemm_pv(stream, CUDA_R_16BF, p, v, o, bkv, G * Sq, Sk, D);
+}
+
+// Decode: one query per (b, hq) against the first L_b = seq_lens[b] entries of a cache of
+// L_max. Row r = b * Hq + hq of S; keys j >= L_b get p = 0 (their stale values are multiplied
+// by exactly 0 in the second GEMM, which runs over all L_max keys). A template, as the kernel
+// above, so that the header may be compiled into more than one library.
+template <class P>
+__global__ void __launch_bounds__(kSoftmaxThreads)
+    decode_softmax_kernel(const float* s, P* p, float* lse, const int* seq_lens, int Hq, int L_max) {
+  __shared__ float red[kSoftmaxThreads / 32];
+  const size_t row = blockIdx.x;
+  const int visible = min(max(seq_lens[row / Hq], 0), L_max);
+  const float* in = s + row * L_max;
+  P* out = p + row * L_max;
+  float mx = -INFINITY;
+  for (int j = threadIdx.x; j < visible; j += kSoftmaxThreads) mx = fmaxf(mx, in[j]);
+  mx = block_reduce<true>(mx, red);
+  float sum = 0.0f;
+  for (int j = threadIdx.x; j < visible; j += kSoftmaxThreads) sum += expf(in[j] - mx);
+  sum = block_reduce<false>(sum, red);
+  const float inv = visible > 0 ? 1.0f / sum : 0.0f;
+  for (int j = threadIdx.x; j < L_max; j += kSoftmaxThreads) {
+    const float v = j < visible ? expf(in[j] - mx) * inv : 0.0f;
+    if constexpr (std::is_same_v<P, float>) out[j] = v;
+    else out[j] = __float2bfloat16_rn(v);
+  }
+  if (threadIdx.x == 0) lse[row] = visible > 0 ? mx + logf(sum) : -INFINITY;
+}
+
+inline void decode_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* seq_lens, bf16* o,
+                        float* lse, int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch,
+                        cudaStream_t stream) {
+  if (Hkv < 1 || Hq % Hkv != 0) throw std::invalid_argument("cublas_decode: Hkv must divide Hq");
+  const int G = Hq / Hkv, bkv = B * Hkv;
+  char* base = static_cast<char*>(scratch != nullptr ? scratch : own_scratch(scratch_bytes_bf16(B, Hq, 1, L_max)));
+  float* s = reinterpret_cast<float*>(base);
+  bf16* p = reinterpret_cast<bf16*>(base + probs_offset_bf16(B, Hq, 1, L_max));
+  gemm_scores(stream, CUDA_R_16BF, q, k_cache, s, bkv, G, L_max, D, scale);
+  const long long rows = static_cast<long long>(B) * Hq;
+  decode_softmax_kernel<bf16><<<static_cast<unsigned>(rows), kSoftmaxThreads, 0, stream>>>(s, p, lse, seq_lens, Hq, L_max);
+  WB_CHECK_LAUNCH();
+  gemm_pv(stream, CUDA_R_16BF, p, v_cache, o, bkv, G, L_max, D);
+}
+
 }  // namespace ch08::unfused

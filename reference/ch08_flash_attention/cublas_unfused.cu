@@ -28,6 +28,14 @@ WB_VARIANTS(ch08_reference, wb::Role::Reference) {
       cudnn_version_text() + "; one graph: matmul, scale, causal mask (gen_index, compare, select), "
                              "softmax as reductions and pointwise ops, matmul";
   const char* unfused_note = "cuBLAS strided-batched GEMM (FP32 scores), masked softmax kernel, GEMM";
+  const auto gqa_scratch = [](const wb::Shape& s) {
+    return unfused::scratch_bytes_bf16(static_cast<int>(s["B"]), static_cast<int>(s["Hq"]), static_cast<int>(s["Sq"]),
+                                       static_cast<int>(s["Sk"]));
+  };
+  const auto decode_scratch = [](const wb::Shape& s) {
+    return unfused::scratch_bytes_bf16(static_cast<int>(s["B"]), static_cast<int>(s["Hq"]), 1,
+                                       static_cast<int>(s["Lmax"]));
+  };
   return {
       wb::variant("attention/bf16", "cudnn_sdpa", &cudnn_attention_bf16).is_library().with_note(graph),
       wb::variant("attention/bf16", "cublas_unfused", &unfused::attention_bf16)
@@ -41,6 +49,17 @@ WB_VARIANTS(ch08_reference, wb::Role::Reference) {
       wb::variant("attention_probs/f32", "cublas_gemm_softmax", &unfused::probs_f32)
           .is_library()
           .with_note("cuBLAS strided-batched SGEMM into p, then a masked softmax kernel in place"),
+      // Part 2. cuDNN is not asked for these: the graph of cudnn_sdpa.cu has no sequence
+      // lengths (decode, ragged), and its kv heads would have to be broadcast over the query
+      // heads (grouped heads); see docs/ch08-flash-attention.md, "References for part 2".
+      wb::variant("attention_gqa/bf16", "cublas_unfused", &unfused::attention_gqa_bf16)
+          .is_library()
+          .with_workspace(gqa_scratch)
+          .with_note("cuBLAS, the G query heads of a kv head as one (G Sq) x D matrix; masked softmax; GEMM"),
+      wb::variant("attention_decode/bf16", "cublas_decode", &unfused::decode_bf16)
+          .is_library()
+          .with_workspace(decode_scratch)
+          .with_note("cuBLAS over the whole cache (G queries x L_max keys per kv head), softmax masked by seq_lens"),
   };
 }
 

@@ -21,6 +21,25 @@ inline void check_args(const char* who, int B, int H, int Sq, int Sk, int D) {
   if (!bad.empty()) throw std::invalid_argument(std::string(who) + ": " + bad);
 }
 
+// Grouped heads (ch08.cuh): Hkv kv heads shared by Hq query heads, Hkv dividing Hq.
+inline void check_groups(const char* who, int Hq, int Hkv) {
+  if (Hkv < 1 || Hq % Hkv != 0) {
+    throw std::invalid_argument(std::string(who) + ": Hkv must divide Hq (Hq = " + std::to_string(Hq) +
+                                ", Hkv = " + std::to_string(Hkv) + ")");
+  }
+}
+
+// A ragged batch (ch08.cuh): one grid row per (sequence, query head).
+inline void check_ragged_args(const char* who, int B, int T, int Hq, int Hkv, int max_seqlen, int D) {
+  std::string bad;
+  if (B < 1 || Hq < 1 || T < 0 || max_seqlen < 0) bad = "B and Hq must be at least 1, T and max_seqlen at least 0";
+  else if (max_seqlen > T) bad = "max_seqlen is more than T";
+  else if (D < 8 || D > 128 || D % 8 != 0) bad = "D must be a multiple of 8 from 8 to 128, not " + std::to_string(D);
+  else if (static_cast<long long>(B) * Hq > 65535) bad = "B * Hq is more than 65535 (one grid row per head)";
+  if (!bad.empty()) throw std::invalid_argument(std::string(who) + ": " + bad);
+  check_groups(who, Hq, Hkv);
+}
+
 // The head size a kernel is compiled for: D rounded up to 32, 64, 96 or 128 (the columns
 // past D are loaded as zeros and never stored).
 inline int padded_head(int D) { return (D + 31) / 32 * 32; }

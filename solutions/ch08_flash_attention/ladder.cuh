@@ -27,5 +27,14 @@ AttentionF32Fn v3_attention_f32;
 // registers, K and V double-buffered through cp.async, ldmatrix, exp2 with the scale
 // folded in, P reused from registers as the A operand of P V, one normalisation at the end.
 AttentionBf16Fn v4_attention_bf16;
+// The same kernel on grouped heads (the G query heads of a kv head as one matrix of G * Sq
+// rows: K and V read once per block for all of them) and on ragged, token-major batches.
+AttentionGqaBf16Fn v4_attention_gqa_bf16;
+RaggedAttentionBf16Fn v4_attention_ragged_bf16;
+
+// v5_split_kv_decode.cu — decode against a KV cache (flash-decoding): each sequence's keys
+// cut into chunks, one CTA per (chunk, sequence, kv head) computing the G query heads of
+// the group on CUDA cores, then a second kernel merging the chunks by their log-sum-exp.
+DecodeAttentionBf16Fn v5_decode_bf16;
 
 }  // namespace ch08::solution

@@ -73,6 +73,22 @@
 // Tuning: (kWarps, kBc) per head size are template parameters (Tile below); 4 warps and 64
 // keys everywhere is a starting point, not a measured optimum.
 //
+// Part 2 of the chapter runs the same kernel on two more layouts (the Heads struct below
+// says which); only where a block's rows and keys are changes, never the loop:
+//   * grouped heads (GQA / MQA, attention_gqa/bf16): the G = Hq / Hkv query heads of one kv
+//     head are neighbours in q, so their rows form ONE matrix of G * Sq rows (row r = g Sq + i,
+//     contiguous in q, o and lse) against one K and one V. A block takes 64 of those rows:
+//     K and V are read once per block for all the heads in it (at Sq = 1, every head of the
+//     group in one block), never copied per query head. The causal mask needs the row's
+//     position in its own head, i = r % Sq; a block whose rows cross from one head into the
+//     next visits the tiles its highest i needs and masks from its lowest (0).
+//   * ragged batches (attention_ragged/bf16): a block takes rows of ONE head of ONE sequence,
+//     tokens cu_seqlens[b] .. cu_seqlens[b + 1] - 1, token-major: a row of q is Hq * D
+//     elements after the previous one (of k and v, Hkv * D). The grid covers the longest
+//     sequence; a block past the end of its sequence returns at once, so no padding is
+//     computed, and a tile never loads a row at or past the sequence's end (the zeros of
+//     load_tile), so a block never reads the next sequence.
+//
 // Run: build/ch08/bin/ch08_bench --op=attention --dtype=bf16 --impl=v4_flash_mma_sync,cudnn_sdpa,cublas_unfused
 #include <cstdint>
 
@@ -115,17 +131,66 @@ struct Tile {
   static_assert((kPitch * sizeof(bf16)) % 16 == 0, "rows start 16-byte aligned (cp.async, ldmatrix)");
 };
 
-// Rows row0 .. row0 + kRows - 1 of a (rows_total x D) BF16 matrix into a (kRows, kPitch)
-// tile, 16 bytes per cp.async; zeros for rows >= rows_total and columns >= D.
+// Rows row0 .. row0 + kRows - 1 of a (rows_total x D) BF16 matrix whose rows are `ld`
+// elements apart into a (kRows, kPitch) tile, 16 bytes per cp.async; zeros for rows >=
+// rows_total and columns >= D.
 template <class Cfg, int kRows>
-__device__ __forceinline__ void load_tile(bf16* dst, const bf16* src, int row0, int rows_total, int D) {
+__device__ __forceinline__ void load_tile(bf16* dst, const bf16* src, int row0, int rows_total, int D, size_t ld) {
   constexpr int kPerRow = Cfg::kD / 8, kPieces = kRows * kPerRow;
 #pragma unroll
   for (int n = 0; n < kPieces / Cfg::kThreads; ++n) {
     const int c = threadIdx.x + n * Cfg::kThreads, r = c / kPerRow, p = c % kPerRow;
     const bool in = row0 + r < rows_total && p * 8 < D;
-    cp_async_16(dst + r * Cfg::kPitch + p * 8, in ? src + static_cast<size_t>(row0 + r) * D + p * 8 : src, in);
+    cp_async_16(dst + r * Cfg::kPitch + p * 8, in ? src + static_cast<size_t>(row0 + r) * ld + p * 8 : src, in);
   }
+}
+
+// Which rows and keys the blocks of one launch own (see the header comment).
+struct Heads {
+  int Sq, Sk;             // dense: queries and keys per head (ragged: from cu_seqlens)
+  int group;              // G = Hq / Hkv query heads per kv head (1: ordinary attention)
+  int Hq, Hkv, T;         // ragged: heads per token and tokens in all (row strides of q, k, lse)
+  const int* cu_seqlens;  // null: dense (B, H, S, D) heads; else the ragged, token-major layout
+};
+
+// One block's view: rows 0 .. R - 1 (query i of a row is r % Sq), its keys 0 .. Sk - 1, and
+// where they are.
+struct BlockRows {
+  int R, Sq, Sk;
+  size_t ldq, ldk;  // elements from one row of q (o) / k (v) to the next
+  const bf16 *q, *k, *v;
+  bf16* o;
+  float* lse;       // row r's lse at lse[r]
+};
+
+__device__ __forceinline__ BlockRows block_rows(const Heads& hd, const bf16* q, const bf16* k, const bf16* v, bf16* o,
+                                                float* lse, int D) {
+  BlockRows br;
+  if (hd.cu_seqlens == nullptr) {  // blockIdx.y = b * Hkv + hkv: the G heads of the group, head after head
+    const size_t bkv = blockIdx.y;
+    br.Sq = hd.Sq;
+    br.Sk = hd.Sk;
+    br.R = hd.group * hd.Sq;
+    br.ldq = D;
+    br.ldk = D;
+    br.q = q + bkv * br.R * D;
+    br.o = o + bkv * br.R * D;
+    br.lse = lse + bkv * br.R;
+    br.k = k + bkv * br.Sk * D;
+    br.v = v + bkv * br.Sk * D;
+  } else {  // blockIdx.y = b * Hq + hq: one head of one sequence
+    const int b = blockIdx.y / hd.Hq, hq = blockIdx.y % hd.Hq, hkv = hq / hd.group;
+    const int start = hd.cu_seqlens[b];
+    br.R = br.Sq = br.Sk = hd.cu_seqlens[b + 1] - start;
+    br.ldq = static_cast<size_t>(hd.Hq) * D;
+    br.ldk = static_cast<size_t>(hd.Hkv) * D;
+    br.q = q + start * br.ldq + static_cast<size_t>(hq) * D;
+    br.o = o + start * br.ldq + static_cast<size_t>(hq) * D;
+    br.k = k + start * br.ldk + static_cast<size_t>(hkv) * D;
+    br.v = v + start * br.ldk + static_cast<size_t>(hkv) * D;
+    br.lse = lse + static_cast<size_t>(hq) * hd.T + start;
+  }
+  return br;
 }
 
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
@@ -139,7 +204,7 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 2)
     flash_mma_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
-                     bf16* __restrict__ o, float* __restrict__ lse, int Sq, int Sk, int D, float scale,
+                     bf16* __restrict__ o, float* __restrict__ lse, Heads heads, int D, float scale,
                      float scale_log2, bool causal) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr int kBr = Cfg::kBr, kBc = Cfg::kBc, kP = Cfg::kPitch, kD = Cfg::kD;
@@ -151,31 +216,39 @@ __global__ void __launch_bounds__(Cfg::kThreads, 2)
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, qd = lane % 4;
   const int q_tile = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;  // most key tiles first
   const int q0 = q_tile * kBr;
-  const size_t bh = blockIdx.y;
-  const bf16* qh = q + bh * Sq * D;
-  const bf16* kh = k + bh * Sk * D;
-  const bf16* vh = v + bh * Sk * D;
-  bf16* oh = o + bh * Sq * D;
-  float* lh = lse + bh * Sq;
-  const int row_lo = q0 + warp * 16 + g, row_hi = row_lo + 8;  // this lane's two query rows
+  const BlockRows br = block_rows(heads, q, k, v, o, lse, D);
+  const int R = br.R, Sq = br.Sq, Sk = br.Sk;
+  if (q0 >= R) return;  // a ragged batch: past the end of this (shorter) sequence
+  const bf16* qh = br.q;
+  const bf16* kh = br.k;
+  const bf16* vh = br.v;
+  bf16* oh = br.o;
+  float* lh = br.lse;
+  const int row_lo = q0 + warp * 16 + g, row_hi = row_lo + 8;  // this lane's two rows
 
-  const int tiles = key_tiles(q0, kBr, Sq, Sk, kBc, causal);
+  // The queries (positions i = r % Sq in their heads) of the block's rows q0 .. q_end - 1: a
+  // block that crosses from one head into the next holds i = Sq - 1 and i = 0.
+  const int q_end = min(q0 + kBr, R);
+  const bool one_head = q0 / Sq == (q_end - 1) / Sq;
+  const int i_min = one_head ? q0 % Sq : 0, i_max = one_head ? (q_end - 1) % Sq : Sq - 1;
+
+  const int tiles = key_tiles(i_max, 1, Sq, Sk, kBc, causal);
   if (tiles == 0) {  // the mask with Sq > Sk: no row of this block sees a key
     for (int e = threadIdx.x; e < kBr * D; e += Cfg::kThreads) {
       const int r = e / D;
-      if (q0 + r < Sq) oh[static_cast<size_t>(q0 + r) * D + e % D] = __float2bfloat16_rn(0.0f);
+      if (q0 + r < R) oh[static_cast<size_t>(q0 + r) * br.ldq + e % D] = __float2bfloat16_rn(0.0f);
     }
     for (int r = threadIdx.x; r < kBr; r += Cfg::kThreads) {
-      if (q0 + r < Sq) lh[q0 + r] = -INFINITY;
+      if (q0 + r < R) lh[q0 + r] = -INFINITY;
     }
     return;
   }
 
   // --- prologue: Q and the first K and V tiles; Q's fragments into registers -----------------
-  load_tile<Cfg, kBr>(sQ, qh, q0, Sq, D);
-  load_tile<Cfg, kBc>(sK, kh, 0, Sk, D);
+  load_tile<Cfg, kBr>(sQ, qh, q0, R, D, br.ldq);
+  load_tile<Cfg, kBc>(sK, kh, 0, Sk, D, br.ldk);
   cp_async_commit();  // group A: Q, K_0
-  load_tile<Cfg, kBc>(sV, vh, 0, Sk, D);
+  load_tile<Cfg, kBc>(sV, vh, 0, Sk, D, br.ldk);
   cp_async_commit();  // group B: V_0
   cp_async_wait<1>();  // A has landed (this thread's copies) ...
   __syncthreads();     // ... and every thread's
@@ -194,9 +267,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 2)
   float m_lo = -INFINITY, m_hi = -INFINITY;  // running max of the raw scores, rows g and g + 8
   float l_lo = 0.0f, l_hi = 0.0f;            // this lane's part of the running sums
 
-  // The last key each of this lane's rows may see.
-  const int last_lo = causal ? min(row_lo + Sk - Sq, Sk - 1) : Sk - 1;
-  const int last_hi = causal ? min(row_hi + Sk - Sq, Sk - 1) : Sk - 1;
+  // The last key each of this lane's rows may see (by its query's position in its own head).
+  const int last_lo = causal ? min(row_lo % Sq + Sk - Sq, Sk - 1) : Sk - 1;
+  const int last_hi = causal ? min(row_hi % Sq + Sk - Sq, Sk - 1) : Sk - 1;
 
   for (int t = 0; t < tiles; ++t) {
     const int stage = t % 2, kv0 = t * kBc;
@@ -207,7 +280,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 2)
       __syncthreads();     // for every thread; and every warp has finished tile t - 1
     }
     // K_{t+1} into the other stage, which held K_{t-1} (read by every warp before the barrier).
-    if (t + 1 < tiles) load_tile<Cfg, kBc>(sK + (1 - stage) * Cfg::kKVElems, kh, kv0 + kBc, Sk, D);
+    if (t + 1 < tiles) load_tile<Cfg, kBc>(sK + (1 - stage) * Cfg::kKVElems, kh, kv0 + kBc, Sk, D, br.ldk);
     cp_async_commit();  // (an empty group past the last tile keeps the count of groups the same)
 
     // --- S = Q K_t^T: 16 rows x kBc keys per warp ---------------------------------------------
@@ -229,7 +302,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 2)
     }
 
     // --- mask: only the last tile and, with the causal mask, tiles crossing the diagonal ---------
-    const bool need_mask = kv0 + kBc > Sk || (causal && kv0 + kBc - 1 > q0 + Sk - Sq);
+    const bool need_mask = kv0 + kBc > Sk || (causal && kv0 + kBc - 1 > i_min + Sk - Sq);
     if (need_mask) {
 #pragma unroll
       for (int j = 0; j < Cfg::kSTiles; ++j) {
@@ -291,7 +364,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 2)
     cp_async_wait<1>();  // V_t has landed (only K_{t+1} may still be on its way)
     __syncthreads();
     // V_{t+1} into the other stage, which held V_{t-1} (read by every warp before the first barrier).
-    if (t + 1 < tiles) load_tile<Cfg, kBc>(sV + (1 - stage) * Cfg::kKVElems, vh, kv0 + kBc, Sk, D);
+    if (t + 1 < tiles) load_tile<Cfg, kBc>(sV + (1 - stage) * Cfg::kKVElems, vh, kv0 + kBc, Sk, D, br.ldk);
     cp_async_commit();
 
     // --- O += P V_t: 16 rows x kD per warp --------------------------------------------------------
@@ -330,23 +403,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, 2)
 #pragma unroll
   for (int c = lane; c < 16 * kPerRow; c += 32) {
     const int r = c / kPerRow, p = c % kPerRow, row = q0 + warp * 16 + r;
-    if (row < Sq && p * 8 < D) {
-      *reinterpret_cast<uint4*>(oh + static_cast<size_t>(row) * D + p * 8) =
+    if (row < R && p * 8 < D) {
+      *reinterpret_cast<uint4*>(oh + static_cast<size_t>(row) * br.ldq + p * 8) =
           *reinterpret_cast<const uint4*>(sO + r * kP + p * 8);
     }
   }
   if (qd == 0) {  // lse = m scale + log(l): natural log, scores in their scaled units
-    if (row_lo < Sq) lh[row_lo] = l_lo > 0.0f ? m_lo * scale + logf(l_lo) : -INFINITY;
-    if (row_hi < Sq) lh[row_hi] = l_hi > 0.0f ? m_hi * scale + logf(l_hi) : -INFINITY;
+    if (row_lo < R) lh[row_lo] = l_lo > 0.0f ? m_lo * scale + logf(l_lo) : -INFINITY;
+    if (row_hi < R) lh[row_hi] = l_hi > 0.0f ? m_hi * scale + logf(l_hi) : -INFINITY;
   }
 #else
   __trap();  // not reached: the variant needs compute capability 8.0 (mma.sync BF16, cp.async)
 #endif
 }
 
+// grid (row tiles, row sets): dense, ceil(G * Sq / kBr) x (B * Hkv); ragged,
+// ceil(max_seqlen / kBr) x (B * Hq).
 template <class Cfg>
-void launch(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, int B, int H, int Sq, int Sk, int D,
-            float scale, bool causal, cudaStream_t stream) {
+void launch(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, const Heads& heads, int row_tiles,
+            int row_sets, int D, float scale, bool causal, cudaStream_t stream) {
   auto* kernel = &flash_mma_kernel<Cfg>;
   static const bool raised = [&] {  // above 48 KB a kernel must opt in (once per configuration)
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
@@ -354,9 +429,32 @@ void launch(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, in
   }();
   (void)raised;
   const float scale_log2 = scale * 1.4426950408889634f;  // log2(e)
-  kernel<<<dim3(ceil_div(Sq, Cfg::kBr), B * H), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(q, k, v, o, lse, Sq, Sk, D,
-                                                                                          scale, scale_log2, causal);
+  kernel<<<dim3(row_tiles, row_sets), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(q, k, v, o, lse, heads, D, scale,
+                                                                                 scale_log2, causal);
   WB_CHECK_LAUNCH();
+}
+
+// The tile configuration per padded head size (4 warps, 64 keys: see "Tuning").
+void dispatch(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, const Heads& heads, int rows,
+              int row_sets, int D, float scale, bool causal, cudaStream_t stream) {
+  const int row_tiles = ceil_div(rows, 64);  // kBr = 16 x 4 warps in every configuration below
+  if (row_tiles == 0) return;                // a ragged batch of empty sequences
+  if (row_tiles > 0x7FFFFFFF / 64) throw std::invalid_argument("v4_flash_mma_sync: too many rows");
+  switch (padded_head(D)) {
+    case 32: launch<Tile<32, 4, 64>>(q, k, v, o, lse, heads, row_tiles, row_sets, D, scale, causal, stream); break;
+    case 64: launch<Tile<64, 4, 64>>(q, k, v, o, lse, heads, row_tiles, row_sets, D, scale, causal, stream); break;
+    case 96: launch<Tile<96, 4, 64>>(q, k, v, o, lse, heads, row_tiles, row_sets, D, scale, causal, stream); break;
+    default: launch<Tile<128, 4, 64>>(q, k, v, o, lse, heads, row_tiles, row_sets, D, scale, causal, stream); break;
+  }
+}
+
+void check_aligned(const bf16* q, const bf16* k, const bf16* v, const bf16* o) {
+  for (const void* p : {static_cast<const void*>(q), static_cast<const void*>(k), static_cast<const void*>(v),
+                        static_cast<const void*>(o)}) {
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) {
+      throw std::invalid_argument("v4_flash_mma_sync: q, k, v and o must be 16-byte aligned (ch08.cuh)");
+    }
+  }
 }
 
 }  // namespace
@@ -365,18 +463,31 @@ void v4_attention_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o, flo
                        int D, float scale, bool causal, void* scratch, cudaStream_t stream) {
   (void)scratch;
   check_args("v4_flash_mma_sync", B, H, Sq, Sk, D);
-  for (const void* p : {static_cast<const void*>(q), static_cast<const void*>(k), static_cast<const void*>(v),
-                        static_cast<const void*>(o)}) {
-    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) {
-      throw std::invalid_argument("v4_flash_mma_sync: q, k, v and o must be 16-byte aligned (ch08.cuh)");
-    }
-  }
-  switch (padded_head(D)) {
-    case 32: launch<Tile<32, 4, 64>>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream); break;
-    case 64: launch<Tile<64, 4, 64>>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream); break;
-    case 96: launch<Tile<96, 4, 64>>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream); break;
-    default: launch<Tile<128, 4, 64>>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream); break;
-  }
+  check_aligned(q, k, v, o);
+  const Heads heads{Sq, Sk, 1, H, H, 0, nullptr};
+  dispatch(q, k, v, o, lse, heads, Sq, B * H, D, scale, causal, stream);
+}
+
+void v4_attention_gqa_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, int B, int Hq, int Hkv,
+                           int Sq, int Sk, int D, float scale, bool causal, void* scratch, cudaStream_t stream) {
+  (void)scratch;
+  check_args("v4_flash_mma_sync", B, Hq, Sq, Sk, D);
+  check_groups("v4_flash_mma_sync", Hq, Hkv);
+  check_aligned(q, k, v, o);
+  const int G = Hq / Hkv;
+  if (static_cast<long long>(G) * Sq > 0x7FFFFFFF) throw std::invalid_argument("v4_flash_mma_sync: G * Sq too large");
+  const Heads heads{Sq, Sk, G, Hq, Hkv, 0, nullptr};
+  dispatch(q, k, v, o, lse, heads, G * Sq, B * Hkv, D, scale, causal, stream);
+}
+
+void v4_attention_ragged_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, const int* cu_seqlens,
+                              int B, int T, int Hq, int Hkv, int max_seqlen, int D, float scale, bool causal,
+                              void* scratch, cudaStream_t stream) {
+  (void)scratch;
+  check_ragged_args("v4_flash_mma_sync", B, T, Hq, Hkv, max_seqlen, D);
+  check_aligned(q, k, v, o);
+  const Heads heads{0, 0, Hq / Hkv, Hq, Hkv, T, cu_seqlens};
+  dispatch(q, k, v, o, lse, heads, max_seqlen, B * Hq, D, scale, causal, stream);
 }
 
 }  // namespace ch08::solution

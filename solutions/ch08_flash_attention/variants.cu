@@ -14,6 +14,10 @@ WB_VARIANTS(ch08_solution, wb::Role::Solution) {
     return scratch_bytes_f32(static_cast<int>(s["B"]), static_cast<int>(s["H"]), static_cast<int>(s["Sq"]),
                              static_cast<int>(s["Sk"]));
   };
+  const auto decode_scratch = [](const wb::Shape& s) {
+    return decode_scratch_bytes(static_cast<int>(s["B"]), static_cast<int>(s["Hq"]), static_cast<int>(s["Hkv"]),
+                                static_cast<int>(s["Lmax"]), static_cast<int>(s["D"]));
+  };
   return {
       wb::variant(probs, "v1_unfused", &v1_probs_f32).with_note("three kernels: scores, mask, softmax"),
       wb::variant(f32, "v1_unfused", &v1_attention_f32)
@@ -27,6 +31,16 @@ WB_VARIANTS(ch08_solution, wb::Role::Solution) {
       wb::variant(bf16, "v4_flash_mma_sync", &v4_attention_bf16)
           .needs_cc(80)
           .with_note("mma.sync m16n8k16 BF16, cp.async double buffering"),
+      wb::variant("attention_gqa/bf16", "v4_flash_mma_sync", &v4_attention_gqa_bf16)
+          .needs_cc(80)
+          .with_note("v4 with the G query heads of a kv head as one matrix of G * Sq rows"),
+      wb::variant("attention_ragged/bf16", "v4_flash_mma_sync", &v4_attention_ragged_bf16)
+          .needs_cc(80)
+          .with_note("v4 on a token-major packed batch; blocks past a sequence's end return at once"),
+      wb::variant("attention_decode/bf16", "v5_split_kv_decode", &v5_decode_bf16)
+          .needs_cc(80)
+          .with_workspace(decode_scratch)
+          .with_note("keys split over CTAs, G heads per CTA on CUDA cores, merged by log-sum-exp"),
   };
 }
 

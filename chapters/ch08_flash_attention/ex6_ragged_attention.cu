@@ -1,0 +1,53 @@
+// Exercise 6 — attention over a ragged batch: sequences of different lengths packed back to
+// back, no padding computed.
+//
+// Goal: exercise 4 (or 3) on the layout a serving engine batches prefills in (ch08.cuh,
+// "Ragged batches"): sequence b is tokens cu_seqlens[b] .. cu_seqlens[b + 1] - 1, q[t][hq][d]
+// token-major (a row of one head is Hq * D elements after the previous one; of k and v,
+// Hkv * D), lse[hq][t]. Each sequence attends to itself only, causal or not.
+//   * grid (ceil(max_seqlen / Br), B * Hq): blockIdx.y picks (b, hq); the block reads its
+//     sequence's start and length from cu_seqlens and returns at once when its tile of rows
+//     starts past the end (those are the only wasted blocks: a padded batch would compute
+//     max_seqlen rows for every sequence instead).
+//   * the kv head of query head hq is hq / (Hq / Hkv).
+//   * a tile of keys that runs past the end of the sequence must not load the next
+//     sequence's tokens (they are real, finite data: nothing would fault, the result would
+//     just be wrong).
+// Test:  ctest --preset ch08 -R ex6_ragged_attention
+// Bench: build/ch08/bin/ch08_bench --op=attention_ragged
+// Guide: docs/ch08-flash-attention.md, section "Exercise 6".
+#include "ch08.cuh"
+#include "cuda/errors.cuh"
+#include "cuda/launch.cuh"
+
+namespace ch08 {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kBr = 16 * kWarps;  // query rows per block
+constexpr int kBc = 64;           // keys per tile
+static_assert(kBc % 16 == 0, "keys per tile: whole k16 steps of P V");
+
+// blockIdx.x: a tile of kBr rows of one sequence; blockIdx.y: b * Hq + hq.
+__global__ void ragged_kernel(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, const int* cu_seqlens,
+                              int T, int Hq, int Hkv, int D, float scale, bool causal) {
+  // TODO: start = cu_seqlens[b], len = cu_seqlens[b + 1] - start; return if blockIdx.x * kBr >= len.
+  // TODO: exercise 4's loop with Sq = Sk = len, row strides Hq * D (q, o) and Hkv * D (k, v),
+  //       rows >= len loaded as zeros, lse at lse[hq * T + start + i].
+}
+
+}  // namespace
+
+void student::ragged_attention(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, const int* cu_seqlens,
+                               int B, int T, int Hq, int Hkv, int max_seqlen, int D, float scale, bool causal,
+                               void* scratch, cudaStream_t stream) {
+  require_groups("ex6_ragged_attention", Hq, Hkv);  // keep this first: bad groups are refused
+  WB_NOT_IMPLEMENTED("chapters/ch08_flash_attention/ex6_ragged_attention.cu");  // delete this line when you start
+
+  (void)scratch;
+  const dim3 grid((max_seqlen + kBr - 1) / kBr, B * Hq);  // tiles of the longest sequence x (sequence, head)
+  ragged_kernel<<<grid, kWarps * 32, 0, stream>>>(q, k, v, o, lse, cu_seqlens, T, Hq, Hkv, D, scale, causal);
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace ch08
