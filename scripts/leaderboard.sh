@@ -33,11 +33,27 @@
 #   --no-ncu             skip the Nsight Compute re-measurement even where ncu is installed
 #   --keep-work          keep the work folder (build trees, binaries) after the run
 #   -h, --help           this text
+#
+# On a Slurm cluster (docs/leaderboard.md, "Running on a cluster"):
+#   scripts/leaderboard.sh --slurm [options] SUBMISSIONS_DIR   one job per student and chapter
+#   scripts/leaderboard.sh --collect RUN_ID [--wait]           merge the finished jobs, report
+#   scripts/leaderboard.sh --rerun JOB [--wait]                run one job again (JOB as 57_3)
+#
+#   --shared DIR         the run folders, on a file system every node sees at the same path
+#                        (default: OUT/cluster)
+#   --partition P        passed to sbatch, as are --account A, --time T (Slurm's formats, e.g.
+#   --account A          30 or 1:00:00; a job that runs longer is listed as "job time limit")
+#   --time T             and --cpus-per-task N (default 4: the build's parallelism)
+#   --gres G             the GPU each job asks for (default gpu:1; "none": ask for none)
+#   --cpus-per-task N
+#   --wait               after submitting, wait for the jobs, then collect
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 lb="$here/tools/leaderboard/leaderboard.py"
 me="leaderboard"
+# shellcheck source=../tools/leaderboard/sandbox.sh
+. "$here/tools/leaderboard/sandbox.sh"
 
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 die_usage() {
@@ -67,6 +83,16 @@ keep_work=0
 fixture=0
 hostile=0
 subs=""
+slurm=0
+collect_id=""
+rerun_ids=()
+shared=""
+partition=""
+account=""
+time_limit=""
+gres=""
+cpus_per_task=4
+wait_jobs=0
 set_subs() {
   [ -z "$subs" ] || die_usage "one SUBMISSIONS_DIR only (got '$subs' and '$1')"
   [ -n "$1" ] || die_usage "SUBMISSIONS_DIR is empty"
@@ -101,6 +127,24 @@ while [ $# -gt 0 ]; do
     --expect=*) expect=${1#*=}; shift ;;
     --no-ncu) use_ncu=0; shift ;;
     --keep-work) keep_work=1; shift ;;
+    --slurm) slurm=1; shift ;;
+    --collect) value "$@"; collect_id=$2; shift 2 ;;
+    --collect=*) collect_id=${1#*=}; shift ;;
+    --rerun) value "$@"; rerun_ids+=("$2"); shift 2 ;;
+    --rerun=*) rerun_ids+=("${1#*=}"); shift ;;
+    --shared) value "$@"; shared=$2; shift 2 ;;
+    --shared=*) shared=${1#*=}; shift ;;
+    --partition) value "$@"; partition=$2; shift 2 ;;
+    --partition=*) partition=${1#*=}; shift ;;
+    --account) value "$@"; account=$2; shift 2 ;;
+    --account=*) account=${1#*=}; shift ;;
+    --time) value "$@"; time_limit=$2; shift 2 ;;
+    --time=*) time_limit=${1#*=}; shift ;;
+    --gres) value "$@"; gres=$2; shift 2 ;;
+    --gres=*) gres=${1#*=}; shift ;;
+    --cpus-per-task) value "$@"; cpus_per_task=$2; shift 2 ;;
+    --cpus-per-task=*) cpus_per_task=${1#*=}; shift ;;
+    --wait) wait_jobs=1; shift ;;
     --fixture) fixture=1; shift ;;
     --hostile) hostile=1; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -111,6 +155,29 @@ while [ $# -gt 0 ]; do
 done
 
 [ $((fixture + hostile)) -le 1 ] || die_usage "--fixture and --hostile: one class at a time"
+modes=$(( slurm + (${#collect_id} > 0) + (${#rerun_ids[@]} > 0) ))
+[ "$modes" -le 1 ] || die_usage "--slurm, --collect and --rerun: one at a time"
+if [ "$slurm" = 0 ]; then
+  for v in shared partition account time_limit gres; do
+    [ -z "${!v}" ] || [ "$modes" = 1 ] || die_usage "--${v/_limit/} is an option of --slurm, --collect and --rerun"
+  done
+  [ "$wait_jobs" = 0 ] || [ "$modes" = 1 ] || die_usage "--wait is an option of --slurm, --collect and --rerun"
+fi
+name_re='^[A-Za-z0-9][A-Za-z0-9_.,-]*$'
+[ -z "$partition" ] || [[ $partition =~ $name_re ]] || die_usage "--partition: '$partition' is not a partition name"
+[ -z "$account" ] || [[ $account =~ $name_re ]] || die_usage "--account: '$account' is not an account name"
+time_re='^([0-9]+-)?[0-9]+(:[0-9]+){0,2}$'
+[ -z "$time_limit" ] || [[ $time_limit =~ $time_re ]] ||
+  die_usage "--time: '$time_limit' is not a Slurm time (minutes, MM:SS, HH:MM:SS or D-HH:MM:SS)"
+gres_re='^(none|[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*(,[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*)*)$'
+[ -z "$gres" ] || [[ $gres =~ $gres_re ]] || die_usage "--gres: '$gres' is not a generic resource such as gpu:1 or gpu:h100:1 (or none)"
+is_count "$cpus_per_task" || die_usage "--cpus-per-task must be a whole number above 0, not '$cpus_per_task'"
+if [ -n "$collect_id" ]; then
+  [[ $collect_id =~ ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$ ]] || die_usage "--collect: '$collect_id' is not a run id"
+fi
+for j in "${rerun_ids[@]}"; do
+  [[ $j =~ ^[0-9]+_[0-9]+$ ]] || die_usage "--rerun: '$j' is not a job of an array, such as 57_3 (see --collect's list)"
+done
 if [ "$fixture" = 1 ] || [ "$hostile" = 1 ]; then
   class=fixture
   [ "$hostile" = 1 ] && class=hostile
@@ -130,9 +197,16 @@ is_positive "$kernel_timeout" || die_usage "--kernel-timeout must be a positive 
 arch_re='^[0-9a-z;, -]+$'
 [[ -z "$arch" || $arch =~ $arch_re ]] || die_usage "--arch: '$arch' is not a list of CUDA architectures"
 arch=${arch//,/;}
+[ -z "$expect" ] || [ -f "$expect" ] || die_usage "--expect: '$expect' is not a file"
+if [ -n "$collect_id" ] || [ ${#rerun_ids[@]} -gt 0 ]; then
+  [ -z "$subs" ] || die_usage "--collect and --rerun work on a submitted run: give no SUBMISSIONS_DIR"
+  # shellcheck source=lib/slurm-leaderboard.sh
+  . "$here/scripts/lib/slurm-leaderboard.sh"
+  if [ -n "$collect_id" ]; then slurm_collect_mode; else slurm_rerun_mode; fi
+  exit $?
+fi
 [ -n "$subs" ] || die_usage "give the SUBMISSIONS_DIR: a folder with one folder per student (see docs/leaderboard.md)"
 [ -d "$subs" ] || die_usage "SUBMISSIONS_DIR '$subs' is not a folder"
-[ -z "$expect" ] || [ -f "$expect" ] || die_usage "--expect: '$expect' is not a file"
 
 # Chapters: each must exist, with its tests and benchmark.
 declare -A chapter_dir=()
@@ -158,33 +232,62 @@ for c in "${chapters[@]}"; do
   done
 done
 
+for ch in "${wanted[@]}"; do
+  err=$(python3 "$lb" runner --repo "$here" --chapter "$ch" 2>&1 > /dev/null) || die "$ch cannot be ranked: ${err#leaderboard: }"
+done
+
+# The repository's sources that a build needs: every top-level item but the history, the
+# build folders, the tests (the fixture classes), the book and hidden ones, and any that
+# holds the submissions, the output or the shared folder (were they put in the repository).
+source_items() {
+  local item p d skip
+  for item in "$here"/*; do
+    item=${item##*/}
+    case "$item" in build|build-*|results|tests|docs|site|Testing) continue ;; esac
+    skip=0
+    if [ -d "$here/$item" ]; then
+      d=$(cd -- "$here/$item" && pwd -P)
+      for p in "$subs" "$out" "${shared:-}"; do
+        [ -n "$p" ] && p=$(cd -- "$p" 2> /dev/null && pwd -P) || continue
+        case "$p/" in "$d"/*) skip=1 ;; esac
+      done
+    fi
+    [ "$skip" = 1 ] || printf '%s\n' "$item"
+  done
+}
+
+# Refuses a submissions, output or shared folder inside a folder of sources: it would either
+# be copied into every build, or leave the build without that folder.
+sources_guard() {
+  local item p d
+  for item in "$here"/*/; do
+    item=${item%/}
+    item=${item##*/}
+    case "$item" in build|build-*|results|tests|docs|site|Testing) continue ;; esac
+    d=$(cd -- "$here/$item" && pwd -P) || continue
+    for p in "$subs" "$out" "${shared:-}"; do
+      [ -n "$p" ] && p=$(realpath -m -- "$p") || continue
+      case "$p/" in "$d"/*/) die "'$p' is inside the repository's $item/, which every build copies: put it elsewhere" ;; esac
+    done
+  done
+}
+
+sources_guard
+
+if [ "$slurm" = 1 ]; then
+  # shellcheck source=lib/slurm-leaderboard.sh
+  . "$here/scripts/lib/slurm-leaderboard.sh"
+  slurm_submit_mode
+  exit $?
+fi
+
 for tool in python3 cmake ninja timeout od awk mkfifo head; do
   command -v "$tool" > /dev/null 2>&1 || die "'$tool' is needed and was not found on PATH"
 done
 
 # --- the sandbox ---------------------------------------------------------------------------
 # Without a working bubblewrap the leaderboard refuses to rank, unless --unsafe-no-sandbox.
-sandbox=none
-bwrap=""
-sandbox_problem=""
-if [ -n "$bwrap_arg" ]; then
-  if [ -x "$bwrap_arg" ] && [ -f "$bwrap_arg" ]; then
-    bwrap=$(cd -- "$(dirname -- "$bwrap_arg")" && pwd -P)/$(basename -- "$bwrap_arg")
-  else
-    sandbox_problem="--bwrap: '$bwrap_arg' is not an executable file"
-  fi
-elif command -v bwrap > /dev/null 2>&1; then
-  bwrap=$(command -v bwrap)
-else
-  sandbox_problem="bubblewrap (bwrap) is not installed"
-fi
-if [ -n "$bwrap" ]; then
-  if err=$("$bwrap" --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp true 2>&1); then
-    sandbox=bubblewrap
-  else
-    sandbox_problem="$bwrap cannot start a sandbox here: ${err:-no message}"
-  fi
-fi
+sb_check "$bwrap_arg"
 if [ "$sandbox" = none ]; then
   if [ "$unsafe" = 1 ]; then
     say "WARNING: $sandbox_problem; running UNSANDBOXED (--unsafe-no-sandbox): every report of this run says so"
@@ -285,10 +388,10 @@ interrupted() {
 trap cleanup EXIT
 trap interrupted INT TERM
 
-mkdir -p "$work/src" "$work/cache" "$work/slots" "$work/bases" "$work/boxes" "$work/fifos" "$ents"
-for item in chapters reference solutions harness cmake tools CMakeLists.txt CMakePresets.json; do
-  [ -e "$here/$item" ] && cp -a -- "$here/$item" "$work/src/"
-done
+mkdir -p "$work/src" "$work/cache" "$work/slots" "$work/bases" "$work/boxes" "$work/fifos" "$work/data" "$ents"
+while IFS= read -r item; do
+  cp -a -- "$here/$item" "$work/src/"
+done < <(source_items)
 
 if [ ${#wanted[@]} -eq 0 ]; then
   read -ra wanted <<< "$(python3 "$lb" chapters --repo "$work/src" --submissions "$subs")"
@@ -303,6 +406,19 @@ if [ ${#wanted[@]} -eq 0 ]; then
   wanted=("${ready[@]}")
   [ ${#wanted[@]} -gt 0 ] || die "no student folder holds a chNN folder of a chapter that can be ranked; see docs/leaderboard.md"
 fi
+# What each chapter builds and runs (chapters/chNN_*/leaderboard.json, or chNN_bench).
+declare -A run_build=() run_prepare=() run_bench=() run_baseline=()
+for ch in "${wanted[@]}"; do
+  lines=$(python3 "$lb" runner --repo "$work/src" --chapter "$ch") || die "$ch cannot be ranked (see above)"
+  while IFS=$'\t' read -r k rest; do
+    case "$k" in
+      build) run_build[$ch]=${rest//$'\t'/ } ;;
+      prepare) run_prepare[$ch]=$rest ;;
+      bench) run_bench[$ch]=$rest ;;
+      baseline) run_baseline[$ch]=$rest ;;
+    esac
+  done <<< "$lines"
+done
 
 plan_args=()
 for ch in "${wanted[@]}"; do plan_args+=(--chapter "$ch"); done
@@ -352,61 +468,10 @@ say "  results: $out (history: $n_before earlier results)"
 say ""
 
 # --- running one step, limited and (where possible) sandboxed ------------------------------
-# run_limited LIMIT RW_DIR RO_DIR -- command...: the command runs in RW_DIR, may write only
-# there (sandboxed), sees RO_DIR read-only, and has a clean environment plus RUN_ENV.
-hide=()
-for p in "$here" "$subs" "$out" "$work" "$key_dir"; do hide+=(--tmpfs "$p"); done
-if [ -n "${HOME:-}" ] && [ "$HOME" != / ]; then
-  for s in .ssh .gnupg .aws .azure .config/gcloud .kube .docker .password-store; do
-    [ -d "$HOME/$s" ] && hide+=(--tmpfs "$HOME/$s")
-  done
-  for s in .netrc .git-credentials .pgpass; do
-    [ -f "$HOME/$s" ] && hide+=(--ro-bind /dev/null "$HOME/$s")
-  done
-fi
-gpu_nodes=()
-for d in /dev/nvidia*; do [ -e "$d" ] && gpu_nodes+=(--dev-bind "$d" "$d"); done
-RUN_ENV=()
-run_limited() {
-  local limit=$1 rw=$2 ro=$3
-  shift 4
-  mkdir -p "$rw/home" "$rw/tmp"
-  local envs=(PATH="$PATH" HOME="$rw/home" TMPDIR="$rw/tmp" LANG=C.UTF-8 LC_ALL=C.UTF-8
-              WORKBOOK_GIT_COMMIT="$commit" "${RUN_ENV[@]}")
-  [ -n "${LD_LIBRARY_PATH:-}" ] && envs+=(LD_LIBRARY_PATH="$LD_LIBRARY_PATH")
-  [ -n "${CUDAARCHS:-}" ] && envs+=(CUDAARCHS="$CUDAARCHS")
-  if [ "$sandbox" = bubblewrap ]; then
-    local ro_bind=()
-    [ -n "$ro" ] && ro_bind=(--ro-bind "$ro" "$ro")
-    timeout -k 10 "$limit" env -i "${envs[@]}" \
-      "$bwrap" --unshare-all --die-with-parent --new-session \
-      --ro-bind / / --dev /dev --tmpfs /dev/shm "${gpu_nodes[@]}" --proc /proc --tmpfs /tmp \
-      "${hide[@]}" --bind "$rw" "$rw" "${ro_bind[@]}" --ro-bind "$work/cache" "$work/cache" \
-      --chdir "$rw" -- "$@"
-  else
-    (cd -- "$rw" && exec timeout -k 10 "$limit" env -i "${envs[@]}" "$@")
-  fi
-}
-
-# run_captured LIMIT RW_DIR RO_DIR RESULT_FILE -- command...: as run_limited, with the command's
-# file descriptor 3 the write end of a pipe whose contents land in RESULT_FILE, a file in a
-# folder the command cannot see. The programs are told to write their JSON to /dev/fd/3:
-# nothing the submission does after the harness has written can change what was written, and
-# anything it adds makes the file hold a second document, which the leaderboard rejects.
-run_captured() {
-  local limit=$1 rw=$2 ro=$3 result=$4 fifo rp rc hold
-  shift 5
-  fifo="$work/fifos/$BASHPID.$RANDOM"
-  mkfifo -m 600 -- "$fifo" || return 125
-  hold=$(awk -v t="$limit" 'BEGIN { printf "%d", t + 60 }')
-  timeout -k 5 "$hold" head -c "$LOG_LIMIT" < "$fifo" > "$result" &
-  rp=$!
-  run_limited "$limit" "$rw" "$ro" -- "$@" 3> "$fifo"
-  rc=$?
-  wait "$rp"
-  rm -f -- "$fifo"
-  return "$rc"
-}
+# tools/leaderboard/sandbox.sh: run_limited and run_captured. No step sees the repository, the
+# submissions, the output, the work folder (but its own folder) or the history key.
+sb_prepare "$here" "$subs" "$out" "$work" "$key_dir"
+sb_fifos="$work/fifos"
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 LOG_LIMIT=$((32 * 1024 * 1024))  # bytes of output kept per step
@@ -419,11 +484,14 @@ build_base() {  # slot chapter
   local live="$work/slots/$1-$2" snap="$work/bases/$1-$2"
   mkdir -p "$live"
   cp -a "$work/src" "$live/src"
-  {
+  (
+    # The compiler cache sees paths relative to the work folder, whose name changes every
+    # run: the harness compiled by an earlier run is reused.
+    export CCACHE_BASEDIR="$work" CCACHE_NOHASHDIR=1
     env WORKBOOK_GIT_COMMIT="$commit" cmake -S "$live/src" -B "$live/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DWORKBOOK_CHAPTERS="$2" -DWORKBOOK_BUILD_ON_TEST=OFF "${arch_def[@]}" &&
-      env WORKBOOK_GIT_COMMIT="$commit" cmake --build "$live/build" -j "$ncpu" --target "$2_tests" "$2_bench" devicequery
-  } > "$work/base-$1-$2.log" 2>&1 || return 1
+      env WORKBOOK_GIT_COMMIT="$commit" cmake --build "$live/build" -j "$ncpu" --target ${run_build[$2]} devicequery
+  ) > "$work/base-$1-$2.log" 2>&1 || return 1
   cp -a "$live" "$snap"
 }
 
@@ -452,18 +520,21 @@ build_entry() {  # slot index
   for f in "$e/submission"/*; do
     [ -f "$f" ] && cp -- "$f" "$target/${f##*/}"
   done
-  rm -f -- "$live/build/bin/${ch}_tests" "$live/build/bin/${ch}_bench"
+  local targets t
+  read -ra targets <<< "${run_build[$ch]}"
+  for t in "${targets[@]}"; do rm -f -- "$live/build/bin/$t"; done
   local t0 rc
   t0=$(now)
   RUN_ENV=()
-  run_limited "$timeout_s" "$live" "" -- cmake --build "$live/build" -j "$jobs_each" --target "${ch}_tests" "${ch}_bench" \
+  RO_EXTRA=("$work/cache")
+  run_limited "$timeout_s" "$live" "" -- cmake --build "$live/build" -j "$jobs_each" --target "${targets[@]}" \
     2>&1 | head -c "$LOG_LIMIT" > "$e/build.log"
   rc=${PIPESTATUS[0]}
-  if [ "$rc" = 0 ] && [ -x "$live/build/bin/${ch}_tests" ] && [ -x "$live/build/bin/${ch}_bench" ]; then
+  if [ "$rc" = 0 ]; then
     mkdir -p "$e/bin"
-    cp -- "$live/build/bin/${ch}_tests" "$live/build/bin/${ch}_bench" "$e/bin/"
-  elif [ "$rc" = 0 ]; then
-    rc=1
+    for t in "${targets[@]}"; do
+      if [ -x "$live/build/bin/$t" ]; then cp -- "$live/build/bin/$t" "$e/bin/"; else rc=1; fi
+    done
   fi
   printf 'build\t%s\t%s\n' "$rc" "$(since "$t0")" >> "$e/steps.tsv"
   if [ "$rc" = 0 ]; then
@@ -500,15 +571,24 @@ for g in "${!gpu_uuid[@]}"; do
     say "note: measuring the ceilings of ${gpu_label[$g]} failed (see the benchmark logs)"
 done
 mkdir -p "$work/trusted"
+for ch in "${wanted[@]}"; do
+  # Inputs a chapter's programs need (model weights ...), made once by the repository's own build.
+  mkdir -p "$work/data/$ch"
+  if [ -n "${run_prepare[$ch]}" ]; then
+    expand_command "${run_prepare[$ch]}" "$work/bases/0-$ch/build/bin" "" "$work/data/$ch"
+    (cd "$work/data/$ch" && timeout "$timeout_s" "${cmd[@]}") > "$work/prepare-$ch.log" 2>&1 ||
+      say "note: preparing the inputs of $ch failed (log: $work/prepare-$ch.log)"
+  fi
+done
 for g in "${!gpu_uuid[@]}"; do
   for ch in "${wanted[@]}"; do
+    expand_command "${run_baseline[$ch]}" "$work/bases/0-$ch/build/bin" "$work/trusted/$g-$ch.json" "$work/data/$ch"
     (cd "$work/trusted" && env CUDA_VISIBLE_DEVICES="${gpu_uuid[$g]}" WORKBOOK_CACHE_DIR="$work/cache" \
-      timeout "$timeout_s" "$work/bases/0-$ch/build/bin/${ch}_bench" --impl=reference \
-      --json="$work/trusted/$g-$ch.json" > "$work/trusted/$g-$ch.log" 2>&1) ||
+      timeout "$timeout_s" "${cmd[@]}" > "$work/trusted/$g-$ch.log" 2>&1) ||
       say "note: the baseline run of $ch on ${gpu_label[$g]} failed: rows are checked against their own run's ceilings"
   done
 done
-chmod -R a-w "$work/cache"
+chmod -R a-w "$work/cache" "$work/data"
 
 record_entry() {  # index gpu
   local i=$1 g=$2 id=${e_id[$1]} ch=${e_ch[$1]}
@@ -536,6 +616,7 @@ run_entry() {  # index gpu
   # printed at the end; nothing the process can read before main holds it.
   RUN_ENV=(CUDA_VISIBLE_DEVICES="${gpu_uuid[$g]}" CUDA_DEVICE_ORDER=PCI_BUS_ID WORKBOOK_CACHE_DIR="$work/cache"
            WORKBOOK_KERNEL_TIMEOUT="$kernel_timeout" WORKBOOK_SEED_MODE=secret)
+  RO_EXTRA=("$work/cache" "$work/data/$ch")
   say "[${gpu_label[$g]}] $ch ${e_name[$i]}: tests ..."
   t0=$(now)
   run_captured "$timeout_s" "$box" "$e/bin" "$e/tests.json" -- "$e/bin/${ch}_tests" --gtest_color=no \
@@ -545,12 +626,13 @@ run_entry() {  # index gpu
   if [ "$rc" = 0 ]; then
     say "[${gpu_label[$g]}] $ch ${e_name[$i]}: tests finished (exit 0, $(since "$t0") s); benchmark ..."
     t0=$(now)
-    run_captured "$timeout_s" "$box" "$e/bin" "$e/bench.json" -- "$e/bin/${ch}_bench" \
-      --impl=student,reference --json=/dev/fd/3 2>&1 | head -c "$LOG_LIMIT" > "$e/bench.log"
+    expand_command "${run_bench[$ch]}" "$e/bin" /dev/fd/3 "$work/data/$ch"
+    run_captured "$timeout_s" "$box" "$e/bin" "$e/bench.json" -- "${cmd[@]}" 2>&1 | head -c "$LOG_LIMIT" > "$e/bench.log"
     rc=${PIPESTATUS[0]}
     printf 'bench\t%s\t%s\n' "$rc" "$(since "$t0")" >> "$e/steps.tsv"
     # Nsight Compute re-measures the kernels of the row that claims the most.
-    if [ "$rc" = 0 ] && [ -n "$ncu_bin" ] && filter=$(python3 "$lb" ncu-target --entry "$e"); then
+    if [ "$rc" = 0 ] && [ -n "$ncu_bin" ] && [ -x "$e/bin/${ch}_bench" ] &&
+       filter=$(python3 "$lb" ncu-target --entry "$e"); then
       say "[${gpu_label[$g]}] $ch ${e_name[$i]}: benchmark finished; ncu on ${filter} ..."
       t0=$(now)
       rm -f -- "$box/ncu.csv"

@@ -6,11 +6,13 @@ scripts/leaderboard.sh, which calls this program.
 
   leaderboard.py chapters   --repo R --submissions S [--chapter chNN ...]
   leaderboard.py plan       --repo R --submissions S --work W --chapter chNN [...]
+  leaderboard.py runner     --repo R --chapter chNN   what to build and run for a chapter
   leaderboard.py ncu-target --entry DIR            the benchmark row to re-measure with ncu
   leaderboard.py record     --history H --key K --entry DIR [--trusted FILE --run-id ID ...]
   leaderboard.py report     --history H --key K --out DIR [--run-id ID] [--quiet]
   leaderboard.py check      --history H --key K --run-id ID --expect FILE
   leaderboard.py verify     --history H --key K    every line of the history, checked
+  leaderboard.py run-file | add-job | jobs | job-record | collect ...   a run on a Slurm cluster
 
 Names of students come from folder names, which may hold any byte: they are only ever
 handled here, as data. The shell sees nothing but the safe ids made by `plan`
@@ -42,7 +44,14 @@ MAX_FILE_BYTES = 1 << 20  # a submitted source file larger than this is not take
 # in this order is the one shown in the table; all are kept in the record.
 REASONS = [
     ("missing-files", "missing files"),
+    # A cluster job that did not finish its work (scripts/leaderboard.sh --slurm): the state
+    # Slurm gives the job, or what its node wrote in its record.
+    ("cancelled", "job cancelled"),
+    ("job-timeout", "job time limit"),
+    ("node-failed", "node failed"),
+    ("node-problem", "node could not run it"),
     ("build-failed", "did not build"),
+    ("no-gpu", "no GPU on node"),
     ("hung", "hung (time limit)"),
     ("faulted", "faulted"),
     ("launch-error", "launch error"),
@@ -83,6 +92,7 @@ OUTCOME_KIND = {
     "nondeterministic": "race",
     "race": "race",
     "implausible": "implausible",
+    "accepted_bad_args": "wrong",  # arguments the op must refuse were accepted
 }
 
 # The cross-checks of a benchmark row (docs/leaderboard.md, "Cross-checks").
@@ -255,6 +265,88 @@ def cmd_plan(args):
     for name in top_ignored:
         print("note: ignored %s in the submissions folder (not a folder)" % name, file=sys.stderr)
     print("\n".join(lines))
+    return 0
+
+
+# ------------------------------------------------------------ a chapter's programs ---
+#
+# What the leaderboard builds and runs for a chapter. Most chapters need nothing: their
+# benchmark is chNN_bench. A chapter whose score comes from another program (chapter 9's
+# decoder) says so in a file `leaderboard.json` in its folder, with these keys (each one
+# optional; a list of strings each):
+#   build     the build targets a submission needs; the first must be chNN_tests
+#   prepare   run once per chapter and GPU from the repository's own build, before anything
+#             else, to make inputs in {data} (model weights ...)
+#   bench     the timed run of a submission; writes its results to {json}
+#   baseline  the same run of the repository's own build, by the leaderboard (the numbers
+#             every submission's are cross-checked against)
+# In the commands, {bin} is the folder of the programs built, {json} where the results go,
+# {data} the folder `prepare` wrote (read-only afterwards) and {ch} the chapter (chNN).
+
+RUNNER_KEYS = ("build", "prepare", "bench", "baseline")
+RUNNER_FILE = "leaderboard.json"
+TARGET_RE = re.compile(r"^[A-Za-z0-9_]+$")
+PLACEHOLDER_RE = re.compile(r"\{([a-z]+)\}")
+
+
+def default_runner(ch):
+    return {"build": ["%s_tests" % ch, "%s_bench" % ch], "prepare": [],
+            "bench": ["{bin}/%s_bench" % ch, "--impl=student,reference", "--json={json}"],
+            "baseline": ["{bin}/%s_bench" % ch, "--impl=reference", "--json={json}"]}
+
+
+def chapter_runner(repo, ch):
+    """The chapter's programs: its folder's leaderboard.json over the defaults. Raises
+    ValueError naming the file and what is wrong with it."""
+    chapters = chapter_dirs(repo)
+    if ch not in chapters:
+        raise ValueError("unknown chapter '%s'" % ch)
+    runner = default_runner(ch)
+    path = os.path.join(repo, "chapters", chapters[ch], RUNNER_FILE)
+    if not os.path.exists(path):
+        return runner
+    where = "chapters/%s/%s" % (chapters[ch], RUNNER_FILE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ValueError("%s: not readable JSON (%s)" % (where, str(e).split(":")[0]))
+    if not isinstance(doc, dict):
+        raise ValueError("%s: must be a JSON object with the keys %s" % (where, ", ".join(RUNNER_KEYS)))
+    for k, v in doc.items():
+        if k not in RUNNER_KEYS:
+            raise ValueError("%s: unknown key '%s' (known: %s)" % (where, k[:40], ", ".join(RUNNER_KEYS)))
+        if not isinstance(v, list) or not all(isinstance(x, str) and x and x.isprintable() and "\t" not in x
+                                               for x in v):
+            raise ValueError("%s: '%s' must be a list of non-empty printable strings" % (where, k))
+        for x in v:
+            for name in PLACEHOLDER_RE.findall(x):
+                if name not in ("bin", "json", "data", "ch"):
+                    raise ValueError("%s: '%s' uses {%s}; known: {bin} {json} {data} {ch}" % (where, k, name))
+        runner[k] = [x.replace("{ch}", ch) for x in v]
+    if not runner["build"] or runner["build"][0] != "%s_tests" % ch:
+        raise ValueError("%s: 'build' must start with %s_tests (the chapter's tests)" % (where, ch))
+    for t in runner["build"]:
+        if not TARGET_RE.match(t):
+            raise ValueError("%s: '%s' is not a build target name" % (where, t[:40]))
+    for k in ("prepare", "bench", "baseline"):
+        if runner[k] and not runner[k][0].startswith("{bin}/"):
+            raise ValueError("%s: '%s' must run a program of the build ({bin}/NAME)" % (where, k))
+    for k in ("bench", "baseline"):
+        if not runner[k] or not any("{json}" in x for x in runner[k]):
+            raise ValueError("%s: '%s' must be a command that writes its results to {json}" % (where, k))
+    return runner
+
+
+def cmd_runner(args):
+    """Prints the chapter's programs, one tab-separated line per key (the key first)."""
+    try:
+        runner = chapter_runner(args.repo, args.chapter)
+    except ValueError as e:
+        print("leaderboard: %s" % e, file=sys.stderr)
+        return 2
+    for k in RUNNER_KEYS:
+        print("\t".join([k] + runner[k]))
     return 0
 
 
@@ -482,10 +574,26 @@ def check_row(r, trusted_row, copy_gbps, compute):
     return None
 
 
+def library_references(rows):
+    """{(op, shape): row}: the library reference of each op and shape, which is the first
+    reference row of that op and shape in the file. The benchmark times the references of a
+    shape in the order the chapter lists them, the library first (any further reference, such
+    as chapter 6's unfused baseline, is there to show what a technique buys), and its own
+    `vs_reference` uses the same row."""
+    out = {}
+    for r in rows:
+        if r.get("role") == "reference":
+            out.setdefault((r.get("op"), r.get("shape")), r)
+    return out
+
+
 def classify_bench(rc, bench_text, trusted=None, legacy=False):
-    """Reasons, per-shape metrics and notes from the benchmark's results file (text; None
-    if it wrote none), cross-checked against `trusted`: the repository's own benchmark run
-    by the leaderboard on the same GPU (reference rows, measured ceilings)."""
+    """Reasons, per-shape metrics and notes from the results file of a chapter's benchmark
+    step (text; None if it wrote none), cross-checked against `trusted`: the repository's own
+    run of the same step, by the leaderboard, on the same GPU. Two formats are read, told
+    apart by their content, never by the chapter: the benchmark's (`schema_version` 2, a
+    `results` list of rows) and a decoder tool's (`schema_version` 1, a `tool` and a `runs`
+    list; see classify_decoder)."""
     reasons, shapes, notes, seen = [], [], [], set()
 
     def add(kind, detail):
@@ -510,6 +618,8 @@ def classify_bench(rc, bench_text, trusted=None, legacy=False):
         else:
             add("no-result", "the benchmark's results file is %s" % problem)
         return reasons, shapes, notes
+    if isinstance(doc, dict) and "runs" in doc and "results" not in doc:
+        return classify_decoder(rc, doc, trusted)
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         add("no-result", "the benchmark's results file has no 'results' list")
         return reasons, shapes, notes
@@ -534,25 +644,39 @@ def classify_bench(rc, bench_text, trusted=None, legacy=False):
         if own_copy and copy_gbps and abs(own_copy - copy_gbps) > 0.01 * copy_gbps:
             add("implausible", "the run reports a measured copy ceiling of %.0f GB/s; the leaderboard measured %.0f"
                 % (own_copy, copy_gbps))
-    trusted_rows = {}
+    # The baseline's reference rows, each by its own name: a chapter may time several
+    # references per shape (the library and a baseline of its own).
+    trusted_refs, trusted_library = {}, {}
     if isinstance(trusted, dict):
-        for r in trusted.get("results", []):
-            if isinstance(r, dict) and r.get("role") == "reference" and r.get("outcome") == "pass":
-                trusted_rows[(r.get("op"), r.get("shape"))] = r
+        trows = [r for r in trusted.get("results", []) if isinstance(r, dict)]
+        for r in trows:
+            if r.get("role") == "reference" and r.get("outcome") == "pass":
+                trusted_refs.setdefault((r.get("op"), r.get("shape"), r.get("impl")), r)
+        trusted_library = {k: r for k, r in library_references(trows).items() if r.get("outcome") == "pass"}
 
-    refs = {}
+    library = library_references(rows)
+    timed_refs = set()
     for r in rows:
         us = pos(r.get("median_us"))
-        if r.get("role") == "reference" and r.get("outcome") == "pass" and us:
-            refs[(r.get("op"), r.get("shape"))] = us
-            t = trusted_rows.get((r.get("op"), r.get("shape")))
-            tus = pos(t.get("median_us")) if t else None
-            if tus and not REFERENCE_BAND[0] <= us / tus <= REFERENCE_BAND[1]:
-                add("implausible", "%s %s: the reference took %.4g us in this run and %.4g us when the leaderboard "
-                    "timed it alone: the run's times are not consistent" % (r.get("op"), r.get("shape"), us, tus))
+        if r.get("role") != "reference" or r.get("outcome") != "pass" or not us:
+            continue
+        timed_refs.add((r.get("op"), r.get("shape"), r.get("impl")))
+        t = trusted_refs.get((r.get("op"), r.get("shape"), r.get("impl")))
+        tus = pos(t.get("median_us")) if t else None
+        if tus and not REFERENCE_BAND[0] <= us / tus <= REFERENCE_BAND[1]:
+            add("implausible", "%s %s [%s]: the reference took %.4g us in this run and %.4g us when the leaderboard "
+                "timed it alone: the run's times are not consistent"
+                % (r.get("op"), r.get("shape"), r.get("impl"), us, tus))
+    for key in sorted(trusted_refs, key=str):
+        if key not in timed_refs:
+            # The benchmark times every reference it is asked for: a run without one the
+            # baseline timed was not the repository's benchmark run as the leaderboard ran it.
+            add("implausible", "%s %s [%s]: the baseline timed this reference, the run has no time for it" % key)
+            break
     if any(r.get("throttled") is True for r in rows):
         notes.append("the GPU throttled during some samples")
 
+    unscored = 0
     for r in rows:
         if r.get("role") != "student":
             continue
@@ -569,12 +693,15 @@ def classify_bench(rc, bench_text, trusted=None, legacy=False):
             add("no-result", "%s: no valid median time" % where)
             continue
         key = (r.get("op"), r.get("shape"))
-        bad = check_row(r, trusted_rows.get(key), copy_gbps, compute)
+        bad = check_row(r, trusted_library.get(key), copy_gbps, compute)
         if bad:
             add("implausible", "%s: %s" % (where, bad))
             continue
-        ref = refs.get(key)
-        nbytes = pos((trusted_rows.get(key) or {}).get("bytes")) or pos(r.get("bytes"))
+        lib = library.get(key)
+        ref = pos(lib.get("median_us")) if lib and lib.get("outcome") == "pass" else None
+        if not ref:
+            unscored += 1
+        nbytes = pos((trusted_library.get(key) or {}).get("bytes")) or pos(r.get("bytes"))
         shapes.append({
             "op": r.get("op"), "shape": r.get("shape"), "impl": r.get("impl"),
             "student_us": us, "reference_us": ref,
@@ -583,10 +710,77 @@ def classify_bench(rc, bench_text, trusted=None, legacy=False):
             else num(r.get("roofline_measured_pct")),
             "roofline_spec_pct": num(r.get("roofline_spec_pct")),
         })
+    if unscored and len(shapes) > unscored:
+        notes.append("%d timed row(s) have no library reference on their shape: shown, not in the score" % unscored)
     if not reasons and not any(s["vs_reference"] for s in shapes):
         add("no-result", "no shape has a reference time to compare with")
     if not reasons and rc not in (0, None):
         add("faulted" if rc >= 128 or rc < 0 else "no-result", "the benchmark exited with code %s" % rc)
+    return reasons, shapes, notes
+
+
+# A decoder tool (chapter 9's `gpt2 --json=FILE`) reports whole-model runs, one per set of
+# kernels: {"schema_version": 1, "tool": "gpt2", "gpu": "<name>", "runs": [{"kernels":
+# "library", "ttft_ms": X, "decode_tok_s": Y}, {"kernels": "student", ...}, ...]}. The score
+# is the geometric mean of the student's decode rate over the library's and of the library's
+# time to first token over the student's: two "shapes", each a ratio of times (a decode rate
+# becomes the time per token), so it ranks like any other chapter.
+DECODER_SCHEMA = 1
+DECODER_METRICS = (("decode", "decode_tok_s", lambda v: 1e6 / v),  # us per generated token
+                   ("ttft", "ttft_ms", lambda v: 1e3 * v))          # us to the first token
+
+
+def decoder_runs(doc):
+    """({kernels: run}, problem): the runs of a decoder tool's results, or why they are not
+    usable. Each run must have positive, finite numbers; a set of kernels run twice is
+    ambiguous."""
+    if doc.get("schema_version") != DECODER_SCHEMA:
+        return None, "has schema_version %s, not %d" % (json.dumps(doc.get("schema_version"))[:20], DECODER_SCHEMA)
+    if not isinstance(doc.get("tool"), str) or not doc["tool"] or not isinstance(doc.get("runs"), list):
+        return None, "has no 'tool' name or no 'runs' list"
+    out = {}
+    for run in doc["runs"]:
+        if not isinstance(run, dict) or not isinstance(run.get("kernels"), str):
+            return None, "has a run without its 'kernels'"
+        k = run["kernels"]
+        if k in out:
+            return None, "has two runs of the %s kernels" % k[:40]
+        out[k] = run
+    return out, None
+
+
+def classify_decoder(rc, doc, trusted=None):
+    reasons, shapes, notes = [], [], []
+    tool = str(doc.get("tool"))[:40]
+    runs, problem = decoder_runs(doc)
+    if runs is None:
+        return [reason("no-result", "the %s results file %s" % (tool, problem))], shapes, notes
+    for k in ("library", "student"):
+        if k not in runs:
+            return [reason("no-result", "the %s results file has no run of the %s kernels" % (tool, k))], shapes, notes
+        for _, field, _ in DECODER_METRICS:
+            if not pos(runs[k].get(field)):
+                return [reason("no-result", "the %s run of the %s kernels has no valid %s" % (tool, k, field))], \
+                    shapes, notes
+    base = None
+    if isinstance(trusted, dict):
+        base, _ = decoder_runs(trusted)
+    base_lib = (base or {}).get("library")
+    if base_lib is None:
+        notes.append("no baseline run of the repository's %s: the library's numbers are not cross-checked" % tool)
+    for name, field, to_us in DECODER_METRICS:
+        lib_us, stu_us = to_us(runs["library"][field]), to_us(runs["student"][field])
+        tv = pos((base_lib or {}).get(field))
+        if tv and not REFERENCE_BAND[0] <= lib_us / to_us(tv) <= REFERENCE_BAND[1]:
+            reasons.append(reason("implausible", "%s %s [library]: %.4g in this run, %.4g when the leaderboard ran the "
+                                  "library alone: the run's numbers are not consistent" % (tool, field,
+                                                                                          runs["library"][field], tv)))
+            return reasons, [], notes
+        shapes.append({"op": tool, "shape": name, "impl": "student", "student_us": stu_us, "reference_us": lib_us,
+                       "vs_reference": lib_us / stu_us, "roofline_measured_pct": None, "roofline_spec_pct": None})
+    if rc is not None and rc != 0:
+        kind = "hung" if timed_out(rc) else ("faulted" if rc >= 128 or rc < 0 else "no-result")
+        reasons.append(reason(kind, "the %s run exited with code %s" % (tool, rc)))
     return reasons, shapes, notes
 
 
@@ -711,13 +905,15 @@ def mean(values):
     return sum(values) / len(values) if values else None
 
 
-def classify_entry(entry, trusted=None, legacy=False):
+def classify_entry(entry, trusted=None, legacy=False, job_reasons=(), job_notes=()):
     """Everything known about one (student, chapter) entry folder, as a record (without
-    the run's details). `trusted`: the leaderboard's own benchmark run on this GPU."""
+    the run's details). `trusted`: the leaderboard's own benchmark run on this GPU.
+    `job_reasons` and `job_notes`: what a cluster job adds (its node had no GPU, Slurm
+    cancelled it, the node it ran on)."""
     with open(os.path.join(entry, "meta.json")) as f:
         meta = json.load(f)
     steps = read_steps(entry)
-    reasons, shapes, notes = [], [], []
+    reasons, shapes, notes = [], [], list(job_notes)
     tests_log = read_text(os.path.join(entry, "tests.log"))
     bench_log = read_text(os.path.join(entry, "bench.log"))
     if meta.get("no_folder") or not meta.get("taken"):
@@ -753,14 +949,16 @@ def classify_entry(entry, trusted=None, legacy=False):
                             notes.append(note)
                 elif not reasons:
                     reasons.append(reason("no-result", "the benchmark did not run"))
+    reasons = list(job_reasons) + reasons
     kinds = set()
     unique = []
     for r in sorted(reasons, key=lambda r: REASON_ORDER[r["kind"]]):
         if r["kind"] not in kinds:
             kinds.add(r["kind"])
             unique.append(r)
-    ratios = [s["vs_reference"] for s in shapes]
-    ranked = not unique and bool(ratios) and all(ratios)
+    # Rows without a library reference on their shape are shown, not scored.
+    ratios = [s["vs_reference"] for s in shapes if s["vs_reference"]]
+    ranked = not unique and bool(ratios)
     if not unique and not ranked:
         unique.append(reason("no-result", "a shape has no reference time"))
     return {
@@ -1126,7 +1324,7 @@ def unsafe_warning(runs):
             "Do not trust their ranks without reading the code." % ", ".join(unsafe))
 
 
-def markdown(all_boards, runs, history_path, skipped_lines=()):
+def markdown(all_boards, runs, history_path, skipped_lines=(), unmerged=()):
     out = io.StringIO()
     out.write("# Class leaderboard\n\n")
     if unsafe_warning(runs):
@@ -1166,6 +1364,14 @@ def markdown(all_boards, runs, history_path, skipped_lines=()):
         if ignored:
             out.write("Files not taken: " + "; ".join("%s: %s" % (md_cell(s), md_cell(", ".join(i)))
                                                      for s, i in ignored) + "\n\n")
+    if unmerged:
+        out.write("## Cluster jobs without a result\n\nAs the latest `--collect` of each cluster run found them; "
+                  "the history holds nothing of these jobs.\n\n| run | job | chapter | student | Slurm state | status |\n"
+                  "| --- | --- | --- | --- | --- | --- |\n")
+        for j in unmerged:
+            out.write("| %s | %s | %s | %s | %s | %s |\n" % tuple(md_cell(j.get(k) or "") for k in (
+                "run_id", "job", "chapter", "student", "state", "status")))
+        out.write("\n")
     out.write("## Runs\n\n| run | date | entries | chapters | GPUs | sandbox |\n| --- | --- | ---: | --- | --- | --- |\n")
     for r in runs:
         out.write("| %s | %s | %d | %s | %s | %s |\n" % (md_cell(r["run_id"]), r["date"], r["entries"],
@@ -1202,11 +1408,12 @@ def csv_text(all_boards):
     return out.getvalue()
 
 
-def json_doc(all_boards, runs, history_path, skipped_lines=()):
+def json_doc(all_boards, runs, history_path, skipped_lines=(), unmerged=()):
     doc = {"generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "warning": unsafe_warning(runs) or None,
            "history": os.path.basename(history_path), "metric": "geometric mean of reference time / student time",
            "rejected_history_lines": [{"line": n, "why": w} for n, w in skipped_lines],
+           "jobs_without_result": list(unmerged),
            "boards": [], "runs": runs}
     for (ch, gpu), recs in all_boards.items():
         doc["boards"].append({
@@ -1239,10 +1446,13 @@ def cmd_report(args):
     all_boards = boards(records)
     runs = runs_summary(records)
     warning = unsafe_warning(runs)
-    write_atomic(os.path.join(args.out, "leaderboard.md"), markdown(all_boards, runs, args.history, skipped))
+    unmerged = unmerged_jobs(args.out)
+    write_atomic(os.path.join(args.out, "leaderboard.md"),
+                 markdown(all_boards, runs, args.history, skipped, unmerged))
     write_atomic(os.path.join(args.out, "leaderboard.csv"), csv_text(all_boards))
     write_atomic(os.path.join(args.out, "leaderboard.json"),
-                 json.dumps(json_doc(all_boards, runs, args.history, skipped), indent=1, ensure_ascii=False) + "\n")
+                 json.dumps(json_doc(all_boards, runs, args.history, skipped, unmerged), indent=1,
+                            ensure_ascii=False) + "\n")
     if not args.quiet:
         if warning:
             print(warning + "\n")
@@ -1256,9 +1466,503 @@ def cmd_report(args):
               % (len(records), len(runs), args.history, args.out))
         if skipped:
             print("%d line(s) of the history were rejected (listed above, on stderr)" % len(skipped))
+        for j in unmerged:
+            print("cluster job %s (%s %s): %s" % (j["job"], j["chapter"], j["student"], j["status"]))
     return 0
 
 
+
+
+# ------------------------------------------------------------------- cluster jobs ---
+#
+# scripts/leaderboard.sh --slurm: one Slurm job per (student, chapter), an array per run.
+# The run's folder, on a file system the nodes see (--shared), holds:
+#   run.json                 the run: its tasks (one per job), the entries without files,
+#                            the arrays submitted (a rerun adds one); written by this program
+#   tasks.tsv                task, student id, chapter, entry folder: what a job reads
+#   src.tar                  the repository's sources
+#   entries/<random>/...     the students' files, as `plan` copied them
+#   records/<task>-<array job>.json   what the job found, written by the job (job-record)
+#   slurm/<array job>_<task>.out      the job's own output
+# A record holds no verdict and no signature: `collect`, on the teacher's machine, checks
+# it, classifies it like a local run's results and signs it into the history. The key
+# never leaves the teacher's machine.
+
+JOB_RECORD_SCHEMA = 1
+JOB_RECORD_KIND = "kernel-workbook leaderboard job record"
+JOB_RECORD_FIELDS = {"schema": int, "kind": str, "run_id": str, "task": int, "job_id": str, "student_id": str,
+                     "chapter": str, "node": str, "gpu": (dict, type(None)), "no_gpu": str, "node_problem": str,
+                     "sandbox": str, "steps": dict, "files": dict, "complete": bool}
+JOB_FILES = ("build.log", "tests.log", "tests.json", "bench.log", "bench.json", "ncu.csv", "ncu-target.json",
+             "trusted.json")
+JOB_RECORD_MAX = 64 << 20
+JOB_FILE_MAX = 4 << 20
+JOB_ID_RE = re.compile(r"^(\d+)_(\d+)$")
+# Slurm's job states (sacct, scontrol) and what they mean here. A state not listed counts
+# as still running when the job has no record.
+SLURM_DONE = {"COMPLETED", "FAILED"}
+SLURM_FAULTS = {
+    "CANCELLED": ("cancelled", "cancelled by scancel or an administrator"),
+    "PREEMPTED": ("cancelled", "preempted by a job of higher priority"),
+    "DEADLINE": ("cancelled", "its deadline passed"),
+    "TIMEOUT": ("job-timeout", "Slurm ended it at its time limit (--time)"),
+    "NODE_FAIL": ("node-failed", "its node stopped answering while it ran"),
+    "BOOT_FAIL": ("node-failed", "its node failed to boot"),
+    "OUT_OF_MEMORY": ("node-problem", "the job ran out of memory"),
+}
+
+
+def write_json_atomic(path, doc):
+    """Writes JSON through a temporary file and a rename: a reader sees the whole file or
+    none of it (on a shared file system, a job that dies mid-write leaves only the temporary)."""
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(doc, f, ensure_ascii=True, sort_keys=True)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def cmd_job_record(args):
+    """On the node, after the job's steps: its entry folder as one record file."""
+    files = {}
+    for name in JOB_FILES:
+        text = read_text(os.path.join(args.entry, name), JOB_FILE_MAX)
+        if text is not None:
+            files[name] = text
+    steps = read_steps(args.entry)
+    m = JOB_ID_RE.match(args.job_id)
+    if not m or int(m.group(2)) != args.task:
+        print("leaderboard: --job-id must be ARRAYJOB_TASK of task %d, not '%s'" % (args.task, args.job_id),
+              file=sys.stderr)
+        return 2
+    doc = {"schema": JOB_RECORD_SCHEMA, "kind": JOB_RECORD_KIND, "run_id": args.run_id, "task": args.task,
+           "job_id": args.job_id, "student_id": args.student_id, "chapter": args.chapter, "node": args.node,
+           "gpu": {"name": args.gpu_name, "uuid": args.gpu_uuid} if args.gpu_name else None,
+           "no_gpu": args.no_gpu, "node_problem": args.node_problem, "sandbox": args.sandbox, "steps": steps,
+           "files": files, "complete": True}
+    problem = validate_job_record(doc)
+    if problem:
+        print("leaderboard: internal: the job record does not validate: %s" % problem, file=sys.stderr)
+        return 1
+    write_json_atomic(args.out, doc)
+    return 0
+
+
+def validate_job_record(doc, task=None):
+    """None when `doc` is a job record as job-record writes it (for `task`, when given)."""
+    if not isinstance(doc, dict):
+        return "not a JSON object"
+    if set(doc) != set(JOB_RECORD_FIELDS):
+        return "its fields are not those of a job record"
+    for k, t in JOB_RECORD_FIELDS.items():
+        if not isinstance(doc[k], t) or (t is int and isinstance(doc[k], bool)):
+            return "its field '%s' has the wrong type" % k
+    if doc["schema"] != JOB_RECORD_SCHEMA or doc["kind"] != JOB_RECORD_KIND or doc["complete"] is not True:
+        return "not a complete job record of schema %d" % JOB_RECORD_SCHEMA
+    if not SAFE_ID_RE.match(doc["student_id"]) or not re.match(r"^ch\d\d$", doc["chapter"]):
+        return "bad student id or chapter"
+    if not RUN_ID_RE.match(doc["run_id"]) or not JOB_ID_RE.match(doc["job_id"]):
+        return "bad run id or job id"
+    if task is not None and (doc["task"] != task or int(JOB_ID_RE.match(doc["job_id"]).group(2)) != task):
+        return "it is the record of task %d, not %d" % (doc["task"], task)
+    if doc["sandbox"] not in SANDBOXES:
+        return "bad sandbox"
+    gpu = doc["gpu"]
+    if gpu is not None and (set(gpu) != {"name", "uuid"} or not all(isinstance(v, str) for v in gpu.values())
+                            or not gpu["name"]):
+        return "bad gpu"
+    if (gpu is None) == (doc["no_gpu"] == "") and not doc["node_problem"]:
+        return "gpu and no_gpu disagree"
+    for name, step in doc["steps"].items():
+        if not isinstance(step, dict) or set(step) != {"rc", "seconds"} or not isinstance(step["rc"], int) \
+                or num(step["seconds"]) is None or "\t" in name or "\n" in name:
+            return "bad step '%s'" % str(name)[:20]
+    for name, text in doc["files"].items():
+        if name not in JOB_FILES or not isinstance(text, str):
+            return "bad file '%s'" % str(name)[:40]
+    return None
+
+
+def read_job_record(path, task):
+    """(record, problem): a job's record file, or why it cannot be used."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(JOB_RECORD_MAX + 1)
+    except FileNotFoundError:
+        return None, "no record (the job wrote none)"
+    except OSError as e:
+        return None, "the record cannot be read (%s)" % e.strerror
+    if len(data) > JOB_RECORD_MAX:
+        return None, "the record is larger than %d MiB" % (JOB_RECORD_MAX >> 20)
+    if not data.strip():
+        return None, "the record is empty"
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None, "the record is not UTF-8 text"
+    except ValueError as e:
+        why = str(e).split(":")[0]
+        if "Expecting" in why or "Unterminated" in why:
+            return None, "the record is truncated or not valid JSON (%s)" % why
+        return None, "the record is not valid JSON (%s)" % why
+    problem = validate_job_record(doc, task)
+    if problem:
+        return None, "the record is not a valid job record: %s" % problem
+    return doc, None
+
+
+def read_run(run_dir):
+    path = os.path.join(run_dir, "run.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            run = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ValueError("%s is not a cluster run's file (%s)" % (path, str(e).split(":")[0]))
+    if not isinstance(run, dict) or run.get("schema") != 1 or not isinstance(run.get("tasks"), list) \
+            or not isinstance(run.get("jobs"), list) or not RUN_ID_RE.match(str(run.get("run_id", ""))):
+        raise ValueError("%s is not a cluster run's file of schema 1" % path)
+    for i, t in enumerate(run["tasks"] + run.get("missing", [])):
+        if not isinstance(t, dict) or not SAFE_ID_RE.match(str(t.get("student_id"))) \
+                or not re.match(r"^ch\d\d$", str(t.get("chapter"))) or not isinstance(t.get("student"), str) \
+                or not isinstance(t.get("entry"), str) or t["entry"].startswith("/") or ".." in t["entry"].split("/") \
+                or (i < len(run["tasks"]) and t.get("task") != i):
+            raise ValueError("%s: entry %d is not as `run-file` writes it" % (path, i))
+    return run
+
+
+def cmd_run_file(args):
+    """Writes run.json and tasks.tsv of a new cluster run from `plan`'s output."""
+    tasks, missing = [], []
+    with open(args.plan, encoding="utf-8") as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) < 4:
+                continue
+            sid, ch, state, name = parts[:4]
+            entry = os.path.join(args.entries, sid, ch)
+            item = {"student_id": sid, "chapter": ch, "student": name, "entry": entry}
+            if state == "build":
+                tasks.append(dict(item, task=len(tasks)))
+            else:
+                missing.append(item)
+    run = {"schema": 1, "run_id": args.run_id, "commit": args.commit, "created": utc_now(), "tasks": tasks,
+           "missing": missing, "jobs": [], "sandbox_optional": bool(args.unsafe_no_sandbox)}
+    write_json_atomic(os.path.join(args.run_dir, "run.json"), run)
+    with open(os.path.join(args.run_dir, "tasks.tsv"), "w", encoding="utf-8") as f:
+        for t in tasks:
+            f.write("%d\t%s\t%s\t%s\n" % (t["task"], t["student_id"], t["chapter"], t["entry"]))
+    print(len(tasks))
+    return 0
+
+
+def utc_now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_lock(run_dir):
+    import fcntl
+    f = open(os.path.join(run_dir, ".lock"), "a")
+    fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+    return f
+
+
+def cmd_add_job(args):
+    """Adds a submitted array (the first submission or a rerun) to run.json."""
+    tasks = parse_task_list(args.tasks)
+    with run_lock(args.run_dir):
+        run = read_run(args.run_dir)
+        known = {t["task"] for t in run["tasks"]}
+        if not tasks or not set(tasks) <= known or not re.match(r"^\d+$", args.array_job):
+            print("leaderboard: bad array job '%s' or tasks '%s'" % (args.array_job, args.tasks), file=sys.stderr)
+            return 2
+        run["jobs"].append({"array_job": args.array_job, "tasks": tasks, "submitted": utc_now()})
+        write_json_atomic(os.path.join(args.run_dir, "run.json"), run)
+    return 0
+
+
+def parse_task_list(text):
+    """'0-3,7' -> [0, 1, 2, 3, 7]; [] when it is not such a list."""
+    out = []
+    for part in str(text).split(","):
+        m = re.match(r"^(\d+)(?:-(\d+))?$", part.strip())
+        if not m:
+            return []
+        a, b = int(m.group(1)), int(m.group(2) or m.group(1))
+        if b < a or b - a > 100000:
+            return []
+        out.extend(range(a, b + 1))
+    return sorted(set(out))
+
+
+def latest_jobs(run):
+    """{task: 'ARRAY_TASK'}: the last job submitted for each task."""
+    out = {}
+    for job in run["jobs"]:
+        for t in job.get("tasks", []):
+            out[t] = "%s_%d" % (job["array_job"], t)
+    return out
+
+
+def slurm_states(array_jobs, runner=None):
+    """{'ARRAY_TASK': {'state', 'exit', 'node'}} from sacct, and from scontrol for what sacct
+    does not know (no accounting database, or a job too recent for it). A line of one job
+    wins over a line of a range of them (sacct lists the tasks of an array that never
+    started as one range). A job neither knows is absent."""
+    import subprocess
+    run = runner or (lambda argv: subprocess.run(argv, capture_output=True, text=True, timeout=120))
+    exact, ranges = {}, []
+    ids = sorted(set(array_jobs), key=int)
+    if not ids:
+        return {}
+
+    def note(job_text, info):
+        jobs = expand_array_ids(job_text)
+        if re.match(r"^\d+_\d+$", job_text.strip()):
+            exact.setdefault(job_text.strip(), info)
+        else:
+            ranges.append((jobs, info))
+
+    try:
+        p = run(["sacct", "-n", "-P", "-X", "--format=JobID,State,ExitCode,NodeList", "-j", ",".join(ids)])
+        if p.returncode == 0:
+            for line in p.stdout.splitlines():
+                parts = line.split("|")
+                if len(parts) >= 4:
+                    note(parts[0], {"state": parts[1].split()[0] if parts[1].split() else "", "exit": parts[2],
+                                    "node": parts[3]})
+    except (OSError, ValueError, subprocess.SubprocessError):
+        pass
+    for array in ids:
+        try:
+            p = run(["scontrol", "-o", "show", "job", array])
+        except (OSError, ValueError, subprocess.SubprocessError):
+            continue
+        if p.returncode != 0:
+            continue
+        for line in p.stdout.splitlines():
+            kv = dict(re.findall(r"(\w+)=(\S*)", line))
+            a, t = kv.get("ArrayJobId"), kv.get("ArrayTaskId")
+            if a == array and t is not None:
+                note("%s_%s" % (a, t), {"state": kv.get("JobState", ""), "exit": kv.get("ExitCode", ""),
+                                        "node": kv.get("NodeList", "")})
+    states = dict(exact)
+    for jobs, info in ranges:
+        for job in jobs:
+            states.setdefault(job, info)
+    return states
+
+
+def expand_array_ids(text):
+    """'57_3' -> ['57_3']; '57_[2-4,7%2]' -> ['57_2', '57_3', '57_4', '57_7']; anything else -> []."""
+    m = re.match(r"^(\d+)_(\d+)$", text.strip())
+    if m:
+        return [text.strip()]
+    m = re.match(r"^(\d+)_\[?([\d,\-]+)(?:%\d+)?\]?$", text.strip())
+    if not m:
+        return []
+    return ["%s_%d" % (m.group(1), t) for t in parse_task_list(m.group(2))]
+
+
+def job_status(run, run_dir, states):
+    """One line per task and per entry without files: what is known of it now."""
+    latest = latest_jobs(run)
+    out = []
+    for t in run["tasks"]:
+        job = latest.get(t["task"])
+        item = {"task": t["task"], "student": t["student"], "student_id": t["student_id"], "chapter": t["chapter"],
+                "job": job or "", "state": "", "record": None, "problem": ""}
+        if job:
+            st = states.get(job, {})
+            item["state"], item["node"] = st.get("state", ""), st.get("node", "")
+            array = job.split("_")[0]
+            rec, problem = read_job_record(os.path.join(run_dir, "records", "%d-%s.json" % (t["task"], array)),
+                                           t["task"])
+            if rec is not None and (rec["job_id"] != job or rec["run_id"] != run["run_id"]
+                                    or rec["student_id"] != t["student_id"] or rec["chapter"] != t["chapter"]):
+                rec, problem = None, "the record is of another run, job or student"
+            item["record"], item["problem"] = rec, problem or ""
+        out.append(item)
+    return out
+
+
+def merge_record(rec, entry_src, task, job, merge):
+    """Rebuilds a job's entry folder from its record (the plan's meta.json, the steps, the
+    files) and merges it with what the node said (no GPU, a problem of the node)."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        entry = os.path.join(tmp, "entry")
+        os.makedirs(entry)
+        with open(os.path.join(entry_src, "meta.json"), "rb") as f, open(os.path.join(entry, "meta.json"), "wb") as g:
+            g.write(f.read())
+        with open(os.path.join(entry, "steps.tsv"), "w") as f:
+            for name, step in rec["steps"].items():
+                f.write("%s\t%d\t%s\n" % (name, step["rc"], step["seconds"]))
+        for name, text in rec["files"].items():
+            with open(os.path.join(entry, name), "w", encoding="utf-8") as f:
+                f.write(text)
+        trusted = None
+        if "trusted.json" in rec["files"]:
+            doc, _ = parse_one_document(rec["files"]["trusted.json"])
+            trusted = doc if isinstance(doc, dict) else None
+        reasons = []
+        if rec["node_problem"]:
+            reasons.append(reason("node-problem", rec["node_problem"]))
+        if rec["no_gpu"]:
+            reasons.append(reason("no-gpu", rec["no_gpu"]))
+        notes = ["ran on node %s as job %s" % (rec["node"] or "?", job)]
+        return merge(entry, task["student_id"], task["chapter"], job, trusted=trusted, gpu=rec["gpu"],
+                     sandbox=rec["sandbox"], job_reasons=reasons, job_notes=notes, files=rec["files"])
+
+
+def logs_key(run_id, sid, ch, job):
+    return "runs/%s/%s/%s/%s" % (run_id, sid, ch, job or "no-job")
+
+
+def cmd_jobs(args):
+    """The state of every task of a cluster run, one tab-separated line each: task, job,
+    state, record (ok / the problem), student."""
+    try:
+        run = read_run(args.run_dir)
+    except ValueError as e:
+        print("leaderboard: %s" % e, file=sys.stderr)
+        return 2
+    latest = latest_jobs(run)
+    states = slurm_states({j.split("_")[0] for j in latest.values()})
+    for item in job_status(run, args.run_dir, states):
+        print("%d\t%s\t%s\t%s\t%s" % (item["task"], item["job"] or "-", item["state"] or "UNKNOWN",
+                                      "ok" if item["record"] else item["problem"], item["student"]))
+    return 0
+
+
+def cmd_collect(args):
+    """Merges the finished jobs of a cluster run into the history, once each: a job's
+    record, checked and classified like a local run's results; or, for a job that Slurm
+    ended (cancelled, time limit, node failure) without one, that reason. A record that is
+    missing, truncated or not a valid record is reported and not merged. Then the reports."""
+    try:
+        key = load_key(args.key, create=True)
+        run = read_run(args.run_dir)
+    except (KeyError_, ValueError) as e:
+        print("leaderboard: %s" % e, file=sys.stderr)
+        return 2
+    run_id = run["run_id"]
+    os.makedirs(args.out, exist_ok=True)
+    import fcntl
+    lock = open(os.path.join(args.out, ".collect.lock"), "a")
+    fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # two collects at once merge each job once
+    latest = latest_jobs(run)
+    states = slurm_states({j.split("_")[0] for j in latest.values()}) if latest else {}
+    merged = {(r["run_id"], r["logs"]) for r in load_history(args.history, key, quiet=True)}
+    rows = []
+    n_new = 0
+
+    def merge(entry, sid, ch, job, trusted=None, gpu=None, sandbox="bubblewrap", job_reasons=(), job_notes=(),
+              files=None):
+        logs = logs_key(run_id, sid, ch, job)
+        rec = classify_entry(entry, trusted=trusted, job_reasons=job_reasons, job_notes=job_notes)
+        rec.update({"run_id": run_id, "date": utc_now(), "gpu": gpu or {"name": "no GPU", "uuid": ""},
+                    "sandbox": sandbox, "commit": str(run.get("commit", "")), "logs": logs})
+        keep = os.path.join(args.out, logs)
+        os.makedirs(keep, exist_ok=True)
+        for name, text in (files or {}).items():
+            with open(os.path.join(keep, name), "w", encoding="utf-8") as f:
+                f.write(text)
+        append_history(args.history, rec, key)
+        merged.add((run_id, logs))
+        return "merged: " + ("ranked, %.3fx reference" % rec["score"]["geomean_vs_reference"] if not rec["reasons"]
+                             else why(rec))
+
+    # Entries without files never had a job: recorded once, like a local run does.
+    for m in run.get("missing", []):
+        logs = logs_key(run_id, m["student_id"], m["chapter"], None)
+        if (run_id, logs) in merged:
+            status = "already merged"
+        else:
+            status = merge(os.path.join(args.run_dir, m["entry"]), m["student_id"], m["chapter"], None)
+            n_new += 1
+        rows.append({"job": "-", "student": m["student"], "chapter": m["chapter"], "state": "no job",
+                     "status": status, "merged": True})
+
+    for item in job_status(run, args.run_dir, states):
+        job, t = item["job"], item
+        row = {"job": job or "-", "task": t["task"], "student": t["student"], "chapter": t["chapter"],
+               "state": t["state"] or "UNKNOWN", "node": t.get("node", ""), "merged": False}
+        rows.append(row)
+        if not job:
+            row["status"] = "never submitted"
+            continue
+        logs = logs_key(run_id, t["student_id"], t["chapter"], job)
+        if (run_id, logs) in merged:
+            row.update(status="already merged", merged=True)
+            continue
+        entry_src = os.path.join(args.run_dir, [x for x in run["tasks"] if x["task"] == t["task"]][0]["entry"])
+        state = t["state"]
+        rec = t["record"]
+        if rec is not None:
+            try:
+                row["status"] = merge_record(rec, entry_src, t, job, merge)
+            except (OSError, ValueError, KeyError) as e:
+                row["status"] = "NOT MERGED: its record could not be classified (%s); rerun it: " \
+                                "scripts/leaderboard.sh --rerun %s" % (e, job)
+                row["problem"] = str(e)
+                continue
+            row["merged"] = True
+            n_new += 1
+        elif state in SLURM_FAULTS:
+            kind, detail = SLURM_FAULTS[state]
+            detail = "job %s, Slurm state %s: %s; %s" % (job, state, detail, t["problem"] or "no record")
+            row["status"] = merge(entry_src, t["student_id"], t["chapter"], job, job_reasons=[reason(kind, detail)],
+                                  job_notes=["Slurm ended job %s as %s on node %s" % (job, state, t.get("node") or "?")])
+            row["merged"] = True
+            n_new += 1
+        elif state in SLURM_DONE or (state == "" and t["problem"] and not t["problem"].startswith("no record")):
+            row["status"] = "NOT MERGED: %s; rerun it: scripts/leaderboard.sh --rerun %s" % (t["problem"], job)
+            row["problem"] = t["problem"]
+        elif state == "":
+            row["status"] = "NOT MERGED: %s, and Slurm knows nothing of the job; rerun it: scripts/leaderboard.sh " \
+                            "--rerun %s" % (t["problem"], job)
+            row["problem"] = t["problem"]
+        else:
+            row["status"] = "pending (%s)" % state
+            row["pending"] = True
+    status = {"run_id": run_id, "collected": utc_now(), "jobs": rows,
+              "merged_now": n_new, "pending": sum(1 for r in rows if r.get("pending")),
+              "not_merged": sum(1 for r in rows if not r["merged"] and not r.get("pending"))}
+    keep = os.path.join(args.out, "runs", run_id)
+    os.makedirs(keep, exist_ok=True)
+    write_json_atomic(os.path.join(keep, "collect.json"), status)
+    lock.close()
+    if not args.quiet:
+        print("cluster run %s: %d job(s) and entries, %d merged now, %d pending, %d not merged" % (
+            run_id, len(rows), n_new, status["pending"], status["not_merged"]))
+        width = max([len(r["student"]) for r in rows] + [7])
+        for r in rows:
+            print("  %-10s %-4s %-*s %-11s %s" % (r["job"], r["chapter"], min(width, 28), r["student"][:28],
+                                                 r["state"][:11], r["status"]))
+    return 0
+
+
+def unmerged_jobs(out):
+    """The jobs that the latest collect of each cluster run in `out` could not merge."""
+    found = []
+    base = os.path.join(out, "runs")
+    if not os.path.isdir(base):
+        return found
+    for run_id in sorted(os.listdir(base)):
+        path = os.path.join(base, run_id, "collect.json")
+        try:
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+        except (OSError, ValueError):
+            continue
+        for r in doc.get("jobs", []) if isinstance(doc, dict) else []:
+            if isinstance(r, dict) and not r.get("merged"):
+                found.append({"run_id": run_id, "job": r.get("job"), "student": r.get("student"),
+                              "chapter": r.get("chapter"), "state": r.get("state"), "status": r.get("status"),
+                              "pending": bool(r.get("pending"))})
+    return found
 
 
 # ----------------------------------------------------------------- expected outcome ---
@@ -1267,8 +1971,10 @@ def cmd_check(args):
     """Compares one run with an expected outcome (tests/leaderboard/*-expected.json); exit 1
     on a miss. Per chapter: `ranked` (each must be ranked), `faster_than` (pairs, both
     ranked), `reasons` ({student: kind or [kinds]}, where the kind "ranked" allows a rank),
-    `absent` (students that must have no result at all, such as a forged record's), and
-    `history_rejected_at_least` (lines of the history that must fail verification)."""
+    `absent` (students that must have no result at all, such as a forged record's),
+    `history_rejected_at_least` (lines of the history that must fail verification), and
+    `not_merged` (students of a cluster run whose job record was refused: listed by the
+    latest collect, nothing in the history)."""
     try:
         key = load_key(args.key)
     except KeyError_ as e:
@@ -1320,6 +2026,17 @@ def cmd_check(args):
                 problems.append("%s: '%s' has a result in the history; it must have none" % (ch, student))
             else:
                 print("ok   %s %-24s no result (as expected)" % (ch, student))
+        if want.get("not_merged"):
+            waiting = {j["student"]: j for j in unmerged_jobs(os.path.dirname(os.path.abspath(args.history)))
+                       if j["run_id"] == args.run_id and j["chapter"] == ch and not j["pending"]}
+            for student in want["not_merged"]:
+                if student in recs:
+                    problems.append("%s: '%s' was merged into the history (%s); its record should have been "
+                                    "refused" % (ch, student, why(recs[student]) or "ranked"))
+                elif student not in waiting:
+                    problems.append("%s: '%s' is not listed as a job without a result" % (ch, student))
+                else:
+                    print("ok   %s %-24s %s" % (ch, student, waiting[student]["status"]))
         at_least = want.get("history_rejected_at_least", 0)
         if len(skipped) < at_least:
             problems.append("%s: %d line(s) of the history were rejected; expected at least %d"
@@ -1356,6 +2073,9 @@ def main(argv=None):
     c.add_argument("--submissions", required=True)
     c.add_argument("--work", required=True)
     c.add_argument("--chapter", action="append", required=True)
+    c = sub.add_parser("runner")
+    c.add_argument("--repo", required=True)
+    c.add_argument("--chapter", required=True)
     c = sub.add_parser("ncu-target")
     c.add_argument("--entry", required=True)
     c = sub.add_parser("record")
@@ -1369,6 +2089,27 @@ def main(argv=None):
     c.add_argument("--sandbox", required=True)
     c.add_argument("--commit", default="")
     c.add_argument("--logs", default="")
+    c = sub.add_parser("job-record")
+    for a in ("--entry", "--out", "--run-id", "--job-id", "--student-id", "--chapter", "--sandbox"):
+        c.add_argument(a, required=True)
+    c.add_argument("--task", type=int, required=True)
+    for a in ("--node", "--gpu-name", "--gpu-uuid", "--no-gpu", "--node-problem"):
+        c.add_argument(a, default="")
+    c = sub.add_parser("run-file")
+    for a in ("--run-dir", "--run-id", "--plan", "--entries"):
+        c.add_argument(a, required=True)
+    c.add_argument("--commit", default="")
+    c.add_argument("--unsafe-no-sandbox", action="store_true")
+    c = sub.add_parser("add-job")
+    for a in ("--run-dir", "--array-job", "--tasks"):
+        c.add_argument(a, required=True)
+    c = sub.add_parser("jobs")
+    c.add_argument("--run-dir", required=True)
+    c = sub.add_parser("collect")
+    for a in ("--run-dir", "--history", "--out"):
+        c.add_argument(a, required=True)
+    c.add_argument("--key", default="")
+    c.add_argument("--quiet", action="store_true")
     for name in ("report", "check", "check-fixture", "verify"):
         c = sub.add_parser(name)
         c.add_argument("--history", required=True)
@@ -1383,7 +2124,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     return {"chapters": cmd_chapters, "plan": cmd_plan, "record": cmd_record, "report": cmd_report,
             "check": cmd_check, "check-fixture": cmd_check, "verify": cmd_verify,
-            "ncu-target": cmd_ncu_target}[args.cmd](args)
+            "ncu-target": cmd_ncu_target, "runner": cmd_runner, "job-record": cmd_job_record, "run-file": cmd_run_file,
+            "add-job": cmd_add_job, "jobs": cmd_jobs, "collect": cmd_collect}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Host tests of the leaderboard's bookkeeping (no GPU): reading submissions with awkward
 folder names, classifying fixture results by their outcome codes, the cross-checks of the
-numbers (ceilings, the baseline, ncu), ranking, the signed history and its validation,
-reports, the expected-outcome check, and scripts/leaderboard.sh's refusal of bad input and
-of running without a sandbox.
+numbers (ceilings, the baseline, ncu), every chapter's score (the library reference, chapter
+9's whole-model score), what a chapter runs, ranking, the signed history and its validation,
+reports, the expected-outcome check, a cluster run's records and collects (with sacct and
+scontrol played by scripts), and the scripts' refusal of bad input and of running without a
+sandbox. The same on a real Slurm cluster: tests/leaderboard/slurm-check.sh.
 
   python3 tools/leaderboard/test_leaderboard.py      (ctest runs it: label host)
 """
@@ -132,7 +134,7 @@ class Names(unittest.TestCase):
         taken, ignored, missing = L.scan_student(os.path.join(os.fsencode(self.subs), b"alice"), "ch01",
                                                  "ch01_indexing", L.stub_names(REPO, "ch01_indexing"))
         self.assertEqual(sorted(taken), ["ex1_vector_add.cu", "ex4_matrix_add.cu"])
-        self.assertEqual(missing, ["ex2_vector_add_x2.cu", "ex3_rgb_to_grey.cu"])
+        self.assertEqual(missing, ["ex0_host_program.cu", "ex2_vector_add_x2.cu", "ex3_rgb_to_grey.cu"])
         joined = "\n".join(ignored)
         for what in ("helper.cuh", "ex9.cu", "big.cu", "ex2_vector_add_x2.cu/ (a folder)",
                      "ex3_rgb_to_grey.cu (a symbolic link)"):
@@ -320,6 +322,365 @@ class CrossChecks(unittest.TestCase):
     def test_the_seed_the_run_printed_is_recorded(self):
         rec = L.classify_entry(os.path.join(RESULTS, "fast"), trusted=trusted())
         self.assertEqual(rec["seed"]["tests"], 771)
+
+
+DECODER = os.path.join(REPO, "tests", "leaderboard", "decoder")
+
+
+def decoder_text(name):
+    with open(os.path.join(DECODER, name)) as f:
+        return f.read()
+
+
+class ChapterScores(unittest.TestCase):
+    """Chapters after the first five: several references per shape (the library first),
+    rows without a reference, and chapter 9's whole-model score."""
+
+    def doc(self):
+        """A chapter 6-like run: per shape the library (cuDNN), an unfused baseline, a student."""
+        rows = []
+        for shape, lib_us, unfused_us, student_us in (("N=16384,C=4096", 100.0, 180.0, 80.0),
+                                                      ("N=1,C=4096", 4.0, 9.0, 5.0)):
+            for impl, role, us in (("cudnn_norm", "reference", lib_us), ("unfused_add_then_norm", "reference", unfused_us),
+                                   ("ex2_residual_layernorm", "student", student_us)):
+                rows.append({"op": "residual_layernorm/bf16", "shape": shape, "impl": impl, "role": role,
+                             "bytes": 1e6, "flops": 0.0, "peak": "bf16-tensor", "median_us": us,
+                             "gbps": 1e6 / (us * 1e3), "outcome": "pass"})
+        return {"schema_version": 2, "chapter": "ch06", "measured_ceilings": {"copy_gbps": 3700.0},
+                "spec_ceilings": {"dram_gbps": 3352.0}, "results": rows}
+
+    def base(self):
+        d = self.doc()
+        d["results"] = [r for r in d["results"] if r["role"] == "reference"]
+        return d
+
+    def test_the_library_is_the_first_reference_of_a_shape(self):
+        reasons, shapes, _ = L.classify_bench(0, json.dumps(self.doc()), self.base())
+        self.assertEqual(reasons, [])
+        self.assertEqual([round(s["vs_reference"], 6) for s in shapes], [1.25, 0.8])
+        self.assertEqual([s["reference_us"] for s in shapes], [100.0, 4.0])
+
+    def test_each_reference_is_checked_against_its_own_baseline(self):
+        doc = self.doc()
+        for r in doc["results"]:
+            if r["impl"] == "unfused_add_then_norm":
+                r["median_us"] *= 2  # the unfused baseline slowed down in the student's process
+        reasons, _, _ = L.classify_bench(0, json.dumps(doc), self.base())
+        self.assertEqual(reasons[0]["kind"], "implausible")
+        self.assertIn("[unfused_add_then_norm]", reasons[0]["detail"])
+
+    def test_a_run_without_a_reference_the_baseline_timed_is_implausible(self):
+        doc = self.doc()
+        doc["results"] = [r for r in doc["results"] if not (r["impl"] == "cudnn_norm" and r["shape"] == "N=1,C=4096")]
+        reasons, _, _ = L.classify_bench(0, json.dumps(doc), self.base())
+        self.assertEqual(reasons[0]["kind"], "implausible")
+        self.assertIn("the baseline timed this reference", reasons[0]["detail"])
+
+    def test_a_row_without_a_library_reference_is_shown_not_scored(self):
+        doc = self.doc()
+        doc["results"].append({"op": "layernorm_decode/bf16", "shape": "N=1,C=4096", "impl": "ex4", "role": "student",
+                               "bytes": 1e4, "flops": 0.0, "peak": "bf16-tensor", "median_us": 3.0,
+                               "gbps": 1e4 / 3e3, "outcome": "pass"})
+        reasons, shapes, notes = L.classify_bench(0, json.dumps(doc), self.base())
+        self.assertEqual(reasons, [])
+        self.assertEqual(len(shapes), 3)
+        self.assertIsNone(shapes[2]["vs_reference"])
+        self.assertIn("1 timed row(s) have no library reference", " ".join(notes))
+
+    def test_decoder_score_is_the_geomean_of_decode_rate_and_first_token_time(self):
+        base = json.loads(decoder_text("baseline.json"))
+        reasons, shapes, _ = L.classify_bench(0, decoder_text("faster.json"), base)
+        self.assertEqual(reasons, [])
+        self.assertEqual([s["shape"] for s in shapes], ["decode", "ttft"])
+        self.assertAlmostEqual(shapes[0]["vs_reference"], 2000.0 / 1000.0)
+        self.assertAlmostEqual(shapes[1]["vs_reference"], 4.0 / 5.0)
+        self.assertAlmostEqual(L.geomean([s["vs_reference"] for s in shapes]), (2.0 * 0.8) ** 0.5)
+        reasons, shapes, _ = L.classify_bench(0, decoder_text("slower.json"), base)
+        self.assertEqual(reasons, [])
+        self.assertAlmostEqual(L.geomean([s["vs_reference"] for s in shapes]), ((245 / 980) * (4.2 / 16.8)) ** 0.5)
+
+    def test_decoder_results_that_cannot_rank(self):
+        base = json.loads(decoder_text("baseline.json"))
+        for name, kind, words in (("no-student.json", "no-result", "no run of the student kernels"),
+                                  ("two-student-runs.json", "no-result", "two runs of the student kernels"),
+                                  ("zero-rate.json", "no-result", "no valid decode_tok_s"),
+                                  ("library-slowed.json", "implausible", "when the leaderboard ran the library alone"),
+                                  ("schema-2.json", "no-result", "schema_version 2, not 1")):
+            with self.subTest(name=name):
+                reasons, shapes, _ = L.classify_bench(0, decoder_text(name), base)
+                self.assertEqual(reasons[0]["kind"], kind, reasons)
+                self.assertIn(words, reasons[0]["detail"])
+        text = decoder_text("faster.json")
+        self.assertEqual(L.classify_bench(0, text + text, base)[0][0]["kind"], "implausible")
+        self.assertEqual(L.classify_bench(124, text, base)[0][0]["kind"], "hung")
+
+    def test_a_decoder_chapter_ranks_like_any_other(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        entry = os.path.join(tmp, "entry")
+        shutil.copytree(os.path.join(RESULTS, "fast"), entry)
+        with open(os.path.join(entry, "meta.json")) as f:
+            meta = json.load(f)
+        meta.update(chapter="ch09", chapter_dir="ch09_transformer")
+        with open(os.path.join(entry, "meta.json"), "w") as f:
+            json.dump(meta, f)
+        shutil.copy(os.path.join(DECODER, "faster.json"), os.path.join(entry, "bench.json"))
+        rec = L.classify_entry(entry, trusted=json.loads(decoder_text("baseline.json")))
+        self.assertEqual(rec["status"], "ranked", rec["reasons"])
+        self.assertAlmostEqual(rec["score"]["geomean_vs_reference"], (2.0 * 0.8) ** 0.5)
+        self.assertEqual(rec["score"]["shapes"], 2)
+        self.assertIsNone(rec["score"]["roofline_measured_pct"])
+
+
+class ChapterRunner(unittest.TestCase):
+    """What a chapter builds and runs: chNN_bench unless its folder's leaderboard.json says."""
+
+    def setUp(self):
+        self.repo = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.repo)
+        for name in ("ch01_indexing", "ch09_transformer"):
+            os.makedirs(os.path.join(self.repo, "chapters", name))
+
+    def runner_file(self, text):
+        with open(os.path.join(self.repo, "chapters", "ch09_transformer", "leaderboard.json"), "w") as f:
+            f.write(text)
+
+    def test_default_is_the_chapters_benchmark(self):
+        r = L.chapter_runner(self.repo, "ch01")
+        self.assertEqual(r["build"], ["ch01_tests", "ch01_bench"])
+        self.assertEqual(r["bench"], ["{bin}/ch01_bench", "--impl=student,reference", "--json={json}"])
+        self.assertEqual(r["baseline"][1], "--impl=reference")
+        rc, out, _ = quietly(["runner", "--repo", self.repo, "--chapter", "ch01"])
+        self.assertEqual(rc, 0)
+        self.assertEqual(out.splitlines()[0], "build\tch01_tests\tch01_bench")
+        self.assertEqual(out.splitlines()[1], "prepare")
+
+    def test_a_chapter_file_names_its_programs(self):
+        self.runner_file(decoder_text("leaderboard.json"))
+        r = L.chapter_runner(self.repo, "ch09")
+        self.assertEqual(r["build"], ["ch09_tests", "gpt2", "gpt2_random_weights"])
+        self.assertEqual(r["prepare"][0], "{bin}/gpt2_random_weights")
+        self.assertIn("--json={json}", r["bench"])
+
+    def test_a_bad_chapter_file_is_refused_by_name(self):
+        cases = [("{not json", "not readable JSON"), ("[1]", "must be a JSON object"),
+                 ('{"bench": "x"}', "must be a list"), ('{"benchmark": []}', "unknown key 'benchmark'"),
+                 ('{"build": ["gpt2"]}', "must start with ch09_tests"),
+                 ('{"build": ["ch09_tests", "a;b"]}', "is not a build target name"),
+                 ('{"bench": ["/bin/sh", "--json={json}"]}', "must run a program of the build"),
+                 ('{"bench": ["{bin}/gpt2"]}', "writes its results to {json}"),
+                 ('{"bench": ["{bin}/gpt2", "--out={home}"]}', "uses {home}")]
+        for text, words in cases:
+            with self.subTest(text=text):
+                self.runner_file(text)
+                with self.assertRaises(ValueError) as e:
+                    L.chapter_runner(self.repo, "ch09")
+                self.assertIn("chapters/ch09_transformer/leaderboard.json", str(e.exception))
+                self.assertIn(words, str(e.exception))
+                rc, _, err = quietly(["runner", "--repo", self.repo, "--chapter", "ch09"])
+                self.assertEqual(rc, 2)
+                self.assertIn(words, err)
+
+
+class ClusterJobs(unittest.TestCase):
+    """A cluster run's bookkeeping, with sacct and scontrol played by small scripts: records
+    merged once, Slurm's fault states listed with their reason, bad records refused."""
+
+    STUDENTS = ["ok", "cancelled", "timeout", "node-died", "truncated", "garbage", "no-record", "running",
+                "no-gpu", "wrong-task", "oom"]
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp)
+        subs = os.path.join(self.tmp, "subs")
+        for n in self.STUDENTS + ["empty"]:
+            d = os.path.join(subs, n, "ch01")
+            os.makedirs(d)
+            if n != "empty":
+                for stub in L.stub_names(REPO, "ch01_indexing"):
+                    shutil.copy(os.path.join(FIXTURE_CLASS, "fast", "ch01", stub), d)
+        self.run_dir = os.path.join(self.tmp, "shared", "run-1")
+        os.makedirs(os.path.join(self.run_dir, "records"))
+        rc, plan, err = quietly(["plan", "--repo", REPO, "--submissions", subs, "--work",
+                                 os.path.join(self.run_dir, "entries", "r"), "--chapter", "ch01"])
+        self.assertEqual(rc, 0, err)
+        with open(os.path.join(self.tmp, "plan.tsv"), "w") as f:
+            f.write(plan)
+        rc, n, err = quietly(["run-file", "--run-dir", self.run_dir, "--run-id", "run-1", "--plan",
+                              os.path.join(self.tmp, "plan.tsv"), "--entries", "entries/r/entries", "--commit", "c"])
+        self.assertEqual((rc, n.strip()), (0, str(len(self.STUDENTS))), err)
+        with open(os.path.join(self.run_dir, "run.json")) as f:
+            self.task = {t["student"]: t for t in json.load(f)["tasks"]}
+        rc, _, err = quietly(["add-job", "--run-dir", self.run_dir, "--array-job", "57",
+                              "--tasks", "0-%d" % (len(self.STUDENTS) - 1)])
+        self.assertEqual(rc, 0, err)
+        self.out = os.path.join(self.tmp, "out")
+        self.history = os.path.join(self.out, "history.jsonl")
+        self.key = make_key(self.tmp)
+        # sacct and scontrol: scripts that print what the test puts in files.
+        self.bin = os.path.join(self.tmp, "bin")
+        os.makedirs(self.bin)
+        for tool in ("sacct", "scontrol"):
+            with open(os.path.join(self.bin, tool), "w") as f:
+                f.write('#!/bin/sh\ncat "%s/%s.out" 2>/dev/null\nexit $(cat "%s/%s.rc" 2>/dev/null || echo 0)\n'
+                        % (self.tmp, tool, self.tmp, tool))
+            os.chmod(os.path.join(self.bin, tool), 0o755)
+        old_path = os.environ["PATH"]
+        os.environ["PATH"] = self.bin + os.pathsep + old_path
+        self.addCleanup(os.environ.__setitem__, "PATH", old_path)
+
+    def slurm(self, states, via="sacct"):
+        """states: {student: state}; given as sacct prints them, or (sacct failing) as scontrol does."""
+        jobs = {self.task[n]["task"]: st for n, st in states.items()}
+        if via == "sacct":
+            text = "".join("57_%d|%s|0:0|node1\n" % (t, st) for t, st in sorted(jobs.items()))
+            files = {"sacct.out": text, "sacct.rc": "0", "scontrol.out": "", "scontrol.rc": "1"}
+        else:
+            text = "".join("JobId=%d ArrayJobId=57 ArrayTaskId=%d JobName=kwb JobState=%s Reason=None ExitCode=0:0 "
+                           "NodeList=node1\n" % (100 + t, t, st) for t, st in sorted(jobs.items()))
+            files = {"sacct.out": "Slurm accounting storage is disabled\n", "sacct.rc": "1",
+                     "scontrol.out": text, "scontrol.rc": "0"}
+        for name, text in files.items():
+            with open(os.path.join(self.tmp, name), "w") as f:
+                f.write(text)
+
+    def record(self, student, array="57", gpu="NVIDIA H100 80GB HBM3", no_gpu="", task=None, source="fast"):
+        t = self.task[student]
+        task = t["task"] if task is None else task
+        entry = os.path.join(self.tmp, "job-" + student)
+        shutil.copytree(os.path.join(RESULTS, source), entry, dirs_exist_ok=True)
+        shutil.copy(TRUSTED, os.path.join(entry, "trusted.json"))
+        path = os.path.join(self.run_dir, "records", "%d-%s.json" % (t["task"], array))
+        rc, _, err = quietly(["job-record", "--entry", entry, "--out", path, "--run-id", "run-1", "--task", str(task),
+                              "--job-id", "%s_%d" % (array, task), "--student-id", t["student_id"], "--chapter", "ch01",
+                              "--node", "node1", "--gpu-name", gpu if not no_gpu else "", "--gpu-uuid", "GPU-1",
+                              "--no-gpu", no_gpu, "--sandbox", "bubblewrap"])
+        self.assertEqual(rc, 0, err)
+        return path
+
+    def collect(self):
+        rc, out, err = quietly(["collect", "--run-dir", self.run_dir, "--history", self.history, "--key", self.key,
+                                "--out", self.out])
+        self.assertEqual(rc, 0, err)
+        with open(os.path.join(self.out, "runs", "run-1", "collect.json")) as f:
+            return out, {j["student"]: j for j in json.load(f)["jobs"]}
+
+    def latest(self):
+        records = L.load_history(self.history, L.load_key(self.key), quiet=True)
+        return {r["student"]: r for r in records}, records
+
+    def test_records_states_and_faults(self):
+        self.record("ok")
+        self.record("no-gpu", no_gpu="no GPU on node node1 (nvidia-smi lists none)")
+        path = self.record("truncated")
+        with open(path, "rb") as f:
+            data = f.read()
+        with open(path, "wb") as f:
+            f.write(data[: len(data) // 2])
+        with open(os.path.join(self.run_dir, "records", "%d-57.json" % self.task["garbage"]["task"]), "w") as f:
+            f.write("\x00 not a record at all")
+        self.record("wrong-task", task=self.task["ok"]["task"])  # another task's record under this name
+        os.replace(os.path.join(self.run_dir, "records", "%d-57.json" % self.task["ok"]["task"]),
+                   os.path.join(self.run_dir, "records", "%d-57.json" % self.task["wrong-task"]["task"]))
+        self.record("ok")
+        self.slurm({"ok": "COMPLETED", "cancelled": "CANCELLED", "timeout": "TIMEOUT", "node-died": "NODE_FAIL",
+                    "truncated": "COMPLETED", "garbage": "FAILED", "no-record": "COMPLETED", "running": "RUNNING",
+                    "no-gpu": "COMPLETED", "wrong-task": "COMPLETED", "oom": "OUT_OF_MEMORY"})
+        out, jobs = self.collect()
+        latest, records = self.latest()
+        self.assertEqual(latest["ok"]["status"], "ranked")
+        self.assertEqual(latest["ok"]["gpu"]["name"], "NVIDIA H100 80GB HBM3")
+        self.assertEqual(latest["ok"]["logs"], "runs/run-1/%s/ch01/57_%d" % (self.task["ok"]["student_id"],
+                                                                            self.task["ok"]["task"]))
+        self.assertTrue(os.path.isfile(os.path.join(self.out, latest["ok"]["logs"], "tests.log")))
+        kinds = {n: r["reasons"][0]["kind"] for n, r in latest.items() if r["reasons"]}
+        self.assertEqual(kinds, {"cancelled": "cancelled", "timeout": "job-timeout", "node-died": "node-failed",
+                                 "no-gpu": "no-gpu", "oom": "node-problem", "empty": "missing-files"})
+        self.assertEqual(latest["no-gpu"]["gpu"]["name"], "no GPU")
+        self.assertIn("job 57_%d, Slurm state CANCELLED" % self.task["cancelled"]["task"],
+                      latest["cancelled"]["reasons"][0]["detail"])
+        for n in ("truncated", "garbage", "no-record", "running", "wrong-task"):
+            self.assertNotIn(n, latest, "%s must not be merged" % n)
+        self.assertIn("truncated or not valid JSON", jobs["truncated"]["status"])
+        self.assertIn("--rerun 57_%d" % self.task["truncated"]["task"], jobs["truncated"]["status"])
+        self.assertIn("not valid JSON", jobs["garbage"]["status"])
+        self.assertIn("no record", jobs["no-record"]["status"])
+        self.assertIn("record of task", jobs["wrong-task"]["status"])
+        self.assertEqual(jobs["running"]["status"], "pending (RUNNING)")
+        self.assertIn("4 not merged", out)
+
+        # A second collect adds nothing; the jobs it could not merge are still listed.
+        with open(self.history, "rb") as f:
+            before = f.read()
+        out, jobs = self.collect()
+        with open(self.history, "rb") as f:
+            self.assertEqual(f.read(), before, "two collects of the same run never double-count")
+        self.assertEqual(jobs["ok"]["status"], "already merged")
+        self.assertIn("0 merged now", out)
+
+        # Reruns of two jobs: merged as the latest results; nothing earlier is rewritten.
+        rc, _, err = quietly(["add-job", "--run-dir", self.run_dir, "--array-job", "60", "--tasks", "%d,%d" % (
+            self.task["cancelled"]["task"], self.task["truncated"]["task"])])
+        self.assertEqual(rc, 0, err)
+        self.record("cancelled", array="60", source="slow")
+        self.record("truncated", array="60")
+        with open(os.path.join(self.tmp, "sacct.out"), "a") as f:
+            f.write("60_%d|COMPLETED|0:0|node1\n60_%d|COMPLETED|0:0|node1\n" % (
+                self.task["cancelled"]["task"], self.task["truncated"]["task"]))
+        out, jobs = self.collect()
+        with open(self.history, "rb") as f:
+            after = f.read()
+        self.assertTrue(after.startswith(before))
+        self.assertEqual(after.count(b"\n"), before.count(b"\n") + 2)
+        latest, records = self.latest()
+        self.assertEqual((latest["cancelled"]["status"], latest["truncated"]["status"]), ("ranked", "ranked"))
+        self.assertEqual(len([r for r in records if r["student"] == "cancelled"]), 2, "the cancelled job stays in the history")
+
+        # The report lists the jobs still without a result.
+        rc, text = report(self.history, self.key, self.out)
+        self.assertEqual(rc, 0)
+        with open(os.path.join(self.out, "leaderboard.json")) as f:
+            waiting = {j["student"] for j in json.load(f)["jobs_without_result"]}
+        self.assertEqual(waiting, {"garbage", "no-record", "running", "wrong-task"})
+        with open(os.path.join(self.out, "leaderboard.md")) as f:
+            self.assertIn("## Cluster jobs without a result", f.read())
+
+    def test_states_from_scontrol_when_sacct_has_no_database(self):
+        self.slurm({"cancelled": "CANCELLED", "timeout": "TIMEOUT", "running": "PENDING"}, via="scontrol")
+        out, jobs = self.collect()
+        latest, _ = self.latest()
+        self.assertEqual(latest["cancelled"]["reasons"][0]["kind"], "cancelled")
+        self.assertEqual(latest["timeout"]["reasons"][0]["kind"], "job-timeout")
+        self.assertEqual(jobs["running"]["status"], "pending (PENDING)")
+        self.assertIn("Slurm knows nothing of the job", jobs["ok"]["status"])
+
+    def test_array_ranges_never_hide_a_tasks_own_line(self):
+        def fake(argv):
+            class P:
+                returncode = 0
+                stdout = ("57_0|COMPLETED|0:0|n1\n57_1|COMPLETED|0:0|n1\n57_[0-2]|CANCELLED by 0|0:0|None assigned\n"
+                          if argv[0] == "sacct" else "")
+            return P()
+        states = L.slurm_states(["57"], runner=fake)
+        self.assertEqual({k: v["state"] for k, v in states.items()},
+                         {"57_0": "COMPLETED", "57_1": "COMPLETED", "57_2": "CANCELLED"})
+        self.assertEqual(L.expand_array_ids("57_[2-4,7%2]"), ["57_2", "57_3", "57_4", "57_7"])
+        self.assertEqual(L.expand_array_ids("57"), [])
+
+    def test_job_records_are_checked(self):
+        path = self.record("ok")
+        with open(path) as f:
+            good = json.load(f)
+        task = self.task["ok"]["task"]
+        self.assertIsNone(L.validate_job_record(good, task))
+        for change, words in ((dict(complete=False), "not a complete job record"), (dict(extra=1), "fields"),
+                              (dict(student_id="../x"), "bad student id"), (dict(sandbox="chroot"), "bad sandbox"),
+                              (dict(files={"../../etc/passwd": "x"}), "bad file"),
+                              (dict(steps={"build": {"rc": "0", "seconds": 1}}), "bad step"),
+                              (dict(gpu=None), "gpu and no_gpu disagree")):
+            with self.subTest(change=change):
+                self.assertIn(words, L.validate_job_record(dict(good, **change), task))
+        self.assertIn("record of task", L.validate_job_record(good, task + 1))
 
 
 class HistoryAndReports(unittest.TestCase):
@@ -576,6 +937,18 @@ class Script(unittest.TestCase):
             (["--fixture", "--hostile"], "one class at a time"),
             (["--no-sandbox", FIXTURE_CLASS], "--no-sandbox is now --unsafe-no-sandbox"),
             (["--expect", "/nonexistent.json", FIXTURE_CLASS], "--expect: '/nonexistent.json' is not a file"),
+            (["--slurm", "--gres", "gpu;rm -rf", FIXTURE_CLASS], "--gres: 'gpu;rm -rf' is not a generic resource"),
+            (["--slurm", "--time", "soon", FIXTURE_CLASS], "--time: 'soon' is not a Slurm time"),
+            (["--slurm", "--partition", "a b", FIXTURE_CLASS], "--partition: 'a b' is not a partition name"),
+            (["--slurm", "--account", "-x", FIXTURE_CLASS], "--account: '-x' is not an account name"),
+            (["--slurm", "--cpus-per-task", "0", FIXTURE_CLASS], "--cpus-per-task must be a whole number"),
+            (["--rerun", "57", "--out", "/tmp"], "--rerun: '57' is not a job of an array"),
+            (["--rerun"], "--rerun needs a value"),
+            (["--collect", "../up"], "--collect: '../up' is not a run id"),
+            (["--collect", "run-1", FIXTURE_CLASS], "give no SUBMISSIONS_DIR"),
+            (["--slurm", "--collect", "run-1"], "one at a time"),
+            (["--partition", "gpu", FIXTURE_CLASS], "--partition is an option of --slurm"),
+            (["--wait", FIXTURE_CLASS], "--wait is an option of --slurm"),
         ]
         for args, message in cases:
             with self.subTest(args=args):
@@ -583,11 +956,56 @@ class Script(unittest.TestCase):
                 self.assertEqual(rc, 2, text)
                 self.assertIn(message, text)
 
+    def test_the_cluster_scripts_parse_and_refuse_bad_input(self):
+        for path in ("tools/leaderboard/sandbox.sh", "tools/leaderboard/slurm-job.sh", "scripts/lib/slurm-leaderboard.sh",
+                     "scripts/slurm-local-cluster.sh", "tests/leaderboard/slurm-check.sh"):
+            p = subprocess.run(["bash", "-n", os.path.join(REPO, path)], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, path + ": " + p.stderr)
+        cluster = os.path.join(REPO, "scripts", "slurm-local-cluster.sh")
+        for args, rc, message in (([], 2, "say what to do"), (["begin"], 2, "unknown command 'begin'"),
+                                  (["start", "--port", "1"], 2, "unknown argument '--port'"),
+                                  (["start", "--dir"], 2, "--dir needs a folder"),
+                                  (["stop", "--dir", "/etc"], 1, "give a folder of its own")):
+            with self.subTest(args=args):
+                p = subprocess.run(["bash", cluster] + args, capture_output=True, text=True, timeout=60)
+                self.assertEqual(p.returncode, rc, p.stderr)
+                self.assertIn(message, p.stderr)
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        p = subprocess.run(["bash", cluster, "status", "--dir", os.path.join(tmp, "none")], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("not running", p.stdout)
+        p = subprocess.run(["bash", os.path.join(REPO, "tools", "leaderboard", "slurm-job.sh"), tmp], capture_output=True,
+                           text=True, timeout=60, env=dict(os.environ, SLURM_ARRAY_TASK_ID=""))
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("this is a Slurm array job", p.stderr)
+
+    def test_no_folder_of_the_run_inside_the_sources(self):
+        for args, where in ((["--out", os.path.join(REPO, "chapters", "lb-out"), FIXTURE_CLASS], "chapters"),
+                            (["--slurm", "--shared", os.path.join(REPO, "harness", "lb-shared"), FIXTURE_CLASS], "harness")):
+            with self.subTest(args=args):
+                rc, text = self.run_script(*args)
+                self.assertEqual(rc, 1, text)
+                self.assertIn("is inside the repository's %s/, which every build copies" % where, text)
+                self.assertFalse(os.path.exists(args[1]), "nothing is created")
+
+    def test_collect_of_an_unknown_run_says_which_runs_exist(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        os.makedirs(os.path.join(tmp, "cluster", "20260101-000000-abcd"))
+        rc, text = self.run_script("--collect", "20260101-999999-0000", "--out", tmp)
+        self.assertEqual(rc, 1, text)
+        self.assertIn("no cluster run '20260101-999999-0000'", text)
+        self.assertIn("20260101-000000-abcd", text)
+
     def test_help(self):
         rc, text = self.run_script("--help")
         self.assertEqual(rc, 0)
         self.assertIn("usage: scripts/leaderboard.sh", text)
         self.assertIn("--unsafe-no-sandbox", text)
+        for option in ("--slurm", "--collect RUN_ID", "--rerun JOB", "--partition", "--gres", "--account", "--time"):
+            self.assertIn(option, text)
 
     def test_without_a_sandbox_it_refuses_to_rank(self):
         for bwrap, why in (("/nonexistent/bwrap", "is not an executable file"), ("/bin/false", "cannot start a sandbox")):
