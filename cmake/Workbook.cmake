@@ -170,6 +170,12 @@ function(workbook_add_chapter id)
            COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/sanitize.sh ${id} --no-build --build-dir ${CMAKE_BINARY_DIR}
                    --tools racecheck,initcheck --skip-code 77 --log-dir ${CMAKE_BINARY_DIR}/Testing/sanitize)
   set_tests_properties(${id}-student.races PROPERTIES LABELS ${id}-student SKIP_RETURN_CODE 77 TIMEOUT 900)
+  string(CONCAT _races  # the same for plain `ctest` in the repository root (cmake/LearnerCTest.cmake)
+    "add_test([=[${id}-student.races]=] bash \"${PROJECT_SOURCE_DIR}/scripts/sanitize.sh\" ${id} --no-build "
+    "--build-dir \"${CMAKE_BINARY_DIR}\" --tools racecheck,initcheck --skip-code 77 "
+    "--log-dir \"${CMAKE_BINARY_DIR}/Testing/sanitize\")\n"
+    "set_tests_properties([=[${id}-student.races]=] PROPERTIES LABELS ${id}-student SKIP_RETURN_CODE 77 TIMEOUT 900)\n")
+  set_property(GLOBAL APPEND_STRING PROPERTY WORKBOOK_LEARNER_SUMMARY_TESTS "${_races}")
 
   # Host-only tests of the chapter, if it has any.
   if(EXISTS ${_chapter}/host_tests.cpp)
