@@ -6,3 +6,6 @@
 #              GPU and writes the winners to configs/ch07_<op>.json (harness/tune)
 workbook_use_cudnn(${id}_reference ${id})
 workbook_add_tuner(${id})
+
+# The host tests (host_tests.cpp) run the spec's float64 reference: the spec's ops must register.
+target_link_libraries(${id}_host_tests PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_spec>" workbook_spec)
