@@ -29,19 +29,23 @@ struct Gpu {
   std::string key;
 };
 
-// The current GPU (or, without one, a plan for a one-SM GPU that is never launched).
-Gpu current_gpu() {
-  Gpu g;
-  int dev = 0;
-  cudaDeviceProp p{};
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess) {
-    cudaGetLastError();
-    g.facts = {1, 0};
+// The current GPU, asked once (or, without one, a plan for a one-SM GPU that is never
+// launched).
+const Gpu& current_gpu() {
+  static const Gpu gpu = [] {
+    Gpu g;
+    int dev = 0;
+    cudaDeviceProp p{};
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess) {
+      cudaGetLastError();
+      g.facts = {1, 0};
+      return g;
+    }
+    g.facts = {p.multiProcessorCount, p.major * 10 + p.minor};
+    g.key = gpu_key(p.name, p.major, p.minor);
     return g;
-  }
-  g.facts = {p.multiProcessorCount, p.major * 10 + p.minor};
-  g.key = gpu_key(p.name, p.major, p.minor);
-  return g;
+  }();
+  return gpu;
 }
 
 // The winners of a space on this GPU, read once per program.
@@ -69,18 +73,13 @@ const std::vector<Winner>& winners(const Space& space, const std::string& key) {
 Config choose(const Space& space, const Shape& shape) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (auto it = forced().find(space.name); it != forced().end()) return it->second;
-  static const Gpu gpu = current_gpu();
-  if (auto c = nearest(space, winners(space, gpu.key), shape)) {
+  if (auto c = nearest(space, winners(space, current_gpu().key), shape)) {
     if (!space.problem || !space.problem(*c, shape)) return *c;
   }
-  return space.heuristic(shape, gpu.facts);
+  return space.heuristic(shape, current_gpu().facts);
 }
 
-Facts current_facts() {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  static const Gpu gpu = current_gpu();
-  return gpu.facts;
-}
+Facts current_facts() { return current_gpu().facts; }
 
 Forced::Forced(const Space& space, Config c) : name_(space.name) {
   std::lock_guard<std::mutex> lock(g_mutex);

@@ -58,11 +58,7 @@ std::pair<double, std::string> time_variant(const wb::OpBase& op, const wb::Vari
   opt.max_samples = quick ? 20 : 60;
   opt.min_total_ms = quick ? 5 : 30;
   t.next_inputs(stream);
-  const wb::Stats s = wb::time_launcher(
-      [&](cudaStream_t st) {
-        t.launch(st);
-      },
-      stream, op.common().id() + " " + v.name + " " + shape.text(), opt);
+  const wb::Stats s = wb::time_launcher(t.launch, stream, op.common().id() + " " + v.name + " " + shape.text(), opt);
   CUDA_CHECK(cudaStreamSynchronize(stream));
   const wb::Outcome last = t.check_last();
   if (!last.passed()) return {0, std::string(wb::code_name(last.code)) + " after timing"};
@@ -100,8 +96,10 @@ int run(const Options& o) {
     return 1;
   }
   const wb::DeviceInfo dev = wb::query_device();
+  int device = 0;
   cudaDeviceProp p{};
-  CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaGetDeviceProperties(&p, device));
   const std::string key = wb::tune::gpu_key(p.name, p.major, p.minor);
   const uint64_t seed = wb::run_seed();
   std::string md;

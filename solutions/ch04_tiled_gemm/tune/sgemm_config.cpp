@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "tune/tune.h"
+
 namespace ch04 {
 
 std::string SgemmConfig::name() const {
@@ -14,14 +16,13 @@ std::string SgemmConfig::name() const {
          std::to_string(wn) + "_t" + std::to_string(tm) + "x" + std::to_string(tn) + "_n" + std::to_string(threads) + (pf ? "_pf" : "");
 }
 
+// The same keys and paths as every tuned config file (harness/tune/tune.h).
 std::string gpu_key(const std::string& gpu_name, int major, int minor) {
-  return gpu_name + " sm_" + std::to_string(major) + std::to_string(minor);
+  return wb::tune::gpu_key(gpu_name, major, minor);
 }
 
 std::string sgemm_config_path(const char* env_dir, const std::string& default_dir) {
-  std::string dir = (env_dir != nullptr && *env_dir != '\0') ? std::string(env_dir) : default_dir;
-  if (!dir.empty() && dir.back() != '/') dir += '/';
-  return dir + "ch04_sgemm.json";
+  return wb::tune::config_path(env_dir, default_dir, "ch04_sgemm");
 }
 
 wb::Json config_to_json(const SgemmConfig& c) {
