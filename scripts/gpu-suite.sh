@@ -17,6 +17,7 @@
 #                             [--no-stubs] [--no-bench] [--ctest] [--autotune] [--peers] [--bench-timeout SECONDS]
 #                             [--bench-chapters "ch02 ch03"]   (benchmarks of these only)
 #                             [--test-chapters "ch04"]         (tests and stubs of these only)
+#                             [--test-timeout SECONDS]         (per test program; default 900)
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,6 +34,7 @@ peers=0
 bench_chapters=""
 test_chapters=""
 bench=1
+test_timeout=900
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="${2:?--out needs a folder}"; shift 2 ;;
@@ -52,6 +54,8 @@ while [ $# -gt 0 ]; do
     --bench-chapters=*) bench_chapters="${1#--bench-chapters=}"; shift ;;
     --test-chapters) test_chapters="${2:?--test-chapters needs a list}"; shift 2 ;;
     --test-chapters=*) test_chapters="${1#--test-chapters=}"; shift ;;
+    --test-timeout) test_timeout="${2:?--test-timeout needs seconds}"; shift 2 ;;
+    --test-timeout=*) test_timeout="${1#--test-timeout=}"; shift ;;
     --bench-timeout) bench_timeout="${2:?--bench-timeout needs seconds}"; shift 2 ;;
     --bench-timeout=*) bench_timeout="${1#--bench-timeout=}"; shift ;;
     -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {print}' "$0"; exit 0 ;;
@@ -120,12 +124,13 @@ else
   for ch in ${test_chapters:-$chapters}; do programs="$programs ${ch}_solution_tests ${ch}_selftests"; done
   for p in $programs; do
     [ -x "$bin/bin/$p" ] || continue
-    "$bin/bin/$p" --gtest_brief=1 --gtest_output="xml:$out/tests-$p.xml" > "$out/tests-$p.log" 2>&1
+    start=$(date +%s)
+    timeout "$test_timeout" "$bin/bin/$p" --gtest_brief=1 --gtest_output="xml:$out/tests-$p.xml" > "$out/tests-$p.log" 2>&1
     rc=$?
     passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$out/tests-$p.log" | tail -1)
     failed=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$out/tests-$p.log" | tail -1)
     skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$out/tests-$p.log" | tail -1)
-    note "tests $p: exit $rc, passed ${passed:-0}, failed ${failed:-0}, skipped ${skipped:-0}"
+    note "tests $p: exit $rc, passed ${passed:-0}, failed ${failed:-0}, skipped ${skipped:-0} in $(( $(date +%s) - start )) s"
     [ $rc = 0 ] || grep -E '^\[  FAILED  \]' "$out/tests-$p.log" | head -10 | tee -a "$summary"
   done
 fi
@@ -134,7 +139,7 @@ fi
 [ "$stubs" = 1 ] && for ch in ${test_chapters:-$chapters}; do
   exe="$bin/bin/${ch}_tests"
   [ -x "$exe" ] || { note "stub $ch: no ${ch}_tests built"; continue; }
-  "$exe" > "$out/tests-stub-$ch.log" 2>&1
+  timeout "$test_timeout" "$exe" > "$out/tests-stub-$ch.log" 2>&1
   total=$(sed -n 's/^\[==========\] \([0-9]*\) tests\{0,1\} from .* ran.*/\1/p' "$out/tests-stub-$ch.log" | tail -1)
   fails=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\{0,1\}, listed below.*/\1/p' "$out/tests-stub-$ch.log" | tail -1)
   msgs=$(grep -c "not implemented yet" "$out/tests-stub-$ch.log" || true)
