@@ -28,6 +28,7 @@
 #include "cuda/device.cuh"
 #include "cuda/errors.cuh"
 #include "host/compare.h"
+#include "host/parallel.h"
 #include "spec/memory.cuh"
 #include "spec/op.cuh"
 
@@ -140,9 +141,12 @@ struct Problem {
     const TensorView view(t, shape);
     const uint64_t pbits = poison_bits(t.dtype);
     const int size = dtype_size(t.dtype);
-    for (int64_t idx = 0; idx < h.count(); ++idx) {
-      if (view.is_padding(idx)) std::memcpy(static_cast<char*>(h.raw()) + idx * size, &pbits, size);
-    }
+    parallel_count(h.count(), [&](int64_t begin, int64_t end) {
+      for (int64_t idx = begin; idx < end; ++idx) {
+        if (view.is_padding(idx)) std::memcpy(static_cast<char*>(h.raw()) + idx * size, &pbits, size);
+      }
+      return int64_t{0};
+    });
   }
 
   // Uploads the inputs and the starting contents of in-outs; poisons pure outputs.
@@ -221,10 +225,13 @@ int64_t changed_elements(const Problem& p, const std::vector<HostTensor>& got) {
   for (size_t i = 0; i < got.size(); ++i) {
     if (!p.out_buf[i]) continue;
     const bool inout = p.specs()[i].role == TensorRole::InOut;
-    for (int64_t k = 0; k < got[i].count(); ++k) {
-      const bool same = inout ? got[i].bits(k) == p.host[i].bits(k) : got[i].is_poison(k);
-      if (!same) ++n;
-    }
+    n += parallel_count(got[i].count(), [&](int64_t begin, int64_t end) {
+      int64_t changed = 0;
+      for (int64_t k = begin; k < end; ++k) {
+        changed += !(inout ? got[i].bits(k) == p.host[i].bits(k) : got[i].is_poison(k));
+      }
+      return changed;
+    });
   }
   return n;
 }
@@ -296,13 +303,18 @@ OutputVerdict compare_output(const TensorSpec& t, const Shape& s, const HostTens
   // Padding.
   int64_t padding_writes = 0, first_pad = -1;
   if (!t.view.empty()) {
-    for (int64_t idx = 0; idx < got.count(); ++idx) {
-      const bool pad = ax.is_padding(idx);
-      // Padding of an output must still hold the poison; of an in-out, the bits uploaded.
-      if (pad && (t.role == TensorRole::Out ? !got.is_poison(idx) : start && got.bits(idx) != start->bits(idx))) {
-        if (first_pad < 0) first_pad = idx;
-        ++padding_writes;
-      }
+    // Padding of an output must still hold the poison; of an in-out, the bits uploaded.
+    const auto wrote_padding = [&](int64_t idx) {
+      return ax.is_padding(idx) &&
+             (t.role == TensorRole::Out ? !got.is_poison(idx) : start && got.bits(idx) != start->bits(idx));
+    };
+    padding_writes = parallel_count(got.count(), [&](int64_t begin, int64_t end) {
+      int64_t k = 0;
+      for (int64_t idx = begin; idx < end; ++idx) k += wrote_padding(idx);
+      return k;
+    });
+    for (int64_t idx = 0; padding_writes > 0 && first_pad < 0; ++idx) {
+      if (wrote_padding(idx)) first_pad = idx;
     }
   }
 
@@ -567,8 +579,10 @@ Outcome yardstick_check(const Problem& p, const Expected& e, const PassVerdict& 
 
 }  // namespace
 
-std::optional<std::string> cannot_run_here(const OpBase& op, const Variant& v, const Shape& s) {
+std::optional<std::string> cannot_run_here(const OpBase& op, const Variant& v, const Shape& given) {
   if (auto reason = gpu_missing_reason()) return *reason;
+  Shape s = given;  // the sizes of the tensors may name derived dimensions (strides, padded widths)
+  if (op.common().derive) op.common().derive(s);
   const DeviceInfo dev = query_device();
   const int cc = dev.major * 10 + dev.minor;
   if (v.sm90a && cc != 90) {
@@ -636,6 +650,12 @@ Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOp
     cudaGetLastError();  // a capture error must not leak into the next check
     if (o.code == Code::NotImplemented) return headed(p, o, "");
     std::unique_ptr<CUgraph_st, decltype(&cudaGraphDestroy)> owned(graph, &cudaGraphDestroy);
+    // A launch that fails by itself (a bad grid, say) also ends the capture: report its own error.
+    const bool own_error = !o.passed() && o.message.find("StreamCapture") == std::string::npos;
+    if (own_error && o.code != Code::Fault) {
+      if (auto f = finish(stream, what); !f.passed()) return headed(p, f, "");
+      return headed(p, o, "");
+    }
     if (end != cudaSuccess || (!o.passed() && o.message.find("StreamCapture") != std::string::npos)) {
       if (auto f = finish(stream, what); !f.passed()) return headed(p, f, "");
       return headed(p, Outcome::fail(Code::OutsideStream,
@@ -744,10 +764,12 @@ Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOp
         if (got1[i].bytes() != got2[i].bytes()) same = false;
         else if (got1[i].bytes()) same = std::memcmp(got1[i].raw(), got2[i].raw(), got1[i].bytes()) == 0;
       }
-      if (same) {
+      // A launcher that skips the second call leaves the fresh poison (or an in-out's new start).
+      if (same || changed_elements(p, got2) == 0) {
         return headed(p, Outcome::fail(Code::Cached,
                                        "called again on the same buffers with new input values, the launcher left "
-                                       "exactly the previous call's output: it reuses an earlier result.\n"
+                                       "exactly the previous call's output, or wrote nothing at all: it reuses an "
+                                       "earlier result.\n"
                                        "  likely cause: the launcher skips work it thinks it has done before (keyed on "
                                        "pointers or sizes); compute from the inputs on every call\n" +
                                            v2.outcome.message),

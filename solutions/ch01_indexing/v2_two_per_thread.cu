@@ -17,7 +17,8 @@ namespace {
 constexpr int kThreads = 256;
 
 __global__ void vector_add_x2_kernel(const float* a, const float* b, float* c, int n) {
-  const int first = 2 * (blockIdx.x * blockDim.x + threadIdx.x);
+  // 64-bit: for n near 2^31, twice the thread index passes the largest int.
+  const int64_t first = 2 * (int64_t{blockIdx.x} * blockDim.x + threadIdx.x);
   if (first < n) c[first] = a[first] + b[first];
   if (first + 1 < n) c[first + 1] = a[first + 1] + b[first + 1];
 }
@@ -26,8 +27,8 @@ __global__ void vector_add_x2_kernel(const float* a, const float* b, float* c, i
 
 void v2_vector_add_x2(const float* a, const float* b, float* c, int n, cudaStream_t stream) {
   if (n == 0) return;
-  const int threads_needed = (n + 1) / 2;
-  vector_add_x2_kernel<<<(threads_needed + kThreads - 1) / kThreads, kThreads, 0, stream>>>(a, b, c, n);
+  const int threads_needed = n / 2 + n % 2;  // not (n + 1) / 2, which overflows for n = 2^31 - 1
+  vector_add_x2_kernel<<<threads_needed / kThreads + (threads_needed % kThreads != 0), kThreads, 0, stream>>>(a, b, c, n);
   WB_CHECK_LAUNCH();
 }
 
