@@ -94,23 +94,19 @@ function(workbook_add_gtest target label)
   endif()
 endfunction()
 
-function(workbook_add_chapter id)
+# The op specs and the launcher libraries of chapter `id`: chNN_spec, chNN_student,
+# chNN_reference, chNN_solution, and chNN_broken where harness/selftest holds its broken
+# kernels. workbook_add_chapter calls it; so does a chapter that runs another chapter's
+# kernels (chapter 9's model) when the preset did not build that chapter.
+function(workbook_chapter_libraries id)
+  if(TARGET ${id}_spec)
+    return()
+  endif()
   file(GLOB _found LIST_DIRECTORIES true ${PROJECT_SOURCE_DIR}/chapters/${id}_*)
   get_filename_component(_name ${_found} NAME)
   set(_chapter ${PROJECT_SOURCE_DIR}/chapters/${_name})
   set(_reference ${PROJECT_SOURCE_DIR}/reference/${_name})
   set(_solutions ${PROJECT_SOURCE_DIR}/solutions/${_name})
-  foreach(_dir IN ITEMS ${_reference} ${_solutions})
-    if(NOT IS_DIRECTORY ${_dir})
-      message(FATAL_ERROR "Chapter ${id} has no ${_dir} folder; every chapter needs chapters/, reference/ and solutions/ parts.")
-    endif()
-  endforeach()
-  if(NOT EXISTS ${_chapter}/spec.cu)
-    message(FATAL_ERROR "Chapter ${id} has no ${_chapter}/spec.cu: every chapter declares its ops there "
-                        "(see chapters/ch01_indexing/spec.cu and harness/spec/op.cuh).")
-  endif()
-
-  # The op specs, and the four libraries of launchers whose variants they test.
   file(GLOB _student_src CONFIGURE_DEPENDS ${_chapter}/ex*.cu ${_chapter}/variants.cu)
   file(GLOB _reference_src CONFIGURE_DEPENDS ${_reference}/*.cu)
   file(GLOB _solution_src CONFIGURE_DEPENDS ${_solutions}/*.cu)
@@ -130,6 +126,26 @@ function(workbook_add_chapter id)
     target_link_libraries(${id}_${_lib} PUBLIC workbook_spec)
   endforeach()
   target_link_libraries(${id}_reference PUBLIC CUDA::cublas)
+endfunction()
+
+function(workbook_add_chapter id)
+  file(GLOB _found LIST_DIRECTORIES true ${PROJECT_SOURCE_DIR}/chapters/${id}_*)
+  get_filename_component(_name ${_found} NAME)
+  set(_chapter ${PROJECT_SOURCE_DIR}/chapters/${_name})
+  set(_reference ${PROJECT_SOURCE_DIR}/reference/${_name})
+  set(_solutions ${PROJECT_SOURCE_DIR}/solutions/${_name})
+  foreach(_dir IN ITEMS ${_reference} ${_solutions})
+    if(NOT IS_DIRECTORY ${_dir})
+      message(FATAL_ERROR "Chapter ${id} has no ${_dir} folder; every chapter needs chapters/, reference/ and solutions/ parts.")
+    endif()
+  endforeach()
+  if(NOT EXISTS ${_chapter}/spec.cu)
+    message(FATAL_ERROR "Chapter ${id} has no ${_chapter}/spec.cu: every chapter declares its ops there "
+                        "(see chapters/ch01_indexing/spec.cu and harness/spec/op.cuh).")
+  endif()
+
+  # The op specs, and the four libraries of launchers whose variants they test.
+  workbook_chapter_libraries(${id})
   # The learner's files get every warning the compiler has: `ctest --preset chNN` shows them;
   # and line information, so a sanitizer's finding names their file and line.
   target_compile_options(${id}_student PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wextra -lineinfo>)
@@ -139,7 +155,7 @@ function(workbook_add_chapter id)
   #   chNN_solution_tests  the reference and every ladder step      label chNN-solution
   #   chNN_selftests       broken kernels the checks must reject     label chNN-solution
   set(_programs "tests:student" "solution_tests:reference,solution")
-  if(_broken_src)
+  if(TARGET ${id}_broken)
     list(APPEND _programs "selftests:broken")
   endif()
   foreach(_program IN LISTS _programs)

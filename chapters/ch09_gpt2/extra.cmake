@@ -2,54 +2,37 @@
 # _reference and _solutions).
 #
 #   cuBLASLt    the reference (reference/ch09_gpt2/cublaslt_linear.cu)
-#   ch06, ch07  the model runs chapter 6's LayerNorms and chapter 7's top-k: their learner's,
-#               solution's and reference's libraries are built here when the preset did
-#               not build those chapters (no tests of theirs are added)
+#   ch06, ch07  the model runs chapter 6's LayerNorms and chapter 7's top-k: their specs and
+#               launcher libraries are built here when the preset did not build those
+#               chapters (no tests of theirs are added)
 #   gpt2_gpu    the GPU model (models/gpt2/gpu): gpt2::Model, its ops, the per-op table
 #   gpt2        the tool: build/ch09/bin/gpt2 --weights=FILE ...
 #   ch09_model_tests   the model end to end against the float64 CPU forward (GPU; skipped without)
 target_link_libraries(${id}_reference PUBLIC CUDA::cublasLt)
 
-# Another chapter's three launcher libraries, as workbook_add_chapter makes them.
-function(ch09_borrow_chapter other)
-  if(TARGET ${other}_student)
-    return()
+# Chapters 6 and 7's libraries (specs and launchers), when the preset did not build them.
+foreach(_other IN ITEMS ch06 ch07)
+  if(NOT TARGET ${_other}_spec)
+    workbook_chapter_libraries(${_other})
+    workbook_use_cudnn(${_other}_reference ${_other})
   endif()
-  file(GLOB _found LIST_DIRECTORIES true ${PROJECT_SOURCE_DIR}/chapters/${other}_*)
-  get_filename_component(_name ${_found} NAME)
-  set(_dirs ${PROJECT_SOURCE_DIR}/chapters/${_name} ${PROJECT_SOURCE_DIR}/reference/${_name}
-            ${PROJECT_SOURCE_DIR}/solutions/${_name})
-  file(GLOB _student_src CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/chapters/${_name}/ex*.cu
-       ${PROJECT_SOURCE_DIR}/chapters/${_name}/variants.cu)
-  file(GLOB _reference_src CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/reference/${_name}/*.cu)
-  file(GLOB _solution_src CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/solutions/${_name}/*.cu)
-  add_library(${other}_student STATIC ${_student_src})
-  add_library(${other}_reference STATIC ${_reference_src})
-  add_library(${other}_solution STATIC ${_solution_src})
-  foreach(_lib IN ITEMS student reference solution)
-    target_include_directories(${other}_${_lib} PUBLIC ${_dirs})
-    workbook_cuda_options(${other}_${_lib})
-    target_link_libraries(${other}_${_lib} PUBLIC workbook_spec)
-  endforeach()
-  target_link_libraries(${other}_reference PUBLIC CUDA::cublas)
-  workbook_use_cudnn(${other}_reference ${other})
-endfunction()
-ch09_borrow_chapter(ch06)
-ch09_borrow_chapter(ch07)
+endforeach()
 
 # Exercises 3 and 4 are host code against the model's op interface (models/gpt2/gpu/ops.h).
 target_include_directories(${id}_student PUBLIC ${PROJECT_SOURCE_DIR}/models/gpt2/gpu)
 target_link_libraries(${id}_student PUBLIC gpt2_host)
 
-# The GPU model. WHOLE_ARCHIVE: chapter 7's reference is reached through its registered
-# variant (its launchers live in an unnamed namespace).
+# The GPU model. WHOLE_ARCHIVE: the model finds kernels through the registry of variants
+# (chapter 7's reference launchers live in an unnamed namespace), and the registry checks each
+# variant against its op, so every spec of the three chapters is linked whole too.
 file(GLOB _gpt2_gpu_src CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/*.cu)
 # (the sources include "solutions/chNN/ladder.cuh" by path: every chapter has a ladder.cuh)
 add_library(gpt2_gpu STATIC ${_gpt2_gpu_src})
 target_include_directories(gpt2_gpu PUBLIC ${PROJECT_SOURCE_DIR}/models/gpt2/gpu ${PROJECT_SOURCE_DIR})
 workbook_cuda_options(gpt2_gpu)
 target_link_libraries(gpt2_gpu PUBLIC gpt2_host workbook_spec
-  "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_student>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_solution>"
+  "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_spec>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,ch06_spec>"
+  "$<LINK_LIBRARY:WHOLE_ARCHIVE,ch07_spec>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_student>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_solution>"
   "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_reference>"
   ch06_student ch06_solution ch06_reference
   ch07_student ch07_solution "$<LINK_LIBRARY:WHOLE_ARCHIVE,ch07_reference>")

@@ -5,6 +5,7 @@
 #include "host/cli.h"
 #include "model.h"
 #include "tool_args.h"
+#include "spec/op.cuh"
 
 namespace gpt2 {
 namespace {
@@ -36,6 +37,18 @@ TEST(Kernels, RefusesWithTheBadPieceNamed) {
   EXPECT_NE(message("solution", "softmax:student").find("'softmax' is not an op"), std::string::npos);
   EXPECT_NE(message("solution", "gemm:mine").find("--use=gemm"), std::string::npos);
   EXPECT_NE(message("solution", "graph:library").find("no library form"), std::string::npos);
+}
+
+// The model finds kernels through the harness's registry, which checks every linked variant
+// against its op's spec: a program that links a chapter's launchers without its specs fails
+// here, on any machine, instead of at the model's first GPU run.
+TEST(Registry, EveryVariantTheModelLinksHasItsSpec) {
+  const auto& variants = wb::all_variants();  // throws, naming the variant, if a spec is missing
+  bool topk_reference = false;
+  for (const wb::Variant& v : variants) topk_reference |= v.op == "topk/f32" && v.role == wb::Role::Reference;
+  EXPECT_TRUE(topk_reference) << "chapter 7's library top-k, which the model's argmax/top-k uses, is not linked";
+  EXPECT_NE(wb::find_op("linear_bias/bf16"), nullptr);
+  EXPECT_NE(wb::find_op("residual_layernorm/bf16"), nullptr);
 }
 
 TEST(ToolArgs, Tokens) {
