@@ -18,6 +18,7 @@
 #                             [--bench-chapters "ch02 ch03"]   (benchmarks of these only)
 #                             [--test-chapters "ch04"]         (tests and stubs of these only)
 #                             [--test-timeout SECONDS]         (per test program; default 900)
+#                             [--shards N]                     (processes per test program; default 4)
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,6 +36,7 @@ bench_chapters=""
 test_chapters=""
 bench=1
 test_timeout=900
+shards=4
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="${2:?--out needs a folder}"; shift 2 ;;
@@ -54,6 +56,8 @@ while [ $# -gt 0 ]; do
     --bench-chapters=*) bench_chapters="${1#--bench-chapters=}"; shift ;;
     --test-chapters) test_chapters="${2:?--test-chapters needs a list}"; shift 2 ;;
     --test-chapters=*) test_chapters="${1#--test-chapters=}"; shift ;;
+    --shards) shards="${2:?--shards needs a number}"; shift 2 ;;
+    --shards=*) shards="${1#--shards=}"; shift ;;
     --test-timeout) test_timeout="${2:?--test-timeout needs seconds}"; shift 2 ;;
     --test-timeout=*) test_timeout="${1#--test-timeout=}"; shift ;;
     --bench-timeout) bench_timeout="${2:?--bench-timeout needs seconds}"; shift 2 ;;
@@ -139,11 +143,29 @@ else
       [ $rc = 0 ] || grep -E '^\[  FAILED  \] .*ms\)$' "$out/tests-$p.log" | head -10 | tee -a "$summary"
       continue
     fi
-    timeout "$test_timeout" "$bin/bin/$p" --gtest_brief=1 --gtest_output="xml:$out/tests-$p.xml" > "$out/tests-$p.log" 2>&1
-    rc=$?
+    # The program's cases split over $shards processes at once (GoogleTest's sharding): the
+    # cases are mostly host work (drawing inputs, the float64 reference, scanning outputs),
+    # and a fault ends only its own shard. Chapter 1's largest cases hold ~26 GB of the GPU
+    # each, so it runs in two.
+    n=$shards
+    [ "${p#ch01_}" != "$p" ] && [ "$n" -gt 2 ] && n=2
+    pids=()
+    for ((i = 0; i < n; i++)); do
+      GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$i timeout "$test_timeout" "$bin/bin/$p" --gtest_brief=1 \
+        --gtest_output="xml:$out/tests-$p.$i.xml" > "$out/tests-$p.$i.log" 2>&1 &
+      pids+=($!)
+    done
+    rc=0
+    for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done
+    for ((i = 0; i < n; i++)); do cat "$out/tests-$p.$i.log"; done > "$out/tests-$p.log"
+    rm -f "$out"/tests-"$p".[0-9]*.log
+    # The slowest cases, where a faster check would pay most.
+    { echo "$p:"; cat "$out"/tests-"$p".[0-9]*.xml 2>/dev/null |
+        sed -n 's/.*<testcase name="\([^"]*\)".*time="\([0-9.]*\)".*classname="\([^"]*\)".*/\2 \3.\1/p' |
+        sort -rn | head -8; } >> "$out/slowest-cases.txt"
     passed=$(grep -c '^\[wb-outcome\] pass ' "$out/tests-$p.log")
     failed=$(grep -c '^\[  FAILED  \] .*ms)$' "$out/tests-$p.log")
-    skipped=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$out/tests-$p.log" | tail -1)
+    skipped=$(grep -c '^\[wb-outcome\] \(skipped\|no_engine\|compiled_not_run\) ' "$out/tests-$p.log")
     note "tests $p: exit $rc, passed ${passed:-0}, failed ${failed:-0}, skipped ${skipped:-0} in $(( $(date +%s) - start )) s"
     [ $rc = 0 ] || grep -E '^\[  FAILED  \]' "$out/tests-$p.log" | head -10 | tee -a "$summary"
   done

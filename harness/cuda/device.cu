@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <mutex>
 
 #include "cuda/device.cuh"
 #include "cuda/errors.cuh"
@@ -47,8 +49,9 @@ int select_tool_device(const char* tool, long long index) {
   return 0;
 }
 
-DeviceInfo query_device(int device) {
-  if (device < 0) CUDA_CHECK(cudaGetDevice(&device));
+namespace {
+
+DeviceInfo read_device(int device) {
   DeviceInfo d;
   d.index = device;
   cudaDeviceProp p{};
@@ -89,6 +92,20 @@ DeviceInfo query_device(int device) {
   d.spec = spec_ceilings(d.major, d.minor, d.sms, d.sm_clock_khz, d.mem_clock_khz, d.bus_width_bits);
   d.spec_rates_known = arch_rates(d.major, d.minor).known;
   return d;
+}
+
+}  // namespace
+
+// cudaGetDeviceProperties reads every attribute of the device and costs far more than a
+// small test case: each device is read once per process (its properties do not change).
+DeviceInfo query_device(int device) {
+  if (device < 0) CUDA_CHECK(cudaGetDevice(&device));
+  static std::mutex m;
+  static std::map<int, DeviceInfo> seen;
+  std::lock_guard<std::mutex> lock(m);
+  auto it = seen.find(device);
+  if (it == seen.end()) it = seen.emplace(device, read_device(device)).first;
+  return it->second;
 }
 
 }  // namespace wb

@@ -23,6 +23,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "cuda/buffers.cuh"
 #include "cuda/device.cuh"
@@ -264,12 +265,44 @@ struct Expected {
   bool all_rows = true;
 };
 
+// The float64 reference is the costliest part of checking a large GEMM or attention: its
+// rows are shared out to the machine's cores, each thread with its own RefCtx (reference
+// functions see one row at a time and keep any scratch thread_local).
 Expected compute_reference(const OpCommon& c, const Shape& s, const std::vector<HostTensor>& in, bool full, Rng& rng) {
-  RefCtx ctx(s, in, c.tensors);
   const auto rows = rows_to_check(c, s, full, rng);
-  for (int64_t r : rows) c.reference(ctx, r);
+  constexpr size_t kRowsPerThreadMin = 8;
+  const size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
+                                          rows.size() / kRowsPerThreadMin);
+  std::vector<std::unique_ptr<RefCtx>> ctx;
+  for (size_t t = 0; t < std::max<size_t>(threads, 1); ++t) ctx.push_back(std::make_unique<RefCtx>(s, in, c.tensors));
+  if (threads <= 1) {
+    for (int64_t r : rows) c.reference(*ctx[0], r);
+  } else {
+    std::vector<std::exception_ptr> error(threads);
+    std::vector<std::thread> pool;
+    for (size_t t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        try {
+          for (size_t k = t; k < rows.size(); k += threads) c.reference(*ctx[t], rows[k]);
+        } catch (...) {
+          error[t] = std::current_exception();
+        }
+      });
+    }
+    for (auto& th : pool) th.join();
+    for (auto& e : error) {
+      if (e) std::rethrow_exception(e);
+    }
+  }
   Expected e;
-  e.per_output = std::move(ctx.expected());
+  e.per_output = std::move(ctx[0]->expected());
+  for (size_t t = 1; t < ctx.size(); ++t) {
+    auto& more = ctx[t]->expected();
+    if (e.per_output.size() < more.size()) e.per_output.resize(more.size());
+    for (size_t o = 0; o < more.size(); ++o) {
+      e.per_output[o].insert(e.per_output[o].end(), more[o].begin(), more[o].end());
+    }
+  }
   for (auto& v : e.per_output) std::sort(v.begin(), v.end());
   e.all_rows = static_cast<int64_t>(rows.size()) == (c.ref_rows ? c.ref_rows(s) : 1);
   return e;
