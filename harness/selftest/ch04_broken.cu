@@ -256,11 +256,11 @@ WB_VARIANTS(ch04_broken, wb::Role::Broken) {
           .rejected_as({Code::Unwritten, Code::Wrong, Code::NaN, Code::OobWrite, Code::WrotePadding},
                        "rows bounded by N and columns by M"),
       v("missing_sync_before_use", &racy<false>)
-          .rejected_as({Code::Wrong, Code::NaN, Code::Nondeterministic},
+          .rejected_as({Code::Wrong, Code::NaN, Code::Nondeterministic, Code::Race},
                        "no __syncthreads() between storing the shared tiles and reading them")
           .on(racy_shapes),
       v("missing_sync_after_use", &no_trailing_sync)
-          .rejected_as({Code::Wrong, Code::NaN, Code::Nondeterministic},
+          .rejected_as({Code::Wrong, Code::NaN, Code::Nondeterministic, Code::Race},
                        "no __syncthreads() between reading the shared tiles and overwriting them")
           .on(racy_shapes),
       v("reads_c_when_beta_is_zero", &beta_bug<true>)

@@ -202,7 +202,7 @@ WB_VARIANTS(ch08_broken, wb::Role::Broken) {
       wb::variant(f32, "reads_past_last_tile", &reads_past_last_tile)
           .rejected_as({Code::OobRead, Code::Fault}, "the last partial key tile loaded past Sk"),
       wb::variant(f32, "missing_barrier", &missing_barrier)
-          .rejected_as({Code::Wrong, Code::NaN, Code::Nondeterministic},
+          .rejected_as({Code::Wrong, Code::NaN, Code::Nondeterministic, Code::Race},
                        "the key tile used before its copies have landed (no wait, no barrier)"),
       wb::variant(f32, "scale_twice", &scale_twice).rejected_as({Code::Wrong}, "scores multiplied by the scale twice"),
   };

@@ -10,6 +10,7 @@
 // Each test records its outcome code as a test property ("outcome") and, when
 // WORKBOOK_OUTCOMES names a folder, as one JSON line there, which the run's summary reads.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cuda/device.cuh"
 #include "cuda/gtest_support.cuh"
@@ -124,6 +128,51 @@ class RefusalTest : public ::testing::Test {
   const Refusal& r_;
 };
 
+// The race pass for broken kernels. A missing __syncthreads() between warps often gives the
+// right answer on a given GPU, run after run: the functional checks cannot see it, and the
+// learner's race pass (the chNN-student.races test: compute-sanitizer's racecheck) is the
+// mechanism that does. A broken variant that declares Code::Race and passes every functional
+// check is run again, by this same program, under racecheck; it must report a hazard.
+constexpr const char* kRacePassInner = "WORKBOOK_RACE_PASS_INNER";
+constexpr int kHazardExit = 86;
+
+std::string find_sanitizer() {
+  std::vector<std::string> places;
+  if (const char* path = std::getenv("PATH")) {
+    std::string all = path;
+    for (size_t at = 0; at <= all.size();) {
+      const size_t end = std::min(all.find(':', at), all.size());
+      if (end > at) places.push_back(all.substr(at, end - at));
+      at = end + 1;
+    }
+  }
+  if (const char* home = std::getenv("CUDA_HOME")) places.push_back(std::string(home) + "/bin");
+  places.push_back("/usr/local/cuda/bin");
+  for (const auto& dir : places) {
+    const std::string exe = dir + "/compute-sanitizer";
+    if (access(exe.c_str(), X_OK) == 0) return exe;
+  }
+  return "";
+}
+
+// Runs `test` (suite.name) of this program under racecheck; returns its exit status and output.
+std::pair<int, std::string> run_under_racecheck(const std::string& sanitizer, const std::string& test) {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return {-1, "cannot find this program's path (/proc/self/exe)"};
+  self[n] = '\0';
+  const std::string command = std::string(kRacePassInner) + "=1 '" + sanitizer +
+                              "' --tool racecheck --racecheck-report hazard --error-exitcode " +
+                              std::to_string(kHazardExit) + " '" + self + "' --gtest_filter='" + test + "' 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {-1, "could not start " + sanitizer};
+  std::string output;
+  char buf[4096];
+  while (size_t got = std::fread(buf, 1, sizeof buf, pipe)) output.append(buf, got);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
 // A broken kernel must be rejected, with one of the codes it declares, on some shape.
 class BrokenTest : public ::testing::Test {
  public:
@@ -131,6 +180,7 @@ class BrokenTest : public ::testing::Test {
 
   void TestBody() override {
     if (auto reason = gpu_missing_reason()) GTEST_SKIP() << *reason;
+    if (std::getenv(kRacePassInner) != nullptr) return run_for_the_race_pass();
     std::vector<std::pair<Shape, const InputSet*>> tries;
     for (const auto& s : v_.shapes.empty() ? op_.common().test_shapes : v_.shapes) tries.emplace_back(s, nullptr);
     for (const auto& set : op_.common().input_sets) {
@@ -157,11 +207,48 @@ class BrokenTest : public ::testing::Test {
                     << code_name(o.code) << ", but should be rejected as " << expected << ":\n" << o.message;
       return;
     }
+    if (std::find(v_.expect.begin(), v_.expect.end(), Code::Race) != v_.expect.end()) return race_pass();
     ADD_FAILURE() << v_.name << " (" << v_.mistake << ") passed every shape: the checks have gone soft; it must be "
                   << "rejected as " << expected << ". " << seed_hint();
   }
 
  private:
+  // Outer side: this test again, in a process of its own under racecheck.
+  void race_pass() {
+    ::testing::Test::RecordProperty("outcome", "race");
+    const std::string sanitizer = find_sanitizer();
+    if (sanitizer.empty()) {
+      GTEST_SKIP() << v_.name << " (" << v_.mistake << ") passed the functional checks; its race is caught by the "
+                   << "race pass, compute-sanitizer's racecheck, which is not installed here (not on PATH, nor in "
+                   << "$CUDA_HOME/bin or /usr/local/cuda/bin)";
+    }
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    const auto [status, output] =
+        run_under_racecheck(sanitizer, std::string(info->test_suite_name()) + "." + info->name());
+    if (status == kHazardExit) {
+      std::printf("rejected as race by the race pass (compute-sanitizer racecheck), as it should be (%s)\n",
+                  v_.mistake.c_str());
+      return;
+    }
+    const std::string tail = output.size() > 3000 ? output.substr(output.size() - 3000) : output;
+    ADD_FAILURE() << v_.name << " (" << v_.mistake << ") passed every shape, and racecheck reported no hazard "
+                  << "(exit status " << status << "): neither the checks nor the race pass catch it.\n" << tail;
+  }
+
+  // Inner side, under the sanitizer: the smallest shape the op runs, once through the checks.
+  void run_for_the_race_pass() {
+    std::vector<Shape> shapes = v_.shapes.empty() ? op_.common().test_shapes : v_.shapes;
+    std::stable_sort(shapes.begin(), shapes.end(),
+                     [&](const Shape& a, const Shape& b) { return shape_size(op_, a) < shape_size(op_, b); });
+    for (const Shape& s : shapes) {
+      if (cannot_run_here(op_, v_, s)) continue;
+      CaseOptions opt;
+      opt.seed = test_seed();
+      check_case(op_, v_, s, opt);
+      return;
+    }
+  }
+
   const OpBase& op_;
   const Variant& v_;
 };
