@@ -82,13 +82,15 @@ Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
   wbuf = wb::DeviceBuffer<char>(total);
   weight_bytes = 0;
   std::map<const Tensor*, const void*> where;
+  std::vector<UploadPiece> pieces;
   size_t off = 0;
   for (const Tensor* t : all) {
-    CUDA_CHECK(cudaMemcpy(wbuf.data() + off, t->data(), t->bytes(), cudaMemcpyHostToDevice));
+    pieces.push_back({wbuf.data() + off, t->data(), t->bytes()});
     where[t] = wbuf.data() + off;
     off += round_up(t->bytes());
     weight_bytes += double(t->bytes());
   }
+  uploaded = upload(pieces, opt.upload, opt.upload_progress);
   wte = where[&w.wte], wpe = where[&w.wpe], ln_f_w = where[&w.ln_f_w], ln_f_b = where[&w.ln_f_b];
   for (const Layer& l : w.layers) {
     blocks.push_back({where[&l.ln_1_w], where[&l.ln_1_b], where[&l.attn_w], where[&l.attn_b], where[&l.attn_proj_w],
@@ -425,6 +427,7 @@ const Options& Model::options() const { return impl_->opt; }
 int Model::position() const { return impl_->pos; }
 int Model::capacity() const { return impl_->cap; }
 double Model::weight_bytes() const { return impl_->weight_bytes; }
+UploadStats Model::upload_stats() const { return impl_->uploaded; }
 double Model::kv_bytes_per_token_at(int position) const {
   return 2.0 * impl_->L * double(position) * impl_->C * double(impl_->es);
 }

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "host/dtype.h"
+#include "upload.cuh"
 #include "weights.h"
 
 namespace gpt2 {
@@ -59,6 +60,8 @@ struct Options {
   bool check = false;     // compare every op with a float64 host computation (slow)
   int max_seq = 0;        // KV cache positions; 0: n_ctx
   std::function<void(const LoadProgress&)> progress = nullptr;  // while loading
+  UploadMode upload = UploadMode::Staged;  // weights to the GPU through pinned staging (upload.cuh)
+  std::function<void(size_t done, size_t total)> upload_progress = nullptr;  // bytes handed to the GPU
 };
 
 // One row of the per-op table.
@@ -121,6 +124,7 @@ class Model {
   // Runs one prefill with every op checked (Options::check behaviour) and reports.
   CheckReport check_ops(std::span<const int32_t> prompt);
   double weight_bytes() const;
+  UploadStats upload_stats() const;  // how the weights' upload went (bytes, ms, GB/s)
   double kv_bytes_per_token_at(int position) const;
 
   struct Impl;

@@ -57,6 +57,7 @@ struct Model::Impl final : Ops {
   size_t es = 2;  // bytes per element
   int C = 0, H = 0, D = 0, V = 0, L = 0, cap = 0;
   double weight_bytes = 0;
+  UploadStats uploaded;
 
   wb::Stream stream;
   cudaStream_t cur = nullptr;  // the stream the ops launch on (the capture stream while capturing)

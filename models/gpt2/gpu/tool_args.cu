@@ -30,7 +30,7 @@ std::vector<int32_t> seeded_prompt(int n, int vocab, uint64_t seed) {
 
 ToolArgs parse_tool_args(int argc, char** argv) {
   ToolArgs a;
-  std::string tokens, dtype = "bf16", kernels = "solution";
+  std::string tokens, dtype = "bf16", kernels = "solution", upload = "staged";
   int64_t prompt_len = 0, new_tokens = 128;
   bool no_graph = false;
   wb::ArgParser p("gpt2",
@@ -48,6 +48,8 @@ ToolArgs parse_tool_args(int argc, char** argv) {
     return s;
   }() + ")", &a.use);
   p.add_flag("no-graph", "decode step by step, without the CUDA Graph", &no_graph);
+  p.add_string("upload", "how the weights reach the GPU: staged (default; pinned buffers, a copy stream) or plain "
+               "(cudaMemcpy from pageable memory)", &upload);
   p.add_flag("check", "check every op, the forward against the float64 CPU forward, decode against recompute, "
              "the graph against eager", &a.check);
   p.add_string("json", "write the runs' TTFT and tokens/s to this file", &a.json);
@@ -85,6 +87,13 @@ ToolArgs parse_tool_args(int argc, char** argv) {
     start = end + 1;
   }
   a.graph = !no_graph;
+  if (upload == "staged") {
+    a.upload = UploadMode::Staged;
+  } else if (upload == "plain") {
+    a.upload = UploadMode::Plain;
+  } else {
+    throw wb::UsageError("--upload=" + upload + ": use staged (pinned buffers and a copy stream) or plain (cudaMemcpy)");
+  }
   return a;
 }
 

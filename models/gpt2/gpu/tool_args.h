@@ -19,6 +19,7 @@ struct ToolArgs {
   std::vector<std::string> kernels;  // --kernels=library,solution: one run each
   std::string use;                   // --use=op:who,...
   bool graph = true, check = false;
+  UploadMode upload = UploadMode::Staged;  // --upload=staged|plain
   std::string json;
   int64_t device = 0;
   int64_t seed = 1;

@@ -86,13 +86,16 @@ std::string refusal(std::vector<std::string> args) {
 
 TEST(ToolArgs, GoodLine) {
   const ToolArgs a = parse({"--weights=m.safetensors", "--prompt-len=512", "--new=64", "--dtype=f32",
-                            "--kernels=library,solution", "--use=layernorm:student", "--no-graph", "--json=o.json"});
+                            "--kernels=library,solution", "--use=layernorm:student", "--no-graph", "--json=o.json",
+                            "--upload=plain"});
   EXPECT_EQ(a.prompt_len, 512);
   EXPECT_EQ(a.new_tokens, 64);
   EXPECT_EQ(a.dtype, wb::DType::F32);
   EXPECT_EQ(a.kernels, (std::vector<std::string>{"library", "solution"}));
   EXPECT_FALSE(a.graph);
   EXPECT_EQ(a.json, "o.json");
+  EXPECT_EQ(a.upload, UploadMode::Plain);
+  EXPECT_EQ(parse({"--weights=m", "--tokens=1"}).upload, UploadMode::Staged) << "staged is the default";
 }
 
 TEST(ToolArgs, BadLinesNameTheArgument) {
@@ -104,6 +107,7 @@ TEST(ToolArgs, BadLinesNameTheArgument) {
   EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--new=0"}).find("--new"), std::string::npos);
   EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--use=gemm"}).find("op:who"), std::string::npos);
   EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--frobnicate"}).find("frobnicate"), std::string::npos);
+  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--upload=fast"}).find("--upload=fast"), std::string::npos);
 }
 
 }  // namespace

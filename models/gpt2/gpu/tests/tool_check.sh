@@ -38,6 +38,7 @@ expect 2 "--use: 'softmax' is not an op" -- "$tool" --weights="$tiny" --tokens=1
 expect 2 "--new" -- "$tool" --weights="$tiny" --tokens=1 --new=0
 expect 2 "--weights=$work/missing.safetensors: cannot open" -- "$tool" --weights="$work/missing.safetensors" --tokens=1
 expect 2 "unknown|frobnicate" -- "$tool" --weights="$tiny" --tokens=1 --frobnicate
+expect 2 "--upload=fast" -- "$tool" --weights="$tiny" --tokens=1 --upload=fast
 
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   expect 1 "gpt2: .*(device|GPU|driver)" -- "$tool" --weights="$tiny" --tokens=1,2,3 --new=4
@@ -56,4 +57,5 @@ grep -q '"tool": "gpt2"' "$json" || fail "$json does not name the tool"
 expect 0 "check: .* all within tolerance.*float64 CPU forward.*ok.*recompute.*ok.*bit for bit" -- \
   "$tool" --weights="$tiny" --prompt-len=8 --new=4 --check --dtype=f32
 expect 0 "graph: off" -- "$tool" --weights="$tiny" --prompt-len=8 --new=4 --no-graph
+expect 0 "weights uploaded: .*GB/s .*--upload=plain" -- "$tool" --weights="$tiny" --prompt-len=8 --new=4 --upload=plain
 echo "all gpt2 tool checks passed"

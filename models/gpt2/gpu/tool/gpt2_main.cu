@@ -2,7 +2,7 @@
 //
 //   gpt2 --weights=FILE (--tokens=ID,ID,... | --prompt-len=N) [--new=128] [--dtype=bf16|f32]
 //        [--kernels=library|solution|student[,...]] [--use=op:who,...] [--no-graph] [--check]
-//        [--json=FILE] [--device=0] [--seed=1]
+//        [--json=FILE] [--device=0] [--seed=1] [--upload=staged|plain]
 //
 // For each composition in --kernels: the generated ids as they come, then TTFT (the
 // prompt's prefill through the first token, CUDA events), decode tokens/s (a loop of
@@ -135,10 +135,22 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
   o.dtype = a.dtype;
   o.kernels = gpt2::Kernels::parse(kernels, a.use);
   o.graph = a.graph;
+  o.upload = a.upload;
+  int last_percent = -1;
+  o.upload_progress = [&](size_t done, size_t total) {
+    const int percent = total > 0 ? static_cast<int>(100.0 * double(done) / double(total)) : 100;
+    if (percent != last_percent) std::fprintf(stderr, "\ruploading the weights: %3d%%", percent);
+    last_percent = percent;
+  };
   o.max_seq = std::min<int>(w.config.n_ctx, static_cast<int>(prompt.size()) + a.new_tokens + 1);
   if (a.check) o.max_seq = std::min<int>(w.config.n_ctx, std::max<int>(o.max_seq, static_cast<int>(prompt.size()) + 66));
   Model model = Model::from_weights(w, o);
+  std::fprintf(stderr, "\n");
+  const gpt2::UploadStats up = model.upload_stats();
   std::printf("\n== kernels: %s (%s)\n", kernels.c_str(), o.kernels.describe().c_str());
+  std::printf("weights uploaded: %.2f GB in %.1f ms, %.1f GB/s (%s)\n", up.bytes / 1e9, up.ms, up.gbps(),
+              a.upload == gpt2::UploadMode::Staged ? "--upload=staged: pinned buffers, a copy stream"
+                                                   : "--upload=plain: cudaMemcpy from pageable memory");
 
   if (a.check && !run_checks(model, w, prompt, 64)) checks_ok = false;
 
