@@ -7,15 +7,20 @@
 //   pow2_k_only               binary search with steps k/2, k/4 ... 1:       k = 5, 50, 7, 31
 //                             right only when k is a power of two
 //   higher_index_ties         equal logits ordered by the HIGHER index       the ties and edge-row inputs
+//   forgets_k_above_v         checks k >= 1 only: k > V is launched          the op's refusals (k > V):
+//                                                                            accepted_bad_args, no GPU needed
 //   loses_tail_chunk          a row split in chunks of floor(V / splits):    V = 7, 1000, 50257 ...
 //                             the last V % splits logits are never read
 //   merge_missing_barrier     the warps' lists merged in a tree with no      run-to-run differences, lists
 //                             __syncthreads between writing and reading      read before written, or the
 //                                                                            race pass (racecheck)
 //
-// The first three are one-thread-per-row kernels (slow and simple); the last two reuse the
+// The first four are one-thread-per-row kernels (slow and simple); the last two reuse the
 // solution's warp lists (solutions/ch07_softmax_topk/row_topk.cuh) with one change each.
 #include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
 
 #include "ch07.cuh"
 #include "cuda/errors.cuh"
@@ -89,6 +94,15 @@ void pow2_k_only(const float* x, float* values, int32_t* indices, int B, int V, 
 void higher_index_ties(const float* x, float* values, int32_t* indices, int B, int V, int k, void*,
                        cudaStream_t stream) {
   require_valid(B, V, k);
+  serial_topk_kernel<Serial::HigherIndexTies><<<B, 32, 0, stream>>>(x, values, indices, V, k);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+// Checks k >= 1 and nothing else: k > V (or k > kMaxK) is launched, and the kernel's list of
+// k keys runs past the row (and past its own array).
+void forgets_k_above_v(const float* x, float* values, int32_t* indices, int B, int V, int k, void*,
+                       cudaStream_t stream) {
+  if (k < 1) throw std::invalid_argument("k = " + std::to_string(k) + ": k must be at least 1");
   serial_topk_kernel<Serial::HigherIndexTies><<<B, 32, 0, stream>>>(x, values, indices, V, k);
   CUDA_CHECK(cudaGetLastError());
 }
@@ -193,6 +207,8 @@ WB_VARIANTS(ch07_broken, wb::Role::Broken) {
           .rejected_as({Code::NaN, Code::Wrong}, "exp(x) without subtracting the row's max: overflows at logits of 1e4"),
       wb::variant("topk/f32", "pow2_k_only", &pow2_k_only)
           .rejected_as({Code::Wrong}, "a binary search that is right only when k is a power of two"),
+      wb::variant("topk/f32", "forgets_k_above_v", &forgets_k_above_v)
+          .rejected_as({Code::AcceptedBadArgs}, "checks k >= 1 but launches k > V and k > 64"),
       wb::variant("topk/f32", "higher_index_ties", &higher_index_ties)
           .rejected_as({Code::Wrong}, "equal logits ordered by the higher index"),
       wb::variant("softmax_topk/f32", "loses_tail_chunk", &split_launch<Split::LosesTail>)
