@@ -19,6 +19,8 @@
 #                             [--test-chapters "ch04"]         (tests and stubs of these only)
 #                             [--test-timeout SECONDS]         (per test program; default 900)
 #                             [--shards N]                     (processes per test program; default 4)
+#                             [--deadline SECONDS]             (start no new step after this many seconds;
+#                                                               the summary says what was left out)
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,6 +39,7 @@ test_chapters=""
 bench=1
 test_timeout=900
 shards=4
+deadline=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="${2:?--out needs a folder}"; shift 2 ;;
@@ -56,6 +59,8 @@ while [ $# -gt 0 ]; do
     --bench-chapters=*) bench_chapters="${1#--bench-chapters=}"; shift ;;
     --test-chapters) test_chapters="${2:?--test-chapters needs a list}"; shift 2 ;;
     --test-chapters=*) test_chapters="${1#--test-chapters=}"; shift ;;
+    --deadline) deadline="${2:?--deadline needs seconds}"; shift 2 ;;
+    --deadline=*) deadline="${1#--deadline=}"; shift ;;
     --shards) shards="${2:?--shards needs a number}"; shift 2 ;;
     --shards=*) shards="${1#--shards=}"; shift ;;
     --test-timeout) test_timeout="${2:?--test-timeout needs seconds}"; shift 2 ;;
@@ -84,6 +89,13 @@ fi
 summary="$out/summary.txt"
 : > "$summary"
 note() { printf '%s\n' "$*" | tee -a "$summary"; }
+suite_start=$(date +%s)
+# past_deadline WHAT: true (and noted) once --deadline seconds have gone by.
+past_deadline() {
+  [ "$deadline" != 0 ] && [ $(( $(date +%s) - suite_start )) -ge "$deadline" ] || return 1
+  note "left out (past --deadline $deadline s): $1"
+  return 0
+}
 jobs=$(nproc 2>/dev/null || echo 8)
 
 note "kernel-workbook GPU suite — $(date -u +%Y-%m-%dT%H:%M:%SZ), commit ${WORKBOOK_GIT_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
@@ -128,6 +140,7 @@ else
   for ch in ${test_chapters:-$chapters}; do programs="$programs ${ch}_solution_tests ${ch}_selftests"; done
   for p in $programs; do
     [ -x "$bin/bin/$p" ] || continue
+    past_deadline "tests $p" && continue
     start=$(date +%s)
     if [ "${p%_selftests}" != "$p" ]; then
       # A broken kernel may fault, and a fault ends the process's CUDA context: one process
@@ -173,6 +186,7 @@ fi
 
 # --- the learner's stubs must fail, each with the not-implemented message ---------------
 [ "$stubs" = 1 ] && for ch in ${test_chapters:-$chapters}; do
+  past_deadline "stub $ch" && continue
   exe="$bin/bin/${ch}_tests"
   [ -x "$exe" ] || { note "stub $ch: no ${ch}_tests built"; continue; }
   timeout "$test_timeout" "$exe" > "$out/tests-stub-$ch.log" 2>&1
@@ -192,6 +206,7 @@ fi
 if [ "$autotune" = 1 ]; then
   for ch in ${bench_chapters:-$chapters}; do
     [ -x "$bin/bin/${ch}_tune" ] || continue
+    past_deadline "${ch}_tune" && continue
     start=$(date +%s)
     "$bin/bin/${ch}_tune" --quick --markdown="$out/$ch-tune.md" > "$out/$ch-tune.log" 2>&1
     note "${ch}_tune: exit $? in $(( $(date +%s) - start )) s (log $ch-tune.log)"
@@ -202,6 +217,7 @@ fi
 # --- PyTorch peers, same GPU, same session ----------------------------------------------------
 if [ "$peers" = 1 ]; then
   for script in scripts/torch_*_peer.py; do
+    past_deadline "$(basename "$script")" && continue
     name=$(basename "$script" .py)
     timeout 600 python3 "$script" --json "$out/$name.json" > "$out/$name.log" 2>&1
     note "$name: exit $? ($(tail -n 1 "$out/$name.log"))"
@@ -210,6 +226,7 @@ fi
 
 # --- benchmarks ---------------------------------------------------------------------------
 [ "$bench" = 1 ] && for ch in ${bench_chapters:-$chapters}; do
+  past_deadline "bench $ch" && continue
   exe="$bin/bin/${ch}_bench"
   [ -x "$exe" ] || { note "bench $ch: no ${ch}_bench built"; continue; }
   limit=()
@@ -226,6 +243,7 @@ done
 # --- chapter 9: the decoder end to end, 124M and 1.5B random weights, prompt 512 ----------------
 if [ "$bench" = 1 ] && [ -x "$bin/bin/gpt2" ] && [ -x "$bin/bin/gpt2_random_weights" ]; then
   for cfg in 124M 1.5B; do
+    past_deadline "gpt2 $cfg" && continue
     w="$bin/gpt2-$cfg-bf16.safetensors"
     [ -f "$w" ] || "$bin/bin/gpt2_random_weights" --config=$cfg --dtype=bf16 --gpt2-affine --out="$w" > "$out/gpt2-weights-$cfg.log" 2>&1
     start=$(date +%s)
