@@ -6,7 +6,7 @@
 # the ranking, the sandbox and the fairness rules.
 #
 # usage: scripts/leaderboard.sh [options] SUBMISSIONS_DIR
-#        scripts/leaderboard.sh --fixture [options]   the repository's fixture class (needs a GPU)
+#        scripts/leaderboard.sh --fixture [options]   the repository's fixture class, chapters 1-9 (needs a GPU)
 #        scripts/leaderboard.sh --hostile [options]   the repository's hostile class (needs a GPU)
 #
 #   --chapter chNN       a chapter to run (repeat it, or give a comma-separated list);
@@ -183,7 +183,8 @@ if [ "$fixture" = 1 ] || [ "$hostile" = 1 ]; then
   [ "$hostile" = 1 ] && class=hostile
   [ -z "$subs" ] || die_usage "--$class runs the repository's $class class: give no SUBMISSIONS_DIR"
   subs="$here/tests/leaderboard/$class-class"
-  [ ${#chapters[@]} -gt 0 ] || chapters=(ch01)
+  # Without --chapter: every chapter that some student of the class has a folder for (chapters 1 to 9
+  # of the fixture class, chapter 1 of the hostile one).
   : "${timeout_s:=300}" "${kernel_timeout:=5}" "${out:=$here/results/leaderboard-$class}"
   : "${expect:=$here/tests/leaderboard/$class-expected.json}"
 fi
@@ -691,7 +692,13 @@ status=0
 if [ -n "$expect" ]; then
   say ""
   say "checking this run against $expect:"
-  python3 "$lb" check --history "$history" --key "$key_file" --run-id "$run_id" --expect "$expect" || status=1
+  # A run limited with --chapter is compared on those chapters only.
+  only=()
+  if [ ${#chapters[@]} -gt 0 ]; then
+    for ch in "${wanted[@]}"; do only+=(--chapter "$ch"); done
+  fi
+  python3 "$lb" check --history "$history" --key "$key_file" --run-id "$run_id" --expect "$expect" "${only[@]}" ||
+    status=1
   if [ $((n_after - n_before)) -lt "$n_entries" ]; then
     say "MISS the history grew by $((n_after - n_before)) lines, fewer than the $n_entries results of this run"
     status=1

@@ -160,14 +160,54 @@ class Names(unittest.TestCase):
     def test_the_fixture_class_is_planned_as_expected(self):
         chapters = L.chapter_dirs(REPO)
         self.assertIn("ch01", chapters)
+        with open(FIXTURE_EXPECT) as f:
+            expected = json.load(f)
         stubs = L.stub_names(REPO, chapters["ch01"])
         for entry in os.scandir(os.fsencode(FIXTURE_CLASS)):
             taken, ignored, missing = L.scan_student(entry.path, "ch01", chapters["ch01"], stubs)
             if entry.name == b"-dash ..dots":
                 self.assertEqual((taken, missing), ({}, stubs))
                 self.assertEqual(len(ignored), 2)
+            elif taken is None:  # a student of the later chapters only
+                self.assertNotIn(entry.name.decode(), expected["ch01"]["reasons"])
+                self.assertNotIn(entry.name.decode(), expected["ch01"]["ranked"])
             else:
                 self.assertEqual(sorted(taken), stubs, entry.name)
+
+    def test_the_fixture_class_covers_every_chapter(self):
+        """Chapters 1 to 9 each have an expected outcome; every student it names with a result
+        other than missing files has the chapter's folder with every stub and nothing else, and
+        every student listed as missing files has no folder for that chapter."""
+        chapters = L.chapter_dirs(REPO)
+        with open(FIXTURE_EXPECT) as f:
+            expected = json.load(f)
+        self.assertEqual(sorted(expected), sorted(chapters))
+        students = set(os.listdir(FIXTURE_CLASS))
+        for ch, want in sorted(expected.items()):
+            stubs = L.stub_names(REPO, chapters[ch])
+            with self.subTest(chapter=ch):
+                self.assertIn("fast", want["ranked"])
+                self.assertIn("slow", want["ranked"])
+                self.assertIn(["fast", "slow"], want["faster_than"])
+                self.assertIn("wrong", want["reasons"].values())
+                for before, after in want["faster_than"]:
+                    self.assertIn(before, want["ranked"])
+                    self.assertIn(after, want["ranked"])
+                for name in set(want["ranked"]) | set(want["reasons"]):
+                    self.assertIn(name, students)
+                    kinds = want["reasons"].get(name, "ranked")
+                    for k in [kinds] if isinstance(kinds, str) else kinds:
+                        self.assertTrue(k == "ranked" or k in L.REASON_LABEL, k)
+                    if ch == "ch01" and name == "-dash ..dots":
+                        continue  # a ch01 folder without one of the chapter's files
+                    path = os.path.join(os.fsencode(FIXTURE_CLASS), os.fsencode(name))
+                    taken, ignored, missing = L.scan_student(path, ch, chapters[ch], stubs)
+                    if kinds == "missing-files":
+                        self.assertIsNone(taken, (ch, name))
+                    else:
+                        self.assertEqual((sorted(taken), ignored, missing), (stubs, [], []), (ch, name))
+                        if ch != "ch01":  # chapter 1's class has cheats on purpose; the later ones none
+                            self.assertEqual(L.review_notes([v.decode() for v in taken.values()]), [], (ch, name))
 
 
 class Classification(unittest.TestCase):
@@ -853,11 +893,17 @@ class HistoryAndReports(unittest.TestCase):
 
     def test_fixture_check_accepts_the_expected_class_and_rejects_a_wrong_order(self):
         self.run_a()
+        # The recorded results are chapter 1's: the other chapters' expectations need a GPU run.
         rc, out, _ = quietly(["check", "--history", self.history, "--key", self.key, "--run-id", "run-a",
                               "--expect", FIXTURE_EXPECT])
+        self.assertEqual(rc, 1, out)
+        self.assertIn("MISS ch02: no results in run run-a", out)
+        rc, out, _ = quietly(["check", "--history", self.history, "--key", self.key, "--run-id", "run-a",
+                              "--expect", FIXTURE_EXPECT, "--chapter", "ch01"])
         self.assertEqual(rc, 0, out)
+        self.assertIn("skip ch09: not among this run's chapters (ch01)", out)
         with open(FIXTURE_EXPECT) as f:
-            want = json.load(f)
+            want = {"ch01": json.load(f)["ch01"]}
         want["ch01"]["faster_than"] = [["slow", "fast"]]
         want["ch01"]["reasons"]["caching"] = "wrong"
         want["ch01"]["reasons"]["slow"] = ["implausible", "ranked"]

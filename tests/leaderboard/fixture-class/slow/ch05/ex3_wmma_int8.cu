@@ -1,0 +1,19 @@
+// Fixture submission "slow", chapter 5, exercise 3: the solution's step v1 on INT8. The solution's
+// file is compiled into this one with its namespace renamed (ch05::solution becomes
+// ch05::slow_ex3), so that programs linking the solution library as well (the benchmark) see none
+// of its functions twice.
+#include "ch05.cuh"
+#include "cuda/errors.cuh"
+
+#define solution slow_ex3
+#include "v1_wmma_global.cu"
+#undef solution
+
+namespace ch05 {
+
+void student::wmma_int8(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t* C, int32_t* D,
+                        cudaStream_t stream) {
+  slow_ex3::v1_wmma_global<int8_t, int32_t>(M, N, K, A, B, C, D, stream);
+}
+
+}  // namespace ch05

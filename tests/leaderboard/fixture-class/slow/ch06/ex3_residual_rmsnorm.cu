@@ -1,0 +1,19 @@
+// Fixture submission "slow", chapter 6, exercise 3: the solution's step v1 (one thread per row).
+// The solution's file is compiled into this one with its namespace renamed (ch06::solution becomes
+// ch06::slow_ex3), so that programs linking the solution library as well (the benchmark) see none
+// of its functions twice.
+#include "ch06.cuh"
+#include "cuda/errors.cuh"
+
+#define solution slow_ex3
+#include "v1_thread_per_row.cu"
+#undef solution
+
+namespace ch06 {
+
+void student::residual_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd,
+                               int N, int C, int ld, float eps, cudaStream_t stream) {
+  slow_ex3::v1_residual_rmsnorm(x, r, gamma, h, y, rstd, N, C, ld, eps, stream);
+}
+
+}  // namespace ch06

@@ -1,0 +1,19 @@
+// Fixture submission "slow", chapter 7, exercise 2: the solution's step v1 (three passes over each
+// row: max, sum, write). The solution's file is compiled into this one with its namespace renamed
+// (ch07::solution becomes ch07::slow_ex2), so that programs linking the solution library as well
+// (the benchmark) see none of its functions twice.
+#include "ch07.cuh"
+#include "cuda/errors.cuh"
+#include "tune/tune.h"
+
+#define solution slow_ex2
+#include "v1_three_pass.cu"
+#undef solution
+
+namespace ch07 {
+
+void student::softmax_online(const float* x, float* probs, int B, int V, cudaStream_t stream) {
+  slow_ex2::softmax_three_pass(x, probs, B, V, stream);
+}
+
+}  // namespace ch07

@@ -1,0 +1,21 @@
+// Fixture submission "slow", chapter 8, exercise 2: the solution's step v1 (scores, mask and
+// softmax as three kernels). The solution's file is compiled into this one with its namespace
+// renamed (ch08::solution becomes ch08::slow_ex2), so that programs linking the solution library as
+// well (the benchmark) see none of its functions twice.
+#include <cmath>
+
+#include "ch08.cuh"
+#include "cuda/errors.cuh"
+
+#define solution slow_ex2
+#include "v1_unfused.cu"
+#undef solution
+
+namespace ch08 {
+
+void student::fused_scores_softmax(const float* q, const float* k, float* p, int B, int H, int Sq, int Sk, int D,
+                                   float scale, bool causal, cudaStream_t stream) {
+  slow_ex2::v1_probs_f32(q, k, p, B, H, Sq, Sk, D, scale, causal, stream);
+}
+
+}  // namespace ch08

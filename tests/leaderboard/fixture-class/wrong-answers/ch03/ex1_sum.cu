@@ -1,0 +1,23 @@
+// Fixture submission "wrong-answers", chapter 3, exercise 1: the solution's step v5 (one pass:
+// coarsened blocks, the last block to finish adds the partials), over one element too few: the
+// bound is off by one, so the last element is never added. The solution's file is compiled into
+// this one with its namespace renamed (ch03::solution becomes ch03::wrong_answers_ex1), so that
+// programs linking the solution library as well (the benchmark) see none of its functions twice.
+#include "ch03.cuh"
+#include "cuda/errors.cuh"
+
+#define solution wrong_answers_ex1
+#include "v5_one_pass.cu"
+#undef solution
+
+namespace ch03 {
+
+// The same workspace serves exercises 1 to 3, which all run the same step.
+size_t student::workspace_bytes(int n) { return wrong_answers_ex1::v5_workspace_bytes(n); }
+
+void student::sum_f32(const float* x, int n, float* out, void* workspace, size_t workspace_bytes,
+                      cudaStream_t stream) {
+  wrong_answers_ex1::v5_sum_f32(x, n > 0 ? n - 1 : 0, out, workspace, workspace_bytes, stream);
+}
+
+}  // namespace ch03

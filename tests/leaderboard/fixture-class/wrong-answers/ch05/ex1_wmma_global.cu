@@ -1,0 +1,37 @@
+// Fixture submission "wrong-answers", chapter 5, exercise 1: the solution's step v5 (mma.sync) for
+// the four float types; in BF16 -> FP32 it runs the product a second time with D as C, so D = 2 A B
+// + C: every value is finite and in place, and wrong. The solution's file is compiled into this one
+// with its namespace renamed (ch05::solution becomes ch05::wrong_answers_ex1), so that programs
+// linking the solution library as well (the benchmark) see none of its functions twice.
+#include "ch05.cuh"
+#include "cuda/errors.cuh"
+
+#define solution wrong_answers_ex1
+#include "v5_mma_sync.cu"
+#undef solution
+
+namespace ch05 {
+
+void student::wmma_global_f16_f32(int M, int N, int K, const __half* A, const __half* B,
+                                  const float* C, float* D, cudaStream_t stream) {
+  wrong_answers_ex1::v5_mma_sync<__half, float>(M, N, K, A, B, C, D, stream);
+}
+
+void student::wmma_global_f16_f16(int M, int N, int K, const __half* A, const __half* B,
+                                  const __half* C, __half* D, cudaStream_t stream) {
+  wrong_answers_ex1::v5_mma_sync<__half, __half>(M, N, K, A, B, C, D, stream);
+}
+
+void student::wmma_global_bf16_f32(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B,
+                                   const float* C, float* D, cudaStream_t stream) {
+  wrong_answers_ex1::v5_mma_sync<__nv_bfloat16, float>(M, N, K, A, B, C, D, stream);
+  // D = A B + C is in D now; a second call "accumulates into D" by passing D as C:
+  wrong_answers_ex1::v5_mma_sync<__nv_bfloat16, float>(M, N, K, A, B, D, D, stream);
+}
+
+void student::wmma_global_bf16_bf16(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B,
+                                    const __nv_bfloat16* C, __nv_bfloat16* D, cudaStream_t stream) {
+  wrong_answers_ex1::v5_mma_sync<__nv_bfloat16, __nv_bfloat16>(M, N, K, A, B, C, D, stream);
+}
+
+}  // namespace ch05

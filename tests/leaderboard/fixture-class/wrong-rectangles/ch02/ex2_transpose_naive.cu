@@ -1,0 +1,21 @@
+// Fixture submission "wrong-rectangles", chapter 2, exercise 2: the solution's step v4 (vector
+// loads and stores through a swizzled tile). The solution's file is compiled into this one with its
+// namespace renamed (ch02::solution becomes ch02::wrong_rectangles_ex2), so that programs linking
+// the solution library as well (the benchmark) see none of its functions twice.
+#include <algorithm>
+#include <cstdint>
+
+#include "ch02.cuh"
+#include "cuda/errors.cuh"
+
+#define solution wrong_rectangles_ex2
+#include "v4_vectorized.cu"
+#undef solution
+
+namespace ch02 {
+
+void student::transpose_naive(const float* in, float* out, int rows, int cols, cudaStream_t stream) {
+  wrong_rectangles_ex2::v4_transpose_f32(in, out, rows, cols, stream);
+}
+
+}  // namespace ch02

@@ -1,0 +1,20 @@
+// Fixture submission "wrong-rectangles", chapter 7, exercise 3: the solution's step v4 (a row split
+// over several blocks). The solution's file is compiled into this one with its namespace renamed
+// (ch07::solution becomes ch07::wrong_rectangles_ex3), so that programs linking the solution
+// library as well (the benchmark) see none of its functions twice.
+#include "ch07.cuh"
+#include "cuda/errors.cuh"
+#include "tune/tune.h"
+
+#define solution wrong_rectangles_ex3
+#include "v4_split_row.cu"
+#undef solution
+
+namespace ch07 {
+
+void student::topk(const float* x, float* values, int32_t* indices, int B, int V, int k, void* workspace,
+                   cudaStream_t stream) {
+  wrong_rectangles_ex3::topk_split(x, values, indices, B, V, k, workspace, stream);
+}
+
+}  // namespace ch07
