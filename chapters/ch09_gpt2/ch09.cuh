@@ -42,6 +42,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -80,6 +81,35 @@ using LinearFn = void(const T* x, const T* w, const T* b, T* y, int M, int N, in
 // ex2: the batch-1 form, y (N) = epilogue(W (N, K) · x (K) + b (N)).
 template <class T>
 using GemvFn = void(const T* x, const T* w, const T* b, T* y, int N, int K, Epilogue epi, cudaStream_t stream);
+
+// INT8 weights (W8A16, the solution's v5_gemv_w8a16; no exercise): the same GEMV with W held
+// as int8 q (N, K) and one FP32 scale per output row, W[n][k] ~ q[n][k] * scale[n]
+// (models/gpt2/quantize.h):  y (N) = epilogue( scale[n] * sum_k x[k] * q[n][k] + b[n] ),
+// x (K), b (N), y (N) in BF16, the sum in FP32.
+using GemvW8Fn = void(const bf16* x, const int8_t* q, const float* scale, const bf16* b, bf16* y, int N, int K,
+                      Epilogue epi, cudaStream_t stream);
+
+// The fused decode step (the solution's v6_fused_decode; no exercise), one token at a time:
+//
+//   ln_gemv        h (C) = T(x + r), the new residual stream (r may be null: h = x);
+//                  y (N) = epilogue( W (N, C) · LayerNorm(h) + b (N) ): the LayerNorm's FP32
+//                  statistics over h AS ROUNDED, its output rounded to T (as chapter 6's
+//                  kernel stores it) before the product. C <= 8192.
+//   gemv_residual  y (N) = res (N) + W (N, K) · x (K) + b (N), rounded once: the block's
+//                  residual add in the GEMV's epilogue (y may be res itself).
+//   gemv_argmax    y (N) = W (N, K) · x (K), and the argmax of y AS STORED: its index and
+//                  value, equal values going to the lower index (chapter 7's order). The
+//                  workspace is zeroed once when allocated; a launcher leaves it as it found it.
+//                  K <= 8192.
+template <class T>
+using LnGemvFn = void(const T* x, const T* r, const T* gamma, const T* beta, const T* w, const T* b, T* h, T* y,
+                      int N, int C, Epilogue epi, float eps, cudaStream_t stream);
+template <class T>
+using GemvResidualFn = void(const T* x, const T* w, const T* b, const T* res, T* y, int N, int K,
+                            cudaStream_t stream);
+template <class T>
+using GemvArgmaxFn = void(const T* x, const T* w, T* y, int32_t* index, float* value, int N, int K,
+                          void* workspace, cudaStream_t stream);
 
 namespace student {
 LinearFn<bf16> linear;  // ex1_linear_epilogue.cu

@@ -5,6 +5,8 @@
 #   ch06, ch07  the model runs chapter 6's LayerNorms and chapter 7's top-k: their specs and
 #               launcher libraries are built here when the preset did not build those
 #               chapters (no tests of theirs are added)
+#   ch08        the fused decode step runs chapter 8's split-KV decode attention: its solution
+#               library likewise
 #   gpt2_gpu    the GPU model (models/gpt2/gpu): gpt2::Model, its ops, the per-op table
 #   gpt2        the tool: build/ch09/bin/gpt2 --weights=FILE ...
 #   ch09_model_tests   the model end to end against the float64 CPU forward (GPU; skipped without)
@@ -17,6 +19,25 @@ foreach(_other IN ITEMS ch06 ch07)
     workbook_use_cudnn(${_other}_reference ${_other})
   endif()
 endforeach()
+
+# Chapter 8's split-KV decode attention runs in the model's fused decode step
+# (models/gpt2/gpu/fused_decode.cu): its solution library, when the preset did not build
+# chapter 8, with chapter 5's cp.async helpers that it includes by path (as chapter 8's own
+# extra.cmake sets up). Only the solution is linked; the rest is left out of `all`.
+if(NOT TARGET ch08_spec)
+  workbook_chapter_libraries(ch08)
+  workbook_use_cudnn(ch08_reference ch08)
+  foreach(_lib IN ITEMS solution broken)
+    if(TARGET ch08_${_lib})
+      target_include_directories(ch08_${_lib} PRIVATE ${PROJECT_SOURCE_DIR}/chapters/ch05_wmma)
+    endif()
+  endforeach()
+  foreach(_lib IN ITEMS spec student reference broken)
+    if(TARGET ch08_${_lib})
+      set_target_properties(ch08_${_lib} PROPERTIES EXCLUDE_FROM_ALL TRUE)
+    endif()
+  endforeach()
+endif()
 
 # Exercises 3 and 4 are host code against the model's op interface (models/gpt2/gpu/ops.h).
 target_include_directories(${id}_student PUBLIC ${PROJECT_SOURCE_DIR}/models/gpt2/gpu)
@@ -35,7 +56,8 @@ target_link_libraries(gpt2_gpu PUBLIC gpt2_host workbook_spec
   "$<LINK_LIBRARY:WHOLE_ARCHIVE,ch07_spec>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_student>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_solution>"
   "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_reference>"
   ch06_student ch06_solution ch06_reference
-  ch07_student ch07_solution "$<LINK_LIBRARY:WHOLE_ARCHIVE,ch07_reference>")
+  ch07_student ch07_solution "$<LINK_LIBRARY:WHOLE_ARCHIVE,ch07_reference>"
+  ch08_solution)
 
 add_executable(gpt2 ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/tool/gpt2_main.cu)
 target_link_libraries(gpt2 PRIVATE gpt2_gpu)

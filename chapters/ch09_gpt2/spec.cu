@@ -5,12 +5,18 @@
 //   gemv/{bf16,f32}              y (N) = W (N, K) · x (K)  (the LM head, no bias)    ex2
 //   gemv_bias/{bf16,f32}         y = W · x + b                                      ex2
 //   gemv_bias_gelu/{bf16,f32}    y = gelu_tanh(W · x + b)                           ex2
+//   gemv_w8a16{,_bias,_bias_gelu}/bf16   the three GEMVs on INT8 weights q (N, K) with one
+//                                FP32 scale per row: y = epilogue(scale · (q · x) + b)   v5
+//   ln_gemv/{bf16,f32}           h = x + r; y = [gelu_tanh](W · LayerNorm(h) + b)        v6
+//   gemv_residual/{bf16,f32}     y = res + W · x + b                                     v6
+//   gemv_argmax/{bf16,f32}       y = W · x, and its argmax (index, value)                v6
 //
 // The learner writes the BF16 forms; the FP32 forms are what the solution and the library
 // run in the model's FP32 path, and they are where a wrong GELU shows: the erf GELU differs
 // from the tanh one by up to 5e-4, below BF16's rounding of y but far above FP32's.
 #include <array>
 #include <cmath>
+#include <type_traits>
 
 #include "ch09.cuh"
 #include "spec/op.cuh"
@@ -169,6 +175,342 @@ wb::OpSpec<GemvFn<T>> gemv_op(const char* name, Epilogue epi) {
   };
 }
 
+// --- INT8 weights (W8A16) --------------------------------------------------------------
+// The GEMV of decode on weights quantized per output row (models/gpt2/quantize.h): q int8 in
+// [-127, 127], scale FP32 > 0, W[n][k] ~ q[n][k] * scale[n]. No exercise: the solution's
+// v5_gemv_w8a16 and a reference that dequantizes to BF16 once and calls cuBLASLt.
+
+// sum_k x[k] * q[n][k] in float64, before the scale; `q_as_k_by_n` reads q as [K, N].
+double dot_q(const wb::RefCtx& r, int64_t n, bool q_as_k_by_n = false) {
+  const int64_t K = r["K"], N = r["N"];
+  const auto& x = r.in("x");
+  const auto& q = r.in("q");
+  double acc = 0;
+  for (int64_t k = 0; k < K; ++k) acc += x.get(k) * q.get(q_as_k_by_n ? k * N + n : n * K + k);
+  return acc;
+}
+
+std::string diagnose_w8a16(Epilogue epi, const wb::Diagnosis& d) {
+  if (d.output != "y" || d.bad.empty() || d.inputs == nullptr || !d.got) return {};
+  const wb::RefCtx& r = *d.inputs;
+  const auto tol = wb::tolerance_for(DType::BF16, r["K"] + 1, 0.1);
+  const auto raw_tol = wb::tolerance_for(DType::BF16, r["K"] + 1, 127.0);  // terms x * q, up to 127
+  int tried = 0, unscaled = 0, transposed = 0;
+  for (int64_t n : d.bad) {
+    if (tried == 8) break;
+    ++tried;
+    const double bias = epi == Epilogue::None ? 0.0 : r.in("b").get(n), got = d.got(n);
+    if (raw_tol.allows(apply(epi, dot_q(r, n), bias), got)) ++unscaled;
+    if (tol.allows(apply(epi, r.in("scale").get(n) * dot_q(r, n, true), bias), got)) ++transposed;
+  }
+  if (tried > 0 && unscaled == tried) {
+    return "the output equals the sum of x[k] * q[n][k] without the scale: multiply row n's sum by scale[n] "
+           "(once, after the dot product) before the bias";
+  }
+  if (tried > 0 && transposed == tried) {
+    return "the output equals q read as [K, N] (element (k, n) at q[k * N + n]): q is [N, K], row n holds output "
+           "n's K weights at q[n * K + k]";
+  }
+  return {};
+}
+
+std::vector<wb::Shape> gemv_w8a16_shapes() {
+  std::vector<wb::Shape> out;
+  // K: 1, the 16-weight load's edges (15, 16, 17), GPT-2's 768, 1600 and 6400, and primes; N:
+  // 1, 3, 124M's QKV width (2304) and the vocabulary (50257).
+  for (auto [n, k] : std::initializer_list<std::pair<int64_t, int64_t>>{
+           {1, 1}, {1, 15}, {1, 16}, {1, 17}, {3, 1}, {3, 15}, {3, 16}, {3, 17}, {3, 768}, {3, 1600}, {3, 6400},
+           {1, 6400}, {31, 63}, {257, 129}, {129, 769}, {2304, 1}, {2304, 17}, {2304, 768}, {2304, 1600},
+           {2304, 6400}, {4800, 1600}, {1600, 6400}, {50257, 16}, {50257, 17}, {50257, 768}, {50257, 1600}}) {
+    out.push_back(wb::Shape{{"N", n}, {"K", k}});
+  }
+  return out;
+}
+
+wb::OpSpec<GemvW8Fn> gemv_w8a16_op(const char* name, Epilogue epi) {
+  std::vector<wb::TensorSpec> tensors = {
+      wb::input("x", {"K"}, DType::BF16, wb::dist::uniform(-1, 1)),
+      wb::input("q", {"N", "K"}, DType::I8, wb::dist::ints(-127, 127)),
+      // 127 * scale in [0.05, 0.1]: the weights q * scale lie in +-0.1, as the BF16 GEMV's w.
+      wb::input("scale", {"N"}, DType::F32, wb::dist::uniform(0.05 / 127, 0.1 / 127))};
+  if (epi != Epilogue::None) tensors.push_back(wb::input("b", {"N"}, DType::BF16, wb::dist::uniform(-2, 2)));
+  // Each term x[k] * q[n][k] * scale[n] is at most 0.1 in magnitude, as x[k] * w[n][k] of the
+  // BF16 GEMV, and the sum is FP32 as there (x * q is exact in FP32; the scale adds one
+  // rounding): the same tolerance, K + 1 terms with the bias, one rounding to BF16. q and the
+  // scale are inputs here, not approximations of anything: INT8's own error (W against
+  // q * scale) is the model's to bound (gpt2 --int8 --check, model_test.cu).
+  tensors.push_back(
+      wb::output("y", {"N"}, DType::BF16, wb::tol::terms([](const wb::Shape& s) { return s["K"] + 1; }, 0.1)));
+  std::vector<wb::Shape> bench, full;
+  if (epi == Epilogue::None) {  // an LM head's shapes: 124M, 1.5B
+    bench = {wb::Shape{{"N", 50257}, {"K", 768}}, wb::Shape{{"N", 50257}, {"K", 1600}}};
+  } else if (epi == Epilogue::Bias) {  // QKV and the MLP's projection: 124M, 1.5B
+    bench = {wb::Shape{{"N", 2304}, {"K", 768}}, wb::Shape{{"N", 768}, {"K", 3072}},
+             wb::Shape{{"N", 4800}, {"K", 1600}}, wb::Shape{{"N", 1600}, {"K", 6400}}};
+    full = {wb::Shape{{"N", 768}, {"K", 768}}, wb::Shape{{"N", 1600}, {"K", 1600}}};  // attention's projection
+  } else {  // the MLP's first matmul: 124M, 1.5B
+    bench = {wb::Shape{{"N", 3072}, {"K", 768}}, wb::Shape{{"N", 6400}, {"K", 1600}}};
+  }
+  return {
+      .name = name,
+      .dtype = "bf16",
+      .title = std::string("one token, INT8 weights: y = ") +
+               (epi == Epilogue::None ? "s · (q · x)" : epi == Epilogue::Bias ? "s · (q · x) + b" : "gelu_tanh(s · (q · x) + b)") +
+               ", q [N, K] int8, s [N] FP32",
+      .docs = kDocs,
+      .tensors = tensors,
+      .reference =
+          [epi](const wb::RefCtx& r, int64_t n) {
+            // sum_k x[k] * q[n][k] * scale[n] + b[n], the scale taken out of the sum (exact in float64).
+            const double bias = epi == Epilogue::None ? 0.0 : r.in("b").get(n);
+            r.expect("y", n, apply(epi, r.in("scale").get(n) * dot_q(r, n), bias));
+          },
+      .ref_rows = [](const wb::Shape& s) { return s["N"]; },
+      .test_shapes = gemv_w8a16_shapes(),
+      .random_shapes = wb::shapes::random(3, {{"N", 5000}, {"K", 3000}}),
+      .bench_shapes = bench,
+      .full_bench_shapes = full,
+      // int8 weights, FP32 scales, x in, y out (and the bias): what a decode step streams.
+      .bytes = [epi](const wb::Shape& s) {
+        const double n = s["N"], k = s["K"];
+        return n * k + 4 * n + 2 * k + 2 * n + (epi == Epilogue::None ? 0 : 2 * n);
+      },
+      .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["K"]; },
+      .peak = wb::Peak::FP32,
+      .launch = [epi](GemvW8Fn* fn, const wb::Args& a, cudaStream_t st) {
+        const bf16* b = epi == Epilogue::None ? nullptr : a.in<bf16>("b");
+        fn(a.in<bf16>("x"), a.in<int8_t>("q"), a.in<float>("scale"), b, a.out<bf16>("y"), a.i("N"), a.i("K"), epi, st);
+      },
+      .checks = {.deterministic = 1},
+      .diagnose = [epi](const wb::Diagnosis& d) { return diagnose_w8a16(epi, d); },
+  };
+}
+
+// --- the fused decode step (v6_fused_decode) ----------------------------------------------
+// No exercise: the solution's kernels of the fused decode step, each against float64.
+//   ln_gemv/{bf16,f32}        h = T(x + r); y = W · LayerNorm(h) + b, and with gelu = 1
+//                             y = gelu_tanh(W · LayerNorm(h) + b): ln_1 -> QKV, ln_2 -> MLP
+//   gemv_residual/{bf16,f32}  y = res + W · x + b: the output projections with the residual add
+//   gemv_argmax/{bf16,f32}    y = W · x and the argmax of y as stored (index, value): the LM head
+
+constexpr float kLnEps = 1e-5f;  // GPT-2's layer_norm_epsilon
+
+// v rounded to T, as a kernel stores it.
+template <class T>
+double round_as(double v) {
+  const float f = static_cast<float>(v);
+  if constexpr (std::is_same_v<T, bf16>) return wb::bf16_to_float(wb::float_to_bf16(f));
+  return f;
+}
+
+// C = 1, 7, 64, 768, 1600 against N = 1, 3, 2304, 6400; then rows whose length is not a whole
+// number of 16-byte pieces (C % 8 != 0), 124M's MLP, 1.5B's QKV, the vocabulary (more rows
+// than the grid has CTAs: each CTA loops) and the longest row the kernel takes; each with
+// and without the GELU.
+std::vector<wb::Shape> ln_gemv_shapes() {
+  std::vector<wb::Shape> base;
+  for (int64_t n : {1, 3, 2304, 6400}) {
+    for (int64_t c : {1, 7, 64, 768, 1600}) base.push_back(wb::Shape{{"N", n}, {"C", c}});
+  }
+  for (auto [n, c] : std::initializer_list<std::pair<int64_t, int64_t>>{
+           {257, 129}, {31, 1023}, {129, 769}, {3072, 768}, {4800, 1600}, {50257, 768}, {9, 8192}}) {
+    base.push_back(wb::Shape{{"N", n}, {"C", c}});
+  }
+  return wb::shapes::each_with(base, "gelu", {0, 1});
+}
+
+template <class T>
+wb::OpSpec<LnGemvFn<T>> ln_gemv_op() {
+  constexpr DType kT = wb::dtype_of<T>();
+  return {
+      .name = "ln_gemv",
+      .dtype = kT == DType::F32 ? "f32" : "bf16",
+      .title = "one token: h = x + r, y = [gelu_tanh](W · LayerNorm(h) + b), the LayerNorm in the GEMV's prologue",
+      .docs = kDocs,
+      .tensors = {wb::input("x", {"C"}, kT, wb::dist::uniform(-2, 2)),
+                  wb::input("r", {"C"}, kT, wb::dist::uniform(-1, 1)),
+                  wb::input("gamma", {"C"}, kT, wb::dist::uniform(0.5, 1.5)),
+                  wb::input("beta", {"C"}, kT, wb::dist::uniform(-0.5, 0.5)),
+                  wb::input("w", {"N", "C"}, kT, wb::dist::uniform(-0.1, 0.1)),
+                  wb::input("b", {"N"}, kT, wb::dist::uniform(-1, 1)),
+                  wb::output("h", {"C"}, kT, wb::tol::exact()),
+                  // C + 1 terms of up to 0.1 * 3; in BF16 the normalised row is rounded to BF16
+                  // before the product (as the unfused path stores it), which the scale covers.
+                  wb::output("y", {"N"}, kT, wb::tol::terms([](const wb::Shape& s) { return s["C"] + 1; }, 0.3))},
+      .reference =
+          [](const wb::RefCtx& r, int64_t n) {
+            const int64_t C = r["C"];
+            std::vector<double> h(C);  // the residual stream as stored: the FP32 sum rounded once
+            double mean = 0;
+            for (int64_t c = 0; c < C; ++c) {
+              h[c] = round_as<T>(double(float(r.in("x").get(c)) + float(r.in("r").get(c))));
+              if (n == 0) r.expect("h", c, h[c]);
+              mean += h[c];
+            }
+            mean /= double(C);
+            double var = 0;
+            for (double v : h) var += (v - mean) * (v - mean);
+            const double rstd = 1.0 / std::sqrt(var / double(C) + double(kLnEps));
+            double acc = 0;
+            for (int64_t c = 0; c < C; ++c) {
+              const double xn = (h[c] - mean) * rstd * r.in("gamma").get(c) + r.in("beta").get(c);
+              acc += r.in("w").get(n * C + c) * xn;
+            }
+            r.expect("y", n, apply(r["gelu"] ? Epilogue::BiasGelu : Epilogue::Bias, acc, r.in("b").get(n)));
+          },
+      .ref_rows = [](const wb::Shape& s) { return s["N"]; },
+      .test_shapes = ln_gemv_shapes(),
+      .random_shapes =
+          [](wb::Rng& rng) {
+            auto s = wb::shapes::random(3, {{"N", 5000}, {"C", 2000}})(rng);
+            for (auto& one : s) one.set("gelu", rng.range(0, 1));
+            return s;
+          },
+      .bench_shapes = {wb::Shape{{"N", 3072}, {"C", 768}, {"gelu", 1}}},
+      .full_bench_shapes = {wb::Shape{{"N", 6400}, {"C", 1600}, {"gelu", 1}}},
+      .bytes = [](const wb::Shape& s) {
+        const double n = s["N"], c = s["C"];
+        return sizeof(T) * (n * c + 2 * n + 5 * c);  // W, b, y; x, r, gamma, beta, h
+      },
+      .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["C"]; },
+      .peak = wb::Peak::FP32,
+      .launch = [](LnGemvFn<T>* fn, const wb::Args& a, cudaStream_t st) {
+        fn(a.in<T>("x"), a.in<T>("r"), a.in<T>("gamma"), a.in<T>("beta"), a.in<T>("w"), a.in<T>("b"), a.out<T>("h"),
+           a.out<T>("y"), a.i("N"), a.i("C"), a.dim("gelu") ? Epilogue::BiasGelu : Epilogue::Bias, kLnEps, st);
+      },
+      .checks = {.deterministic = 1},
+      .refused = {{wb::Shape{{"N", 8}, {"C", 8193}, {"gelu", 0}}, "C > 8192 (the row is staged in shared memory)"}},
+  };
+}
+
+template <class T>
+wb::OpSpec<GemvResidualFn<T>> gemv_residual_op() {
+  constexpr DType kT = wb::dtype_of<T>();
+  std::vector<wb::Shape> shapes;
+  // N = C rows (1 and 3 too), K = C or 4C, and tails: K % 8 != 0, K = 1, a prime N.
+  for (auto [n, k] : std::initializer_list<std::pair<int64_t, int64_t>>{
+           {1, 1}, {1, 7}, {7, 1}, {3, 64}, {3, 129}, {1, 6400}, {31, 4097}, {257, 129}, {768, 768}, {768, 3072},
+           {769, 1023}, {1600, 1600}, {1600, 6400}, {2304, 768}, {6400, 1600}, {50257, 64}}) {
+    shapes.push_back(wb::Shape{{"N", n}, {"K", k}});
+  }
+  return {
+      .name = "gemv_residual",
+      .dtype = kT == DType::F32 ? "f32" : "bf16",
+      .title = "one token: y = res + W · x + b, the residual add in the GEMV's epilogue",
+      .docs = kDocs,
+      .tensors = {wb::input("x", {"K"}, kT, wb::dist::uniform(-1, 1)),
+                  wb::input("w", {"N", "K"}, kT, wb::dist::uniform(-0.1, 0.1)),
+                  wb::input("b", {"N"}, kT, wb::dist::uniform(-2, 2)),
+                  wb::input("res", {"N"}, kT, wb::dist::uniform(-4, 4)),
+                  wb::output("y", {"N"}, kT, wb::tol::terms([](const wb::Shape& s) { return s["K"] + 2; }, 0.1))},
+      .reference =
+          [](const wb::RefCtx& r, int64_t n) {
+            r.expect("y", n, r.in("res").get(n) + (dot(r, 0, n) + r.in("b").get(n)));
+          },
+      .ref_rows = [](const wb::Shape& s) { return s["N"]; },
+      .test_shapes = shapes,
+      .random_shapes = wb::shapes::random(3, {{"N", 5000}, {"K", 7000}}),
+      .bench_shapes = {wb::Shape{{"N", 768}, {"K", 3072}}},
+      .full_bench_shapes = {wb::Shape{{"N", 1600}, {"K", 6400}}},
+      .bytes = [](const wb::Shape& s) {
+        const double n = s["N"], k = s["K"];
+        return sizeof(T) * (n * k + k + 3 * n);  // W, x; b, res, y
+      },
+      .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["K"]; },
+      .peak = wb::Peak::FP32,
+      .launch = [](GemvResidualFn<T>* fn, const wb::Args& a, cudaStream_t st) {
+        fn(a.in<T>("x"), a.in<T>("w"), a.in<T>("b"), a.in<T>("res"), a.out<T>("y"), a.i("N"), a.i("K"), st);
+      },
+      .checks = {.deterministic = 1},
+  };
+}
+
+// The logits y (N) as the kernel stores them and their argmax, ties to the lower index.
+template <class T>
+std::pair<int64_t, double> argmax_ref(const wb::RefCtx& r, std::vector<double>* y) {
+  const int64_t N = r["N"];
+  int64_t best = 0;
+  double best_v = -INFINITY;
+  for (int64_t n = 0; n < N; ++n) {
+    const double v = round_as<T>(dot(r, 0, n));  // exact: integer terms, |sum| < 2^24
+    if (y) (*y)[n] = v;
+    if (v > best_v) {  // a tie keeps the lower index
+      best = n;
+      best_v = v;
+    }
+  }
+  return {best, best_v};
+}
+
+// Integer inputs in [-3, 3]: every product and every partial sum is an integer below 2^24,
+// exact in FP32 whatever the order of the sum, so the logits as stored are known exactly and
+// equal logits are real ties (many of them, once rounded to BF16): the lower-index rule is
+// tested, not hoped for.
+template <class T>
+wb::OpSpec<GemvArgmaxFn<T>> gemv_argmax_op() {
+  constexpr DType kT = wb::dtype_of<T>();
+  std::vector<wb::Shape> shapes;
+  for (int64_t n : {1, 3, 2304, 6400, 50257}) {
+    for (int64_t k : {1, 7, 64, 768, 1600}) shapes.push_back(wb::Shape{{"N", n}, {"K", k}});
+  }
+  for (auto [n, k] : std::initializer_list<std::pair<int64_t, int64_t>>{{8193, 129}, {50257, 769}, {9, 8192}}) {
+    shapes.push_back(wb::Shape{{"N", n}, {"K", k}});
+  }
+  return {
+      .name = "gemv_argmax",
+      .dtype = kT == DType::F32 ? "f32" : "bf16",
+      .title = "one token's logits y = W · x and their argmax (equal values: the lower index), in one kernel",
+      .docs = kDocs,
+      .tensors = {wb::input("x", {"K"}, kT, wb::dist::ints(-3, 3)),
+                  wb::input("w", {"N", "K"}, kT, wb::dist::ints(-3, 3)),
+                  wb::output("y", {"N"}, kT, wb::tol::exact()), wb::output("index", {}, DType::I32, wb::tol::exact()),
+                  wb::output("value", {}, DType::F32, wb::tol::exact())},
+      .reference =
+          [](const wb::RefCtx& r, int64_t) {
+            std::vector<double> y(r["N"]);
+            const auto [index, value] = argmax_ref<T>(r, &y);
+            for (size_t n = 0; n < y.size(); ++n) r.expect("y", static_cast<int64_t>(n), y[n]);
+            r.expect("index", 0, double(index));
+            r.expect("value", 0, value);
+          },
+      .ref_rows = [](const wb::Shape&) { return int64_t{1}; },
+      .test_shapes = shapes,
+      .random_shapes = wb::shapes::random(3, {{"N", 20000}, {"K", 2000}}),
+      .bench_shapes = {wb::Shape{{"N", 50257}, {"K", 768}}},
+      .full_bench_shapes = {wb::Shape{{"N", 50257}, {"K", 1600}}},
+      .bytes = [](const wb::Shape& s) {
+        const double n = s["N"], k = s["K"];
+        return sizeof(T) * (n * k + k + n);
+      },
+      .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["K"]; },
+      .peak = wb::Peak::FP32,
+      .launch = [](GemvArgmaxFn<T>* fn, const wb::Args& a, cudaStream_t st) {
+        fn(a.in<T>("x"), a.in<T>("w"), a.out<T>("y"), a.out<int32_t>("index"), a.out<float>("value"), a.i("N"),
+           a.i("K"), a.workspace(), st);
+      },
+      .checks = {.deterministic = 1},
+      .diagnose = [](const wb::Diagnosis& d) -> std::string {
+        if (d.output != "index" || d.inputs == nullptr || !d.got) return {};
+        const int64_t got = static_cast<int64_t>(d.got(0)), N = (*d.inputs)["N"];
+        if (got < 0 || got >= N) return "the index is outside 0 .. N - 1";
+        const auto [index, value] = argmax_ref<T>(*d.inputs, nullptr);
+        if (got > index && round_as<T>(dot(*d.inputs, 0, got)) == value) {
+          return "row " + std::to_string(got) + " holds the largest value, but so does the lower row " +
+                 std::to_string(index) + ": equal values go to the lower index (chapter 7's order)";
+        }
+        return {};
+      },
+      .refused = {{wb::Shape{{"N", 8}, {"K", 8193}}, "K > 8192 (the row is staged in shared memory)"}},
+  };
+}
+
+template <class T>
+void add_fused_decode() {
+  wb::add_op(ln_gemv_op<T>());
+  wb::add_op(gemv_residual_op<T>());
+  wb::add_op(gemv_argmax_op<T>());
+}
+
 template <class T>
 void add_all() {
   wb::add_op(linear_op<T>("linear_bias", Epilogue::Bias));
@@ -183,6 +525,11 @@ void add_all() {
 WB_OPS(ch09) {
   add_all<bf16>();
   add_all<float>();
+  wb::add_op(gemv_w8a16_op("gemv_w8a16", Epilogue::None));
+  wb::add_op(gemv_w8a16_op("gemv_w8a16_bias", Epilogue::Bias));
+  wb::add_op(gemv_w8a16_op("gemv_w8a16_bias_gelu", Epilogue::BiasGelu));
+  add_fused_decode<bf16>();
+  add_fused_decode<float>();
 }
 
 }  // namespace ch09

@@ -16,4 +16,15 @@ void cublaslt_linear(const T* x, const T* w, const T* b, T* y, int M, int N, int
 template <class T>
 void cublaslt_gemv(const T* x, const T* w, const T* b, T* y, int N, int K, Epilogue epi, cudaStream_t stream);
 
+// INT8 weights (dequant_cublaslt.cu). No library has this GEMV, so the reference turns q (N, K)
+// and scale (N) into BF16 weights W[n][k] = bf16(q[n][k] * scale[n]) ONCE, in
+// dequantize_w8_prepare (the harness calls it untimed, after every change of the inputs, as a
+// model would after loading), and runs cublaslt_gemv<bf16> on that copy. It reads BF16
+// weights: twice the bytes of the INT8 kernel, so it measures what INT8 buys.
+void dequantize_w8_prepare(const int8_t* q, const float* scale, int N, int K, cudaStream_t stream);
+// y (N) = epilogue(W · x + b) with W the prepared copy; a call whose (q, scale, N, K) was not
+// prepared dequantizes first (correct, but then inside the caller's timing).
+void cublaslt_gemv_w8a16(const bf16* x, const int8_t* q, const float* scale, const bf16* b, bf16* y, int N, int K,
+                         Epilogue epi, cudaStream_t stream);
+
 }  // namespace ch09::reference

@@ -36,5 +36,14 @@ RaggedAttentionBf16Fn v4_attention_ragged_bf16;
 // cut into chunks, one CTA per (chunk, sequence, kv head) computing the G query heads of
 // the group on CUDA cores, then a second kernel merging the chunks by their log-sum-exp.
 DecodeAttentionBf16Fn v5_decode_bf16;
+// The same kernels where the cache's length is a position counter, as a model's decode step
+// keeps it: pos[b] tokens were cached before this step, and the step's own key and value are
+// already at j = pos[b], so the step attends to keys 0 .. pos[b] (L_b = pos[b] + 1). The
+// counter is read on the device, so one launch — or one CUDA Graph of it — serves every step
+// while the step's last kernel advances pos (models/gpt2/gpu: chapter 9's fused decode step).
+// 0 <= pos[b] < L_max. Otherwise as v5_decode_bf16.
+void v5_decode_at_pos_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* pos, bf16* o,
+                           float* lse, int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch,
+                           cudaStream_t stream);
 
 }  // namespace ch08::solution

@@ -37,6 +37,10 @@
 // 4 D bytes of cache, far below what the SM can do per byte of DRAM; tensor cores pay off
 // only for large groups (MQA, G = 32) — a step this version leaves out.
 //
+// A second launcher, v5_decode_at_pos_bf16, runs the same kernels on a position counter
+// instead of lengths (L_b = pos[b] + 1): a model's decode step keeps the counter on the device
+// and replays one CUDA Graph for every step (chapter 9's fused decode step uses it).
+//
 // Run: build/ch08/bin/ch08_bench --op=attention_decode --impl=v5_split_kv_decode,cublas_decode
 #include <cstdint>
 
@@ -87,8 +91,8 @@ __device__ __forceinline__ void load_keys(bf16* dst, const bf16* src, int row0, 
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads)
     decode_chunk_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k_cache, const bf16* __restrict__ v_cache,
-                        const int* __restrict__ seq_lens, float* __restrict__ part_o, float* __restrict__ part_lse,
-                        int Hkv, int G, int L_max, int D, int chunk, float scale_log2) {
+                        const int* __restrict__ seq_lens, int len_add, float* __restrict__ part_o,
+                        float* __restrict__ part_lse, int Hkv, int G, int L_max, int D, int chunk, float scale_log2) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr int kD = Cfg::kD, kBc = Cfg::kBc, kP = Cfg::kPitch, kT = Cfg::kThreads;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -104,7 +108,7 @@ __global__ void __launch_bounds__(Cfg::kThreads)
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const size_t bkv = blockIdx.y;  // b * Hkv + hkv; its query heads are bkv * G .. bkv * G + G - 1
   const int b = static_cast<int>(bkv / Hkv);
-  const int L = min(seq_lens[b], L_max);  // keys 0 .. L - 1, the new token's included
+  const int L = min(seq_lens[b] + len_add, L_max);  // keys 0 .. L - 1, the new token's included
   const int k_begin = blockIdx.x * chunk, k_end = min(k_begin + chunk, L);
   const int tiles = k_end > k_begin ? (k_end - k_begin + kBc - 1) / kBc : 0;
   const bf16* kh = k_cache + bkv * L_max * D;
@@ -253,9 +257,11 @@ __global__ void __launch_bounds__(kMergeThreads)
   if (threadIdx.x == 0) lse[r] = row_lse;
 }
 
+// L_b = seq_lens[b] + len_add: 0 for v5_decode_bf16 (lengths), 1 for v5_decode_at_pos_bf16
+// (positions: the token at seq_lens[b] is the last one).
 template <class Cfg>
-void launch(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* seq_lens, bf16* o, float* lse, int B,
-            int Hq, int Hkv, int L_max, int D, float scale, void* scratch, cudaStream_t stream) {
+void launch(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* seq_lens, int len_add, bf16* o,
+            float* lse, int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch, cudaStream_t stream) {
   auto* kernel = &decode_chunk_kernel<Cfg>;
   static const bool raised = [&] {  // enough for the largest group, once per configuration
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -273,31 +279,45 @@ void launch(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* 
   float* part_lse = part_o + static_cast<size_t>(used) * rows * D;  // (used, B * Hq)
   const float scale_log2 = scale * 1.4426950408889634f;
   kernel<<<dim3(used, B * Hkv), Cfg::kThreads, Cfg::smem_bytes(G), stream>>>(
-      q, k_cache, v_cache, seq_lens, part_o, part_lse, Hkv, G, L_max, D, chunk, scale_log2);
+      q, k_cache, v_cache, seq_lens, len_add, part_o, part_lse, Hkv, G, L_max, D, chunk, scale_log2);
   WB_CHECK_LAUNCH();
   decode_merge_kernel<<<static_cast<unsigned>(rows), kMergeThreads, 0, stream>>>(part_o, part_lse, o, lse, used, D);
   WB_CHECK_LAUNCH();
+}
+
+// Both launchers: the checks, then the kernels for the head size padded to 32, 64, 96 or 128.
+void decode(const char* who, const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* seq_lens, int len_add,
+            bf16* o, float* lse, int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch,
+            cudaStream_t stream) {
+  check_args(who, B, Hq, 1, L_max, D);
+  check_groups(who, Hq, Hkv);
+  if (Hq / Hkv > kMaxGroup) {
+    throw std::invalid_argument(std::string(who) + ": more than " + std::to_string(kMaxGroup) +
+                                " query heads per kv head");
+  }
+  if (scratch == nullptr) {
+    throw std::invalid_argument(std::string(who) + ": needs decode_scratch_bytes(B, Hq, Hkv, L_max, D) of scratch");
+  }
+  switch (padded_head(D)) {
+    case 32: launch<DecodeCfg<32>>(q, k_cache, v_cache, seq_lens, len_add, o, lse, B, Hq, Hkv, L_max, D, scale, scratch, stream); break;
+    case 64: launch<DecodeCfg<64>>(q, k_cache, v_cache, seq_lens, len_add, o, lse, B, Hq, Hkv, L_max, D, scale, scratch, stream); break;
+    case 96: launch<DecodeCfg<96>>(q, k_cache, v_cache, seq_lens, len_add, o, lse, B, Hq, Hkv, L_max, D, scale, scratch, stream); break;
+    default: launch<DecodeCfg<128>>(q, k_cache, v_cache, seq_lens, len_add, o, lse, B, Hq, Hkv, L_max, D, scale, scratch, stream); break;
+  }
 }
 
 }  // namespace
 
 void v5_decode_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* seq_lens, bf16* o, float* lse,
                     int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch, cudaStream_t stream) {
-  check_args("v5_split_kv_decode", B, Hq, 1, L_max, D);
-  check_groups("v5_split_kv_decode", Hq, Hkv);
-  if (Hq / Hkv > kMaxGroup) {
-    throw std::invalid_argument("v5_split_kv_decode: more than " + std::to_string(kMaxGroup) +
-                                " query heads per kv head");
-  }
-  if (scratch == nullptr) {
-    throw std::invalid_argument("v5_split_kv_decode: needs decode_scratch_bytes(B, Hq, Hkv, L_max, D) of scratch");
-  }
-  switch (padded_head(D)) {
-    case 32: launch<DecodeCfg<32>>(q, k_cache, v_cache, seq_lens, o, lse, B, Hq, Hkv, L_max, D, scale, scratch, stream); break;
-    case 64: launch<DecodeCfg<64>>(q, k_cache, v_cache, seq_lens, o, lse, B, Hq, Hkv, L_max, D, scale, scratch, stream); break;
-    case 96: launch<DecodeCfg<96>>(q, k_cache, v_cache, seq_lens, o, lse, B, Hq, Hkv, L_max, D, scale, scratch, stream); break;
-    default: launch<DecodeCfg<128>>(q, k_cache, v_cache, seq_lens, o, lse, B, Hq, Hkv, L_max, D, scale, scratch, stream); break;
-  }
+  decode("v5_split_kv_decode", q, k_cache, v_cache, seq_lens, 0, o, lse, B, Hq, Hkv, L_max, D, scale, scratch, stream);
+}
+
+void v5_decode_at_pos_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* pos, bf16* o,
+                           float* lse, int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch,
+                           cudaStream_t stream) {
+  decode("v5_split_kv_decode (at pos)", q, k_cache, v_cache, pos, 1, o, lse, B, Hq, Hkv, L_max, D, scale, scratch,
+         stream);
 }
 
 }  // namespace ch08::solution

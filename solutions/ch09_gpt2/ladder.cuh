@@ -9,6 +9,11 @@
 //                     bias and GELU are applied before the one store: the fused epilogue
 //   v4_gemv_warp      one warp per row of W, 16-byte loads, a shuffle sum: the batch-1
 //                     GEMV at memory speed
+//   v5_gemv_w8a16     v4 on INT8 weights with one FP32 scale per row (W8A16): half the
+//                     weight bytes per token, dequantized in registers, FP32 sums
+//   v6_fused_decode   the decode step in fewer kernels: the LayerNorm in the GEMV's prologue
+//                     (ln_gemv), the residual add in its epilogue (gemv_residual), the
+//                     LM head and the argmax in one kernel (gemv_argmax)
 #pragma once
 #include "ch09.cuh"
 
@@ -27,5 +32,37 @@ void linear_wmma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, in
 
 template <class T>
 void gemv_warp(const T* x, const T* w, const T* b, T* y, int N, int K, Epilogue epi, cudaStream_t stream);
+
+// y (N) = epilogue(scale[n] * (q (N, K) · x (K))[n] + b (N)): q int8, scale FP32, the rest BF16.
+void gemv_w8a16(const bf16* x, const int8_t* q, const float* scale, const bf16* b, bf16* y, int N, int K, Epilogue epi,
+                cudaStream_t stream);
+
+// v6_fused_decode.cu: the ops of ch09.cuh (LnGemvFn, GemvResidualFn, GemvArgmaxFn) ...
+template <class T>
+void ln_gemv(const T* x, const T* r, const T* gamma, const T* beta, const T* w, const T* b, T* h, T* y, int N, int C,
+             Epilogue epi, float eps, cudaStream_t stream);
+template <class T>
+void gemv_residual(const T* x, const T* w, const T* b, const T* res, T* y, int N, int K, cudaStream_t stream);
+template <class T>
+void gemv_argmax(const T* x, const T* w, T* y, int32_t* index, float* value, int N, int K, void* workspace,
+                 cudaStream_t stream);
+size_t gemv_argmax_workspace_bytes();  // gemv_argmax's workspace (any N), zeroed once
+
+// ... and the model's forms of them. The QKV projection's epilogue also stores the token's
+// key and value (its rows C .. 3C) in the layer's KV cache, k_cache[h][*pos][d] (the model's
+// kv_append, folded in); the LM head takes ln_f in its prologue.
+template <class T>
+struct KvCacheTarget {
+  T* k_cache = nullptr;    // [H][P][D]
+  T* v_cache = nullptr;    // [H][P][D]
+  const int* pos = nullptr;  // device memory: the position the token's key and value go to
+  int H = 0, D = 0, P = 0;
+};
+template <class T>
+void ln_gemv_qkv(const T* x, const T* r, const T* gamma, const T* beta, const T* w, const T* b, T* h, T* qkv, int C,
+                 float eps, const KvCacheTarget<T>& kv, cudaStream_t stream);
+template <class T>
+void ln_gemv_argmax(const T* x, const T* gamma, const T* beta, const T* w, T* y, int32_t* index, float* value, int N,
+                    int C, float eps, void* workspace, cudaStream_t stream);
 
 }  // namespace ch09::solution

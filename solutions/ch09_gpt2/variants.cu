@@ -23,6 +23,16 @@ WB_VARIANTS(ch09_solution, wb::Role::Solution) {
     v.push_back(wb::variant(op, "v1_naive", &gemv_naive<float>).is_slow());
     v.push_back(wb::variant(op, "v4_gemv_warp", &gemv_warp<float>));
   }
+  for (const char* op : {"gemv_w8a16/bf16", "gemv_w8a16_bias/bf16", "gemv_w8a16_bias_gelu/bf16"}) {
+    v.push_back(wb::variant(op, "v5_gemv_w8a16", &gemv_w8a16));
+  }
+  const auto argmax_ws = [](const wb::Shape&) { return gemv_argmax_workspace_bytes(); };
+  v.push_back(wb::variant("ln_gemv/bf16", "v6_fused_decode", &ln_gemv<bf16>));
+  v.push_back(wb::variant("ln_gemv/f32", "v6_fused_decode", &ln_gemv<float>));
+  v.push_back(wb::variant("gemv_residual/bf16", "v6_fused_decode", &gemv_residual<bf16>));
+  v.push_back(wb::variant("gemv_residual/f32", "v6_fused_decode", &gemv_residual<float>));
+  v.push_back(wb::variant("gemv_argmax/bf16", "v6_fused_decode", &gemv_argmax<bf16>).with_workspace(argmax_ws));
+  v.push_back(wb::variant("gemv_argmax/f32", "v6_fused_decode", &gemv_argmax<float>).with_workspace(argmax_ws));
   return v;
 }
 

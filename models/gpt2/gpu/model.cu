@@ -9,6 +9,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "ch06.cuh"
 #include "ch07.cuh"
@@ -20,6 +21,7 @@
 #include "model.h"
 #include "model_impl.cuh"
 #include "ops.h"
+#include "quantize.h"
 #include "reference/ch06_layernorm/reference.cuh"
 #include "reference/ch09_gpt2/reference.cuh"
 #include "solutions/ch06_layernorm/ladder.cuh"
@@ -63,6 +65,15 @@ Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
       }
     }
   }
+  if (opt.int8_weights && opt.dtype != wb::DType::BF16) {
+    throw std::invalid_argument("int8_weights: INT8 weights run with BF16 activations (W8A16); load the model in bf16 "
+                                "(--dtype=bf16), or leave --int8 out for the FP32 model");
+  }
+  if (opt.int8_weights && k.gemv != Who::Solution) {
+    throw std::invalid_argument(std::string("int8_weights: the GEMV on INT8 weights is the solution's "
+                                            "(solutions/ch09_gpt2/v5_gemv_w8a16.cu), but gemv is the ") +
+                                who_name(k.gemv) + "'s: add --use=gemv:solution to --int8");
+  }
   dtype = opt.dtype;
   es = dtype == wb::DType::F32 ? 4 : 2;
   C = cfg.n_embd, H = cfg.n_head, D = cfg.head_dim(), V = cfg.vocab, L = cfg.n_layer;
@@ -97,6 +108,7 @@ Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
                       where[&l.attn_proj_b], where[&l.ln_2_w], where[&l.ln_2_b], where[&l.fc_w], where[&l.fc_b],
                       where[&l.fc_proj_w], where[&l.fc_proj_b]});
   }
+  if (opt.int8_weights) quantize_weights(w);
 
   // Activations for up to `cap` tokens at once (a prompt), and the step's small buffers.
   const size_t rows = size_t(cap);
@@ -147,6 +159,7 @@ Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
     kc.push_back(kvbuf.data() + (2 * l) * round_up(per));
     vc.push_back(kvbuf.data() + (2 * l + 1) * round_up(per));
   }
+  alloc_fused();  // the fused decode step's buffers (fused_decode.cu)
   CUDA_CHECK(cudaMallocHost(&pinned, 4 * sizeof(int32_t)));
   CUDA_CHECK(cudaMemset(d_pos, 0, sizeof(int)));
 }
@@ -158,6 +171,58 @@ Model::Impl::~Impl() {
     cudaEventDestroy(m.b);
   }
   if (pinned) cudaFreeHost(pinned);
+}
+
+// --- INT8 weights (Options::int8_weights) ------------------------------------------------
+
+// The four matrices of every block, quantized per output row on the host (quantize.h) and
+// uploaded into one buffer beside the BF16 weights, which prefill and the LM head still use.
+void Model::Impl::quantize_weights(const Weights& w) {
+  std::vector<QuantizedMatrix> mats;
+  std::vector<const void*> keys;  // the BF16 matrix each one stands in for (its device pointer)
+  for (int l = 0; l < L; ++l) {
+    const Layer& layer = w.layers[size_t(l)];
+    const BlockWeights& dev = blocks[size_t(l)];
+    const std::string h = "h." + std::to_string(l) + ".";
+    for (auto [t, ptr, name] : {std::tuple{&layer.attn_w, dev.attn_w, "attn.c_attn.weight"},
+                                {&layer.attn_proj_w, dev.attn_proj_w, "attn.c_proj.weight"},
+                                {&layer.fc_w, dev.fc_w, "mlp.c_fc.weight"},
+                                {&layer.fc_proj_w, dev.fc_proj_w, "mlp.c_proj.weight"}}) {
+      mats.push_back(quantize_rows(*t, h + name));  // throws QuantizeError naming the tensor and row
+      keys.push_back(ptr);
+      replaced_bytes += double(t->bytes());
+    }
+  }
+  size_t total = 0;
+  for (const QuantizedMatrix& m : mats) total += round_up(m.q.size()) + round_up(m.scale.size() * sizeof(float));
+  qbuf = wb::DeviceBuffer<char>(total);
+  std::vector<UploadPiece> pieces;
+  char* p = qbuf.data();
+  for (size_t i = 0; i < mats.size(); ++i) {
+    const QuantizedMatrix& m = mats[i];
+    auto* q = reinterpret_cast<int8_t*>(p);  // (N, K)
+    p += round_up(m.q.size());
+    auto* scale = reinterpret_cast<float*>(p);  // (N)
+    p += round_up(m.scale.size() * sizeof(float));
+    pieces.push_back({q, m.q.data(), m.q.size()});
+    pieces.push_back({scale, m.scale.data(), m.scale.size() * sizeof(float)});
+    int8_of[keys[i]] = {q, scale};
+    int8_bytes += double(m.bytes());
+  }
+  const UploadStats up = upload(pieces, opt.upload);
+  uploaded.bytes += up.bytes;
+  uploaded.ms += up.ms;
+}
+
+void Model::Impl::gemv_int8(OpTag tag, const void* x, const Int8Matrix& m, const void* b, void* y, int N, int K,
+                            ch09::Epilogue epi) {
+  // int8 weights, FP32 scales, x in, y out, the bias: the op's bytes (spec.cu, gemv_w8a16).
+  const double bytes = double(N) * K + 4.0 * N + 2.0 * K + 2.0 * N + (b ? 2.0 * N : 0.0);
+  timed(tag, "solution w8a16", bytes, [&] {
+    ch09::solution::gemv_w8a16(static_cast<const bf16*>(x), m.q, m.scale, static_cast<const bf16*>(b),
+                               static_cast<bf16*>(y), N, K, epi, cur);
+  });
+  if (checking) check_linear_int8(tag, x, m, b, y, N, K, epi);
 }
 
 // --- timing and counting ---------------------------------------------------------------
@@ -229,6 +294,12 @@ void Model::Impl::residual_layernorm(OpTag tag, const void* x, const void* r, co
 
 void Model::Impl::linear(OpTag tag, const void* x, const void* w, const void* b, void* y, int T, int N, int K,
                          ch09::Epilogue epi) {
+  if (T == 1 && !int8_of.empty()) {  // a decode GEMV whose matrix has an INT8 copy (not the LM head's wte)
+    if (const auto it = int8_of.find(w); it != int8_of.end()) {
+      gemv_int8(tag, x, it->second, b, y, N, K, epi);
+      return;
+    }
+  }
   const bool head = std::strcmp(tag.name, "lm_head") == 0;
   const bool gemv = T == 1;
   const Who who = head ? opt.kernels.lm_head : gemv ? opt.kernels.gemv : opt.kernels.gemm;
@@ -340,7 +411,7 @@ void Model::Impl::try_capture() {
   CaptureFn* capture = opt.kernels.graph == Who::Student ? &ch09::student::capture_graph : &solution::capture_graph;
   capturing = true;
   try {
-    exec = capture(stream, [this](cudaStream_t s) { run_step(1, d_token, s); });
+    exec = capture(stream, [this](cudaStream_t s) { decode_once(s); });
     capturing = false;
     if (exec == nullptr) throw std::runtime_error("the capture function returned no graph (a null cudaGraphExec_t)");
   } catch (const std::exception& e) {
@@ -361,7 +432,7 @@ void Model::Impl::decode_step() {
       return;
     }
   }
-  run_step(1, d_token, stream);
+  decode_once(stream);
   ++eager_steps;
 }
 
@@ -374,7 +445,7 @@ int Model::Impl::kernel_count() {
   try {
     CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     try {
-      run_step(1, d_token, stream);
+      decode_once(stream);
     } catch (...) {
       cudaStreamEndCapture(stream, &graph);
       if (graph) cudaGraphDestroy(graph);
@@ -427,6 +498,10 @@ const Options& Model::options() const { return impl_->opt; }
 int Model::position() const { return impl_->pos; }
 int Model::capacity() const { return impl_->cap; }
 double Model::weight_bytes() const { return impl_->weight_bytes; }
+double Model::int8_weight_bytes() const { return impl_->int8_bytes; }
+double Model::decode_weight_bytes() const {
+  return impl_->weight_bytes - impl_->replaced_bytes + impl_->int8_bytes;
+}
 UploadStats Model::upload_stats() const { return impl_->uploaded; }
 double Model::kv_bytes_per_token_at(int position) const {
   return 2.0 * impl_->L * double(position) * impl_->C * double(impl_->es);
@@ -555,7 +630,7 @@ std::string Model::check_graph_replay(int32_t token) {
     CUDA_CHECK(cudaMemcpyAsync(m.d_pos, &m.pinned[3], 4, cudaMemcpyHostToDevice, m.stream));
   };
   set_state();
-  m.run_step(1, m.d_token, m.stream);  // eager
+  m.decode_once(m.stream);  // eager
   ++m.eager_steps;
   std::vector<unsigned char> eager(bytes), replay(bytes);
   CUDA_CHECK(cudaMemcpyAsync(eager.data(), m.logits, bytes, cudaMemcpyDeviceToHost, m.stream));
@@ -581,7 +656,16 @@ CheckReport Model::check_ops(std::span<const int32_t> prompt) {
   m.report = CheckReport{};
   m.checking = true;
   try {
-    prefill(prompt);
+    const int next = prefill(prompt);
+    // The INT8 GEMVs run in decode steps only (prefill keeps the BF16 GEMMs): check one.
+    if (!m.int8_of.empty()) {
+      if (m.pos < m.cap) {
+        m.prompt = {next};  // the step's token, for the embedding check
+        decode(next);
+      } else {
+        m.report.lines.push_back("decode step: not checked, the prompt fills the cache (INT8 GEMVs not checked)");
+      }
+    }
   } catch (...) {
     m.checking = false;
     throw;

@@ -62,6 +62,30 @@ struct Options {
   std::function<void(const LoadProgress&)> progress = nullptr;  // while loading
   UploadMode upload = UploadMode::Staged;  // weights to the GPU through pinned staging (upload.cuh)
   std::function<void(size_t done, size_t total)> upload_progress = nullptr;  // bytes handed to the GPU
+  // INT8 weights (W8A16; BF16 only): the decode GEMVs (T = 1) of attn_qkv, attn_proj, mlp_fc
+  // and mlp_proj read int8 copies of their matrices, quantized per output row on load
+  // (models/gpt2/quantize.h), through the solution's v5_gemv_w8a16 (so gemv must be the
+  // solution's). Prefill (T > 1) keeps the BF16 GEMMs and the LM head stays BF16 (wte), so
+  // both copies are on the GPU: int8_weight_bytes() more memory.
+  bool int8_weights = false;
+  // The fused decode step (fused_decode.cu): every decode step (T = 1) runs the solution's v6
+  // kernels — the LayerNorms in the GEMVs' prologues, the residual adds in their epilogues,
+  // kv_append in the QKV projection's, the LM head and argmax in one kernel — and chapter 8's
+  // split-KV attention (BF16), whatever `kernels` says for those ops; prefill keeps `kernels`.
+  // Off by default until it has been verified on a GPU (gpt2 --decode=fused --check, and the
+  // FusedDecode tests of tests/model_test.cu).
+  bool fused_decode = false;
+};
+
+// The fused decode step against the op-by-op step from the same state (check_fused_decode).
+struct FusedDecodeCheck {
+  double rel_l2 = 0;        // relative L2 of the fused step's logits against the op-by-op step's
+  int32_t ops_token = -1;   // the greedy next token of each step
+  int32_t fused_token = -1;
+  double max_abs_diff = 0;  // the largest |fused logit - op-by-op logit|
+  double tie_gap = 0;       // op-by-op logit of ops_token minus that of fused_token: 0 when they agree
+  // The tokens agree, or differ on a near tie that the logits' differences can explain.
+  bool tokens_consistent() const { return fused_token == ops_token || tie_gap <= 2 * max_abs_diff; }
 };
 
 // One row of the per-op table.
@@ -121,9 +145,16 @@ class Model {
   // Replays the decode step's graph and compares with an eager step on the same state,
   // bit for bit; returns "" or what differed.
   std::string check_graph_replay(int32_t token);
-  // Runs one prefill with every op checked (Options::check behaviour) and reports.
+  // Runs one op-by-op decode step and one fused step (Options::fused_decode) from the same
+  // state (`token` at the current position) and compares their logits and tokens. The cache
+  // and the position are left as after one step.
+  FusedDecodeCheck check_fused_decode(int32_t token);
+  // Runs one prefill with every op checked (Options::check behaviour) and reports. With
+  // int8_weights, one decode step after it is checked too: the INT8 GEMVs run only there.
   CheckReport check_ops(std::span<const int32_t> prompt);
   double weight_bytes() const;
+  double int8_weight_bytes() const;    // the INT8 copies and their scales (0 without int8_weights)
+  double decode_weight_bytes() const;  // weight bytes a decode step reads: the INT8 copies where they replace BF16
   UploadStats upload_stats() const;  // how the weights' upload went (bytes, ms, GB/s)
   double kv_bytes_per_token_at(int position) const;
 

@@ -156,6 +156,38 @@ void Model::Impl::check_linear(OpTag tag, const void* x, const void* wt, const v
   record(tag, w.first, w.ratio);
 }
 
+// A decode GEMV on INT8 weights (T = 1): float64 on the weights the kernel was given, the
+// dequantized q[n][k] * scale[n] (not the BF16 originals: quantization is a choice, the
+// kernel's arithmetic is what is checked here). Same tolerance as check_linear: the kernel's
+// FP32 sum of K products x * q is exact per term, the scale adds one FP32 rounding.
+void Model::Impl::check_linear_int8(OpTag tag, const void* x, const Int8Matrix& m, const void* b, const void* y, int N,
+                                    int K, ch09::Epilogue epi) {
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<int8_t> q(size_t(N) * K);
+  std::vector<float> scale(N);
+  CUDA_CHECK(cudaMemcpy(q.data(), m.q, q.size(), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(scale.data(), m.scale, scale.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  const std::vector<double> bias = b ? fetch(b, N) : std::vector<double>(N, 0.0);
+  const auto xr = fetch(x, K), yr = fetch(y, N);
+  const double rtol = 2 * wb::unit_roundoff(dtype);
+  Worst w;
+  for (int n = 0; n < N; ++n) {
+    double acc = 0, mag = std::fabs(bias[n]);
+    for (int k = 0; k < K; ++k) {
+      const double term = xr[k] * (double(q[size_t(n) * K + k]) * double(scale[n]));  // x · dequantized W
+      acc += term;
+      mag += std::fabs(term);
+    }
+    acc += bias[n];
+    double ref = acc;
+    if (epi == ch09::Epilogue::BiasGelu) ref = 0.5 * acc * (1.0 + std::tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)));
+    const double atol = 8 * kU32 * std::sqrt(double(K)) * mag * 1.2 + 1e-30;
+    w.see("y[0][" + std::to_string(n) + "] (INT8 weights)", ref, yr[n], atol, rtol);
+  }
+  record(tag, w.first, w.ratio);
+  report.lines.back() += " [INT8 weights: float64 on the dequantized q * scale]";
+}
+
 void Model::Impl::check_kv_append(OpTag tag, const void* qkv, int T) {
   CUDA_CHECK(cudaStreamSynchronize(stream));
   const auto q = fetch(qkv, size_t(T) * 3 * C);

@@ -30,7 +30,7 @@ std::vector<int32_t> seeded_prompt(int n, int vocab, uint64_t seed) {
 
 ToolArgs parse_tool_args(int argc, char** argv) {
   ToolArgs a;
-  std::string tokens, dtype = "bf16", kernels = "solution", upload = "staged";
+  std::string tokens, dtype = "bf16", kernels = "solution", upload = "staged", decode = "ops";
   int64_t prompt_len = 0, new_tokens = 128;
   bool no_graph = false;
   wb::ArgParser p("gpt2",
@@ -52,6 +52,11 @@ ToolArgs parse_tool_args(int argc, char** argv) {
                "(cudaMemcpy from pageable memory)", &upload);
   p.add_flag("check", "check every op, the forward against the float64 CPU forward, decode against recompute, "
              "the graph against eager", &a.check);
+  p.add_flag("int8", "decode GEMVs (attn_qkv, attn_proj, mlp_fc, mlp_proj) from INT8 weights quantized per row "
+             "on load (bf16 only; prefill and the LM head stay BF16, so both copies are kept)", &a.int8);
+  p.add_string("decode", "the decode step: ops (default; one kernel per op, as --kernels picks) or fused (the "
+               "solution's fused kernels: LayerNorm in the GEMV's prologue, the residual add in its epilogue, the "
+               "LM head with its argmax; chapter 8's split-KV attention)", &decode);
   p.add_string("json", "write the runs' TTFT and tokens/s to this file", &a.json);
   p.add_int("device", "GPU index (default 0)", &a.device, 0, 1024);
   p.add_int("seed", "seed of --prompt-len's ids (default 1)", &a.seed, 0, INT64_MAX);
@@ -85,6 +90,28 @@ ToolArgs parse_tool_args(int argc, char** argv) {
     }
     a.kernels.push_back(k);
     start = end + 1;
+  }
+  if (a.int8 && a.dtype != wb::DType::BF16) {
+    throw wb::UsageError("--int8 with --dtype=" + dtype + ": INT8 weights run with BF16 activations (W8A16); use "
+                         "--dtype=bf16 (the default) with --int8, or leave --int8 out for the FP32 model");
+  }
+  if (a.int8) {
+    for (const auto& k : a.kernels) {
+      const Who gemv = Kernels::parse(k, a.use).gemv;
+      if (gemv != Who::Solution) {
+        throw wb::UsageError("--int8 with --kernels=" + k + ": the GEMV on INT8 weights is the solution's "
+                             "(v5_gemv_w8a16), but that composition's gemv is the " + who_name(gemv) +
+                             "'s; add --use=gemv:solution (or run that composition without --int8)");
+      }
+    }
+  }
+  if (decode == "fused") {
+    a.fused_decode = true;
+  } else if (decode != "ops") {
+    throw wb::UsageError("--decode=" + decode + ": use ops (one kernel per op) or fused (the fused decode step)");
+  }
+  if (a.fused_decode && a.int8) {
+    throw wb::UsageError("--decode=fused with --int8: the fused decode step reads the BF16 weights; use one of them");
   }
   a.graph = !no_graph;
   if (upload == "staged") {

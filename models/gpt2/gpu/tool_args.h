@@ -19,6 +19,8 @@ struct ToolArgs {
   std::vector<std::string> kernels;  // --kernels=library,solution: one run each
   std::string use;                   // --use=op:who,...
   bool graph = true, check = false;
+  bool int8 = false;                 // --int8: decode GEMVs from INT8 weights (bf16 only)
+  bool fused_decode = false;         // --decode=fused: the fused decode step (ops: op by op, the default)
   UploadMode upload = UploadMode::Staged;  // --upload=staged|plain
   std::string json;
   int64_t device = 0;

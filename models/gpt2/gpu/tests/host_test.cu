@@ -51,6 +51,18 @@ TEST(Registry, EveryVariantTheModelLinksHasItsSpec) {
   EXPECT_NE(wb::find_op("residual_layernorm/bf16"), nullptr);
 }
 
+// The fused decode step's ops (chapters/ch09_gpt2/spec.cu) and the solution's kernels for them
+// (solutions/ch09_gpt2/v6_fused_decode.cu) are linked into the model, each op with its variant.
+TEST(Registry, TheFusedDecodeStepsOpsAreLinked) {
+  for (const char* op : {"ln_gemv/bf16", "ln_gemv/f32", "gemv_residual/bf16", "gemv_residual/f32", "gemv_argmax/bf16",
+                         "gemv_argmax/f32"}) {
+    EXPECT_NE(wb::find_op(op), nullptr) << op;
+    bool found = false;
+    for (const wb::Variant& v : wb::all_variants()) found |= v.op == op && v.name == "v6_fused_decode";
+    EXPECT_TRUE(found) << op << " has no v6_fused_decode variant";
+  }
+}
+
 TEST(ToolArgs, Tokens) {
   EXPECT_EQ(parse_tokens("1,2,50256"), (std::vector<int32_t>{1, 2, 50256}));
   EXPECT_THROW(parse_tokens("1,,2"), wb::UsageError);
@@ -96,6 +108,29 @@ TEST(ToolArgs, GoodLine) {
   EXPECT_EQ(a.json, "o.json");
   EXPECT_EQ(a.upload, UploadMode::Plain);
   EXPECT_EQ(parse({"--weights=m", "--tokens=1"}).upload, UploadMode::Staged) << "staged is the default";
+}
+
+TEST(ToolArgs, Int8) {
+  EXPECT_TRUE(parse({"--weights=m", "--tokens=1", "--int8"}).int8);
+  EXPECT_FALSE(parse({"--weights=m", "--tokens=1"}).int8) << "BF16 weights are the default";
+  EXPECT_TRUE(parse({"--weights=m", "--tokens=1", "--int8", "--kernels=library", "--use=gemv:solution"}).int8);
+  const std::string f32 = refusal({"--weights=m", "--tokens=1", "--int8", "--dtype=f32"});
+  EXPECT_NE(f32.find("--int8 with --dtype=f32"), std::string::npos) << f32;
+  EXPECT_NE(f32.find("--dtype=bf16"), std::string::npos) << "the message says what to do: " << f32;
+  const std::string lib = refusal({"--weights=m", "--tokens=1", "--int8", "--kernels=solution,library"});
+  EXPECT_NE(lib.find("--kernels=library"), std::string::npos) << lib;
+  EXPECT_NE(lib.find("--use=gemv:solution"), std::string::npos) << lib;
+}
+
+TEST(ToolArgs, DecodeStep) {
+  EXPECT_FALSE(parse({"--weights=m", "--tokens=1"}).fused_decode) << "the op-by-op step is the default";
+  EXPECT_FALSE(Options{}.fused_decode) << "the op-by-op step is the default";
+  EXPECT_TRUE(parse({"--weights=m", "--tokens=1", "--decode=fused"}).fused_decode);
+  EXPECT_FALSE(parse({"--weights=m", "--tokens=1", "--decode=ops"}).fused_decode);
+  EXPECT_TRUE(parse({"--weights=m", "--tokens=1", "--decode=fused", "--dtype=f32", "--kernels=library"}).fused_decode);
+  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--decode=fast"}).find("--decode=fast"), std::string::npos);
+  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--decode=fused", "--int8"}).find("--decode=fused with --int8"),
+            std::string::npos);
 }
 
 TEST(ToolArgs, BadLinesNameTheArgument) {

@@ -14,6 +14,7 @@
 // not-implemented until exercises 1-4 (and chapter 6's and 7's) are written.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -193,6 +194,265 @@ INSTANTIATE_TEST_SUITE_P(Gpt2, Composition,
                                            Case{"L=3,C=192,H=3,V=517,P=96", wb::DType::BF16, Who::Solution, 41},
                                            Case{"L=3,C=192,H=3,V=517,P=96", wb::DType::BF16, Who::Library, 41}),
                          case_name);
+
+// --- INT8 weights (Options::int8_weights) --------------------------------------------------
+// The decode GEMVs read INT8 copies of the block matrices (one FP32 scale per row); prefill
+// and the LM head stay BF16. Compared with the BF16 model on the same weights, step by step on
+// the same tokens. The tolerance, on every logit of every decode step:
+//   |logit_int8 - logit_bf16| <= kInt8LogitTol * rms(logits_bf16),   kInt8LogitTol = 0.1
+// Why about that: a weight moves by at most scale / 2 = max|row| / 254, uniformly, so a GEMV
+// output moves by about 0.5-0.8% of its size (a row's max|W| is 2.5-3.5 standard deviations),
+// independently per GEMV; 4 GEMVs per layer add up like a random walk, the two models' BF16
+// roundings of the activations then differ too, and the LM head passes the final hidden
+// state's difference on to the logits. Emulating these two configs' BF16 decode on the CPU
+// (FP32 math, every op's output rounded to BF16) gives a largest difference of about 0.03 x
+// rms for "tiny" and 0.04-0.05 x rms for C192: 0.1 leaves twice that, and is an order of
+// magnitude below what a wrong row, scale or layout does (errors of the logits' own size).
+// Deeper and wider models drift further (a random 12-layer C = 768 model: about 0.08 from the
+// quantization alone), so the bound is for these small configs, not a property of INT8.
+// Top-1: when the BF16 model's two largest logits are more than 2 x tolerance apart, no pair
+// of logit moves within the tolerance can swap them, so the INT8 model's argmax must agree.
+constexpr double kInt8LogitTol = 0.1;
+
+struct Int8Stats {
+  double max_abs = 0, rms16 = 0, margin16 = 0;
+  int top16 = -1, top8 = -1;
+};
+
+Int8Stats compare_int8(const std::vector<float>& l8, const std::vector<float>& l16) {
+  Int8Stats s;
+  double sq = 0;
+  for (size_t i = 0; i < l16.size(); ++i) {
+    s.max_abs = std::max(s.max_abs, std::fabs(double(l8[i]) - l16[i]));
+    if (!std::isfinite(l8[i])) s.max_abs = INFINITY;
+    sq += double(l16[i]) * l16[i];
+  }
+  s.rms16 = std::sqrt(sq / double(l16.size()));
+  s.top16 = int(std::max_element(l16.begin(), l16.end()) - l16.begin());
+  s.top8 = int(std::max_element(l8.begin(), l8.end()) - l8.begin());
+  double second = -INFINITY;
+  for (size_t i = 0; i < l16.size(); ++i) {
+    if (int(i) != s.top16) second = std::max(second, double(l16[i]));
+  }
+  s.margin16 = l16[size_t(s.top16)] - second;
+  return s;
+}
+
+class Int8Weights : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Int8Weights, DecodeLogitsCloseToBf16) {
+  SKIP_WITHOUT_GPU();
+  const Weights w = load_weights(model_file(GetParam()), {.dtype = wb::DType::BF16});
+  Options o;
+  o.dtype = wb::DType::BF16;
+  Model bf16_model = Model::from_weights(w, o);
+  o.int8_weights = true;
+  Model int8_model = Model::from_weights(w, o);
+  EXPECT_GT(int8_model.int8_weight_bytes(), 0.0);
+  EXPECT_LT(int8_model.decode_weight_bytes(), bf16_model.decode_weight_bytes());
+  const auto prompt = prompt_of(13, w.config.vocab, 21);
+  int next16 = bf16_model.prefill(prompt);
+  const int next8 = int8_model.prefill(prompt);
+  // Prefill is the BF16 path in both: the same logits, bit for bit.
+  EXPECT_EQ(int8_model.logits(), bf16_model.logits()) << "prefill must not use the INT8 weights";
+  EXPECT_EQ(next8, next16);
+  const int steps = std::min(24, w.config.n_ctx - 13 - 1);
+  int top1_checked = 0;
+  double worst = 0;
+  for (int i = 0; i < steps; ++i) {
+    const int32_t tok = i % 3 == 2 ? (next16 + 17) % w.config.vocab : next16;  // the same token into both
+    next16 = bf16_model.decode(tok);
+    int8_model.decode(tok);
+    const Int8Stats st = compare_int8(int8_model.logits(), bf16_model.logits());
+    const double tol = kInt8LogitTol * st.rms16;
+    worst = std::max(worst, st.max_abs / st.rms16);
+    EXPECT_LE(st.max_abs, tol) << "decode step " << i << ": largest logit difference " << st.max_abs
+                               << ", tolerance " << tol << " (" << kInt8LogitTol << " x rms " << st.rms16 << ")";
+    if (st.margin16 > 2 * tol) {
+      ++top1_checked;
+      EXPECT_EQ(st.top8, st.top16) << "decode step " << i << ": BF16 margin " << st.margin16 << " > 2 x tolerance";
+    }
+  }
+  std::printf("INT8 vs BF16 logits over %d decode steps: worst max|diff| / rms = %.3g (tolerance %.2g); top-1 "
+              "compared on %d steps with a margin above 2 x tolerance\n",
+              steps, worst, kInt8LogitTol, top1_checked);
+  RecordProperty("worst_max_diff_over_rms", std::to_string(worst));
+}
+
+// --check covers the INT8 GEMVs: one decode step after the prefill, each op checked, the
+// INT8 GEMVs against float64 on the dequantized weights.
+TEST_P(Int8Weights, CheckCoversTheInt8Gemvs) {
+  SKIP_WITHOUT_GPU();
+  const Weights w = load_weights(model_file(GetParam()), {.dtype = wb::DType::BF16});
+  Options o;
+  o.dtype = wb::DType::BF16;
+  o.int8_weights = true;
+  Model model = Model::from_weights(w, o);
+  const CheckReport r = model.check_ops(prompt_of(11, w.config.vocab, 3));
+  int int8_lines = 0;
+  for (const auto& l : r.lines) {
+    std::printf("  %s\n", l.c_str());
+    int8_lines += l.find("INT8 weights") != std::string::npos;
+  }
+  EXPECT_TRUE(r.ok) << r.first_failure;
+  EXPECT_EQ(r.ops_checked, 2 * (1 + 8 * w.config.n_layer + 3)) << "a prefill's ops, then a decode step's";
+  EXPECT_EQ(int8_lines, 4 * w.config.n_layer) << "attn_qkv, attn_proj, mlp_fc, mlp_proj of each layer";
+}
+
+INSTANTIATE_TEST_SUITE_P(Gpt2, Int8Weights, ::testing::Values("tiny", "L=3,C=192,H=3,V=517,P=96"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param == "tiny" ? std::string("tiny") : std::string("C192");
+                         });
+
+TEST(Int8WeightsOptions, RefusedWithF32OrAnotherGemv) {
+  SKIP_WITHOUT_GPU();
+  Options o;
+  o.int8_weights = true;
+  o.dtype = wb::DType::F32;
+  const Weights w32 = load_weights(model_file("tiny"), {.dtype = wb::DType::F32});
+  try {
+    Model::from_weights(w32, o);
+    ADD_FAILURE() << "int8_weights with FP32 was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("bf16"), std::string::npos) << e.what();
+  }
+  const Weights w16 = load_weights(model_file("tiny"), {.dtype = wb::DType::BF16});
+  o.dtype = wb::DType::BF16;
+  o.kernels = Kernels::all(Who::Library);
+  try {
+    Model::from_weights(w16, o);
+    ADD_FAILURE() << "int8_weights with the library's gemv was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--use=gemv:solution"), std::string::npos) << e.what();
+  }
+}
+
+// --- the fused decode step (Options::fused_decode) -----------------------------------------
+// Decode steps through the fused step (solutions/ch09_gpt2/v6_fused_decode.cu; chapter 8's
+// split-KV attention in BF16) against the op-by-op step, on the same model and tokens:
+//   * every step's logits within the bound of each other and of the float64 CPU decoder;
+//   * the fused step's token is the argmax of its own logits (ties to the lower index);
+//   * the two steps' tokens agree, except on a near tie: the op-by-op logits of the two picks
+//     closer than twice the largest difference between the steps' logits (in BF16 the fused
+//     step rounds the residual stream once where the op-by-op step rounds it twice, which
+//     moves the logits by about 1e-2 relative, enough to swap two nearly equal ones);
+//   * in FP32, greedy generation on the device (graph replayed) gives the same tokens;
+//   * the fused step's graph replays its eager step bit for bit, --check's comparison passes,
+//     and it launches 3 + 6 L kernels per token in BF16 (3 + 5 L in FP32), fewer than the
+//     op-by-op step.
+struct FusedCase {
+  std::string config;
+  wb::DType dtype;
+};
+
+std::string fused_case_name(const ::testing::TestParamInfo<FusedCase>& info) {
+  return std::string(info.param.config == "tiny" ? "tiny" : "C192") +
+         (info.param.dtype == wb::DType::F32 ? "_f32" : "_bf16");
+}
+
+int argmax_lower_index(const std::vector<float>& v) {
+  return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin());  // the first of equal maxima
+}
+
+class FusedDecode : public ::testing::TestWithParam<FusedCase> {};
+
+TEST_P(FusedDecode, SameTokensAsTheOpByOpStep) {
+  SKIP_WITHOUT_GPU();
+  const FusedCase c = GetParam();
+  const Weights w = load_weights(model_file(c.config), {.dtype = c.dtype});
+  Options o;
+  o.dtype = c.dtype;
+  Model ops = Model::from_weights(w, o);
+  o.fused_decode = true;
+  Model fused = Model::from_weights(w, o);
+  cpu::Model cm(w);
+  cpu::Decoder dec(cm);
+  const auto prompt = prompt_of(13, w.config.vocab, 31);
+  int next_ops = ops.prefill(prompt);
+  const int next_fused_prefill = fused.prefill(prompt);
+  EXPECT_EQ(next_fused_prefill, next_ops) << "prefill is the op-by-op path in both models";
+  dec.prefill(prompt);
+  const int steps = std::min(20, w.config.n_ctx - 13 - 1);
+  int near_ties = 0;
+  for (int i = 0; i < steps; ++i) {
+    const int32_t tok = i % 3 == 2 ? (next_ops + 17) % w.config.vocab : next_ops;  // the same token into both
+    next_ops = ops.decode(tok);
+    const int next_fused = fused.decode(tok);
+    const auto lo = ops.logits(), lf = fused.logits();
+    EXPECT_LE(rel_l2(lf, lo), bound(c.dtype)) << "decode step " << i << ": fused vs op-by-op logits";
+    EXPECT_LE(rel_l2(lf, dec.decode(tok)), bound(c.dtype)) << "decode step " << i << ": fused vs the float64 decoder";
+    EXPECT_EQ(next_fused, argmax_lower_index(lf)) << "decode step " << i << ": the fused argmax of its own logits";
+    if (next_fused != next_ops) {
+      double max_diff = 0;
+      for (size_t k = 0; k < lo.size(); ++k) max_diff = std::max(max_diff, std::fabs(double(lf[k]) - lo[k]));
+      EXPECT_LE(double(lo[next_ops]) - lo[next_fused], 2 * max_diff)
+          << "decode step " << i << ": tokens " << next_fused << " (fused) and " << next_ops << " (op by op) differ, "
+          << "and not on a near tie";
+      ++near_ties;
+    }
+  }
+  std::printf("%d decode steps: %d near ties where the tokens differ\n", steps, near_ties);
+  if (c.dtype == wb::DType::F32) {
+    ops.prefill(prompt);
+    fused.prefill(prompt);
+    EXPECT_EQ(fused.generate(12), ops.generate(12)) << "greedy generation on the device";
+    EXPECT_TRUE(fused.graph_active());
+  }
+}
+
+TEST_P(FusedDecode, GraphCheckAndKernelCount) {
+  SKIP_WITHOUT_GPU();
+  const FusedCase c = GetParam();
+  const Weights w = load_weights(model_file(c.config), {.dtype = c.dtype});
+  Options o;
+  o.dtype = c.dtype;
+  o.fused_decode = true;
+  Model fused = Model::from_weights(w, o);
+  const auto prompt = prompt_of(11, w.config.vocab, 5);
+  fused.prefill(prompt);
+  const std::string diff = fused.check_graph_replay(prompt.back());
+  if (!fused.graph_problem().empty()) std::printf("capture problem: %s\n", fused.graph_problem().c_str());
+  EXPECT_EQ(diff, "") << "the fused step's graph against its eager step";
+  fused.prefill(prompt);
+  const FusedDecodeCheck f = fused.check_fused_decode(prompt.back());
+  std::printf("fused vs op-by-op step: relative L2 %.3g, tokens %d / %d, largest logit difference %.3g\n", f.rel_l2,
+              f.fused_token, f.ops_token, f.max_abs_diff);
+  EXPECT_LE(f.rel_l2, bound(c.dtype));
+  EXPECT_GT(f.rel_l2, 0.0) << "bit-identical: the comparison is not looking at two different steps";
+  EXPECT_TRUE(f.tokens_consistent()) << f.fused_token << " vs " << f.ops_token;
+
+  o.fused_decode = false;
+  Model ops = Model::from_weights(w, o);
+  ops.prefill(prompt);
+  ops.decode(prompt.back());
+  const int L = w.config.n_layer;
+  const int fused_kernels = fused.kernels_per_step(), ops_kernels = ops.kernels_per_step();
+  std::printf("kernels per token: %d fused, %d op by op (L = %d)\n", fused_kernels, ops_kernels, L);
+  EXPECT_EQ(fused_kernels, 3 + (c.dtype == wb::DType::BF16 ? 6 : 5) * L)
+      << "embedding; per layer ln_1+qkv, attention (BF16: chunks and merge), attn_proj, ln_2+fc, mlp_proj; "
+         "ln_f+lm_head+argmax, advance";
+  EXPECT_LT(fused_kernels, ops_kernels);
+}
+
+INSTANTIATE_TEST_SUITE_P(Gpt2, FusedDecode,
+                         ::testing::Values(FusedCase{"tiny", wb::DType::F32}, FusedCase{"tiny", wb::DType::BF16},
+                                           FusedCase{"L=3,C=192,H=3,V=517,P=96", wb::DType::F32},
+                                           FusedCase{"L=3,C=192,H=3,V=517,P=96", wb::DType::BF16}),
+                         fused_case_name);
+
+TEST(FusedDecodeOptions, RefusedWithInt8Weights) {
+  SKIP_WITHOUT_GPU();
+  const Weights w = load_weights(model_file("tiny"), {.dtype = wb::DType::BF16});
+  Options o;
+  o.fused_decode = true;
+  o.int8_weights = true;
+  try {
+    Model::from_weights(w, o);
+    ADD_FAILURE() << "fused_decode with int8_weights was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("fused_decode with int8_weights"), std::string::npos) << e.what();
+  }
+}
 
 // The learner's composition (every op theirs, BF16): not-implemented until written, then
 // held to the same bound as the solution.

@@ -39,6 +39,10 @@ expect 2 "--new" -- "$tool" --weights="$tiny" --tokens=1 --new=0
 expect 2 "--weights=$work/missing.safetensors: cannot open" -- "$tool" --weights="$work/missing.safetensors" --tokens=1
 expect 2 "unknown|frobnicate" -- "$tool" --weights="$tiny" --tokens=1 --frobnicate
 expect 2 "--upload=fast" -- "$tool" --weights="$tiny" --tokens=1 --upload=fast
+expect 2 "--int8 with --dtype=f32.*--dtype=bf16" -- "$tool" --weights="$tiny" --tokens=1 --int8 --dtype=f32
+expect 2 "--int8 with --kernels=library.*--use=gemv:solution" -- "$tool" --weights="$tiny" --tokens=1 --int8 --kernels=library
+expect 2 "--decode=fast" -- "$tool" --weights="$tiny" --tokens=1 --decode=fast
+expect 2 "--decode=fused with --int8" -- "$tool" --weights="$tiny" --tokens=1 --decode=fused --int8
 
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   expect 1 "gpt2: .*(device|GPU|driver)" -- "$tool" --weights="$tiny" --tokens=1,2,3 --new=4
@@ -58,4 +62,8 @@ expect 0 "check: .* all within tolerance.*float64 CPU forward.*ok.*recompute.*ok
   "$tool" --weights="$tiny" --prompt-len=8 --new=4 --check --dtype=f32
 expect 0 "graph: off" -- "$tool" --weights="$tiny" --prompt-len=8 --new=4 --no-graph
 expect 0 "weights uploaded: .*GB/s .*--upload=plain" -- "$tool" --weights="$tiny" --prompt-len=8 --new=4 --upload=plain
+expect 0 "int8 weights: .*MB.*and a decode step \\(INT8 GEMVs\\).* all within tolerance.*recompute.*ok.*bit for bit.*solution w8a16" -- \
+  "$tool" --weights="$tiny" --prompt-len=8 --new=4 --check --int8
+expect 0 "decode step: fused.*recompute.*ok.*bit for bit.*fused decode step vs op-by-op step: .* ok.*kernels per token.*ln_2\\+mlp_fc" -- \
+  "$tool" --weights="$tiny" --prompt-len=8 --new=4 --check --decode=fused
 echo "all gpt2 tool checks passed"

@@ -2,7 +2,7 @@
 //
 //   gpt2 --weights=FILE (--tokens=ID,ID,... | --prompt-len=N) [--new=128] [--dtype=bf16|f32]
 //        [--kernels=library|solution|student[,...]] [--use=op:who,...] [--no-graph] [--check]
-//        [--json=FILE] [--device=0] [--seed=1] [--upload=staged|plain]
+//        [--json=FILE] [--device=0] [--seed=1] [--upload=staged|plain] [--int8] [--decode=ops|fused]
 //
 // For each composition in --kernels: the generated ids as they come, then TTFT (the
 // prompt's prefill through the first token, CUDA events), decode tokens/s (a loop of
@@ -10,6 +10,10 @@
 // the per-op table of one eager decode pass (time per token, share, GB/s, % of the DRAM
 // roofline). --check first checks each op inside a run, the logits against the float64
 // CPU forward (small models), decode against full recompute, and graph replay against eager.
+// --int8 runs the decode GEMVs from INT8 copies of the block matrices (W8A16, bf16 only).
+// --decode=fused runs every decode step as the fused step (fewer, larger kernels: see
+// docs/ch09-transformer.md, "The fused decode step"); --check then also compares it with the
+// op-by-op step from the same state.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -46,6 +50,9 @@ double rel_l2(const std::vector<float>& got, const std::vector<float>& ref) {
 
 // Relative L2 bounds of the whole model's logits (docs/ch09-transformer.md, "Checks").
 double logits_bound(wb::DType t) { return t == wb::DType::F32 ? 1e-5 : 5e-2; }
+// --int8: decode (INT8 GEMVs) against recompute (prefill's BF16 GEMMs) also holds the
+// weights' quantization error (docs/ch09-transformer.md, "INT8 weights (W8A16)").
+constexpr double kInt8DecodeBound = 1e-1;
 
 struct Run {
   std::string kernels;
@@ -57,11 +64,13 @@ struct Run {
 bool run_checks(Model& model, const gpt2::Weights& w, const std::vector<int32_t>& prompt, int steps) {
   bool ok = true;
   const double bound = logits_bound(model.options().dtype);
+  const double decode_bound = model.options().int8_weights ? kInt8DecodeBound : bound;
   // 1. every op of a prefill against float64 on its own inputs
   const std::vector<int32_t> head(prompt.begin(), prompt.begin() + std::min<size_t>(prompt.size(), 64));
   const gpt2::CheckReport r = model.check_ops(head);
-  std::printf("check: %d ops of a %zu-token prefill against float64 on their own inputs: %s\n", r.ops_checked,
-              head.size(), r.ok ? "all within tolerance" : "FAILED");
+  std::printf("check: %d ops of a %zu-token prefill%s against float64 on their own inputs: %s\n", r.ops_checked,
+              head.size(), model.options().int8_weights ? " and a decode step (INT8 GEMVs)" : "",
+              r.ok ? "all within tolerance" : "FAILED");
   if (!r.ok) {
     std::printf("check: first divergence: %s\n", r.first_failure.c_str());
     ok = false;
@@ -96,9 +105,10 @@ bool run_checks(Model& model, const gpt2::Weights& w, const std::vector<int32_t>
       seq.push_back(fed[i]);
       worst = std::max(worst, rel_l2(decoded[i], model.forward(seq)));
     }
-    std::printf("check: %d decode steps vs full recompute: worst relative L2 %.3g (bound %.0e) %s\n", steps, worst,
-                bound, worst <= bound ? "ok" : "FAILED");
-    ok = ok && worst <= bound;
+    std::printf("check: %d decode steps vs full recompute: worst relative L2 %.3g (bound %.0e%s) %s\n", steps, worst,
+                decode_bound, model.options().int8_weights ? ": INT8 decode vs BF16 prefill" : "",
+                worst <= decode_bound ? "ok" : "FAILED");
+    ok = ok && worst <= decode_bound;
   }
   // 4. graph replay vs eager
   if (model.options().graph) {
@@ -106,6 +116,16 @@ bool run_checks(Model& model, const gpt2::Weights& w, const std::vector<int32_t>
     const std::string g = model.check_graph_replay(prompt.back());
     std::printf("check: graph replay vs eager step: %s\n", g.empty() ? "bit for bit equal" : g.c_str());
     ok = ok && g.empty();
+  }
+  // 5. the fused decode step vs the op-by-op step from the same state (whichever one --decode picks)
+  if (!model.options().int8_weights) {
+    model.prefill(prompt);
+    const gpt2::FusedDecodeCheck f = model.check_fused_decode(prompt.back());
+    const bool good = f.rel_l2 <= bound && f.tokens_consistent();
+    std::printf("check: fused decode step vs op-by-op step: relative L2 %.3g (bound %.0e), next token %d vs %d%s %s\n",
+                f.rel_l2, bound, f.fused_token, f.ops_token,
+                f.fused_token == f.ops_token ? "" : " (a near tie)", good ? "ok" : "FAILED");
+    ok = ok && good;
   }
   return ok;
 }
@@ -136,6 +156,8 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
   o.kernels = gpt2::Kernels::parse(kernels, a.use);
   o.graph = a.graph;
   o.upload = a.upload;
+  o.int8_weights = a.int8;
+  o.fused_decode = a.fused_decode;
   int last_percent = -1;
   o.upload_progress = [&](size_t done, size_t total) {
     const int percent = total > 0 ? static_cast<int>(100.0 * double(done) / double(total)) : 100;
@@ -151,7 +173,17 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
   std::printf("weights uploaded: %.2f GB in %.1f ms, %.1f GB/s (%s)\n", up.bytes / 1e9, up.ms, up.gbps(),
               a.upload == gpt2::UploadMode::Staged ? "--upload=staged: pinned buffers, a copy stream"
                                                    : "--upload=plain: cudaMemcpy from pageable memory");
+  if (a.int8) {
+    std::printf("int8 weights: %.1f MB (int8 + FP32 row scales) for the decode GEMVs, kept beside the %.1f MB of BF16 "
+                "weights that prefill and the LM head use: %.1f MB of weights on the GPU\n",
+                model.int8_weight_bytes() / 1e6, model.weight_bytes() / 1e6,
+                (model.int8_weight_bytes() + model.weight_bytes()) / 1e6);
+  }
 
+  if (a.fused_decode) {
+    std::printf("decode step: fused (--decode=fused): the solution's v6 kernels and chapter 8's split-KV attention; "
+                "prefill as --kernels picks\n");
+  }
   if (a.check && !run_checks(model, w, prompt, 64)) checks_ok = false;
 
   // The generated ids as they come (this run also warms up the libraries' plans and captures the graph).
@@ -206,7 +238,7 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
   } else {
     std::printf("kernels per token: not counted (the step could not be captured: %s)\n", model.graph_problem().c_str());
   }
-  const double weight_mb = model.weight_bytes() / 1e6;
+  const double weight_mb = model.decode_weight_bytes() / 1e6;  // with --int8, the INT8 copies where decode reads them
   const double kv_mb = model.kv_bytes_per_token_at(static_cast<int>(prompt.size()) + steps / 2) / 1e6;
   if (run.decode_tok_s > 0 && dev.spec.dram_gbps > 0) {
     const double gbs = (weight_mb + kv_mb) * 1e6 * run.decode_tok_s / 1e9;
@@ -283,7 +315,9 @@ int main(int argc, char** argv) {
     }
     const wb::DeviceInfo dev = wb::query_device();
     std::printf("GPU: %s (sm_%d%d); model: %s, %s; prompt %zu tokens, %d new\n", dev.name.c_str(), dev.major, dev.minor,
-                w.config.describe().c_str(), a.dtype == wb::DType::BF16 ? "bf16" : "f32", prompt.size(), a.new_tokens);
+                w.config.describe().c_str(),
+                a.dtype == wb::DType::F32 ? "f32" : a.int8 ? "bf16, int8 decode weights (--int8)" : "bf16",
+                prompt.size(), a.new_tokens);
     bool checks_ok = true;
     std::vector<Run> runs;
     for (const auto& k : a.kernels) runs.push_back(run_one(w, a, k, prompt, dev, checks_ok));
@@ -299,6 +333,7 @@ int main(int argc, char** argv) {
         j.set("kernels", r.kernels);
         j.set("ttft_ms", r.ttft_ms);
         j.set("decode_tok_s", r.decode_tok_s);
+        if (a.int8) j.set("int8", true);
         list.push(j);
       }
       doc.set("runs", list);

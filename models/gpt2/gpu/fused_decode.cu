@@ -1,0 +1,194 @@
+// The fused decode step (Options::fused_decode): one token through the solution's v6 kernels
+// (solutions/ch09_gpt2/v6_fused_decode.cu) and chapter 8's split-KV decode attention — fewer,
+// larger kernels than model.cu's op-by-op step — and the check that compares the two.
+//
+// The residual stream x (C) lives in buf.tmp. Per layer l:
+//   ln_1+attn_qkv+kv_append  qkv (3C) = LN_1(x) · attn_wᵀ + attn_b, and the token's k and v
+//                            (qkv's second and third C) into the cache at *d_pos; at layer 0
+//                            the embedding's pair is added first, x = resid + branch (-> tmp)
+//   attention                att (C) = the q heads over the cache's keys 0 .. *d_pos
+//                            (BF16: chapter 8's v5 split-KV kernels, a chunk pass and a merge;
+//                            FP32, or a head size chapter 8 does not take: the model's kernel)
+//   attn_proj+residual       x = x + att · attn_proj_wᵀ + attn_proj_b       (in place)
+//   ln_2+mlp_fc              fc (4C) = gelu_tanh(LN_2(x) · fc_wᵀ + fc_b)
+//   mlp_proj+residual        x = x + fc · fc_proj_wᵀ + fc_proj_b            (in place)
+// then ln_f+lm_head+argmax: logits = LN_f(x) · wteᵀ and their argmax in one kernel, and the
+// step's bookkeeping (kernels::advance, as in the op-by-op step).
+//
+// Kernels per token: 1 (embedding) + 6 per layer + 2 in BF16 (5 per layer in FP32), against
+// the op-by-op step's 1 + 8 per layer + 5 (BF16; FP32 adds a residual add per LayerNorm).
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "ch08.cuh"
+#include "cuda/errors.cuh"
+#include "cuda/launch.cuh"
+#include "kernels.cuh"
+#include "model.h"
+#include "model_impl.cuh"
+#include "solutions/ch08_flash_attention/ladder.cuh"
+#include "solutions/ch09_gpt2/ladder.cuh"
+
+namespace gpt2 {
+
+using bf16 = __nv_bfloat16;
+
+namespace {
+
+size_t round_up(size_t n) { return (n + 255) / 256 * 256; }
+
+template <class T>
+const T* in(const void* p) {
+  return static_cast<const T*>(p);
+}
+template <class T>
+T* out(void* p) {
+  return static_cast<T*>(p);
+}
+
+}  // namespace
+
+// Chapter 8's decode kernels are BF16 and take head sizes that are multiples of 8 up to 128.
+bool Model::Impl::chapter8_attention() const { return dtype == wb::DType::BF16 && D % 8 == 0 && D <= 128; }
+
+void Model::Impl::alloc_fused() {
+  if (opt.fused_decode && opt.int8_weights) {
+    throw std::invalid_argument("fused_decode with int8_weights: the fused decode step's kernels read the BF16 "
+                                "weights; pick one (--decode=fused or --int8)");
+  }
+  const size_t scratch = chapter8_attention() ? ch08::decode_scratch_bytes(1, H, H, cap, D) : 0;
+  const size_t lse = size_t(H) * sizeof(float);
+  const size_t ws = ch09::solution::gemv_argmax_workspace_bytes();
+  fused_buf = wb::DeviceBuffer<char>(round_up(scratch) + round_up(lse) + round_up(ws));
+  CUDA_CHECK(cudaMemset(fused_buf.data(), 0, fused_buf.bytes()));  // the argmax's ticket counter starts at 0
+  char* p = fused_buf.data();
+  attn_scratch = scratch > 0 ? p : nullptr;
+  p += round_up(scratch);
+  attn_lse = reinterpret_cast<float*>(p);  // (H): chapter 8's lse output, not used here
+  p += round_up(lse);
+  argmax_ws = p;
+}
+
+void Model::Impl::decode_once(cudaStream_t s) {
+  // --check runs the op-by-op step, whose ops it checks one by one.
+  if (opt.fused_decode && !checking) {
+    fused_step(s);
+  } else {
+    run_step(1, d_token, s);
+  }
+}
+
+void Model::Impl::fused_step(cudaStream_t s) {
+  if (dtype == wb::DType::BF16) {
+    fused_step_as<bf16>(s);
+  } else {
+    fused_step_as<float>(s);
+  }
+}
+
+template <class T>
+void Model::Impl::fused_step_as(cudaStream_t s) {
+  namespace v6 = ch09::solution;
+  using ch09::Epilogue;
+  cur = s;
+  const float eps = static_cast<float>(kLayerNormEps);
+  const double e = double(es), c = C;  // for the table's bytes: element size, channels
+  const char* who = "solution v6";
+
+  timed({"embedding", -1}, "model", e * 4.0 * c, [&] {
+    kernels::embedding(d_token, d_pos, in<T>(wte), in<T>(wpe), out<T>(buf.resid), out<T>(buf.branch), 1, C, cur);
+  });
+
+  T* x = out<T>(buf.tmp);  // (C) the residual stream, from layer 0's LayerNorm on
+  for (int l = 0; l < L; ++l) {
+    const BlockWeights& w = blocks[l];
+    const bool first = l == 0;
+    const v6::KvCacheTarget<T> kv{out<T>(kc[l]), out<T>(vc[l]), d_pos, H, D, cap};
+    // W and b; x (and r, h at layer 0), gamma, beta; qkv; the key and value
+    const double qkv_bytes = e * (3 * c * c + 3 * c + (first ? 3 : 1) * c + 2 * c + 3 * c + 2 * c);
+    timed({"ln_1+attn_qkv+kv_append", l}, who, qkv_bytes, [&] {
+      v6::ln_gemv_qkv<T>(first ? in<T>(buf.resid) : x, first ? in<T>(buf.branch) : nullptr, in<T>(w.ln_1_w),
+                         in<T>(w.ln_1_b), in<T>(w.attn_w), in<T>(w.attn_b), first ? x : nullptr, out<T>(buf.qkv), C,
+                         eps, kv, cur);
+    });
+    // the keys and values of every position seen, q in, att out
+    timed({"attention", l}, chapter8_attention() ? "ch08 v5 split-KV" : "model", e * (2.0 * (pos + 1) * c + 2 * c),
+          [&] {
+            if constexpr (std::is_same_v<T, bf16>) {
+              if (chapter8_attention()) {
+                ch08::solution::v5_decode_at_pos_bf16(in<bf16>(buf.qkv), in<bf16>(kc[l]), in<bf16>(vc[l]), d_pos,
+                                                      out<bf16>(buf.att), attn_lse, 1, H, H, cap, D,
+                                                      1.0f / std::sqrt(float(D)), attn_scratch, cur);
+                return;
+              }
+            }
+            kernels::attention(in<T>(buf.qkv), in<T>(kc[l]), in<T>(vc[l]), d_pos, out<T>(buf.att), 1, H, D, cap, cur);
+          });
+    timed({"attn_proj+residual", l}, who, e * (c * c + c + c + 2 * c), [&] {
+      v6::gemv_residual<T>(in<T>(buf.att), in<T>(w.attn_proj_w), in<T>(w.attn_proj_b), x, x, C, C, cur);
+    });
+    timed({"ln_2+mlp_fc", l}, who, e * (4 * c * c + 4 * c + 3 * c + 4 * c), [&] {
+      v6::ln_gemv<T>(x, nullptr, in<T>(w.ln_2_w), in<T>(w.ln_2_b), in<T>(w.fc_w), in<T>(w.fc_b), nullptr,
+                     out<T>(buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, cur);
+    });
+    timed({"mlp_proj+residual", l}, who, e * (4 * c * c + c + 4 * c + 2 * c), [&] {
+      v6::gemv_residual<T>(in<T>(buf.fc), in<T>(w.fc_proj_w), in<T>(w.fc_proj_b), x, x, C, 4 * C, cur);
+    });
+  }
+
+  // wte; x, gamma, beta; the logits
+  timed({"ln_f+lm_head+argmax", -1}, who, e * (double(V) * c + 3 * c + V), [&] {
+    v6::ln_gemv_argmax<T>(x, in<T>(ln_f_w), in<T>(ln_f_b), in<T>(wte), out<T>(logits), top_i, top_v, V, C, eps,
+                          argmax_ws, cur);
+    kernels::advance(top_i, d_next, d_token, d_pos, d_history, 1, cur);
+  });
+}
+
+FusedDecodeCheck Model::check_fused_decode(int32_t token) {
+  Impl& m = *impl_;
+  m.require_tokens(std::span<const int32_t>(&token, 1), m.pos + 1);
+  if (m.pos == 0) throw std::logic_error("check_fused_decode before prefill: run prefill(prompt) first");
+  const int pos0 = m.pos;
+  // One eager step from the same state (token, position): its logits and greedy token.
+  const auto step = [&](bool fused) {
+    m.pinned[1] = token;
+    m.pinned[3] = pos0;
+    CUDA_CHECK(cudaMemcpyAsync(m.d_token, &m.pinned[1], 4, cudaMemcpyHostToDevice, m.stream));
+    CUDA_CHECK(cudaMemcpyAsync(m.d_pos, &m.pinned[3], 4, cudaMemcpyHostToDevice, m.stream));
+    if (fused) {
+      m.fused_step(m.stream);
+    } else {
+      m.run_step(1, m.d_token, m.stream);
+    }
+    ++m.eager_steps;
+    CUDA_CHECK(cudaMemcpyAsync(&m.pinned[2], m.d_next, 4, cudaMemcpyDeviceToHost, m.stream));
+    wb::sync_with_deadline(m.stream, fused ? "gpt2 fused decode step" : "gpt2 decode step");
+    return std::pair{logits(), m.pinned[2]};
+  };
+  // The op-by-op step first: the fused one then writes this position's key and value again,
+  // and the cache is left as the fused step makes it.
+  const auto [ops, ops_token] = step(false);
+  const auto [fused, fused_token] = step(true);
+  m.pos = pos0 + 1;
+
+  FusedDecodeCheck r;
+  r.ops_token = ops_token;
+  r.fused_token = fused_token;
+  double num = 0, den = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const double d = double(fused[i]) - ops[i];
+    num += d * d;
+    den += double(ops[i]) * ops[i];
+    r.max_abs_diff = std::isfinite(d) ? std::max(r.max_abs_diff, std::fabs(d)) : INFINITY;
+  }
+  r.rel_l2 = std::sqrt(num / std::max(den, 1e-300));
+  r.tie_gap = double(ops[size_t(ops_token)]) - ops[size_t(fused_token)];
+  return r;
+}
+
+}  // namespace gpt2

@@ -1,0 +1,460 @@
+// Step 6 — the fused decode step: one token (batch 1) in fewer, larger kernels.
+//
+// At batch 1 a decode step reads every weight once for one multiply-add, so its floor is
+// (weight bytes + KV-cache bytes) / copy bandwidth. Step 4's GEMV already streams W near
+// that speed; what separates the step from the floor is everything around the GEMVs: a
+// LayerNorm kernel that reads a row and writes it back only for the next GEMV to read it, a
+// residual add handed from one kernel to the next, a kv_append of its own, a to_float and a
+// top-k over the logits — and every one of those kernels waits for the one before it. This
+// step fuses them into the GEMVs:
+//
+//   ln_gemv        the LayerNorm in the GEMV's PROLOGUE. Every CTA reads the C-element input
+//                  row (x + r: at most 1600 elements, 3.2 KB, a hit in L2), computes its mean
+//                  and rstd (FP32, two passes over shared memory), stores the normalised row
+//                  in shared memory (rounded to T, as the unfused LayerNorm stores it), and
+//                  multiplies its rows of W by it; bias (+ GELU) in the epilogue. Recomputing
+//                  the statistics per CTA costs C reads from L2 against the kWarps * C weights
+//                  the CTA streams from DRAM, and the first row's weights are requested BEFORE
+//                  the LayerNorm, so that they are in flight while it runs.
+//                  h = x + r, the new residual stream, is written by CTA 0 alone: 3.2 KB of
+//                  stores, too few to be worth splitting up between the CTAs.
+//                  ln_gemv_qkv also stores the token's key and value (rows C .. 3C of its
+//                  output) into the layer's KV cache at *pos: the model's kv_append, folded
+//                  into the epilogue.
+//   gemv_residual  the two output projections: y = res + W · x + b, rounded once. The block's
+//                  residual add is in the epilogue, so the block's output is ready for the next
+//                  LayerNorm (a prologue again) with no pass of its own. These GEMVs have only
+//                  N = C rows (768 for 124M): one warp per row would leave a 132-SM GPU with
+//                  too few loads in flight, so 2 or 4 warps share a row (split K) and add their
+//                  partial sums through shared memory, in a fixed order.
+//   gemv_argmax    the LM head and the argmax in ONE kernel: a CTA keeps the best (value,
+//                  index) of its rows as one 64-bit key (chapter 7's order: the larger value,
+//                  equal values by the lower index), writes it to a workspace, and the last CTA
+//                  to finish (a ticket counter) merges the keys and resets the counter for the
+//                  next call. The argmax is of the logits AS STORED (rounded to T), as the
+//                  unfused path's argmax sees them. ln_gemv_argmax folds ln_f in as above.
+//
+// All rows of a row GEMV (ln_gemv, gemv_argmax) come from one kernel shape: 8 warps per CTA,
+// one row per warp per step, and no more CTAs than the GPU holds at once, which loop over
+// groups of 8 rows (the LM head's 50257 rows on an H100: 528 CTAs of about 12 groups each,
+// so the LayerNorm prologue is paid 528 times, not 6283). The dot product is step 4's: lane
+// l takes the 16-byte pieces l, l + 32, ... of the row (one coalesced 512-byte read per warp
+// and step), in the same order, so the sums match step 4's bit for bit on the same row.
+//
+// Run: build/ch09/bin/ch09_bench --op=ln_gemv/bf16   (and gemv_residual/bf16, gemv_argmax/bf16)
+//      build/ch09/bin/gpt2 --weights=124M.safetensors --prompt-len=512 --new=128 --decode=fused
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "cuda/errors.cuh"
+#include "epilogue.cuh"
+#include "ladder.cuh"
+
+namespace ch09::solution {
+namespace {
+
+constexpr int kWarps = 8, kThreads = 32 * kWarps;  // a CTA: 8 warps
+constexpr int kAhead = 4;       // 16-byte pieces per lane requested before the LayerNorm (1024 BF16 of a row)
+constexpr int kMaxCtas = 1024;  // a row GEMV's grid at most (the argmax's workspace holds one key per CTA)
+constexpr int kMaxRow = 8192;   // C (or K) at most: the input row lives in shared memory (32 KB in FP32)
+
+// The dot product of two 16-byte pieces, in FP32 (step 4's).
+__device__ __forceinline__ float dot16(const uint4& a, const uint4& b, float) {
+  return __uint_as_float(a.x) * __uint_as_float(b.x) + __uint_as_float(a.y) * __uint_as_float(b.y) +
+         __uint_as_float(a.z) * __uint_as_float(b.z) + __uint_as_float(a.w) * __uint_as_float(b.w);
+}
+__device__ __forceinline__ float dot16(const uint4& a, const uint4& b, bf16) {
+  const auto* pa = reinterpret_cast<const __nv_bfloat162*>(&a);
+  const auto* pb = reinterpret_cast<const __nv_bfloat162*>(&b);
+  float s = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 fa = __bfloat1622float2(pa[i]), fb = __bfloat1622float2(pb[i]);
+    s += fa.x * fb.x + fa.y * fb.y;
+  }
+  return s;
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+  return v;  // every lane holds the sum
+}
+
+// The sum of one value per thread over the CTA; every thread gets it. `red`: kWarps floats
+// of shared memory, free again when this returns.
+__device__ __forceinline__ float block_sum(float v, float* red) {
+  v = warp_sum(v);
+  if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = v;
+  __syncthreads();
+  float total = 0.0f;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) total += red[w];
+  __syncthreads();  // every thread has read red before the next call writes it
+  return total;
+}
+
+// --- argmax keys: chapter 7's order as one unsigned 64-bit number -----------------------------
+//   key = ordered(value) << 32 | ~index
+// ordered() maps a float to a uint32 of the same order (negative floats: all bits flipped;
+// positive ones: the sign bit set; -0 counted as +0), ~index makes the lower index the larger
+// key, so the largest key is the argmax with ties to the lower index. Every real key is
+// above 0, which therefore means "no row yet".
+using Key = unsigned long long;
+
+__device__ __forceinline__ uint32_t ordered_bits(float v) {
+  const uint32_t u = __float_as_uint(__fadd_rn(v, 0.0f));  // -0 + 0 = +0
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+__device__ __forceinline__ Key make_key(float v, int n) { return (Key(ordered_bits(v)) << 32) | Key(~uint32_t(n)); }
+__device__ __forceinline__ int key_index(Key k) { return int(~uint32_t(k & 0xffffffffu)); }
+__device__ __forceinline__ float key_value(Key k) {
+  const uint32_t o = uint32_t(k >> 32);
+  return __uint_as_float((o & 0x80000000u) ? (o & 0x7fffffffu) : ~o);  // ordered_bits undone
+}
+__device__ __forceinline__ Key key_max(Key a, Key b) { return a > b ? a : b; }
+
+// The argmax's workspace: a ticket counter (zero between calls) and one key per CTA.
+struct ArgmaxWorkspace {
+  unsigned int done;
+  unsigned int pad;
+  Key part[kMaxCtas];
+};
+
+// --- the row GEMV: y (N) = epilogue(W (N, K) · row + b), row = [LayerNorm](x [+ r]) ----------
+
+template <class T>
+struct RowGemvArgs {
+  const T* x;          // (K) the input
+  const T* r;          // (K) added to x first (the residual pair), or null
+  const T* gamma;      // (K) the LayerNorm's scale (kNorm)
+  const T* beta;       // (K) the LayerNorm's shift (kNorm)
+  T* h;                // (K) h = T(x + r), written by CTA 0; or null
+  const T* w;          // (N, K) row-major: row n holds output n's K weights
+  const T* b;          // (N), or null for Epilogue::None
+  T* y;                // (N)
+  int N, K;
+  Epilogue epi;
+  float eps;
+  bool vec;            // 16-byte loads of W: K * sizeof(T) % 16 == 0 and W 16-byte aligned
+  KvCacheTarget<T> kv; // kv.k_cache not null: y is the QKV row, its keys and values go to the cache too
+  int32_t* index;      // kArgmax: the argmax of y (as stored), and its value
+  float* value;
+  ArgmaxWorkspace* ws;
+};
+
+// The CTA's input row into shared memory, as T: v = T(x + r) (the residual stream, rounded
+// once), then with kNorm the LayerNorm of v. Ends with a barrier: every warp reads the whole
+// row next. Each thread touches the same elements k = tid, tid + kThreads, ... in every pass,
+// so the passes need no barrier between them (block_sum's own barriers aside).
+template <class T, bool kNorm>
+__device__ __forceinline__ void stage_row(const RowGemvArgs<T>& a, T* s_row, float* red) {
+  float sum = 0.0f;
+  for (int k = threadIdx.x; k < a.K; k += kThreads) {
+    float v = to_f32(a.x[k]);
+    if (a.r != nullptr) v += to_f32(a.r[k]);
+    const T vt = from_f32<T>(v);
+    s_row[k] = vt;
+    if (a.h != nullptr && blockIdx.x == 0) a.h[k] = vt;
+    if constexpr (kNorm) sum += to_f32(vt);
+  }
+  if constexpr (kNorm) {
+    // Two passes (the mean, then the squared deviations): no cancellation when the mean is
+    // large next to the spread, as a one-pass E[v^2] - E[v]^2 would suffer.
+    const float mean = block_sum(sum, red) / static_cast<float>(a.K);
+    float sq = 0.0f;
+    for (int k = threadIdx.x; k < a.K; k += kThreads) {
+      const float d = to_f32(s_row[k]) - mean;
+      sq += d * d;
+    }
+    const float rstd = rsqrtf(block_sum(sq, red) / static_cast<float>(a.K) + a.eps);
+    for (int k = threadIdx.x; k < a.K; k += kThreads) {
+      s_row[k] = from_f32<T>((to_f32(s_row[k]) - mean) * rstd * to_f32(a.gamma[k]) + to_f32(a.beta[k]));
+    }
+  }
+  __syncthreads();
+}
+
+// The QKV row's elements C .. 2C are the token's key, 2C .. 3C its value (head h = c / D,
+// element d = c % D): stored at position *pos of the layer's cache, [H][P][D].
+template <class T>
+__device__ __forceinline__ void store_kv(const KvCacheTarget<T>& kv, int n, T v) {
+  const int C = kv.H * kv.D;
+  if (n < C) return;  // a query element
+  const bool is_v = n >= 2 * C;
+  const int c = n - (is_v ? 2 * C : C), h = c / kv.D, d = c % kv.D;
+  T* cache = is_v ? kv.v_cache : kv.k_cache;
+  cache[(size_t(h) * kv.P + *kv.pos) * kv.D + d] = v;
+}
+
+// The argmax's merge, after every warp of the CTA has its best key: the CTA's best goes to
+// the workspace, then the CTA takes a ticket. The CTA that takes the last ticket sees every
+// other CTA's key (each was written, then fenced, before its ticket was taken) and merges them.
+// warp_best: kWarps keys of shared memory; last_cta: a shared flag.
+template <class T>
+__device__ __forceinline__ void merge_argmax(const RowGemvArgs<T>& a, Key best, Key* warp_best, bool* last_cta) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) warp_best[warp] = best;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    Key cta = 0;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) cta = key_max(cta, warp_best[w]);
+    a.ws->part[blockIdx.x] = cta;
+    __threadfence();  // the key is visible to every CTA before the ticket says so
+    *last_cta = atomicAdd(&a.ws->done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!*last_cta) return;  // the same answer for the whole CTA
+  __threadfence();
+  const volatile Key* part = a.ws->part;  // volatile: read from L2, never a stale L1 line
+  Key k = 0;
+  for (int i = threadIdx.x; i < static_cast<int>(gridDim.x); i += kThreads) k = key_max(k, part[i]);
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) k = key_max(k, __shfl_xor_sync(0xffffffffu, k, off));
+  if (lane == 0) warp_best[warp] = k;  // thread 0 finished reading warp_best before the last barrier
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    Key all = 0;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) all = key_max(all, warp_best[w]);
+    *a.index = key_index(all);
+    *a.value = key_value(all);
+    a.ws->done = 0;  // ready for the next call, and for the next replay of a graph
+  }
+}
+
+// grid (at most ceil(N / kWarps): launch_row_gemv), block (kThreads), dynamic shared memory: the row,
+// K elements of T (16-byte aligned). CTA c takes the groups of kWarps rows g = c, c + grid,
+// c + 2 grid, ...; warp w of a group owns row n = g * kWarps + w.
+// At most 64 registers (__launch_bounds__'s 4 CTAs per SM): 32 warps per SM stream W.
+template <class T, bool kNorm, bool kArgmax>
+__global__ void __launch_bounds__(kThreads, 4) row_gemv_kernel(const RowGemvArgs<T> a) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  T* s_row = reinterpret_cast<T*>(smem_raw);  // (K) the input row, staged once per CTA
+  __shared__ float red[kWarps];               // block_sum
+  __shared__ Key warp_best[kWarps];           // kArgmax: each warp's best key
+  __shared__ bool last_cta;                   // kArgmax: this CTA took the last ticket
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  constexpr int kPer = 16 / sizeof(T);        // elements per 16-byte piece
+  const int pieces = a.K / kPer;              // whole pieces of a row (vec: K % kPer == 0)
+
+  // 1. This warp's first row: its first kAhead pieces per lane are requested now, so that
+  //    DRAM is busy while the LayerNorm below runs (they are used in step 3).
+  uint4 ahead[kAhead];
+#pragma unroll
+  for (int i = 0; i < kAhead; ++i) ahead[i] = make_uint4(0, 0, 0, 0);
+  {
+    const int n = blockIdx.x * kWarps + warp;
+    if (a.vec && n < a.N) {
+      const uint4* w4 = reinterpret_cast<const uint4*>(a.w + size_t(n) * a.K);
+#pragma unroll
+      for (int i = 0; i < kAhead; ++i) {
+        const int p = lane + 32 * i;
+        if (p < pieces) ahead[i] = __ldg(w4 + p);
+      }
+    }
+  }
+
+  // 2. The input row, normalised, into shared memory.
+  stage_row<T, kNorm>(a, s_row, red);
+
+  // 3. The rows: a warp's dot product, the shuffle sum, the epilogue. No barrier in this loop:
+  //    a warp whose row is past N just skips it.
+  [[maybe_unused]] Key best = 0;  // kArgmax: the best key of this warp's rows
+  const uint4* x4 = reinterpret_cast<const uint4*>(s_row);
+  for (long long g = blockIdx.x; g * kWarps < a.N; g += gridDim.x) {
+    const int n = static_cast<int>(g * kWarps) + warp;
+    if (n >= a.N) continue;  // n is the same for the warp's 32 lanes
+    const T* row = a.w + size_t(n) * a.K;
+    float acc = 0.0f;
+    if (a.vec) {
+      const uint4* w4 = reinterpret_cast<const uint4*>(row);
+      int p0 = lane;
+      if (g == blockIdx.x) {  // the first group: its first pieces are in registers already
+#pragma unroll
+        for (int i = 0; i < kAhead; ++i) {
+          const int p = lane + 32 * i;
+          if (p < pieces) acc += dot16(ahead[i], x4[p], T{});
+        }
+        p0 = lane + 32 * kAhead;
+      }
+#pragma unroll 4
+      for (int p = p0; p < pieces; p += 32) acc += dot16(__ldg(w4 + p), x4[p], T{});
+    } else {
+      for (int k = lane; k < a.K; k += 32) acc += to_f32(row[k]) * to_f32(s_row[k]);
+    }
+    acc = warp_sum(acc);
+    const T out = epilogue(acc, a.b, n, a.epi);  // + bias, GELU, one rounding to T
+    if (lane == 0) {
+      a.y[n] = out;
+      if (a.kv.k_cache != nullptr) store_kv(a.kv, n, out);
+    }
+    if constexpr (kArgmax) best = key_max(best, make_key(to_f32(out), n));  // every lane: the same key
+  }
+  if constexpr (kArgmax) merge_argmax(a, best, warp_best, &last_cta);
+}
+
+// --- gemv_residual: y (N) = res (N) + W (N, K) · x (K) + b (N) ---------------------------------
+
+// grid (ceil(N / kRows)), block (kThreads). kSplit warps share row n = blockIdx.x * kRows +
+// warp / kSplit: warp j = warp % kSplit of them takes the pieces j * 32 + lane, then every
+// 32 * kSplit-th (consecutive warps, consecutive 512-byte reads). y may be res itself: each
+// res[n] is read by the one thread that then writes y[n].
+template <class T, int kSplit>
+__global__ void __launch_bounds__(kThreads) gemv_residual_kernel(const T* x, const T* w, const T* b, const T* res, T* y,
+                                                                 int N, int K, bool vec) {
+  static_assert(kWarps % kSplit == 0, "whole rows per CTA");
+  constexpr int kRows = kWarps / kSplit;
+  __shared__ float partial[kWarps];  // each warp's sum over its share of the row
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, j = warp % kSplit;
+  const int n = blockIdx.x * kRows + warp / kSplit;
+  float acc = 0.0f;
+  if (n < N) {  // no early return: every thread reaches the barrier below
+    const T* row = w + size_t(n) * K;
+    if (vec) {
+      constexpr int kPer = 16 / sizeof(T);
+      const int pieces = K / kPer;
+      const uint4* w4 = reinterpret_cast<const uint4*>(row);
+      const uint4* x4 = reinterpret_cast<const uint4*>(x);
+#pragma unroll 4
+      for (int p = j * 32 + lane; p < pieces; p += 32 * kSplit) acc += dot16(__ldg(w4 + p), __ldg(x4 + p), T{});
+    } else {
+      for (int k = j * 32 + lane; k < K; k += 32 * kSplit) acc += to_f32(row[k]) * to_f32(x[k]);
+    }
+    acc = warp_sum(acc);
+  }
+  if (lane == 0) partial[warp] = acc;
+  __syncthreads();
+  if (n < N && j == 0 && lane == 0) {
+    float sum = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kSplit; ++i) sum += partial[warp + i];  // a fixed order: the same bits every run
+    y[n] = from_f32<T>(to_f32(res[n]) + (sum + to_f32(b[n])));  // one rounding
+  }
+}
+
+// --- launchers -----------------------------------------------------------------------------
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+void require_row(const char* name, int K) {
+  if (K > kMaxRow) {
+    throw std::invalid_argument(std::string(name) + " = " + std::to_string(K) + ": the input row is staged in shared " +
+                                "memory, which holds at most " + std::to_string(kMaxRow) + " elements");
+  }
+}
+
+// The row GEMV's grid: one CTA per group of kWarps rows, but no more CTAs than fit on the GPU
+// at once (SMs x CTAs per SM, from the occupancy calculator; at most kMaxCtas): a grid of one
+// wave leaves no second wave running on a few SMs, and each CTA pays for its LayerNorm
+// prologue once however many rows it then loops over.
+template <class T, bool kNorm, bool kArgmax>
+void launch_row_gemv(RowGemvArgs<T> a, cudaStream_t stream) {
+  a.vec = (size_t(a.K) * sizeof(T)) % 16 == 0 && aligned16(a.w);
+  auto* kernel = &row_gemv_kernel<T, kNorm, kArgmax>;
+  const size_t smem = (size_t(a.K) * sizeof(T) + 15) / 16 * 16;  // at most 32 KB: no opt-in needed
+  int device = 0, sms = 0, per_sm = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem));
+  const long long groups = (static_cast<long long>(a.N) + kWarps - 1) / kWarps;
+  const long long resident = std::clamp<long long>(static_cast<long long>(sms) * per_sm, 1, kMaxCtas);
+  const unsigned grid = static_cast<unsigned>(std::min(groups, resident));
+  kernel<<<grid, kThreads, smem, stream>>>(a);
+  WB_CHECK_LAUNCH();
+}
+
+template <class T>
+RowGemvArgs<T> row_args(const T* x, const T* r, const T* gamma, const T* beta, T* h, const T* w, const T* b, T* y,
+                        int N, int K, Epilogue epi, float eps) {
+  RowGemvArgs<T> a{};
+  a.x = x, a.r = r, a.gamma = gamma, a.beta = beta, a.h = h, a.w = w, a.b = b, a.y = y;
+  a.N = N, a.K = K, a.epi = epi, a.eps = eps;
+  return a;
+}
+
+}  // namespace
+
+template <class T>
+void ln_gemv(const T* x, const T* r, const T* gamma, const T* beta, const T* w, const T* b, T* h, T* y, int N, int C,
+             Epilogue epi, float eps, cudaStream_t stream) {
+  require_valid(1, N, C, epi, b);
+  require_row("C", C);
+  launch_row_gemv<T, true, false>(row_args(x, r, gamma, beta, h, w, b, y, N, C, epi, eps), stream);
+}
+
+template <class T>
+void ln_gemv_qkv(const T* x, const T* r, const T* gamma, const T* beta, const T* w, const T* b, T* h, T* qkv, int C,
+                 float eps, const KvCacheTarget<T>& kv, cudaStream_t stream) {
+  require_valid(1, 3 * C, C, Epilogue::Bias, b);
+  require_row("C", C);
+  if (kv.k_cache == nullptr || kv.v_cache == nullptr || kv.pos == nullptr || kv.H * kv.D != C || kv.P < 1) {
+    throw std::invalid_argument("ln_gemv_qkv: the cache needs k and v, a position, and H * D = C (H = " +
+                                std::to_string(kv.H) + ", D = " + std::to_string(kv.D) + ", C = " + std::to_string(C) +
+                                ")");
+  }
+  RowGemvArgs<T> a = row_args(x, r, gamma, beta, h, w, b, qkv, 3 * C, C, Epilogue::Bias, eps);
+  a.kv = kv;
+  launch_row_gemv<T, true, false>(a, stream);
+}
+
+size_t gemv_argmax_workspace_bytes() { return sizeof(ArgmaxWorkspace); }
+
+template <class T>
+void gemv_argmax(const T* x, const T* w, T* y, int32_t* index, float* value, int N, int K, void* workspace,
+                 cudaStream_t stream) {
+  require_valid(1, N, K, Epilogue::None, nullptr);
+  require_row("K", K);
+  if (workspace == nullptr) {
+    throw std::invalid_argument("gemv_argmax: needs gemv_argmax_workspace_bytes() of workspace, zeroed once");
+  }
+  RowGemvArgs<T> a = row_args<T>(x, nullptr, nullptr, nullptr, nullptr, w, nullptr, y, N, K, Epilogue::None, 0.0f);
+  a.index = index, a.value = value, a.ws = static_cast<ArgmaxWorkspace*>(workspace);
+  launch_row_gemv<T, false, true>(a, stream);
+}
+
+template <class T>
+void ln_gemv_argmax(const T* x, const T* gamma, const T* beta, const T* w, T* y, int32_t* index, float* value, int N,
+                    int C, float eps, void* workspace, cudaStream_t stream) {
+  require_valid(1, N, C, Epilogue::None, nullptr);
+  require_row("C", C);
+  if (workspace == nullptr) {
+    throw std::invalid_argument("ln_gemv_argmax: needs gemv_argmax_workspace_bytes() of workspace, zeroed once");
+  }
+  RowGemvArgs<T> a = row_args<T>(x, nullptr, gamma, beta, nullptr, w, nullptr, y, N, C, Epilogue::None, eps);
+  a.index = index, a.value = value, a.ws = static_cast<ArgmaxWorkspace*>(workspace);
+  launch_row_gemv<T, true, true>(a, stream);
+}
+
+template <class T>
+void gemv_residual(const T* x, const T* w, const T* b, const T* res, T* y, int N, int K, cudaStream_t stream) {
+  require_valid(1, N, K, Epilogue::Bias, b);
+  if (res == nullptr) throw std::invalid_argument("res is null: gemv_residual adds the residual in its epilogue");
+  const bool vec = (size_t(K) * sizeof(T)) % 16 == 0 && aligned16(x) && aligned16(w);
+  // Long rows (4 KB and more: the MLP's projection, K = 4C) are split 4 ways, 2 rows per CTA;
+  // shorter ones (the attention's projection, K = C) 2 ways, 4 rows per CTA.
+  if (size_t(K) * sizeof(T) >= 4096) {
+    gemv_residual_kernel<T, 4><<<ceil_div(N, kWarps / 4), kThreads, 0, stream>>>(x, w, b, res, y, N, K, vec);
+  } else {
+    gemv_residual_kernel<T, 2><<<ceil_div(N, kWarps / 2), kThreads, 0, stream>>>(x, w, b, res, y, N, K, vec);
+  }
+  WB_CHECK_LAUNCH();
+}
+
+#define CH09_V6(T)                                                                                                  \
+  template void ln_gemv<T>(const T*, const T*, const T*, const T*, const T*, const T*, T*, T*, int, int, Epilogue,  \
+                           float, cudaStream_t);                                                                    \
+  template void ln_gemv_qkv<T>(const T*, const T*, const T*, const T*, const T*, const T*, T*, T*, int, float,      \
+                               const KvCacheTarget<T>&, cudaStream_t);                                              \
+  template void gemv_argmax<T>(const T*, const T*, T*, int32_t*, float*, int, int, void*, cudaStream_t);            \
+  template void ln_gemv_argmax<T>(const T*, const T*, const T*, const T*, T*, int32_t*, float*, int, int, float,    \
+                                  void*, cudaStream_t);                                                             \
+  template void gemv_residual<T>(const T*, const T*, const T*, const T*, T*, int, int, cudaStream_t);
+CH09_V6(float)
+CH09_V6(bf16)
+#undef CH09_V6
+
+}  // namespace ch09::solution
