@@ -246,15 +246,25 @@ if [ "$bench" = 1 ] && [ -x "$bin/bin/gpt2" ] && [ -x "$bin/bin/gpt2_random_weig
     past_deadline "gpt2 $cfg" && continue
     w="$bin/gpt2-$cfg-bf16.safetensors"
     [ -f "$w" ] || "$bin/bin/gpt2_random_weights" --config=$cfg --dtype=bf16 --gpt2-affine --out="$w" > "$out/gpt2-weights-$cfg.log" 2>&1
-    start=$(date +%s)
-    "$bin/bin/gpt2" --weights="$w" --prompt-len=512 --new=128 --kernels=library,solution \
-      --json="$out/gpt2-$cfg.json" > "$out/gpt2-$cfg.log" 2>&1
-    note "gpt2 $cfg: exit $? in $(( $(date +%s) - start )) s (log gpt2-$cfg.log)"
+    # The ladder of the decode step: op by op (library, then solution kernels), fused, INT8.
+    for run in "ops:--kernels=library,solution" "fused:--decode=fused" "int8:--int8"; do
+      name=${run%%:*}
+      start=$(date +%s)
+      "$bin/bin/gpt2" --weights="$w" --prompt-len=512 --new=128 ${run#*:} \
+        --json="$out/gpt2-$cfg-$name.json" > "$out/gpt2-$cfg-$name.log" 2>&1
+      note "gpt2 $cfg $name: exit $? in $(( $(date +%s) - start )) s ($(grep -m1 -o 'decode: [0-9.]* tokens/s' "$out/gpt2-$cfg-$name.log"))"
+    done
   done
   "$bin/bin/gpt2_random_weights" --config=tiny --out="$bin/gpt2-tiny.safetensors" --force > /dev/null 2>&1 &&
     "$bin/bin/gpt2" --weights="$bin/gpt2-tiny.safetensors" --dtype=f32 --prompt-len=16 --new=64 --check \
       > "$out/gpt2-check.log" 2>&1
   note "gpt2 --check (tiny, FP32): exit $?"
+  "$bin/bin/gpt2_random_weights" --config=tiny --dtype=bf16 --out="$bin/gpt2-tiny-bf16.safetensors" --force > /dev/null 2>&1
+  for run in "fused:--decode=fused" "int8:--int8"; do
+    "$bin/bin/gpt2" --weights="$bin/gpt2-tiny-bf16.safetensors" --prompt-len=16 --new=32 --check ${run#*:} \
+      > "$out/gpt2-check-${run%%:*}.log" 2>&1
+    note "gpt2 --check ${run#*:} (tiny, BF16): exit $?"
+  done
 fi
 
 # --- summary table, last --------------------------------------------------------------------
