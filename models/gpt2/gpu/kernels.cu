@@ -136,6 +136,47 @@ __global__ void advance_kernel(const int32_t* index, int32_t* next, int32_t* tok
   history[*pos] = i;
 }
 
+// grid (n), block (256): sequence b's token at its own position.
+template <class T>
+__global__ void embedding_rows_kernel(const int32_t* tokens, const int* pos, const T* wte, const T* wpe, T* tok,
+                                      T* posrows, int C) {
+  const int b = blockIdx.x;
+  const T* te = wte + size_t(tokens[b]) * C;
+  const T* pe = wpe + size_t(pos[b]) * C;
+  for (int c = threadIdx.x; c < C; c += blockDim.x) {
+    tok[size_t(b) * C + c] = te[c];
+    posrows[size_t(b) * C + c] = pe[c];
+  }
+}
+
+// grid (n, H), block (min(D, 128) rounded to 32): sequence b, head h.
+template <class T>
+__global__ void kv_append_rows_kernel(const T* qkv, T* k_cache, T* v_cache, T* q, const int* pos, int H, int D,
+                                      int P) {
+  const int b = blockIdx.x, h = blockIdx.y, C = H * D;
+  const int p = pos[b];
+  const T* row = qkv + size_t(b) * 3 * C;
+  T* kd = k_cache + ((size_t(b) * H + h) * P + p) * D;  // [b][h][p][d]
+  T* vd = v_cache + ((size_t(b) * H + h) * P + p) * D;
+  for (int d = threadIdx.x; d < D; d += blockDim.x) {
+    kd[d] = row[C + h * D + d];
+    vd[d] = row[2 * C + h * D + d];
+    if (q != nullptr) q[size_t(b) * C + h * D + d] = row[h * D + d];
+  }
+}
+
+__global__ void advance_rows_kernel(const int32_t* index, int32_t* next, int32_t* token, int* pos, int32_t* history,
+                                    int n, int stride) {
+  const int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= n) return;
+  const int32_t i = index[b];
+  next[b] = i;
+  token[b] = i;
+  const int p = pos[b] + 1;
+  pos[b] = p;
+  history[size_t(b) * stride + p] = i;
+}
+
 unsigned blocks_for(int64_t n, int threads) {
   const int64_t b = (n + threads - 1) / threads;
   return static_cast<unsigned>(b < 4096 ? (b < 1 ? 1 : b) : 4096);
@@ -189,12 +230,35 @@ void advance(const int32_t* index, int32_t* next, int32_t* token, int* pos, int3
   CUDA_CHECK(cudaGetLastError());
 }
 
+template <class T>
+void embedding_rows(const int32_t* tokens, const int* pos, const T* wte, const T* wpe, T* tok, T* posrows, int n,
+                    int C, cudaStream_t stream) {
+  embedding_rows_kernel<T><<<n, 256, 0, stream>>>(tokens, pos, wte, wpe, tok, posrows, C);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+template <class T>
+void kv_append_rows(const T* qkv, T* k_cache, T* v_cache, T* q, const int* pos, int n, int H, int D, int P,
+                    cudaStream_t stream) {
+  const int threads = D >= 128 ? 128 : ((D + 31) / 32) * 32;
+  kv_append_rows_kernel<T><<<dim3(n, H), threads, 0, stream>>>(qkv, k_cache, v_cache, q, pos, H, D, P);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void advance_rows(const int32_t* index, int32_t* next, int32_t* token, int* pos, int32_t* history, int n,
+                  int stride, cudaStream_t stream) {
+  advance_rows_kernel<<<(n + 127) / 128, 128, 0, stream>>>(index, next, token, pos, history, n, stride);
+  CUDA_CHECK(cudaGetLastError());
+}
+
 #define GPT2_KERNELS(T)                                                                                              \
   template void embedding<T>(const int32_t*, const int*, const T*, const T*, T*, T*, int, int, cudaStream_t);        \
   template void residual_add<T>(const T*, const T*, T*, int64_t, cudaStream_t);                                      \
   template void kv_append<T>(const T*, T*, T*, const int*, int, int, int, int, cudaStream_t);                        \
   template void attention<T>(const T*, const T*, const T*, const int*, T*, int, int, int, int, cudaStream_t);        \
-  template void to_float<T>(const T*, float*, int, cudaStream_t);
+  template void to_float<T>(const T*, float*, int, cudaStream_t);                                                    \
+  template void embedding_rows<T>(const int32_t*, const int*, const T*, const T*, T*, T*, int, int, cudaStream_t);   \
+  template void kv_append_rows<T>(const T*, T*, T*, T*, const int*, int, int, int, int, cudaStream_t);
 GPT2_KERNELS(float)
 GPT2_KERNELS(__nv_bfloat16)
 #undef GPT2_KERNELS

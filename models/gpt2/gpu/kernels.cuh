@@ -40,4 +40,24 @@ void to_float(const T* in, float* out, int n, cudaStream_t stream);
 void advance(const int32_t* index, int32_t* next, int32_t* token, int* pos, int32_t* history, int advance_by,
              cudaStream_t stream);
 
+// --- the batched decode step (batch.cu): row b of every activation is sequence b, which
+// sits at its own position pos[b]; its cache is the b-th of [B][H][P][D].
+
+// tok (n, C) = wte[tokens[b]], posrows (n, C) = wpe[pos[b]]: one token per sequence.
+template <class T>
+void embedding_rows(const int32_t* tokens, const int* pos, const T* wte, const T* wpe, T* tok, T* posrows, int n,
+                    int C, cudaStream_t stream);
+
+// k_cache[b][h][pos[b]][d] = qkv[b][C + h*D + d], v_cache likewise from the third C columns,
+// and, when q is not null, q[b][h*D + d] = qkv[b][h*D + d]: the queries packed (n, C), the
+// layout chapter 8's decode kernels read. 0 <= pos[b] < P.
+template <class T>
+void kv_append_rows(const T* qkv, T* k_cache, T* v_cache, T* q, const int* pos, int n, int H, int D, int P,
+                    cudaStream_t stream);
+
+// After an argmax over n rows, per sequence b (one thread each):
+//   next[b] = token[b] = index[b];  pos[b] += 1;  history[b * stride + pos[b]] = index[b]
+void advance_rows(const int32_t* index, int32_t* next, int32_t* token, int* pos, int32_t* history, int n,
+                  int stride, cudaStream_t stream);
+
 }  // namespace gpt2::kernels

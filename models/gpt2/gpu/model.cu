@@ -126,7 +126,9 @@ Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
   }
   size_t act = 0;
   for (size_t s : sizes) act += round_up(s);
-  act += round_up(size_t(V) * es) + round_up(size_t(V) * 4) + 2 * round_up(rows * 4) + round_up(topk_ws_bytes) +
+  // mean and rstd: one per row of a prompt, or of a batched step (Options::batch rows).
+  const size_t stat_rows = std::max(rows, size_t(std::max(opt.batch, 1)));
+  act += round_up(size_t(V) * es) + round_up(size_t(V) * 4) + 2 * round_up(stat_rows * 4) + round_up(topk_ws_bytes) +
          round_up(rows * 4) + 4 * round_up(16) + round_up((rows + 1) * 4) + round_up(8);
   abuf = wb::DeviceBuffer<char>(act);
   CUDA_CHECK(cudaMemset(abuf.data(), 0, act));  // the top-k workspace must start zeroed (ch07.cuh)
@@ -140,8 +142,8 @@ Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
   buf.qkv = take(sizes[4]), buf.att = take(sizes[5]), buf.fc = take(sizes[6]);
   logits = take(size_t(V) * es);
   logits_f32 = static_cast<float*>(take(size_t(V) * 4));
-  mean = static_cast<float*>(take(rows * 4));
-  rstd = static_cast<float*>(take(rows * 4));
+  mean = static_cast<float*>(take(stat_rows * 4));
+  rstd = static_cast<float*>(take(stat_rows * 4));
   topk_ws = take(topk_ws_bytes);
   d_tokens = static_cast<int32_t*>(take(rows * 4));
   d_pos = static_cast<int*>(take(16));
@@ -160,12 +162,15 @@ Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
     vc.push_back(kvbuf.data() + (2 * l + 1) * round_up(per));
   }
   alloc_fused();  // the fused decode step's buffers (fused_decode.cu)
+  alloc_batch();  // the batched decode's caches and buffers (batch.cu)
   CUDA_CHECK(cudaMallocHost(&pinned, 4 * sizeof(int32_t)));
   CUDA_CHECK(cudaMemset(d_pos, 0, sizeof(int)));
 }
 
 Model::Impl::~Impl() {
   if (exec) cudaGraphExecDestroy(exec);
+  for (auto& [B, e] : bexec) cudaGraphExecDestroy(e);
+  if (bpinned) cudaFreeHost(bpinned);
   for (auto& m : marks) {
     cudaEventDestroy(m.a);
     cudaEventDestroy(m.b);
@@ -339,6 +344,7 @@ void Model::Impl::linear(OpTag tag, const void* x, const void* w, const void* b,
 }
 
 void Model::Impl::kv_append(OpTag tag, const void* qkv, int T) {
+  if (batched) return batch_kv_append(tag, qkv, T);  // row t is sequence t (batch.cu)
   timed(tag, "model", double(es) * 4.0 * T * C, [&] {
     if (dtype == wb::DType::BF16) {
       kernels::kv_append(static_cast<const bf16*>(qkv), static_cast<bf16*>(kc[tag.layer]),
@@ -352,6 +358,7 @@ void Model::Impl::kv_append(OpTag tag, const void* qkv, int T) {
 }
 
 void Model::Impl::attention(OpTag tag, const void* qkv, void* att, int T) {
+  if (batched) return batch_attention(tag, qkv, att, T);  // row t is sequence t (batch.cu)
   // K and V of every position seen, the queries, the output.
   const double bytes = double(es) * (2.0 * (pos + T) * C + 2.0 * T * C);
   timed(tag, "model", bytes, [&] {

@@ -75,6 +75,13 @@ struct Options {
   // Off by default until it has been verified on a GPU (gpt2 --decode=fused --check, and the
   // FusedDecode tests of tests/model_test.cu).
   bool fused_decode = false;
+  // Batched decode (prefill_batch, decode_batch, generate_batch): room for up to `batch`
+  // sequences, each with its own KV cache, [layer][b][H][cap][D], beside the single
+  // sequence's, and the activations of `batch` rows. 0 (the default): no batched decode,
+  // and nothing allocated for it. The batched step is op by op (the GEMMs of exercise 1 at
+  // M = B rows) whatever fused_decode says; with int8_weights a batch of one uses the INT8
+  // GEMVs, larger ones the BF16 GEMMs.
+  int batch = 0;
 };
 
 // The fused decode step against the op-by-op step from the same state (check_fused_decode).
@@ -86,6 +93,22 @@ struct FusedDecodeCheck {
   double tie_gap = 0;       // op-by-op logit of ops_token minus that of fused_token: 0 when they agree
   // The tokens agree, or differ on a near tie that the logits' differences can explain.
   bool tokens_consistent() const { return fused_token == ops_token || tie_gap <= 2 * max_abs_diff; }
+};
+
+// The batched step against single-sequence steps from the same state (check_batch_decode):
+// per sequence b, its row of the batched logits against the single step's logits.
+struct BatchDecodeCheck {
+  double rel_l2 = 0;        // the worst relative L2 over the sequences
+  double max_abs_diff = 0;  // the largest |batched logit - single logit|
+  std::vector<int32_t> single_tokens, batch_tokens;  // each sequence's greedy next token
+  std::vector<double> tie_gaps;  // single logit of single_tokens[b] minus that of batch_tokens[b]
+  // Every sequence's tokens agree, or differ on a near tie the logits' differences explain.
+  bool tokens_consistent() const {
+    for (size_t b = 0; b < batch_tokens.size(); ++b) {
+      if (batch_tokens[b] != single_tokens[b] && tie_gaps[b] > 2 * max_abs_diff) return false;
+    }
+    return true;
+  }
 };
 
 // One row of the per-op table.
@@ -132,6 +155,26 @@ class Model {
   std::vector<int32_t> generate(int n);
   double last_generate_ms() const;
   double last_prefill_ms() const;   // events around the last prefill (TTFT on the GPU)
+
+  // Batched decode (Options::batch). B sequences, each with its own cache and position:
+  //   auto next = model.prefill_batch({p0, p1, p2});   // B = 3: each prompt into its own cache
+  //   next = model.decode_batch(next);                  // one token each, one step for all
+  // prefill_batch runs the prompts one after the other through prefill() (so the single
+  // sequence's state is the last prompt's afterwards) and copies each cache into its slot.
+  // The batched step reads its B tokens and B positions from device memory and is replayed
+  // as one CUDA Graph per batch size. It does not touch the single sequence's cache.
+  std::vector<int32_t> prefill_batch(const std::vector<std::vector<int32_t>>& prompts);
+  std::vector<int32_t> decode_batch(std::span<const int32_t> tokens);  // one token per sequence
+  // `n` batched steps on the device, each sequence fed its own argmax; returns each
+  // sequence's n tokens. Timed like generate(): last_generate_ms() is the whole loop's time.
+  std::vector<std::vector<int32_t>> generate_batch(int n);
+  std::vector<float> batch_logits(int b) const;  // sequence b's logits (V) of the last batched step
+  int batch_size() const;                        // sequences of the last prefill_batch (0: none)
+  std::vector<int> batch_positions() const;      // each sequence's tokens in its cache
+  // From the current batched state, each sequence's single-sequence step (its cache copied
+  // into the single sequence's) and then one batched step, all fed `tokens`; compares the
+  // logits row by row. The batch is left as after one batched step.
+  BatchDecodeCheck check_batch_decode(std::span<const int32_t> tokens);
 
   // Instrumentation.
   void set_profiling(bool on);                 // CUDA events around every op (eager steps only)

@@ -78,6 +78,38 @@ struct Model::Impl final : Ops {
   float* attn_lse = nullptr;          // (H)
   void* argmax_ws = nullptr;          // ch09::solution::gemv_argmax_workspace_bytes(), zeroed once
 
+  // Batched decode (Options::batch; batch.cu). While `batched` is set (inside batch_step),
+  // row b of T = B rows is sequence b: kv_append and attention work on the batched cache at
+  // each sequence's own position d_bpos[b].
+  void alloc_batch();                      // on load: the buffers below (none when batch is 1)
+  void batch_step(int B, cudaStream_t s);  // one batched step: B tokens at B positions
+  void batch_decode_step(int B);           // eager the first time for this B, then its graph
+  void batch_kv_append(OpTag tag, const void* qkv, int B);
+  void batch_attention(OpTag tag, const void* qkv, void* att, int B);
+  bool batched = false;
+  int nbatch = 0;                          // sequences of the last prefill_batch
+  size_t seq_bytes = 0;                    // one sequence's K (or V) cache of one layer: H * cap * D * es
+  wb::DeviceBuffer<char> bkvbuf, bbuf;
+  std::vector<void*> kb, vb;               // per layer: [batch][H][cap][D]
+  BlockBuffers bb{};                       // the block's activations, `batch` rows
+  void* bq = nullptr;                      // (batch, C) the queries, packed for chapter 8's kernel
+  void* blogits = nullptr;                 // (batch, V) in the model's dtype
+  float* blogits_f32 = nullptr;            // (batch, V)
+  float* btop_v = nullptr;                 // (batch)
+  int32_t* btop_i = nullptr;               // (batch)
+  void* battn_scratch = nullptr;           // chapter 8's scratch for any B <= batch
+  float* battn_lse = nullptr;              // (batch, H)
+  int32_t* d_btoken = nullptr;             // (batch) the step's input tokens
+  int32_t* d_bnext = nullptr;              // (batch) their greedy next tokens
+  int* d_bpos = nullptr;                   // (batch) tokens in each sequence's cache
+  int32_t* d_bhistory = nullptr;           // (batch, cap + 1) predicted token per position
+  int32_t* bpinned = nullptr;              // (2 * batch) pinned ints for the step's copies
+  std::vector<int> bpos;                   // host mirror of d_bpos
+  std::map<int, wb::DeviceBuffer<char>> btopk_ws;  // the top-k's workspace per B (its layout depends on B)
+  std::map<int, cudaGraphExec_t> bexec;    // the batched step's graph per B
+  std::map<int, int> beager;               // eager batched steps per B
+  double batch_gen_ms = 0;
+
   Options opt;
   Config cfg;
   wb::DType dtype = wb::DType::BF16;

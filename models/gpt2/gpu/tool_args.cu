@@ -21,6 +21,57 @@ std::vector<int32_t> parse_tokens(const std::string& text) {
   return out;
 }
 
+std::vector<int> parse_batch_list(const std::string& text) {
+  std::vector<int> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string piece = text.substr(start, end - start);
+    if (piece.empty()) {
+      throw wb::UsageError("--batch='" + text + "': an empty size between commas; give sizes as --batch=1,4,16,64");
+    }
+    const int64_t b = wb::parse_int("--batch (size " + std::to_string(out.size()) + ")", piece, 1, kMaxBatch);
+    out.push_back(static_cast<int>(b));
+    start = end + 1;
+  }
+  return out;
+}
+
+BatchStepCost batch_step_cost(const Config& c, double elem_bytes, double weight_bytes, int batch, int position) {
+  const double L = c.n_layer, C = c.n_embd, V = c.vocab, B = batch, P = position;
+  BatchStepCost r;
+  r.weight_bytes = weight_bytes;
+  r.kv_bytes = B * 2.0 * L * P * C * elem_bytes;
+  r.bytes = r.weight_bytes + r.kv_bytes;
+  r.linear_flops = 2.0 * B * (12.0 * L * C * C + V * C);
+  r.flops = r.linear_flops + 4.0 * B * L * C * P;
+  return r;
+}
+
+const char* batch_bound(double intensity, double peak_tflops, double gbps) {
+  if (peak_tflops <= 0 || gbps <= 0 || intensity <= 0) return "-";
+  const double balance = peak_tflops * 1e12 / (gbps * 1e9);  // FLOPs per byte at which both roofs meet
+  return intensity < balance ? "memory" : "compute";
+}
+
+double batch_memory_bytes(const Config& c, double elem_bytes, int batch, int positions) {
+  const double L = c.n_layer, C = c.n_embd, V = c.vocab, B = batch;
+  const double caches = B * 2.0 * L * double(positions) * C * elem_bytes;
+  const double rows = B * (14.0 * C * elem_bytes + V * (elem_bytes + 4.0) + 4.0 * (positions + 8.0));
+  return caches + rows;
+}
+
+std::string batch_memory_refusal(int batch, double need, double free_bytes) {
+  if (need <= 0.9 * free_bytes) return "";
+  char b[320];
+  std::snprintf(b, sizeof b,
+                "--batch=%d: the batched caches and buffers need %.2f GB, and %.2f GB of the GPU's memory is free "
+                "beside the model (90%% usable); give a smaller --batch, or a shorter --prompt-len/--new",
+                batch, need / 1e9, free_bytes / 1e9);
+  return b;
+}
+
 std::vector<int32_t> seeded_prompt(int n, int vocab, uint64_t seed) {
   wb::Rng rng(seed);
   std::vector<int32_t> out(n);
@@ -30,7 +81,7 @@ std::vector<int32_t> seeded_prompt(int n, int vocab, uint64_t seed) {
 
 ToolArgs parse_tool_args(int argc, char** argv) {
   ToolArgs a;
-  std::string tokens, dtype = "bf16", kernels = "solution", upload = "staged", decode = "ops";
+  std::string tokens, dtype = "bf16", kernels = "solution", upload = "staged", decode = "ops", batch;
   int64_t prompt_len = 0, new_tokens = 128;
   bool no_graph = false;
   wb::ArgParser p("gpt2",
@@ -57,6 +108,9 @@ ToolArgs parse_tool_args(int argc, char** argv) {
   p.add_string("decode", "the decode step: ops (default; one kernel per op, as --kernels picks) or fused (the "
                "solution's fused kernels: LayerNorm in the GEMV's prologue, the residual add in its epilogue, the "
                "LM head with its argmax; chapter 8's split-KV attention)", &decode);
+  p.add_string("batch", "also run the batched decode benchmark at each size, e.g. 1,4,16,64: that many sequences "
+               "(seeded prompts of the same length) decoding together; a table of tokens/s, bytes, FLOPs and the "
+               "bound per size", &batch);
   p.add_string("json", "write the runs' TTFT and tokens/s to this file", &a.json);
   p.add_int("device", "GPU index (default 0)", &a.device, 0, 1024);
   p.add_int("seed", "seed of --prompt-len's ids (default 1)", &a.seed, 0, INT64_MAX);
@@ -112,6 +166,17 @@ ToolArgs parse_tool_args(int argc, char** argv) {
   }
   if (a.fused_decode && a.int8) {
     throw wb::UsageError("--decode=fused with --int8: the fused decode step reads the BF16 weights; use one of them");
+  }
+  if (!batch.empty()) {
+    a.batch = parse_batch_list(batch);
+    if (a.fused_decode) {
+      throw wb::UsageError("--batch with --decode=fused: the batched step is op by op for now (the fused kernels "
+                           "are GEMVs, one row); leave --decode=fused out of the batched run");
+    }
+    if (a.int8) {
+      throw wb::UsageError("--batch with --int8: the batched step runs the BF16 GEMMs for now (the INT8 kernel is a "
+                           "GEMV, one row); leave --int8 out of the batched run");
+    }
   }
   a.graph = !no_graph;
   if (upload == "staged") {

@@ -21,6 +21,7 @@ struct ToolArgs {
   bool graph = true, check = false;
   bool int8 = false;                 // --int8: decode GEMVs from INT8 weights (bf16 only)
   bool fused_decode = false;         // --decode=fused: the fused decode step (ops: op by op, the default)
+  std::vector<int> batch;            // --batch=1,4,16,64: the batched decode benchmark at each size
   UploadMode upload = UploadMode::Staged;  // --upload=staged|plain
   std::string json;
   int64_t device = 0;
@@ -34,5 +35,37 @@ ToolArgs parse_tool_args(int argc, char** argv);
 std::vector<int32_t> parse_tokens(const std::string& text);
 // The prompt of --prompt-len: n ids drawn from [0, vocab) with the seed.
 std::vector<int32_t> seeded_prompt(int n, int vocab, uint64_t seed);
+
+// --batch: the most sequences one batched step takes (a sanity limit on the command line;
+// memory usually refuses sooner: batch_memory_refusal).
+inline constexpr int kMaxBatch = 1024;
+// "1,4,16" -> {1, 4, 16}; throws wb::UsageError naming --batch and the bad piece.
+std::vector<int> parse_batch_list(const std::string& text);
+
+// What one batched decode step moves and computes (docs/ch09-transformer.md, "Batched
+// decode: latency or throughput"), B sequences each with `position` tokens cached:
+//   bytes = the weights once + every sequence's K and V (2 L position C elements each);
+//           activations (a few B C rows per layer) are left out
+//   flops = 2 B (12 L C^2 + V C)    the linears and the LM head, a multiply-add per weight per row
+//         + 4 B L C position        attention: q·k and p·v over the cached keys
+// The linears alone (their FLOPs over the weights' bytes, about B) cross the machine balance
+// at a batch of a few hundred; attention reads each sequence's own cache, about one FLOP per
+// byte whatever B, so the whole step's intensity levels off (docs: the crossover).
+struct BatchStepCost {
+  double weight_bytes = 0, kv_bytes = 0, bytes = 0, flops = 0;
+  double linear_flops = 0;  // the linears and the LM head: 2 B (12 L C^2 + V C)
+  double intensity() const { return bytes > 0 ? flops / bytes : 0; }  // FLOPs per byte
+  double linear_intensity() const { return weight_bytes > 0 ? linear_flops / weight_bytes : 0; }
+};
+BatchStepCost batch_step_cost(const Config& c, double elem_bytes, double weight_bytes, int batch, int position);
+// "memory" when `intensity` (FLOPs per byte) is below the machine balance (peak FLOP/s over
+// bytes/s), else "compute"; "-" when a ceiling is unknown.
+const char* batch_bound(double intensity, double peak_tflops, double gbps);
+// Device bytes Options::batch = B adds at `positions` cache positions: B caches (2 L positions
+// C elements each) and B rows of activations and logits.
+double batch_memory_bytes(const Config& c, double elem_bytes, int batch, int positions);
+// "" when `need` bytes fit in `free_bytes` (with 10% left for the libraries' workspaces),
+// else the tool's refusal: what does not fit and what to do.
+std::string batch_memory_refusal(int batch, double need, double free_bytes);
 
 }  // namespace gpt2

@@ -133,6 +133,56 @@ TEST(ToolArgs, DecodeStep) {
             std::string::npos);
 }
 
+TEST(ToolArgs, Batch) {
+  EXPECT_TRUE(parse({"--weights=m", "--tokens=1"}).batch.empty()) << "no batched run unless asked";
+  EXPECT_EQ(Options{}.batch, 0) << "no batched caches unless asked";
+  EXPECT_EQ(parse({"--weights=m", "--prompt-len=512", "--batch=1,4,16,64"}).batch, (std::vector<int>{1, 4, 16, 64}));
+  EXPECT_EQ(parse({"--weights=m", "--tokens=1", "--batch=3", "--dtype=f32"}).batch, (std::vector<int>{3}));
+  const std::string zero = refusal({"--weights=m", "--tokens=1", "--batch=0,x"});
+  EXPECT_NE(zero.find("--batch"), std::string::npos) << zero;
+  EXPECT_NE(zero.find("from 1 to"), std::string::npos) << "the message says what to give: " << zero;
+  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--batch=4,x"}).find("'x' is not a whole number"), std::string::npos);
+  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--batch=4,,8"}).find("empty size"), std::string::npos);
+  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--batch=5000"}).find("1 to 1024"), std::string::npos);
+  const std::string fused = refusal({"--weights=m", "--tokens=1", "--batch=4", "--decode=fused"});
+  EXPECT_NE(fused.find("--batch with --decode=fused"), std::string::npos) << fused;
+  const std::string int8 = refusal({"--weights=m", "--tokens=1", "--batch=4", "--int8"});
+  EXPECT_NE(int8.find("--batch with --int8"), std::string::npos) << int8;
+}
+
+// The batched step's cost model on GPT-2 124M (L 12, C 768, V 50257) in BF16, 512 positions.
+TEST(BatchCost, BytesFlopsAndBound) {
+  Config c;
+  c.n_layer = 12, c.n_head = 12, c.n_embd = 768, c.vocab = 50257, c.n_ctx = 1024;
+  const double weights = 250e6;
+  const BatchStepCost one = batch_step_cost(c, 2, weights, 1, 512);
+  const BatchStepCost many = batch_step_cost(c, 2, weights, 64, 512);
+  EXPECT_DOUBLE_EQ(one.kv_bytes, 2.0 * 12 * 512 * 768 * 2);
+  EXPECT_DOUBLE_EQ(many.kv_bytes, 64 * one.kv_bytes) << "every sequence reads its own cache";
+  EXPECT_DOUBLE_EQ(many.weight_bytes, weights) << "the weights are read once per step, whatever B";
+  EXPECT_DOUBLE_EQ(one.flops, 2.0 * (12.0 * 12 * 768 * 768 + 50257.0 * 768) + 4.0 * 12 * 768 * 512);
+  EXPECT_DOUBLE_EQ(many.flops, 64 * one.flops);
+  EXPECT_LT(one.intensity(), 2.0) << "batch 1: about one multiply-add per weight (2 bytes)";
+  EXPECT_NEAR(many.linear_intensity() / one.linear_intensity(), 64, 1e-9) << "each weight reused B times";
+  EXPECT_LT(many.intensity(), 20.0) << "each sequence's cache is its own: the step's intensity levels off";
+  // H100 SXM datasheet: 989 TFLOPS BF16 dense, 3350 GB/s: balance about 295 FLOP/byte.
+  EXPECT_STREQ(batch_bound(one.intensity(), 989, 3350), "memory");
+  EXPECT_STREQ(batch_bound(many.intensity(), 989, 3350), "memory");
+  EXPECT_STREQ(batch_bound(batch_step_cost(c, 2, weights, 512, 1).linear_intensity(), 989, 3350), "compute");
+  EXPECT_STREQ(batch_bound(one.intensity(), 0, 3350), "-") << "an unknown ceiling decides nothing";
+}
+
+TEST(BatchCost, MemoryRefusalSaysWhatToDo) {
+  Config c;
+  c.n_layer = 48, c.n_head = 25, c.n_embd = 1600, c.vocab = 50257, c.n_ctx = 1024;
+  const double need = batch_memory_bytes(c, 2, 64, 641);
+  EXPECT_GT(need, 64 * 2.0 * 48 * 641 * 1600 * 2) << "the caches, and some rows of activations";
+  EXPECT_EQ(batch_memory_refusal(64, need, 80e9), "");
+  const std::string no = batch_memory_refusal(1024, batch_memory_bytes(c, 2, 1024, 641), 70e9);
+  EXPECT_NE(no.find("--batch=1024"), std::string::npos) << no;
+  EXPECT_NE(no.find("smaller --batch"), std::string::npos) << no;
+}
+
 TEST(ToolArgs, BadLinesNameTheArgument) {
   EXPECT_NE(refusal({"--prompt-len=4"}).find("--weights"), std::string::npos);
   EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--prompt-len=4"}).find("one way"), std::string::npos);

@@ -454,6 +454,155 @@ TEST(FusedDecodeOptions, RefusedWithInt8Weights) {
   }
 }
 
+// --- batched decode (Options::batch) ------------------------------------------------------
+// B = 3 sequences whose prompts differ in length (13, 7 and 1 tokens) decode together, against
+// three single-sequence runs fed the same tokens:
+//   * prefill_batch gives each prompt's token of the single prefill (it is the same path);
+//   * each step's batched logits, row b, within the bound of sequence b's single step (the
+//     batched step's linears are GEMMs with M = 3, the single step's GEMVs: other sums);
+//   * FP32: the same tokens, step by step and in greedy generation on the device (graph
+//     replayed); BF16: the same tokens except on a near tie, as the FusedDecode tests phrase it;
+//   * check_batch_decode (the tool's --check) passes, and a replayed step equals the eager one.
+struct BatchCase {
+  std::string config;
+  wb::DType dtype;
+};
+
+std::string batch_case_name(const ::testing::TestParamInfo<BatchCase>& info) {
+  return std::string(info.param.config == "tiny" ? "tiny" : "C192") +
+         (info.param.dtype == wb::DType::F32 ? "_f32" : "_bf16");
+}
+
+class BatchDecode : public ::testing::TestWithParam<BatchCase> {};
+
+TEST_P(BatchDecode, SameTokensAsSingleSequenceRuns) {
+  SKIP_WITHOUT_GPU();
+  const BatchCase c = GetParam();
+  const Weights w = load_weights(model_file(c.config), {.dtype = c.dtype});
+  Options o;
+  o.dtype = c.dtype;
+  Model single = Model::from_weights(w, o);
+  o.batch = 3;
+  Model batched = Model::from_weights(w, o);
+  const int V = w.config.vocab;
+  const std::vector<std::vector<int32_t>> prompts = {prompt_of(13, V, 41), prompt_of(7, V, 42), prompt_of(1, V, 43)};
+  const int B = static_cast<int>(prompts.size());
+  const int steps = std::min(12, single.capacity() - 13 - 1);
+
+  // The single runs: each sequence's fed tokens, logits and next tokens.
+  std::vector<std::vector<int32_t>> fed(B), tokens(B);
+  std::vector<std::vector<std::vector<float>>> logits(B);
+  std::vector<int32_t> first(B);
+  for (int b = 0; b < B; ++b) {
+    int next = single.prefill(prompts[b]);
+    first[b] = next;
+    for (int i = 0; i < steps; ++i) {
+      const int32_t tok = i % 4 == 3 ? (next + 11 * (b + 1)) % V : next;  // now and then a token not greedy
+      fed[b].push_back(tok);
+      next = single.decode(tok);
+      tokens[b].push_back(next);
+      logits[b].push_back(single.logits());
+    }
+  }
+
+  EXPECT_EQ(batched.prefill_batch(prompts), first) << "each prompt's prefill is the single prefill";
+  EXPECT_EQ(batched.batch_size(), B);
+  EXPECT_EQ(batched.batch_positions(), (std::vector<int>{13, 7, 1}));
+  int near_ties = 0;
+  for (int i = 0; i < steps; ++i) {
+    std::vector<int32_t> in(B);
+    for (int b = 0; b < B; ++b) in[b] = fed[b][i];
+    const std::vector<int32_t> out = batched.decode_batch(in);
+    for (int b = 0; b < B; ++b) {
+      const std::vector<float> lb = batched.batch_logits(b);
+      const std::vector<float>& ls = logits[b][i];
+      EXPECT_LE(rel_l2(lb, ls), bound(c.dtype)) << "step " << i << ", sequence " << b << ": batched vs single logits";
+      EXPECT_EQ(out[b], argmax_lower_index(lb)) << "step " << i << ", sequence " << b << ": the argmax of its own row";
+      if (c.dtype == wb::DType::F32) {
+        EXPECT_EQ(out[b], tokens[b][i]) << "step " << i << ", sequence " << b;
+      } else if (out[b] != tokens[b][i]) {
+        double max_diff = 0;
+        for (size_t k = 0; k < ls.size(); ++k) max_diff = std::max(max_diff, std::fabs(double(lb[k]) - ls[k]));
+        EXPECT_LE(double(ls[tokens[b][i]]) - ls[out[b]], 2 * max_diff)
+            << "step " << i << ", sequence " << b << ": tokens " << out[b] << " (batched) and " << tokens[b][i]
+            << " (single) differ, and not on a near tie";
+        ++near_ties;
+      }
+    }
+  }
+  EXPECT_EQ(batched.batch_positions(), (std::vector<int>{13 + steps, 7 + steps, 1 + steps}));
+  std::printf("%d steps of %d sequences: %d near ties where the tokens differ\n", steps, B, near_ties);
+
+  if (c.dtype == wb::DType::F32) {
+    batched.prefill_batch(prompts);
+    const auto generated = batched.generate_batch(10);
+    ASSERT_EQ(generated.size(), size_t(B));
+    for (int b = 0; b < B; ++b) {
+      single.prefill(prompts[b]);
+      EXPECT_EQ(generated[b], single.generate(10)) << "greedy generation on the device, sequence " << b;
+    }
+  }
+}
+
+TEST_P(BatchDecode, CheckAndGraphReplay) {
+  SKIP_WITHOUT_GPU();
+  const BatchCase c = GetParam();
+  const Weights w = load_weights(model_file(c.config), {.dtype = c.dtype});
+  Options o;
+  o.dtype = c.dtype;
+  o.batch = 4;
+  Model m = Model::from_weights(w, o);
+  const int V = w.config.vocab;
+  const std::vector<std::vector<int32_t>> prompts = {prompt_of(9, V, 1), prompt_of(4, V, 2), prompt_of(11, V, 3)};
+  // The first step of a batch size runs eagerly, the next ones replay its graph: same state, same bits.
+  std::vector<int32_t> next = m.prefill_batch(prompts);  // 3 of the 4 sequences the model holds
+  m.decode_batch(next);
+  std::vector<std::vector<float>> eager, replay;
+  for (int b = 0; b < 3; ++b) eager.push_back(m.batch_logits(b));
+  next = m.prefill_batch(prompts);
+  m.decode_batch(next);
+  for (int b = 0; b < 3; ++b) replay.push_back(m.batch_logits(b));
+  EXPECT_EQ(replay, eager) << "the replayed batched step against the eager one";
+
+  next = m.prefill_batch(prompts);
+  const BatchDecodeCheck chk = m.check_batch_decode(next);
+  std::printf("batched vs single steps: worst relative L2 %.3g, largest logit difference %.3g\n", chk.rel_l2,
+              chk.max_abs_diff);
+  EXPECT_LE(chk.rel_l2, bound(c.dtype));
+  EXPECT_TRUE(chk.tokens_consistent());
+  EXPECT_EQ(m.batch_positions(), (std::vector<int>{10, 5, 12})) << "the check leaves the batch one step on";
+  if (!m.graph_problem().empty()) std::printf("capture problem: %s\n", m.graph_problem().c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(Gpt2, BatchDecode,
+                         ::testing::Values(BatchCase{"tiny", wb::DType::F32}, BatchCase{"tiny", wb::DType::BF16},
+                                           BatchCase{"L=3,C=192,H=3,V=517,P=96", wb::DType::F32},
+                                           BatchCase{"L=3,C=192,H=3,V=517,P=96", wb::DType::BF16}),
+                         batch_case_name);
+
+TEST(BatchDecodeOptions, RefusedBeyondOptionsBatch) {
+  SKIP_WITHOUT_GPU();
+  const Weights w = load_weights(model_file("tiny"), {.dtype = wb::DType::F32});
+  Options o;
+  o.dtype = wb::DType::F32;
+  const auto p = prompt_of(5, w.config.vocab, 9);
+  auto message = [&](Model& m, size_t n) {
+    try {
+      m.prefill_batch(std::vector<std::vector<int32_t>>(n, p));
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  Model none = Model::from_weights(w, o);
+  EXPECT_NE(message(none, 1).find("Options::batch"), std::string::npos) << "no batched decode unless asked";
+  o.batch = 2;
+  Model two = Model::from_weights(w, o);
+  EXPECT_NE(message(two, 3).find("Options::batch >= 3"), std::string::npos);
+  EXPECT_EQ(message(two, 2), "accepted");
+  EXPECT_THROW(two.decode_batch(std::vector<int32_t>{1}), std::invalid_argument) << "one token per sequence";
+}
+
 // The learner's composition (every op theirs, BF16): not-implemented until written, then
 // held to the same bound as the solution.
 TEST(StudentComposition, ForwardMatchesCpu) {

@@ -43,6 +43,11 @@ expect 2 "--int8 with --dtype=f32.*--dtype=bf16" -- "$tool" --weights="$tiny" --
 expect 2 "--int8 with --kernels=library.*--use=gemv:solution" -- "$tool" --weights="$tiny" --tokens=1 --int8 --kernels=library
 expect 2 "--decode=fast" -- "$tool" --weights="$tiny" --tokens=1 --decode=fast
 expect 2 "--decode=fused with --int8" -- "$tool" --weights="$tiny" --tokens=1 --decode=fused --int8
+expect 2 "--batch.*from 1 to 1024" -- "$tool" --weights="$tiny" --tokens=1 --batch=0,x
+expect 2 "--batch.*'x' is not a whole number" -- "$tool" --weights="$tiny" --tokens=1 --batch=4,x
+expect 2 "--batch.*1 to 1024" -- "$tool" --weights="$tiny" --tokens=1 --batch=5000
+expect 2 "--batch with --decode=fused" -- "$tool" --weights="$tiny" --tokens=1 --batch=4 --decode=fused
+expect 2 "--batch with --int8" -- "$tool" --weights="$tiny" --tokens=1 --batch=4 --int8
 
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   expect 1 "gpt2: .*(device|GPU|driver)" -- "$tool" --weights="$tiny" --tokens=1,2,3 --new=4
@@ -66,4 +71,9 @@ expect 0 "int8 weights: .*MB.*and a decode step \\(INT8 GEMVs\\).* all within to
   "$tool" --weights="$tiny" --prompt-len=8 --new=4 --check --int8
 expect 0 "decode step: fused.*recompute.*ok.*bit for bit.*fused decode step vs op-by-op step: .* ok.*kernels per token.*ln_2\\+mlp_fc" -- \
   "$tool" --weights="$tiny" --prompt-len=8 --new=4 --check --decode=fused
+expect 0 "check: batched step \\(4 sequences.*ok.*batched decode.*tokens/s per seq.*bound" -- \
+  "$tool" --weights="$tiny" --prompt-len=12 --new=8 --check --dtype=f32 --batch=1,4,16
+json_b=$work/batch.json
+expect 0 "batched decode.*tokens/s per seq" -- "$tool" --weights="$tiny" --prompt-len=8 --new=8 --batch=1,3 --json="$json_b"
+[ "$(grep -c '"tok_s_per_seq"' "$json_b")" = 2 ] || fail "$json_b should hold two batch rows"
 echo "all gpt2 tool checks passed"

@@ -3,6 +3,7 @@
 //   gpt2 --weights=FILE (--tokens=ID,ID,... | --prompt-len=N) [--new=128] [--dtype=bf16|f32]
 //        [--kernels=library|solution|student[,...]] [--use=op:who,...] [--no-graph] [--check]
 //        [--json=FILE] [--device=0] [--seed=1] [--upload=staged|plain] [--int8] [--decode=ops|fused]
+//        [--batch=1,4,16,64]
 //
 // For each composition in --kernels: the generated ids as they come, then TTFT (the
 // prompt's prefill through the first token, CUDA events), decode tokens/s (a loop of
@@ -14,6 +15,10 @@
 // --decode=fused runs every decode step as the fused step (fewer, larger kernels: see
 // docs/ch09-transformer.md, "The fused decode step"); --check then also compares it with the
 // op-by-op step from the same state.
+// --batch=1,4,16,64 then runs the batched decode benchmark at each size (B sequences of the
+// prompt's length, seeded prompts, one token each per step: the linears become GEMMs with
+// M = B) and prints tokens/s, bytes and FLOPs per step and the bound that applies; --check
+// also compares a batched step with single-sequence steps. Not with --decode=fused or --int8.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -22,6 +27,7 @@
 #include <vector>
 
 #include "cpu_forward.h"
+#include "cuda/ceilings.cuh"
 #include "cuda/device.cuh"
 #include "cuda/errors.cuh"
 #include "cuda/launch.cuh"
@@ -54,12 +60,29 @@ double logits_bound(wb::DType t) { return t == wb::DType::F32 ? 1e-5 : 5e-2; }
 // weights' quantization error (docs/ch09-transformer.md, "INT8 weights (W8A16)").
 constexpr double kInt8DecodeBound = 1e-1;
 
+// One row of the --batch table.
+struct BatchRow {
+  int batch = 0;
+  double tok_s = 0, tok_s_per_seq = 0, ms_per_step = 0;
+  gpt2::BatchStepCost cost;
+  double gbps = 0, tflops = 0;
+  std::string bound, linear_bound;
+};
+
 struct Run {
   std::string kernels;
   double ttft_ms = 0, decode_tok_s = 0;
   int kernels_per_token = -1;
   bool graph = false;
+  std::vector<BatchRow> batch;
 };
+
+// Sequence b's prompt in the batched runs: the run's prompt for b = 0, seeded ones of the
+// same length for the others.
+std::vector<int32_t> batch_prompt(const std::vector<int32_t>& prompt, int b, int vocab, int64_t seed) {
+  if (b == 0) return prompt;
+  return gpt2::seeded_prompt(static_cast<int>(prompt.size()), vocab, static_cast<uint64_t>(seed) + uint64_t(b));
+}
 
 bool run_checks(Model& model, const gpt2::Weights& w, const std::vector<int32_t>& prompt, int steps) {
   bool ok = true;
@@ -127,7 +150,81 @@ bool run_checks(Model& model, const gpt2::Weights& w, const std::vector<int32_t>
                 f.fused_token == f.ops_token ? "" : " (a near tie)", good ? "ok" : "FAILED");
     ok = ok && good;
   }
+  // 6. a batched step vs single-sequence steps from the same state (--batch): up to 4
+  // sequences whose prompts differ in length
+  if (model.options().batch > 0) {
+    const int B = std::min(model.options().batch, 4);
+    std::vector<std::vector<int32_t>> prompts;
+    std::string lens;
+    for (int b = 0; b < B; ++b) {
+      const int n = std::max<int>(1, static_cast<int>(head.size()) - 3 * b);
+      prompts.push_back(gpt2::seeded_prompt(n, w.config.vocab, 100 + b));
+      lens += (lens.empty() ? "" : ", ") + std::to_string(n);
+    }
+    const std::vector<int32_t> next = model.prefill_batch(prompts);
+    const gpt2::BatchDecodeCheck c = model.check_batch_decode(next);
+    const bool good = c.rel_l2 <= bound && c.tokens_consistent();
+    int differ = 0;
+    for (size_t b = 0; b < c.batch_tokens.size(); ++b) differ += c.batch_tokens[b] != c.single_tokens[b];
+    std::printf("check: batched step (%d sequences, prompts of %s tokens) vs single-sequence steps: worst relative "
+                "L2 %.3g (bound %.0e), %d next tokens differ%s %s\n",
+                B, lens.c_str(), c.rel_l2, bound, differ, differ ? " (near ties)" : "", good ? "ok" : "FAILED");
+    ok = ok && good;
+  }
   return ok;
+}
+
+// --batch: for each size B, B sequences prefilled (one after the other), one eager batched
+// step and one captured, then the prompts again and --new - 1 steps timed on the device.
+std::vector<BatchRow> run_batches(Model& model, const gpt2::ToolArgs& a, const std::vector<int32_t>& prompt,
+                                  const wb::Ceilings& roof) {
+  std::vector<BatchRow> rows;
+  const gpt2::Config& cfg = model.config();
+  const double elem = model.options().dtype == wb::DType::F32 ? 4 : 2;
+  const double peak = model.options().dtype == wb::DType::F32 ? roof.fp32_tflops : roof.bf16_tflops;
+  const int steps = std::max(1, a.new_tokens - 1);
+  for (const int B : a.batch) {
+    std::vector<std::vector<int32_t>> prompts;
+    for (int b = 0; b < B; ++b) prompts.push_back(batch_prompt(prompt, b, cfg.vocab, a.seed));
+    const std::vector<int32_t> next = model.prefill_batch(prompts);
+    model.decode_batch(next);   // eager: the libraries' plans for M = B, the top-k's workspace
+    model.generate_batch(1);    // captures this B's graph (unless --no-graph)
+    model.prefill_batch(prompts);
+    model.generate_batch(steps);
+    BatchRow r;
+    r.batch = B;
+    r.ms_per_step = model.last_generate_ms() / steps;
+    r.tok_s_per_seq = 1e3 / r.ms_per_step;
+    r.tok_s = B * r.tok_s_per_seq;
+    r.cost = gpt2::batch_step_cost(cfg, elem, model.decode_weight_bytes(), B,
+                                   static_cast<int>(prompt.size()) + steps / 2);
+    r.gbps = r.cost.bytes / (r.ms_per_step * 1e6);
+    r.tflops = r.cost.flops / (r.ms_per_step * 1e9);
+    r.bound = gpt2::batch_bound(r.cost.intensity(), peak, roof.dram_gbps);
+    r.linear_bound = gpt2::batch_bound(r.cost.linear_intensity(), peak, roof.dram_gbps);
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+void print_batch_table(const std::vector<BatchRow>& rows, const wb::Ceilings& roof, double peak, bool measured) {
+  wb::Table t({"batch", "tokens/s", "tokens/s per seq", "ms/step", "MB/step", "GB/s", "GFLOP/step", "TFLOPS",
+               "FLOP/byte", "bound", "linears FLOP/byte", "linears bound"});
+  for (const auto& r : rows) {
+    t.add_row({std::to_string(r.batch), wb::fixed(r.tok_s, 0), wb::fixed(r.tok_s_per_seq, 1),
+               wb::fixed(r.ms_per_step, 3), wb::fixed(r.cost.bytes / 1e6, 1), wb::fixed(r.gbps, 0),
+               wb::fixed(r.cost.flops / 1e9, 2), wb::fixed(r.tflops, 1), wb::fixed(r.cost.intensity(), 1), r.bound,
+               wb::fixed(r.cost.linear_intensity(), 1), r.linear_bound});
+  }
+  std::printf("%s", t.str().c_str());
+  std::printf("MB/step: the weights once + every sequence's K and V; FLOP/byte against the machine balance");
+  if (peak > 0 && roof.dram_gbps > 0) {
+    std::printf(" %.0f FLOP/byte (%.0f TFLOPS / %.0f GB/s, %s)", peak * 1e12 / (roof.dram_gbps * 1e9), peak,
+                roof.dram_gbps, measured ? "measured ceilings" : "spec ceilings");
+  } else {
+    std::printf(" (unknown for this GPU: no bound given)");
+  }
+  std::printf("; linears: their FLOPs over the weights' bytes, the part batching reuses\n");
 }
 
 void print_table(const std::vector<gpt2::OpTime>& ops, double dram_gbps) {
@@ -158,6 +255,7 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
   o.upload = a.upload;
   o.int8_weights = a.int8;
   o.fused_decode = a.fused_decode;
+  if (!a.batch.empty()) o.batch = *std::max_element(a.batch.begin(), a.batch.end());
   int last_percent = -1;
   o.upload_progress = [&](size_t done, size_t total) {
     const int percent = total > 0 ? static_cast<int>(100.0 * double(done) / double(total)) : 100;
@@ -255,6 +353,23 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
   model.set_profiling(false);
   std::printf("per-op time of an eager decode step (events around each op, %d steps averaged):\n", profile_steps);
   print_table(model.op_times(profile_steps), dev.spec.dram_gbps);
+
+  if (!a.batch.empty()) {
+    // Measured ceilings (cached per GPU) where the harness has them, else the spec's.
+    const wb::MeasuredCeilings measured = wb::measured_ceilings(dev);
+    wb::Ceilings roof = dev.spec;
+    const bool use_measured = measured.values.dram_gbps > 0;
+    if (use_measured) {
+      roof.dram_gbps = measured.values.dram_gbps;
+      if (measured.values.bf16_tflops > 0) roof.bf16_tflops = measured.values.bf16_tflops;
+      if (measured.values.fp32_tflops > 0) roof.fp32_tflops = measured.values.fp32_tflops;
+    }
+    run.batch = run_batches(model, a, prompt, roof);
+    std::printf("batched decode (--batch): %zu-token prompts, %d steps timed on the device, %s:\n", prompt.size(),
+                std::max(1, a.new_tokens - 1), run.graph ? "each step one CUDA Graph launch" : "eager launches");
+    print_batch_table(run.batch, roof, a.dtype == wb::DType::F32 ? roof.fp32_tflops : roof.bf16_tflops,
+                      use_measured);
+  }
   return run;
 }
 
@@ -314,6 +429,24 @@ int main(int argc, char** argv) {
       return 2;
     }
     const wb::DeviceInfo dev = wb::query_device();
+    if (!a.batch.empty()) {
+      // The batched caches must fit beside the model: refuse before loading it.
+      const int B = *std::max_element(a.batch.begin(), a.batch.end());
+      const double elem = a.dtype == wb::DType::F32 ? 4 : 2;
+      int positions = std::min<int>(w.config.n_ctx, static_cast<int>(prompt.size()) + a.new_tokens + 1);
+      if (a.check) positions = std::min<int>(w.config.n_ctx, std::max<int>(positions, static_cast<int>(prompt.size()) + 66));
+      const double model_bytes = double(w.config.n_params()) * elem +
+                                 2.0 * w.config.n_layer * double(positions) * w.config.n_embd * elem +
+                                 double(positions) * 14.0 * w.config.n_embd * elem;
+      size_t free_bytes = 0, total_bytes = 0;
+      CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+      const std::string refusal = gpt2::batch_memory_refusal(
+          B, gpt2::batch_memory_bytes(w.config, elem, B, positions), double(free_bytes) - model_bytes);
+      if (!refusal.empty()) {
+        std::fprintf(stderr, "gpt2: %s\n", refusal.c_str());
+        return 2;
+      }
+    }
     std::printf("GPU: %s (sm_%d%d); model: %s, %s; prompt %zu tokens, %d new\n", dev.name.c_str(), dev.major, dev.minor,
                 w.config.describe().c_str(),
                 a.dtype == wb::DType::F32 ? "f32" : a.int8 ? "bf16, int8 decode weights (--int8)" : "bf16",
@@ -334,6 +467,24 @@ int main(int argc, char** argv) {
         j.set("ttft_ms", r.ttft_ms);
         j.set("decode_tok_s", r.decode_tok_s);
         if (a.int8) j.set("int8", true);
+        if (!r.batch.empty()) {
+          wb::Json rows = wb::Json::array();
+          for (const BatchRow& b : r.batch) {
+            wb::Json row = wb::Json::object();
+            row.set("batch", b.batch);
+            row.set("tok_s", b.tok_s);
+            row.set("tok_s_per_seq", b.tok_s_per_seq);
+            row.set("ms_per_step", b.ms_per_step);
+            row.set("bytes_per_step", b.cost.bytes);
+            row.set("gbps", b.gbps);
+            row.set("flops_per_step", b.cost.flops);
+            row.set("tflops", b.tflops);
+            row.set("bound", b.bound);
+            row.set("linear_bound", b.linear_bound);
+            rows.push(row);
+          }
+          j.set("batch", rows);
+        }
         list.push(j);
       }
       doc.set("runs", list);
