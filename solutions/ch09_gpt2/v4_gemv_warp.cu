@@ -20,23 +20,6 @@ namespace {
 
 constexpr int kWarps = 8;
 
-// The dot product of two 16-byte pieces, in FP32.
-__device__ __forceinline__ float dot16(const uint4& a, const uint4& b, float) {
-  return __uint_as_float(a.x) * __uint_as_float(b.x) + __uint_as_float(a.y) * __uint_as_float(b.y) +
-         __uint_as_float(a.z) * __uint_as_float(b.z) + __uint_as_float(a.w) * __uint_as_float(b.w);
-}
-__device__ __forceinline__ float dot16(const uint4& a, const uint4& b, bf16) {
-  const auto* pa = reinterpret_cast<const __nv_bfloat162*>(&a);
-  const auto* pb = reinterpret_cast<const __nv_bfloat162*>(&b);
-  float s = 0.0f;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 fa = __bfloat1622float2(pa[i]), fb = __bfloat1622float2(pb[i]);
-    s += fa.x * fb.x + fa.y * fb.y;
-  }
-  return s;
-}
-
 // grid (ceil(N / kWarps)), block (32 * kWarps): warp w owns row n = blockIdx.x * kWarps + w.
 template <class T>
 __global__ void __launch_bounds__(32 * kWarps) gemv_warp_kernel(const T* x, const T* w, const T* b, T* y, int N, int K,

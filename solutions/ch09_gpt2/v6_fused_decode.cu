@@ -60,23 +60,6 @@ constexpr int kAhead = 4;       // 16-byte pieces per lane requested before the 
 constexpr int kMaxCtas = 1024;  // a row GEMV's grid at most (the argmax's workspace holds one key per CTA)
 constexpr int kMaxRow = 8192;   // C (or K) at most: the input row lives in shared memory (32 KB in FP32)
 
-// The dot product of two 16-byte pieces, in FP32 (step 4's).
-__device__ __forceinline__ float dot16(const uint4& a, const uint4& b, float) {
-  return __uint_as_float(a.x) * __uint_as_float(b.x) + __uint_as_float(a.y) * __uint_as_float(b.y) +
-         __uint_as_float(a.z) * __uint_as_float(b.z) + __uint_as_float(a.w) * __uint_as_float(b.w);
-}
-__device__ __forceinline__ float dot16(const uint4& a, const uint4& b, bf16) {
-  const auto* pa = reinterpret_cast<const __nv_bfloat162*>(&a);
-  const auto* pb = reinterpret_cast<const __nv_bfloat162*>(&b);
-  float s = 0.0f;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 fa = __bfloat1622float2(pa[i]), fb = __bfloat1622float2(pb[i]);
-    s += fa.x * fb.x + fa.y * fb.y;
-  }
-  return s;
-}
-
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
   for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
