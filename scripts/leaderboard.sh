@@ -199,6 +199,23 @@ arch_re='^[0-9a-z;, -]+$'
 [[ -z "$arch" || $arch =~ $arch_re ]] || die_usage "--arch: '$arch' is not a list of CUDA architectures"
 arch=${arch//,/;}
 [ -z "$expect" ] || [ -f "$expect" ] || die_usage "--expect: '$expect' is not a file"
+
+# Refuses a submissions, output or shared folder inside a folder of sources: it would either
+# be copied into every build, or leave the build without that folder.
+sources_guard() {
+  local item p d
+  for item in "$here"/*/; do
+    item=${item%/}
+    item=${item##*/}
+    case "$item" in build|build-*|results|tests|docs|site|Testing) continue ;; esac
+    d=$(cd -- "$here/$item" && pwd -P) || continue
+    for p in "$subs" "$out" "${shared:-}"; do
+      [ -n "$p" ] && p=$(realpath -m -- "$p") || continue
+      case "$p/" in "$d"/*/) die "'$p' is inside the repository's $item/, which every build copies: put it elsewhere" ;; esac
+    done
+  done
+}
+
 if [ -n "$collect_id" ] || [ ${#rerun_ids[@]} -gt 0 ]; then
   [ -z "$subs" ] || die_usage "--collect and --rerun work on a submitted run: give no SUBMISSIONS_DIR"
   # shellcheck source=lib/slurm-leaderboard.sh
@@ -254,22 +271,6 @@ source_items() {
       done
     fi
     [ "$skip" = 1 ] || printf '%s\n' "$item"
-  done
-}
-
-# Refuses a submissions, output or shared folder inside a folder of sources: it would either
-# be copied into every build, or leave the build without that folder.
-sources_guard() {
-  local item p d
-  for item in "$here"/*/; do
-    item=${item%/}
-    item=${item##*/}
-    case "$item" in build|build-*|results|tests|docs|site|Testing) continue ;; esac
-    d=$(cd -- "$here/$item" && pwd -P) || continue
-    for p in "$subs" "$out" "${shared:-}"; do
-      [ -n "$p" ] && p=$(realpath -m -- "$p") || continue
-      case "$p/" in "$d"/*/) die "'$p' is inside the repository's $item/, which every build copies: put it elsewhere" ;; esac
-    done
   done
 }
 
