@@ -21,6 +21,8 @@
 #                             [--shards N]                     (processes per test program; default 4)
 #                             [--deadline SECONDS]             (start no new step after this many seconds;
 #                                                               the summary says what was left out)
+#                             [--steps "build query bench gpt2 tests"]  (these steps, in this order; the
+#                                                               steps: build query tests stubs tune peers bench gpt2)
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,6 +42,7 @@ bench=1
 test_timeout=900
 shards=4
 deadline=0
+steps=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="${2:?--out needs a folder}"; shift 2 ;;
@@ -61,6 +64,8 @@ while [ $# -gt 0 ]; do
     --test-chapters=*) test_chapters="${1#--test-chapters=}"; shift ;;
     --deadline) deadline="${2:?--deadline needs seconds}"; shift 2 ;;
     --deadline=*) deadline="${1#--deadline=}"; shift ;;
+    --steps) steps="${2:?--steps needs a list}"; shift 2 ;;
+    --steps=*) steps="${1#--steps=}"; shift ;;
     --shards) shards="${2:?--shards needs a number}"; shift 2 ;;
     --shards=*) shards="${1#--shards=}"; shift ;;
     --test-timeout) test_timeout="${2:?--test-timeout needs seconds}"; shift 2 ;;
@@ -72,6 +77,12 @@ while [ $# -gt 0 ]; do
   esac
 done
 
+for step in $steps; do
+  case "$step" in
+    build|query|tests|stubs|tune|peers|bench|gpt2) ;;
+    *) echo "gpu-suite: unknown step '$step' in --steps (the steps: build query tests stubs tune peers bench gpt2)" >&2; exit 2 ;;
+  esac
+done
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "gpu-suite: no NVIDIA GPU is visible (nvidia-smi -L failed); this script needs one." >&2
   echo "           Without a GPU, run the host tests instead: cmake --workflow --preset ci" >&2
@@ -103,8 +114,10 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,te
   --format=csv > "$out/nvidia-smi.csv" 2>&1
 note "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 
+bin=build/gpu-suite
+
 # --- build ------------------------------------------------------------------------------
-if [ "$skip_build" = 0 ]; then
+step_build() {
   # Keep going past a chapter that does not build, so the others are still tested.
   { cmake -S . -B build/gpu-suite -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=native \
       "${chapter_def[@]}" -DWORKBOOK_BUILD_ON_TEST=OFF &&
@@ -112,98 +125,104 @@ if [ "$skip_build" = 0 ]; then
   build_rc=$?
   note "build all-solutions: $([ $build_rc = 0 ] && echo ok || echo "FAILED (some targets), see build-solutions.log")"
   [ $build_rc = 0 ] || grep -E "error|FAILED" "$out/build-solutions.log" | head -20 | tee -a "$summary"
-fi
-bin=build/gpu-suite
+}
 
-"$bin/bin/devicequery" --measure > "$out/devicequery.txt" 2>&1
-"$bin/bin/devicequery" --measure --json > "$out/devicequery.json" 2>/dev/null
-cat "$out/devicequery.txt"
-# The instruction ceilings (FFMA, mma.sync) that chapters 4 and 5 compare against.
-[ -x "$bin/bin/instpeak" ] && "$bin/bin/instpeak" > "$out/instpeak.txt" 2>&1 && cat "$out/instpeak.txt"
+# --- the measured ceilings ----------------------------------------------------------------
+step_query() {
+  "$bin/bin/devicequery" --measure > "$out/devicequery.txt" 2>&1
+  "$bin/bin/devicequery" --measure --json > "$out/devicequery.json" 2>/dev/null
+  cat "$out/devicequery.txt"
+  # The instruction ceilings (FFMA, mma.sync) that chapters 4 and 5 compare against.
+  [ -x "$bin/bin/instpeak" ] && "$bin/bin/instpeak" > "$out/instpeak.txt" 2>&1 && cat "$out/instpeak.txt"
+}
 
 # --- tests of the solutions, references, self-tests and harness -------------------------
-if [ "$use_ctest" = 1 ]; then
-  ctest --test-dir "$bin" -LE student -j "$jobs" --output-junit "$out/ctest-solutions.xml" > "$out/ctest-solutions.log" 2>&1
-  sol_rc=$?
-  note "ctest all-solutions: $(grep -E 'tests passed|tests failed' "$out/ctest-solutions.log" | tail -1)  (skipped: $(grep -c 'Skipped' "$out/ctest-solutions.log"))"
-  [ $sol_rc = 0 ] || grep -E '\*\*\*Failed|Timeout|Exception' "$out/ctest-solutions.log" | head -20 | tee -a "$summary"
-else
-  # One process per test program: the same cases ctest would run, without the start-up
-  # cost of a process (and a CUDA context) per case.
-  ctest --test-dir "$bin" -L '^host$' -j "$jobs" --output-on-failure > "$out/ctest-host.log" 2>&1
-  note "host tests: $(grep -E 'tests passed|tests failed' "$out/ctest-host.log" | tail -1)"
-  # The harness's own GPU tests fault on purpose (a fault ends a CUDA context), so each runs
-  # in a process of its own.
-  ctest --test-dir "$bin" -L '^harness-gpu$' -j "$jobs" > "$out/ctest-harness-gpu.log" 2>&1
-  note "harness GPU tests: $(grep -E 'tests passed|tests failed' "$out/ctest-harness-gpu.log" | tail -1)"
-  programs=""
-  for ch in ${test_chapters:-$chapters}; do programs="$programs ${ch}_solution_tests ${ch}_selftests"; done
-  for p in $programs; do
-    [ -x "$bin/bin/$p" ] || continue
-    past_deadline "tests $p" && continue
-    start=$(date +%s)
-    if [ "${p%_selftests}" != "$p" ]; then
-      # A broken kernel may fault, and a fault ends the process's CUDA context: one process
-      # per self-test, as ctest runs them.
-      rc=0
-      : > "$out/tests-$p.log"
-      for t in $("$bin/bin/$p" --gtest_list_tests | awk '/^[^ ]/ {suite=$1} /^  / {print suite $1}'); do
-        timeout "$test_timeout" "$bin/bin/$p" --gtest_filter="$t" >> "$out/tests-$p.log" 2>&1 || rc=1
+step_tests() {
+  if [ "$use_ctest" = 1 ]; then
+    ctest --test-dir "$bin" -LE student -j "$jobs" --output-junit "$out/ctest-solutions.xml" > "$out/ctest-solutions.log" 2>&1
+    sol_rc=$?
+    note "ctest all-solutions: $(grep -E 'tests passed|tests failed' "$out/ctest-solutions.log" | tail -1)  (skipped: $(grep -c 'Skipped' "$out/ctest-solutions.log"))"
+    [ $sol_rc = 0 ] || grep -E '\*\*\*Failed|Timeout|Exception' "$out/ctest-solutions.log" | head -20 | tee -a "$summary"
+  else
+    # One process per test program: the same cases ctest would run, without the start-up
+    # cost of a process (and a CUDA context) per case.
+    ctest --test-dir "$bin" -L '^host$' -j "$jobs" --output-on-failure > "$out/ctest-host.log" 2>&1
+    note "host tests: $(grep -E 'tests passed|tests failed' "$out/ctest-host.log" | tail -1)"
+    # The harness's own GPU tests fault on purpose (a fault ends a CUDA context), so each runs
+    # in a process of its own.
+    ctest --test-dir "$bin" -L '^harness-gpu$' -j "$jobs" > "$out/ctest-harness-gpu.log" 2>&1
+    note "harness GPU tests: $(grep -E 'tests passed|tests failed' "$out/ctest-harness-gpu.log" | tail -1)"
+    programs=""
+    for ch in ${test_chapters:-$chapters}; do programs="$programs ${ch}_solution_tests ${ch}_selftests"; done
+    for p in $programs; do
+      [ -x "$bin/bin/$p" ] || continue
+      past_deadline "tests $p" && continue
+      start=$(date +%s)
+      if [ "${p%_selftests}" != "$p" ]; then
+        # A broken kernel may fault, and a fault ends the process's CUDA context: one process
+        # per self-test, as ctest runs them.
+        rc=0
+        : > "$out/tests-$p.log"
+        for t in $("$bin/bin/$p" --gtest_list_tests | awk '/^[^ ]/ {suite=$1} /^  / {print suite $1}'); do
+          timeout "$test_timeout" "$bin/bin/$p" --gtest_filter="$t" >> "$out/tests-$p.log" 2>&1 || rc=1
+        done
+        passed=$(grep -c '^\[       OK \]' "$out/tests-$p.log")
+        failed=$(grep -c '^\[  FAILED  \] .*(.*ms)$' "$out/tests-$p.log")
+        note "tests $p: exit $rc, passed $passed, failed $failed (one process each) in $(( $(date +%s) - start )) s"
+        [ $rc = 0 ] || grep -E '^\[  FAILED  \] .*ms\)$' "$out/tests-$p.log" | head -10 | tee -a "$summary"
+        continue
+      fi
+      # The program's cases split over $shards processes at once (GoogleTest's sharding): the
+      # cases are mostly host work (drawing inputs, the float64 reference, scanning outputs),
+      # and a fault ends only its own shard. Chapter 1's largest cases hold ~26 GB of the GPU
+      # each, so it runs in two.
+      n=$shards
+      [ "${p#ch01_}" != "$p" ] && [ "$n" -gt 2 ] && n=2
+      pids=()
+      for ((i = 0; i < n; i++)); do
+        GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$i timeout "$test_timeout" "$bin/bin/$p" --gtest_brief=1 \
+          --gtest_output="xml:$out/tests-$p.$i.xml" > "$out/tests-$p.$i.log" 2>&1 &
+        pids+=($!)
       done
-      passed=$(grep -c '^\[       OK \]' "$out/tests-$p.log")
-      failed=$(grep -c '^\[  FAILED  \] .*(.*ms)$' "$out/tests-$p.log")
-      note "tests $p: exit $rc, passed $passed, failed $failed (one process each) in $(( $(date +%s) - start )) s"
-      [ $rc = 0 ] || grep -E '^\[  FAILED  \] .*ms\)$' "$out/tests-$p.log" | head -10 | tee -a "$summary"
-      continue
-    fi
-    # The program's cases split over $shards processes at once (GoogleTest's sharding): the
-    # cases are mostly host work (drawing inputs, the float64 reference, scanning outputs),
-    # and a fault ends only its own shard. Chapter 1's largest cases hold ~26 GB of the GPU
-    # each, so it runs in two.
-    n=$shards
-    [ "${p#ch01_}" != "$p" ] && [ "$n" -gt 2 ] && n=2
-    pids=()
-    for ((i = 0; i < n; i++)); do
-      GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$i timeout "$test_timeout" "$bin/bin/$p" --gtest_brief=1 \
-        --gtest_output="xml:$out/tests-$p.$i.xml" > "$out/tests-$p.$i.log" 2>&1 &
-      pids+=($!)
+      rc=0
+      for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done
+      for ((i = 0; i < n; i++)); do cat "$out/tests-$p.$i.log"; done > "$out/tests-$p.log"
+      rm -f "$out"/tests-"$p".[0-9]*.log
+      # The slowest cases, where a faster check would pay most.
+      { echo "$p:"; cat "$out"/tests-"$p".[0-9]*.xml 2>/dev/null |
+          sed -n 's/.*<testcase name="\([^"]*\)".*time="\([0-9.]*\)".*classname="\([^"]*\)".*/\2 \3.\1/p' |
+          sort -rn | head -8; } >> "$out/slowest-cases.txt"
+      passed=$(grep -c '^\[wb-outcome\] pass ' "$out/tests-$p.log")
+      failed=$(grep -c '^\[  FAILED  \] .*ms)$' "$out/tests-$p.log")
+      skipped=$(grep -c '^\[wb-outcome\] \(skipped\|no_engine\|compiled_not_run\) ' "$out/tests-$p.log")
+      note "tests $p: exit $rc, passed ${passed:-0}, failed ${failed:-0}, skipped ${skipped:-0} in $(( $(date +%s) - start )) s"
+      [ $rc = 0 ] || grep -E '^\[  FAILED  \]' "$out/tests-$p.log" | head -10 | tee -a "$summary"
     done
-    rc=0
-    for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done
-    for ((i = 0; i < n; i++)); do cat "$out/tests-$p.$i.log"; done > "$out/tests-$p.log"
-    rm -f "$out"/tests-"$p".[0-9]*.log
-    # The slowest cases, where a faster check would pay most.
-    { echo "$p:"; cat "$out"/tests-"$p".[0-9]*.xml 2>/dev/null |
-        sed -n 's/.*<testcase name="\([^"]*\)".*time="\([0-9.]*\)".*classname="\([^"]*\)".*/\2 \3.\1/p' |
-        sort -rn | head -8; } >> "$out/slowest-cases.txt"
-    passed=$(grep -c '^\[wb-outcome\] pass ' "$out/tests-$p.log")
-    failed=$(grep -c '^\[  FAILED  \] .*ms)$' "$out/tests-$p.log")
-    skipped=$(grep -c '^\[wb-outcome\] \(skipped\|no_engine\|compiled_not_run\) ' "$out/tests-$p.log")
-    note "tests $p: exit $rc, passed ${passed:-0}, failed ${failed:-0}, skipped ${skipped:-0} in $(( $(date +%s) - start )) s"
-    [ $rc = 0 ] || grep -E '^\[  FAILED  \]' "$out/tests-$p.log" | head -10 | tee -a "$summary"
-  done
-fi
+  fi
+}
 
 # --- the learner's stubs must fail, each with the not-implemented message ---------------
-[ "$stubs" = 1 ] && for ch in ${test_chapters:-$chapters}; do
-  past_deadline "stub $ch" && continue
-  exe="$bin/bin/${ch}_tests"
-  [ -x "$exe" ] || { note "stub $ch: no ${ch}_tests built"; continue; }
-  timeout "$test_timeout" "$exe" > "$out/tests-stub-$ch.log" 2>&1
-  total=$(sed -n 's/^\[==========\] \([0-9]*\) tests\{0,1\} from .* ran.*/\1/p' "$out/tests-stub-$ch.log" | tail -1)
-  fails=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\{0,1\}, listed below.*/\1/p' "$out/tests-stub-$ch.log" | tail -1)
-  msgs=$(grep -c "not implemented yet" "$out/tests-stub-$ch.log" || true)
-  note "stub $ch: ${fails:-0} of ${total:-?} tests fail; 'not implemented yet' printed $msgs times"
-done
+step_stubs() {
+  for ch in ${test_chapters:-$chapters}; do
+    past_deadline "stub $ch" && continue
+    exe="$bin/bin/${ch}_tests"
+    [ -x "$exe" ] || { note "stub $ch: no ${ch}_tests built"; continue; }
+    timeout "$test_timeout" "$exe" > "$out/tests-stub-$ch.log" 2>&1
+    total=$(sed -n 's/^\[==========\] \([0-9]*\) tests\{0,1\} from .* ran.*/\1/p' "$out/tests-stub-$ch.log" | tail -1)
+    fails=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\{0,1\}, listed below.*/\1/p' "$out/tests-stub-$ch.log" | tail -1)
+    msgs=$(grep -c "not implemented yet" "$out/tests-stub-$ch.log" || true)
+    note "stub $ch: ${fails:-0} of ${total:-?} tests fail; 'not implemented yet' printed $msgs times"
+  done
+}
 
 # --- the autotuner writes this GPU's best SGEMM configuration before the benchmarks -----
-if [ "$autotune" = 1 ] && [ -x "$bin/bin/ch04_autotune" ]; then
-  start=$(date +%s)
-  "$bin/bin/ch04_autotune" --markdown="$out/ch04-autotune.md" > "$out/ch04-autotune.log" 2>&1
-  note "ch04_autotune: exit $? in $(( $(date +%s) - start )) s (log ch04-autotune.log)"
-  [ -f configs/ch04_sgemm.json ] && cp configs/ch04_sgemm.json "$out/"
-fi
-if [ "$autotune" = 1 ]; then
+step_tune() {
+  if [ -x "$bin/bin/ch04_autotune" ]; then
+    start=$(date +%s)
+    "$bin/bin/ch04_autotune" --markdown="$out/ch04-autotune.md" > "$out/ch04-autotune.log" 2>&1
+    note "ch04_autotune: exit $? in $(( $(date +%s) - start )) s (log ch04-autotune.log)"
+    [ -f configs/ch04_sgemm.json ] && cp configs/ch04_sgemm.json "$out/"
+  fi
   for ch in ${bench_chapters:-$chapters}; do
     [ -x "$bin/bin/${ch}_tune" ] || continue
     past_deadline "${ch}_tune" && continue
@@ -212,62 +231,77 @@ if [ "$autotune" = 1 ]; then
     note "${ch}_tune: exit $? in $(( $(date +%s) - start )) s (log $ch-tune.log)"
   done
   cp configs/*.json "$out/" 2>/dev/null
-fi
+}
 
 # --- PyTorch peers, same GPU, same session ----------------------------------------------------
-if [ "$peers" = 1 ]; then
+step_peers() {
   for script in scripts/torch_*_peer.py; do
     past_deadline "$(basename "$script")" && continue
     name=$(basename "$script" .py)
     timeout 600 python3 "$script" --json "$out/$name.json" > "$out/$name.log" 2>&1
     note "$name: exit $? ($(tail -n 1 "$out/$name.log"))"
   done
-fi
+}
 
 # --- benchmarks ---------------------------------------------------------------------------
-[ "$bench" = 1 ] && for ch in ${bench_chapters:-$chapters}; do
-  past_deadline "bench $ch" && continue
-  exe="$bin/bin/${ch}_bench"
-  [ -x "$exe" ] || { note "bench $ch: no ${ch}_bench built"; continue; }
-  limit=()
-  [ "$bench_timeout" != 0 ] && limit=(timeout "$bench_timeout")
-  start=$(date +%s)
-  "${limit[@]}" "$exe" $quick --json "$out/$ch-bench.json" > "$out/$ch-bench.log" 2>&1
-  note "bench $ch: exit $? in $(( $(date +%s) - start )) s wall (log $ch-bench.log)"
-  if [ "$repeat" = 1 ]; then
-    "${limit[@]}" "$exe" $quick --json "$out/$ch-bench-2.json" > "$out/$ch-bench-2.log" 2>&1
-    note "bench $ch (second run): exit $?"
-  fi
-done
+step_bench() {
+  for ch in ${bench_chapters:-$chapters}; do
+    past_deadline "bench $ch" && continue
+    exe="$bin/bin/${ch}_bench"
+    [ -x "$exe" ] || { note "bench $ch: no ${ch}_bench built"; continue; }
+    limit=()
+    [ "$bench_timeout" != 0 ] && limit=(timeout "$bench_timeout")
+    start=$(date +%s)
+    "${limit[@]}" "$exe" $quick --json "$out/$ch-bench.json" > "$out/$ch-bench.log" 2>&1
+    note "bench $ch: exit $? in $(( $(date +%s) - start )) s wall (log $ch-bench.log)"
+    if [ "$repeat" = 1 ]; then
+      "${limit[@]}" "$exe" $quick --json "$out/$ch-bench-2.json" > "$out/$ch-bench-2.log" 2>&1
+      note "bench $ch (second run): exit $?"
+    fi
+  done
+}
 
 # --- chapter 9: the decoder end to end, 124M and 1.5B random weights, prompt 512 ----------------
-if [ "$bench" = 1 ] && [ -x "$bin/bin/gpt2" ] && [ -x "$bin/bin/gpt2_random_weights" ]; then
-  for cfg in 124M 1.5B; do
-    past_deadline "gpt2 $cfg" && continue
-    w="$bin/gpt2-$cfg-bf16.safetensors"
-    [ -f "$w" ] || "$bin/bin/gpt2_random_weights" --config=$cfg --dtype=bf16 --gpt2-affine --out="$w" > "$out/gpt2-weights-$cfg.log" 2>&1
-    # The ladder of the decode step: op by op (library, then solution kernels), fused, INT8;
-    # then batched decode (1, 4, 16, 64 sequences: the weights read once for B tokens).
-    for run in "ops:--kernels=library,solution" "fused:--decode=fused" "int8:--int8" \
-      "batch:--batch=1,4,16,64 --kernels=library,solution"; do
-      name=${run%%:*}
-      start=$(date +%s)
-      "$bin/bin/gpt2" --weights="$w" --prompt-len=512 --new=128 ${run#*:} \
-        --json="$out/gpt2-$cfg-$name.json" > "$out/gpt2-$cfg-$name.log" 2>&1
-      note "gpt2 $cfg $name: exit $? in $(( $(date +%s) - start )) s ($(grep -m1 -o 'decode: [0-9.]* tokens/s' "$out/gpt2-$cfg-$name.log"))"
+step_gpt2() {
+  if [ -x "$bin/bin/gpt2" ] && [ -x "$bin/bin/gpt2_random_weights" ]; then
+    for cfg in 124M 1.5B; do
+      past_deadline "gpt2 $cfg" && continue
+      w="$bin/gpt2-$cfg-bf16.safetensors"
+      [ -f "$w" ] || "$bin/bin/gpt2_random_weights" --config=$cfg --dtype=bf16 --gpt2-affine --out="$w" > "$out/gpt2-weights-$cfg.log" 2>&1
+      # The ladder of the decode step: op by op (library, then solution kernels), fused, INT8;
+      # then batched decode (1, 4, 16, 64 sequences: the weights read once for B tokens).
+      for run in "ops:--kernels=library,solution" "fused:--decode=fused" "int8:--int8" \
+        "batch:--batch=1,4,16,64 --kernels=library,solution"; do
+        name=${run%%:*}
+        start=$(date +%s)
+        "$bin/bin/gpt2" --weights="$w" --prompt-len=512 --new=128 ${run#*:} \
+          --json="$out/gpt2-$cfg-$name.json" > "$out/gpt2-$cfg-$name.log" 2>&1
+        note "gpt2 $cfg $name: exit $? in $(( $(date +%s) - start )) s ($(grep -m1 -o 'decode: [0-9.]* tokens/s' "$out/gpt2-$cfg-$name.log"))"
+      done
     done
-  done
-  "$bin/bin/gpt2_random_weights" --config=tiny --out="$bin/gpt2-tiny.safetensors" --force > /dev/null 2>&1 &&
-    "$bin/bin/gpt2" --weights="$bin/gpt2-tiny.safetensors" --dtype=f32 --prompt-len=16 --new=64 --check \
-      > "$out/gpt2-check.log" 2>&1
-  note "gpt2 --check (tiny, FP32): exit $?"
-  "$bin/bin/gpt2_random_weights" --config=tiny --dtype=bf16 --out="$bin/gpt2-tiny-bf16.safetensors" --force > /dev/null 2>&1
-  for run in "fused:--decode=fused" "int8:--int8"; do
-    "$bin/bin/gpt2" --weights="$bin/gpt2-tiny-bf16.safetensors" --prompt-len=16 --new=32 --check ${run#*:} \
-      > "$out/gpt2-check-${run%%:*}.log" 2>&1
-    note "gpt2 --check ${run#*:} (tiny, BF16): exit $?"
-  done
+    "$bin/bin/gpt2_random_weights" --config=tiny --out="$bin/gpt2-tiny.safetensors" --force > /dev/null 2>&1 &&
+      "$bin/bin/gpt2" --weights="$bin/gpt2-tiny.safetensors" --dtype=f32 --prompt-len=16 --new=64 --check \
+        > "$out/gpt2-check.log" 2>&1
+    note "gpt2 --check (tiny, FP32): exit $?"
+    "$bin/bin/gpt2_random_weights" --config=tiny --dtype=bf16 --out="$bin/gpt2-tiny-bf16.safetensors" --force > /dev/null 2>&1
+    for run in "fused:--decode=fused" "int8:--int8"; do
+      "$bin/bin/gpt2" --weights="$bin/gpt2-tiny-bf16.safetensors" --prompt-len=16 --new=32 --check ${run#*:} \
+        > "$out/gpt2-check-${run%%:*}.log" 2>&1
+      note "gpt2 --check ${run#*:} (tiny, BF16): exit $?"
+    done
+  fi
+}
+
+# --- the steps, in order -------------------------------------------------------------------
+if [ -z "$steps" ]; then
+  steps="build query tests"
+  [ "$stubs" = 1 ] && steps="$steps stubs"
+  [ "$autotune" = 1 ] && steps="$steps tune"
+  [ "$peers" = 1 ] && steps="$steps peers"
+  [ "$bench" = 1 ] && steps="$steps bench gpt2"
+  [ "$skip_build" = 1 ] && steps=${steps#build }
 fi
+for step in $steps; do "step_$step"; done
 
 # --- summary table, last --------------------------------------------------------------------
 echo
