@@ -6,7 +6,13 @@
 #   ctest --preset chNN      lands here only when build/chNN does not exist yet (ctest then
 #                            stays in the folder it was started in): says to configure first,
 #                            instead of ctest's "No tests were found!!!".
-get_filename_component(_wb_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+# The root CTestTestfile.cmake found the repository's root (_wb_here); the list file's own
+# folder is the fallback.
+if(_wb_here)
+  set(_wb_root "${_wb_here}")
+else()
+  get_filename_component(_wb_root "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+endif()
 
 # ctest's own command line: which test preset was asked for, if any (Linux; elsewhere the
 # message below stays general).

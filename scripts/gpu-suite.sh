@@ -153,7 +153,7 @@ step_tests() {
     ctest --test-dir "$bin" -L '^harness-gpu$' -j "$jobs" > "$out/ctest-harness-gpu.log" 2>&1
     note "harness GPU tests: $(grep -E 'tests passed|tests failed' "$out/ctest-harness-gpu.log" | tail -1)"
     programs=""
-    for ch in ${test_chapters:-$chapters}; do programs="$programs ${ch}_solution_tests ${ch}_selftests"; done
+    for ch in ${test_chapters:-$chapters}; do programs="$programs ${ch}_solution_tests ${ch}_selftests ${ch}_model_tests"; done
     for p in $programs; do
       [ -x "$bin/bin/$p" ] || continue
       past_deadline "tests $p" && continue
@@ -178,9 +178,12 @@ step_tests() {
       # each, so it runs in two.
       n=$shards
       [ "${p#ch01_}" != "$p" ] && [ "$n" -gt 2 ] && n=2
+      # A model's tests of the learner's code (Student*) wait for the exercises: left out here.
+      filter="*"
+      [ "${p%_model_tests}" != "$p" ] && filter="-Student*"
       pids=()
       for ((i = 0; i < n; i++)); do
-        GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$i timeout "$test_timeout" "$bin/bin/$p" --gtest_brief=1 \
+        GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$i timeout "$test_timeout" "$bin/bin/$p" --gtest_brief=1 --gtest_filter="$filter" \
           --gtest_output="xml:$out/tests-$p.$i.xml" > "$out/tests-$p.$i.log" 2>&1 &
         pids+=($!)
       done
@@ -195,6 +198,12 @@ step_tests() {
       passed=$(grep -c '^\[wb-outcome\] pass ' "$out/tests-$p.log")
       failed=$(grep -c '^\[  FAILED  \] .*ms)$' "$out/tests-$p.log")
       skipped=$(grep -c '^\[wb-outcome\] \(skipped\|no_engine\|compiled_not_run\) ' "$out/tests-$p.log")
+      # Programs that print no outcome lines (a model's tests): the cases the XML files count.
+      if [ "${passed:-0}" = 0 ]; then
+        ran=$(cat "$out"/tests-"$p".[0-9]*.xml 2>/dev/null | sed -n 's/^<testsuites tests="\([0-9]*\)".*/\1/p' |
+              awk '{n += $1} END {print n + 0}')
+        passed=$(( ran - ${failed:-0} ))
+      fi
       note "tests $p: exit $rc, passed ${passed:-0}, failed ${failed:-0}, skipped ${skipped:-0} in $(( $(date +%s) - start )) s"
       [ $rc = 0 ] || grep -E '^\[  FAILED  \]' "$out/tests-$p.log" | head -10 | tee -a "$summary"
     done
@@ -280,7 +289,7 @@ step_gpt2() {
       done
     done
     "$bin/bin/gpt2_random_weights" --config=tiny --out="$bin/gpt2-tiny.safetensors" --force > /dev/null 2>&1 &&
-      "$bin/bin/gpt2" --weights="$bin/gpt2-tiny.safetensors" --dtype=f32 --prompt-len=16 --new=64 --check \
+      "$bin/bin/gpt2" --weights="$bin/gpt2-tiny.safetensors" --dtype=f32 --prompt-len=16 --new=32 --check \
         > "$out/gpt2-check.log" 2>&1
     note "gpt2 --check (tiny, FP32): exit $?"
     "$bin/bin/gpt2_random_weights" --config=tiny --dtype=bf16 --out="$bin/gpt2-tiny-bf16.safetensors" --force > /dev/null 2>&1

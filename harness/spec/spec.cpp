@@ -302,6 +302,16 @@ Tol terms(std::function<int64_t(const Shape&)> n, double scale) {
 Tol abs_rel(double atol, double rtol) {
   return {[atol, rtol](const Shape&, DType) { return Tolerance{atol, rtol}; }, "fixed"};
 }
+Tol widened(Tol base, double atol, double rtol, std::string why) {
+  auto make = base.make;
+  return {[make, atol, rtol](const Shape& s, DType t) {
+            Tolerance x = make(s, t);
+            x.atol += atol;
+            x.rtol += rtol;
+            return x;
+          },
+          base.text + " + " + why};
+}
 }  // namespace tol
 
 TensorSpec input(std::string name, std::vector<std::string> dims, DType t, Dist d) {

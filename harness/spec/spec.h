@@ -125,6 +125,9 @@ Tol exact();                                                   // bit-for-bit va
 Tol sum_of(std::vector<std::string> dims, double scale = 1.0); // a sum over these dims (tolerance_for)
 Tol terms(std::function<int64_t(const Shape&)> n, double scale = 1.0);
 Tol abs_rel(double atol, double rtol);
+// `base` plus a fixed allowance, for an error the base model does not cover (e.g. a fast tanh
+// inside an activation); `why` is shown with the tolerance.
+Tol widened(Tol base, double atol, double rtol, std::string why);
 }  // namespace tol
 
 // ---------------------------------------------------------------------------------------

@@ -14,6 +14,8 @@
 //   v6_fused_decode   the decode step in fewer kernels: the LayerNorm in the GEMV's prologue
 //                     (ln_gemv), the residual add in its epilogue (gemv_residual), the
 //                     LM head and the argmax in one kernel (gemv_argmax)
+//   v7_skinny_gemm    v4 over up to 8 rows of x per read of W: batched decode's skinny GEMM
+//                     (2 to 16 tokens), W read once per 8 rows
 #pragma once
 #include "ch09.cuh"
 
@@ -32,6 +34,9 @@ void linear_wmma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, in
 
 template <class T>
 void gemv_warp(const T* x, const T* w, const T* b, T* y, int N, int K, Epilogue epi, cudaStream_t stream);
+
+template <class T>
+void linear_skinny(const T* x, const T* w, const T* b, T* y, int M, int N, int K, Epilogue epi, cudaStream_t stream);
 
 // y (N) = epilogue(scale[n] * (q (N, K) · x (K))[n] + b (N)): q int8, scale FP32, the rest BF16.
 void gemv_w8a16(const bf16* x, const int8_t* q, const float* scale, const bf16* b, bf16* y, int N, int K, Epilogue epi,

@@ -10,10 +10,12 @@ WB_VARIANTS(ch09_solution, wb::Role::Solution) {
     v.push_back(wb::variant(op, "v1_naive", &linear_naive<bf16>).is_slow());
     v.push_back(wb::variant(op, "v2_smem_tiled", &linear_tiled<bf16>));
     v.push_back(wb::variant(op, "v3_wmma_epilogue", &linear_wmma).needs_cc(80));
+    v.push_back(wb::variant(op, "v7_skinny_gemm", &linear_skinny<bf16>));
   }
   for (const char* op : {"linear_bias/f32", "linear_bias_gelu/f32"}) {
     v.push_back(wb::variant(op, "v1_naive", &linear_naive<float>).is_slow());
     v.push_back(wb::variant(op, "v2_smem_tiled", &linear_tiled<float>));
+    v.push_back(wb::variant(op, "v7_skinny_gemm", &linear_skinny<float>));
   }
   for (const char* op : {"gemv/bf16", "gemv_bias/bf16", "gemv_bias_gelu/bf16"}) {
     v.push_back(wb::variant(op, "v1_naive", &gemv_naive<bf16>).is_slow());

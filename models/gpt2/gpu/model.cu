@@ -26,6 +26,7 @@
 #include "reference/ch09_gpt2/reference.cuh"
 #include "solutions/ch06_layernorm/ladder.cuh"
 #include "solutions/ch07_softmax_topk/ladder.cuh"
+#include "solutions/ch08_flash_attention/ladder.cuh"
 #include "solutions/ch09_gpt2/ladder.cuh"
 #include "spec/op.cuh"
 
@@ -297,6 +298,9 @@ void Model::Impl::residual_layernorm(OpTag tag, const void* x, const void* r, co
   if (checking) check_layernorm(tag, x, r, gamma, beta, h, y, T);
 }
 
+// Up to this many rows, the solution's linear layers take the skinny GEMM (v7_skinny_gemm).
+constexpr int kSkinnyRows = 16;
+
 void Model::Impl::linear(OpTag tag, const void* x, const void* w, const void* b, void* y, int T, int N, int K,
                          ch09::Epilogue epi) {
   if (T == 1 && !int8_of.empty()) {  // a decode GEMV whose matrix has an INT8 copy (not the LM head's wte)
@@ -321,8 +325,11 @@ void Model::Impl::linear(OpTag tag, const void* x, const void* w, const void* b,
                                                         : &ch09::student::gemv;
         fn(xx, ww, bb, yy, N, K, epi, cur);
       } else {
+        // A few rows (batched decode): the skinny GEMM, W read once per 8 rows; more: tensor cores.
+        ch09::LinearFn<bf16>* solution = T <= kSkinnyRows ? &ch09::solution::linear_skinny<bf16>
+                                                          : &ch09::solution::linear_wmma;
         ch09::LinearFn<bf16>* fn = who == Who::Library    ? &ch09::reference::cublaslt_linear<bf16>
-                                   : who == Who::Solution ? &ch09::solution::linear_wmma
+                                   : who == Who::Solution ? solution
                                                           : &ch09::student::linear;
         fn(xx, ww, bb, yy, T, N, K, epi, cur);
       }
@@ -335,7 +342,9 @@ void Model::Impl::linear(OpTag tag, const void* x, const void* w, const void* b,
         auto* fn = who == Who::Library ? &ch09::reference::cublaslt_gemv<float> : &ch09::solution::gemv_warp<float>;
         fn(xx, ww, bb, yy, N, K, epi, cur);
       } else {
-        auto* fn = who == Who::Library ? &ch09::reference::cublaslt_linear<float> : &ch09::solution::linear_tiled<float>;
+        auto* fn = who == Who::Library ? &ch09::reference::cublaslt_linear<float>
+                   : T <= kSkinnyRows      ? &ch09::solution::linear_skinny<float>
+                                           : &ch09::solution::linear_tiled<float>;
         fn(xx, ww, bb, yy, T, N, K, epi, cur);
       }
     }
@@ -361,8 +370,16 @@ void Model::Impl::attention(OpTag tag, const void* qkv, void* att, int T) {
   if (batched) return batch_attention(tag, qkv, att, T);  // row t is sequence t (batch.cu)
   // K and V of every position seen, the queries, the output.
   const double bytes = double(es) * (2.0 * (pos + T) * C + 2.0 * T * C);
-  timed(tag, "model", bytes, [&] {
-    if (dtype == wb::DType::BF16) {
+  // A decode step (one query) on the solution's kernels: chapter 8's split-KV decode attention,
+  // as in the fused step (this chapter's kernel gives each head one thread block, 12 to 25
+  // blocks for a whole GPU). Prefill, FP32 and the other compositions: this chapter's kernel.
+  const bool split_kv = T == 1 && chapter8_attention() && opt.kernels.attention == Who::Solution;
+  timed(tag, split_kv ? "ch08 v5 split-KV" : "model", bytes, [&] {
+    if (split_kv) {
+      ch08::solution::v5_decode_at_pos_bf16(static_cast<const bf16*>(qkv), static_cast<const bf16*>(kc[tag.layer]),
+                                            static_cast<const bf16*>(vc[tag.layer]), d_pos, static_cast<bf16*>(att),
+                                            attn_lse, 1, H, H, cap, D, 1.0f / std::sqrt(float(D)), attn_scratch, cur);
+    } else if (dtype == wb::DType::BF16) {
       kernels::attention(static_cast<const bf16*>(qkv), static_cast<const bf16*>(kc[tag.layer]),
                          static_cast<const bf16*>(vc[tag.layer]), d_pos, static_cast<bf16*>(att), T, H, D, cap, cur);
     } else {

@@ -41,7 +41,8 @@ struct Kernels {
   Who layernorm = Who::Solution;  // chapter 6: residual add + LayerNorm
   Who gemm = Who::Solution;       // exercise 1: the prefill matmuls with their epilogues
   Who gemv = Who::Solution;       // exercise 2: the same at T = 1 (decode)
-  Who attention = Who::Solution;  // causal attention (this chapter's kernel: see docs)
+  Who attention = Who::Solution;  // causal attention: this chapter's kernel; decode (BF16) on the
+                                  // solution: chapter 8's split-KV kernel (see docs)
   Who lm_head = Who::Solution;    // logits = x · wteᵀ, a GEMV of exercise 2
   Who argmax = Who::Solution;     // chapter 7: top-k with k = 1
   Who block = Who::Solution;      // exercise 3: the block's wiring (host code)
