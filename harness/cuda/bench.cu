@@ -100,12 +100,9 @@ bool enough(const std::vector<double>& samples, int64_t min, int64_t max, double
   return med > 0 && se / med < noise;
 }
 
-// Timing of a case prepared with prepare_timed. Before each sample: new inputs, finished
-// before the sample starts (so no work can hide behind them), then the L2 flush. After each
-// sample: work on the legacy stream (or any blocking stream) that ends after the timed stream
-// disqualifies the case, and so does the wait for the whole device, compared with the wait on an
-// idle device, when it shows work left running. After the samples: the output of the last timed launch is checked. Sets *unfair
-// (and *code) when work was left running or the last output is wrong.
+}  // namespace
+
+// (bench.cuh says what it checks.)
 std::vector<double> time_fair(const Timed& t, cudaStream_t stream, const SampleRule& rule, const std::string& what,
                               std::string* unfair, Code* code, ClockWatch& clocks) {
   L2Flusher flusher;
@@ -128,12 +125,13 @@ std::vector<double> time_fair(const Timed& t, cudaStream_t stream, const SampleR
     flusher.flush(stream);
     start.record(stream);
     t.launch(stream);
-    stop.record(stream);
-    // The timed stream is non-blocking, so an event on the legacy stream, recorded right after
-    // `stop`, completes when the work the launcher put on the legacy stream (or on a blocking
-    // stream) is done, whichever stream finishes first. Its distance from `stop` is measured on
-    // the GPU's own clock: no host latency in it.
+    // The timed stream is non-blocking, so an event on the legacy stream completes when the
+    // work the launcher put there (or on a blocking stream) is done, and at once when there is
+    // none. Recorded BEFORE `stop`, it can only end after `stop` when such work outlives the
+    // timed stream: host delays between the two records only make it earlier. The distance is
+    // read on the GPU's own clock.
     legacy.record(cudaStreamLegacy);
+    stop.record(stream);
     wait_for_event(stop, stream, what);
     waits.push_back(device_sync_with_deadline(what));
     samples.push_back(stop.ms_since(start));
@@ -171,8 +169,6 @@ std::vector<double> time_fair(const Timed& t, cudaStream_t stream, const SampleR
   }
   return samples;
 }
-
-}  // namespace
 
 // The SM clock during the samples, read through NVML (loaded at run time: no NVML, no
 // reading), and whether the GPU reported a slowdown (thermal or power) meanwhile.

@@ -87,6 +87,16 @@ class ClockWatch {
   bool slowdown_ = false;
 };
 
+// Times a case prepared with prepare_timed, fairly. Before each sample: new inputs, finished
+// before the sample starts (so no work can hide behind them), then the L2 flush. After each
+// sample: work on the legacy stream (or a blocking stream) that ends after the timed stream
+// disqualifies the case, and so does the wait for the whole device when, compared with the
+// wait on an idle device, it shows work left running. After the samples: the output of the
+// last timed launch is checked. Returns the samples (ms); sets *unfair and *code (OutsideStream,
+// StaleAfterTiming) when the case is disqualified, and leaves them alone otherwise.
+std::vector<double> time_fair(const Timed& t, cudaStream_t stream, const SampleRule& rule, const std::string& what,
+                              std::string* unfair, Code* code, ClockWatch& clocks);
+
 class Suite {
  public:
   Suite(std::string chapter, std::string title);

@@ -1,6 +1,8 @@
-// Harness tests that need a GPU: poisoning, buffers, launch outcomes, timing, ceilings.
+// Harness tests that need a GPU: poisoning, buffers, launch outcomes, timing and its fairness
+// checks, ceilings.
 #include <gtest/gtest.h>
 
+#include "cuda/bench.cuh"
 #include "cuda/buffers.cuh"
 #include "cuda/ceilings.cuh"
 #include "cuda/gtest_support.cuh"
@@ -96,6 +98,63 @@ TEST(HarnessGpu, TimingMeasuresWhatRuns) {
   EXPECT_GT(st.median, 0.4);
   EXPECT_LT(st.median, 5.0);
   EXPECT_LE(st.min, st.median);
+}
+
+// The benchmark's fairness checks (bench::time_fair) on launchers whose behaviour is known:
+// a short kernel on the given stream is timed, work left on another stream is not.
+Outcome fair_outcome(const std::function<void(cudaStream_t)>& launch, int64_t* samples) {
+  Stream s;
+  bench::Timed t;
+  t.launch = launch;
+  t.next_inputs = [](cudaStream_t) {};
+  t.check_last = [] { return Outcome::pass(); };
+  bench::SampleRule rule;
+  rule.min = rule.max = 50;  // many samples: one false alarm among them fails the case
+  bench::ClockWatch clocks;
+  std::string unfair;
+  Code code = Code::Pass;
+  *samples = static_cast<int64_t>(bench::time_fair(t, s, rule, "fairness", &unfair, &code, clocks).size());
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return code == Code::Pass ? Outcome::pass() : Outcome::fail(code, unfair);
+}
+
+TEST(HarnessGpu, FairTimingAcceptsAShortKernelOnItsStream) {
+  WB_REQUIRE_GPU();
+  DeviceBuffer<float> out(1024);
+  int64_t n = 0;
+  // A few microseconds, as a library call on a small shape takes: no work anywhere else.
+  const Outcome o = fair_outcome([&](cudaStream_t st) { write_index<<<4, 256, 0, st>>>(out.data(), 1024); }, &n);
+  EXPECT_TRUE(o.passed()) << o.message;
+  EXPECT_EQ(n, 50);
+}
+
+TEST(HarnessGpu, FairTimingRejectsWorkLeftOnTheLegacyStream) {
+  WB_REQUIRE_GPU();
+  const long long cycles = static_cast<long long>(query_device().sm_clock_khz * 0.2);  // ~0.2 ms
+  DeviceBuffer<float> out(1024);
+  int64_t n = 0;
+  const Outcome o = fair_outcome(
+      [&](cudaStream_t st) {
+        write_index<<<4, 256, 0, st>>>(out.data(), 1024);
+        spin<<<1, 1, 0, cudaStreamLegacy>>>(cycles);
+      },
+      &n);
+  EXPECT_EQ(o.code, Code::OutsideStream) << o.message;
+}
+
+TEST(HarnessGpu, FairTimingRejectsWorkOnAStreamOfItsOwn) {
+  WB_REQUIRE_GPU();
+  const long long cycles = static_cast<long long>(query_device().sm_clock_khz * 0.2);
+  Stream own;  // non-blocking: the legacy stream does not wait for it, the whole-device wait does
+  DeviceBuffer<float> out(1024);
+  int64_t n = 0;
+  const Outcome o = fair_outcome(
+      [&](cudaStream_t st) {
+        write_index<<<4, 256, 0, st>>>(out.data(), 1024);
+        spin<<<1, 1, 0, own>>>(cycles);
+      },
+      &n);
+  EXPECT_EQ(o.code, Code::OutsideStream) << o.message;
 }
 
 TEST(HarnessGpu, DeviceQueryIsSane) {
