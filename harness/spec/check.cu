@@ -740,7 +740,7 @@ Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOp
   if (auto y = yardstick_check(p, e1, v1, stream); !y.passed()) return headed(p, y, "");
 
   // --- pass 2: same buffers, new inputs, inputs fenced, the legacy stream gated ----------
-  if (c.checks.second_call) {
+  if (c.checks.second_call && !opt.first_pass_only) {
     p.draw_inputs(rng.next(), opt.inputs);
     p.upload(stream);
     if (v.prepare) {

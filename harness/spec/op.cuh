@@ -280,6 +280,8 @@ struct CaseOptions {
   uint64_t seed = 1;                  // inputs of this case
   const InputSet* inputs = nullptr;   // replaces the default distributions
   bool full_check = false;            // compare every element even of large outputs
+  bool first_pass_only = false;       // the benchmark's gate: pass 1 (the stream captured, the
+                                      // output compared); the tests run the other passes
 };
 
 // The whole check of one variant on one shape (see harness/spec/check.cu for the passes).
