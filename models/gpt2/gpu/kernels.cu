@@ -177,6 +177,24 @@ __global__ void advance_rows_kernel(const int32_t* index, int32_t* next, int32_t
   history[size_t(b) * stride + p] = i;
 }
 
+// grid (n), block (256): row t of qkv (3C) split into row t of q, k and v (C each); block 0's
+// thread 0 writes cu_seqlens = {0, n}.
+__global__ void split_qkv_kernel(const __nv_bfloat16* qkv, __nv_bfloat16* q, __nv_bfloat16* k, __nv_bfloat16* v,
+                                 int* cu_seqlens, int n, int C) {
+  const int t = blockIdx.x;
+  if (t == 0 && threadIdx.x == 0) {
+    cu_seqlens[0] = 0;
+    cu_seqlens[1] = n;
+  }
+  const __nv_bfloat16* row = qkv + size_t(t) * 3 * C;
+  const size_t out = size_t(t) * C;
+  for (int c = threadIdx.x; c < C; c += blockDim.x) {
+    q[out + c] = row[c];
+    k[out + c] = row[C + c];
+    v[out + c] = row[2 * C + c];
+  }
+}
+
 unsigned blocks_for(int64_t n, int threads) {
   const int64_t b = (n + threads - 1) / threads;
   return static_cast<unsigned>(b < 4096 ? (b < 1 ? 1 : b) : 4096);
@@ -221,6 +239,13 @@ void attention(const T* qkv, const T* k_cache, const T* v_cache, const int* pos,
 template <class T>
 void to_float(const T* in, float* out, int n, cudaStream_t stream) {
   to_float_kernel<T><<<blocks_for(n, 256), 256, 0, stream>>>(in, out, n);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void split_qkv(const __nv_bfloat16* qkv, __nv_bfloat16* q, __nv_bfloat16* k, __nv_bfloat16* v, int* cu_seqlens,
+               int n, int C, cudaStream_t stream) {
+  if (n < 1) return;
+  split_qkv_kernel<<<n, 256, 0, stream>>>(qkv, q, k, v, cu_seqlens, n, C);
   CUDA_CHECK(cudaGetLastError());
 }
 

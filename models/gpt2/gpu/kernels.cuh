@@ -30,6 +30,12 @@ template <class T>
 void attention(const T* qkv, const T* k_cache, const T* v_cache, const int* pos, T* att, int n, int H, int D, int P,
                cudaStream_t stream);
 
+// For chapter 8's flash attention on a prompt (one sequence of n tokens, token-major):
+// q (n, C), k (n, C), v (n, C) = the three thirds of each qkv row (n, 3C), and
+// cu_seqlens (2) = {0, n}. BF16.
+void split_qkv(const __nv_bfloat16* qkv, __nv_bfloat16* q, __nv_bfloat16* k, __nv_bfloat16* v, int* cu_seqlens,
+               int n, int C, cudaStream_t stream);
+
 // out[i] = float(in[i]).
 template <class T>
 void to_float(const T* in, float* out, int n, cudaStream_t stream);

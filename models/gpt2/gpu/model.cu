@@ -162,6 +162,14 @@ Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
     kc.push_back(kvbuf.data() + (2 * l) * round_up(per));
     vc.push_back(kvbuf.data() + (2 * l + 1) * round_up(per));
   }
+  if (chapter8_attention()) {  // a prompt's attention on chapter 8's flash kernel
+    const size_t rows = round_up(size_t(cap) * C * es), lse = round_up(size_t(H) * cap * 4);
+    prefill_buf = wb::DeviceBuffer<char>(3 * rows + lse + 256);
+    char* p = prefill_buf.data();
+    pq = p, pk = p + rows, pv = p + 2 * rows;
+    plse = reinterpret_cast<float*>(p + 3 * rows);
+    d_cu = reinterpret_cast<int*>(p + 3 * rows + lse);
+  }
   alloc_fused();  // the fused decode step's buffers (fused_decode.cu)
   alloc_batch();  // the batched decode's caches and buffers (batch.cu)
   CUDA_CHECK(cudaMallocHost(&pinned, 4 * sizeof(int32_t)));
@@ -370,15 +378,27 @@ void Model::Impl::attention(OpTag tag, const void* qkv, void* att, int T) {
   if (batched) return batch_attention(tag, qkv, att, T);  // row t is sequence t (batch.cu)
   // K and V of every position seen, the queries, the output.
   const double bytes = double(es) * (2.0 * (pos + T) * C + 2.0 * T * C);
-  // A decode step (one query) on the solution's kernels: chapter 8's split-KV decode attention,
-  // as in the fused step (this chapter's kernel gives each head one thread block, 12 to 25
-  // blocks for a whole GPU). Prefill, FP32 and the other compositions: this chapter's kernel.
-  const bool split_kv = T == 1 && chapter8_attention() && opt.kernels.attention == Who::Solution;
-  timed(tag, split_kv ? "ch08 v5 split-KV" : "model", bytes, [&] {
+  // On the solution's kernels (BF16), chapter 8's: a decode step (one query) takes the
+  // split-KV decode attention, as the fused step does (this chapter's kernel gives each head
+  // one thread block: 12 to 25 blocks for a whole GPU); a prompt from an empty cache (T
+  // queries over those same T keys) takes flash attention on tensor cores, as one sequence of
+  // the ragged form. A prompt that continues a cache, FP32 and the other compositions: this
+  // chapter's kernel.
+  const bool ch8 = chapter8_attention() && opt.kernels.attention == Who::Solution;
+  const bool split_kv = ch8 && T == 1, flash = ch8 && T > 1 && pos == 0;
+  const float scale = 1.0f / std::sqrt(float(D));
+  timed(tag, split_kv ? "ch08 v5 split-KV" : flash ? "ch08 v4 flash" : "model", bytes, [&] {
     if (split_kv) {
       ch08::solution::v5_decode_at_pos_bf16(static_cast<const bf16*>(qkv), static_cast<const bf16*>(kc[tag.layer]),
                                             static_cast<const bf16*>(vc[tag.layer]), d_pos, static_cast<bf16*>(att),
-                                            attn_lse, 1, H, H, cap, D, 1.0f / std::sqrt(float(D)), attn_scratch, cur);
+                                            attn_lse, 1, H, H, cap, D, scale, attn_scratch, cur);
+    } else if (flash) {
+      auto* q = static_cast<bf16*>(pq);
+      auto* k = static_cast<bf16*>(pk);
+      auto* v = static_cast<bf16*>(pv);
+      kernels::split_qkv(static_cast<const bf16*>(qkv), q, k, v, d_cu, T, C, cur);
+      ch08::solution::v4_attention_ragged_bf16(q, k, v, static_cast<bf16*>(att), plse, d_cu, 1, T, H, H, T, D, scale,
+                                               true, nullptr, cur);
     } else if (dtype == wb::DType::BF16) {
       kernels::attention(static_cast<const bf16*>(qkv), static_cast<const bf16*>(kc[tag.layer]),
                          static_cast<const bf16*>(vc[tag.layer]), d_pos, static_cast<bf16*>(att), T, H, D, cap, cur);

@@ -78,6 +78,13 @@ struct Model::Impl final : Ops {
   float* attn_lse = nullptr;          // (H)
   void* argmax_ws = nullptr;          // ch09::solution::gemv_argmax_workspace_bytes(), zeroed once
 
+  // A prompt's attention on chapter 8's flash kernel (model.cu, attention): q, k and v
+  // packed token-major, each (cap, C), the kernel's lse (H, cap) and cu_seqlens (2).
+  wb::DeviceBuffer<char> prefill_buf;
+  void *pq = nullptr, *pk = nullptr, *pv = nullptr;
+  float* plse = nullptr;
+  int* d_cu = nullptr;
+
   // Batched decode (Options::batch; batch.cu). While `batched` is set (inside batch_step),
   // row b of T = B rows is sequence b: kv_append and attention work on the batched cache at
   // each sequence's own position d_bpos[b].
