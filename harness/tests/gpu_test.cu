@@ -128,32 +128,29 @@ TEST(HarnessGpu, FairTimingAcceptsAShortKernelOnItsStream) {
   EXPECT_EQ(n, 50);
 }
 
-TEST(HarnessGpu, FairTimingRejectsWorkLeftOnTheLegacyStream) {
-  WB_REQUIRE_GPU();
-  const long long cycles = static_cast<long long>(query_device().sm_clock_khz * 0.2);  // ~0.2 ms
+// A launcher that does its work on the given stream, then leaves ~0.2 ms of spinning on `other`.
+Outcome fair_outcome_leaving_work_on(cudaStream_t other) {
+  const long long cycles = static_cast<long long>(query_device().sm_clock_khz * 0.2);
   DeviceBuffer<float> out(1024);
   int64_t n = 0;
-  const Outcome o = fair_outcome(
+  return fair_outcome(
       [&](cudaStream_t st) {
         write_index<<<4, 256, 0, st>>>(out.data(), 1024);
-        spin<<<1, 1, 0, cudaStreamLegacy>>>(cycles);
+        spin<<<1, 1, 0, other>>>(cycles);
       },
       &n);
+}
+
+TEST(HarnessGpu, FairTimingRejectsWorkLeftOnTheLegacyStream) {
+  WB_REQUIRE_GPU();
+  const Outcome o = fair_outcome_leaving_work_on(cudaStreamLegacy);
   EXPECT_EQ(o.code, Code::OutsideStream) << o.message;
 }
 
 TEST(HarnessGpu, FairTimingRejectsWorkOnAStreamOfItsOwn) {
   WB_REQUIRE_GPU();
-  const long long cycles = static_cast<long long>(query_device().sm_clock_khz * 0.2);
   Stream own;  // non-blocking: the legacy stream does not wait for it, the whole-device wait does
-  DeviceBuffer<float> out(1024);
-  int64_t n = 0;
-  const Outcome o = fair_outcome(
-      [&](cudaStream_t st) {
-        write_index<<<4, 256, 0, st>>>(out.data(), 1024);
-        spin<<<1, 1, 0, own>>>(cycles);
-      },
-      &n);
+  const Outcome o = fair_outcome_leaving_work_on(own);
   EXPECT_EQ(o.code, Code::OutsideStream) << o.message;
 }
 
