@@ -261,7 +261,7 @@ step_bench() {
     limit=()
     [ "$bench_timeout" != 0 ] && limit=(timeout "$bench_timeout")
     start=$(date +%s)
-    "${limit[@]}" "$exe" $quick --json "$out/$ch-bench.json" > "$out/$ch-bench.log" 2>&1
+    "${limit[@]}" "$exe" $quick --json "$out/$ch-bench.json" --markdown "$out/$ch-bench.md" > "$out/$ch-bench.log" 2>&1
     note "bench $ch: exit $? in $(( $(date +%s) - start )) s wall (log $ch-bench.log)"
     if [ "$repeat" = 1 ]; then
       "${limit[@]}" "$exe" $quick --json "$out/$ch-bench-2.json" > "$out/$ch-bench-2.log" 2>&1

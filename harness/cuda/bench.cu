@@ -223,6 +223,8 @@ Suite::Suite(std::string chapter, std::string title)
   args_.add_string("dtype", "only this dtype form of each op (f32, bf16, ...)", &dtype_filter_);
   args_.add_string("op", "only this op (e.g. --op=transpose)", &op_filter_);
   args_.add_string("json", "results file (default results/" + chapter_ + "-<date>-<time>.json)", &json_path_);
+  args_.add_string("markdown", "also write the table as Markdown to this file (for docs and class notes)",
+                   &markdown_path_);
   args_.add_int("samples", "timed samples per case (default: until the median is stable, 10 to 200)", &samples_, 1,
                 100000);
   args_.add_flag("remeasure", "measure this GPU's ceilings again instead of using the cache", &remeasure_);
@@ -391,6 +393,12 @@ void Suite::report() const {
     rows.push(row);
   }
   std::printf("%s", t.str().c_str());
+  if (!markdown_path_.empty()) {
+    std::ofstream md(markdown_path_);
+    md << "GPU " << dev.name << ", measured copy " << fixed(meas.dram_gbps, 0) << " GB/s; median of cold-L2 samples; "
+       << "x ref = reference time / this time\n\n" << t.markdown();
+    if (!md) std::fprintf(stderr, "error: could not write the Markdown table '%s'\n", markdown_path_.c_str());
+  }
   if (any_throttled) {
     std::printf("\nTHROTTLED: the SM clock fell below 85%% of its maximum (or the GPU reported a thermal/power "
                 "slowdown) during those rows; their times are not the GPU's best.\n");

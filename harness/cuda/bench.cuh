@@ -121,7 +121,7 @@ class Suite {
   ArgParser args_;
   bool full_ = false, remeasure_ = false;
   int64_t samples_ = 0;  // --samples; 0: adaptive
-  std::string impl_filter_, shape_filter_, dtype_filter_, op_filter_, json_path_;
+  std::string impl_filter_, shape_filter_, dtype_filter_, op_filter_, json_path_, markdown_path_;
   std::vector<Case> cases_;
   std::vector<Result> results_;
   ClockWatch clocks_;

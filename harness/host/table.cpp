@@ -43,6 +43,27 @@ std::string Table::str() const {
   return out;
 }
 
+std::string Table::markdown() const {
+  auto line = [](const std::vector<std::string>& r, size_t n) {
+    std::string out = "|";
+    for (size_t c = 0; c < n; ++c) {
+      std::string cell = c < r.size() ? r[c] : "";
+      for (size_t at = cell.find('|'); at != std::string::npos; at = cell.find('|', at + 2)) {
+        cell.replace(at, 1, "\\|");
+      }
+      out += " " + cell + " |";
+    }
+    return out + "\n";
+  };
+  std::string out = line(header_, header_.size()) + "|";
+  for (size_t c = 0; c < header_.size(); ++c) out += " --- |";
+  out += "\n";
+  for (const auto& r : rows_) {
+    if (!r.empty()) out += line(r, header_.size());
+  }
+  return out;
+}
+
 std::string fixed(double v, int decimals) {
   if (!std::isfinite(v) || v < 0) return "-";
   char buf[64];

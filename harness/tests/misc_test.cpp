@@ -152,6 +152,14 @@ TEST(Table, AlignsColumns) {
   EXPECT_EQ(fixed(2.345, 1), "2.3");
 }
 
+TEST(Table, MarkdownHasAHeaderRuleAndEscapesBars) {
+  Table t({"op", "us"});
+  t.add_row({"a|b", "1.5"});
+  t.add_rule();
+  t.add_row({"c"});
+  EXPECT_EQ(t.markdown(), "| op | us |\n| --- | --- |\n| a\\|b | 1.5 |\n| c |  |\n");
+}
+
 TEST(Seed, EnvironmentSeedIsUsedAndBadOnesAreRejected) {
   // run_seed() is cached per process; check the parser through a child-free path instead.
   const uint64_t s = run_seed();
