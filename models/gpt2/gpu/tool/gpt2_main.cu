@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "cpu_forward.h"
 #include "cuda/ceilings.cuh"
 #include "cuda/device.cuh"
@@ -39,6 +41,12 @@
 #include "weights.h"
 
 namespace {
+
+// Progress lines are rewritten in place on a terminal; in a log file only the last (100%) is written.
+bool stderr_is_terminal() {
+  static const bool tty = isatty(fileno(stderr)) != 0;
+  return tty;
+}
 
 using gpt2::Model;
 
@@ -259,7 +267,9 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
   int last_percent = -1;
   o.upload_progress = [&](size_t done, size_t total) {
     const int percent = total > 0 ? static_cast<int>(100.0 * double(done) / double(total)) : 100;
-    if (percent != last_percent) std::fprintf(stderr, "\ruploading the weights: %3d%%", percent);
+    if (percent != last_percent && (stderr_is_terminal() || percent == 100)) {
+      std::fprintf(stderr, "\ruploading the weights: %3d%%", percent);
+    }
     last_percent = percent;
   };
   o.max_seq = std::min<int>(w.config.n_ctx, static_cast<int>(prompt.size()) + a.new_tokens + 1);
@@ -407,7 +417,7 @@ int main(int argc, char** argv) {
     int last_percent = -1;
     lo.progress = [&](const gpt2::LoadProgress& p) {
       const int percent = p.bytes_total > 0 ? static_cast<int>(100 * p.bytes_done / p.bytes_total) : 100;
-      if (percent != last_percent) {
+      if (percent != last_percent && (stderr_is_terminal() || percent == 100)) {
         std::fprintf(stderr, "\rloading %s: %3d%% (%d/%d tensors)", a.weights.c_str(), percent, p.tensors_done,
                      p.tensors_total);
         last_percent = percent;
