@@ -280,9 +280,10 @@ step_gpt2() {
       w="$bin/gpt2-$cfg-bf16.safetensors"
       [ -f "$w" ] || "$bin/bin/gpt2_random_weights" --config=$cfg --dtype=bf16 --gpt2-affine --out="$w" > "$out/gpt2-weights-$cfg.log" 2>&1
       # The ladder of the decode step: op by op (library, then solution kernels), fused, INT8;
-      # then batched decode (1, 4, 16, 64 sequences: the weights read once for B tokens).
+      # then batched decode (1, 4, 16, 64 sequences: the weights read once for B tokens); then a
+    # second request's prefill during this one's decode (--overlap).
       for run in "ops:--kernels=library,solution" "fused:--decode=fused" "int8:--int8" \
-        "batch:--batch=1,4,16,64 --kernels=library,solution"; do
+        "batch:--batch=1,4,16,64 --kernels=library,solution" "overlap:--overlap"; do
         name=${run%%:*}
         start=$(date +%s)
         "$bin/bin/gpt2" --weights="$w" --prompt-len=512 --new=128 ${run#*:} \

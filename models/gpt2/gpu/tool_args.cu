@@ -111,6 +111,8 @@ ToolArgs parse_tool_args(int argc, char** argv) {
   p.add_string("batch", "also run the batched decode benchmark at each size, e.g. 1,4,16,64: that many sequences "
                "(seeded prompts of the same length) decoding together; a table of tokens/s, bytes, FLOPs and the "
                "bound per size", &batch);
+  p.add_flag("overlap", "also measure a second request's prefill (a second model: its own weights, cache and "
+             "stream) running while this request decodes, against the two one after the other", &a.overlap);
   p.add_string("json", "write the runs' TTFT and tokens/s to this file", &a.json);
   p.add_int("device", "GPU index (default 0)", &a.device, 0, 1024);
   p.add_int("seed", "seed of --prompt-len's ids (default 1)", &a.seed, 0, INT64_MAX);
@@ -177,6 +179,10 @@ ToolArgs parse_tool_args(int argc, char** argv) {
       throw wb::UsageError("--batch with --int8: the batched step runs the BF16 GEMMs for now (the INT8 kernel is a "
                            "GEMV, one row); leave --int8 out of the batched run");
     }
+  }
+  if (a.overlap && a.new_tokens < 2) {
+    throw wb::UsageError("--overlap with --new=" + std::to_string(a.new_tokens) + ": the overlap is measured over "
+                         "the decode steps after the first token; give --new=2 or more");
   }
   a.graph = !no_graph;
   if (upload == "staged") {

@@ -22,6 +22,7 @@ struct ToolArgs {
   bool int8 = false;                 // --int8: decode GEMVs from INT8 weights (bf16 only)
   bool fused_decode = false;         // --decode=fused: the fused decode step (ops: op by op, the default)
   std::vector<int> batch;            // --batch=1,4,16,64: the batched decode benchmark at each size
+  bool overlap = false;              // --overlap: the next request's prefill during this one's decode
   UploadMode upload = UploadMode::Staged;  // --upload=staged|plain
   std::string json;
   int64_t device = 0;

@@ -133,6 +133,14 @@ TEST(ToolArgs, DecodeStep) {
             std::string::npos);
 }
 
+TEST(ToolArgs, Overlap) {
+  EXPECT_FALSE(parse({"--weights=m", "--tokens=1"}).overlap) << "no second model unless asked";
+  EXPECT_TRUE(parse({"--weights=m", "--prompt-len=512", "--new=128", "--overlap"}).overlap);
+  const std::string one = refusal({"--weights=m", "--tokens=1", "--new=1", "--overlap"});
+  EXPECT_NE(one.find("--overlap with --new=1"), std::string::npos) << one;
+  EXPECT_NE(one.find("--new=2 or more"), std::string::npos) << "the message says what to do: " << one;
+}
+
 TEST(ToolArgs, Batch) {
   EXPECT_TRUE(parse({"--weights=m", "--tokens=1"}).batch.empty()) << "no batched run unless asked";
   EXPECT_EQ(Options{}.batch, 0) << "no batched caches unless asked";

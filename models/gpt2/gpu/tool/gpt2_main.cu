@@ -20,10 +20,13 @@
 // M = B) and prints tokens/s, bytes and FLOPs per step and the bound that applies; --check
 // also compares a batched step with single-sequence steps. Not with --decode=fused or --int8.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <unistd.h>
@@ -77,13 +80,71 @@ struct BatchRow {
   std::string bound, linear_bound;
 };
 
+// --overlap: request A decoding while request B's prompt is prefilled on a second model.
+struct Overlap {
+  double alone_ms = 0;     // A's decode, then B's prefill, one after the other (wall time)
+  double together_ms = 0;  // both at once, from two host threads (wall time)
+  double decode_alone_ms = 0, decode_together_ms = 0;    // A's decode on its stream (events)
+  double prefill_alone_ms = 0, prefill_together_ms = 0;  // B's prefill on its stream (events)
+  bool same_tokens = false;  // A's tokens and B's next token as when each ran alone
+};
+
 struct Run {
   std::string kernels;
   double ttft_ms = 0, decode_tok_s = 0;
   int kernels_per_token = -1;
   bool graph = false;
   std::vector<BatchRow> batch;
+  std::optional<Overlap> overlap;
 };
+
+double wall_ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Prefill and decode want different things of the GPU: a prompt's prefill is GEMMs (compute),
+// a decode step streams the weights (bandwidth) in kernels too small to fill the GPU. So a
+// server may prefill the next request while the current one decodes. `other` holds its own
+// copy of the weights, cache and stream; A's decode replays its graph (no host work that
+// could race B's), B's prefill runs from a second host thread. Best of three each way.
+Overlap measure_overlap(Model& model, Model& other, const std::vector<int32_t>& prompt,
+                        const std::vector<int32_t>& prompt_b, int steps) {
+  Overlap o;
+  model.prefill(prompt);
+  const std::vector<int32_t> tokens_alone = model.generate(steps);  // also captures A's graph
+  const int next_alone = other.prefill(prompt_b);
+  o.alone_ms = o.together_ms = 1e300;
+  bool same = true;
+  for (int rep = 0; rep < 3; ++rep) {
+    model.prefill(prompt);
+    auto t0 = std::chrono::steady_clock::now();
+    same &= model.generate(steps) == tokens_alone;
+    const double decode_ms = model.last_generate_ms();
+    same &= other.prefill(prompt_b) == next_alone;
+    const double alone = wall_ms_since(t0);
+    if (alone < o.alone_ms) {
+      o.alone_ms = alone;
+      o.decode_alone_ms = decode_ms;
+      o.prefill_alone_ms = other.last_prefill_ms();
+    }
+
+    model.prefill(prompt);
+    int next_b = -1;
+    t0 = std::chrono::steady_clock::now();
+    std::thread b([&] { next_b = other.prefill(prompt_b); });
+    same &= model.generate(steps) == tokens_alone;
+    b.join();
+    const double together = wall_ms_since(t0);
+    same &= next_b == next_alone;
+    if (together < o.together_ms) {
+      o.together_ms = together;
+      o.decode_together_ms = model.last_generate_ms();
+      o.prefill_together_ms = other.last_prefill_ms();
+    }
+  }
+  o.same_tokens = same;
+  return o;
+}
 
 // Sequence b's prompt in the batched runs: the run's prompt for b = 0, seeded ones of the
 // same length for the others.
@@ -364,6 +425,29 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
   std::printf("per-op time of an eager decode step (events around each op, %d steps averaged):\n", profile_steps);
   print_table(model.op_times(profile_steps), dev.spec.dram_gbps);
 
+  if (a.overlap) {
+    std::fprintf(stderr, "--overlap: a second copy of the model for the second request\n");
+    gpt2::Options ob = o;
+    ob.batch = 0;               // no batched caches in the second model
+    ob.upload_progress = {};
+    Model other = Model::from_weights(w, ob);
+    const std::vector<int32_t> prompt_b = batch_prompt(prompt, 1, w.config.vocab, a.seed);
+    const Overlap ov = measure_overlap(model, other, prompt, prompt_b, steps);
+    run.overlap = ov;
+    std::printf("overlap (--overlap): request A decodes %d tokens while request B's %zu-token prompt is prefilled on "
+                "a second model:\n", steps, prompt_b.size());
+    std::printf("  one after the other: %.2f ms (A's decode %.2f ms, B's prefill %.2f ms)\n", ov.alone_ms,
+                ov.decode_alone_ms, ov.prefill_alone_ms);
+    std::printf("  at the same time:    %.2f ms (A's decode %.2f ms, B's prefill %.2f ms): %.0f%% of the time one "
+                "after the other; %s\n", ov.together_ms, ov.decode_together_ms, ov.prefill_together_ms,
+                100.0 * ov.together_ms / ov.alone_ms,
+                ov.together_ms < 0.95 * ov.alone_ms ? "it pays" : "it does not pay here");
+    if (!ov.same_tokens) {
+      std::printf("  FAILED: the tokens differ from the runs alone (A's decode or B's next token)\n");
+      checks_ok = false;
+    }
+  }
+
   if (!a.batch.empty()) {
     // Measured ceilings (cached per GPU) where the harness has them, else the spec's.
     const wb::MeasuredCeilings measured = wb::measured_ceilings(dev);
@@ -477,6 +561,17 @@ int main(int argc, char** argv) {
         j.set("ttft_ms", r.ttft_ms);
         j.set("decode_tok_s", r.decode_tok_s);
         if (a.int8) j.set("int8", true);
+        if (r.overlap) {
+          wb::Json ov = wb::Json::object();
+          ov.set("alone_ms", r.overlap->alone_ms);
+          ov.set("together_ms", r.overlap->together_ms);
+          ov.set("decode_alone_ms", r.overlap->decode_alone_ms);
+          ov.set("decode_together_ms", r.overlap->decode_together_ms);
+          ov.set("prefill_alone_ms", r.overlap->prefill_alone_ms);
+          ov.set("prefill_together_ms", r.overlap->prefill_together_ms);
+          ov.set("same_tokens", r.overlap->same_tokens);
+          j.set("overlap", ov);
+        }
         if (!r.batch.empty()) {
           wb::Json rows = wb::Json::array();
           for (const BatchRow& b : r.batch) {
