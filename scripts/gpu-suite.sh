@@ -219,10 +219,15 @@ step_stubs() {
     exe="$bin/bin/${ch}_tests"
     [ -x "$exe" ] || { note "stub $ch: no ${ch}_tests built"; continue; }
     timeout "$test_timeout" "$exe" > "$out/tests-stub-$ch.log" 2>&1
+    rc=$?
     total=$(sed -n 's/^\[==========\] \([0-9]*\) tests\{0,1\} from .* ran.*/\1/p' "$out/tests-stub-$ch.log" | tail -1)
     fails=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\{0,1\}, listed below.*/\1/p' "$out/tests-stub-$ch.log" | tail -1)
     msgs=$(grep -c "not implemented yet" "$out/tests-stub-$ch.log" || true)
-    note "stub $ch: ${fails:-0} of ${total:-?} tests fail; 'not implemented yet' printed $msgs times"
+    if [ "$rc" = 124 ]; then
+      note "stub $ch: TIMED OUT after $test_timeout s (--test-timeout); 'not implemented yet' printed $msgs times so far"
+    else
+      note "stub $ch: ${fails:-0} of ${total:-?} tests fail; 'not implemented yet' printed $msgs times"
+    fi
   done
 }
 
