@@ -322,7 +322,7 @@ void Suite::run_case(size_t index, void* state_ptr) {
   }
 }
 
-void Suite::report() const {
+bool Suite::report() const {
   const auto& dev = g_context->device;
   const auto& meas = g_context->measured.values;
   std::printf("\n%s — %s\n", chapter_.c_str(), title_.c_str());
@@ -393,11 +393,16 @@ void Suite::report() const {
     rows.push(row);
   }
   std::printf("%s", t.str().c_str());
+  bool written = true;
   if (!markdown_path_.empty()) {
     std::ofstream md(markdown_path_);
     md << "GPU " << dev.name << ", measured copy " << fixed(meas.dram_gbps, 0) << " GB/s; median of cold-L2 samples; "
        << "x ref = reference time / this time\n\n" << t.markdown();
-    if (!md) std::fprintf(stderr, "error: could not write the Markdown table '%s'\n", markdown_path_.c_str());
+    if (!md) {
+      std::fprintf(stderr, "error: could not write the Markdown table '%s': check that its folder exists and is "
+                   "writable\n", markdown_path_.c_str());
+      written = false;
+    }
   }
   if (any_throttled) {
     std::printf("\nTHROTTLED: the SM clock fell below 85%% of its maximum (or the GPU reported a thermal/power "
@@ -437,12 +442,14 @@ void Suite::report() const {
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   std::ofstream out(path);
-  if (!out) {
-    std::fprintf(stderr, "error: could not write the results file '%s'\n", path.c_str());
-    return;
-  }
   out << doc.dump() << "\n";
+  if (!out) {
+    std::fprintf(stderr, "error: could not write the results file '%s': check that its folder is writable, or give "
+                 "another with --json=FILE\n", path.c_str());
+    return false;
+  }
   std::printf("\nresults: %s\n", path.c_str());
+  return written;
 }
 
 namespace {
@@ -475,6 +482,7 @@ int Suite::run(int argc, char** argv, const std::function<void()>& build_cases) 
   benchmark::Initialize(&bargc, bargv.data());
   if (benchmark::ReportUnrecognizedArguments(bargc, bargv.data())) return 2;
 
+  bool files_ok = true;
   try {
     RunContext ctx{query_device(), {}};
     ctx.measured = measured_ceilings(ctx.device, remeasure_);
@@ -498,7 +506,7 @@ int Suite::run(int argc, char** argv, const std::function<void()>& build_cases) 
     SilentReporter quiet;
     benchmark::RunSpecifiedBenchmarks(&quiet);
     benchmark::Shutdown();
-    report();
+    files_ok = report();
     std::fflush(stdout);  // the table first, then any messages on stderr
     g_context = nullptr;
   } catch (const std::exception& e) {
@@ -518,7 +526,7 @@ int Suite::run(int argc, char** argv, const std::function<void()>& build_cases) 
                    results_[i].outcome.message.c_str());
     }
   }
-  return all_ok ? 0 : 1;
+  return all_ok && files_ok ? 0 : 1;
 }
 
 }  // namespace wb::bench

@@ -115,7 +115,7 @@ class Suite {
  private:
   bool selected(const Case& c) const;
   void run_case(size_t index, void* state);
-  void report() const;
+  bool report() const;  // false: a results file (--json, --markdown) could not be written
 
   std::string chapter_, title_;
   ArgParser args_;
