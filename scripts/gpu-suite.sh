@@ -17,6 +17,7 @@
 #                             [--no-stubs] [--no-bench] [--ctest] [--autotune] [--peers] [--bench-timeout SECONDS]
 #                             [--bench-chapters "ch02 ch03"]   (benchmarks of these only)
 #                             [--test-chapters "ch04"]         (tests and stubs of these only)
+#                             [--programs "ch01_selftests"]    (these test programs only, in this order)
 #                             [--test-timeout SECONDS]         (per test program; default 900)
 #                             [--shards N]                     (processes per test program; default 4)
 #                             [--deadline SECONDS]             (start no new step after this many seconds;
@@ -38,6 +39,7 @@ autotune=0
 peers=0
 bench_chapters=""
 test_chapters=""
+programs=""
 bench=1
 test_timeout=900
 shards=4
@@ -62,6 +64,8 @@ while [ $# -gt 0 ]; do
     --bench-chapters=*) bench_chapters="${1#--bench-chapters=}"; shift ;;
     --test-chapters) test_chapters="${2:?--test-chapters needs a list}"; shift 2 ;;
     --test-chapters=*) test_chapters="${1#--test-chapters=}"; shift ;;
+    --programs) programs="${2:?--programs needs a list}"; shift 2 ;;
+    --programs=*) programs="${1#--programs=}"; shift ;;
     --deadline) deadline="${2:?--deadline needs seconds}"; shift 2 ;;
     --deadline=*) deadline="${1#--deadline=}"; shift ;;
     --steps) steps="${2:?--steps needs a list}"; shift 2 ;;
@@ -152,10 +156,11 @@ step_tests() {
     # in a process of its own.
     ctest --test-dir "$bin" -L '^harness-gpu$' -j "$jobs" > "$out/ctest-harness-gpu.log" 2>&1
     note "harness GPU tests: $(grep -E 'tests passed|tests failed' "$out/ctest-harness-gpu.log" | tail -1)"
-    programs=""
-    for ch in ${test_chapters:-$chapters}; do programs="$programs ${ch}_solution_tests ${ch}_selftests ${ch}_model_tests"; done
+    if [ -z "$programs" ]; then
+      for ch in ${test_chapters:-$chapters}; do programs="$programs ${ch}_solution_tests ${ch}_selftests ${ch}_model_tests"; done
+    fi
     for p in $programs; do
-      [ -x "$bin/bin/$p" ] || continue
+      [ -x "$bin/bin/$p" ] || { [ "${p%_model_tests}" != "$p" ] || note "tests $p: not built"; continue; }
       past_deadline "tests $p" && continue
       start=$(date +%s)
       if [ "${p%_selftests}" != "$p" ]; then

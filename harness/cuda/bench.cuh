@@ -115,6 +115,7 @@ class Suite {
  private:
   bool selected(const Case& c) const;
   void run_case(size_t index, void* state);
+  void measure_case(size_t index, double* check_s);  // run_case without its progress line
   bool report() const;  // false: a results file (--json, --markdown) could not be written
 
   std::string chapter_, title_;
