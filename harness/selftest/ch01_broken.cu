@@ -178,7 +178,11 @@ WB_VARIANTS(ch01_broken, wb::Role::Broken) {
       vec("on_own_nonblocking_stream", &on_own_nonblocking_stream).rejected_as(outside, "a non-blocking stream of its own"),
       wb::variant("matrix_add/f32", "rows_and_cols_swapped", &swapped)
           .rejected_as({Code::Unwritten, Code::Wrong, Code::OobWrite, Code::WrotePadding}, "x follows the row"),
-      wb::variant("matrix_add/f32", "writes_into_padding", &spills).rejected_as({Code::WrotePadding}, "col <= cols"),
+      // On padded rows the extra column lands in the padding; without padding it would run into
+      // the next row or past the end (an out-of-bounds write), so padded shapes only.
+      wb::variant("matrix_add/f32", "writes_into_padding", &spills)
+          .rejected_as({Code::WrotePadding}, "col <= cols")
+          .on({wb::Shape{{"rows", 33}, {"cols", 70}, {"pad", 5}}, wb::Shape{{"rows", 1}, {"cols", 1}, {"pad", 3}}}),
       wb::variant("matrix_add/f32", "int_index", &int_index)
           .rejected_as({Code::Fault, Code::OobWrite, Code::Wrong, Code::Unwritten, Code::OobRead}, "int row * ldc overflows")
           .on({wb::Shape{{"rows", 46341}, {"cols", 46341}, {"pad", 0}}}),

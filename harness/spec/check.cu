@@ -604,9 +604,10 @@ Outcome yardstick_check(const Problem& p, const Expected& e, const PassVerdict& 
       if (std::isfinite(g)) yerr = std::max(yerr, std::fabs(g - val));
     }
     const Tolerance tol = p.specs()[i].tol.make(p.shape, p.specs()[i].dtype);
-    const double floor = p.specs()[i].yardstick_floor >= 0
-                             ? p.specs()[i].yardstick_floor
-                             : unit_roundoff(p.specs()[i].dtype) * 2 * mine.max_ref[i] + tol.atol;
+    const TensorSpec& spec = p.specs()[i];
+    const double floor = spec.yardstick_floor_at ? spec.yardstick_floor_at(p.shape)
+                         : spec.yardstick_floor >= 0 ? spec.yardstick_floor
+                                                     : unit_roundoff(spec.dtype) * 2 * mine.max_ref[i] + tol.atol;
     const double allowed = c.yardstick_factor * yerr + floor;
     if (mine.max_err[i] > allowed) {
       return Outcome::fail(Code::Wrong, p.specs()[i].name + ": largest error " + fmt(mine.max_err[i]) +

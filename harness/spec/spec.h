@@ -151,6 +151,8 @@ struct TensorSpec {
   // (the default): one rounding step of the dtype at the largest reference value plus the
   // tolerance's atol.
   double yardstick_floor = -1;
+  // Where the floor grows with the shape (a sum over more terms): used instead when set.
+  std::function<double(const Shape&)> yardstick_floor_at;
 
   bool is_input() const { return role != TensorRole::Out; }
   bool is_output() const { return role != TensorRole::In; }
