@@ -524,10 +524,15 @@ PassVerdict judge(const Problem& p, const std::vector<HostTensor>& got, const Ex
     const auto g = p.out_buf[i]->check_guards(specs[i].dtype);
     if (g.before || g.after) {
       const int size = dtype_size(specs[i].dtype);
-      std::string m = "  " + specs[i].name + ": " + std::to_string(g.before + g.after) +
-                      " elements written OUTSIDE the output";
-      if (g.after) m += " (the first " + std::to_string(g.first_after / size) + " elements past its end)";
-      if (g.before) m += " (before its start)";
+      const int64_t outside = g.before + g.after, n = got[i].count();
+      std::string m = "  " + specs[i].name + ": " + std::to_string(outside) +
+                      (outside == 1 ? " element" : " elements") + " written OUTSIDE the output";
+      if (g.after) {
+        const int64_t k = g.first_after / size;  // 0: the element right after the last one
+        m += k == 0 ? ", the first right after its last element (index " + std::to_string(n) + ")"
+                    : ", the first " + std::to_string(k) + " elements after its end (index " + std::to_string(n + k) + ")";
+      }
+      if (g.before) m += std::string(g.after ? " and" : ",") + " some before its start";
       text += m + "\n";
       if (code == Code::Pass) {
         code = Code::OobWrite;
