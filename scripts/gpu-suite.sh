@@ -9,7 +9,8 @@
 #   4. with --autotune: run ch04_autotune and every chapter's chNN_tune (harness/tune), which
 #      write this GPU's winners into configs/ (copies go to the output folder)
 #   5. run every chapter's benchmark (twice with --repeat, to show run-to-run agreement)
-#   6. with --peers: the PyTorch peer scripts (scripts/torch_*_peer.py) on this GPU
+#   6. with --peers: the PyTorch peer scripts (scripts/torch_*_peer.py) on this GPU, and the GPT-2
+#      float64 CPU forward against transformers' logits (scripts/gpt2_torch_reference.py)
 #   7. print a summary table last
 # Logs and JSON go to the output folder.
 #
@@ -261,6 +262,23 @@ step_peers() {
     name=$(basename "$script" .py)
     timeout 600 python3 "$script" --json "$out/$name.json" > "$out/$name.log" 2>&1
     note "$name: exit $? ($(tail -n 1 "$out/$name.log"))"
+  done
+  # The GPT-2 float64 CPU forward against transformers' own FP32 logits (the GPU model is held
+  # to that forward by its tests): a tiny model in FP32 and BF16 weights, and GPT-2 124M.
+  [ -x "$bin/bin/gpt2_cpu_check" ] || return 0
+  for run in "tiny f32" "tiny bf16" "124M f32"; do
+    set -- $run
+    past_deadline "transformers check $1 $2" && continue
+    d="$bin/gpt2-transformers-$1-$2"
+    timeout 300 python3 scripts/gpt2_torch_reference.py --config="$1" --seed=3 --weights-dtype="$2" \
+      --out-dir="$d" --force > "$out/gpt2-transformers-$1-$2.log" 2>&1
+    rc=$?
+    if [ $rc = 0 ]; then
+      timeout 300 "$bin/bin/gpt2_cpu_check" --weights="$d/model.safetensors" --expect="$d/reference.json" \
+        >> "$out/gpt2-transformers-$1-$2.log" 2>&1
+      rc=$?
+    fi
+    note "gpt2 CPU forward vs transformers ($1, $2 weights): exit $rc ($(tail -n 1 "$out/gpt2-transformers-$1-$2.log"))"
   done
 }
 
