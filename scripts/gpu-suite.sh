@@ -161,7 +161,11 @@ step_tests() {
       for ch in ${test_chapters:-$chapters}; do programs="$programs ${ch}_solution_tests ${ch}_selftests ${ch}_model_tests"; done
     fi
     for p in $programs; do
-      [ -x "$bin/bin/$p" ] || { [ "${p%_model_tests}" != "$p" ] || note "tests $p: not built"; continue; }
+      if [ ! -x "$bin/bin/$p" ]; then
+        # Only chapter 9 has a model: a missing chNN_model_tests is expected, anything else is not.
+        [ "${p%_model_tests}" != "$p" ] || note "tests $p: not built"
+        continue
+      fi
       past_deadline "tests $p" && continue
       start=$(date +%s)
       if [ "${p%_selftests}" != "$p" ]; then

@@ -274,16 +274,15 @@ void Suite::run_case(size_t index, void* state_ptr) {
   // One line per case on stderr, so a slow case shows in a log while the run goes on.
   const auto start = std::chrono::steady_clock::now();
   double check_s = 0;
-  measure_case(index, &check_s);
+  measure_case(index, what, &check_s);
   const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::fprintf(stderr, "  [%zu/%zu] %s: %s, check %.1f s, total %.1f s\n", index + 1, cases_.size(), what.c_str(),
                std::string(code_name(results_[index].outcome.code)).c_str(), check_s, total_s);
 }
 
-void Suite::measure_case(size_t index, double* check_s) {
+void Suite::measure_case(size_t index, const std::string& what, double* check_s) {
   const Case& c = cases_[index];
   Result& r = results_[index];
-  const std::string what = c.op + " " + c.shape + " [" + c.impl + "]";
   if (!c.skip_reason.empty()) {
     r.outcome = Outcome::fail(Code::Skipped, c.skip_reason);
     return;

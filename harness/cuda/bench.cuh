@@ -115,7 +115,8 @@ class Suite {
  private:
   bool selected(const Case& c) const;
   void run_case(size_t index, void* state);
-  void measure_case(size_t index, double* check_s);  // run_case without its progress line
+  // run_case without its progress line; `what` names the case in messages
+  void measure_case(size_t index, const std::string& what, double* check_s);
   bool report() const;  // false: a results file (--json, --markdown) could not be written
 
   std::string chapter_, title_;

@@ -170,9 +170,8 @@ struct Problem {
 
   // Zeros in every input buffer (placeholder contents until the drawn inputs are uploaded).
   void zero_inputs() {
-    const auto& t = specs();
-    for (size_t i = 0; i < t.size(); ++i) {
-      if (in_buf[i] && in_buf[i]->bytes()) CUDA_CHECK(cudaMemset(in_buf[i]->data(), 0, in_buf[i]->bytes()));
+    for (const auto& b : in_buf) {
+      if (b && b->bytes()) CUDA_CHECK(cudaMemset(b->data(), 0, b->bytes()));
     }
     CUDA_CHECK(cudaDeviceSynchronize());
   }
