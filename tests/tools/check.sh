@@ -140,14 +140,23 @@ case "$case_name" in
       "$root/scripts/profile.sh" ch01 --skip-code 77
     ;;
   new_chapter_bad_input)
-    expect 2 "NN must be exactly two digits" -- "$root/scripts/new-chapter.sh" 5 wmma
-    expect 2 "NN must be 01 to 99" -- "$root/scripts/new-chapter.sh" 00 setup
-    expect 2 "chapter 01 exists already" -- "$root/scripts/new-chapter.sh" 01 indexing
-    expect 2 "must be lower case letters" -- "$root/scripts/new-chapter.sh" 42 Bad-Name
-    expect 2 "must not hold '__'" -- "$root/scripts/new-chapter.sh" 42 a__b
-    expect 2 "usage: new-chapter.sh NN name" -- "$root/scripts/new-chapter.sh" 42
-    expect 0 "would create chapter 42 \(throwaway\)" -- "$root/scripts/new-chapter.sh" 42 throwaway --dry-run
-    [ ! -e "$root"/chapters/ch42_throwaway ] || fail "--dry-run wrote chapters/ch42_throwaway"
+    # On a stand-in tree of its own (--root), so that whatever else happens in the repository
+    # while the tests run (a chapter being scaffolded, presets being edited) cannot change the
+    # outcome: it holds chapter 01 and the real CMakePresets.json, and nothing else.
+    tree=$work/tree
+    mkdir -p "$tree/chapters/ch01_indexing" && cp "$root/CMakePresets.json" "$tree/" || fail "cannot make $tree"
+    scaffold() { "$root/scripts/new-chapter.sh" "$@" --root "$tree"; }
+    expect 2 "NN must be exactly two digits" -- scaffold 5 wmma
+    expect 2 "NN must be 01 to 99" -- scaffold 00 setup
+    expect 2 "chapter 01 exists already" -- scaffold 01 indexing
+    expect 2 "must be lower case letters" -- scaffold 42 Bad-Name
+    expect 2 "must not hold '__'" -- scaffold 42 a__b
+    expect 2 "usage: new-chapter.sh NN name" -- scaffold 42
+    expect 2 "is not a kernel-workbook tree" -- "$root/scripts/new-chapter.sh" 42 throwaway --root "$work/nowhere"
+    expect 0 "would create chapter 42 \(throwaway\)" -- scaffold 42 throwaway --dry-run
+    [ "$(cd "$tree" && find . | sort | tr '\n' ' ')" = ". ./CMakePresets.json ./chapters ./chapters/ch01_indexing " ] ||
+      fail "--dry-run wrote into the tree: $(cd "$tree" && find . -mindepth 1 | tr '\n' ' ')"
+    cmp -s "$root/CMakePresets.json" "$tree/CMakePresets.json" || fail "--dry-run changed CMakePresets.json"
     ;;
   *)
     fail "unknown case"
