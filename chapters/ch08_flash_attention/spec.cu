@@ -273,12 +273,18 @@ int64_t query_rows(const wb::Shape& s) { return s["B"] * s["H"] * s["Sq"]; }
 
 // --- benchmark shapes, bytes, FLOPs --------------------------------------------------------------
 
-std::vector<wb::Shape> bench(int64_t S, std::initializer_list<int64_t> dims) {
+// B x 16 heads of S, each head size with and without the mask.
+std::vector<wb::Shape> bench(int64_t B, int64_t S, std::initializer_list<int64_t> dims) {
   std::vector<wb::Shape> out;
   for (int64_t D : dims) {
-    for (int64_t c : {0, 1}) out.push_back(attn(4, 16, S, S, D, c));
+    for (int64_t c : {0, 1}) out.push_back(attn(B, 16, S, S, D, c));
   }
   return out;
+}
+
+std::vector<wb::Shape> concat(std::vector<wb::Shape> a, const std::vector<wb::Shape>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
 }
 
 // The minimum traffic: read q, k, v once, write o and lse once.
@@ -368,8 +374,9 @@ wb::OpSpec<ScoresSoftmaxF32Fn> probs_op() {
       .test_shapes = probs_shapes(),
       .random_shapes = random_shapes,
       .input_sets = input_sets(true),
-      .bench_shapes = bench(4096, {64}),
-      .full_bench_shapes = bench(4096, {128}),
+      // The default run: one head group at 4096 (P is 268 MB); --full: B 4, H 16 (P is 4.3 GB).
+      .bench_shapes = {attn(1, 4, 4096, 4096, 64, 0)},
+      .full_bench_shapes = bench(4, 4096, {64, 128}),
       // Read q and k once, write p once.
       .bytes = [](const wb::Shape& s) {
         const double bh = static_cast<double>(s["B"]) * s["H"];
@@ -504,8 +511,9 @@ wb::OpSpec<AttentionGqaBf16Fn> gqa_op() {
             }
             return out;
           },
-      .bench_shapes = {gqa(4, 32, 8, 4096, 4096, 128, 0), gqa(4, 32, 8, 4096, 4096, 128, 1)},
-      .full_bench_shapes = {gqa(4, 32, 1, 4096, 4096, 128, 1), gqa(4, 32, 32, 4096, 4096, 128, 1)},
+      .bench_shapes = {gqa(2, 32, 8, 4096, 4096, 128, 1)},
+      .full_bench_shapes = {gqa(4, 32, 8, 4096, 4096, 128, 0), gqa(4, 32, 8, 4096, 4096, 128, 1),
+                            gqa(4, 32, 1, 4096, 4096, 128, 1), gqa(4, 32, 32, 4096, 4096, 128, 1)},
       // q and o per query head, k and v per kv head: the bytes grouped heads save.
       .bytes =
           [](const wb::Shape& s) {
@@ -638,10 +646,11 @@ wb::OpSpec<RaggedAttentionBf16Fn> ragged_op() {
             }
             return out;
           },
-      // 16 sequences of 512 to 8192 tokens, and 16 of their mean length (the same tokens).
-      .bench_shapes = {ragged(200, 16, 16, 128, 0), ragged(300, 16, 16, 128, 0), ragged(200, 16, 16, 128, 1),
-                       ragged(300, 16, 16, 128, 1)},
-      .full_bench_shapes = {ragged(200, 32, 8, 128, 1), ragged(300, 32, 8, 128, 1)},
+      // 16 sequences of 512 to 8192 tokens, and 16 of their mean length (the same tokens): the
+      // default run at 8 heads, causal; --full at 16 heads, with and without the mask, and 32/8.
+      .bench_shapes = {ragged(200, 8, 8, 128, 1), ragged(300, 8, 8, 128, 1)},
+      .full_bench_shapes = {ragged(200, 16, 16, 128, 0), ragged(300, 16, 16, 128, 0), ragged(200, 16, 16, 128, 1),
+                            ragged(300, 16, 16, 128, 1), ragged(200, 32, 8, 128, 1), ragged(300, 32, 8, 128, 1)},
       .bytes =
           [](const wb::Shape& s) {
             const double T = static_cast<double>(s["T"]), D = static_cast<double>(s["D"]);
@@ -771,9 +780,10 @@ wb::OpSpec<DecodeAttentionBf16Fn> decode_op() {
             }
             return out;
           },
-      // Batch 1, 32 query heads over 8 kv heads, D 128: the bandwidth target's shapes.
-      .bench_shapes = {decode(1, 32, 8, 8192, 128, 0), decode(1, 32, 8, 32768, 128, 0)},
-      .full_bench_shapes = {decode(16, 32, 8, 4096, 128, 0), decode(64, 32, 8, 2048, 128, 0),
+      // Batch 1, 32 query heads over 8 kv heads, D 128: the bandwidth target's shapes (32768 in
+      // --full, with the batched ones).
+      .bench_shapes = {decode(1, 32, 8, 8192, 128, 0)},
+      .full_bench_shapes = {decode(1, 32, 8, 32768, 128, 0), decode(16, 32, 8, 4096, 128, 0), decode(64, 32, 8, 2048, 128, 0),
                             decode(1, 32, 1, 32768, 128, 0)},
       // The cache read once (the L_b valid entries of k and v), q read and o, lse written.
       .bytes =
@@ -812,15 +822,18 @@ wb::OpSpec<DecodeAttentionBf16Fn> decode_op() {
 
 WB_OPS(ch08) {
   wb::add_op(probs_op());
+  // The default benchmark is the short one (under a minute): a batch of 1 or 2 at the lengths
+  // of the comparisons; --full runs them at B 4, H 16, the shapes of the measured tables.
   // FP32: the fused-vs-unfused comparison at 4096 (the scores of B = 4, H = 16 take 4.3 GB).
   wb::add_op(attention_op<float, AttentionF32Fn>("f32", "attention forward, FP32: o = softmax(scale q k^T) v, lse",
-                                                 &unfused::attention_f32, -1.0, wb::Peak::FP32, bench(4096, {64}),
-                                                 bench(4096, {128})));
-  // BF16: B 4, H 16, S 8192, D 64 and 128, with and without the mask (the FlashAttention-2
-  // and cuDNN comparison); --full adds 4096 (beside the unfused cuBLAS pipeline).
-  wb::add_op(attention_op<bf16, AttentionBf16Fn>("bf16", "attention forward, BF16 in and out, FP32 accumulation",
-                                                 &unfused::attention_bf16, 1e-4, wb::Peak::BF16Tensor,
-                                                 bench(8192, {64, 128}), bench(4096, {64, 128})));
+                                                 &unfused::attention_f32, -1.0, wb::Peak::FP32, bench(1, 4096, {64}),
+                                                 bench(4, 4096, {64, 128})));
+  // BF16: S 8192, D 64 and 128, with and without the mask (the FlashAttention-2 and cuDNN
+  // comparison, B 4 in --full); --full adds 4096 (beside the unfused cuBLAS pipeline).
+  wb::add_op(attention_op<bf16, AttentionBf16Fn>(
+      "bf16", "attention forward, BF16 in and out, FP32 accumulation", &unfused::attention_bf16, 1e-4,
+      wb::Peak::BF16Tensor, {attn(2, 16, 8192, 8192, 128, 0), attn(2, 16, 8192, 8192, 64, 1)},
+      concat(bench(4, 8192, {64, 128}), bench(4, 4096, {64, 128}))));
   wb::add_op(gqa_op());
   wb::add_op(ragged_op());
   wb::add_op(decode_op());

@@ -19,8 +19,10 @@ WB_VARIANTS(ch08_solution, wb::Role::Solution) {
                                 static_cast<int>(s["Lmax"]), static_cast<int>(s["D"]));
   };
   return {
-      wb::variant(probs, "v1_unfused", &v1_probs_f32).with_note("three kernels: scores, mask, softmax"),
+      // v1 is the teaching baseline (a launch of 0.3 s at B 4): --full or --impl=v1_unfused.
+      wb::variant(probs, "v1_unfused", &v1_probs_f32).is_slow().with_note("three kernels: scores, mask, softmax"),
       wb::variant(f32, "v1_unfused", &v1_attention_f32)
+          .is_slow()
           .with_workspace(scores_buffer)
           .with_note("scores, mask, softmax, P V: the Sq x Sk buffer crosses DRAM five times"),
       wb::variant(probs, "v2_fused_scores_softmax", &v2_probs_f32).with_note("one kernel, p written once"),
