@@ -11,7 +11,10 @@
 #   5. run every chapter's benchmark (twice with --repeat, to show run-to-run agreement)
 #   6. with --peers: the PyTorch peer scripts (scripts/torch_*_peer.py) on this GPU, and the GPT-2
 #      float64 CPU forward against transformers' logits (scripts/gpt2_torch_reference.py)
-#   7. print a summary table last
+#   7. with the step `leaderboard`: the leaderboard's own classes through scripts/leaderboard.sh,
+#      the hostile one, then the fixture one, each compared with its tests/leaderboard/*-expected.json
+#      (in a sandbox: bwrap on PATH, or the one scripts/fetch-bwrap.sh put in .bwrap/)
+#   8. print a summary table last
 # Logs and JSON go to the output folder.
 #
 # usage: scripts/gpu-suite.sh [--out DIR] [--chapters "ch01 ch02"] [--full] [--repeat] [--skip-build]
@@ -23,8 +26,9 @@
 #                             [--shards N]                     (processes per test program; default 4)
 #                             [--deadline SECONDS]             (start no new step after this many seconds;
 #                                                               the summary says what was left out)
-#                             [--steps "build query bench gpt2 tests"]  (these steps, in this order; the
-#                                                               steps: build query tests stubs tune peers bench gpt2)
+#                             [--leaderboard-chapters "ch01 ch06"]  (the fixture class's chapters; default ch01)
+#                             [--steps "build query bench gpt2 tests"]  (these steps, in this order; the steps:
+#                                                               build query tests stubs tune peers bench gpt2 leaderboard)
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,6 +50,7 @@ test_timeout=900
 shards=4
 deadline=0
 steps=""
+lb_chapters="ch01"
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="${2:?--out needs a folder}"; shift 2 ;;
@@ -69,6 +74,8 @@ while [ $# -gt 0 ]; do
     --programs=*) programs="${1#--programs=}"; shift ;;
     --deadline) deadline="${2:?--deadline needs seconds}"; shift 2 ;;
     --deadline=*) deadline="${1#--deadline=}"; shift ;;
+    --leaderboard-chapters) lb_chapters="${2:?--leaderboard-chapters needs a list}"; shift 2 ;;
+    --leaderboard-chapters=*) lb_chapters="${1#--leaderboard-chapters=}"; shift ;;
     --steps) steps="${2:?--steps needs a list}"; shift 2 ;;
     --steps=*) steps="${1#--steps=}"; shift ;;
     --shards) shards="${2:?--shards needs a number}"; shift 2 ;;
@@ -84,8 +91,8 @@ done
 
 for step in $steps; do
   case "$step" in
-    build|query|tests|stubs|tune|peers|bench|gpt2) ;;
-    *) echo "gpu-suite: unknown step '$step' in --steps (the steps: build query tests stubs tune peers bench gpt2)" >&2; exit 2 ;;
+    build|query|tests|stubs|tune|peers|bench|gpt2|leaderboard) ;;
+    *) echo "gpu-suite: unknown step '$step' in --steps (the steps: build query tests stubs tune peers bench gpt2 leaderboard)" >&2; exit 2 ;;
   esac
 done
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
@@ -334,6 +341,38 @@ step_gpt2() {
       note "gpt2 --check ${run#*:} (tiny, BF16): exit $?"
     done
   fi
+}
+
+# --- the leaderboard's own classes: nothing hostile ranks, the honest ranks are as expected ------
+step_leaderboard() {
+  local bw="" class start rc ch
+  bw=$(command -v bwrap 2>/dev/null)
+  if [ -z "$bw" ] && compgen -G ".bwrap/bubblewrap_*.deb" > /dev/null; then
+    [ -x .bwrap/usr/bin/bwrap ] || scripts/fetch-bwrap.sh --unpack > "$out/bwrap-unpack.log" 2>&1
+    [ -x .bwrap/usr/bin/bwrap ] && bw="$here/.bwrap/usr/bin/bwrap"
+  fi
+  if [ -n "$bw" ]; then
+    note "leaderboard: sandbox $bw"
+  else
+    note "leaderboard: no bubblewrap here (scripts/fetch-bwrap.sh puts one in .bwrap/ to carry along):" \
+      "the hostile class is left out, the fixture class runs with --unsafe-no-sandbox"
+  fi
+  local chapter_args=()
+  for ch in $lb_chapters; do chapter_args+=(--chapter "$ch"); done
+  for class in hostile fixture; do
+    past_deadline "leaderboard $class" && continue
+    local how=(--bwrap "$bw") chosen=("${chapter_args[@]}")
+    if [ -z "$bw" ]; then
+      [ "$class" = hostile ] && continue
+      how=(--unsafe-no-sandbox)
+    fi
+    [ "$class" = hostile ] && chosen=()  # the hostile class has chapter 1 only
+    start=$(date +%s)
+    scripts/leaderboard.sh "--$class" "${how[@]}" "${chosen[@]}" --out "$out/leaderboard-$class" \
+      --expect "tests/leaderboard/$class-expected.json" > "$out/leaderboard-$class.log" 2>&1
+    rc=$?
+    note "leaderboard $class: exit $rc in $(( $(date +%s) - start )) s ($(tail -n 1 "$out/leaderboard-$class.log"))"
+  done
 }
 
 # --- the steps, in order -------------------------------------------------------------------
