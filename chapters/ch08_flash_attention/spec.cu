@@ -822,8 +822,8 @@ wb::OpSpec<DecodeAttentionBf16Fn> decode_op() {
 
 WB_OPS(ch08) {
   wb::add_op(probs_op());
-  // The default benchmark is the short one (under a minute): a batch of 1 or 2 at the lengths
-  // of the comparisons; --full runs them at B 4, H 16, the shapes of the measured tables.
+  // The default benchmark is the short one (meant to take under a minute): a batch of 1 or 2
+  // at the lengths of the comparisons; --full runs them at B 4, H 16, the measured tables' shapes.
   // FP32: the fused-vs-unfused comparison at 4096 (the scores of B = 4, H = 16 take 4.3 GB).
   wb::add_op(attention_op<float, AttentionF32Fn>("f32", "attention forward, FP32: o = softmax(scale q k^T) v, lse",
                                                  &unfused::attention_f32, -1.0, wb::Peak::FP32, bench(1, 4096, {64}),
