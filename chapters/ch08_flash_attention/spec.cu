@@ -100,14 +100,14 @@ wb::Tol p_tol() {
 // library sums each finished row once (on an H200 at 8192 keys, D 64: 2.3e-5 against the
 // library's 8.7e-7); a sum kept in BF16 is off by 1e-3 or more.
 double lse_floor(const wb::Shape& s) { return 2e-5 + 8 * kU32 * std::sqrt(static_cast<double>(max_keys(s))); }
-wb::TensorSpec o_out(DType t, double floor) {
-  auto o = wb::output("o", {"B", "H", "Sq", "D"}, t, o_tol());
-  o.yardstick_floor = floor;
+wb::TensorSpec o_out(DType t, double floor, std::vector<std::string> dims = {"B", "H", "Sq", "D"}) {
+  auto o = wb::output("o", std::move(dims), t, o_tol());
+  if (floor >= 0) o.yardstick_floor = [floor](const wb::Shape&) { return floor; };  // negative: the default
   return o;
 }
-wb::TensorSpec lse_out() {
-  auto l = wb::output("lse", {"B", "H", "Sq"}, DType::F32, lse_tol());
-  l.yardstick_floor_at = lse_floor;
+wb::TensorSpec lse_out(std::vector<std::string> dims = {"B", "H", "Sq"}) {
+  auto l = wb::output("lse", std::move(dims), DType::F32, lse_tol());
+  l.yardstick_floor = lse_floor;
   return l;
 }
 
@@ -361,7 +361,7 @@ wb::OpSpec<Fn> attention_op(const char* dtype, const char* title, Fn* yardstick,
 
 wb::OpSpec<ScoresSoftmaxF32Fn> probs_op() {
   auto p = wb::output("p", {"B", "H", "Sq", "Sk"}, DType::F32, p_tol());
-  p.yardstick_floor = 1e-7;
+  p.yardstick_floor = [](const wb::Shape&) { return 1e-7; };
   return {
       .name = "attention_probs",
       .dtype = "f32",
@@ -480,10 +480,8 @@ std::vector<wb::Shape> gqa_shapes() {
 }
 
 wb::OpSpec<AttentionGqaBf16Fn> gqa_op() {
-  auto o = wb::output("o", {"B", "Hq", "Sq", "D"}, DType::BF16, o_tol());
-  o.yardstick_floor = 1e-4;
-  auto lse = wb::output("lse", {"B", "Hq", "Sq"}, DType::F32, lse_tol());
-  lse.yardstick_floor_at = lse_floor;
+  auto o = o_out(DType::BF16, 1e-4, {"B", "Hq", "Sq", "D"});
+  auto lse = lse_out({"B", "Hq", "Sq"});
   return {
       .name = "attention_gqa",
       .dtype = "bf16",
@@ -741,10 +739,8 @@ double decode_keys_read(const wb::Shape& s) {
 }
 
 wb::OpSpec<DecodeAttentionBf16Fn> decode_op() {
-  auto o = wb::output("o", {"B", "Hq", "D"}, DType::BF16, o_tol());
-  o.yardstick_floor = 1e-4;
-  auto lse = wb::output("lse", {"B", "Hq"}, DType::F32, lse_tol());
-  lse.yardstick_floor_at = lse_floor;
+  auto o = o_out(DType::BF16, 1e-4, {"B", "Hq", "D"});
+  auto lse = lse_out({"B", "Hq"});
   return {
       .name = "attention_decode",
       .dtype = "bf16",

@@ -609,9 +609,8 @@ Outcome yardstick_check(const Problem& p, const Expected& e, const PassVerdict& 
     }
     const Tolerance tol = p.specs()[i].tol.make(p.shape, p.specs()[i].dtype);
     const TensorSpec& spec = p.specs()[i];
-    const double floor = spec.yardstick_floor_at ? spec.yardstick_floor_at(p.shape)
-                         : spec.yardstick_floor >= 0 ? spec.yardstick_floor
-                                                     : unit_roundoff(spec.dtype) * 2 * mine.max_ref[i] + tol.atol;
+    const double floor = spec.yardstick_floor ? spec.yardstick_floor(p.shape)
+                                              : unit_roundoff(spec.dtype) * 2 * mine.max_ref[i] + tol.atol;
     const double allowed = c.yardstick_factor * yerr + floor;
     if (mine.max_err[i] > allowed) {
       return Outcome::fail(Code::Wrong, p.specs()[i].name + ": largest error " + fmt(mine.max_err[i]) +

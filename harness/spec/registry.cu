@@ -62,7 +62,7 @@ const std::vector<Variant>& all_variants() {
         const OpBase* op = find_op(v.op);
         if (op == nullptr) {
           std::string known;
-          for (const auto& o : all_ops()) known += " " + o->common().id();
+          for (const auto& o : all_ops()) known.append(" ").append(o->common().id());
           throw std::logic_error("variant " + v.name + " is for op '" + v.op + "', which no spec declares (ops:" +
                                  known + ")");
         }

@@ -147,12 +147,10 @@ struct TensorSpec {
   std::vector<std::string> view;      // empty: no padding
   std::function<bool(const Shape&)> present;
   // The yardstick check (an op with a library yardstick): this output's largest error may be
-  // at most the op's factor x the library's own largest error, plus this floor. Negative
-  // (the default): one rounding step of the dtype at the largest reference value plus the
-  // tolerance's atol.
-  double yardstick_floor = -1;
-  // Where the floor grows with the shape (a sum over more terms): used instead when set.
-  std::function<double(const Shape&)> yardstick_floor_at;
+  // at most the op's factor x the library's own largest error, plus this floor, per shape (it
+  // may grow with a sum over more terms). Unset (the default): one rounding step of the dtype
+  // at the largest reference value plus the tolerance's atol.
+  std::function<double(const Shape&)> yardstick_floor;
 
   bool is_input() const { return role != TensorRole::Out; }
   bool is_output() const { return role != TensorRole::In; }
