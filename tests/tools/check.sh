@@ -154,8 +154,10 @@ case "$case_name" in
     expect 2 "usage: new-chapter.sh NN name" -- scaffold 42
     expect 2 "is not a kernel-workbook tree" -- "$root/scripts/new-chapter.sh" 42 throwaway --root "$work/nowhere"
     expect 0 "would create chapter 42 \(throwaway\)" -- scaffold 42 throwaway --dry-run
-    [ "$(cd "$tree" && find . | sort | tr '\n' ' ')" = ". ./CMakePresets.json ./chapters ./chapters/ch01_indexing " ] ||
-      fail "--dry-run wrote into the tree: $(cd "$tree" && find . -mindepth 1 | tr '\n' ' ')"
+    # Byte order (LC_ALL=C): a UTF-8 locale's collation puts ./chapters before ./CMakePresets.json.
+    listing=$(cd "$tree" && find . | LC_ALL=C sort | tr '\n' ' ')
+    [ "$listing" = ". ./CMakePresets.json ./chapters ./chapters/ch01_indexing " ] ||
+      fail "--dry-run wrote into the tree, which now holds: $listing"
     cmp -s "$root/CMakePresets.json" "$tree/CMakePresets.json" || fail "--dry-run changed CMakePresets.json"
     ;;
   *)
