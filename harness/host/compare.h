@@ -83,6 +83,9 @@ struct CheckOptions {
   uint64_t sample_seed = 1;
   // When set: compare exactly these indices (sorted), and no others.
   const std::vector<int64_t>* only = nullptr;
+  // The caller has scanned every element already and found no poison, NaN or Inf: the scan
+  // element by element through the callbacks (the slow part of a billion-element check) is skipped.
+  bool known_clean = false;
 };
 
 // The element-type-free core: `got(i)` returns element i as double, `poisoned(i)` says

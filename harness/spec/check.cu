@@ -17,8 +17,10 @@
 //   3. Optional: the same inputs again, which must give the same bits (determinism).
 // Library references run pass 1 without capture: they are trusted to use their stream.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <set>
@@ -85,6 +87,7 @@ struct Problem {
   std::vector<std::unique_ptr<FencedBuffer>> in_buf;     // per tensor (inputs only)
   std::vector<std::unique_ptr<GuardedBuffer>> out_buf;   // per tensor (outputs and in-outs)
   DeviceBuffer<unsigned char> workspace;
+  mutable DeviceBuffer<unsigned long long> counter{1};   // for count_unpoisoned, allocated up front
 
   const std::vector<TensorSpec>& specs() const { return op.common().tensors; }
 
@@ -196,6 +199,25 @@ struct Problem {
     return got;
   }
 };
+
+// Elements of the outputs that differ from what was uploaded, as changed_elements counts
+// them, without copying the outputs out where it can: pure outputs are counted on the GPU
+// (a 2^31-element output is 8 GB to copy, allocate and scan on the host). In-outs compare
+// with their starting contents, which only the host holds: those are downloaded.
+int64_t changed_elements(const Problem& p, const std::vector<HostTensor>& got);
+int64_t changed_now(const Problem& p, cudaStream_t stream) {
+  for (const auto& t : p.specs()) {
+    if (t.role == TensorRole::InOut) return changed_elements(p, p.download(stream));
+  }
+  int64_t n = 0;
+  for (size_t i = 0; i < p.specs().size(); ++i) {
+    if (p.out_buf[i]) {
+      n += count_unpoisoned(p.out_buf[i]->data(), p.out_buf[i]->bytes(), p.specs()[i].dtype,
+                            p.counter.data(), stream);
+    }
+  }
+  return n;
+}
 
 std::string what_of(const OpBase& op, const Variant& v, const Shape& s) {
   return op.common().id() + " " + s.text() + " [" + v.name + "]";
@@ -368,6 +390,16 @@ OutputVerdict compare_output(const TensorSpec& t, const Shape& s, const HostTens
   CheckOptions opt;
   opt.only = &only;
   opt.max_listed = 6;
+  // Most outputs hold no poison, NaN or Inf at all: one typed pass over the stored elements
+  // says so far faster than check_elements' scan through its callbacks. (Needs logical ==
+  // stored elements: no padding view, no in-out starting contents to tell apart.)
+  if (t.view.empty() && t.role == TensorRole::Out) {
+    opt.known_clean = parallel_count(got.count(), [&](int64_t begin, int64_t end) {
+                        int64_t bad = 0;
+                        for (int64_t i = begin; i < end; ++i) bad += !std::isfinite(got.get(i));
+                        return bad;
+                      }) == 0;
+  }
   const auto ref = [&](int64_t i) {
     auto it = std::lower_bound(expect.begin(), expect.end(), std::pair<int64_t, double>{i, -INFINITY});
     return it != expect.end() && it->first == i ? it->second : NAN;
@@ -668,13 +700,38 @@ Outcome dry_run_without_gpu(const OpBase& op, const Variant& v, Shape shape) {
   return Outcome::fail(Code::CompiledNotRun, "compiled, not run: no GPU");
 }
 
+// WORKBOOK_CHECK_TIMES=1: every case prints, to stderr, where its time went (one line of
+// phase=seconds), to find the slow part of a large case.
+class PhaseTimes {
+ public:
+  explicit PhaseTimes(std::string what) : what_(std::move(what)), on_(std::getenv("WORKBOOK_CHECK_TIMES") != nullptr) {}
+  ~PhaseTimes() {
+    if (on_) std::fprintf(stderr, "[wb-times] %s:%s\n", what_.c_str(), line_.c_str());
+  }
+  void mark(const char* phase) {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    char b[64];
+    std::snprintf(b, sizeof b, " %s=%.3f", phase, std::chrono::duration<double>(now - last_).count());
+    line_ += b;
+    last_ = now;
+  }
+
+ private:
+  std::string what_, line_;
+  bool on_;
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOptions& opt) {
   const OpCommon& c = op.common();
   if (c.derive) c.derive(shape);
   const std::string what = what_of(op, v, shape);
+  PhaseTimes times(what);
   Rng rng(opt.seed);
   Problem p(op, v, shape);
   Stream stream, reader;
+  times.mark("allocate");
 
   // --- pass 1: correctness; the stream checked by capture -------------------------------
   const bool capture = c.checks.stream && !v.library;
@@ -727,8 +784,7 @@ Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOp
       return headed(p, o, "");
     }
     if (auto f = finish(stream, what); !f.passed()) return headed(p, f, "");
-    const auto early = p.download(reader);
-    if (const int64_t n = changed_elements(p, early); n > 0) {
+    if (const int64_t n = changed_now(p, reader); n > 0) {
       return headed(p, Outcome::fail(Code::OutsideStream,
                                      std::to_string(n) + " output elements were written before the work on the given "
                                      "stream was allowed to run: some of the launcher's work runs on another stream "
@@ -758,12 +814,17 @@ Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOp
     }
     if (auto f = finish(stream, what); !f.passed()) return headed(p, f, "");
   }
+  times.mark("pass1");
   const auto got1 = p.download(reader);
+  times.mark("download");
   Rng ref_rng(opt.seed ^ 0xABCDEF);
   const Expected e1 = compute_reference(c, p.shape, p.host, opt.full_check, ref_rng);
+  times.mark("reference");
   const PassVerdict v1 = judge(p, got1, e1);
+  times.mark("compare");
   if (!v1.outcome.passed()) return headed(p, v1.outcome, "");
   if (auto y = yardstick_check(p, e1, v1, stream); !y.passed()) return headed(p, y, "");
+  times.mark("yardstick");
 
   // --- pass 2: same buffers, new inputs, inputs fenced, the legacy stream gated ----------
   if (c.checks.second_call && !opt.first_pass_only) {
@@ -774,7 +835,7 @@ Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOp
       CUDA_CHECK(cudaStreamSynchronize(stream));
     }
     if (c.checks.fence_inputs) p.set_fence(true);
-    std::vector<HostTensor> seen;
+    int64_t seen = 0;  // elements written while the given stream was the only one free to run
     {
       LegacyGate gate;
       gate.hold();
@@ -787,7 +848,7 @@ Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOp
         }
         return Outcome::pass();
       }() : o;
-      if (f.passed()) seen = p.download(reader);  // while the gate still holds the legacy stream
+      if (f.passed()) seen = changed_now(p, reader);  // while the gate still holds the legacy stream
       gate.release();
       if (f.passed()) f = finish(stream, what);
       if (!f.passed()) {
@@ -804,8 +865,9 @@ Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOp
       }
     }
     if (c.checks.fence_inputs) p.set_fence(false);
+    times.mark("pass2");
     const auto got2 = p.download(reader);
-    if (changed_elements(p, seen) < changed_elements(p, got2)) {
+    if (seen < changed_elements(p, got2)) {
       return headed(p, Outcome::fail(Code::OutsideStream,
                                      "when the given stream had finished, part of the output was still unwritten; it "
                                      "was written later, by work on the default stream or a blocking stream.\n"
@@ -817,6 +879,7 @@ Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOp
     Rng ref_rng2(opt.seed ^ 0x12345);
     const Expected e2 = compute_reference(c, p.shape, p.host, opt.full_check, ref_rng2);
     const PassVerdict v2 = judge(p, got2, e2);
+    times.mark("pass2_check");
     if (!v2.outcome.passed()) {
       bool same = true;
       for (size_t i = 0; i < got1.size() && same; ++i) {

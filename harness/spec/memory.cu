@@ -1,5 +1,6 @@
 #include "spec/memory.cuh"
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -101,7 +102,46 @@ __global__ void fill_kernel(T* p, size_t n, T v) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x) p[i] = v;
 }
 
+// Elements of p[0, n) that differ from v, added to *count (one atomic per block).
+template <class T>
+__global__ void count_changed_kernel(const T* p, size_t n, T v, unsigned long long* count) {
+  __shared__ unsigned long long block;
+  if (threadIdx.x == 0) block = 0;
+  __syncthreads();
+  unsigned long long mine = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x) {
+    mine += p[i] != v;
+  }
+  if (mine) atomicAdd(&block, mine);
+  __syncthreads();
+  if (threadIdx.x == 0 && block) atomicAdd(count, block);
+}
+
+template <class T>
+void launch_count(const void* ptr, size_t n, uint64_t pattern, unsigned long long* count, cudaStream_t stream) {
+  const unsigned blocks = static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>((n + 255) / 256, 4096)));
+  count_changed_kernel<<<blocks, 256, 0, stream>>>(static_cast<const T*>(ptr), n, static_cast<T>(pattern), count);
+  WB_CHECK_LAUNCH();
+}
+
 }  // namespace
+
+int64_t count_unpoisoned(const void* ptr, size_t bytes, DType t, unsigned long long* counter, cudaStream_t stream) {
+  const size_t size = static_cast<size_t>(dtype_size(t)), n = bytes / size;
+  if (n == 0) return 0;
+  CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof(unsigned long long), stream));
+  const uint64_t b = poison_bits(t);
+  switch (size) {
+    case 1: launch_count<uint8_t>(ptr, n, b, counter, stream); break;
+    case 2: launch_count<uint16_t>(ptr, n, b, counter, stream); break;
+    case 4: launch_count<uint32_t>(ptr, n, b, counter, stream); break;
+    default: launch_count<unsigned long long>(ptr, n, b, counter, stream); break;
+  }
+  unsigned long long host = 0;
+  CUDA_CHECK(cudaMemcpyAsync(&host, counter, sizeof host, cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  return static_cast<int64_t>(host);
+}
 
 void fill_poison(void* ptr, size_t bytes, DType t, cudaStream_t stream) {
   if (bytes == 0) return;

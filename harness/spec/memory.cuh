@@ -72,6 +72,12 @@ class GuardedBuffer {
 // Fills `bytes` at `ptr` with the dtype's poison pattern, on `stream`.
 void fill_poison(void* ptr, size_t bytes, DType t, cudaStream_t stream);
 
+// Elements of `bytes` at `ptr` that no longer hold the dtype's poison, counted on the GPU
+// through `stream` (and waited for): "was anything written?" without copying the output out.
+// `counter` is one device word of the caller's, allocated beforehand: this may run while the
+// legacy stream is held, where an allocation or a free (which synchronizes) would wait forever.
+int64_t count_unpoisoned(const void* ptr, size_t bytes, DType t, unsigned long long* counter, cudaStream_t stream);
+
 // A kernel on the legacy default stream that holds it (and every blocking stream, which
 // waits for it) until release() or a time limit, so that work a launcher puts there cannot
 // run before the harness has read the outputs through a non-blocking stream.

@@ -1,5 +1,7 @@
 #include "spec/spec.h"
 
+#include "host/parallel.h"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -108,25 +110,17 @@ uint64_t poison_bits(DType t) {
 }
 
 HostTensor::HostTensor(std::string name, DType dtype, int64_t count)
-    : name_(std::move(name)), dtype_(dtype), count_(count), data_(static_cast<size_t>(count) * dtype_size(dtype)) {}
-
-uint64_t HostTensor::bits(int64_t i) const {
-  uint64_t b = 0;
-  std::memcpy(&b, data_.data() + static_cast<size_t>(i) * dtype_size(dtype_), dtype_size(dtype_));
-  return b;
-}
-
-double HostTensor::get(int64_t i) const {
-  const unsigned char* p = data_.data() + static_cast<size_t>(i) * dtype_size(dtype_);
-  switch (dtype_) {
-    case DType::F32: { float v; std::memcpy(&v, p, 4); return v; }
-    case DType::F16: { Half h; std::memcpy(&h.bits, p, 2); return half_to_float(h); }
-    case DType::BF16: { BFloat16 b; std::memcpy(&b.bits, p, 2); return bf16_to_float(b); }
-    case DType::I8: { int8_t v; std::memcpy(&v, p, 1); return v; }
-    case DType::I32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-    case DType::I64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
-  }
-  return 0;
+    : name_(std::move(name)),
+      dtype_(dtype),
+      count_(count),
+      size_(static_cast<size_t>(dtype_size(dtype))),
+      poison_(poison_bits(dtype)),
+      data_(static_cast<size_t>(count) * dtype_size(dtype)) {
+  unsigned char* p = data_.data();
+  parallel_count(static_cast<int64_t>(data_.size()), [p](int64_t begin, int64_t end) {
+    std::memset(p + begin, 0, static_cast<size_t>(end - begin));
+    return int64_t{0};
+  });
 }
 
 namespace {
@@ -140,7 +134,7 @@ template <class I> I saturate(double v) {
 }  // namespace
 
 void HostTensor::set(int64_t i, double v) {
-  unsigned char* p = data_.data() + static_cast<size_t>(i) * dtype_size(dtype_);
+  unsigned char* p = data_.data() + static_cast<size_t>(i) * size_;
   switch (dtype_) {
     case DType::F32: { const float f = static_cast<float>(v); std::memcpy(p, &f, 4); return; }
     case DType::F16: { const Half h = float_to_half(static_cast<float>(v)); std::memcpy(p, &h.bits, 2); return; }
@@ -151,12 +145,8 @@ void HostTensor::set(int64_t i, double v) {
   }
 }
 
-bool HostTensor::is_poison(int64_t i) const { return bits(i) == poison_bits(dtype_); }
-
 void HostTensor::fill_poison() {
-  const uint64_t b = poison_bits(dtype_);
-  const int size = dtype_size(dtype_);
-  for (size_t at = 0; at < data_.size(); at += size) std::memcpy(data_.data() + at, &b, size);
+  for (size_t at = 0; at < data_.size(); at += size_) std::memcpy(data_.data() + at, &poison_, size_);
 }
 
 // --- Dist ------------------------------------------------------------------------------------

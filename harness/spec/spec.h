@@ -7,6 +7,8 @@
 // the benchmark rows, the JSON and the broken-kernel rejections from the declaration.
 #pragma once
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <functional>
 #include <initializer_list>
 #include <string>
@@ -60,6 +62,7 @@ class Shape {
 class HostTensor {
  public:
   HostTensor() = default;
+  // `count` elements, zeroed (a large tensor by all cores: its pages are touched in parallel).
   HostTensor(std::string name, DType dtype, int64_t count);
 
   const std::string& name() const { return name_; }
@@ -69,17 +72,49 @@ class HostTensor {
   void* raw() { return data_.data(); }
   const void* raw() const { return data_.data(); }
 
-  double get(int64_t i) const;        // the stored value, exactly, as double
+  double get(int64_t i) const {       // the stored value, exactly, as double
+    const unsigned char* p = data_.data() + static_cast<size_t>(i) * size_;
+    switch (dtype_) {
+      case DType::F32: { float v; std::memcpy(&v, p, 4); return v; }
+      case DType::F16: { Half h; std::memcpy(&h.bits, p, 2); return half_to_float(h); }
+      case DType::BF16: { BFloat16 b; std::memcpy(&b.bits, p, 2); return bf16_to_float(b); }
+      case DType::I8: { int8_t v; std::memcpy(&v, p, 1); return v; }
+      case DType::I32: { int32_t v; std::memcpy(&v, p, 4); return v; }
+      case DType::I64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+    }
+    return 0;
+  }
   void set(int64_t i, double v);      // rounds to the dtype (nearest even; ints saturate)
-  bool is_poison(int64_t i) const;    // holds the harness's poison pattern
+  bool is_poison(int64_t i) const { return bits(i) == poison_; }  // holds the harness's poison pattern
   void fill_poison();
-  uint64_t bits(int64_t i) const;     // raw bits, for bit-exact comparisons
+  uint64_t bits(int64_t i) const {    // raw bits, for bit-exact comparisons
+    const unsigned char* p = data_.data() + static_cast<size_t>(i) * size_;
+    switch (size_) {  // fixed-size copies compile to one load; a variable size is a call
+      case 1: return *p;
+      case 2: { uint16_t b; std::memcpy(&b, p, 2); return b; }
+      case 4: { uint32_t b; std::memcpy(&b, p, 4); return b; }
+      default: { uint64_t b; std::memcpy(&b, p, 8); return b; }
+    }
+  }
 
  private:
+  // Bytes left uninitialised by the vector itself: the constructor zeroes them, in parallel
+  // for a large tensor (a single-threaded zeroing of 8 GB was most of a 2^31-element test).
+  template <class T>
+  struct NoInit : std::allocator<T> {
+    template <class U> struct rebind { using other = NoInit<U>; };
+    NoInit() = default;
+    template <class U> NoInit(const NoInit<U>&) {}
+    template <class U> void construct(U* p) { ::new (static_cast<void*>(p)) U; }
+    template <class U, class... A> void construct(U* p, A&&... a) { ::new (static_cast<void*>(p)) U(std::forward<A>(a)...); }
+  };
+
   std::string name_;
   DType dtype_ = DType::F32;
   int64_t count_ = 0;
-  std::vector<unsigned char> data_;
+  size_t size_ = 4;        // bytes per element
+  uint64_t poison_ = 0;    // poison_bits(dtype_)
+  std::vector<unsigned char, NoInit<unsigned char>> data_;
 };
 
 // The poison pattern of a dtype (a NaN no arithmetic makes, for float types).
