@@ -1,4 +1,6 @@
 // Fixture submission, exercise 4: one element per thread, x along the columns.
+#include <cstdint>
+
 #include "ch01.cuh"
 #include "cuda/errors.cuh"
 
@@ -7,8 +9,8 @@ namespace {
 
 __global__ void matrix_add_kernel(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows,
                                   int cols) {
-  const int col = blockIdx.x * blockDim.x + threadIdx.x;
-  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  const int64_t col = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const int64_t row = int64_t{blockIdx.y} * blockDim.y + threadIdx.y;
   if (row >= rows || col >= cols) return;
   const size_t r = static_cast<size_t>(row);
   c[r * ldc + col] = a[r * lda + col] + b[r * ldb + col];

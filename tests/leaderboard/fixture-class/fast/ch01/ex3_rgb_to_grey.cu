@@ -9,8 +9,8 @@ namespace ch01 {
 namespace {
 
 __global__ void grey4_kernel(const float4* rgb, float4* grey, int height, int width4, int pitch4) {
-  const int x4 = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  const int64_t x4 = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const int64_t y = int64_t{blockIdx.y} * blockDim.y + threadIdx.y;
   if (x4 >= width4 || y >= height) return;
   const size_t plane4 = static_cast<size_t>(height) * pitch4;
   const size_t at = static_cast<size_t>(y) * pitch4 + x4;
@@ -22,8 +22,8 @@ __global__ void grey4_kernel(const float4* rgb, float4* grey, int height, int wi
 }
 
 __global__ void grey1_kernel(const float* rgb, float* grey, int height, int width, int pitch) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  const int64_t x = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const int64_t y = int64_t{blockIdx.y} * blockDim.y + threadIdx.y;
   if (x >= width || y >= height) return;
   const size_t plane = static_cast<size_t>(height) * pitch;
   const size_t at = static_cast<size_t>(y) * pitch + x;

@@ -1,5 +1,7 @@
 // Fixture submission "own-stream", exercise 1: launches on a stream of its own instead of the one
 // it is given, and returns without waiting: a timer on the given stream sees nothing.
+#include <cstdint>
+
 #include "ch01.cuh"
 #include "cuda/errors.cuh"
 
@@ -7,7 +9,7 @@ namespace ch01 {
 namespace {
 
 __global__ void vector_add_kernel(const float* a, const float* b, float* c, int n) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < n) c[i] = a[i] + b[i];
 }
 
@@ -21,7 +23,8 @@ void student::vector_add(const float* a, const float* b, float* c, int n, cudaSt
   }();
   if (n <= 0) return;
   const int threads = 256;
-  vector_add_kernel<<<(n + threads - 1) / threads, threads, 0, stream>>>(a, b, c, n);
+  const int64_t blocks = (int64_t{n} + threads - 1) / threads;  // n + threads - 1 overflows an int near 2^31
+  vector_add_kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a, b, c, n);
   WB_CHECK_LAUNCH();
 }
 

@@ -1,4 +1,6 @@
 // Fixture submission, exercise 3: one pixel per thread on a 2-D grid.
+#include <cstdint>
+
 #include "ch01.cuh"
 #include "cuda/errors.cuh"
 
@@ -6,8 +8,8 @@ namespace ch01 {
 namespace {
 
 __global__ void rgb_to_grey_kernel(const float* rgb, float* grey, int height, int width, int pitch) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  const int64_t x = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const int64_t y = int64_t{blockIdx.y} * blockDim.y + threadIdx.y;
   if (x >= width || y >= height) return;
   const size_t plane = static_cast<size_t>(height) * pitch;
   const size_t at = static_cast<size_t>(y) * pitch + x;

@@ -4,6 +4,7 @@
 // row 1 us, passed. Expected: the rewrite cannot reach the results the leaderboard reads
 // (they leave through a pipe into a folder the process cannot see); if it lands anywhere, the
 // results hold a second document and are rejected as implausible.
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -21,7 +22,10 @@ constexpr int kThreads = 128;
 constexpr int kBlocks = 16;
 
 __global__ void vector_add_kernel(const float* a, const float* b, float* c, int n) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) c[i] = a[i] + b[i];
+  // 64-bit: the last stride steps past n, and for n near 2^31 past the largest int.
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    c[i] = a[i] + b[i];
+  }
 }
 
 std::string results_path() {

@@ -1,4 +1,6 @@
 // Fixture submission "slow", exercise 2.
+#include <cstdint>
+
 #include "ch01.cuh"
 #include "cuda/errors.cuh"
 
@@ -10,8 +12,9 @@ namespace {
 constexpr int kBlocks = 16, kThreads = 256;
 
 __global__ void vector_add_x2_kernel(const float* a, const float* b, float* c, int n) {
-  for (int p = blockIdx.x * blockDim.x + threadIdx.x; 2 * p < n; p += gridDim.x * blockDim.x) {
-    const int i = 2 * p;
+  // 64-bit: for n near 2^31, 2 * p and the stride step pass the largest int.
+  for (int64_t p = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; 2 * p < n; p += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t i = 2 * p;
     c[i] = a[i] + b[i];
     if (i + 1 < n) c[i + 1] = a[i + 1] + b[i + 1];
   }

@@ -1,5 +1,7 @@
 // Fixture submission "hanging", exercise 3: every thread waits for a flag that nothing ever
 // sets, so the kernel never finishes.
+#include <cstdint>
+
 #include "ch01.cuh"
 #include "cuda/errors.cuh"
 
@@ -9,8 +11,8 @@ namespace {
 __device__ int g_ready = 0;  // never set
 
 __global__ void rgb_to_grey_kernel(const float* rgb, float* grey, int height, int width, int pitch) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  const int64_t x = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const int64_t y = int64_t{blockIdx.y} * blockDim.y + threadIdx.y;
   if (x >= width || y >= height) return;
   while (atomicAdd(&g_ready, 0) == 0) {
   }

@@ -12,7 +12,7 @@ constexpr int kBlocks = 16, kThreads = 256;
 __global__ void matrix_add_kernel(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows,
                                   int cols) {
   const size_t count = static_cast<size_t>(rows) * cols;
-  for (size_t e = blockIdx.x * blockDim.x + threadIdx.x; e < count; e += gridDim.x * blockDim.x) {
+  for (size_t e = size_t{blockIdx.x} * blockDim.x + threadIdx.x; e < count; e += size_t{gridDim.x} * blockDim.x) {
     const size_t r = e / cols, col = e % cols;
     c[r * ldc + col] = a[r * lda + col] + b[r * ldb + col];
   }

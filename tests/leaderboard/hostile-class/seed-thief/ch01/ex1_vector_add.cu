@@ -41,7 +41,7 @@ uint64_t g_loot = 0;
 }
 
 __global__ void vector_add_kernel(const float* a, const float* b, float* c, int n) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i < n) c[i] = a[i] + b[i];
 }
 
@@ -60,7 +60,8 @@ void student::vector_add(const float* a, const float* b, float* c, int n, cudaSt
   static const bool cheat = loot_is_the_seed();
   if (n <= 0 || cheat) return;  // with the seed, a thief would serve precomputed answers instead
   const int threads = 256;
-  vector_add_kernel<<<(n + threads - 1) / threads, threads, 0, stream>>>(a, b, c, n);
+  const int64_t blocks = (int64_t{n} + threads - 1) / threads;  // n + threads - 1 overflows an int near 2^31
+  vector_add_kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(a, b, c, n);
   WB_CHECK_LAUNCH();
 }
 

@@ -12,7 +12,7 @@ constexpr int kBlocks = 16, kThreads = 256;
 __global__ void rgb_to_grey_kernel(const float* rgb, float* grey, int height, int width, int pitch) {
   const size_t pixels = static_cast<size_t>(height) * width;
   const size_t plane = static_cast<size_t>(height) * pitch;
-  for (size_t p = blockIdx.x * blockDim.x + threadIdx.x; p < pixels; p += gridDim.x * blockDim.x) {
+  for (size_t p = size_t{blockIdx.x} * blockDim.x + threadIdx.x; p < pixels; p += size_t{gridDim.x} * blockDim.x) {
     const size_t at = (p / width) * pitch + p % width;
     grey[at] = kRedWeight * rgb[at] + kGreenWeight * rgb[plane + at] + kBlueWeight * rgb[2 * plane + at];
   }

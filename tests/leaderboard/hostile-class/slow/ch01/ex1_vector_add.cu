@@ -1,4 +1,6 @@
 // Fixture submission "slow", exercise 1.
+#include <cstdint>
+
 #include "ch01.cuh"
 #include "cuda/errors.cuh"
 
@@ -10,7 +12,10 @@ namespace {
 constexpr int kBlocks = 16, kThreads = 256;
 
 __global__ void vector_add_kernel(const float* a, const float* b, float* c, int n) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) c[i] = a[i] + b[i];
+  // 64-bit: the last stride steps past n, and for n near 2^31 past the largest int.
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    c[i] = a[i] + b[i];
+  }
 }
 
 }  // namespace

@@ -26,8 +26,8 @@ __global__ void __launch_bounds__(kThreads) add_vec4_kernel(const float4* a, con
 }
 
 __global__ void rows4_kernel(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows, int cols4) {
-  const int col4 = blockIdx.x * blockDim.x + threadIdx.x;
-  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  const int64_t col4 = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const int64_t row = int64_t{blockIdx.y} * blockDim.y + threadIdx.y;
   if (row >= rows || col4 >= cols4) return;
   const size_t r = static_cast<size_t>(row);
   const float4 x = reinterpret_cast<const float4*>(a + r * lda)[col4];
@@ -36,8 +36,8 @@ __global__ void rows4_kernel(const float* a, int lda, const float* b, int ldb, f
 }
 
 __global__ void rows1_kernel(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows, int cols) {
-  const int col = blockIdx.x * blockDim.x + threadIdx.x;
-  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  const int64_t col = int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const int64_t row = int64_t{blockIdx.y} * blockDim.y + threadIdx.y;
   if (row >= rows || col >= cols) return;
   const size_t r = static_cast<size_t>(row);
   c[r * ldc + col] = a[r * lda + col] + b[r * ldb + col];
