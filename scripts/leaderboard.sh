@@ -608,7 +608,7 @@ record_entry() {  # index gpu
 
 run_entry() {  # index gpu
   local i=$1 g=$2 id=${e_id[$1]} ch=${e_ch[$1]}
-  local e="$ents/$id/$ch" box="$work/boxes/$id-$ch" t0 rc filter
+  local e="$ents/$id/$ch" box="$work/boxes/$id-$ch" t0 rc selection select_args
   if [ ! -x "$e/bin/${ch}_tests" ]; then
     record_entry "$i" "$g"
     return
@@ -634,13 +634,14 @@ run_entry() {  # index gpu
     printf 'bench\t%s\t%s\n' "$rc" "$(since "$t0")" >> "$e/steps.tsv"
     # Nsight Compute re-measures the kernels of the row that claims the most.
     if [ "$rc" = 0 ] && [ -n "$ncu_bin" ] && [ -x "$e/bin/${ch}_bench" ] &&
-       filter=$(python3 "$lb" ncu-target --entry "$e"); then
-      say "[${gpu_label[$g]}] $ch ${e_name[$i]}: benchmark finished; ncu on ${filter} ..."
+       selection=$(python3 "$lb" ncu-target --entry "$e"); then
+      mapfile -t select_args <<< "$selection"
+      say "[${gpu_label[$g]}] $ch ${e_name[$i]}: benchmark finished; ncu on ${select_args[*]} ..."
       t0=$(now)
       rm -f -- "$box/ncu.csv"
       run_limited "$timeout_s" "$box" "$e/bin" -- "$ncu_bin" --clock-control none --print-kernel-base mangled \
         --csv --page raw --metrics gpu__time_duration.sum --log-file "$box/ncu.csv" \
-        "$e/bin/${ch}_bench" --impl=student "--benchmark_filter=$filter" --samples=10 --json=/dev/null \
+        "$e/bin/${ch}_bench" "${select_args[@]}" --samples=10 --json=/dev/null \
         > "$e/ncu.log" 2>&1
       rc=$?
       printf 'ncu\t%s\t%s\n' "$rc" "$(since "$t0")" >> "$e/steps.tsv"

@@ -103,10 +103,10 @@ eval "$plan"
 metrics_full=$("$python" "$tool" metrics)
 metrics_core=$("$python" "$tool" metrics --core)
 
-# profile_case IMPL FILTER: one ncu run of one benchmark case. Sets `csv` (the export) and
+# profile_case IMPL: one ncu run of one benchmark case (the plan's op and shape, this variant). Sets `csv` (the export) and
 # `verdict` (the benchmark's verdict for the case: pass, not implemented, wrong ...).
 profile_case() {
-  local impl=$1 filter=$2 tag
+  local impl=$1 tag
   tag=$(printf '%s-%s-%s-%s' "$chapter" "$plan_op" "$plan_shape" "$impl" | tr -c 'A-Za-z0-9_.=-' '_')
   local rep=$out_dir/$tag log=$wb_tmp/$tag.log
   csv=$wb_tmp/$tag.csv
@@ -115,7 +115,7 @@ profile_case() {
     rm -f "$rep.ncu-rep"
     WORKBOOK_PROFILE_RANGE=1 "$ncu" --profile-from-start off --clock-control "$clock" --metrics "$metrics" \
       --export "$rep" --force-overwrite \
-      "$bench" --impl="$impl" --benchmark_filter="$filter" --json "$wb_tmp/$tag.json" >"$log" 2>&1
+      "$bench" --op="$plan_op" --shape="$plan_shape" --impl="$impl" --json "$wb_tmp/$tag.json" >"$log" 2>&1
     [ -s "$rep.ncu-rep" ] && break
     # Some metrics exist only on some GPUs: retry once with the core list.
     if [ "$attempt" = 1 ] && grep -qi 'metric' "$log" && ! grep -q 'ERR_NVGPUCTRPERM' "$log"; then
@@ -154,7 +154,7 @@ reports=()
 sides=()
 note=""
 if [ "$ladder" = 0 ] && [ -n "$plan_student" ]; then
-  if profile_case "$plan_student" "$plan_student_filter"; then
+  if profile_case "$plan_student"; then
     sides+=(--side "$plan_student (yours)=$csv")
   else
     case "$verdict" in
@@ -174,14 +174,14 @@ fi
 if [ ${#sides[@]} = 0 ]; then
   # The ladder's first step beside its best: the chapter's lesson in numbers.
   if [ -n "$plan_first" ] && [ "$plan_first" != "$plan_best" ]; then
-    profile_case "$plan_first" "$plan_first_filter" || wb_die "no report for $plan_first (verdict: $verdict; log in $out_dir)"
+    profile_case "$plan_first" || wb_die "no report for $plan_first (verdict: $verdict; log in $out_dir)"
     sides+=(--side "$plan_first (ladder's first)=$csv")
   fi
   best_label="$plan_best (ladder's best)"
 else
   best_label="$plan_best (solution)"
 fi
-profile_case "$plan_best" "$plan_best_filter" || wb_die "no report for $plan_best (verdict: $verdict; log in $out_dir)"
+profile_case "$plan_best" || wb_die "no report for $plan_best (verdict: $verdict; log in $out_dir)"
 sides+=(--side "$best_label=$csv")
 
 echo

@@ -219,7 +219,8 @@ Suite::Suite(std::string chapter, std::string title)
   args_.add_flag("full", "the whole sweep of shapes and every ladder step (default: the headline shapes)", &full_);
   args_.add_string("impl", "only these, comma-separated: student, solution, reference, or a version name",
                    &impl_filter_);
-  args_.add_string("shape", "only shapes whose label or text contains this (e.g. --shape=n67108864)", &shape_filter_);
+  args_.add_string("shape", "only shapes whose label or text contains this (e.g. --shape=n67108864); a whole label or "
+                   "text selects that shape alone", &shape_filter_);
   args_.add_string("dtype", "only this dtype form of each op (f32, bf16, ...)", &dtype_filter_);
   args_.add_string("op", "only this op (e.g. --op=transpose)", &op_filter_);
   args_.add_string("json", "results file (default results/" + chapter_ + "-<date>-<time>.json)", &json_path_);
@@ -501,6 +502,14 @@ int Suite::run(int argc, char** argv, const std::function<void()>& build_cases) 
     ctx.measured = measured_ceilings(ctx.device, remeasure_);
     g_context = &ctx;
     build_cases();
+    // A shape given exactly (its whole label or text) selects that shape alone: "n=1024" is
+    // then not also n=10240, which contains it.
+    if (!shape_filter_.empty()) {
+      const auto exact = [this](const Case& c) { return c.shape == shape_filter_ || c.shape_label == shape_filter_; };
+      if (std::any_of(cases_.begin(), cases_.end(), exact)) {
+        std::erase_if(cases_, [&](const Case& c) { return !exact(c); });
+      }
+    }
     if (cases_.empty()) {
       std::fprintf(stderr, "%s_bench: nothing selected (--impl=%s --shape=%s --dtype=%s --op=%s); run with --help\n",
                    chapter_.c_str(), impl_filter_.c_str(), shape_filter_.c_str(), dtype_filter_.c_str(),

@@ -4,7 +4,7 @@
   profile_tool.py plan LIST.json [--op OP] [--shape S] [--student IMPL] [--solution IMPL]
       Reads the results file a benchmark wrote while only listing its cases, and prints
       shell assignments: which op and shape to profile, the learner's case and the
-      solution ladder's first and best steps, and a --benchmark_filter regex for each.
+      solution ladder's first and best steps (the benchmark selects each by --op, --shape, --impl).
 
   profile_tool.py verdict RESULTS.json IMPL
       Prints the verdict of IMPL in a benchmark results file ("pass", "not implemented" ...).
@@ -88,17 +88,6 @@ def load_results(path):
     return doc
 
 
-def regex_escape(text):
-    """Escapes text for the POSIX or ECMAScript regex of --benchmark_filter."""
-    return "".join("\\" + c if c in ".[]()*+?{}|^$\\" else c for c in text)
-
-
-def bench_filter(op, shape, impl):
-    # Google Benchmark appends "/min_time:0.300", "/manual_time" ... to each name.
-    tail = "(/(min_time|min_warmup_time|manual_time|real_time|iterations|repeats|threads)[^/]*)*$"
-    return "^" + regex_escape(f"{op}/{shape}/{impl}") + tail
-
-
 def cmd_plan(args):
     doc = load_results(args.list)
     rows = [r for r in doc["results"] if isinstance(r, dict) and "op" in r and "impl" in r]
@@ -154,9 +143,6 @@ def cmd_plan(args):
         fail(f"{op} {shape} has no solution case to compare with; cases: {', '.join(impls)}")
     out = {
         "op": op, "shape": shape, "student": student, "best": best, "first": first,
-        "student_filter": bench_filter(op, shape, student) if student else "",
-        "best_filter": bench_filter(op, shape, best),
-        "first_filter": bench_filter(op, shape, first) if first else "",
         "ops": " ".join(ops), "shapes": "; ".join(shapes),
     }
     for key, value in out.items():
@@ -166,8 +152,9 @@ def cmd_plan(args):
 def cmd_verdict(args):
     doc = load_results(args.results)
     for r in doc["results"]:
-        if r.get("impl") == args.impl and r.get("verdict") != "not run":
-            print(r.get("verdict", "?"))
+        verdict = r.get("outcome") or r.get("verdict")  # results files of schema 2 say "outcome"
+        if r.get("impl") == args.impl and verdict and verdict != "not run":
+            print(verdict)
             return
     print("not run")
 

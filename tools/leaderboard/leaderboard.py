@@ -7,7 +7,7 @@ scripts/leaderboard.sh, which calls this program.
   leaderboard.py chapters   --repo R --submissions S [--chapter chNN ...]
   leaderboard.py plan       --repo R --submissions S --work W --chapter chNN [...]
   leaderboard.py runner     --repo R --chapter chNN   what to build and run for a chapter
-  leaderboard.py ncu-target --entry DIR            the benchmark row to re-measure with ncu
+  leaderboard.py ncu-target --entry DIR            the benchmark row to re-measure with ncu (its selection arguments)
   leaderboard.py record     --history H --key K --entry DIR [--trusted FILE --run-id ID ...]
   leaderboard.py report     --history H --key K --out DIR [--run-id ID] [--quiet]
   leaderboard.py check      --history H --key K --run-id ID --expect FILE
@@ -587,6 +587,9 @@ def library_references(rows):
     return out
 
 
+CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def classify_bench(rc, bench_text, trusted=None, legacy=False):
     """Reasons, per-shape metrics and notes from the results file of a chapter's benchmark
     step (text; None if it wrote none), cross-checked against `trusted`: the repository's own
@@ -681,6 +684,10 @@ def classify_bench(rc, bench_text, trusted=None, legacy=False):
         if r.get("role") != "student":
             continue
         where = "%s %s [%s]" % (r.get("op"), r.get("shape"), r.get("impl"))
+        if any(not isinstance(r.get(k), str) or CONTROL_CHARS.search(r.get(k)) for k in ("op", "shape", "impl")):
+            # The benchmark writes plain names; a line break in one would also dodge the ncu re-measurement.
+            add("implausible", "%s: a row whose op, shape or impl is not plain text" % json.dumps(where)[:80])
+            continue
         code = r.get("outcome")
         if not isinstance(code, str) or code not in OUTCOME_KIND:
             add("no-result", "%s: unknown outcome code %s" % (where, json.dumps(code)[:40]))
@@ -1219,8 +1226,13 @@ def cmd_ncu_target(args):
         return 1
     with open(os.path.join(args.entry, "ncu-target.json"), "w") as f:
         json.dump(t, f)
-    # The benchmark's name of the case (Google Benchmark's --benchmark_filter is a regex).
-    print("^%s$" % re.escape("%s/%s/%s" % (t["op"], t["shape"], t["impl"])))
+    # The benchmark's own selection of that one case, one argument per line: the op by its
+    # full name, the shape by its exact text (an exact text selects that shape alone), the
+    # variant by name. The row comes from a file the submission's process wrote: a value
+    # with a line break or a tab (another argument smuggled in) is refused.
+    if any(CONTROL_CHARS.search(t[k]) for k in ("op", "shape", "impl")):
+        return 1
+    print("--op=%s\n--shape=%s\n--impl=%s" % (t["op"], t["shape"], t["impl"]))
     return 0
 
 

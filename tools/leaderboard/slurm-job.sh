@@ -201,11 +201,12 @@ if [ "$rc" = 0 ] && [ -n "$gpu_uuid" ]; then
   say "benchmark: exit $rc ($(since "$t0") s)"
   ncu_bin=$(command -v ncu 2> /dev/null || true)
   if [ "$rc" = 0 ] && [ "$use_ncu" = 1 ] && [ -n "$ncu_bin" ] && [ -x "$e/bin/${ch}_bench" ] &&
-     filter=$(python3 "$lb" ncu-target --entry "$e"); then
+     selection=$(python3 "$lb" ncu-target --entry "$e"); then
+    mapfile -t select_args <<< "$selection"
     t0=$(now)
     run_limited "$timeout_s" "$w/box" "$e/bin" -- "$ncu_bin" --clock-control none --print-kernel-base mangled \
       --csv --page raw --metrics gpu__time_duration.sum --log-file "$w/box/ncu.csv" \
-      "$e/bin/${ch}_bench" --impl=student "--benchmark_filter=$filter" --samples=10 --json=/dev/null > /dev/null 2>&1
+      "$e/bin/${ch}_bench" "${select_args[@]}" --samples=10 --json=/dev/null > /dev/null 2>&1
     rc=$?
     printf 'ncu\t%s\t%s\n' "$rc" "$(since "$t0")" >> "$e/steps.tsv"
     [ -f "$w/box/ncu.csv" ] && head -c "$LOG_LIMIT" "$w/box/ncu.csv" > "$e/ncu.csv"

@@ -347,6 +347,34 @@ class CrossChecks(unittest.TestCase):
             target = L.ncu_target(f.read())
         self.assertEqual((target["op"], target["impl"]), ("vector_add", "student"))
 
+    def test_ncu_target_prints_the_benchmarks_own_selection(self):
+        import argparse
+        import contextlib
+        with tempfile.TemporaryDirectory() as entry:
+            shutil.copy(os.path.join(RESULTS, "fast", "bench.json"), entry)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                rc = L.cmd_ncu_target(argparse.Namespace(entry=entry))
+            self.assertEqual(rc, 0)
+            t = json.load(open(os.path.join(entry, "ncu-target.json")))
+            # One argument per line, each a selection option of the chapter's benchmark.
+            self.assertEqual(out.getvalue().splitlines(),
+                             ["--op=" + t["op"], "--shape=" + t["shape"], "--impl=" + t["impl"]])
+            # A row whose names hold a line break would smuggle in another argument: refused.
+            with open(os.path.join(entry, "bench.json")) as f:
+                doc = json.load(f)
+            for r in doc["results"]:
+                if r["role"] == "student":
+                    r["impl"] = r["impl"] + "\n--remeasure"
+            with open(os.path.join(entry, "bench.json"), "w") as f:
+                json.dump(doc, f)
+            with contextlib.redirect_stdout(io.StringIO()) as refused:
+                self.assertEqual(L.cmd_ncu_target(argparse.Namespace(entry=entry)), 1)
+            self.assertEqual(refused.getvalue(), "")
+            # ... and the row itself is not scored: the benchmark never writes such a name.
+            reasons, _, _ = L.classify_bench(0, json.dumps(doc))
+            self.assertIn("implausible", [r["kind"] for r in reasons])
+
     def test_tests_read_by_code_not_by_message(self):
         with open(os.path.join(RESULTS, "fast", "tests.json")) as f:
             doc = json.load(f)
