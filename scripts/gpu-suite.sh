@@ -27,6 +27,9 @@
 #                             [--deadline SECONDS]             (start no new step after this many seconds;
 #                                                               the summary says what was left out)
 #                             [--leaderboard-chapters "ch01 ch06"]  (the fixture class's chapters; default ch01)
+#                             [--leaderboard-classes "fixture"]     (which classes; default "hostile fixture":
+#                                                               a whole fixture run is ~45 min of one GPU, so a
+#                                                               run can be split over machines)
 #                             [--steps "build query bench gpt2 tests"]  (these steps, in this order; the steps:
 #                                                               build query tests stubs tune peers bench gpt2 leaderboard)
 set -uo pipefail
@@ -51,6 +54,7 @@ shards=4
 deadline=0
 steps=""
 lb_chapters="ch01"
+lb_classes="hostile fixture"
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="${2:?--out needs a folder}"; shift 2 ;;
@@ -75,6 +79,7 @@ while [ $# -gt 0 ]; do
     --deadline) deadline="${2:?--deadline needs seconds}"; shift 2 ;;
     --deadline=*) deadline="${1#--deadline=}"; shift ;;
     --leaderboard-chapters) lb_chapters="${2:?--leaderboard-chapters needs a list}"; shift 2 ;;
+    --leaderboard-classes) lb_classes="${2:?--leaderboard-classes needs a list}"; shift 2 ;;
     --leaderboard-chapters=*) lb_chapters="${1#--leaderboard-chapters=}"; shift ;;
     --steps) steps="${2:?--steps needs a list}"; shift 2 ;;
     --steps=*) steps="${1#--steps=}"; shift ;;
@@ -93,6 +98,12 @@ for step in $steps; do
   case "$step" in
     build|query|tests|stubs|tune|peers|bench|gpt2|leaderboard) ;;
     *) echo "gpu-suite: unknown step '$step' in --steps (the steps: build query tests stubs tune peers bench gpt2 leaderboard)" >&2; exit 2 ;;
+  esac
+done
+for class in $lb_classes; do
+  case "$class" in
+    hostile|fixture) ;;
+    *) echo "gpu-suite: unknown class '$class' in --leaderboard-classes (the classes: hostile fixture)" >&2; exit 2 ;;
   esac
 done
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
@@ -359,7 +370,7 @@ step_leaderboard() {
   fi
   local chapter_args=()
   for ch in $lb_chapters; do chapter_args+=(--chapter "$ch"); done
-  for class in hostile fixture; do
+  for class in $lb_classes; do
     past_deadline "leaderboard $class" && continue
     local how=(--bwrap "$bw") chosen=("${chapter_args[@]}")
     if [ -z "$bw" ]; then
