@@ -32,6 +32,30 @@ TEST(HostTensor, RoundsToItsDtypeAndKnowsItsPoison) {
   EXPECT_TRUE(std::isnan(b.get(1)));
 }
 
+TEST(HostTensor, StartsAllZeroEvenWhenZeroedByManyThreads) {
+  // Past the size where all cores share the zeroing (the storage itself is left uninitialised).
+  const int64_t n = (int64_t{1} << 22) + 3;
+  for (DType t : {DType::I8, DType::BF16, DType::F32, DType::I64, DType::F32}) {
+    {
+      HostTensor used("u", t, n);  // memory the next tensor may be given back: poisoned, then freed
+      used.fill_poison();
+    }
+    HostTensor h("z", t, n);
+    ASSERT_EQ(h.bytes(), static_cast<size_t>(n) * dtype_size(t));
+    const auto* p = static_cast<const unsigned char*>(h.raw());
+    int64_t nonzero = 0;
+    for (size_t k = 0; k < h.bytes(); ++k) nonzero += p[k] != 0;
+    EXPECT_EQ(nonzero, 0) << dtype_name(t);
+    EXPECT_EQ(h.bits(n - 1), 0u);
+    EXPECT_FALSE(h.is_poison(0));
+    HostTensor copy = h;  // copies keep their contents
+    copy.fill_poison();
+    EXPECT_TRUE(copy.is_poison(n - 1)) << dtype_name(t);
+    EXPECT_EQ(copy.bits(n - 1), poison_bits(t)) << dtype_name(t);
+    EXPECT_EQ(h.bits(n - 1), 0u);
+  }
+}
+
 TEST(Fill, DependsOnlyOnTheSeedAndNeverGivesAConstant) {
   const Shape s{{"n", 3 << 20}};
   HostTensor a("a", DType::F32, s["n"]), b("b", DType::F32, s["n"]);
