@@ -200,25 +200,6 @@ struct Problem {
   }
 };
 
-// Elements of the outputs that differ from what was uploaded, as changed_elements counts
-// them, without copying the outputs out where it can: pure outputs are counted on the GPU
-// (a 2^31-element output is 8 GB to copy, allocate and scan on the host). In-outs compare
-// with their starting contents, which only the host holds: those are downloaded.
-int64_t changed_elements(const Problem& p, const std::vector<HostTensor>& got);
-int64_t changed_now(const Problem& p, cudaStream_t stream) {
-  for (const auto& t : p.specs()) {
-    if (t.role == TensorRole::InOut) return changed_elements(p, p.download(stream));
-  }
-  int64_t n = 0;
-  for (size_t i = 0; i < p.specs().size(); ++i) {
-    if (p.out_buf[i]) {
-      n += count_unpoisoned(p.out_buf[i]->data(), p.out_buf[i]->bytes(), p.specs()[i].dtype,
-                            p.counter.data(), stream);
-    }
-  }
-  return n;
-}
-
 std::string what_of(const OpBase& op, const Variant& v, const Shape& s) {
   return op.common().id() + " " + s.text() + " [" + v.name + "]";
 }
@@ -263,6 +244,24 @@ int64_t changed_elements(const Problem& p, const std::vector<HostTensor>& got) {
       }
       return changed;
     });
+  }
+  return n;
+}
+
+// Elements of the outputs that differ from what was uploaded, as changed_elements counts
+// them, without copying the outputs out where it can: pure outputs are counted on the GPU
+// (a 2^31-element output is 8 GB to copy, allocate and scan on the host). In-outs compare
+// with their starting contents, which only the host holds: those are downloaded.
+int64_t changed_now(const Problem& p, cudaStream_t stream) {
+  for (const auto& t : p.specs()) {
+    if (t.role == TensorRole::InOut) return changed_elements(p, p.download(stream));
+  }
+  int64_t n = 0;
+  for (size_t i = 0; i < p.specs().size(); ++i) {
+    if (p.out_buf[i]) {
+      n += count_unpoisoned(p.out_buf[i]->data(), p.out_buf[i]->bytes(), p.specs()[i].dtype,
+                            p.counter.data(), stream);
+    }
   }
   return n;
 }

@@ -1,7 +1,5 @@
 #include "spec/spec.h"
 
-#include "host/parallel.h"
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -9,6 +7,8 @@
 #include <limits>
 #include <stdexcept>
 #include <thread>
+
+#include "host/parallel.h"
 
 namespace wb {
 

@@ -8,9 +8,9 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
