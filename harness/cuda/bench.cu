@@ -133,6 +133,28 @@ std::vector<double> time_fair(const Timed& t, cudaStream_t stream, const SampleR
     legacy.record(cudaStreamLegacy);
     stop.record(stream);
     wait_for_event(stop, stream, what);
+    // Every sample, not only the last: each timed launch must have written its whole output
+    // by the time its stream is done. Counted on the timed stream, so work still running on
+    // another stream is caught while it runs, however small.
+    if (t.unwritten) {
+      if (const int64_t gap = t.unwritten(stream); gap > 0) {
+        device_sync_with_deadline(what);
+        const int64_t later = t.unwritten(stream);
+        const std::string sample = "timed launch " + std::to_string(samples.size() + 1);
+        if (later < gap) {
+          *code = Code::OutsideStream;
+          *unfair = what + ": " + sample + " had left " + std::to_string(gap) + " output elements unwritten when its "
+                    "stream finished; work on another stream wrote " + std::to_string(gap - later) + " of them later. "
+                    "Launch everything on the stream the launcher is given.";
+        } else {
+          *code = Code::StaleAfterTiming;
+          *unfair = what + ": " + sample + " left " + std::to_string(gap) + " output elements unwritten (they still "
+                    "hold the poison written before it): the launcher skipped work on that call. Compute from the "
+                    "inputs on every call.";
+        }
+        return samples;
+      }
+    }
     waits.push_back(device_sync_with_deadline(what));
     samples.push_back(stop.ms_since(start));
     const double behind_ms = legacy.ms_since(stop);

@@ -29,12 +29,16 @@ const char* role_name(Role r);
 //   check_last()         once after the timed samples: compares the output, as the last
 //                        timed launch left it, with a float64 reference for the inputs that
 //                        launch was given. It must not launch anything.
-// So a result reused from an earlier call, or work not finished when the timed stream is,
-// shows up as a wrong answer instead of a fast time.
+//   unwritten(stream)    optional, after every timed launch, as soon as its stream is done:
+//                        how many output elements still hold the poison next_inputs wrote
+//                        (counted on the GPU, outside the timed events; 0 when all written).
+// So a result reused from an earlier call, a launch that skips work on some calls, or work
+// not finished when the timed stream is, shows up as unfair instead of fast.
 struct Timed {
   std::function<void(cudaStream_t)> launch;
   std::function<void(cudaStream_t)> next_inputs;
   std::function<Outcome()> check_last;
+  std::function<int64_t(cudaStream_t)> unwritten;
 };
 
 struct Case {

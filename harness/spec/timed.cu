@@ -1,9 +1,12 @@
 // A spec's problem prepared for fair timing. Two sets of input values ("banks") are drawn
 // on the host and kept on the device; before every timed launch one of them, chosen at
 // random, is copied into the launch's input buffers and the outputs are poisoned (outside
-// the timed events). After the samples, the output of the last timed launch is compared
-// with the float64 reference for the bank it was given: a launcher that reuses an earlier
-// answer, or leaves work running, shows up as stale instead of fast.
+// the timed events). After every timed launch the poison left in its outputs is counted on
+// the GPU (a launch that skipped work, or left some running elsewhere, still shows poison);
+// after the samples, the output of the last timed launch is compared with the float64
+// reference for the bank it was given: a launcher that reuses an earlier answer shows up as
+// stale instead of fast.
+#include <algorithm>
 #include <memory>
 #include <random>
 
@@ -24,6 +27,7 @@ struct TimedState {
   std::vector<std::vector<DeviceBuffer<unsigned char>>> banks;  // [bank][tensor]: input values
   std::vector<std::vector<HostTensor>> host;                    // [bank][tensor]: for the reference
   DeviceBuffer<unsigned char> workspace;
+  DeviceBuffer<unsigned long long> counter{1};  // for count_unpoisoned
   Rng pick;
   int last = 0;
 
@@ -87,6 +91,19 @@ bench::Timed prepare_timed(const OpBase& op, const Variant& v, Shape shape, uint
       }
     }
     if (st->v.prepare) st->v.prepare(st->args(), s);
+  };
+  // Output elements a launch must write: the logical ones of each output that starts poisoned
+  // (not an in-out tensor, whose start is real data). One-byte types are left out: a valid
+  // value may equal their poison.
+  timed.unwritten = [st](cudaStream_t s) -> int64_t {
+    const auto& t = st->op.common().tensors;
+    int64_t gap = 0;
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (t[i].role != TensorRole::Out || !st->buf[i].size() || dtype_size(t[i].dtype) < 2) continue;
+      const int64_t written = count_unpoisoned(st->buf[i].data(), st->buf[i].size(), t[i].dtype, st->counter.data(), s);
+      gap += std::max<int64_t>(0, t[i].view_count(st->shape) - written);
+    }
+    return gap;
   };
   timed.check_last = [st]() -> Outcome {
     const auto& t = st->op.common().tensors;

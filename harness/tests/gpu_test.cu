@@ -2,6 +2,9 @@
 // checks, ceilings.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "cuda/bench.cuh"
 #include "cuda/buffers.cuh"
 #include "cuda/ceilings.cuh"
@@ -22,6 +25,14 @@ __global__ void spin(long long cycles) {
   const long long start = clock64();
   while (clock64() - start < cycles) {
   }
+}
+
+// Spins, then writes out[i] = i for i in [begin, end): a tail of work finishing late.
+__global__ void spin_then_write(float* out, int begin, int end, long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+  for (int i = begin + threadIdx.x; i < end; i += blockDim.x) out[i] = static_cast<float>(i);
 }
 
 TEST(HarnessGpu, PoisonFillsEveryElementAndKernelsOverwriteIt) {
@@ -152,6 +163,65 @@ TEST(HarnessGpu, FairTimingRejectsWorkOnAStreamOfItsOwn) {
   Stream own;  // non-blocking: the legacy stream does not wait for it, the whole-device wait does
   const Outcome o = fair_outcome_leaving_work_on(own);
   EXPECT_EQ(o.code, Code::OutsideStream) << o.message;
+}
+
+// Fair timing with the per-launch count of unwritten outputs: next_inputs poisons `out`
+// (all bits set), unwritten() counts the elements still poisoned, as the spec's does.
+Outcome fair_outcome_counting(DeviceBuffer<float>& out, const std::function<void(cudaStream_t)>& launch) {
+  Stream s;
+  bench::Timed t;
+  t.launch = launch;
+  t.next_inputs = [&](cudaStream_t st) { CUDA_CHECK(cudaMemsetAsync(out.data(), 0xFF, out.size() * sizeof(float), st)); };
+  t.check_last = [] { return Outcome::pass(); };
+  t.unwritten = [&](cudaStream_t st) {
+    std::vector<uint32_t> h(out.size());
+    CUDA_CHECK(cudaMemcpyAsync(h.data(), out.data(), h.size() * sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
+    CUDA_CHECK(cudaStreamSynchronize(st));
+    return static_cast<int64_t>(std::count(h.begin(), h.end(), 0xFFFFFFFFu));
+  };
+  bench::SampleRule rule;
+  rule.min = rule.max = 50;
+  bench::ClockWatch clocks;
+  std::string unfair;
+  Code code = Code::Pass;
+  bench::time_fair(t, s, rule, "fairness", &unfair, &code, clocks);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return code == Code::Pass ? Outcome::pass() : Outcome::fail(code, unfair);
+}
+
+TEST(HarnessGpu, FairTimingCountsEveryLaunchNotOnlyTheLast) {
+  WB_REQUIRE_GPU();
+  DeviceBuffer<float> out(1024);
+  int calls = 0;
+  // Does the work on every other call only: the last launch may well be a working one.
+  const Outcome o = fair_outcome_counting(out, [&](cudaStream_t st) {
+    if (calls++ % 2 == 0) write_index<<<4, 256, 0, st>>>(out.data(), 1024);
+  });
+  EXPECT_EQ(o.code, Code::StaleAfterTiming) << o.message;
+  EXPECT_NE(o.message.find("1024 output elements unwritten"), std::string::npos) << o.message;
+}
+
+TEST(HarnessGpu, FairTimingCatchesASmallTailOnAnotherStream) {
+  WB_REQUIRE_GPU();
+  DeviceBuffer<float> out(1024);
+  Stream own;
+  // The last eighth of the output written by ~20 us of work on a stream of the launcher's own:
+  // under the thresholds of the whole-device wait, but its output is missing when the timed
+  // stream is done.
+  const long long cycles = static_cast<long long>(query_device().sm_clock_khz * 0.02);
+  const Outcome o = fair_outcome_counting(out, [&](cudaStream_t st) {
+    write_index<<<4, 224, 0, st>>>(out.data(), 896);
+    spin_then_write<<<1, 128, 0, own>>>(out.data(), 896, 1024, cycles);
+  });
+  EXPECT_EQ(o.code, Code::OutsideStream) << o.message;
+  EXPECT_NE(o.message.find("work on another stream wrote"), std::string::npos) << o.message;
+}
+
+TEST(HarnessGpu, FairTimingAcceptsALauncherThatWritesItsWholeOutputEveryTime) {
+  WB_REQUIRE_GPU();
+  DeviceBuffer<float> out(1024);
+  const Outcome o = fair_outcome_counting(out, [&](cudaStream_t st) { write_index<<<4, 256, 0, st>>>(out.data(), 1024); });
+  EXPECT_TRUE(o.passed()) << o.message;
 }
 
 TEST(HarnessGpu, DeviceQueryIsSane) {
