@@ -621,7 +621,7 @@ run_entry() {  # index gpu
   RO_EXTRA=("$work/cache" "$work/data/$ch")
   say "[${gpu_label[$g]}] $ch ${e_name[$i]}: tests ..."
   t0=$(now)
-  run_captured "$timeout_s" "$box" "$e/bin" "$e/tests.json" -- "$e/bin/${ch}_tests" --gtest_color=no \
+  run_captured "$timeout_s" "$box" "$e/bin" "$e/tests.json" -- "$e/bin/${ch}_tests" --gtest_color=no --gtest_fail_fast \
     --gtest_output=json:/dev/fd/3 2>&1 | head -c "$LOG_LIMIT" > "$e/tests.log"
   rc=${PIPESTATUS[0]}
   printf 'tests\t%s\t%s\n' "$rc" "$(since "$t0")" >> "$e/steps.tsv"

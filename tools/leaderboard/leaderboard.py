@@ -488,7 +488,9 @@ def classify_tests(rc, log, json_text):
         else:
             add("no-result", "the test program wrote no usable results file (%s)" % problem)
         return reasons
-    for name, code, _ in cases:
+    for name, code, result in cases:
+        if code is None and result == "SKIPPED" and reasons:
+            continue  # not run: an earlier case failed, and the run stops at the first failure
         if code is None:
             add("no-result", "%s: the test has no outcome code" % name)
         elif code not in OUTCOME_KIND:

@@ -187,7 +187,7 @@ RUN_ENV=(CUDA_DEVICE_ORDER=PCI_BUS_ID WORKBOOK_CACHE_DIR="$w/cache" WORKBOOK_KER
 [ -n "$gpu_uuid" ] && RUN_ENV+=(CUDA_VISIBLE_DEVICES="$gpu_uuid")
 RO_EXTRA=("$w/cache" "$w/data")
 t0=$(now)
-run_captured "$timeout_s" "$w/box" "$e/bin" "$e/tests.json" -- "$e/bin/${ch}_tests" --gtest_color=no \
+run_captured "$timeout_s" "$w/box" "$e/bin" "$e/tests.json" -- "$e/bin/${ch}_tests" --gtest_color=no --gtest_fail_fast \
   --gtest_output=json:/dev/fd/3 2>&1 | head -c "$LOG_LIMIT" > "$e/tests.log"
 rc=${PIPESTATUS[0]}
 printf 'tests\t%s\t%s\n' "$rc" "$(since "$t0")" >> "$e/steps.tsv"

@@ -387,6 +387,22 @@ class CrossChecks(unittest.TestCase):
         # Messages claiming success change nothing.
         self.assertEqual(L.classify_tests(0, "[  PASSED  ] 4 tests.\nall good\n", None)[0]["kind"], "no-result")
 
+    def test_cases_not_run_after_the_first_failure_are_not_a_reason(self):
+        with open(os.path.join(RESULTS, "fast", "tests.json")) as f:
+            doc = json.load(f)
+        cases = doc["testsuites"][0]["testsuite"]
+        self.assertGreaterEqual(len(cases), 2)
+        # --gtest_fail_fast: the first case fails, the rest are reported as skipped, without a code.
+        cases[0]["outcome"] = "cached"
+        for c in cases[1:]:
+            c.pop("outcome", None)
+            c["result"] = "SKIPPED"
+        self.assertEqual([r["kind"] for r in L.classify_tests(1, "", json.dumps(doc))], ["stale-output"])
+        # With no failure before them, cases without a code are still no result: nothing is ranked
+        # by skipping its own tests.
+        cases[0]["outcome"] = "pass"
+        self.assertEqual([r["kind"] for r in L.classify_tests(0, "", json.dumps(doc))], ["no-result"])
+
     def test_the_seed_the_run_printed_is_recorded(self):
         rec = L.classify_entry(os.path.join(RESULTS, "fast"), trusted=trusted())
         self.assertEqual(rec["seed"]["tests"], 771)
