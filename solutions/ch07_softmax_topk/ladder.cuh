@@ -5,6 +5,7 @@
 //   v3_block_per_row   top-k forms: block per row, warp lists in registers, one read
 //   v4_split_row       top-k forms: a row split over many CTAs, the last one merges; the
 //                      shape picks threads, CTAs per row and loads per thread (tuned)
+//   v5_radix_select    top-k forms: v4's split, each chunk in registers, top k by radix select
 #pragma once
 #include "ch07.cuh"
 #include "tune/tune.h"
@@ -17,8 +18,12 @@ TopKFn topk_block, softmax_topk_block;          // v3_block_per_row.cu
 SoftmaxTopKProbsFn softmax_topk_probs_block;    // v3_block_per_row.cu
 TopKFn topk_split, softmax_topk_split;          // v4_split_row.cu
 SoftmaxTopKProbsFn softmax_topk_probs_split;    // v4_split_row.cu
+TopKFn topk_radix, softmax_topk_radix;          // v5_radix_select.cu
+SoftmaxTopKProbsFn softmax_topk_probs_radix;    // v5_radix_select.cu
 
 // v4's tunable space for one op (threads, splits, vec); see v4_split_row.cu.
 const wb::tune::Space& split_space(const char* op);
+// v5's tunable space for one op (logits per thread); see v5_radix_select.cu.
+const wb::tune::Space& radix_space(const char* op);
 
 }  // namespace ch07::solution

@@ -19,6 +19,13 @@ WB_VARIANTS(ch07_solution, wb::Role::Solution) {
       wb::variant("softmax_topk_probs/f32", "v4_split_row", &softmax_topk_probs_split)
           .with_workspace(scratch)
           .tuned_by(split_space("softmax_topk_probs")),
+      wb::variant("topk/f32", "v5_radix_select", &topk_radix).with_workspace(scratch).tuned_by(radix_space("topk")),
+      wb::variant("softmax_topk/f32", "v5_radix_select", &softmax_topk_radix)
+          .with_workspace(scratch)
+          .tuned_by(radix_space("softmax_topk")),
+      wb::variant("softmax_topk_probs/f32", "v5_radix_select", &softmax_topk_probs_radix)
+          .with_workspace(scratch)
+          .tuned_by(radix_space("softmax_topk_probs")),
   };
 }
 
