@@ -102,7 +102,9 @@ __global__ void fill_kernel(T* p, size_t n, T v) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x) p[i] = v;
 }
 
-// Elements of p[0, n) that differ from v, added to *count (one atomic per block).
+// Elements of p[0, n) that differ from v, added to *count. Each warp sums its lanes with
+// shuffles first, so a fully written output costs one shared atomic per warp (not per thread)
+// and one global atomic per block.
 template <class T>
 __global__ void count_changed_kernel(const T* p, size_t n, T v, unsigned long long* count) {
   __shared__ unsigned long long block;
@@ -112,7 +114,8 @@ __global__ void count_changed_kernel(const T* p, size_t n, T v, unsigned long lo
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x) {
     mine += p[i] != v;
   }
-  if (mine) atomicAdd(&block, mine);
+  for (int offset = 16; offset > 0; offset /= 2) mine += __shfl_down_sync(0xffffffffu, mine, offset);
+  if ((threadIdx.x % 32) == 0 && mine) atomicAdd(&block, mine);
   __syncthreads();
   if (threadIdx.x == 0 && block) atomicAdd(count, block);
 }
