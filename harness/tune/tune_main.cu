@@ -5,7 +5,7 @@
 // written into configs/<space>.json under this GPU's key, which the launcher reads at run
 // time (harness/tune/choose.cu). The library reference is timed on the same shapes.
 //
-//   build/chNN/bin/chNN_tune [--op=ID] [--full] [--quick] [--out-dir=DIR] [--markdown=FILE] [--dry-run]
+//   build/chNN/bin/chNN_tune [--op=ID] [--impl=NAME] [--full] [--quick] [--out-dir=DIR] [--markdown=FILE] [--dry-run]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -36,7 +36,7 @@
 namespace {
 
 struct Options {
-  std::string op, out_dir, markdown;
+  std::string op, impl, out_dir, markdown;
   bool full = false, quick = false, dry_run = false;
 };
 
@@ -106,7 +106,7 @@ int run(const Options& o) {
   int tuned = 0;
 
   for (const wb::Variant& v : wb::all_variants()) {
-    if (v.space == nullptr || (!o.op.empty() && v.op != o.op)) continue;
+    if (v.space == nullptr || (!o.op.empty() && v.op != o.op) || (!o.impl.empty() && v.name != o.impl)) continue;
     const wb::OpBase& op = *wb::find_op(v.op);
     const wb::OpCommon& c = op.common();
     const wb::tune::Space& space = *v.space;
@@ -162,6 +162,7 @@ int run(const Options& o) {
         std::printf("  %s: no point passed the check\n", shape.label().c_str());
         continue;
       }
+      std::printf("  %s: %s, %.2f us\n", shape.label().c_str(), best.name().c_str(), best_us);
       wb::Json w = wb::Json::object();
       wb::Json sj = wb::Json::object();
       for (const std::string& d : space.dims) sj.set(d, shape[d]);
@@ -207,8 +208,9 @@ int run(const Options& o) {
     ++tuned;
   }
   if (tuned == 0) {
-    std::fprintf(stderr, "%s_tune: no tunable variant%s is linked in\n", WB_CHAPTER_ID,
-                 o.op.empty() ? "" : (" of op '" + o.op + "'").c_str());
+    std::string which = o.op.empty() ? "" : " of op '" + o.op + "'";
+    if (!o.impl.empty()) which += " named '" + o.impl + "'";
+    std::fprintf(stderr, "%s_tune: no tunable variant%s is linked in\n", WB_CHAPTER_ID, which.c_str());
     return 2;
   }
   if (!o.markdown.empty()) {
@@ -223,9 +225,11 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   wb::mark_main_started();
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress reaches a log file even if the run is cut short
   Options o;
   wb::ArgParser args(WB_CHAPTER_ID "_tune", "sweeps the chapter's tunable kernels and writes the winners per GPU");
   args.add_string("op", "tune only this op (e.g. softmax_topk/f32)", &o.op);
+  args.add_string("impl", "tune only this variant (e.g. v5_radix_select)", &o.impl);
   args.add_flag("full", "the op's full benchmark shapes too", &o.full);
   args.add_flag("quick", "fewer samples per point", &o.quick);
   args.add_string("out-dir", "write configs here instead of $WORKBOOK_CONFIG_DIR or the repository's configs/", &o.out_dir);
@@ -234,6 +238,19 @@ int main(int argc, char** argv) {
   try {
     if (!args.parse(argc, argv)) return 0;
     if (!o.op.empty() && wb::find_op(o.op) == nullptr) throw wb::UsageError("--op: no op '" + o.op + "' in this chapter");
+    if (!o.impl.empty()) {
+      std::string tunable;
+      for (const wb::Variant& v : wb::all_variants()) {
+        if (v.space && (o.op.empty() || v.op == o.op) && tunable.find(" " + v.name + ",") == std::string::npos) {
+          tunable += " " + v.name + ",";
+        }
+      }
+      if (tunable.find(" " + o.impl + ",") == std::string::npos) {
+        if (!tunable.empty()) tunable.pop_back();
+        throw wb::UsageError("--impl: no tunable variant '" + o.impl + "'" + (o.op.empty() ? "" : " of op " + o.op) +
+                             "; the tunable ones:" + (tunable.empty() ? " none" : tunable));
+      }
+    }
     return run(o);
   } catch (const wb::UsageError& e) {
     std::fprintf(stderr, "%s_tune: %s\n%s", WB_CHAPTER_ID, e.what(), args.usage().c_str());
