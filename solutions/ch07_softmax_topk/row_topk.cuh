@@ -19,6 +19,8 @@
 
 #include <cstdint>
 
+#include "cuda/errors.cuh"
+
 namespace ch07::solution {
 
 using Key = unsigned long long;
@@ -280,6 +282,41 @@ __device__ __forceinline__ void scan_chunk(const float* __restrict__ row, int be
     top.read_floor();
   }
   top.flush();
+}
+
+// The full-probability form's second kernel (v4 and v5), grid (ceil(V / (4 * 256)), B):
+// probs = exp(x - M) / S with the row's (M, S) pair from the workspace.
+template <bool kVector>
+__global__ void __launch_bounds__(256) probs_kernel(const float* __restrict__ x, float* __restrict__ probs, int V,
+                                                    const float2* __restrict__ row_stats) {
+  const int b = blockIdx.y;
+  const float2 q = row_stats[b];
+  const Stats all{q.x, q.y};
+  const size_t off = size_t(b) * V;
+  const int v = 4 * (blockIdx.x * 256 + threadIdx.x);
+  if constexpr (kVector) {
+    if (v < V) {
+      const float4 in = load_stream(x + off + v);
+      *reinterpret_cast<float4*>(probs + off + v) =
+          make_float4(probability(in.x, all), probability(in.y, all), probability(in.z, all), probability(in.w, all));
+    }
+  } else {
+    for (int c = 0; c < 4; ++c) {
+      if (v + c < V) probs[off + v + c] = probability(x[off + v + c], all);
+    }
+  }
+}
+
+// Launches probs_kernel; `vector` says x's rows allow float4 loads (V % 4 == 0, x aligned).
+inline void launch_probs(const float* x, float* probs, int B, int V, bool vector, const float2* row_stats,
+                         cudaStream_t stream) {
+  const dim3 grid((V + 4 * 256 - 1) / (4 * 256), B);
+  if (vector && reinterpret_cast<uintptr_t>(probs) % 16 == 0) {
+    probs_kernel<true><<<grid, 256, 0, stream>>>(x, probs, V, row_stats);
+  } else {
+    probs_kernel<false><<<grid, 256, 0, stream>>>(x, probs, V, row_stats);
+  }
+  CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace ch07::solution

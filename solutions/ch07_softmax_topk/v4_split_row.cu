@@ -132,28 +132,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// grid (ceil(V / (4 * 256)), B): probs = exp(x - M) / S with the row's pair from the workspace.
-template <bool kVector>
-__global__ void __launch_bounds__(256) probs_kernel(const float* __restrict__ x, float* __restrict__ probs, int V,
-                                                    const float2* __restrict__ row_stats) {
-  const int b = blockIdx.y;
-  const float2 q = row_stats[b];
-  const Stats all{q.x, q.y};
-  const size_t off = size_t(b) * V;
-  const int v = 4 * (blockIdx.x * 256 + threadIdx.x);
-  if constexpr (kVector) {
-    if (v < V) {
-      const float4 in = load_stream(x + off + v);
-      *reinterpret_cast<float4*>(probs + off + v) =
-          make_float4(probability(in.x, all), probability(in.y, all), probability(in.z, all), probability(in.w, all));
-    }
-  } else {
-    for (int c = 0; c < 4; ++c) {
-      if (v + c < V) probs[off + v + c] = probability(x[off + v + c], all);
-    }
-  }
-}
-
 // --- the tunable space -----------------------------------------------------------------------
 
 wb::tune::Space make_space(const std::string& op) {
@@ -219,13 +197,7 @@ void launch(const wb::tune::Space& space, const float* x, float* probs, float* v
     default: throw std::invalid_argument("threads = " + std::to_string(threads) + " is not built (128, 256 or 512)");
   }
   CUDA_CHECK(cudaGetLastError());
-  if (probs != nullptr) {
-    const dim3 pgrid((V + 4 * 256 - 1) / (4 * 256), B);
-    const bool pvec = vector && reinterpret_cast<uintptr_t>(probs) % 16 == 0;
-    if (pvec) probs_kernel<true><<<pgrid, 256, 0, stream>>>(x, probs, V, ws.row_stats);
-    else probs_kernel<false><<<pgrid, 256, 0, stream>>>(x, probs, V, ws.row_stats);
-    CUDA_CHECK(cudaGetLastError());
-  }
+  if (probs != nullptr) launch_probs(x, probs, B, V, vector, ws.row_stats, stream);
 }
 
 }  // namespace
