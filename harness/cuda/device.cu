@@ -1,12 +1,15 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
 
 #include "cuda/device.cuh"
 #include "cuda/errors.cuh"
+#include "cuda/pdl.cuh"
 
 namespace wb {
 
@@ -106,6 +109,18 @@ DeviceInfo query_device(int device) {
   auto it = seen.find(device);
   if (it == seen.end()) it = seen.emplace(device, read_device(device)).first;
   return it->second;
+}
+
+// Asked at every launch_pdl: a map lookup under a lock, small next to the launch itself.
+bool pdl_enabled() {
+  static const bool off = [] {
+    const char* v = std::getenv("WORKBOOK_PDL");
+    return v != nullptr && std::strcmp(v, "0") == 0;
+  }();
+  if (off) return false;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  return query_device(device).major >= 9;  // (query_device reads each device once)
 }
 
 }  // namespace wb

@@ -41,6 +41,13 @@
 // l takes the 16-byte pieces l, l + 32, ... of the row (one coalesced 512-byte read per warp
 // and step), in the same order, so the sums match step 4's bit for bit on the same row.
 //
+// Between kernels (Hopper and later): every kernel here is launched as a programmatic dependent
+// of the one before it (harness/cuda/pdl.cuh). Its CTAs may start while the previous kernel's
+// last CTAs still run: they ask L2 for their first rows of W (constant weights, safe to read
+// early), then wait for the previous kernel to end before they touch x. Each CTA lets the next
+// kernel start once its rows are done. In a step of hundreds of short kernels this hides most
+// of the gap between one kernel's tail and the next one's first loads.
+//
 // Run: build/ch09/bin/ch09_bench --op=ln_gemv/bf16   (and gemv_residual/bf16, gemv_argmax/bf16)
 //      build/ch09/bin/gpt2 --weights=124M.safetensors --prompt-len=512 --new=128 --decode=fused
 #include <algorithm>
@@ -49,6 +56,7 @@
 #include <string>
 
 #include "cuda/errors.cuh"
+#include "cuda/pdl.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 
@@ -59,6 +67,19 @@ constexpr int kWarps = 8, kThreads = 32 * kWarps;  // a CTA: 8 warps
 constexpr int kAhead = 4;       // 16-byte pieces per lane requested before the LayerNorm (1024 BF16 of a row)
 constexpr int kMaxCtas = 1024;  // a row GEMV's grid at most (the argmax's workspace holds one key per CTA)
 constexpr int kMaxRow = 8192;   // C (or K) at most: the input row lives in shared memory (32 KB in FP32)
+
+// Before waiting for the previous kernel: the CTA's first `rows` rows of W (from row n0) into
+// L2, one 128-byte line per thread and step.
+template <class T>
+__device__ __forceinline__ void prefetch_rows(const T* w, long long n0, int rows, int N, int K, int threads) {
+  const long long end = n0 + rows < N ? n0 + rows : N;
+  if (end <= n0) return;
+  const char* first = reinterpret_cast<const char*>(w + n0 * K);
+  const long long bytes = (end - n0) * K * static_cast<long long>(sizeof(T));
+  for (long long off = static_cast<long long>(threadIdx.x) * 128; off < bytes; off += 128LL * threads) {
+    wb::pdl_prefetch_l2(first + off);
+  }
+}
 
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
@@ -224,6 +245,11 @@ __global__ void __launch_bounds__(kThreads, 4) row_gemv_kernel(const RowGemvArgs
   constexpr int kPer = 16 / sizeof(T);        // elements per 16-byte piece
   const int pieces = a.K / kPer;              // whole pieces of a row (vec: K % kPer == 0)
 
+  // 0. The CTA's first group of rows into L2 while the previous kernel finishes; then wait
+  //    for it: x (and r) are its output.
+  prefetch_rows(a.w, static_cast<long long>(blockIdx.x) * kWarps, kWarps, a.N, a.K, kThreads);
+  wb::pdl_wait();
+
   // 1. This warp's first row: its first kAhead pieces per lane are requested now, so that
   //    DRAM is busy while the LayerNorm below runs (they are used in step 3).
   uint4 ahead[kAhead];
@@ -277,6 +303,7 @@ __global__ void __launch_bounds__(kThreads, 4) row_gemv_kernel(const RowGemvArgs
     }
     if constexpr (kArgmax) best = key_max(best, make_key(to_f32(out), n));  // every lane: the same key
   }
+  wb::pdl_trigger();  // this CTA's rows are done: the next kernel may start its CTAs
   if constexpr (kArgmax) merge_argmax(a, best, warp_best, &last_cta);
 }
 
@@ -294,6 +321,8 @@ __global__ void __launch_bounds__(kThreads) gemv_residual_kernel(const T* x, con
   __shared__ float partial[kWarps];  // each warp's sum over its share of the row
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, j = warp % kSplit;
   const int n = blockIdx.x * kRows + warp / kSplit;
+  prefetch_rows(w, static_cast<long long>(blockIdx.x) * kRows, kRows, N, K, kThreads);
+  wb::pdl_wait();  // x and res are the previous kernels' outputs
   float acc = 0.0f;
   if (n < N) {  // no early return: every thread reaches the barrier below
     const T* row = w + size_t(n) * K;
@@ -310,6 +339,7 @@ __global__ void __launch_bounds__(kThreads) gemv_residual_kernel(const T* x, con
     acc = warp_sum(acc);
   }
   if (lane == 0) partial[warp] = acc;
+  wb::pdl_trigger();
   __syncthreads();
   if (n < N && j == 0 && lane == 0) {
     float sum = 0.0f;
@@ -346,8 +376,7 @@ void launch_row_gemv(RowGemvArgs<T> a, cudaStream_t stream) {
   const long long groups = (static_cast<long long>(a.N) + kWarps - 1) / kWarps;
   const long long resident = std::clamp<long long>(static_cast<long long>(sms) * per_sm, 1, kMaxCtas);
   const unsigned grid = static_cast<unsigned>(std::min(groups, resident));
-  kernel<<<grid, kThreads, smem, stream>>>(a);
-  WB_CHECK_LAUNCH();
+  wb::launch_pdl(kernel, grid, kThreads, smem, stream, a);
 }
 
 template <class T>
@@ -420,11 +449,12 @@ void gemv_residual(const T* x, const T* w, const T* b, const T* res, T* y, int N
   // Long rows (4 KB and more: the MLP's projection, K = 4C) are split 4 ways, 2 rows per CTA;
   // shorter ones (the attention's projection, K = C) 2 ways, 4 rows per CTA.
   if (size_t(K) * sizeof(T) >= 4096) {
-    gemv_residual_kernel<T, 4><<<ceil_div(N, kWarps / 4), kThreads, 0, stream>>>(x, w, b, res, y, N, K, vec);
+    wb::launch_pdl(&gemv_residual_kernel<T, 4>, ceil_div(N, kWarps / 4), kThreads, 0, stream, x, w, b, res, y, N, K,
+                   vec);
   } else {
-    gemv_residual_kernel<T, 2><<<ceil_div(N, kWarps / 2), kThreads, 0, stream>>>(x, w, b, res, y, N, K, vec);
+    wb::launch_pdl(&gemv_residual_kernel<T, 2>, ceil_div(N, kWarps / 2), kThreads, 0, stream, x, w, b, res, y, N, K,
+                   vec);
   }
-  WB_CHECK_LAUNCH();
 }
 
 #define CH09_V6(T)                                                                                                  \

@@ -1,0 +1,82 @@
+// Programmatic dependent launch (PDL): letting a kernel start while the one before it on the
+// stream is still finishing.
+//
+// Two kernels on one stream normally run strictly one after the other: the second is
+// launched only when the first has ended and its writes are visible, and between the two
+// the GPU idles for a few microseconds (the last CTAs of the first drain, the second's CTAs
+// are scheduled and start loading). A decode step of a language model is a chain of many
+// short kernels, and those gaps add up to a large part of it. On compute capability 9.0 and
+// later a kernel can be launched as a *programmatic dependent* of the one before it:
+//
+//   kernel A (launched as usual)   ...work...  pdl_trigger()  ...last writes...  | end
+//   kernel B (launch_pdl)                       CTAs start: prefetch to L2, then
+//                                               pdl_wait()  ------------------------> A ended,
+//                                                                                    its writes
+//                                                                                    visible: go on
+//
+// The rules a kernel launched with launch_pdl keeps:
+//   1. Before pdl_wait() it reads nothing the kernels before it may write, and writes nothing.
+//      What it may do there: pdl_prefetch_l2 of data that is constant (weights). A prefetch
+//      only moves lines from DRAM into L2, which every SM reads through, so even a line that
+//      an earlier kernel is still writing is read correctly after the wait.
+//   2. It calls pdl_trigger() only after its own pdl_wait() (so the kernel after it cannot
+//      start before the one before it ended: the chain stays ordered), typically once its CTA
+//      has done its main work. The kernel after it then waits for ALL of this one to end.
+//   3. Every CTA calls pdl_wait() (an early return before it would be rule 1 broken by a CTA
+//      that reads nothing, which is fine, but keep it simple: wait first).
+// On GPUs before 9.0, launch_pdl is an ordinary launch and the three calls do nothing.
+// WORKBOOK_PDL=0 in the environment turns the attribute off everywhere (to measure its gain).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <utility>
+
+#include "cuda/errors.cuh"
+
+namespace wb {
+
+// Waits until every kernel this one depends on has ended and its writes are visible.
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Lets the next kernel on the stream (if launched with launch_pdl) be scheduled now.
+__device__ __forceinline__ void pdl_trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// Asks L2 for the 128-byte line holding p (no register result, no ordering: a hint).
+__device__ __forceinline__ void pdl_prefetch_l2(const void* p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#endif
+}
+
+// True when launches on the current device may carry the programmatic attribute: compute
+// capability 9.0 or later, and WORKBOOK_PDL is not 0. Asked once per device.
+bool pdl_enabled();
+
+// kernel<<<grid, block, smem, stream>>>(args...), as a programmatic dependent of the work
+// before it on `stream` where pdl_enabled(). Checks the launch (WB_CHECK_LAUNCH's errors).
+template <class... Params, class... Args>
+void launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream, Args&&... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  if (pdl_enabled()) {
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+  }
+  CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
+}
+
+}  // namespace wb
