@@ -111,7 +111,15 @@ DeviceInfo query_device(int device) {
   return it->second;
 }
 
-// Asked at every launch_pdl: a map lookup under a lock, small next to the launch itself.
+namespace {
+thread_local int pdl_chains = 0;  // PdlChain scopes open on this thread
+}  // namespace
+
+PdlChain::PdlChain() { ++pdl_chains; }
+PdlChain::~PdlChain() { --pdl_chains; }
+bool PdlChain::active() { return pdl_chains > 0; }
+
+// Asked at every programmatic launch: a map lookup under a lock, small next to the launch.
 bool pdl_enabled() {
   static const bool off = [] {
     const char* v = std::getenv("WORKBOOK_PDL");

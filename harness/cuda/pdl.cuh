@@ -14,17 +14,25 @@
 //                                                                                    its writes
 //                                                                                    visible: go on
 //
-// The rules a kernel launched with launch_pdl keeps:
+// The rules a kernel launched this way keeps:
 //   1. Before pdl_wait() it reads nothing the kernels before it may write, and writes nothing.
-//      What it may do there: pdl_prefetch_l2 of data that is constant (weights). A prefetch
-//      only moves lines from DRAM into L2, which every SM reads through, so even a line that
-//      an earlier kernel is still writing is read correctly after the wait.
+//      What it may do there: pdl_prefetch_l2 of data that is constant (weights, a cache).
+//      A prefetch only moves lines from DRAM into L2, which every SM reads through, so even a
+//      line an earlier kernel is still writing is read correctly after the wait.
 //   2. It calls pdl_trigger() only after its own pdl_wait() (so the kernel after it cannot
 //      start before the one before it ended: the chain stays ordered), typically once its CTA
-//      has done its main work. The kernel after it then waits for ALL of this one to end.
-//   3. Every CTA calls pdl_wait() (an early return before it would be rule 1 broken by a CTA
-//      that reads nothing, which is fine, but keep it simple: wait first).
-// On GPUs before 9.0, launch_pdl is an ordinary launch and the three calls do nothing.
+//      has done its main work. The kernel after it still waits for ALL of this one to end.
+//   3. Every CTA calls pdl_wait() before its first dependent read.
+// Without the attribute (GPUs before 9.0, or an ordinary launch) the three calls do nothing.
+//
+// Two ways to launch:
+//   launch_dependent  the kernel before it on the stream is the same launcher's own (a merge
+//                     after its partial pass): always programmatic where the GPU has it.
+//   launch_chained    the kernel before it is somebody else's: programmatic only inside a
+//                     PdlChain scope, which a caller opens around a sequence of kernels it
+//                     owns (a model's decode step). Outside one it is an ordinary launch, so
+//                     a benchmark that records an event and then calls one launcher times
+//                     the launcher alone, with nothing of it started before the event.
 // WORKBOOK_PDL=0 in the environment turns the attribute off everywhere (to measure its gain).
 #pragma once
 #include <cuda_runtime.h>
@@ -56,14 +64,24 @@ __device__ __forceinline__ void pdl_prefetch_l2(const void* p) {
 #endif
 }
 
-// True when launches on the current device may carry the programmatic attribute: compute
-// capability 9.0 or later, and WORKBOOK_PDL is not 0. Asked once per device.
+// True when the current device has programmatic launches (compute capability 9.0 or later)
+// and WORKBOOK_PDL is not 0.
 bool pdl_enabled();
 
-// kernel<<<grid, block, smem, stream>>>(args...), as a programmatic dependent of the work
-// before it on `stream` where pdl_enabled(). Checks the launch (WB_CHECK_LAUNCH's errors).
+// While one is alive on this thread, launch_chained launches programmatic dependents.
+class PdlChain {
+ public:
+  PdlChain();
+  ~PdlChain();
+  PdlChain(const PdlChain&) = delete;
+  PdlChain& operator=(const PdlChain&) = delete;
+  static bool active();
+};
+
+namespace detail {
 template <class... Params, class... Args>
-void launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream, Args&&... args) {
+void launch(bool programmatic, void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+            Args&&... args) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
   cfg.blockDim = block;
@@ -72,11 +90,27 @@ void launch_pdl(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, c
   cudaLaunchAttribute attr{};
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr.val.programmaticStreamSerializationAllowed = 1;
-  if (pdl_enabled()) {
+  if (programmatic && pdl_enabled()) {
     cfg.attrs = &attr;
     cfg.numAttrs = 1;
   }
   CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
+}
+}  // namespace detail
+
+// kernel<<<grid, block, smem, stream>>>(args...), a programmatic dependent of the kernel before
+// it (the caller's own). Checks the launch.
+template <class... Params, class... Args>
+void launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                      Args&&... args) {
+  detail::launch(true, kernel, grid, block, smem, stream, std::forward<Args>(args)...);
+}
+
+// The same, programmatic only inside a PdlChain.
+template <class... Params, class... Args>
+void launch_chained(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                    Args&&... args) {
+  detail::launch(PdlChain::active(), kernel, grid, block, smem, stream, std::forward<Args>(args)...);
 }
 
 }  // namespace wb

@@ -41,8 +41,9 @@
 // l takes the 16-byte pieces l, l + 32, ... of the row (one coalesced 512-byte read per warp
 // and step), in the same order, so the sums match step 4's bit for bit on the same row.
 //
-// Between kernels (Hopper and later): every kernel here is launched as a programmatic dependent
-// of the one before it (harness/cuda/pdl.cuh). Its CTAs may start while the previous kernel's
+// Between kernels (Hopper and later): inside a PdlChain (the model's fused step opens one) every
+// kernel here is launched as a programmatic dependent of the one before it
+// (harness/cuda/pdl.cuh). Its CTAs may start while the previous kernel's
 // last CTAs still run: they ask L2 for their first rows of W (constant weights, safe to read
 // early), then wait for the previous kernel to end before they touch x. Each CTA lets the next
 // kernel start once its rows are done. In a step of hundreds of short kernels this hides most
@@ -376,7 +377,7 @@ void launch_row_gemv(RowGemvArgs<T> a, cudaStream_t stream) {
   const long long groups = (static_cast<long long>(a.N) + kWarps - 1) / kWarps;
   const long long resident = std::clamp<long long>(static_cast<long long>(sms) * per_sm, 1, kMaxCtas);
   const unsigned grid = static_cast<unsigned>(std::min(groups, resident));
-  wb::launch_pdl(kernel, grid, kThreads, smem, stream, a);
+  wb::launch_chained(kernel, grid, kThreads, smem, stream, a);
 }
 
 template <class T>
@@ -449,10 +450,10 @@ void gemv_residual(const T* x, const T* w, const T* b, const T* res, T* y, int N
   // Long rows (4 KB and more: the MLP's projection, K = 4C) are split 4 ways, 2 rows per CTA;
   // shorter ones (the attention's projection, K = C) 2 ways, 4 rows per CTA.
   if (size_t(K) * sizeof(T) >= 4096) {
-    wb::launch_pdl(&gemv_residual_kernel<T, 4>, ceil_div(N, kWarps / 4), kThreads, 0, stream, x, w, b, res, y, N, K,
+    wb::launch_chained(&gemv_residual_kernel<T, 4>, ceil_div(N, kWarps / 4), kThreads, 0, stream, x, w, b, res, y, N, K,
                    vec);
   } else {
-    wb::launch_pdl(&gemv_residual_kernel<T, 2>, ceil_div(N, kWarps / 2), kThreads, 0, stream, x, w, b, res, y, N, K,
+    wb::launch_chained(&gemv_residual_kernel<T, 2>, ceil_div(N, kWarps / 2), kThreads, 0, stream, x, w, b, res, y, N, K,
                    vec);
   }
 }
