@@ -46,4 +46,13 @@ void v5_decode_at_pos_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cac
                            float* lse, int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch,
                            cudaStream_t stream);
 
+// v6_split_kv_mma.cu — v5 at the bandwidth limit: the group's query heads as the rows of
+// mma.sync fragments (S = Q K^T and O += P V on tensor cores, P from registers), warps
+// splitting each tile's keys, a 3-stage cp.async pipeline, a grid of exactly one wave, and
+// the merge launched as a programmatic dependent (Hopper). Same contract and scratch as v5.
+DecodeAttentionBf16Fn v6_decode_bf16;
+void v6_decode_at_pos_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* pos, bf16* o,
+                           float* lse, int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch,
+                           cudaStream_t stream);
+
 }  // namespace ch08::solution

@@ -11,7 +11,7 @@
 //              serve G heads at once: grouped heads cost 1 / G of the bytes). It runs the
 //              online softmax over its keys and writes a PARTIAL result for each head: the
 //              normalised o_c and lse_c = log sum_{j in chunk} exp(s_j), FP32, to scratch.
-//   kernel 2   grid (B * Hq): merges the chunks of a head by their log-sum-exp:
+//   kernel 2   grid (B * Hq): merges the chunks of a head by their log-sum-exp (decode_merge.cuh):
 //                lse = log sum_c exp(lse_c)      o = sum_c exp(lse_c - lse) o_c
 //              (exp(lse_c - lse) is the share of the softmax's mass that chunk c holds; an
 //              empty chunk has lse_c = -inf and weight 0).
@@ -47,6 +47,7 @@
 #include "../ch05_wmma/async_copy.cuh"
 #include "attention_common.cuh"
 #include "cuda/errors.cuh"
+#include "decode_merge.cuh"
 #include "ladder.cuh"
 
 namespace ch08::solution {
@@ -230,33 +231,6 @@ __global__ void __launch_bounds__(Cfg::kThreads)
 #endif
 }
 
-// grid (B * Hq), kMergeThreads threads: row r's chunks merged by their log-sum-exp.
-constexpr int kMergeThreads = 128;
-__global__ void __launch_bounds__(kMergeThreads)
-    decode_merge_kernel(const float* __restrict__ part_o, const float* __restrict__ part_lse, bf16* __restrict__ o,
-                        float* __restrict__ lse, int chunks, int D) {
-  const size_t rows = gridDim.x, r = blockIdx.x;
-  float M = -INFINITY;  // the largest lse_c (every thread computes the same, reading the same floats)
-  for (int c = 0; c < chunks; ++c) M = fmaxf(M, part_lse[c * rows + r]);
-  if (M == -INFINITY) {  // no chunk saw a key (L_b = 0 breaks the contract; keep it finite anyway)
-    for (int d = threadIdx.x; d < D; d += kMergeThreads) o[r * D + d] = __float2bfloat16_rn(0.0f);
-    if (threadIdx.x == 0) lse[r] = -INFINITY;
-    return;
-  }
-  float total = 0.0f;
-  for (int c = 0; c < chunks; ++c) total += expf(part_lse[c * rows + r] - M);
-  const float row_lse = M + logf(total);
-  for (int d = threadIdx.x; d < D; d += kMergeThreads) {
-    float acc = 0.0f;
-    for (int c = 0; c < chunks; ++c) {
-      const float w = expf(part_lse[c * rows + r] - row_lse);  // the chunk's share of the mass
-      acc = fmaf(w, part_o[(c * rows + r) * D + d], acc);
-    }
-    o[r * D + d] = __float2bfloat16_rn(acc);
-  }
-  if (threadIdx.x == 0) lse[r] = row_lse;
-}
-
 // L_b = seq_lens[b] + len_add: 0 for v5_decode_bf16 (lengths), 1 for v5_decode_at_pos_bf16
 // (positions: the token at seq_lens[b] is the last one).
 template <class Cfg>
@@ -281,7 +255,7 @@ void launch(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* 
   kernel<<<dim3(used, B * Hkv), Cfg::kThreads, Cfg::smem_bytes(G), stream>>>(
       q, k_cache, v_cache, seq_lens, len_add, part_o, part_lse, Hkv, G, L_max, D, chunk, scale_log2);
   WB_CHECK_LAUNCH();
-  decode_merge_kernel<<<static_cast<unsigned>(rows), kMergeThreads, 0, stream>>>(part_o, part_lse, o, lse, used, D);
+  decode_merge_kernel<<<static_cast<unsigned>(rows), kDecodeMergeThreads, 0, stream>>>(part_o, part_lse, o, lse, used, D);
   WB_CHECK_LAUNCH();
 }
 

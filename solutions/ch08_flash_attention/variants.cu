@@ -43,6 +43,10 @@ WB_VARIANTS(ch08_solution, wb::Role::Solution) {
           .needs_cc(80)
           .with_workspace(decode_scratch)
           .with_note("keys split over CTAs, G heads per CTA on CUDA cores, merged by log-sum-exp"),
+      wb::variant("attention_decode/bf16", "v6_split_kv_mma", &v6_decode_bf16)
+          .needs_cc(80)
+          .with_workspace(decode_scratch)
+          .with_note("v5 on tensor cores, one wave of CTAs, 3-stage pipeline, merge as a dependent launch"),
   };
 }
 
