@@ -153,10 +153,10 @@ void Model::Impl::batch_attention(OpTag tag, const void* qkv, void* att, int B) 
   double keys = 0;  // every sequence's keys 0 .. pos[b] (the host's mirror: for the table's bytes only)
   for (int b = 0; b < B; ++b) keys += bpos[size_t(b)] + 1;
   const bool ch8 = chapter8_attention();
-  timed(tag, ch8 ? "ch08 v5 split-KV" : "model", double(es) * (2.0 * keys * C + 2.0 * B * C), [&] {
+  timed(tag, ch8 ? "ch08 v6 split-KV" : "model", double(es) * (2.0 * keys * C + 2.0 * B * C), [&] {
     if (ch8) {
       // q (B, H, D) packed by kv_append_rows; the caches [B][H][cap][D]; L_b = pos[b] + 1.
-      ch08::solution::v5_decode_at_pos_bf16(static_cast<const bf16*>(bq), static_cast<const bf16*>(kb[tag.layer]),
+      ch08::solution::v6_decode_at_pos_bf16(static_cast<const bf16*>(bq), static_cast<const bf16*>(kb[tag.layer]),
                                             static_cast<const bf16*>(vb[tag.layer]), d_bpos, static_cast<bf16*>(att),
                                             battn_lse, B, H, H, cap, D, 1.0f / std::sqrt(float(D)), battn_scratch,
                                             cur);

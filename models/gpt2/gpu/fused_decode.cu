@@ -7,7 +7,7 @@
 //                            (qkv's second and third C) into the cache at *d_pos; at layer 0
 //                            the embedding's pair is added first, x = resid + branch (-> tmp)
 //   attention                att (C) = the q heads over the cache's keys 0 .. *d_pos
-//                            (BF16: chapter 8's v5 split-KV kernels, a chunk pass and a merge;
+//                            (BF16: chapter 8's v6 split-KV kernels, a chunk pass and a merge;
 //                            FP32, or a head size chapter 8 does not take: the model's kernel)
 //   attn_proj+residual       x = x + att · attn_proj_wᵀ + attn_proj_b       (in place)
 //   ln_2+mlp_fc              fc (4C) = gelu_tanh(LN_2(x) · fc_wᵀ + fc_b)
@@ -121,11 +121,11 @@ void Model::Impl::fused_step_as(cudaStream_t s) {
                          eps, kv, cur);
     });
     // the keys and values of every position seen, q in, att out
-    timed({"attention", l}, chapter8_attention() ? "ch08 v5 split-KV" : "model", e * (2.0 * (pos + 1) * c + 2 * c),
+    timed({"attention", l}, chapter8_attention() ? "ch08 v6 split-KV" : "model", e * (2.0 * (pos + 1) * c + 2 * c),
           [&] {
             if constexpr (std::is_same_v<T, bf16>) {
               if (chapter8_attention()) {
-                ch08::solution::v5_decode_at_pos_bf16(in<bf16>(buf.qkv), in<bf16>(kc[l]), in<bf16>(vc[l]), d_pos,
+                ch08::solution::v6_decode_at_pos_bf16(in<bf16>(buf.qkv), in<bf16>(kc[l]), in<bf16>(vc[l]), d_pos,
                                                       out<bf16>(buf.att), attn_lse, 1, H, H, cap, D,
                                                       1.0f / std::sqrt(float(D)), attn_scratch, cur);
                 return;

@@ -387,9 +387,9 @@ void Model::Impl::attention(OpTag tag, const void* qkv, void* att, int T) {
   const bool ch8 = chapter8_attention() && opt.kernels.attention == Who::Solution;
   const bool split_kv = ch8 && T == 1, flash = ch8 && T > 1 && pos == 0;
   const float scale = 1.0f / std::sqrt(float(D));
-  timed(tag, split_kv ? "ch08 v5 split-KV" : flash ? "ch08 v4 flash" : "model", bytes, [&] {
+  timed(tag, split_kv ? "ch08 v6 split-KV" : flash ? "ch08 v4 flash" : "model", bytes, [&] {
     if (split_kv) {
-      ch08::solution::v5_decode_at_pos_bf16(static_cast<const bf16*>(qkv), static_cast<const bf16*>(kc[tag.layer]),
+      ch08::solution::v6_decode_at_pos_bf16(static_cast<const bf16*>(qkv), static_cast<const bf16*>(kc[tag.layer]),
                                             static_cast<const bf16*>(vc[tag.layer]), d_pos, static_cast<bf16*>(att),
                                             attn_lse, 1, H, H, cap, D, scale, attn_scratch, cur);
     } else if (flash) {
