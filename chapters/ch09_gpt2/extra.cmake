@@ -7,10 +7,14 @@
 #               chapters (no tests of theirs are added)
 #   ch08        the fused decode step runs chapter 8's split-KV decode attention: its solution
 #               library likewise
+#   mma.sync    the solution's v8_mma_epilogue reuses chapter 5's PTX wrappers
+#               (solutions/ch05_wmma/mma_common.cuh, async_copy.cuh), included by path;
+#               mma_common.cuh includes chapter 5's interface header
 #   gpt2_gpu    the GPU model (models/gpt2/gpu): gpt2::Model, its ops, the per-op table
 #   gpt2        the tool: build/ch09/bin/gpt2 --weights=FILE ...
 #   ch09_model_tests   the model end to end against the float64 CPU forward (GPU; skipped without)
 target_link_libraries(${id}_reference PUBLIC CUDA::cublasLt)
+target_include_directories(${id}_solution PRIVATE ${PROJECT_SOURCE_DIR}/chapters/ch05_wmma)
 
 # Chapters 6 and 7's libraries (specs and launchers), when the preset did not build them.
 foreach(_other IN ITEMS ch06 ch07)

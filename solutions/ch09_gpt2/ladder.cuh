@@ -16,6 +16,10 @@
 //                     LM head and the argmax in one kernel (gemv_argmax)
 //   v7_skinny_gemm    v4 over up to 8 rows of x per read of W: batched decode's skinny GEMM
 //                     (2 to 16 tokens), W read once per 8 rows
+//   v8_mma_epilogue   v3 on ldmatrix + mma.sync.m16n8k16 (chapter 5's v5 loop): 4 cp.async
+//                     stages, XOR-swizzled tiles, (128, 128) or (128, 64) tiles chosen so a
+//                     512-token prompt fills the SMs; v3's epilogue on the registers, 16-byte
+//                     stores: the prefill GEMM of the BF16 model
 #pragma once
 #include "ch09.cuh"
 
@@ -31,6 +35,10 @@ void linear_tiled(const T* x, const T* w, const T* b, T* y, int M, int N, int K,
 
 void linear_wmma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
                  cudaStream_t stream);
+
+// K % 8 != 0 (or x, w not 16-byte aligned): calls linear_wmma.
+void linear_mma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
+                cudaStream_t stream);
 
 template <class T>
 void gemv_warp(const T* x, const T* w, const T* b, T* y, int N, int K, Epilogue epi, cudaStream_t stream);

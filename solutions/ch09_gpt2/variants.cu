@@ -11,6 +11,7 @@ WB_VARIANTS(ch09_solution, wb::Role::Solution) {
     v.push_back(wb::variant(op, "v2_smem_tiled", &linear_tiled<bf16>));
     v.push_back(wb::variant(op, "v3_wmma_epilogue", &linear_wmma).needs_cc(80));
     v.push_back(wb::variant(op, "v7_skinny_gemm", &linear_skinny<bf16>));
+    v.push_back(wb::variant(op, "v8_mma_epilogue", &linear_mma).needs_cc(80));
   }
   for (const char* op : {"linear_bias/f32", "linear_bias_gelu/f32"}) {
     v.push_back(wb::variant(op, "v1_naive", &linear_naive<float>).is_slow());
