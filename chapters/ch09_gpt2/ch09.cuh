@@ -111,6 +111,16 @@ template <class T>
 using GemvArgmaxFn = void(const T* x, const T* w, T* y, int32_t* index, float* value, int N, int K,
                           void* workspace, cudaStream_t stream);
 
+// ... and ln_gemv and gemv_residual on INT8 weights (W8A16, as GemvW8Fn): W held as int8 q and
+// one FP32 scale per row, W[n][k] ~ q[n][k] * scale[n]; x, r, gamma, beta, b, res, h, y BF16:
+//   ln_gemv_w8a16        y (N) = epilogue( scale[n] * (q (N, C) · LayerNorm(h))[n] + b[n] )
+//   gemv_residual_w8a16  y (N) = res (N) + scale[n] * (q (N, K) · x (K))[n] + b (N)
+using LnGemvW8Fn = void(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const int8_t* q,
+                        const float* scale, const bf16* b, bf16* h, bf16* y, int N, int C, Epilogue epi, float eps,
+                        cudaStream_t stream);
+using GemvResidualW8Fn = void(const bf16* x, const int8_t* q, const float* scale, const bf16* b, const bf16* res,
+                              bf16* y, int N, int K, cudaStream_t stream);
+
 namespace student {
 LinearFn<bf16> linear;  // ex1_linear_epilogue.cu
 GemvFn<bf16> gemv;      // ex2_gemv.cu

@@ -10,12 +10,15 @@
 //   ln_gemv/{bf16,f32}           h = x + r; y = [gelu_tanh](W · LayerNorm(h) + b)        v6
 //   gemv_residual/{bf16,f32}     y = res + W · x + b                                     v6
 //   gemv_argmax/{bf16,f32}       y = W · x, and its argmax (index, value)                v6
+//   ln_gemv_w8a16/bf16           ln_gemv on INT8 weights: y = [gelu](s · (q · LN(h)) + b)  v6
+//   gemv_residual_w8a16/bf16     gemv_residual on INT8 weights: y = res + s · (q · x) + b v6
 //
 // The learner writes the BF16 forms; the FP32 forms are what the solution and the library
 // run in the model's FP32 path, and they are where a wrong GELU shows: the erf GELU differs
 // from the tanh one by up to 5e-4, below BF16's rounding of y but far above FP32's.
 #include <array>
 #include <cmath>
+#include <functional>
 #include <type_traits>
 
 #include "ch09.cuh"
@@ -315,6 +318,40 @@ double round_as(double v) {
   return f;
 }
 
+// h (C) = T(x + r): the residual stream as stored, the FP32 sum rounded once.
+template <class T>
+std::vector<double> ln_h(const wb::RefCtx& r) {
+  std::vector<double> h(r["C"]);
+  for (size_t c = 0; c < h.size(); ++c) h[c] = round_as<T>(double(float(r.in("x").get(c)) + float(r.in("r").get(c))));
+  return h;
+}
+
+template <class T>
+void expect_h(const wb::RefCtx& r) {
+  const std::vector<double> h = ln_h<T>(r);
+  for (size_t c = 0; c < h.size(); ++c) r.expect("h", static_cast<int64_t>(c), h[c]);
+}
+
+// ln_gemv's row n before the bias: sum_c w[n][c] * LayerNorm(h)[c] in float64. `w` names the
+// weights' input (w, or q for the INT8 form, whose scale the caller applies).
+template <class T>
+double ln_dot(const wb::RefCtx& r, int64_t n, const char* w) {
+  const int64_t C = r["C"];
+  const std::vector<double> h = ln_h<T>(r);
+  double mean = 0;
+  for (double v : h) mean += v;
+  mean /= double(C);
+  double var = 0;
+  for (double v : h) var += (v - mean) * (v - mean);
+  const double rstd = 1.0 / std::sqrt(var / double(C) + double(kLnEps));
+  double acc = 0;
+  for (int64_t c = 0; c < C; ++c) {
+    const double xn = (h[c] - mean) * rstd * r.in("gamma").get(c) + r.in("beta").get(c);
+    acc += r.in(w).get(n * C + c) * xn;
+  }
+  return acc;
+}
+
 // C = 1, 7, 64, 768, 1600 against N = 1, 3, 2304, 6400; then rows whose length is not a whole
 // number of 16-byte pieces (C % 8 != 0), 124M's MLP, 1.5B's QKV, the vocabulary (more rows
 // than the grid has CTAs: each CTA loops) and the longest row the kernel takes; each with
@@ -351,24 +388,9 @@ wb::OpSpec<LnGemvFn<T>> ln_gemv_op() {
                   wb::output("y", {"N"}, kT, wb::tol::terms([](const wb::Shape& s) { return s["C"] + 1; }, 0.3))},
       .reference =
           [](const wb::RefCtx& r, int64_t n) {
-            const int64_t C = r["C"];
-            std::vector<double> h(C);  // the residual stream as stored: the FP32 sum rounded once
-            double mean = 0;
-            for (int64_t c = 0; c < C; ++c) {
-              h[c] = round_as<T>(double(float(r.in("x").get(c)) + float(r.in("r").get(c))));
-              if (n == 0) r.expect("h", c, h[c]);
-              mean += h[c];
-            }
-            mean /= double(C);
-            double var = 0;
-            for (double v : h) var += (v - mean) * (v - mean);
-            const double rstd = 1.0 / std::sqrt(var / double(C) + double(kLnEps));
-            double acc = 0;
-            for (int64_t c = 0; c < C; ++c) {
-              const double xn = (h[c] - mean) * rstd * r.in("gamma").get(c) + r.in("beta").get(c);
-              acc += r.in("w").get(n * C + c) * xn;
-            }
-            r.expect("y", n, apply(r["gelu"] ? Epilogue::BiasGelu : Epilogue::Bias, acc, r.in("b").get(n)));
+            if (n == 0) expect_h<T>(r);
+            r.expect("y", n, apply(r["gelu"] ? Epilogue::BiasGelu : Epilogue::Bias, ln_dot<T>(r, n, "w"),
+                                   r.in("b").get(n)));
           },
       .ref_rows = [](const wb::Shape& s) { return s["N"]; },
       .test_shapes = ln_gemv_shapes(),
@@ -516,6 +538,160 @@ wb::OpSpec<GemvArgmaxFn<T>> gemv_argmax_op() {
   };
 }
 
+// --- the fused decode step on INT8 weights (v6_fused_decode's W8A16 forms) ------------------
+// No exercise: ln_gemv and gemv_residual with W held as q (N, K) int8 and one FP32 scale per
+// row, as gemv_w8a16 holds it (the same inputs: q in [-127, 127], 127 * scale in [0.05, 0.1],
+// so q * scale lies in +-0.1 as the BF16 ops' w), against float64 on q * scale.
+// Tolerances: the BF16 ops' own. Each term x * q is exact in FP32 (8 bits of BF16 times 7 of
+// q), the FP32 sum rounds as the BF16 op's sum of terms of the same size once scaled, and the
+// scale adds one rounding; q and the scale are inputs here, not approximations of W (INT8's own
+// error is the model's to bound: gpt2 --int8 --check, model_test.cu).
+// No library reference: no library fuses a LayerNorm or a residual add into an INT8-weight
+// GEMV. The benchmark shapes are those of ln_gemv/bf16 and gemv_residual/bf16, so the BF16 op's
+// v6_fused_decode row on the same shape is the comparison (what reading 1 byte per weight buys).
+
+// A failing y tested against the INT8 form's own mistake: the row's sum without its scale.
+// `unscaled(n)` is the expected value with scale[n] left out; `raw` its tolerance.
+std::string diagnose_unscaled(const wb::Diagnosis& d, const wb::Tolerance& raw,
+                              const std::function<double(int64_t)>& unscaled) {
+  if (d.output != "y" || d.bad.empty() || d.inputs == nullptr || !d.got) return {};
+  int tried = 0, matched = 0;
+  for (int64_t n : d.bad) {
+    if (tried == 8) break;
+    ++tried;
+    if (raw.allows(unscaled(n), d.got(n))) ++matched;
+  }
+  if (tried > 0 && matched == tried) {
+    return "the output equals the sum of q[n][k] times x's elements without the scale: multiply row n's sum by "
+           "scale[n] (once, after the dot product) before the bias";
+  }
+  return {};
+}
+
+// ln_gemv's shapes, and rows of C % 16 != 0 int8 weights that are whole 16-byte pieces of BF16
+// (C = 24: the BF16 op's 16-byte loads, the INT8 one's scalar path).
+std::vector<wb::Shape> ln_gemv_w8a16_shapes() {
+  std::vector<wb::Shape> base;
+  for (int64_t n : {1, 3, 2304, 6400}) {
+    for (int64_t c : {1, 7, 24, 64, 768, 1600}) base.push_back(wb::Shape{{"N", n}, {"C", c}});
+  }
+  for (auto [n, c] : std::initializer_list<std::pair<int64_t, int64_t>>{
+           {257, 129}, {31, 1023}, {129, 769}, {3072, 768}, {4800, 1600}, {50257, 768}, {9, 8192}}) {
+    base.push_back(wb::Shape{{"N", n}, {"C", c}});
+  }
+  return wb::shapes::each_with(base, "gelu", {0, 1});
+}
+
+wb::OpSpec<LnGemvW8Fn> ln_gemv_w8a16_op() {
+  return {
+      .name = "ln_gemv_w8a16",
+      .dtype = "bf16",
+      .title = "one token, INT8 weights: h = x + r, y = [gelu_tanh](s · (q · LayerNorm(h)) + b), q [N, C] int8, "
+               "s [N] FP32",
+      .docs = kDocs,
+      .tensors = {wb::input("x", {"C"}, DType::BF16, wb::dist::uniform(-2, 2)),
+                  wb::input("r", {"C"}, DType::BF16, wb::dist::uniform(-1, 1)),
+                  wb::input("gamma", {"C"}, DType::BF16, wb::dist::uniform(0.5, 1.5)),
+                  wb::input("beta", {"C"}, DType::BF16, wb::dist::uniform(-0.5, 0.5)),
+                  wb::input("q", {"N", "C"}, DType::I8, wb::dist::ints(-127, 127)),
+                  wb::input("scale", {"N"}, DType::F32, wb::dist::uniform(0.05 / 127, 0.1 / 127)),
+                  wb::input("b", {"N"}, DType::BF16, wb::dist::uniform(-1, 1)),
+                  wb::output("h", {"C"}, DType::BF16, wb::tol::exact()),
+                  wb::output("y", {"N"}, DType::BF16,
+                             wb::tol::terms([](const wb::Shape& s) { return s["C"] + 1; }, 0.3))},
+      .reference =
+          [](const wb::RefCtx& r, int64_t n) {
+            if (n == 0) expect_h<bf16>(r);
+            const double acc = r.in("scale").get(n) * ln_dot<bf16>(r, n, "q");  // the scale out of the sum: exact
+            r.expect("y", n, apply(r["gelu"] ? Epilogue::BiasGelu : Epilogue::Bias, acc, r.in("b").get(n)));
+          },
+      .ref_rows = [](const wb::Shape& s) { return s["N"]; },
+      .test_shapes = ln_gemv_w8a16_shapes(),
+      .random_shapes =
+          [](wb::Rng& rng) {
+            auto s = wb::shapes::random(3, {{"N", 5000}, {"C", 2000}})(rng);
+            for (auto& one : s) one.set("gelu", rng.range(0, 1));
+            return s;
+          },
+      .bench_shapes = {wb::Shape{{"N", 3072}, {"C", 768}, {"gelu", 1}}},
+      .full_bench_shapes = {wb::Shape{{"N", 6400}, {"C", 1600}, {"gelu", 1}}},
+      .bytes = [](const wb::Shape& s) {
+        const double n = s["N"], c = s["C"];
+        return n * c + 4 * n + 2 * (2 * n + 5 * c);  // q, scale; b, y; x, r, gamma, beta, h
+      },
+      .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["C"]; },
+      .peak = wb::Peak::FP32,
+      .launch = [](LnGemvW8Fn* fn, const wb::Args& a, cudaStream_t st) {
+        fn(a.in<bf16>("x"), a.in<bf16>("r"), a.in<bf16>("gamma"), a.in<bf16>("beta"), a.in<int8_t>("q"),
+           a.in<float>("scale"), a.in<bf16>("b"), a.out<bf16>("h"), a.out<bf16>("y"), a.i("N"), a.i("C"),
+           a.dim("gelu") ? Epilogue::BiasGelu : Epilogue::Bias, kLnEps, st);
+      },
+      .checks = {.deterministic = 1},
+      .diagnose = [](const wb::Diagnosis& d) -> std::string {
+        if (d.inputs == nullptr) return {};
+        const wb::RefCtx& r = *d.inputs;
+        const auto raw = wb::tolerance_for(DType::BF16, r["C"] + 1, 0.3 * 127);  // terms up to 127 times larger
+        return diagnose_unscaled(d, raw, [&r](int64_t n) {
+          return apply(r["gelu"] ? Epilogue::BiasGelu : Epilogue::Bias, ln_dot<bf16>(r, n, "q"), r.in("b").get(n));
+        });
+      },
+      .refused = {{wb::Shape{{"N", 8}, {"C", 8193}, {"gelu", 0}}, "C > 8192 (the row is staged in shared memory)"}},
+  };
+}
+
+wb::OpSpec<GemvResidualW8Fn> gemv_residual_w8a16_op() {
+  std::vector<wb::Shape> shapes;
+  // gemv_residual's shapes, and K = 16, 24 (one int8 piece; a row of whole BF16 pieces that is
+  // not one of int8 pieces).
+  for (auto [n, k] : std::initializer_list<std::pair<int64_t, int64_t>>{
+           {1, 1}, {1, 7}, {7, 1}, {3, 16}, {3, 24}, {3, 64}, {3, 129}, {1, 6400}, {31, 4097}, {257, 129},
+           {768, 768}, {768, 3072}, {769, 1023}, {1600, 1600}, {1600, 6400}, {2304, 768}, {6400, 1600}, {50257, 64}}) {
+    shapes.push_back(wb::Shape{{"N", n}, {"K", k}});
+  }
+  return {
+      .name = "gemv_residual_w8a16",
+      .dtype = "bf16",
+      .title = "one token, INT8 weights: y = res + s · (q · x) + b, q [N, K] int8, s [N] FP32, the residual add in "
+               "the epilogue",
+      .docs = kDocs,
+      .tensors = {wb::input("x", {"K"}, DType::BF16, wb::dist::uniform(-1, 1)),
+                  wb::input("q", {"N", "K"}, DType::I8, wb::dist::ints(-127, 127)),
+                  wb::input("scale", {"N"}, DType::F32, wb::dist::uniform(0.05 / 127, 0.1 / 127)),
+                  wb::input("b", {"N"}, DType::BF16, wb::dist::uniform(-2, 2)),
+                  wb::input("res", {"N"}, DType::BF16, wb::dist::uniform(-4, 4)),
+                  wb::output("y", {"N"}, DType::BF16,
+                             wb::tol::terms([](const wb::Shape& s) { return s["K"] + 2; }, 0.1))},
+      .reference =
+          [](const wb::RefCtx& r, int64_t n) {
+            r.expect("y", n, r.in("res").get(n) + (r.in("scale").get(n) * dot_q(r, n) + r.in("b").get(n)));
+          },
+      .ref_rows = [](const wb::Shape& s) { return s["N"]; },
+      .test_shapes = shapes,
+      .random_shapes = wb::shapes::random(3, {{"N", 5000}, {"K", 7000}}),
+      .bench_shapes = {wb::Shape{{"N", 768}, {"K", 3072}}},
+      .full_bench_shapes = {wb::Shape{{"N", 1600}, {"K", 6400}}},
+      .bytes = [](const wb::Shape& s) {
+        const double n = s["N"], k = s["K"];
+        return n * k + 4 * n + 2 * (k + 3 * n);  // q, scale; x; b, res, y
+      },
+      .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["K"]; },
+      .peak = wb::Peak::FP32,
+      .launch = [](GemvResidualW8Fn* fn, const wb::Args& a, cudaStream_t st) {
+        fn(a.in<bf16>("x"), a.in<int8_t>("q"), a.in<float>("scale"), a.in<bf16>("b"), a.in<bf16>("res"),
+           a.out<bf16>("y"), a.i("N"), a.i("K"), st);
+      },
+      .checks = {.deterministic = 1},
+      .diagnose = [](const wb::Diagnosis& d) -> std::string {
+        if (d.inputs == nullptr) return {};
+        const wb::RefCtx& r = *d.inputs;
+        const auto raw = wb::tolerance_for(DType::BF16, r["K"] + 2, 0.1 * 127);  // terms up to 127 times larger
+        return diagnose_unscaled(d, raw, [&r](int64_t n) {
+          return r.in("res").get(n) + (dot_q(r, n) + r.in("b").get(n));
+        });
+      },
+  };
+}
+
 template <class T>
 void add_fused_decode() {
   wb::add_op(ln_gemv_op<T>());
@@ -542,6 +718,8 @@ WB_OPS(ch09) {
   wb::add_op(gemv_w8a16_op("gemv_w8a16_bias_gelu", Epilogue::BiasGelu));
   add_fused_decode<bf16>();
   add_fused_decode<float>();
+  wb::add_op(ln_gemv_w8a16_op());
+  wb::add_op(gemv_residual_w8a16_op());
 }
 
 }  // namespace ch09

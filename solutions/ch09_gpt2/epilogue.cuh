@@ -1,7 +1,10 @@
-// What every step shares: element conversions, the 16-byte dot product of the GEMVs, and the
-// epilogue, applied to one FP32 accumulator and rounded once to the output type.
+// What every step shares: element conversions, the 16-byte dot products of the GEMVs (on
+// BF16 or FP32 weights, and on INT8 weights: steps 5 and 6), and the epilogue, applied to one
+// FP32 accumulator and rounded once to the output type.
 #pragma once
 #include <cuda_bf16.h>
+
+#include <cstdint>
 
 #include "ch09.cuh"
 
@@ -9,6 +12,7 @@ namespace ch09::solution {
 
 __device__ __forceinline__ float to_f32(float v) { return v; }
 __device__ __forceinline__ float to_f32(bf16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float to_f32(int8_t v) { return float(v); }  // an INT8 weight, unscaled
 template <class T> __device__ __forceinline__ T from_f32(float v);
 template <> __device__ __forceinline__ float from_f32<float>(float v) { return v; }
 template <> __device__ __forceinline__ bf16 from_f32<bf16>(float v) { return __float2bfloat16(v); }
@@ -35,6 +39,42 @@ __device__ __forceinline__ float dot16(const uint4& a, const uint4& b, bf16) {
   for (int i = 0; i < 4; ++i) {
     const float2 fa = __bfloat1622float2(pa[i]), fb = __bfloat1622float2(pb[i]);
     s += fa.x * fb.x + fa.y * fb.y;
+  }
+  return s;
+}
+
+// --- INT8 weights (W8A16: steps 5 and 6) ---------------------------------------------------
+
+// Four int8 in one 32-bit word (lowest byte first) -> four floats, without the int-to-float
+// instruction (16 per clock per SM on sm_80 and sm_90, a quarter or less of the FMA rate: at
+// one weight per byte it would come close to limiting the GEMV before DRAM does). Flipping
+// the sign bit of a byte gives b + 128 as an unsigned byte u; placed in the low mantissa bits
+// of the float 2^23 (bits 0x4B0000uu) it makes the float 8388608 + u exactly; subtracting
+// 8388608 + 128 leaves b. One byte permute and one add per weight, both at full rate.
+__device__ __forceinline__ void i8x4_to_f32(uint32_t word, float (&f)[4]) {
+  const uint32_t u = word ^ 0x80808080u;
+  // __byte_perm(a, b, s): result byte i is byte (nibble i of s) of the 8 bytes {b, a}, a's
+  // bytes numbered 0-3, b's 4-7. Selector 0x754j: byte j of u, then 0x00, 0x00, 0x4B.
+  f[0] = __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7540)) - 8388736.0f;
+  f[1] = __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7541)) - 8388736.0f;
+  f[2] = __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7542)) - 8388736.0f;
+  f[3] = __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7543)) - 8388736.0f;
+}
+
+// The dot product of 16 int8 weights (one 16-byte piece of q) with the matching 16 BF16
+// elements of x (two 16-byte pieces: lo = elements 0-7, hi = 8-15), in FP32, unscaled. Steps
+// 5 and 6 both sum a row's pieces with it, so on the same row and x they agree bit for bit.
+__device__ __forceinline__ float dot16_w8(const uint4& w, const uint4& lo, const uint4& hi) {
+  const uint32_t words[4] = {w.x, w.y, w.z, w.w};  // 4 weights each
+  const uint4 xs[2] = {lo, hi};
+  const auto* x2 = reinterpret_cast<const __nv_bfloat162*>(xs);  // 8 pairs: pair j = elements 2j, 2j + 1
+  float s = 0.0f;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    float f[4];
+    i8x4_to_f32(words[j], f);
+    const float2 a = __bfloat1622float2(x2[2 * j]), b = __bfloat1622float2(x2[2 * j + 1]);
+    s += f[0] * a.x + f[1] * a.y + f[2] * b.x + f[3] * b.y;
   }
   return s;
 }

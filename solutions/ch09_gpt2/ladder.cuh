@@ -13,7 +13,8 @@
 //                     weight bytes per token, dequantized in registers, FP32 sums
 //   v6_fused_decode   the decode step in fewer kernels: the LayerNorm in the GEMV's prologue
 //                     (ln_gemv), the residual add in its epilogue (gemv_residual), the
-//                     LM head and the argmax in one kernel (gemv_argmax)
+//                     LM head and the argmax in one kernel (gemv_argmax); the first two also
+//                     on v5's INT8 weights (ln_gemv_w8a16, gemv_residual_w8a16)
 //   v7_skinny_gemm    v4 over up to 8 rows of x per read of W: batched decode's skinny GEMM
 //                     (2 to 16 tokens), W read once per 8 rows
 //   v8_mma_epilogue   v3 on ldmatrix + mma.sync.m16n8k16 (chapter 5's v5 loop): 4 cp.async
@@ -77,5 +78,17 @@ void ln_gemv_qkv(const T* x, const T* r, const T* gamma, const T* beta, const T*
 template <class T>
 void ln_gemv_argmax(const T* x, const T* gamma, const T* beta, const T* w, T* y, int32_t* index, float* value, int N,
                     int C, float eps, void* workspace, cudaStream_t stream);
+
+// ... and on INT8 weights (W8A16, as gemv_w8a16): q (N, K) int8 with one FP32 scale per row,
+// W[n][k] ~ q[n][k] * scale[n]; BF16 activations. The ops LnGemvW8Fn and GemvResidualW8Fn
+// (ch09.cuh), and the QKV form with the KV-cache store. The LM head has no INT8 form.
+void ln_gemv_w8a16(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const int8_t* q,
+                   const float* scale, const bf16* b, bf16* h, bf16* y, int N, int C, Epilogue epi, float eps,
+                   cudaStream_t stream);
+void gemv_residual_w8a16(const bf16* x, const int8_t* q, const float* scale, const bf16* b, const bf16* res, bf16* y,
+                         int N, int K, cudaStream_t stream);
+void ln_gemv_qkv_w8a16(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const int8_t* q,
+                       const float* scale, const bf16* b, bf16* h, bf16* qkv, int C, float eps,
+                       const KvCacheTarget<bf16>& kv, cudaStream_t stream);
 
 }  // namespace ch09::solution

@@ -16,7 +16,8 @@
 //     elements of x are two 16-byte loads (x is small and stays in L1/L2, as in v4).
 //   * int8 -> FP32 without the int-to-float instruction (16 per clock per SM on sm_80 and
 //     sm_90, a quarter or less of the FMA rate: at one weight per byte it would come close to
-//     limiting the kernel before DRAM does): see i8x4_to_f32.
+//     limiting the kernel before DRAM does): see i8x4_to_f32 (epilogue.cuh, with dot16_w8:
+//     step 6's fused kernels read INT8 weights with the same two functions).
 //   * A row is read with 16-byte loads when it starts 16-byte aligned (always when K % 16 == 0
 //     and q is aligned); its last K % 16 weights then take the scalar loop (the K tail). A row
 //     that does not start aligned (K % 16 != 0 makes most rows so) runs the scalar loop from
@@ -38,37 +39,6 @@ namespace {
 constexpr int kWarps = 8;
 constexpr int kPer = 16;  // int8 weights per 16-byte load
 
-// Four int8 in one 32-bit word (lowest byte first) -> four floats. Flipping the sign bit of a
-// byte gives b + 128 as an unsigned byte u; placed in the low mantissa bits of the float 2^23
-// (bits 0x4B0000uu) it makes the float 8388608 + u exactly; subtracting 8388608 + 128 leaves
-// b. One byte permute and one add per weight, both at full rate.
-__device__ __forceinline__ void i8x4_to_f32(uint32_t word, float (&f)[4]) {
-  const uint32_t u = word ^ 0x80808080u;
-  // __byte_perm(a, b, s): result byte i is byte (nibble i of s) of the 8 bytes {b, a}, a's
-  // bytes numbered 0-3, b's 4-7. Selector 0x754j: byte j of u, then 0x00, 0x00, 0x4B.
-  f[0] = __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7540)) - 8388736.0f;
-  f[1] = __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7541)) - 8388736.0f;
-  f[2] = __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7542)) - 8388736.0f;
-  f[3] = __uint_as_float(__byte_perm(u, 0x4B000000u, 0x7543)) - 8388736.0f;
-}
-
-// The dot product of 16 int8 weights (one 16-byte piece of q) with the matching 16 BF16
-// elements of x (two 16-byte pieces: lo = elements 0-7, hi = 8-15), in FP32, unscaled.
-__device__ __forceinline__ float dot16_w8(const int4& w, const uint4& lo, const uint4& hi) {
-  const uint32_t words[4] = {uint32_t(w.x), uint32_t(w.y), uint32_t(w.z), uint32_t(w.w)};  // 4 weights each
-  const uint4 xs[2] = {lo, hi};
-  const auto* x2 = reinterpret_cast<const __nv_bfloat162*>(xs);  // 8 pairs: pair j = elements 2j, 2j + 1
-  float s = 0.0f;
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    float f[4];
-    i8x4_to_f32(words[j], f);
-    const float2 a = __bfloat1622float2(x2[2 * j]), b = __bfloat1622float2(x2[2 * j + 1]);
-    s += f[0] * a.x + f[1] * a.y + f[2] * b.x + f[3] * b.y;
-  }
-  return s;
-}
-
 // grid (ceil(N / kWarps)), block (32 * kWarps): warp w owns row n = blockIdx.x * kWarps + w.
 // x16: x starts 16-byte aligned (whether each row of q does is checked per row).
 __global__ void __launch_bounds__(32 * kWarps) gemv_w8a16_kernel(const bf16* x, const int8_t* q, const float* scale,
@@ -81,8 +51,8 @@ __global__ void __launch_bounds__(32 * kWarps) gemv_w8a16_kernel(const bf16* x, 
   int k_tail = 0;  // where the scalar loop starts
   if (x16 && reinterpret_cast<uintptr_t>(row) % 16 == 0) {  // the same for the whole warp
     const int pieces = K / kPer;
-    const int4* q16 = reinterpret_cast<const int4*>(row);  // piece p: weights 16p .. 16p + 15
-    const uint4* x8 = reinterpret_cast<const uint4*>(x);   // 8 BF16 each: pieces 2p and 2p + 1 match
+    const uint4* q16 = reinterpret_cast<const uint4*>(row);  // piece p: weights 16p .. 16p + 15
+    const uint4* x8 = reinterpret_cast<const uint4*>(x);    // 8 BF16 each: pieces 2p and 2p + 1 match
 #pragma unroll 4
     for (int p = lane; p < pieces; p += 32) acc += dot16_w8(__ldg(q16 + p), __ldg(x8 + 2 * p), __ldg(x8 + 2 * p + 1));
     k_tail = pieces * kPer;

@@ -41,6 +41,27 @@
 // l takes the 16-byte pieces l, l + 32, ... of the row (one coalesced 512-byte read per warp
 // and step), in the same order, so the sums match step 4's bit for bit on the same row.
 //
+// INT8 weights (W8A16, gpt2 --int8 --decode=fused): ln_gemv, ln_gemv_qkv and gemv_residual
+// also read W as step 5 does, int8 q (N, K) with one FP32 scale per row (W[n][k] ~ q[n][k] *
+// scale[n]): ln_gemv_w8a16, ln_gemv_qkv_w8a16, gemv_residual_w8a16 (BF16 activations). The
+// kernels are the same ones, with the weights' type W a template parameter (T, or int8_t);
+// what changes is only how a 16-byte piece of a row is read and multiplied:
+//   * a piece holds 16 int8 weights instead of 8 BF16, so it meets TWO 16-byte pieces of x
+//     (x's pieces 2p and 2p + 1 for piece p of the row), and a warp's step reads 512 bytes of
+//     the row as before, which is now 512 weights;
+//   * its dot product is step 5's dot16_w8 (epilogue.cuh): int8 -> FP32 by a byte permute and
+//     one add, FP32 products, the same order; a lane sums its pieces l, l + 32, ... as step 5's
+//     lane does, then the warp's shuffle sum, so the row's sum is step 5's on the same x;
+//   * the row's scale multiplies that sum ONCE, before the epilogue (gemv_residual: the sum of
+//     the warps' partial sums), which is then the same as on BF16 weights;
+//   * the prefetch before the wait, the first row's pieces requested before the LayerNorm and
+//     the loop read q's bytes: half those of BF16 weights (2 pieces per lane ahead instead of
+//     4, and a loop unrolled 3 times instead of 4: kAheadOf). A row is read with 16-byte loads when
+//     K % 16 == 0 (GPT-2's K all are), else one weight per lane and step from k = 0 (step 5
+//     takes the 16-byte loads on such a row when it happens to start aligned: on those shapes
+//     the two sum in different orders).
+// The LM head (gemv_argmax) stays BF16: wte is the embedding too, and is not quantized.
+//
 // Between kernels (Hopper and later): inside a PdlChain (the model's fused step opens one) every
 // kernel here is launched as a programmatic dependent of the one before it
 // (harness/cuda/pdl.cuh). Its CTAs may start while the previous kernel's
@@ -49,12 +70,14 @@
 // kernel start once its rows are done. In a step of hundreds of short kernels this hides most
 // of the gap between one kernel's tail and the next one's first loads.
 //
-// Run: build/ch09/bin/ch09_bench --op=ln_gemv/bf16   (and gemv_residual/bf16, gemv_argmax/bf16)
-//      build/ch09/bin/gpt2 --weights=124M.safetensors --prompt-len=512 --new=128 --decode=fused
+// Run: build/ch09/bin/ch09_bench --op=ln_gemv/bf16   (and gemv_residual/bf16, gemv_argmax/bf16,
+//      ln_gemv_w8a16/bf16, gemv_residual_w8a16/bf16: their rows beside the BF16 ops' on the same shapes)
+//      build/ch09/bin/gpt2 --weights=124M.safetensors --prompt-len=512 --new=128 --decode=fused [--int8]
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "cuda/errors.cuh"
 #include "cuda/pdl.cuh"
@@ -70,13 +93,13 @@ constexpr int kMaxCtas = 1024;  // a row GEMV's grid at most (the argmax's works
 constexpr int kMaxRow = 8192;   // C (or K) at most: the input row lives in shared memory (32 KB in FP32)
 
 // Before waiting for the previous kernel: the CTA's first `rows` rows of W (from row n0) into
-// L2, one 128-byte line per thread and step.
-template <class T>
-__device__ __forceinline__ void prefetch_rows(const T* w, long long n0, int rows, int N, int K, int threads) {
+// L2, one 128-byte line per thread and step (W's bytes: int8 weights take half those of BF16).
+template <class W>
+__device__ __forceinline__ void prefetch_rows(const W* w, long long n0, int rows, int N, int K, int threads) {
   const long long end = n0 + rows < N ? n0 + rows : N;
   if (end <= n0) return;
   const char* first = reinterpret_cast<const char*>(w + n0 * K);
-  const long long bytes = (end - n0) * K * static_cast<long long>(sizeof(T));
+  const long long bytes = (end - n0) * K * static_cast<long long>(sizeof(W));
   for (long long off = static_cast<long long>(threadIdx.x) * 128; off < bytes; off += 128LL * threads) {
     wb::pdl_prefetch_l2(first + off);
   }
@@ -99,6 +122,54 @@ __device__ __forceinline__ float block_sum(float v, float* red) {
   for (int w = 0; w < kWarps; ++w) total += red[w];
   __syncthreads();  // every thread has read red before the next call writes it
   return total;
+}
+
+// --- how a GEMV reads its weights: W = T (BF16 or FP32), or W = int8_t with T = BF16 ---------
+// A 16-byte piece of a row of W holds 16 / sizeof(W) weights (8 BF16, 4 FP32, 16 int8). x is
+// read as 16-byte pieces of T too: from the row staged in shared memory (ln_gemv), or from
+// global memory through the read-only cache (gemv_residual).
+struct SharedPieces {
+  const uint4* p;
+  __device__ __forceinline__ uint4 operator[](int i) const { return p[i]; }
+};
+struct GlobalPieces {
+  const uint4* p;
+  __device__ __forceinline__ uint4 operator[](int i) const { return __ldg(p + i); }
+};
+
+template <class T, class W>
+constexpr bool kValidWeights = std::is_same_v<W, T> || (std::is_same_v<W, int8_t> && std::is_same_v<T, bf16>);
+
+// Piece p of a row (w) times the matching elements of x, in FP32: on T weights step 4's
+// dot16 with x's piece p; on int8 weights step 5's dot16_w8 with x's pieces 2p and 2p + 1
+// (16 BF16), unscaled.
+template <class T, class W, class X>
+__device__ __forceinline__ float dot_piece(const uint4& w, const X& x, int p) {
+  if constexpr (std::is_same_v<W, int8_t>) {
+    return dot16_w8(w, x[2 * p], x[2 * p + 1]);
+  } else {
+    return dot16(w, x[p], T{});
+  }
+}
+
+// The row GEMV's pieces per lane requested before the LayerNorm, and the unroll of its loop over
+// a row. On int8 weights each piece in flight needs two pieces of x beside it (12 registers, not
+// 8): 4 pieces ahead spill at the 64 registers of __launch_bounds__, and so does 2 ahead with an
+// unroll of 4 (a little); 2 and 3 do not. 2 pieces ahead are 1024 int8 weights of the row, as
+// many weights as BF16's 4 pieces, in half the bytes.
+template <class W>
+constexpr int kAheadOf = std::is_same_v<W, int8_t> ? 2 : kAhead;
+template <class W>
+constexpr int kUnrollOf = std::is_same_v<W, int8_t> ? 3 : 4;
+
+// A row's sum times the row's scale (int8 weights: once per row), or the sum as it is.
+template <class W>
+__device__ __forceinline__ float scaled(float sum, const float* scale, int n) {
+  if constexpr (std::is_same_v<W, int8_t>) {
+    return sum * scale[n];
+  } else {
+    return sum;
+  }
 }
 
 // --- argmax keys: chapter 7's order as one unsigned 64-bit number -----------------------------
@@ -130,20 +201,21 @@ struct ArgmaxWorkspace {
 
 // --- the row GEMV: y (N) = epilogue(W (N, K) · row + b), row = [LayerNorm](x [+ r]) ----------
 
-template <class T>
+template <class T, class W = T>
 struct RowGemvArgs {
   const T* x;          // (K) the input
   const T* r;          // (K) added to x first (the residual pair), or null
   const T* gamma;      // (K) the LayerNorm's scale (kNorm)
   const T* beta;       // (K) the LayerNorm's shift (kNorm)
   T* h;                // (K) h = T(x + r), written by CTA 0; or null
-  const T* w;          // (N, K) row-major: row n holds output n's K weights
+  const W* w;          // (N, K) row-major: row n holds output n's K weights (W = int8_t: q)
+  const float* scale;  // W = int8_t: (N), W[n][k] ~ q[n][k] * scale[n]; else null
   const T* b;          // (N), or null for Epilogue::None
   T* y;                // (N)
   int N, K;
   Epilogue epi;
   float eps;
-  bool vec;            // 16-byte loads of W: K * sizeof(T) % 16 == 0 and W 16-byte aligned
+  bool vec;            // 16-byte loads of W: K * sizeof(W) % 16 == 0 and W 16-byte aligned
   KvCacheTarget<T> kv; // kv.k_cache not null: y is the QKV row, its keys and values go to the cache too
   int32_t* index;      // kArgmax: the argmax of y (as stored), and its value
   float* value;
@@ -154,8 +226,8 @@ struct RowGemvArgs {
 // once), then with kNorm the LayerNorm of v. Ends with a barrier: every warp reads the whole
 // row next. Each thread touches the same elements k = tid, tid + kThreads, ... in every pass,
 // so the passes need no barrier between them (block_sum's own barriers aside).
-template <class T, bool kNorm>
-__device__ __forceinline__ void stage_row(const RowGemvArgs<T>& a, T* s_row, float* red) {
+template <class T, class W, bool kNorm>
+__device__ __forceinline__ void stage_row(const RowGemvArgs<T, W>& a, T* s_row, float* red) {
   float sum = 0.0f;
   for (int k = threadIdx.x; k < a.K; k += kThreads) {
     float v = to_f32(a.x[k]);
@@ -198,8 +270,8 @@ __device__ __forceinline__ void store_kv(const KvCacheTarget<T>& kv, int n, T v)
 // the workspace, then the CTA takes a ticket. The CTA that takes the last ticket sees every
 // other CTA's key (each was written, then fenced, before its ticket was taken) and merges them.
 // warp_best: kWarps keys of shared memory; last_cta: a shared flag.
-template <class T>
-__device__ __forceinline__ void merge_argmax(const RowGemvArgs<T>& a, Key best, Key* warp_best, bool* last_cta) {
+template <class T, class W>
+__device__ __forceinline__ void merge_argmax(const RowGemvArgs<T, W>& a, Key best, Key* warp_best, bool* last_cta) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   if (lane == 0) warp_best[warp] = best;
   __syncthreads();
@@ -235,15 +307,16 @@ __device__ __forceinline__ void merge_argmax(const RowGemvArgs<T>& a, Key best, 
 // K elements of T (16-byte aligned). CTA c takes the groups of kWarps rows g = c, c + grid,
 // c + 2 grid, ...; warp w of a group owns row n = g * kWarps + w.
 // At most 64 registers (__launch_bounds__'s 4 CTAs per SM): 32 warps per SM stream W.
-template <class T, bool kNorm, bool kArgmax>
-__global__ void __launch_bounds__(kThreads, 4) row_gemv_kernel(const RowGemvArgs<T> a) {
+template <class T, class W, bool kNorm, bool kArgmax>
+__global__ void __launch_bounds__(kThreads, 4) row_gemv_kernel(const RowGemvArgs<T, W> a) {
+  static_assert(kValidWeights<T, W>, "W is T, or int8 with BF16 activations");
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* s_row = reinterpret_cast<T*>(smem_raw);  // (K) the input row, staged once per CTA
   __shared__ float red[kWarps];               // block_sum
   __shared__ Key warp_best[kWarps];           // kArgmax: each warp's best key
   __shared__ bool last_cta;                   // kArgmax: this CTA took the last ticket
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  constexpr int kPer = 16 / sizeof(T);        // elements per 16-byte piece
+  constexpr int kPer = 16 / sizeof(W);        // weights per 16-byte piece of a row (8 BF16, 16 int8)
   const int pieces = a.K / kPer;              // whole pieces of a row (vec: K % kPer == 0)
 
   // 0. The CTA's first group of rows into L2 while the previous kernel finishes; then wait
@@ -251,17 +324,18 @@ __global__ void __launch_bounds__(kThreads, 4) row_gemv_kernel(const RowGemvArgs
   prefetch_rows(a.w, static_cast<long long>(blockIdx.x) * kWarps, kWarps, a.N, a.K, kThreads);
   wb::pdl_wait();
 
-  // 1. This warp's first row: its first kAhead pieces per lane are requested now, so that
+  // 1. This warp's first row: its first kAhead (int8: 2) pieces per lane are requested now, so that
   //    DRAM is busy while the LayerNorm below runs (they are used in step 3).
-  uint4 ahead[kAhead];
+  constexpr int kAh = kAheadOf<W>, kUnroll = kUnrollOf<W>;
+  uint4 ahead[kAh];
 #pragma unroll
-  for (int i = 0; i < kAhead; ++i) ahead[i] = make_uint4(0, 0, 0, 0);
+  for (int i = 0; i < kAh; ++i) ahead[i] = make_uint4(0, 0, 0, 0);
   {
     const int n = blockIdx.x * kWarps + warp;
     if (a.vec && n < a.N) {
       const uint4* w4 = reinterpret_cast<const uint4*>(a.w + size_t(n) * a.K);
 #pragma unroll
-      for (int i = 0; i < kAhead; ++i) {
+      for (int i = 0; i < kAh; ++i) {
         const int p = lane + 32 * i;
         if (p < pieces) ahead[i] = __ldg(w4 + p);
       }
@@ -269,35 +343,35 @@ __global__ void __launch_bounds__(kThreads, 4) row_gemv_kernel(const RowGemvArgs
   }
 
   // 2. The input row, normalised, into shared memory.
-  stage_row<T, kNorm>(a, s_row, red);
+  stage_row<T, W, kNorm>(a, s_row, red);
 
   // 3. The rows: a warp's dot product, the shuffle sum, the epilogue. No barrier in this loop:
   //    a warp whose row is past N just skips it.
   [[maybe_unused]] Key best = 0;  // kArgmax: the best key of this warp's rows
-  const uint4* x4 = reinterpret_cast<const uint4*>(s_row);
+  const SharedPieces x4{reinterpret_cast<const uint4*>(s_row)};
   for (long long g = blockIdx.x; g * kWarps < a.N; g += gridDim.x) {
     const int n = static_cast<int>(g * kWarps) + warp;
     if (n >= a.N) continue;  // n is the same for the warp's 32 lanes
-    const T* row = a.w + size_t(n) * a.K;
+    const W* row = a.w + size_t(n) * a.K;
     float acc = 0.0f;
     if (a.vec) {
       const uint4* w4 = reinterpret_cast<const uint4*>(row);
       int p0 = lane;
       if (g == blockIdx.x) {  // the first group: its first pieces are in registers already
 #pragma unroll
-        for (int i = 0; i < kAhead; ++i) {
+        for (int i = 0; i < kAh; ++i) {
           const int p = lane + 32 * i;
-          if (p < pieces) acc += dot16(ahead[i], x4[p], T{});
+          if (p < pieces) acc += dot_piece<T, W>(ahead[i], x4, p);
         }
-        p0 = lane + 32 * kAhead;
+        p0 = lane + 32 * kAh;
       }
-#pragma unroll 4
-      for (int p = p0; p < pieces; p += 32) acc += dot16(__ldg(w4 + p), x4[p], T{});
+#pragma unroll kUnroll
+      for (int p = p0; p < pieces; p += 32) acc += dot_piece<T, W>(__ldg(w4 + p), x4, p);
     } else {
       for (int k = lane; k < a.K; k += 32) acc += to_f32(row[k]) * to_f32(s_row[k]);
     }
     acc = warp_sum(acc);
-    const T out = epilogue(acc, a.b, n, a.epi);  // + bias, GELU, one rounding to T
+    const T out = epilogue(scaled<W>(acc, a.scale, n), a.b, n, a.epi);  // [x scale,] + bias, GELU, one rounding
     if (lane == 0) {
       a.y[n] = out;
       if (a.kv.k_cache != nullptr) store_kv(a.kv, n, out);
@@ -309,15 +383,17 @@ __global__ void __launch_bounds__(kThreads, 4) row_gemv_kernel(const RowGemvArgs
 }
 
 // --- gemv_residual: y (N) = res (N) + W (N, K) · x (K) + b (N) ---------------------------------
+// (int8 weights: y = res + scale * (q · x) + b.)
 
 // grid (ceil(N / kRows)), block (kThreads). kSplit warps share row n = blockIdx.x * kRows +
 // warp / kSplit: warp j = warp % kSplit of them takes the pieces j * 32 + lane, then every
 // 32 * kSplit-th (consecutive warps, consecutive 512-byte reads). y may be res itself: each
-// res[n] is read by the one thread that then writes y[n].
-template <class T, int kSplit>
-__global__ void __launch_bounds__(kThreads) gemv_residual_kernel(const T* x, const T* w, const T* b, const T* res, T* y,
-                                                                 int N, int K, bool vec) {
+// res[n] is read by the one thread that then writes y[n]. scale: W = int8_t only.
+template <class T, class W, int kSplit>
+__global__ void __launch_bounds__(kThreads) gemv_residual_kernel(const T* x, const W* w, const float* scale, const T* b,
+                                                                 const T* res, T* y, int N, int K, bool vec) {
   static_assert(kWarps % kSplit == 0, "whole rows per CTA");
+  static_assert(kValidWeights<T, W>, "W is T, or int8 with BF16 activations");
   constexpr int kRows = kWarps / kSplit;
   __shared__ float partial[kWarps];  // each warp's sum over its share of the row
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, j = warp % kSplit;
@@ -326,14 +402,14 @@ __global__ void __launch_bounds__(kThreads) gemv_residual_kernel(const T* x, con
   wb::pdl_wait();  // x and res are the previous kernels' outputs
   float acc = 0.0f;
   if (n < N) {  // no early return: every thread reaches the barrier below
-    const T* row = w + size_t(n) * K;
+    const W* row = w + size_t(n) * K;
     if (vec) {
-      constexpr int kPer = 16 / sizeof(T);
+      constexpr int kPer = 16 / sizeof(W);  // weights per 16-byte piece of a row
       const int pieces = K / kPer;
       const uint4* w4 = reinterpret_cast<const uint4*>(row);
-      const uint4* x4 = reinterpret_cast<const uint4*>(x);
+      const GlobalPieces x4{reinterpret_cast<const uint4*>(x)};
 #pragma unroll 4
-      for (int p = j * 32 + lane; p < pieces; p += 32 * kSplit) acc += dot16(__ldg(w4 + p), __ldg(x4 + p), T{});
+      for (int p = j * 32 + lane; p < pieces; p += 32 * kSplit) acc += dot_piece<T, W>(__ldg(w4 + p), x4, p);
     } else {
       for (int k = j * 32 + lane; k < K; k += 32 * kSplit) acc += to_f32(row[k]) * to_f32(x[k]);
     }
@@ -346,7 +422,7 @@ __global__ void __launch_bounds__(kThreads) gemv_residual_kernel(const T* x, con
     float sum = 0.0f;
 #pragma unroll
     for (int i = 0; i < kSplit; ++i) sum += partial[warp + i];  // a fixed order: the same bits every run
-    y[n] = from_f32<T>(to_f32(res[n]) + (sum + to_f32(b[n])));  // one rounding
+    y[n] = from_f32<T>(to_f32(res[n]) + (scaled<W>(sum, scale, n) + to_f32(b[n])));  // one rounding
   }
 }
 
@@ -365,10 +441,10 @@ void require_row(const char* name, int K) {
 // at once (SMs x CTAs per SM, from the occupancy calculator; at most kMaxCtas): a grid of one
 // wave leaves no second wave running on a few SMs, and each CTA pays for its LayerNorm
 // prologue once however many rows it then loops over.
-template <class T, bool kNorm, bool kArgmax>
-void launch_row_gemv(RowGemvArgs<T> a, cudaStream_t stream) {
-  a.vec = (size_t(a.K) * sizeof(T)) % 16 == 0 && aligned16(a.w);
-  auto* kernel = &row_gemv_kernel<T, kNorm, kArgmax>;
+template <class T, class W, bool kNorm, bool kArgmax>
+void launch_row_gemv(RowGemvArgs<T, W> a, cudaStream_t stream) {
+  a.vec = (size_t(a.K) * sizeof(W)) % 16 == 0 && aligned16(a.w);
+  auto* kernel = &row_gemv_kernel<T, W, kNorm, kArgmax>;
   const size_t smem = (size_t(a.K) * sizeof(T) + 15) / 16 * 16;  // at most 32 KB: no opt-in needed
   int device = 0, sms = 0, per_sm = 0;
   CUDA_CHECK(cudaGetDevice(&device));
@@ -380,13 +456,42 @@ void launch_row_gemv(RowGemvArgs<T> a, cudaStream_t stream) {
   wb::launch_chained(kernel, grid, kThreads, smem, stream, a);
 }
 
-template <class T>
-RowGemvArgs<T> row_args(const T* x, const T* r, const T* gamma, const T* beta, T* h, const T* w, const T* b, T* y,
-                        int N, int K, Epilogue epi, float eps) {
-  RowGemvArgs<T> a{};
+template <class T, class W>
+RowGemvArgs<T, W> row_args(const T* x, const T* r, const T* gamma, const T* beta, T* h, const W* w, const T* b, T* y,
+                           int N, int K, Epilogue epi, float eps) {
+  RowGemvArgs<T, W> a{};
   a.x = x, a.r = r, a.gamma = gamma, a.beta = beta, a.h = h, a.w = w, a.b = b, a.y = y;
   a.N = N, a.K = K, a.epi = epi, a.eps = eps;
   return a;
+}
+
+void require_scale(const float* scale) {
+  if (scale == nullptr) throw std::invalid_argument("scale is null: INT8 weights need one FP32 scale per row");
+}
+
+template <class T>
+void require_kv(const char* name, int C, const KvCacheTarget<T>& kv) {
+  if (kv.k_cache == nullptr || kv.v_cache == nullptr || kv.pos == nullptr || kv.H * kv.D != C || kv.P < 1) {
+    throw std::invalid_argument(std::string(name) + ": the cache needs k and v, a position, and H * D = C (H = " +
+                                std::to_string(kv.H) + ", D = " + std::to_string(kv.D) + ", C = " + std::to_string(C) +
+                                ")");
+  }
+}
+
+// gemv_residual's grid and split: long rows (K >= 2048: the MLP's projection, K = 4C) are
+// split 4 ways, 2 rows per CTA; shorter ones (the attention's projection, K = C) 2 ways, 4
+// rows per CTA. INT8 rows take the split of BF16 rows of the same K.
+template <class T, class W>
+void launch_gemv_residual(const T* x, const W* w, const float* scale, const T* b, const T* res, T* y, int N, int K,
+                          cudaStream_t stream) {
+  const bool vec = (size_t(K) * sizeof(W)) % 16 == 0 && aligned16(x) && aligned16(w);
+  if (size_t(K) * sizeof(T) >= 4096) {
+    wb::launch_chained(&gemv_residual_kernel<T, W, 4>, ceil_div(N, kWarps / 4), kThreads, 0, stream, x, w, scale, b,
+                       res, y, N, K, vec);
+  } else {
+    wb::launch_chained(&gemv_residual_kernel<T, W, 2>, ceil_div(N, kWarps / 2), kThreads, 0, stream, x, w, scale, b,
+                       res, y, N, K, vec);
+  }
 }
 
 }  // namespace
@@ -396,7 +501,7 @@ void ln_gemv(const T* x, const T* r, const T* gamma, const T* beta, const T* w, 
              Epilogue epi, float eps, cudaStream_t stream) {
   require_valid(1, N, C, epi, b);
   require_row("C", C);
-  launch_row_gemv<T, true, false>(row_args(x, r, gamma, beta, h, w, b, y, N, C, epi, eps), stream);
+  launch_row_gemv<T, T, true, false>(row_args(x, r, gamma, beta, h, w, b, y, N, C, epi, eps), stream);
 }
 
 template <class T>
@@ -404,14 +509,10 @@ void ln_gemv_qkv(const T* x, const T* r, const T* gamma, const T* beta, const T*
                  float eps, const KvCacheTarget<T>& kv, cudaStream_t stream) {
   require_valid(1, 3 * C, C, Epilogue::Bias, b);
   require_row("C", C);
-  if (kv.k_cache == nullptr || kv.v_cache == nullptr || kv.pos == nullptr || kv.H * kv.D != C || kv.P < 1) {
-    throw std::invalid_argument("ln_gemv_qkv: the cache needs k and v, a position, and H * D = C (H = " +
-                                std::to_string(kv.H) + ", D = " + std::to_string(kv.D) + ", C = " + std::to_string(C) +
-                                ")");
-  }
-  RowGemvArgs<T> a = row_args(x, r, gamma, beta, h, w, b, qkv, 3 * C, C, Epilogue::Bias, eps);
+  require_kv("ln_gemv_qkv", C, kv);
+  RowGemvArgs<T, T> a = row_args(x, r, gamma, beta, h, w, b, qkv, 3 * C, C, Epilogue::Bias, eps);
   a.kv = kv;
-  launch_row_gemv<T, true, false>(a, stream);
+  launch_row_gemv<T, T, true, false>(a, stream);
 }
 
 size_t gemv_argmax_workspace_bytes() { return sizeof(ArgmaxWorkspace); }
@@ -424,9 +525,10 @@ void gemv_argmax(const T* x, const T* w, T* y, int32_t* index, float* value, int
   if (workspace == nullptr) {
     throw std::invalid_argument("gemv_argmax: needs gemv_argmax_workspace_bytes() of workspace, zeroed once");
   }
-  RowGemvArgs<T> a = row_args<T>(x, nullptr, nullptr, nullptr, nullptr, w, nullptr, y, N, K, Epilogue::None, 0.0f);
+  RowGemvArgs<T, T> a = row_args<T, T>(x, nullptr, nullptr, nullptr, nullptr, w, nullptr, y, N, K, Epilogue::None,
+                                        0.0f);
   a.index = index, a.value = value, a.ws = static_cast<ArgmaxWorkspace*>(workspace);
-  launch_row_gemv<T, false, true>(a, stream);
+  launch_row_gemv<T, T, false, true>(a, stream);
 }
 
 template <class T>
@@ -437,25 +539,50 @@ void ln_gemv_argmax(const T* x, const T* gamma, const T* beta, const T* w, T* y,
   if (workspace == nullptr) {
     throw std::invalid_argument("ln_gemv_argmax: needs gemv_argmax_workspace_bytes() of workspace, zeroed once");
   }
-  RowGemvArgs<T> a = row_args<T>(x, nullptr, gamma, beta, nullptr, w, nullptr, y, N, C, Epilogue::None, eps);
+  RowGemvArgs<T, T> a = row_args<T, T>(x, nullptr, gamma, beta, nullptr, w, nullptr, y, N, C, Epilogue::None, eps);
   a.index = index, a.value = value, a.ws = static_cast<ArgmaxWorkspace*>(workspace);
-  launch_row_gemv<T, true, true>(a, stream);
+  launch_row_gemv<T, T, true, true>(a, stream);
 }
 
 template <class T>
 void gemv_residual(const T* x, const T* w, const T* b, const T* res, T* y, int N, int K, cudaStream_t stream) {
   require_valid(1, N, K, Epilogue::Bias, b);
   if (res == nullptr) throw std::invalid_argument("res is null: gemv_residual adds the residual in its epilogue");
-  const bool vec = (size_t(K) * sizeof(T)) % 16 == 0 && aligned16(x) && aligned16(w);
-  // Long rows (4 KB and more: the MLP's projection, K = 4C) are split 4 ways, 2 rows per CTA;
-  // shorter ones (the attention's projection, K = C) 2 ways, 4 rows per CTA.
-  if (size_t(K) * sizeof(T) >= 4096) {
-    wb::launch_chained(&gemv_residual_kernel<T, 4>, ceil_div(N, kWarps / 4), kThreads, 0, stream, x, w, b, res, y, N, K,
-                   vec);
-  } else {
-    wb::launch_chained(&gemv_residual_kernel<T, 2>, ceil_div(N, kWarps / 2), kThreads, 0, stream, x, w, b, res, y, N, K,
-                   vec);
-  }
+  launch_gemv_residual<T, T>(x, w, nullptr, b, res, y, N, K, stream);
+}
+
+// --- the INT8 forms (W8A16): the same kernels with W = int8_t ------------------------------
+
+void ln_gemv_w8a16(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const int8_t* q,
+                   const float* scale, const bf16* b, bf16* h, bf16* y, int N, int C, Epilogue epi, float eps,
+                   cudaStream_t stream) {
+  require_valid(1, N, C, epi, b);
+  require_row("C", C);
+  require_scale(scale);
+  RowGemvArgs<bf16, int8_t> a = row_args(x, r, gamma, beta, h, q, b, y, N, C, epi, eps);
+  a.scale = scale;
+  launch_row_gemv<bf16, int8_t, true, false>(a, stream);
+}
+
+void ln_gemv_qkv_w8a16(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const int8_t* q,
+                       const float* scale, const bf16* b, bf16* h, bf16* qkv, int C, float eps,
+                       const KvCacheTarget<bf16>& kv, cudaStream_t stream) {
+  require_valid(1, 3 * C, C, Epilogue::Bias, b);
+  require_row("C", C);
+  require_scale(scale);
+  require_kv("ln_gemv_qkv_w8a16", C, kv);
+  RowGemvArgs<bf16, int8_t> a = row_args(x, r, gamma, beta, h, q, b, qkv, 3 * C, C, Epilogue::Bias, eps);
+  a.scale = scale;
+  a.kv = kv;
+  launch_row_gemv<bf16, int8_t, true, false>(a, stream);
+}
+
+void gemv_residual_w8a16(const bf16* x, const int8_t* q, const float* scale, const bf16* b, const bf16* res, bf16* y,
+                         int N, int K, cudaStream_t stream) {
+  require_valid(1, N, K, Epilogue::Bias, b);
+  require_scale(scale);
+  if (res == nullptr) throw std::invalid_argument("res is null: gemv_residual_w8a16 adds the residual in its epilogue");
+  launch_gemv_residual<bf16, int8_t>(x, q, scale, b, res, y, N, K, stream);
 }
 
 #define CH09_V6(T)                                                                                                  \

@@ -36,6 +36,8 @@ WB_VARIANTS(ch09_solution, wb::Role::Solution) {
   v.push_back(wb::variant("gemv_residual/f32", "v6_fused_decode", &gemv_residual<float>));
   v.push_back(wb::variant("gemv_argmax/bf16", "v6_fused_decode", &gemv_argmax<bf16>).with_workspace(argmax_ws));
   v.push_back(wb::variant("gemv_argmax/f32", "v6_fused_decode", &gemv_argmax<float>).with_workspace(argmax_ws));
+  v.push_back(wb::variant("ln_gemv_w8a16/bf16", "v6_fused_decode", &ln_gemv_w8a16));
+  v.push_back(wb::variant("gemv_residual_w8a16/bf16", "v6_fused_decode", &gemv_residual_w8a16));
   return v;
 }
 

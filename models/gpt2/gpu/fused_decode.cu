@@ -15,6 +15,12 @@
 // then ln_f+lm_head+argmax: logits = LN_f(x) · wteᵀ and their argmax in one kernel, and the
 // step's bookkeeping (kernels::advance, as in the op-by-op step).
 //
+// INT8 weights (Options::int8_weights, BF16): attn_w, attn_proj_w, fc_w and fc_proj_w have
+// int8 copies (int8_of, model.cu), and their three ops run v6's INT8 forms (ln_gemv_qkv_w8a16,
+// gemv_residual_w8a16, ln_gemv_w8a16): the same kernels reading 1 byte per weight and one FP32
+// scale per row. The LM head stays BF16 (wte is not quantized). The per-op table counts the
+// int8 weights and their scales as the op's weight bytes.
+//
 // Kernels per token: 1 (embedding) + 6 per layer + 2 in BF16 (5 per layer in FP32), against
 // the op-by-op step's 1 + 8 per layer + 5 (BF16; FP32 adds a residual add per LayerNorm).
 #include <cuda_bf16.h>
@@ -58,10 +64,6 @@ T* out(void* p) {
 bool Model::Impl::chapter8_attention() const { return dtype == wb::DType::BF16 && D % 8 == 0 && D <= 128; }
 
 void Model::Impl::alloc_fused() {
-  if (opt.fused_decode && opt.int8_weights) {
-    throw std::invalid_argument("fused_decode with int8_weights: the fused decode step's kernels read the BF16 "
-                                "weights; pick one (--decode=fused or --int8)");
-  }
   const size_t scratch = chapter8_attention() ? ch08::decode_scratch_bytes(1, H, H, cap, D) : 0;
   const size_t lse = size_t(H) * sizeof(float);
   const size_t ws = ch09::solution::gemv_argmax_workspace_bytes();
@@ -103,6 +105,14 @@ void Model::Impl::fused_step_as(cudaStream_t s) {
   const float eps = static_cast<float>(kLayerNormEps);
   const double e = double(es), c = C;  // for the table's bytes: element size, channels
   const char* who = "solution v6";
+  const char* who8 = "solution v6 w8a16";
+  // The int8 copy of a block matrix (int8_weights), or null: the BF16 matrix is read.
+  const auto int8 = [&](const void* w) -> const Int8Matrix* {
+    const auto it = int8_of.find(w);
+    return it == int8_of.end() ? nullptr : &it->second;
+  };
+  // The table's bytes of an (N, K) matrix: int8 weights and FP32 row scales, or the matrix's.
+  const auto w_bytes = [&](const Int8Matrix* q, double N, double K) { return q ? N * K + 4.0 * N : e * N * K; };
 
   timed({"embedding", -1}, "model", e * 4.0 * c, [&] {
     kernels::embedding(d_token, d_pos, in<T>(wte), in<T>(wpe), out<T>(buf.resid), out<T>(buf.branch), 1, C, cur);
@@ -113,12 +123,23 @@ void Model::Impl::fused_step_as(cudaStream_t s) {
     const BlockWeights& w = blocks[l];
     const bool first = l == 0;
     const v6::KvCacheTarget<T> kv{out<T>(kc[l]), out<T>(vc[l]), d_pos, H, D, cap};
+    const Int8Matrix *qkv8 = int8(w.attn_w), *proj8 = int8(w.attn_proj_w), *fc8 = int8(w.fc_w),
+                     *fc_proj8 = int8(w.fc_proj_w);
     // W and b; x (and r, h at layer 0), gamma, beta; qkv; the key and value
-    const double qkv_bytes = e * (3 * c * c + 3 * c + (first ? 3 : 1) * c + 2 * c + 3 * c + 2 * c);
-    timed({"ln_1+attn_qkv+kv_append", l}, who, qkv_bytes, [&] {
-      v6::ln_gemv_qkv<T>(first ? in<T>(buf.resid) : x, first ? in<T>(buf.branch) : nullptr, in<T>(w.ln_1_w),
-                         in<T>(w.ln_1_b), in<T>(w.attn_w), in<T>(w.attn_b), first ? x : nullptr, out<T>(buf.qkv), C,
-                         eps, kv, cur);
+    const double qkv_bytes = w_bytes(qkv8, 3 * c, c) + e * (3 * c + (first ? 3 : 1) * c + 2 * c + 3 * c + 2 * c);
+    timed({"ln_1+attn_qkv+kv_append", l}, qkv8 ? who8 : who, qkv_bytes, [&] {
+      const T* xin = first ? in<T>(buf.resid) : x;
+      const T* rin = first ? in<T>(buf.branch) : nullptr;
+      T* h = first ? x : nullptr;
+      if constexpr (std::is_same_v<T, bf16>) {
+        if (qkv8) {
+          v6::ln_gemv_qkv_w8a16(xin, rin, in<bf16>(w.ln_1_w), in<bf16>(w.ln_1_b), qkv8->q, qkv8->scale,
+                                in<bf16>(w.attn_b), h, out<bf16>(buf.qkv), C, eps, kv, cur);
+          return;
+        }
+      }
+      v6::ln_gemv_qkv<T>(xin, rin, in<T>(w.ln_1_w), in<T>(w.ln_1_b), in<T>(w.attn_w), in<T>(w.attn_b), h,
+                         out<T>(buf.qkv), C, eps, kv, cur);
     });
     // the keys and values of every position seen, q in, att out
     timed({"attention", l}, chapter8_attention() ? "ch08 v6 split-KV" : "model", e * (2.0 * (pos + 1) * c + 2 * c),
@@ -133,16 +154,37 @@ void Model::Impl::fused_step_as(cudaStream_t s) {
             }
             kernels::attention(in<T>(buf.qkv), in<T>(kc[l]), in<T>(vc[l]), d_pos, out<T>(buf.att), 1, H, D, cap, cur);
           });
-    timed({"attn_proj+residual", l}, who, e * (c * c + c + c + 2 * c), [&] {
+    timed({"attn_proj+residual", l}, proj8 ? who8 : who, w_bytes(proj8, c, c) + e * (c + c + 2 * c), [&] {
+      if constexpr (std::is_same_v<T, bf16>) {
+        if (proj8) {
+          v6::gemv_residual_w8a16(in<bf16>(buf.att), proj8->q, proj8->scale, in<bf16>(w.attn_proj_b), x, x, C, C, cur);
+          return;
+        }
+      }
       v6::gemv_residual<T>(in<T>(buf.att), in<T>(w.attn_proj_w), in<T>(w.attn_proj_b), x, x, C, C, cur);
     });
-    timed({"ln_2+mlp_fc", l}, who, e * (4 * c * c + 4 * c + 3 * c + 4 * c), [&] {
+    timed({"ln_2+mlp_fc", l}, fc8 ? who8 : who, w_bytes(fc8, 4 * c, c) + e * (4 * c + 3 * c + 4 * c), [&] {
+      if constexpr (std::is_same_v<T, bf16>) {
+        if (fc8) {
+          v6::ln_gemv_w8a16(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), fc8->q, fc8->scale, in<bf16>(w.fc_b),
+                            nullptr, out<bf16>(buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, cur);
+          return;
+        }
+      }
       v6::ln_gemv<T>(x, nullptr, in<T>(w.ln_2_w), in<T>(w.ln_2_b), in<T>(w.fc_w), in<T>(w.fc_b), nullptr,
                      out<T>(buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, cur);
     });
-    timed({"mlp_proj+residual", l}, who, e * (4 * c * c + c + 4 * c + 2 * c), [&] {
-      v6::gemv_residual<T>(in<T>(buf.fc), in<T>(w.fc_proj_w), in<T>(w.fc_proj_b), x, x, C, 4 * C, cur);
-    });
+    timed({"mlp_proj+residual", l}, fc_proj8 ? who8 : who, w_bytes(fc_proj8, c, 4 * c) + e * (c + 4 * c + 2 * c),
+          [&] {
+            if constexpr (std::is_same_v<T, bf16>) {
+              if (fc_proj8) {
+                v6::gemv_residual_w8a16(in<bf16>(buf.fc), fc_proj8->q, fc_proj8->scale, in<bf16>(w.fc_proj_b), x, x,
+                                        C, 4 * C, cur);
+                return;
+              }
+            }
+            v6::gemv_residual<T>(in<T>(buf.fc), in<T>(w.fc_proj_w), in<T>(w.fc_proj_b), x, x, C, 4 * C, cur);
+          });
   }
 
   // wte; x, gamma, beta; the logits

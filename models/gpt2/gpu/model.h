@@ -67,7 +67,8 @@ struct Options {
   // and mlp_proj read int8 copies of their matrices, quantized per output row on load
   // (models/gpt2/quantize.h), through the solution's v5_gemv_w8a16 (so gemv must be the
   // solution's). Prefill (T > 1) keeps the BF16 GEMMs and the LM head stays BF16 (wte), so
-  // both copies are on the GPU: int8_weight_bytes() more memory.
+  // both copies are on the GPU: int8_weight_bytes() more memory. With fused_decode the fused
+  // step's kernels read the int8 copies (v6_fused_decode's W8A16 forms).
   bool int8_weights = false;
   // The fused decode step (fused_decode.cu): every decode step (T = 1) runs the solution's v6
   // kernels — the LayerNorms in the GEMVs' prologues, the residual adds in their epilogues,

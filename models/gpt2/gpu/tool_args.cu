@@ -104,7 +104,8 @@ ToolArgs parse_tool_args(int argc, char** argv) {
   p.add_flag("check", "check every op, the forward against the float64 CPU forward, decode against recompute, "
              "the graph against eager", &a.check);
   p.add_flag("int8", "decode GEMVs (attn_qkv, attn_proj, mlp_fc, mlp_proj) from INT8 weights quantized per row "
-             "on load (bf16 only; prefill and the LM head stay BF16, so both copies are kept)", &a.int8);
+             "on load (bf16 only; prefill and the LM head stay BF16, so both copies are kept); with --decode=fused "
+             "the fused step's kernels read them", &a.int8);
   p.add_string("decode", "the decode step: ops (default; one kernel per op, as --kernels picks) or fused (the "
                "solution's fused kernels: LayerNorm in the GEMV's prologue, the residual add in its epilogue, the "
                "LM head with its argmax; chapter 8's split-KV attention)", &decode);
@@ -165,9 +166,6 @@ ToolArgs parse_tool_args(int argc, char** argv) {
     a.fused_decode = true;
   } else if (decode != "ops") {
     throw wb::UsageError("--decode=" + decode + ": use ops (one kernel per op) or fused (the fused decode step)");
-  }
-  if (a.fused_decode && a.int8) {
-    throw wb::UsageError("--decode=fused with --int8: the fused decode step reads the BF16 weights; use one of them");
   }
   if (!batch.empty()) {
     a.batch = parse_batch_list(batch);

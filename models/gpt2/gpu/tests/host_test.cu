@@ -55,7 +55,7 @@ TEST(Registry, EveryVariantTheModelLinksHasItsSpec) {
 // (solutions/ch09_gpt2/v6_fused_decode.cu) are linked into the model, each op with its variant.
 TEST(Registry, TheFusedDecodeStepsOpsAreLinked) {
   for (const char* op : {"ln_gemv/bf16", "ln_gemv/f32", "gemv_residual/bf16", "gemv_residual/f32", "gemv_argmax/bf16",
-                         "gemv_argmax/f32"}) {
+                         "gemv_argmax/f32", "ln_gemv_w8a16/bf16", "gemv_residual_w8a16/bf16"}) {
     EXPECT_NE(wb::find_op(op), nullptr) << op;
     bool found = false;
     for (const wb::Variant& v : wb::all_variants()) found |= v.op == op && v.name == "v6_fused_decode";
@@ -129,8 +129,8 @@ TEST(ToolArgs, DecodeStep) {
   EXPECT_FALSE(parse({"--weights=m", "--tokens=1", "--decode=ops"}).fused_decode);
   EXPECT_TRUE(parse({"--weights=m", "--tokens=1", "--decode=fused", "--dtype=f32", "--kernels=library"}).fused_decode);
   EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--decode=fast"}).find("--decode=fast"), std::string::npos);
-  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--decode=fused", "--int8"}).find("--decode=fused with --int8"),
-            std::string::npos);
+  const ToolArgs int8 = parse({"--weights=m", "--tokens=1", "--decode=fused", "--int8"});
+  EXPECT_TRUE(int8.fused_decode && int8.int8) << "the fused step runs on INT8 weights too";
 }
 
 TEST(ToolArgs, Overlap) {

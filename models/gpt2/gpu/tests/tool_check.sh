@@ -42,7 +42,6 @@ expect 2 "--upload=fast" -- "$tool" --weights="$tiny" --tokens=1 --upload=fast
 expect 2 "--int8 with --dtype=f32.*--dtype=bf16" -- "$tool" --weights="$tiny" --tokens=1 --int8 --dtype=f32
 expect 2 "--int8 with --kernels=library.*--use=gemv:solution" -- "$tool" --weights="$tiny" --tokens=1 --int8 --kernels=library
 expect 2 "--decode=fast" -- "$tool" --weights="$tiny" --tokens=1 --decode=fast
-expect 2 "--decode=fused with --int8" -- "$tool" --weights="$tiny" --tokens=1 --decode=fused --int8
 expect 2 "--batch.*from 1 to 1024" -- "$tool" --weights="$tiny" --tokens=1 --batch=0,x
 expect 2 "--batch.*'x' is not a whole number" -- "$tool" --weights="$tiny" --tokens=1 --batch=4,x
 expect 2 "--batch.*1 to 1024" -- "$tool" --weights="$tiny" --tokens=1 --batch=5000
@@ -71,6 +70,8 @@ expect 0 "int8 weights: .*MB.*and a decode step \\(INT8 GEMVs\\).* all within to
   "$tool" --weights="$tiny" --prompt-len=8 --new=4 --check --int8
 expect 0 "decode step: fused.*recompute.*ok.*bit for bit.*fused decode step vs op-by-op step: .* ok.*kernels per token.*ln_2\\+mlp_fc" -- \
   "$tool" --weights="$tiny" --prompt-len=8 --new=4 --check --decode=fused
+expect 0 "decode step: fused.*on the INT8 weights.*and a decode step \\(INT8 GEMVs\\).* all within tolerance.*recompute.*ok.*fused decode step vs op-by-op step: .* ok.*solution v6 w8a16" -- \
+  "$tool" --weights="$tiny" --prompt-len=8 --new=4 --check --int8 --decode=fused
 expect 0 "check: batched step \\(4 sequences.*ok.*batched decode.*tokens/s per seq.*bound" -- \
   "$tool" --weights="$tiny" --prompt-len=12 --new=8 --check --dtype=f32 --batch=1,4,16
 json_b=$work/batch.json

@@ -11,7 +11,8 @@
 // the per-op table of one eager decode pass (time per token, share, GB/s, % of the DRAM
 // roofline). --check first checks each op inside a run, the logits against the float64
 // CPU forward (small models), decode against full recompute, and graph replay against eager.
-// --int8 runs the decode GEMVs from INT8 copies of the block matrices (W8A16, bf16 only).
+// --int8 runs the decode GEMVs from INT8 copies of the block matrices (W8A16, bf16 only);
+// with --decode=fused, the fused step's kernels read the INT8 copies.
 // --decode=fused runs every decode step as the fused step (fewer, larger kernels: see
 // docs/ch09-transformer.md, "The fused decode step"); --check then also compares it with the
 // op-by-op step from the same state.
@@ -209,8 +210,9 @@ bool run_checks(Model& model, const gpt2::Weights& w, const std::vector<int32_t>
     std::printf("check: graph replay vs eager step: %s\n", g.empty() ? "bit for bit equal" : g.c_str());
     ok = ok && g.empty();
   }
-  // 5. the fused decode step vs the op-by-op step from the same state (whichever one --decode picks)
-  if (!model.options().int8_weights) {
+  // 5. the fused decode step vs the op-by-op step from the same state (whichever one --decode
+  // picks; with --int8 both read the INT8 weights)
+  {
     model.prefill(prompt);
     const gpt2::FusedDecodeCheck f = model.check_fused_decode(prompt.back());
     const bool good = f.rel_l2 <= bound && f.tokens_consistent();
@@ -350,8 +352,8 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
   }
 
   if (a.fused_decode) {
-    std::printf("decode step: fused (--decode=fused): the solution's v6 kernels and chapter 8's split-KV attention; "
-                "prefill as --kernels picks\n");
+    std::printf("decode step: fused (--decode=fused): the solution's v6 kernels%s and chapter 8's split-KV "
+                "attention; prefill as --kernels picks\n", a.int8 ? " on the INT8 weights (the LM head BF16)" : "");
   }
   if (a.check && !run_checks(model, w, prompt, 64)) checks_ok = false;
 
