@@ -319,9 +319,11 @@ __global__ void __launch_bounds__(kThreads, 4) row_gemv_kernel(const RowGemvArgs
   constexpr int kPer = 16 / sizeof(W);        // weights per 16-byte piece of a row (8 BF16, 16 int8)
   const int pieces = a.K / kPer;              // whole pieces of a row (vec: K % kPer == 0)
 
-  // 0. The CTA's first group of rows into L2 while the previous kernel finishes; then wait
-  //    for it: x (and r) are its output.
+  // 0. The CTA's first two groups of rows (g = blockIdx.x and blockIdx.x + gridDim.x: all of a
+  //    CTA's rows in the layers' GEMVs, a start in the LM head's) into L2 while the previous
+  //    kernel finishes; then wait for it: x (and r) are its output.
   prefetch_rows(a.w, static_cast<long long>(blockIdx.x) * kWarps, kWarps, a.N, a.K, kThreads);
+  prefetch_rows(a.w, (static_cast<long long>(blockIdx.x) + gridDim.x) * kWarps, kWarps, a.N, a.K, kThreads);
   wb::pdl_wait();
 
   // 1. This warp's first row: its first kAhead (int8: 2) pieces per lane are requested now, so that
