@@ -63,9 +63,8 @@ using ch05::solution::cp_async_16;
 using ch05::solution::cp_async_commit;
 using ch05::solution::cp_async_wait;
 
-constexpr int kDepth = 12;                                // ring slots per thread (kDepth - 1 in flight)
-constexpr int kCtasPerSm = 2;                             // 16 warps per SM
-constexpr int kRingBytes = kDepth * kThreads * 16;        // 48 KB per CTA
+constexpr int kDepth = 24;                                // ring slots per thread (kDepth - 1 in flight)
+constexpr int kRingBytes = kDepth * kThreads * 16;        // 96 KB per CTA
 constexpr int kMaxSmem = kRingBytes + kMaxRow * 4;        // and the input row: at most 8192 FP32
 
 // grid (at most one CTA per SM, at most N), block (kThreads), dynamic shared memory: the ring
@@ -88,15 +87,14 @@ __global__ void __launch_bounds__(kThreads, 2) stream_gemv_kernel(const RowGemvA
   const int rows = n1 - n0 > warp ? (n1 - n0 - warp + kWarps - 1) / kWarps : 0;  // rows n0 + warp + 8 i
   const int total = rows * chunks;                      // this thread's pieces
 
-  // The requests, in the thread's order: piece q_p of row q_row, then q_p + 32, ...
-  const size_t row_step = size_t(kWarps) * a.K / kPer;  // pieces from one of the warp's rows to its next
-  const uint4* q_row = reinterpret_cast<const uint4*>(a.w) + size_t(n0 + warp) * a.K / kPer;
-  int q = 0, q_p = lane, q_slot = 0;
+  // The requests, in the thread's order: piece (qi, qj) = row n0 + warp + 8 qi, piece lane + 32 qj.
+  int q = 0, qi = 0, qj = 0, q_slot = 0;
   const auto request = [&] {
     if (q < total) {
-      cp_async_16(ring + q_slot * kThreads, q_row + (q_p < pieces ? q_p : 0), q_p < pieces);  // past the row: zeros
-      q_p += 32;
-      if (q_p >= 32 * chunks) q_p = lane, q_row += row_step;
+      const int p = lane + 32 * qj;
+      const uint4* row = reinterpret_cast<const uint4*>(a.w + size_t(n0 + warp + kWarps * qi) * a.K);
+      cp_async_16(ring + q_slot * kThreads, row + (p < pieces ? p : 0), p < pieces);  // past the row: zeros
+      if (++qj == chunks) qj = 0, ++qi;
     }
     cp_async_commit();  // one group per request, empty past the end: the waits below count them
     ++q;
@@ -158,7 +156,7 @@ bool launch_stream(RowGemvArgs<T, W> a, cudaStream_t stream) {
   a.vec = true;
   const size_t smem = size_t(kRingBytes) + (size_t(a.K) * sizeof(T) + 15) / 16 * 16;
   const int sms = wb::query_device().sms;
-  const unsigned grid = static_cast<unsigned>(std::clamp(std::min(a.N, kCtasPerSm * sms), 1, kMaxCtas));
+  const unsigned grid = static_cast<unsigned>(std::clamp(std::min(a.N, sms), 1, kMaxCtas));
   wb::launch_chained(kernel, grid, kThreads, smem, stream, a);
   return true;
 }
