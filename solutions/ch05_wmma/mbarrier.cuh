@@ -1,9 +1,9 @@
-// Shared-memory barriers that count bytes (mbarrier, compute capability 9.0), on which the
-// copy engine's (TMA's) copies complete: one thread asks for a block of global memory to land
-// in shared memory, the barrier is told how many bytes to expect, and every thread that needs
-// the data waits on the barrier's phase.
+// Shared-memory barriers that count bytes (mbarrier) and the bulk copies that complete on them
+// (compute capability 9.0). The copy engine, not the threads, moves the data: one thread asks
+// for a whole block of global memory to land in shared memory, the barrier is told how many
+// bytes to expect, and every thread that needs the data waits on the barrier's phase.
 //
-//   thread 0:  mbar_arrive_expect_tx(bar, bytes); <a TMA copy completing on bar>
+//   thread 0:  mbar_arrive_expect_tx(bar, bytes); bulk_load(dst, src, bytes, bar);
 //   all:       mbar_wait(bar, phase);           // the bytes have landed
 //
 // A barrier alternates between phase 0 and 1; a wait names the parity of the phase it waits
@@ -57,6 +57,16 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
         : "r"(bar), "r"(parity)
         : "memory");
   } while (!done);
+#endif
+}
+
+// `bytes` contiguous bytes of global memory at `src` into shared memory at `dst`, completing on
+// barrier `bar`. Both addresses 16-byte aligned, bytes a multiple of 16.
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
 #endif
 }
 

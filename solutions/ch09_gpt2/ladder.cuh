@@ -21,11 +21,10 @@
 //                     stages, XOR-swizzled tiles, (128, 128) or (128, 64) tiles chosen so a
 //                     512-token prompt fills the SMs; v3's epilogue on the registers, 16-byte
 //                     stores: the prefill GEMM of the BF16 model
-//   v9_stream_gemv    v6's kernels with deep queues: each thread's pieces of W through a
-//                     cp.async ring in shared memory (23 in flight, v6 had 4), contiguous rows
-//                     per CTA, one CTA per SM, the first pieces requested before the
-//                     programmatic wait and the next kernel let in at once; v6 where the shape
-//                     does not allow it
+//   v9_stream_gemv    v6's kernels fed by the copy engine (Hopper): each CTA's contiguous rows
+//                     of W in tiles of whole rows, one bulk copy per tile into an ~80 KB ring,
+//                     the first ring-full requested before the programmatic wait, the next
+//                     kernel let in at once; v6 where the GPU or the shape does not allow it
 #pragma once
 #include "ch09.cuh"
 
@@ -96,7 +95,8 @@ void ln_gemv_qkv_w8a16(const bf16* x, const bf16* r, const bf16* gamma, const bf
                        const float* scale, const bf16* b, bf16* h, bf16* qkv, int C, float eps,
                        const KvCacheTarget<bf16>& kv, cudaStream_t stream);
 
-// v9_stream_gemv.cu: v6's ops and the model's forms, same arguments, the same sums bit for bit.
+// v9_stream_gemv.cu: v6's ops and the model's forms, same arguments and results (the sum of a row
+// shared by 8 / R warps is added in another order), on the copy engine where it applies.
 namespace v9 {
 template <class T>
 void ln_gemv(const T* x, const T* r, const T* gamma, const T* beta, const T* w, const T* b, T* h, T* y, int N, int C,

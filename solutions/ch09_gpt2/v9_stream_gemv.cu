@@ -1,54 +1,52 @@
-// Step 9 — the fused step's GEMVs with deep queues: v6's kernels, each thread keeping 23
-// 16-byte pieces of W in flight through cp.async, the first ones requested before the kernel
-// even waits for its input.
+// Step 9 — the fused step's GEMVs fed by the copy engine (Hopper and later): v6's kernels,
+// with each CTA's rows of W asked for in whole tiles before the kernel even waits for its input.
 //
 // v6 reaches the bandwidth only on long matrices. A GPT-2 1.5B block's GEMVs are 5 to 20 MB
-// each, 40 to 160 KB per SM: a warp of v6 holds four 16-byte loads per lane in flight (its
-// registers: 64 per thread at 4 CTAs per SM), pays the LayerNorm prologue with almost nothing
-// in flight, and its last loads drain while the next kernel has not started. Each kernel is
-// mostly ramp-up and tail. What changes:
+// each, 40 to 160 KB per SM: a CTA of v6 streams one row per warp with four 16-byte loads per
+// lane in flight, pays its LayerNorm prologue with almost nothing in flight, and its last
+// loads drain while the next kernel has not started. Each kernel is mostly ramp-up and tail.
+// Measured on an H100 in the 1.5B step, the QKV GEMV ran at a third of the copy bandwidth.
+// What changes:
 //
-//   a queue in shared memory   a thread's loads go through cp.async into its own ring of
-//                  kDepth 16-byte slots in shared memory (96 KB per CTA), not into registers:
-//                  kDepth - 1 pieces in flight per thread, 23 where v6 had 4, with one CTA of
-//                  8 warps per SM (about 94 KB in flight per SM).
-//   contiguous rows per CTA    CTA c owns rows [N c / grid, N (c + 1) / grid); warp w of it
-//                  rows n0 + w, n0 + w + 8, ... A thread's pieces, in the order it adds them,
-//                  are those of v4's lane: row by row, pieces lane, lane + 32, ... So its sums
-//                  are v4's (v5's on int8 weights) bit for bit, and v6's.
-//   before the wait            the weights are constants, so the first kDepth - 1 pieces of
-//                  every thread are requested BEFORE pdl_wait (programmatic launch,
-//                  harness/cuda/pdl.cuh), and the kernel lets the next one launch at once
-//                  (pdl_trigger before pdl_wait: the next kernel still waits for this one to
-//                  END, which comes after this one's own wait, so the chain stays ordered).
-//                  A CTA of about 100 KB of shared memory leaves room for the next kernel's
-//                  CTA beside it on the SM: while this kernel computes, the next one's weights
-//                  are already on their way, and in a chain of GEMVs DRAM need not wait for a
-//                  kernel boundary.
+//   tiles by the copy engine   CTA c owns a contiguous slice of rows [n0, n1) of W: one
+//                  contiguous span of memory. Thread 0 cuts it into tiles of R whole rows
+//                  (R = 8, 4, 2 or 1: as many as fit in 16 KB) and asks for each with ONE bulk
+//                  copy (cp.async.bulk, ../ch05_wmma/mbarrier.cuh) into a ring of shared
+//                  memory, completing on the tile's mbarrier. No registers hold loads in flight,
+//                  so the ring can be large: about 80 KB per CTA, most of a CTA's rows of a
+//                  1.5B block matrix, requested in a handful of instructions.
+//   before the wait            the weights are constants, so the first ring-full is requested
+//                  BEFORE pdl_wait (programmatic launch, harness/cuda/pdl.cuh), and the kernel
+//                  lets the next one launch right away (pdl_trigger before pdl_wait: the next
+//                  kernel still waits for this one to END, which comes after this one's own
+//                  wait, so the chain stays ordered). One CTA per SM of at most ~100 KB of
+//                  shared memory leaves room for the next kernel's CTA beside it: while this
+//                  kernel computes, the next one's weights are already on the way. In a chain
+//                  of GEMVs, DRAM never waits for a kernel boundary.
+//   the same arithmetic        the input row is staged (and normalised) in shared memory as in
+//                  v6 (row_gemv.cuh), warps read the tile from shared memory: with R = 8 one
+//                  warp per row, lane l taking pieces l, l + 32, ... (v4's order); with fewer
+//                  rows per tile 8 / R warps share a row and add their sums through shared
+//                  memory in a fixed order. The epilogue (bias, GELU, residual add, the KV
+//                  store, the argmax's keys and merge) is v6's.
 //
-//   thread t of warp w, pieces c = 0, 1, ... (row i = c / chunks, piece lane + 32 (c % chunks)):
-//       before pdl_wait:  pieces 0 .. kDepth - 2 requested          ring slot c % kDepth
-//       then:             the input row staged (LayerNorm) in shared memory
-//       per piece c:      wait until piece c has landed -> x piece -> FMA -> request piece
-//                         c + kDepth - 1 into the slot piece c - 1 freed; at a row's last
-//                         piece: the warp's shuffle sum and v6's epilogue
+//   CTA c, rows [n0, n1):   tile t = rows n0 + t R .. n0 + t R + R - 1  ->  ring slot t % S
+//       thread 0:  slots 0 .. S-1 requested      (before pdl_wait)
+//       all:       stage the input row (LayerNorm)
+//       per tile:  wait for its barrier's phase (t / S) % 2 -> dot products -> barrier ->
+//                  thread 0 requests tile t + S into the freed slot -> epilogue
 //
-// Tried first: one bulk copy (cp.async.bulk, completing on an mbarrier) per tile of whole rows,
-// issued by one thread into an 80 KB ring. Measured on an H100 it was slower than v6 on every
-// shape (the LM head at 1.5 TB/s against v6's 2.1): a few large copies per SM did not keep
-// DRAM as busy as 256 threads' small ones. The copy engine pays on 2-D tiles (chapter 5's
-// bonus), not here.
+// Where it does not apply (compute capability below 9.0, a binary built without sm_90, rows
+// that are not whole 16-byte pieces, W not 16-byte aligned, gemv_residual's x longer than the
+// row v9 stages) each launcher calls v6's.
 //
-// Where it does not apply (compute capability below 8.0, rows that are not whole 16-byte
-// pieces, W not 16-byte aligned, gemv_residual's x longer than the row v9 stages) each
-// launcher calls v6's.
-//
-// Run: build/ch09/bin/ch09_bench --full --op=ln_gemv --impl=v6_fused_decode,v9_stream_gemv
+// Run: build/ch09/bin/ch09_bench --op=ln_gemv/bf16 --impl=v6_fused_decode,v9_stream_gemv
 //      build/ch09/bin/gpt2 --weights=1.5B.safetensors --prompt-len=512 --new=128 --decode=fused
 #include <algorithm>
 #include <cstdint>
 
-#include "../ch05_wmma/async_copy.cuh"
+#include "../ch05_wmma/mbarrier.cuh"
+#include "../ch05_wmma/mma_common.cuh"
 #include "cuda/device.cuh"
 #include "cuda/errors.cuh"
 #include "cuda/pdl.cuh"
@@ -59,105 +57,147 @@ namespace ch09::solution::v9 {
 namespace {
 
 using namespace row_gemv;
-using ch05::solution::cp_async_16;
-using ch05::solution::cp_async_commit;
-using ch05::solution::cp_async_wait;
+using ch05::solution::bulk_load;
+using ch05::solution::fence_async_shared;
+using ch05::solution::fence_mbarrier_init;
+using ch05::solution::mbar_arrive_expect_tx;
+using ch05::solution::mbar_init;
+using ch05::solution::mbar_wait;
+using ch05::solution::smem_u32;
 
-constexpr int kDepth = 24;                                // ring slots per thread (kDepth - 1 in flight)
-constexpr int kRingBytes = kDepth * kThreads * 16;        // 96 KB per CTA
-constexpr int kMaxSmem = kRingBytes + kMaxRow * 4;        // and the input row: at most 8192 FP32
+constexpr int kTileBytes = 16 * 1024;  // a tile's rows fit in this (one row may be longer: then one row)
+constexpr int kRingBytes = 80 * 1024;  // the ring's size to aim for
+constexpr int kMaxStages = 8;
+// The most dynamic shared memory a launch asks for: a ring of 2 rows of 32 KB (K = 8192 in
+// FP32), or kRingBytes of smaller tiles, and the input row.
+constexpr int kMaxSmem = 2 * 32 * 1024 + 32 * 1024;
+
+// How a CTA's rows are cut: R rows per tile, S tiles in the ring.
+struct Plan {
+  int rows_per_tile;  // R: 8, 4, 2 or 1 (8 / R warps per row)
+  int stages;         // S: 2 .. kMaxStages
+  int tile_bytes;     // R * K * sizeof(W)
+  int ring_bytes;     // S * tile_bytes
+};
+
+template <class W>
+Plan plan_for(int K) {
+  const int row_bytes = K * static_cast<int>(sizeof(W));
+  Plan p{};
+  p.rows_per_tile = kWarps;
+  while (p.rows_per_tile > 1 && p.rows_per_tile * row_bytes > kTileBytes) p.rows_per_tile /= 2;
+  p.tile_bytes = p.rows_per_tile * row_bytes;
+  p.stages = std::clamp(kRingBytes / p.tile_bytes, 2, kMaxStages);
+  p.ring_bytes = p.stages * p.tile_bytes;
+  return p;
+}
 
 // grid (at most one CTA per SM, at most N), block (kThreads), dynamic shared memory: the ring
-// (kRingBytes, slot s of thread t at [s][t]: a warp's slot is 512 contiguous bytes), then the
-// input row (K elements of T).
+// (p.ring_bytes), then the input row (K elements of T). CTA c owns rows
+// [N c / grid, N (c + 1) / grid).
 template <class T, class W, bool kNorm, bool kArgmax>
-__global__ void __launch_bounds__(kThreads, 2) stream_gemv_kernel(const RowGemvArgs<T, W> a) {
+__global__ void __launch_bounds__(kThreads, 3) stream_gemv_kernel(const RowGemvArgs<T, W> a, const Plan p) {
   static_assert(kValidWeights<T, W>, "W is T, or int8 with BF16 activations");
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  uint4* ring = reinterpret_cast<uint4*>(smem_raw) + threadIdx.x;  // this thread's slot 0; slot s at ring[s * kThreads]
-  T* s_row = reinterpret_cast<T*>(smem_raw + kRingBytes);         // (K) the input row
-  __shared__ float red[kWarps];                                   // block_sum
-  __shared__ Key warp_best[kWarps];                               // kArgmax
-  __shared__ bool last_cta;                                       // kArgmax
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  unsigned char* ring = smem_raw;                            // (S, tile_bytes)
+  T* s_row = reinterpret_cast<T*>(smem_raw + p.ring_bytes);  // (K) the input row
+  __shared__ __align__(8) uint64_t full[kMaxStages];         // tile t's bytes have landed in slot t % S
+  __shared__ float red[kWarps];                              // block_sum
+  __shared__ float partial[2][kWarps];                       // each warp's sum, by the tile's parity
+  __shared__ Key warp_best[kWarps];                          // kArgmax
+  __shared__ bool last_cta;                                  // kArgmax
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int n0 = static_cast<int>(static_cast<long long>(a.N) * blockIdx.x / gridDim.x);
   const int n1 = static_cast<int>(static_cast<long long>(a.N) * (blockIdx.x + 1) / gridDim.x);
-  constexpr int kPer = 16 / sizeof(W);                  // weights per 16-byte piece of a row
-  const int pieces = a.K / kPer, chunks = (pieces + 31) / 32;  // a row: `chunks` pieces per lane
-  const int rows = n1 - n0 > warp ? (n1 - n0 - warp + kWarps - 1) / kWarps : 0;  // rows n0 + warp + 8 i
-  const int total = rows * chunks;                      // this thread's pieces
+  const int R = p.rows_per_tile, tiles = (n1 - n0 + R - 1) / R;
+  const uint32_t row_bytes = static_cast<uint32_t>(a.K) * sizeof(W);
 
-  // The requests, in the thread's order: piece (qi, qj) = row n0 + warp + 8 qi, piece lane + 32 qj.
-  int q = 0, qi = 0, qj = 0, q_slot = 0;
-  const auto request = [&] {
-    if (q < total) {
-      const int p = lane + 32 * qj;
-      const uint4* row = reinterpret_cast<const uint4*>(a.w + size_t(n0 + warp + kWarps * qi) * a.K);
-      cp_async_16(ring + q_slot * kThreads, row + (p < pieces ? p : 0), p < pieces);  // past the row: zeros
-      if (++qj == chunks) qj = 0, ++qi;
-    }
-    cp_async_commit();  // one group per request, empty past the end: the waits below count them
-    ++q;
-    if (++q_slot == kDepth) q_slot = 0;
+  // Tile t (its rows, at most R, past n1 none) into slot t % S: one bulk copy.
+  const auto request = [&](int t) {
+    const int r0 = n0 + t * R, rows = min(R, n1 - r0);
+    const uint32_t bar = smem_u32(&full[t % p.stages]);
+    mbar_arrive_expect_tx(bar, rows * row_bytes);
+    bulk_load(smem_u32(ring + (t % p.stages) * p.tile_bytes), a.w + size_t(r0) * a.K, rows * row_bytes, bar);
   };
 
-  // 1. The first kDepth - 1 pieces, before waiting for the previous kernel: W is constant.
-  for (int c = 0; c < kDepth - 1; ++c) request();
+  // 1. The first ring-full, before waiting for the previous kernel: W is constant.
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < p.stages; ++s) mbar_init(smem_u32(&full[s]), 1);
+    fence_mbarrier_init();
+    for (int t = 0; t < min(p.stages, tiles); ++t) request(t);
+  }
   wb::pdl_trigger();  // the next kernel may come in beside this one and request its own weights
   wb::pdl_wait();     // x, r and res are the previous kernels' outputs
 
-  // 2. The input row, normalised, into shared memory.
+  // 2. The input row, normalised, into shared memory (ends with a barrier, after which every
+  //    thread also sees the initialised mbarriers).
   stage_row<T, W, kNorm>(a, s_row, red);
 
-  // 3. The pieces: kDepth - 1 + c groups committed when piece c is waited for, so at most
-  //    kDepth - 2 pending means piece c has landed. Its slot's next request comes after its
-  //    value is used; the request issued here refills the slot piece c - 1 left.
+  // 3. The tiles: 8 / R warps per row, warp j of a row taking pieces j * 32 + lane, then every
+  //    32 * 8 / R-th.
+  constexpr int kPer = 16 / sizeof(W);  // weights per 16-byte piece of a row
+  const int pieces = a.K / kPer;
+  const int per_row = kWarps / R, r_local = warp / per_row, j = warp % per_row;
   const SharedPieces x4{reinterpret_cast<const uint4*>(s_row)};
-  [[maybe_unused]] Key best = 0;  // kArgmax: lane 0's best key of the warp's rows
-  float acc = 0.0f;
-  int i = 0, j = 0, slot = 0;  // piece c: row i, lane piece j, ring slot
-  for (int c = 0; c < total; ++c) {
-    cp_async_wait<kDepth - 2>();
-    const uint4 wv = ring[slot * kThreads];
-    const int p = lane + 32 * j;
-    if (p < pieces) acc += dot_piece<T, W>(wv, x4, p);
-    request();
-    if (++slot == kDepth) slot = 0;
-    if (++j == chunks) {  // the row's last piece: v4's shuffle sum, v6's epilogue
+  [[maybe_unused]] Key best = 0;  // kArgmax: the best key of the rows this thread finished
+  for (int t = 0; t < tiles; ++t) {
+    const int slot = t % p.stages, n = n0 + t * R + r_local;
+    mbar_wait(smem_u32(&full[slot]), (t / p.stages) & 1);
+    float acc = 0.0f;
+    if (n < n1) {  // n is the same for the warp's 32 lanes
+      const uint4* w4 = reinterpret_cast<const uint4*>(ring + slot * p.tile_bytes + r_local * row_bytes);
+#pragma unroll 4
+      for (int q = j * 32 + lane; q < pieces; q += 32 * per_row) acc += dot_piece<T, W>(w4[q], x4, q);
       acc = warp_sum(acc);
-      const int n = n0 + warp + kWarps * i;
-      if (lane == 0) {
-        const T out = finish_row(a, n, acc);
-        if constexpr (kArgmax) best = key_max(best, make_key(to_f32(out), n));
-      }
-      acc = 0.0f, j = 0, ++i;
+    }
+    if (lane == 0) partial[t & 1][warp] = acc;
+    __syncthreads();  // the slot is read by every warp, every partial sum is in
+    if (threadIdx.x == 0 && t + p.stages < tiles) {
+      fence_async_shared();  // the warps' reads of the slot come before the copy engine's writes
+      request(t + p.stages);
+    }
+    if (j == 0 && lane == 0 && n < n1) {
+      float sum = 0.0f;
+      for (int i = 0; i < per_row; ++i) sum += partial[t & 1][warp + i];  // a fixed order
+      const T out = finish_row(a, n, sum);
+      if constexpr (kArgmax) best = key_max(best, make_key(to_f32(out), n));
     }
   }
-  cp_async_wait<0>();
   if constexpr (kArgmax) merge_argmax(a, best, warp_best, &last_cta);
+#else
+  __trap();  // not reached: launch_stream checks that the kernel was built for sm_90 or later
+#endif
 }
 
-// Launches the kernel and returns true, or returns false (the caller runs v6) where it does not
-// apply: a GPU before 8.0 (cp.async), a binary without code for 8.0 or later, rows that are not
-// whole 16-byte pieces, W not 16-byte aligned, K past the staged row.
+// True when this kernel can run here: a GPU of compute capability 9.0 or later, and a binary
+// built for it (an sm_80 binary JIT-compiled on an H100 would hold the #else branch).
+template <class K>
+bool runs_here(K* kernel) {
+  if (!wb::query_device().has_tma()) return false;
+  cudaFuncAttributes attr{};
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  return attr.binaryVersion >= 90;
+}
+
+// Launches the streaming kernel and returns true, or returns false (the caller runs v6) where
+// it does not apply.
 template <class T, class W, bool kNorm, bool kArgmax>
 bool launch_stream(RowGemvArgs<T, W> a, cudaStream_t stream) {
   auto* kernel = &stream_gemv_kernel<T, W, kNorm, kArgmax>;
   static const bool here = [&] {
-    if (!wb::query_device().has_cp_async()) return false;
-    cudaFuncAttributes attr{};
-    CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
-    if (attr.ptxVersion < 80) return false;  // (built for an older target, cp.async compiles to nothing)
+    if (!runs_here(kernel)) return false;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kMaxSmem));
     return true;
   }();
   const size_t row_bytes = size_t(a.K) * sizeof(W);
-  if (!here || a.K > kMaxRow || row_bytes % 16 != 0 || !aligned16(a.w)) return false;
+  if (!here || a.K > kMaxRow || row_bytes % 16 != 0 || !aligned16(a.w)) return false;  // (v6 reads x from global)
   a.vec = true;
-  const size_t smem = size_t(kRingBytes) + (size_t(a.K) * sizeof(T) + 15) / 16 * 16;
+  const Plan p = plan_for<W>(a.K);
+  const size_t smem = size_t(p.ring_bytes) + (size_t(a.K) * sizeof(T) + 15) / 16 * 16;
   const int sms = wb::query_device().sms;
   const unsigned grid = static_cast<unsigned>(std::clamp(std::min(a.N, sms), 1, kMaxCtas));
-  wb::launch_chained(kernel, grid, kThreads, smem, stream, a);
+  wb::launch_chained(kernel, grid, kThreads, smem, stream, a, p);
   return true;
 }
 
