@@ -401,8 +401,7 @@ wb::OpSpec<LnGemvFn<T>> ln_gemv_op() {
             return s;
           },
       .bench_shapes = {wb::Shape{{"N", 3072}, {"C", 768}, {"gelu", 1}}},
-      .full_bench_shapes = {wb::Shape{{"N", 4800}, {"C", 1600}, {"gelu", 0}},  // 1.5B's QKV and MLP
-                            wb::Shape{{"N", 6400}, {"C", 1600}, {"gelu", 1}}},
+      .full_bench_shapes = {wb::Shape{{"N", 6400}, {"C", 1600}, {"gelu", 1}}},
       .bytes = [](const wb::Shape& s) {
         const double n = s["N"], c = s["C"];
         return sizeof(T) * (n * c + 2 * n + 5 * c);  // W, b, y; x, r, gamma, beta, h
@@ -446,7 +445,7 @@ wb::OpSpec<GemvResidualFn<T>> gemv_residual_op() {
       .test_shapes = shapes,
       .random_shapes = wb::shapes::random(3, {{"N", 5000}, {"K", 7000}}),
       .bench_shapes = {wb::Shape{{"N", 768}, {"K", 3072}}},
-      .full_bench_shapes = {wb::Shape{{"N", 1600}, {"K", 1600}}, wb::Shape{{"N", 1600}, {"K", 6400}}},  // 1.5B's two
+      .full_bench_shapes = {wb::Shape{{"N", 1600}, {"K", 6400}}},
       .bytes = [](const wb::Shape& s) {
         const double n = s["N"], k = s["K"];
         return sizeof(T) * (n * k + k + 3 * n);  // W, x; b, res, y
@@ -615,8 +614,7 @@ wb::OpSpec<LnGemvW8Fn> ln_gemv_w8a16_op() {
             return s;
           },
       .bench_shapes = {wb::Shape{{"N", 3072}, {"C", 768}, {"gelu", 1}}},
-      .full_bench_shapes = {wb::Shape{{"N", 4800}, {"C", 1600}, {"gelu", 0}},  // 1.5B's QKV and MLP
-                            wb::Shape{{"N", 6400}, {"C", 1600}, {"gelu", 1}}},
+      .full_bench_shapes = {wb::Shape{{"N", 6400}, {"C", 1600}, {"gelu", 1}}},
       .bytes = [](const wb::Shape& s) {
         const double n = s["N"], c = s["C"];
         return n * c + 4 * n + 2 * (2 * n + 5 * c);  // q, scale; b, y; x, r, gamma, beta, h
@@ -671,7 +669,7 @@ wb::OpSpec<GemvResidualW8Fn> gemv_residual_w8a16_op() {
       .test_shapes = shapes,
       .random_shapes = wb::shapes::random(3, {{"N", 5000}, {"K", 7000}}),
       .bench_shapes = {wb::Shape{{"N", 768}, {"K", 3072}}},
-      .full_bench_shapes = {wb::Shape{{"N", 1600}, {"K", 1600}}, wb::Shape{{"N", 1600}, {"K", 6400}}},  // 1.5B's two
+      .full_bench_shapes = {wb::Shape{{"N", 1600}, {"K", 6400}}},
       .bytes = [](const wb::Shape& s) {
         const double n = s["N"], k = s["K"];
         return n * k + 4 * n + 2 * (k + 3 * n);  // q, scale; x; b, res, y

@@ -19,12 +19,9 @@
 //      What it may do there: pdl_prefetch_l2 of data that is constant (weights, a cache).
 //      A prefetch only moves lines from DRAM into L2, which every SM reads through, so even a
 //      line an earlier kernel is still writing is read correctly after the wait.
-//   2. pdl_trigger() lets the kernel after it be scheduled; that kernel still waits (its own
-//      pdl_wait) for ALL of this one to end, and this one ends only after its own pdl_wait, so
-//      the chain stays ordered wherever the trigger is. Typically a CTA triggers once its main
-//      work is done. Triggering at the very start (before pdl_wait) pays when the next kernel's
-//      CTAs fit on an SM beside this one's: they come in at once and start their own rule-1
-//      work (chapter 9's v9 GEMVs request their weights so).
+//   2. It calls pdl_trigger() only after its own pdl_wait() (so the kernel after it cannot
+//      start before the one before it ended: the chain stays ordered), typically once its CTA
+//      has done its main work. The kernel after it still waits for ALL of this one to end.
 //   3. Every CTA calls pdl_wait() before its first dependent read.
 // Without the attribute (GPUs before 9.0, or an ordinary launch) the three calls do nothing.
 //

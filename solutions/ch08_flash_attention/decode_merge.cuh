@@ -46,7 +46,6 @@ __global__ void __launch_bounds__(kDecodeMergeThreads)
                         float* __restrict__ lse, int chunks, int D) {
   __shared__ float weight[kDecodeTargetCtas];  // lse_c, then exp(lse_c - lse); chunks <= decode_splits <= this
   __shared__ float red[kDecodeMergeWarps];
-  wb::pdl_trigger();  // in a PdlChain the next kernel may come in and request its weights meanwhile
   wb::pdl_wait();
   const size_t rows = gridDim.x, r = blockIdx.x;
   float m = -INFINITY;

@@ -22,12 +22,10 @@
 //                  (two CTAs per SM at D = 128), so every CTA starts at once and each streams
 //                  several tiles through a 3-stage cp.async pipeline (64 KB in flight per CTA).
 //   merge early    the merge kernel (decode_merge.cuh, as v5's) is launched as a programmatic
-//                  dependent of the chunk kernel (Hopper; harness/cuda/pdl.cuh), which lets it
-//                  in as soon as every chunk CTA has started: it is resident and waiting when
-//                  the last chunk ends, instead of being launched then. In a PdlChain (chapter
-//                  9's fused step) the chunk kernel itself is one too, with its first tiles
-//                  asked from L2 before it waits for the QKV GEMV, and the merge lets the next
-//                  kernel in at once (the output projection requests its weights meanwhile).
+//                  dependent of the chunk kernel (Hopper; harness/cuda/pdl.cuh): it is resident
+//                  and waiting when the last chunk ends, instead of being launched then. In a
+//                  PdlChain (chapter 9's fused step) the chunk kernel itself is one too, with
+//                  its first tiles asked from L2 before it waits for the QKV GEMV.
 //
 //   CTA (c, b * Hkv + h, z): keys [c * chunk, (c + 1) * chunk) of kv head h, query rows
 //   z * 16 .. z * 16 + 15 of the group; per 64-key tile, warp w owns keys 16 w .. 16 w + 15:
@@ -135,8 +133,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 2)
       wb::pdl_prefetch_l2(vp + off);
     }
   }
-  wb::pdl_trigger();  // the merge kernel may come in now; it waits for this grid to end
-  wb::pdl_wait();     // q, the cache's newest entry and the length are the previous kernels' outputs
+  wb::pdl_wait();  // q, the cache's newest entry and the length are the previous kernels' outputs
 
   const int L = min(seq_lens[b] + len_add, L_max);  // keys 0 .. L - 1, the new token's included
   const int k_end = min(k_begin + chunk, L);
@@ -262,6 +259,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 2)
       mma_16816<bf16>(acc_o[2 * dp + 1], pf, vb[2], vb[3]);
     }
   }
+  wb::pdl_trigger();  // the merge kernel may be scheduled now; it waits for this grid to end
 
   // --- the four warps' (m, l, O) merged through shared memory ---------------------------------------
   cp_async_wait<0>();

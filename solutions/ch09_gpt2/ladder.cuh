@@ -21,10 +21,6 @@
 //                     stages, XOR-swizzled tiles, (128, 128) or (128, 64) tiles chosen so a
 //                     512-token prompt fills the SMs; v3's epilogue on the registers, 16-byte
 //                     stores: the prefill GEMM of the BF16 model
-//   v9_stream_gemv    v6's kernels fed by the copy engine (Hopper): each CTA's contiguous rows
-//                     of W in tiles of whole rows, one bulk copy per tile into an ~80 KB ring,
-//                     the first ring-full requested before the programmatic wait, the next
-//                     kernel let in at once; v6 where the GPU or the shape does not allow it
 #pragma once
 #include "ch09.cuh"
 
@@ -94,32 +90,5 @@ void gemv_residual_w8a16(const bf16* x, const int8_t* q, const float* scale, con
 void ln_gemv_qkv_w8a16(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const int8_t* q,
                        const float* scale, const bf16* b, bf16* h, bf16* qkv, int C, float eps,
                        const KvCacheTarget<bf16>& kv, cudaStream_t stream);
-
-// v9_stream_gemv.cu: v6's ops and the model's forms, same arguments and results (the sum of a row
-// shared by 8 / R warps is added in another order), on the copy engine where it applies.
-namespace v9 {
-template <class T>
-void ln_gemv(const T* x, const T* r, const T* gamma, const T* beta, const T* w, const T* b, T* h, T* y, int N, int C,
-             Epilogue epi, float eps, cudaStream_t stream);
-template <class T>
-void gemv_residual(const T* x, const T* w, const T* b, const T* res, T* y, int N, int K, cudaStream_t stream);
-template <class T>
-void gemv_argmax(const T* x, const T* w, T* y, int32_t* index, float* value, int N, int K, void* workspace,
-                 cudaStream_t stream);
-template <class T>
-void ln_gemv_qkv(const T* x, const T* r, const T* gamma, const T* beta, const T* w, const T* b, T* h, T* qkv, int C,
-                 float eps, const KvCacheTarget<T>& kv, cudaStream_t stream);
-template <class T>
-void ln_gemv_argmax(const T* x, const T* gamma, const T* beta, const T* w, T* y, int32_t* index, float* value, int N,
-                    int C, float eps, void* workspace, cudaStream_t stream);
-void ln_gemv_w8a16(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const int8_t* q,
-                   const float* scale, const bf16* b, bf16* h, bf16* y, int N, int C, Epilogue epi, float eps,
-                   cudaStream_t stream);
-void gemv_residual_w8a16(const bf16* x, const int8_t* q, const float* scale, const bf16* b, const bf16* res, bf16* y,
-                         int N, int K, cudaStream_t stream);
-void ln_gemv_qkv_w8a16(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const int8_t* q,
-                       const float* scale, const bf16* b, bf16* h, bf16* qkv, int C, float eps,
-                       const KvCacheTarget<bf16>& kv, cudaStream_t stream);
-}  // namespace v9
 
 }  // namespace ch09::solution

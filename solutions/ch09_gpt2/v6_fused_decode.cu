@@ -83,14 +83,14 @@
 #include "cuda/pdl.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
-#include "row_gemv.cuh"
 
 namespace ch09::solution {
 namespace {
 
-using namespace row_gemv;  // the pieces v6 shares with v9 (row_gemv.cuh)
-
-constexpr int kAhead = 4;  // 16-byte pieces per lane requested before the LayerNorm (1024 BF16 of a row)
+constexpr int kWarps = 8, kThreads = 32 * kWarps;  // a CTA: 8 warps
+constexpr int kAhead = 4;       // 16-byte pieces per lane requested before the LayerNorm (1024 BF16 of a row)
+constexpr int kMaxCtas = 1024;  // a row GEMV's grid at most (the argmax's workspace holds one key per CTA)
+constexpr int kMaxRow = 8192;   // C (or K) at most: the input row lives in shared memory (32 KB in FP32)
 
 // Before waiting for the previous kernel: the CTA's first `rows` rows of W (from row n0) into
 // L2, one 128-byte line per thread and step (W's bytes: int8 weights take half those of BF16).
@@ -105,6 +105,53 @@ __device__ __forceinline__ void prefetch_rows(const W* w, long long n0, int rows
   }
 }
 
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+  return v;  // every lane holds the sum
+}
+
+// The sum of one value per thread over the CTA; every thread gets it. `red`: kWarps floats
+// of shared memory, free again when this returns.
+__device__ __forceinline__ float block_sum(float v, float* red) {
+  v = warp_sum(v);
+  if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = v;
+  __syncthreads();
+  float total = 0.0f;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) total += red[w];
+  __syncthreads();  // every thread has read red before the next call writes it
+  return total;
+}
+
+// --- how a GEMV reads its weights: W = T (BF16 or FP32), or W = int8_t with T = BF16 ---------
+// A 16-byte piece of a row of W holds 16 / sizeof(W) weights (8 BF16, 4 FP32, 16 int8). x is
+// read as 16-byte pieces of T too: from the row staged in shared memory (ln_gemv), or from
+// global memory through the read-only cache (gemv_residual).
+struct SharedPieces {
+  const uint4* p;
+  __device__ __forceinline__ uint4 operator[](int i) const { return p[i]; }
+};
+struct GlobalPieces {
+  const uint4* p;
+  __device__ __forceinline__ uint4 operator[](int i) const { return __ldg(p + i); }
+};
+
+template <class T, class W>
+constexpr bool kValidWeights = std::is_same_v<W, T> || (std::is_same_v<W, int8_t> && std::is_same_v<T, bf16>);
+
+// Piece p of a row (w) times the matching elements of x, in FP32: on T weights step 4's
+// dot16 with x's piece p; on int8 weights step 5's dot16_w8 with x's pieces 2p and 2p + 1
+// (16 BF16), unscaled.
+template <class T, class W, class X>
+__device__ __forceinline__ float dot_piece(const uint4& w, const X& x, int p) {
+  if constexpr (std::is_same_v<W, int8_t>) {
+    return dot16_w8(w, x[2 * p], x[2 * p + 1]);
+  } else {
+    return dot16(w, x[p], T{});
+  }
+}
+
 // The row GEMV's pieces per lane requested before the LayerNorm, and the unroll of its loop over
 // a row. On int8 weights each piece in flight needs two pieces of x beside it (12 registers, not
 // 8): 4 pieces ahead spill at the 64 registers of __launch_bounds__, and so does 2 ahead with an
@@ -114,6 +161,147 @@ template <class W>
 constexpr int kAheadOf = std::is_same_v<W, int8_t> ? 2 : kAhead;
 template <class W>
 constexpr int kUnrollOf = std::is_same_v<W, int8_t> ? 3 : 4;
+
+// A row's sum times the row's scale (int8 weights: once per row), or the sum as it is.
+template <class W>
+__device__ __forceinline__ float scaled(float sum, const float* scale, int n) {
+  if constexpr (std::is_same_v<W, int8_t>) {
+    return sum * scale[n];
+  } else {
+    return sum;
+  }
+}
+
+// --- argmax keys: chapter 7's order as one unsigned 64-bit number -----------------------------
+//   key = ordered(value) << 32 | ~index
+// ordered() maps a float to a uint32 of the same order (negative floats: all bits flipped;
+// positive ones: the sign bit set; -0 counted as +0), ~index makes the lower index the larger
+// key, so the largest key is the argmax with ties to the lower index. Every real key is
+// above 0, which therefore means "no row yet".
+using Key = unsigned long long;
+
+__device__ __forceinline__ uint32_t ordered_bits(float v) {
+  const uint32_t u = __float_as_uint(__fadd_rn(v, 0.0f));  // -0 + 0 = +0
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+__device__ __forceinline__ Key make_key(float v, int n) { return (Key(ordered_bits(v)) << 32) | Key(~uint32_t(n)); }
+__device__ __forceinline__ int key_index(Key k) { return int(~uint32_t(k & 0xffffffffu)); }
+__device__ __forceinline__ float key_value(Key k) {
+  const uint32_t o = uint32_t(k >> 32);
+  return __uint_as_float((o & 0x80000000u) ? (o & 0x7fffffffu) : ~o);  // ordered_bits undone
+}
+__device__ __forceinline__ Key key_max(Key a, Key b) { return a > b ? a : b; }
+
+// The argmax's workspace: a ticket counter (zero between calls) and one key per CTA.
+struct ArgmaxWorkspace {
+  unsigned int done;
+  unsigned int pad;
+  Key part[kMaxCtas];
+};
+
+// --- the row GEMV: y (N) = epilogue(W (N, K) · row + b), row = [LayerNorm](x [+ r]) ----------
+
+template <class T, class W = T>
+struct RowGemvArgs {
+  const T* x;          // (K) the input
+  const T* r;          // (K) added to x first (the residual pair), or null
+  const T* gamma;      // (K) the LayerNorm's scale (kNorm)
+  const T* beta;       // (K) the LayerNorm's shift (kNorm)
+  T* h;                // (K) h = T(x + r), written by CTA 0; or null
+  const W* w;          // (N, K) row-major: row n holds output n's K weights (W = int8_t: q)
+  const float* scale;  // W = int8_t: (N), W[n][k] ~ q[n][k] * scale[n]; else null
+  const T* b;          // (N), or null for Epilogue::None
+  T* y;                // (N)
+  int N, K;
+  Epilogue epi;
+  float eps;
+  bool vec;            // 16-byte loads of W: K * sizeof(W) % 16 == 0 and W 16-byte aligned
+  KvCacheTarget<T> kv; // kv.k_cache not null: y is the QKV row, its keys and values go to the cache too
+  int32_t* index;      // kArgmax: the argmax of y (as stored), and its value
+  float* value;
+  ArgmaxWorkspace* ws;
+};
+
+// The CTA's input row into shared memory, as T: v = T(x + r) (the residual stream, rounded
+// once), then with kNorm the LayerNorm of v. Ends with a barrier: every warp reads the whole
+// row next. Each thread touches the same elements k = tid, tid + kThreads, ... in every pass,
+// so the passes need no barrier between them (block_sum's own barriers aside).
+template <class T, class W, bool kNorm>
+__device__ __forceinline__ void stage_row(const RowGemvArgs<T, W>& a, T* s_row, float* red) {
+  float sum = 0.0f;
+  for (int k = threadIdx.x; k < a.K; k += kThreads) {
+    float v = to_f32(a.x[k]);
+    if (a.r != nullptr) v += to_f32(a.r[k]);
+    const T vt = from_f32<T>(v);
+    s_row[k] = vt;
+    if (a.h != nullptr && blockIdx.x == 0) a.h[k] = vt;
+    if constexpr (kNorm) sum += to_f32(vt);
+  }
+  if constexpr (kNorm) {
+    // Two passes (the mean, then the squared deviations): no cancellation when the mean is
+    // large next to the spread, as a one-pass E[v^2] - E[v]^2 would suffer.
+    const float mean = block_sum(sum, red) / static_cast<float>(a.K);
+    float sq = 0.0f;
+    for (int k = threadIdx.x; k < a.K; k += kThreads) {
+      const float d = to_f32(s_row[k]) - mean;
+      sq += d * d;
+    }
+    const float rstd = rsqrtf(block_sum(sq, red) / static_cast<float>(a.K) + a.eps);
+    for (int k = threadIdx.x; k < a.K; k += kThreads) {
+      s_row[k] = from_f32<T>((to_f32(s_row[k]) - mean) * rstd * to_f32(a.gamma[k]) + to_f32(a.beta[k]));
+    }
+  }
+  __syncthreads();
+}
+
+// The QKV row's elements C .. 2C are the token's key, 2C .. 3C its value (head h = c / D,
+// element d = c % D): stored at position *pos of the layer's cache, [H][P][D].
+template <class T>
+__device__ __forceinline__ void store_kv(const KvCacheTarget<T>& kv, int n, T v) {
+  const int C = kv.H * kv.D;
+  if (n < C) return;  // a query element
+  const bool is_v = n >= 2 * C;
+  const int c = n - (is_v ? 2 * C : C), h = c / kv.D, d = c % kv.D;
+  T* cache = is_v ? kv.v_cache : kv.k_cache;
+  cache[(size_t(h) * kv.P + *kv.pos) * kv.D + d] = v;
+}
+
+// The argmax's merge, after every warp of the CTA has its best key: the CTA's best goes to
+// the workspace, then the CTA takes a ticket. The CTA that takes the last ticket sees every
+// other CTA's key (each was written, then fenced, before its ticket was taken) and merges them.
+// warp_best: kWarps keys of shared memory; last_cta: a shared flag.
+template <class T, class W>
+__device__ __forceinline__ void merge_argmax(const RowGemvArgs<T, W>& a, Key best, Key* warp_best, bool* last_cta) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) warp_best[warp] = best;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    Key cta = 0;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) cta = key_max(cta, warp_best[w]);
+    a.ws->part[blockIdx.x] = cta;
+    __threadfence();  // the key is visible to every CTA before the ticket says so
+    *last_cta = atomicAdd(&a.ws->done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!*last_cta) return;  // the same answer for the whole CTA
+  __threadfence();
+  const volatile Key* part = a.ws->part;  // volatile: read from L2, never a stale L1 line
+  Key k = 0;
+  for (int i = threadIdx.x; i < static_cast<int>(gridDim.x); i += kThreads) k = key_max(k, part[i]);
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) k = key_max(k, __shfl_xor_sync(0xffffffffu, k, off));
+  if (lane == 0) warp_best[warp] = k;  // thread 0 finished reading warp_best before the last barrier
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    Key all = 0;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) all = key_max(all, warp_best[w]);
+    *a.index = key_index(all);
+    *a.value = key_value(all);
+    a.ws->done = 0;  // ready for the next call, and for the next replay of a graph
+  }
+}
 
 // grid (at most ceil(N / kWarps): launch_row_gemv), block (kThreads), dynamic shared memory: the row,
 // K elements of T (16-byte aligned). CTA c takes the groups of kWarps rows g = c, c + grid,
@@ -185,10 +373,12 @@ __global__ void __launch_bounds__(kThreads, 4) row_gemv_kernel(const RowGemvArgs
       for (int k = lane; k < a.K; k += 32) acc += to_f32(row[k]) * to_f32(s_row[k]);
     }
     acc = warp_sum(acc);
+    const T out = epilogue(scaled<W>(acc, a.scale, n), a.b, n, a.epi);  // [x scale,] + bias, GELU, one rounding
     if (lane == 0) {
-      const T out = finish_row(a, n, acc);  // [x scale,] + bias, GELU, one rounding; the cache
-      if constexpr (kArgmax) best = key_max(best, make_key(to_f32(out), n));  // lane 0's key is the warp's
+      a.y[n] = out;
+      if (a.kv.k_cache != nullptr) store_kv(a.kv, n, out);
     }
+    if constexpr (kArgmax) best = key_max(best, make_key(to_f32(out), n));  // every lane: the same key
   }
   wb::pdl_trigger();  // this CTA's rows are done: the next kernel may start its CTAs
   if constexpr (kArgmax) merge_argmax(a, best, warp_best, &last_cta);
@@ -240,6 +430,15 @@ __global__ void __launch_bounds__(kThreads) gemv_residual_kernel(const T* x, con
 
 // --- launchers -----------------------------------------------------------------------------
 
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+void require_row(const char* name, int K) {
+  if (K > kMaxRow) {
+    throw std::invalid_argument(std::string(name) + " = " + std::to_string(K) + ": the input row is staged in shared " +
+                                "memory, which holds at most " + std::to_string(kMaxRow) + " elements");
+  }
+}
+
 // The row GEMV's grid: one CTA per group of kWarps rows, but no more CTAs than fit on the GPU
 // at once (SMs x CTAs per SM, from the occupancy calculator; at most kMaxCtas): a grid of one
 // wave leaves no second wave running on a few SMs, and each CTA pays for its LayerNorm
@@ -257,6 +456,28 @@ void launch_row_gemv(RowGemvArgs<T, W> a, cudaStream_t stream) {
   const long long resident = std::clamp<long long>(static_cast<long long>(sms) * per_sm, 1, kMaxCtas);
   const unsigned grid = static_cast<unsigned>(std::min(groups, resident));
   wb::launch_chained(kernel, grid, kThreads, smem, stream, a);
+}
+
+template <class T, class W>
+RowGemvArgs<T, W> row_args(const T* x, const T* r, const T* gamma, const T* beta, T* h, const W* w, const T* b, T* y,
+                           int N, int K, Epilogue epi, float eps) {
+  RowGemvArgs<T, W> a{};
+  a.x = x, a.r = r, a.gamma = gamma, a.beta = beta, a.h = h, a.w = w, a.b = b, a.y = y;
+  a.N = N, a.K = K, a.epi = epi, a.eps = eps;
+  return a;
+}
+
+void require_scale(const float* scale) {
+  if (scale == nullptr) throw std::invalid_argument("scale is null: INT8 weights need one FP32 scale per row");
+}
+
+template <class T>
+void require_kv(const char* name, int C, const KvCacheTarget<T>& kv) {
+  if (kv.k_cache == nullptr || kv.v_cache == nullptr || kv.pos == nullptr || kv.H * kv.D != C || kv.P < 1) {
+    throw std::invalid_argument(std::string(name) + ": the cache needs k and v, a position, and H * D = C (H = " +
+                                std::to_string(kv.H) + ", D = " + std::to_string(kv.D) + ", C = " + std::to_string(C) +
+                                ")");
+  }
 }
 
 // gemv_residual's grid and split: long rows (K >= 2048: the MLP's projection, K = 4C) are
@@ -303,7 +524,9 @@ void gemv_argmax(const T* x, const T* w, T* y, int32_t* index, float* value, int
                  cudaStream_t stream) {
   require_valid(1, N, K, Epilogue::None, nullptr);
   require_row("K", K);
-  require_workspace("gemv_argmax", workspace);
+  if (workspace == nullptr) {
+    throw std::invalid_argument("gemv_argmax: needs gemv_argmax_workspace_bytes() of workspace, zeroed once");
+  }
   RowGemvArgs<T, T> a = row_args<T, T>(x, nullptr, nullptr, nullptr, nullptr, w, nullptr, y, N, K, Epilogue::None,
                                         0.0f);
   a.index = index, a.value = value, a.ws = static_cast<ArgmaxWorkspace*>(workspace);
@@ -315,7 +538,9 @@ void ln_gemv_argmax(const T* x, const T* gamma, const T* beta, const T* w, T* y,
                     int C, float eps, void* workspace, cudaStream_t stream) {
   require_valid(1, N, C, Epilogue::None, nullptr);
   require_row("C", C);
-  require_workspace("ln_gemv_argmax", workspace);
+  if (workspace == nullptr) {
+    throw std::invalid_argument("ln_gemv_argmax: needs gemv_argmax_workspace_bytes() of workspace, zeroed once");
+  }
   RowGemvArgs<T, T> a = row_args<T, T>(x, nullptr, gamma, beta, nullptr, w, nullptr, y, N, C, Epilogue::None, eps);
   a.index = index, a.value = value, a.ws = static_cast<ArgmaxWorkspace*>(workspace);
   launch_row_gemv<T, T, true, true>(a, stream);
@@ -324,7 +549,7 @@ void ln_gemv_argmax(const T* x, const T* gamma, const T* beta, const T* w, T* y,
 template <class T>
 void gemv_residual(const T* x, const T* w, const T* b, const T* res, T* y, int N, int K, cudaStream_t stream) {
   require_valid(1, N, K, Epilogue::Bias, b);
-  require_res("gemv_residual", res);
+  if (res == nullptr) throw std::invalid_argument("res is null: gemv_residual adds the residual in its epilogue");
   launch_gemv_residual<T, T>(x, w, nullptr, b, res, y, N, K, stream);
 }
 
@@ -358,7 +583,7 @@ void gemv_residual_w8a16(const bf16* x, const int8_t* q, const float* scale, con
                          int N, int K, cudaStream_t stream) {
   require_valid(1, N, K, Epilogue::Bias, b);
   require_scale(scale);
-  require_res("gemv_residual_w8a16", res);
+  if (res == nullptr) throw std::invalid_argument("res is null: gemv_residual_w8a16 adds the residual in its epilogue");
   launch_gemv_residual<bf16, int8_t>(x, q, scale, b, res, y, N, K, stream);
 }
 

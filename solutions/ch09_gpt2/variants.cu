@@ -38,15 +38,6 @@ WB_VARIANTS(ch09_solution, wb::Role::Solution) {
   v.push_back(wb::variant("gemv_argmax/f32", "v6_fused_decode", &gemv_argmax<float>).with_workspace(argmax_ws));
   v.push_back(wb::variant("ln_gemv_w8a16/bf16", "v6_fused_decode", &ln_gemv_w8a16));
   v.push_back(wb::variant("gemv_residual_w8a16/bf16", "v6_fused_decode", &gemv_residual_w8a16));
-  // v9 on every op of v6 (it runs v6 itself where the GPU or the shape does not allow the copy engine)
-  v.push_back(wb::variant("ln_gemv/bf16", "v9_stream_gemv", &v9::ln_gemv<bf16>));
-  v.push_back(wb::variant("ln_gemv/f32", "v9_stream_gemv", &v9::ln_gemv<float>));
-  v.push_back(wb::variant("gemv_residual/bf16", "v9_stream_gemv", &v9::gemv_residual<bf16>));
-  v.push_back(wb::variant("gemv_residual/f32", "v9_stream_gemv", &v9::gemv_residual<float>));
-  v.push_back(wb::variant("gemv_argmax/bf16", "v9_stream_gemv", &v9::gemv_argmax<bf16>).with_workspace(argmax_ws));
-  v.push_back(wb::variant("gemv_argmax/f32", "v9_stream_gemv", &v9::gemv_argmax<float>).with_workspace(argmax_ws));
-  v.push_back(wb::variant("ln_gemv_w8a16/bf16", "v9_stream_gemv", &v9::ln_gemv_w8a16));
-  v.push_back(wb::variant("gemv_residual_w8a16/bf16", "v9_stream_gemv", &v9::gemv_residual_w8a16));
   return v;
 }
 

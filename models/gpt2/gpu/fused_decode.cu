@@ -58,31 +58,6 @@ T* out(void* p) {
   return static_cast<T*>(p);
 }
 
-// The fused step's GEMV launchers: v9's, the copy engine feeding each CTA's rows (Hopper; each
-// runs v6's where it does not apply), or v6's, the step before (Options::stream_gemv = false).
-template <class T>
-struct FusedGemvs {
-  decltype(&ch09::solution::ln_gemv<T>) ln_gemv;
-  decltype(&ch09::solution::ln_gemv_qkv<T>) ln_gemv_qkv;
-  decltype(&ch09::solution::gemv_residual<T>) gemv_residual;
-  decltype(&ch09::solution::ln_gemv_argmax<T>) ln_gemv_argmax;
-  decltype(&ch09::solution::ln_gemv_w8a16) ln_gemv_w8a16;
-  decltype(&ch09::solution::ln_gemv_qkv_w8a16) ln_gemv_qkv_w8a16;
-  decltype(&ch09::solution::gemv_residual_w8a16) gemv_residual_w8a16;
-};
-
-template <class T>
-FusedGemvs<T> fused_gemvs(bool stream) {
-  namespace v6 = ch09::solution;
-  namespace v9 = ch09::solution::v9;
-  if (stream) {
-    return {&v9::ln_gemv<T>,    &v9::ln_gemv_qkv<T>,    &v9::gemv_residual<T>,    &v9::ln_gemv_argmax<T>,
-            &v9::ln_gemv_w8a16, &v9::ln_gemv_qkv_w8a16, &v9::gemv_residual_w8a16};
-  }
-  return {&v6::ln_gemv<T>,    &v6::ln_gemv_qkv<T>,    &v6::gemv_residual<T>,    &v6::ln_gemv_argmax<T>,
-          &v6::ln_gemv_w8a16, &v6::ln_gemv_qkv_w8a16, &v6::gemv_residual_w8a16};
-}
-
 }  // namespace
 
 // Chapter 8's decode kernels are BF16 and take head sizes that are multiples of 8 up to 128.
@@ -124,14 +99,13 @@ void Model::Impl::fused_step(cudaStream_t s) {
 
 template <class T>
 void Model::Impl::fused_step_as(cudaStream_t s) {
-  namespace sol = ch09::solution;
-  const FusedGemvs<T> g = fused_gemvs<T>(opt.stream_gemv);
+  namespace v6 = ch09::solution;
   using ch09::Epilogue;
   cur = s;
   const float eps = static_cast<float>(kLayerNormEps);
   const double e = double(es), c = C;  // for the table's bytes: element size, channels
-  const char* who = opt.stream_gemv ? "solution v9" : "solution v6";
-  const char* who8 = opt.stream_gemv ? "solution v9 w8a16" : "solution v6 w8a16";
+  const char* who = "solution v6";
+  const char* who8 = "solution v6 w8a16";
   // The int8 copy of a block matrix (int8_weights), or null: the BF16 matrix is read.
   const auto int8 = [&](const void* w) -> const Int8Matrix* {
     const auto it = int8_of.find(w);
@@ -148,7 +122,7 @@ void Model::Impl::fused_step_as(cudaStream_t s) {
   for (int l = 0; l < L; ++l) {
     const BlockWeights& w = blocks[l];
     const bool first = l == 0;
-    const sol::KvCacheTarget<T> kv{out<T>(kc[l]), out<T>(vc[l]), d_pos, H, D, cap};
+    const v6::KvCacheTarget<T> kv{out<T>(kc[l]), out<T>(vc[l]), d_pos, H, D, cap};
     const Int8Matrix *qkv8 = int8(w.attn_w), *proj8 = int8(w.attn_proj_w), *fc8 = int8(w.fc_w),
                      *fc_proj8 = int8(w.fc_proj_w);
     // W and b; x (and r, h at layer 0), gamma, beta; qkv; the key and value
@@ -159,12 +133,12 @@ void Model::Impl::fused_step_as(cudaStream_t s) {
       T* h = first ? x : nullptr;
       if constexpr (std::is_same_v<T, bf16>) {
         if (qkv8) {
-          g.ln_gemv_qkv_w8a16(xin, rin, in<bf16>(w.ln_1_w), in<bf16>(w.ln_1_b), qkv8->q, qkv8->scale,
+          v6::ln_gemv_qkv_w8a16(xin, rin, in<bf16>(w.ln_1_w), in<bf16>(w.ln_1_b), qkv8->q, qkv8->scale,
                                 in<bf16>(w.attn_b), h, out<bf16>(buf.qkv), C, eps, kv, cur);
           return;
         }
       }
-      g.ln_gemv_qkv(xin, rin, in<T>(w.ln_1_w), in<T>(w.ln_1_b), in<T>(w.attn_w), in<T>(w.attn_b), h,
+      v6::ln_gemv_qkv<T>(xin, rin, in<T>(w.ln_1_w), in<T>(w.ln_1_b), in<T>(w.attn_w), in<T>(w.attn_b), h,
                          out<T>(buf.qkv), C, eps, kv, cur);
     });
     // the keys and values of every position seen, q in, att out
@@ -183,39 +157,39 @@ void Model::Impl::fused_step_as(cudaStream_t s) {
     timed({"attn_proj+residual", l}, proj8 ? who8 : who, w_bytes(proj8, c, c) + e * (c + c + 2 * c), [&] {
       if constexpr (std::is_same_v<T, bf16>) {
         if (proj8) {
-          g.gemv_residual_w8a16(in<bf16>(buf.att), proj8->q, proj8->scale, in<bf16>(w.attn_proj_b), x, x, C, C, cur);
+          v6::gemv_residual_w8a16(in<bf16>(buf.att), proj8->q, proj8->scale, in<bf16>(w.attn_proj_b), x, x, C, C, cur);
           return;
         }
       }
-      g.gemv_residual(in<T>(buf.att), in<T>(w.attn_proj_w), in<T>(w.attn_proj_b), x, x, C, C, cur);
+      v6::gemv_residual<T>(in<T>(buf.att), in<T>(w.attn_proj_w), in<T>(w.attn_proj_b), x, x, C, C, cur);
     });
     timed({"ln_2+mlp_fc", l}, fc8 ? who8 : who, w_bytes(fc8, 4 * c, c) + e * (4 * c + 3 * c + 4 * c), [&] {
       if constexpr (std::is_same_v<T, bf16>) {
         if (fc8) {
-          g.ln_gemv_w8a16(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), fc8->q, fc8->scale, in<bf16>(w.fc_b),
+          v6::ln_gemv_w8a16(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), fc8->q, fc8->scale, in<bf16>(w.fc_b),
                             nullptr, out<bf16>(buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, cur);
           return;
         }
       }
-      g.ln_gemv(x, nullptr, in<T>(w.ln_2_w), in<T>(w.ln_2_b), in<T>(w.fc_w), in<T>(w.fc_b), nullptr,
+      v6::ln_gemv<T>(x, nullptr, in<T>(w.ln_2_w), in<T>(w.ln_2_b), in<T>(w.fc_w), in<T>(w.fc_b), nullptr,
                      out<T>(buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, cur);
     });
     timed({"mlp_proj+residual", l}, fc_proj8 ? who8 : who, w_bytes(fc_proj8, c, 4 * c) + e * (c + 4 * c + 2 * c),
           [&] {
             if constexpr (std::is_same_v<T, bf16>) {
               if (fc_proj8) {
-                g.gemv_residual_w8a16(in<bf16>(buf.fc), fc_proj8->q, fc_proj8->scale, in<bf16>(w.fc_proj_b), x, x,
+                v6::gemv_residual_w8a16(in<bf16>(buf.fc), fc_proj8->q, fc_proj8->scale, in<bf16>(w.fc_proj_b), x, x,
                                         C, 4 * C, cur);
                 return;
               }
             }
-            g.gemv_residual(in<T>(buf.fc), in<T>(w.fc_proj_w), in<T>(w.fc_proj_b), x, x, C, 4 * C, cur);
+            v6::gemv_residual<T>(in<T>(buf.fc), in<T>(w.fc_proj_w), in<T>(w.fc_proj_b), x, x, C, 4 * C, cur);
           });
   }
 
   // wte; x, gamma, beta; the logits
   timed({"ln_f+lm_head+argmax", -1}, who, e * (double(V) * c + 3 * c + V), [&] {
-    g.ln_gemv_argmax(x, in<T>(ln_f_w), in<T>(ln_f_b), in<T>(wte), out<T>(logits), top_i, top_v, V, C, eps,
+    v6::ln_gemv_argmax<T>(x, in<T>(ln_f_w), in<T>(ln_f_b), in<T>(wte), out<T>(logits), top_i, top_v, V, C, eps,
                           argmax_ws, cur);
     kernels::advance(top_i, d_next, d_token, d_pos, d_history, 1, cur);
   });

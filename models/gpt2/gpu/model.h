@@ -77,10 +77,6 @@ struct Options {
   // Off by default until it has been verified on a GPU (gpt2 --decode=fused --check, and the
   // FusedDecode tests of tests/model_test.cu).
   bool fused_decode = false;
-  // With fused_decode: the GEMVs of solutions/ch09_gpt2/v9_stream_gemv.cu (each CTA's rows of W
-  // brought in by the copy engine, Hopper; v6's elsewhere), or with false v6's, the ladder's
-  // step before (gpt2 --decode=fused-v6), to measure the difference.
-  bool stream_gemv = true;
   // Batched decode (prefill_batch, decode_batch, generate_batch): room for up to `batch`
   // sequences, each with its own KV cache, [layer][b][H][cap][D], beside the single
   // sequence's, and the activations of `batch` rows. 0 (the default): no batched decode,

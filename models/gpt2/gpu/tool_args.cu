@@ -108,8 +108,7 @@ ToolArgs parse_tool_args(int argc, char** argv) {
              "the fused step's kernels read them", &a.int8);
   p.add_string("decode", "the decode step: ops (default; one kernel per op, as --kernels picks) or fused (the "
                "solution's fused kernels: LayerNorm in the GEMV's prologue, the residual add in its epilogue, the "
-               "LM head with its argmax; chapter 8's split-KV attention; the GEMVs are v9's, the copy engine feeding them "
-               "on Hopper) or fused-v6 (the same step on v6's GEMVs, the ladder's step before)", &decode);
+               "LM head with its argmax; chapter 8's split-KV attention)", &decode);
   p.add_string("batch", "also run the batched decode benchmark at each size, e.g. 1,4,16,64: that many sequences "
                "(seeded prompts of the same length) decoding together; a table of tokens/s, bytes, FLOPs and the "
                "bound per size", &batch);
@@ -163,12 +162,10 @@ ToolArgs parse_tool_args(int argc, char** argv) {
       }
     }
   }
-  if (decode == "fused" || decode == "fused-v6") {
+  if (decode == "fused") {
     a.fused_decode = true;
-    a.stream_gemv = decode == "fused";
   } else if (decode != "ops") {
-    throw wb::UsageError("--decode=" + decode + ": use ops (one kernel per op), fused (the fused decode step) or "
-                         "fused-v6 (the fused step on the previous GEMVs)");
+    throw wb::UsageError("--decode=" + decode + ": use ops (one kernel per op) or fused (the fused decode step)");
   }
   if (!batch.empty()) {
     a.batch = parse_batch_list(batch);

@@ -21,7 +21,6 @@ struct ToolArgs {
   bool graph = true, check = false;
   bool int8 = false;                 // --int8: decode GEMVs from INT8 weights (bf16 only)
   bool fused_decode = false;         // --decode=fused: the fused decode step (ops: op by op, the default)
-  bool stream_gemv = true;           // --decode=fused-v6: the fused step on v6's GEMVs (false)
   std::vector<int> batch;            // --batch=1,4,16,64: the batched decode benchmark at each size
   bool overlap = false;              // --overlap: the next request's prefill during this one's decode
   UploadMode upload = UploadMode::Staged;  // --upload=staged|plain

@@ -55,7 +55,6 @@
 #include "cuda/errors.cuh"
 #include "hopper.cuh"
 #include "mma_common.cuh"
-#include "../mbarrier.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define CH05_SM90A 1
@@ -88,6 +87,33 @@ static_assert(kBN % kBoxN == 0, "B is loaded in 64-column boxes");
 
 // --- PTX wrappers (sm_90a) -----------------------------------------------------------
 
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+// Arrives once and adds `bytes` to the transactions the current phase waits for.
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Spins until the phase with the given parity has completed. A fresh barrier is in phase
+// 0, so waiting for parity 1 returns at once: the producer's first pass over the "empty"
+// barriers needs no consumer to have arrived.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
 // A 2-D box whose corner is at element (c0 inner, c1 outer) of the tensor map, into shared
 // memory at `dst`, completing on barrier `bar`.
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int c0, int c1, uint32_t bar) {
@@ -114,6 +140,10 @@ __device__ __forceinline__ void bulk_wait_read() {
 }
 // ... or until they are complete.
 __device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+// Makes this thread's ordinary shared-memory writes visible to the copy engine.
+__device__ __forceinline__ void fence_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
 // A barrier for the 128 threads of one warpgroup (ids 1, 2; 0 is __syncthreads).
 __device__ __forceinline__ void warpgroup_barrier(int id) {
   asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
@@ -272,7 +302,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_init(full(s), 1);                // the producer's arrive (plus the TMA bytes)
       mbar_init(empty(s), kConsumers * 4);  // one arrive per consumer warp
     }
-    fence_mbarrier_init();  // visible to the copy engine
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the copy engine
   }
   __syncthreads();
 

@@ -330,7 +330,7 @@ TEST(Int8WeightsOptions, RefusedWithF32OrAnotherGemv) {
 }
 
 // --- the fused decode step (Options::fused_decode) -----------------------------------------
-// Decode steps through the fused step (solutions/ch09_gpt2/v9_stream_gemv.cu, v6_fused_decode.cu; chapter 8's
+// Decode steps through the fused step (solutions/ch09_gpt2/v6_fused_decode.cu; chapter 8's
 // split-KV attention in BF16) against the op-by-op step, on the same model and tokens:
 //   * every step's logits within the bound of each other and of the float64 CPU decoder;
 //   * the fused step's token is the argmax of its own logits (ties to the lower index);
@@ -352,7 +352,6 @@ struct ModelCase {
   std::string config;
   wb::DType dtype;
   bool int8 = false;
-  bool v6_gemvs = false;  // the fused step on v6's GEMVs (Options::stream_gemv = false), not v9's
 };
 
 std::vector<ModelCase> model_cases_list() {
@@ -360,23 +359,18 @@ std::vector<ModelCase> model_cases_list() {
           {"L=3,C=192,H=3,V=517,P=96", wb::DType::BF16}};
 }
 auto model_cases() { return ::testing::ValuesIn(model_cases_list()); }
-// The fused step's cases: model_cases_list(), its BF16 cases on INT8 weights, and its BF16
-// cases on v6's GEMVs (the ladder's step before v9).
+// The fused step's cases: model_cases_list(), and its BF16 cases on INT8 weights.
 auto fused_cases() {
   std::vector<ModelCase> cases = model_cases_list();
   for (const ModelCase& c : model_cases_list()) {
     if (c.dtype == wb::DType::BF16) cases.push_back({c.config, c.dtype, true});
-  }
-  for (const ModelCase& c : model_cases_list()) {
-    if (c.dtype == wb::DType::BF16) cases.push_back({c.config, c.dtype, false, true});
   }
   return ::testing::ValuesIn(cases);
 }
 
 std::string model_case_name(const ::testing::TestParamInfo<ModelCase>& info) {
   return std::string(info.param.config == "tiny" ? "tiny" : "C192") +
-         (info.param.dtype == wb::DType::F32 ? "_f32" : "_bf16") + (info.param.int8 ? "_int8" : "") +
-         (info.param.v6_gemvs ? "_v6" : "");
+         (info.param.dtype == wb::DType::F32 ? "_f32" : "_bf16") + (info.param.int8 ? "_int8" : "");
 }
 
 int argmax_lower_index(const std::vector<float>& v) {
@@ -394,7 +388,6 @@ TEST_P(FusedDecode, SameTokensAsTheOpByOpStep) {
   o.int8_weights = c.int8;
   Model ops = Model::from_weights(w, o);
   o.fused_decode = true;
-  o.stream_gemv = !c.v6_gemvs;
   Model fused = Model::from_weights(w, o);
   const double cpu_bound = c.int8 ? 1e-1 : bound(c.dtype);  // the float64 decoder reads the BF16 weights
   cpu::Model cm(w);
@@ -440,7 +433,6 @@ TEST_P(FusedDecode, GraphCheckAndKernelCount) {
   o.dtype = c.dtype;
   o.int8_weights = c.int8;
   o.fused_decode = true;
-  o.stream_gemv = !c.v6_gemvs;
   Model fused = Model::from_weights(w, o);
   const auto prompt = prompt_of(11, w.config.vocab, 5);
   fused.prefill(prompt);

@@ -326,7 +326,6 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
   o.upload = a.upload;
   o.int8_weights = a.int8;
   o.fused_decode = a.fused_decode;
-  o.stream_gemv = a.stream_gemv;
   if (!a.batch.empty()) o.batch = *std::max_element(a.batch.begin(), a.batch.end());
   int last_percent = -1;
   o.upload_progress = [&](size_t done, size_t total) {
@@ -353,10 +352,8 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
   }
 
   if (a.fused_decode) {
-    std::printf("decode step: fused (--decode=%s): the solution's %s GEMVs%s and chapter 8's split-KV "
-                "attention; prefill as --kernels picks\n", a.stream_gemv ? "fused" : "fused-v6",
-                a.stream_gemv ? "v9 (v6 where the copy engine does not apply)" : "v6",
-                a.int8 ? " on the INT8 weights (the LM head BF16)" : "");
+    std::printf("decode step: fused (--decode=fused): the solution's v6 kernels%s and chapter 8's split-KV "
+                "attention; prefill as --kernels picks\n", a.int8 ? " on the INT8 weights (the LM head BF16)" : "");
   }
   if (a.check && !run_checks(model, w, prompt, 64)) checks_ok = false;
 
