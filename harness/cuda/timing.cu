@@ -1,5 +1,6 @@
 #include "cuda/timing.cuh"
 
+#include <algorithm>
 #include <vector>
 
 #include "cuda/device.cuh"
@@ -32,8 +33,13 @@ void L2Flusher::flush(cudaStream_t stream) {
   // The last 16 bytes hold the flag the kernel never writes; the rest is read.
   const size_t n16 = scratch_.bytes() / 16 - 1;
   auto* never = reinterpret_cast<unsigned int*>(scratch_.data() + scratch_.bytes() - 16);
-  const int blocks = 4 * std::max(query_device().sms, 1);
-  read_through_l2<<<blocks, 256, 0, stream>>>(reinterpret_cast<const uint4*>(scratch_.data()), n16, never);
+  // Every thread slot of every SM (two blocks of half an SM's threads each), as a memset's
+  // kernel does: work that a launcher starts on a stream of its own cannot slip in beside the
+  // flush and finish, unseen, before the timed launch begins.
+  const DeviceInfo d = query_device();
+  const int threads = std::clamp(d.max_threads_per_sm / 2 / 32 * 32, 32, 1024);
+  read_through_l2<<<2 * std::max(d.sms, 1), threads, 0, stream>>>(reinterpret_cast<const uint4*>(scratch_.data()),
+                                                                 n16, never);
   CUDA_CHECK(cudaGetLastError());
 }
 
