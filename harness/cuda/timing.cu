@@ -19,12 +19,18 @@ __global__ void read_through_l2(const uint4* __restrict__ buf, size_t n16, unsig
     const uint4 v = __ldcg(buf + i);
     x ^= v.x ^ v.y ^ v.z ^ v.w;
   }
-  if (x == 0xFFFFFFFFu) *never = x;  // the buffer holds 0x5A bytes: the XOR of 4 words is 0 or 0x5A5A5A5A
+  if (x == 0xFFFFFFFFu) *never = x;  // the buffer holds 0x5A bytes: every piece's XOR is 0
 }
 
 }  // namespace
 
+// The read kernel's grid fills every thread slot of every SM (two blocks of half an SM's
+// threads each), as a memset's kernel does: work that a launcher starts on a stream of its own
+// cannot slip in beside the flush and finish, unseen, before the timed launch begins.
 L2Flusher::L2Flusher() : scratch_(static_cast<size_t>(std::max(query_device().l2_bytes, 1 << 20)) * 2) {
+  const DeviceInfo d = query_device();
+  threads_ = std::clamp(d.max_threads_per_sm / 2 / 32 * 32, 32, 1024);
+  blocks_ = 2 * std::max(d.sms, 1);
   CUDA_CHECK(cudaMemset(scratch_.data(), 0x5A, scratch_.bytes()));  // read on every flush: never uninitialised
   CUDA_CHECK(cudaDeviceSynchronize());
 }
@@ -33,13 +39,7 @@ void L2Flusher::flush(cudaStream_t stream) {
   // The last 16 bytes hold the flag the kernel never writes; the rest is read.
   const size_t n16 = scratch_.bytes() / 16 - 1;
   auto* never = reinterpret_cast<unsigned int*>(scratch_.data() + scratch_.bytes() - 16);
-  // Every thread slot of every SM (two blocks of half an SM's threads each), as a memset's
-  // kernel does: work that a launcher starts on a stream of its own cannot slip in beside the
-  // flush and finish, unseen, before the timed launch begins.
-  const DeviceInfo d = query_device();
-  const int threads = std::clamp(d.max_threads_per_sm / 2 / 32 * 32, 32, 1024);
-  read_through_l2<<<2 * std::max(d.sms, 1), threads, 0, stream>>>(reinterpret_cast<const uint4*>(scratch_.data()),
-                                                                 n16, never);
+  read_through_l2<<<blocks_, threads_, 0, stream>>>(reinterpret_cast<const uint4*>(scratch_.data()), n16, never);
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -24,6 +24,7 @@ class L2Flusher {
 
  private:
   DeviceBuffer<char> scratch_;
+  int blocks_ = 0, threads_ = 0;  // the read kernel's grid (timing.cu)
 };
 
 struct TimingOptions {
