@@ -227,3 +227,44 @@ function(workbook_add_tuner id)
     "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_reference>")
   workbook_cuda_options(${id}_tune)
 endfunction()
+
+# A chapter's Hopper bonus, solutions/chNN_name/hopper/*.cu: wgmma, TMA and setmaxnreg exist
+# only in the architecture-specific sm_90a target, so these sources become a library built for
+# sm_90a alone, whatever the architecture list says, linked into chNN_solution, which is
+# compiled with WB_<ID>_HOPPER=1 (ch05 -> WB_CH05_HOPPER) so that its variant list can name
+# the bonus. `what` names the bonus in the configure log. It is built when nvcc is 12.0 or
+# newer (wgmma needs PTX ISA 8.0) and
+#   * the architecture list names 90 (or 90a, all, all-major), or
+#   * it is "native" and the GPU is compute capability 9.0, or
+#   * no GPU is visible (CI and other build-only machines: the code is compiled and so
+#     checked; its tests skip, naming sm_90a, when they run on no GPU or another one).
+# The tests skip at run time on any GPU but compute capability 9.0 (Variant::hopper_only).
+function(workbook_add_hopper_library id what)
+  set(_on OFF)
+  set(_archs "${CMAKE_CUDA_ARCHITECTURES}")
+  if(CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0)
+    if(_archs MATCHES "(^|;)90" OR _archs MATCHES "^all")
+      set(_on ON)
+    elseif(_archs STREQUAL "native" AND WORKBOOK_GPU_CC STREQUAL "9.0")
+      set(_on ON)
+    elseif(NOT WORKBOOK_GPU_CC)
+      set(_on ON)
+    endif()
+  endif()
+  if(NOT _on)
+    message(STATUS "${id}: the Hopper bonus (${what}) is not built: it needs nvcc >= 12.0 and sm_90 in the "
+                   "architectures (now '${_archs}', GPU '${WORKBOOK_GPU_CC}')")
+    return()
+  endif()
+  file(GLOB _dirs ${PROJECT_SOURCE_DIR}/solutions/${id}_*)
+  file(GLOB _src CONFIGURE_DEPENDS ${_dirs}/hopper/*.cu)
+  file(GLOB _chapter ${PROJECT_SOURCE_DIR}/chapters/${id}_*)
+  add_library(${id}_hopper STATIC ${_src})
+  set_target_properties(${id}_hopper PROPERTIES CUDA_ARCHITECTURES 90a-real)
+  target_include_directories(${id}_hopper PUBLIC ${_chapter} PRIVATE ${_dirs})
+  workbook_cuda_options(${id}_hopper)
+  target_link_libraries(${id}_solution PUBLIC ${id}_hopper)
+  string(TOUPPER ${id} _ID)
+  target_compile_definitions(${id}_solution PRIVATE WB_${_ID}_HOPPER=1)
+  message(STATUS "${id}: the Hopper bonus (${what}) is built for sm_90a")
+endfunction()

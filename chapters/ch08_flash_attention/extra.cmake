@@ -21,3 +21,11 @@ endforeach()
 add_executable(${id}_memory ${_reference}/tools/peak_memory.cu)
 target_link_libraries(${id}_memory PRIVATE ${id}_solution ${id}_reference)
 workbook_cuda_options(${id}_memory)
+
+# The Hopper bonus (solutions/ch08_flash_attention/hopper/*.cu, v7_flash_wgmma_tma): built for
+# sm_90a alone (workbook_add_hopper_library, cmake/Workbook.cmake); it includes chapter 5's
+# sm_90a PTX wrappers (solutions/ch05_wmma/hopper/sm90.cuh).
+workbook_add_hopper_library(${id} "v7_flash_wgmma_tma")
+if(TARGET ${id}_hopper)
+  target_include_directories(${id}_hopper PRIVATE ${PROJECT_SOURCE_DIR}/chapters/ch05_wmma)
+endif()

@@ -32,6 +32,11 @@ AttentionBf16Fn v4_attention_bf16;
 AttentionGqaBf16Fn v4_attention_gqa_bf16;
 RaggedAttentionBf16Fn v4_attention_ragged_bf16;
 
+// v7_flash_wgmma_tma.cu (bonus, Hopper sm_90a) — v4's algorithm on wgmma fed by TMA: a
+// producer warpgroup, two consumer warpgroups of 64 query rows, 128-key tiles, P from registers
+// as wgmma's A operand (kernel: hopper/flash_wgmma_kernel.cu).
+AttentionBf16Fn v7_attention_bf16;
+
 // v5_split_kv_decode.cu — decode against a KV cache (flash-decoding): each sequence's keys
 // cut into chunks, one CTA per (chunk, sequence, kv head) computing the G query heads of
 // the group on CUDA cores, then a second kernel merging the chunks by their log-sum-exp.

@@ -33,6 +33,11 @@ WB_VARIANTS(ch08_solution, wb::Role::Solution) {
       wb::variant(bf16, "v4_flash_mma_sync", &v4_attention_bf16)
           .needs_cc(80)
           .with_note("mma.sync m16n8k16 BF16, cp.async double buffering"),
+#ifdef WB_CH08_HOPPER
+      wb::variant(bf16, "v7_flash_wgmma_tma", &v7_attention_bf16)
+          .hopper_only()
+          .with_note("wgmma + TMA, producer and consumer warpgroups, P from registers"),
+#endif
       wb::variant("attention_gqa/bf16", "v4_flash_mma_sync", &v4_attention_gqa_bf16)
           .needs_cc(80)
           .with_note("v4 with the G query heads of a kv head as one matrix of G * Sq rows"),

@@ -55,6 +55,7 @@
 #include "cuda/errors.cuh"
 #include "hopper.cuh"
 #include "mma_common.cuh"
+#include "sm90.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define CH05_SM90A 1
@@ -62,6 +63,8 @@
 
 namespace ch05::solution::hopper {
 namespace {
+
+using namespace sm90;  // the PTX wrappers (sm90.cuh)
 
 constexpr int kBM = 128, kBN = 256, kBK = 64;
 constexpr int kConsumers = 2;                          // consumer warpgroups, 64 rows each
@@ -84,92 +87,6 @@ constexpr int kGroupM = 8;
 static_assert(kBM == 64 * kConsumers, "each consumer warpgroup owns 64 rows");
 static_assert(kBK * 2 == 128, "one A row per 128-byte swizzle row");
 static_assert(kBN % kBoxN == 0, "B is loaded in 64-column boxes");
-
-// --- PTX wrappers (sm_90a) -----------------------------------------------------------
-
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-// Arrives once and adds `bytes` to the transactions the current phase waits for.
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// Spins until the phase with the given parity has completed. A fresh barrier is in phase
-// 0, so waiting for parity 1 returns at once: the producer's first pass over the "empty"
-// barriers needs no consumer to have arrived.
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n"
-        "}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-// A 2-D box whose corner is at element (c0 inner, c1 outer) of the tensor map, into shared
-// memory at `dst`, completing on barrier `bar`.
-__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int c0, int c1, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
-          dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
-      : "memory");
-}
-
-// The reverse: a 2-D box from shared memory at `src` to the tensor at (c0, c1); elements
-// outside the tensor are not written. Tracked per thread in "bulk groups".
-__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, uint32_t src, int c0, int c1) {
-  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
-                   reinterpret_cast<uint64_t>(map)),
-               "r"(c0), "r"(c1), "r"(src)
-               : "memory");
-}
-__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-// Waits until this thread's earlier bulk stores have read their shared memory (it may be
-// written again) ...
-__device__ __forceinline__ void bulk_wait_read() {
-  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-}
-// ... or until they are complete.
-__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
-// Makes this thread's ordinary shared-memory writes visible to the copy engine.
-__device__ __forceinline__ void fence_async_shared() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-// A barrier for the 128 threads of one warpgroup (ids 1, 2; 0 is __syncthreads).
-__device__ __forceinline__ void warpgroup_barrier(int id) {
-  asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
-}
-
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int kPending>
-__device__ __forceinline__ void wgmma_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
-}
-// Keeps the compiler from moving accumulator registers while a wgmma may write them.
-__device__ __forceinline__ void pin(float (&d)[128]) {
-#pragma unroll
-  for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-
-// A shared-memory matrix descriptor with the 128-byte swizzle.
-__device__ __forceinline__ uint64_t make_desc(uint32_t smem_addr, uint32_t leading_bytes, uint32_t stride_bytes) {
-  uint64_t desc = 0;
-  desc |= uint64_t((smem_addr & 0x3FFFF) >> 4);
-  desc |= uint64_t((leading_bytes & 0x3FFFF) >> 4) << 16;
-  desc |= uint64_t((stride_bytes & 0x3FFFF) >> 4) << 32;
-  desc |= uint64_t(1) << 62;  // 128-byte swizzle
-  return desc;
-}
 
 // d (64 x 256 per warpgroup, 128 FP32 per thread) += A (64 x 16, K-major, imm-trans-a = 0)
 // * B (16 x 256, MN-major, imm-trans-b = 1), both from shared memory through descriptors.
@@ -411,19 +328,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 // --- host side -------------------------------------------------------------------------
-
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &found));
-    if (found != cudaDriverEntryPointSuccess || p == nullptr) {
-      throw std::runtime_error("v6_wgmma_tma: the driver has no cuTensorMapEncodeTiled (needs a CUDA 12 driver)");
-    }
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
-  }();
-  return fn;
-}
 
 // A 2-D row-major tensor of 16-bit elements: `outer` rows of `inner` elements, read in
 // (box_outer x box_inner) boxes with the 128-byte swizzle; zeros outside the tensor.

@@ -1,0 +1,388 @@
+// v7 (bonus, Hopper sm_90a only) — flash attention forward on wgmma, fed by TMA, with a
+// producer warpgroup and two consumer warpgroups.
+//
+// What changes over v4 (mma.sync), piece by piece (chapter 5's v6 introduced each tool for a
+// GEMM; solutions/ch05_wmma/hopper/wgmma_tma_kernel.cu explains them in detail):
+//   * wgmma instead of mma.sync: a warpgroup (4 warps) multiplies 64 query rows by a whole
+//     128-key tile in ONE instruction per k-step, reading Q and K straight from shared memory
+//     through descriptors. No ldmatrix at all: the tensor cores read the operands themselves.
+//   * P stays in registers: the second product O += P V takes its A operand from registers
+//     (the "RS" form of wgmma). The scores' accumulator layout is mma.sync's, so v4's trick
+//     carries over unchanged: two 8-key accumulator chunks, packed to BF16 pairs, ARE the A
+//     fragment of one 16-key step. V is read from shared memory "MN-major" (keys x D with D
+//     contiguous, as stored), which wgmma transposes on the fly (imm-trans-b = 1).
+//   * TMA instead of cp.async: one producer thread asks the copy engine for whole boxes of Q,
+//     K and V; no consumer thread spends an instruction on loads. The tensor maps are 3-D
+//     (D, S, B * H), so a box of rows stops at its head's end: rows past S arrive as zeros.
+//   * warp specialisation: warpgroup 0 produces (setmaxnreg gives its registers away),
+//     warpgroups 1 and 2 each own 64 of the block's 128 query rows. K and V have separate
+//     "full" and "empty" mbarriers per stage, so S = Q K^T may start before V has landed,
+//     and a stage is refilled as soon as every consumer warp has released it.
+//   * overlap between the warpgroups: while one warpgroup runs its softmax on the CUDA cores
+//     (max, exp2, sums: the MUFU unit), the other's wgmmas keep the tensor cores busy. Nothing
+//     schedules this explicitly; the two simply drift out of phase.
+//
+// Per block (grid: ceil(Sq / 128) query tiles x B * H heads; causal: heaviest tiles first):
+//
+//   producer (1 thread)        Q -> q_full                        once
+//                              K_t -> k_full[s]  V_t -> v_full[s]  t = 0 .. tiles - 1, 2 stages,
+//                              each after k_empty[s] / v_empty[s] say the stage is free
+//   consumer warpgroup c       wait q_full
+//   (rows 64 c .. 64 c + 63)   per tile t:  wait k_full[s];  S = Q K_t^T   (kD / 16 wgmma, SS)
+//                                           release K_t;  mask; online softmax; P -> BF16
+//                                           wait v_full[s];  O += P V_t   (128 / 16 wgmma, RS)
+//                                           release V_t
+//                              O / l -> global, lse = m scale + log l
+//
+// Shared memory (1024-byte aligned: the 128-byte swizzle repeats every 8 rows of 128 bytes).
+// Every tile is stored as boxes of 64 columns (128 bytes per row, the widest row the 128 B
+// swizzle allows), kD / 64 of them side by side:
+//   Q      128 rows x kD      kD / 64 boxes of 128 x 64     16 KB each
+//   K, V   2 stages each      kD / 64 boxes of 128 x 64     16 KB each
+//   kD = 128: 32 + 4 x 32 = 160 KB (one block per SM); kD = 64: 80 KB.
+// Descriptors (the fields: solutions/ch05_wmma/hopper/wgmma_tma_kernel.cu):
+//   Q as A, K-major     start = box (kk / 4) + warpgroup's 64 rows + (kk % 4) x 32 bytes;
+//                       stride byte offset 1024 (one 8-row group to the next)
+//   K as B, K-major     the same form: B(d, key) = K[key][d], D contiguous
+//   V as B, MN-major    start = stage + 16 ks rows x 128 bytes; leading byte offset = one box
+//                       (from D columns 0-63 to 64-127), stride byte offset 1024
+//
+// Edges and the mask, as v4: keys >= Sk (zeros from TMA) and, with the causal mask, keys right
+// of a row's diagonal (bottom-right aligned: key j is visible to query i when j <= i + Sk - Sq)
+// are set to -inf before the softmax, only in tiles that can hold one; a row that has seen no
+// key keeps m = -inf and uses 0 in its place. Columns past D are zeros in Q, K and V (the box
+// is 64 wide, the map D wide) and are never stored.
+//
+// Run: build/ch08/bin/ch08_bench --op=attention --dtype=bf16 --impl=v7_flash_wgmma_tma,v4_flash_mma_sync,cudnn_sdpa
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "../ch05_wmma/hopper/sm90.cuh"
+#include "../ch05_wmma/mma_common.cuh"
+#include "attention_common.cuh"
+#include "cuda/errors.cuh"
+#include "hopper.cuh"
+#include "wgmma_bf16.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define CH08_SM90A 1
+#endif
+
+namespace ch08::solution::hopper {
+namespace {
+
+using namespace ch05::solution::sm90;  // mbarriers, TMA, wgmma fence / commit / wait, descriptors
+using ch05::solution::smem_u32;
+
+template <int kD_>
+struct WgCfg {
+  static constexpr int kD = kD_;          // the head size the kernel computes: 64 or 128
+  static constexpr int kBr = 128;         // query rows per block: 64 per consumer warpgroup
+  static constexpr int kBc = 128;         // keys per tile: the N of S = Q K^T
+  static constexpr int kStages = 2;       // K and V tiles in flight
+  static constexpr int kConsumers = 2;
+  static constexpr int kThreads = 128 * (1 + kConsumers);
+  static constexpr int kBoxes = kD / 64;  // 64-column boxes per row
+  static constexpr int kQBoxBytes = kBr * 128;
+  static constexpr int kKVBoxBytes = kBc * 128;
+  static constexpr int kQBytes = kBoxes * kQBoxBytes;
+  static constexpr int kKVBytes = kBoxes * kKVBoxBytes;  // one stage of K, or of V
+  static constexpr int kSmemBytes = kQBytes + 2 * kStages * kKVBytes + 1024;  // + the alignment slack
+  static_assert(kD == 64 || kD == 128, "head sizes the wgmma shapes below cover");
+};
+
+template <class = void>  // (a template: the host pass, which never sees the kernel's body, does not warn)
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);  // .x (lo) in the low 16 bits
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+
+template <int kD>
+__device__ __forceinline__ void wgmma_pv(float (&acc_o)[kD / 2], const uint32_t (&a)[4], uint64_t desc_v) {
+  if constexpr (kD == 128) wgmma_rs_m64n128k16(acc_o, a, desc_v);
+  else wgmma_rs_m64n64k16(acc_o, a, desc_v);
+}
+
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    flash_wgmma_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
+                       const __grid_constant__ CUtensorMap map_v, bf16* __restrict__ o, float* __restrict__ lse,
+                       int Sq, int Sk, int D, float scale, float scale_log2, bool causal) {
+#if defined(CH08_SM90A)
+  constexpr int kBr = Cfg::kBr, kBc = Cfg::kBc, kD = Cfg::kD, kStages = Cfg::kStages;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  // q_full, then per stage: k_full, v_full, k_empty, v_empty.
+  __shared__ __align__(8) uint64_t bars[1 + 4 * kStages];
+  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t sQ = base;
+  auto sK = [&](int s) { return base + uint32_t(Cfg::kQBytes + s * Cfg::kKVBytes); };
+  auto sV = [&](int s) { return base + uint32_t(Cfg::kQBytes + (kStages + s) * Cfg::kKVBytes); };
+  const uint32_t q_full = smem_u32(&bars[0]);
+  auto k_full = [&](int s) { return smem_u32(&bars[1 + s]); };
+  auto v_full = [&](int s) { return smem_u32(&bars[1 + kStages + s]); };
+  auto k_empty = [&](int s) { return smem_u32(&bars[1 + 2 * kStages + s]); };
+  auto v_empty = [&](int s) { return smem_u32(&bars[1 + 3 * kStages + s]); };
+
+  const int q_tile = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;  // most key tiles first
+  const int q0 = q_tile * kBr, bh = blockIdx.y;
+  const size_t row_base = static_cast<size_t>(bh) * Sq;  // this head's first row of o and lse
+  const int tiles = key_tiles(q0, kBr, Sq, Sk, kBc, causal);
+  if (tiles == 0) {  // the mask with Sq > Sk: no row of this block sees a key
+    for (int e = threadIdx.x; e < kBr * D; e += Cfg::kThreads) {
+      const int r = q0 + e / D;
+      if (r < Sq) o[(row_base + r) * D + e % D] = __float2bfloat16_rn(0.0f);
+    }
+    for (int r = threadIdx.x; r < kBr; r += Cfg::kThreads) {
+      if (q0 + r < Sq) lse[row_base + q0 + r] = -INFINITY;
+    }
+    return;
+  }
+
+  if (threadIdx.x == 0) {
+    mbar_init(q_full, 1);
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(k_full(s), 1);  // the producer's arrive (plus the TMA bytes)
+      mbar_init(v_full(s), 1);
+      mbar_init(k_empty(s), Cfg::kConsumers * 4);  // one arrive per consumer warp
+      mbar_init(v_empty(s), Cfg::kConsumers * 4);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the copy engine
+  }
+  __syncthreads();
+
+  const int warpgroup = threadIdx.x / 128;
+  if (warpgroup == 0) {
+    // --- producer: one thread asks for every box; the others only give their registers away
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
+    if (threadIdx.x == 0) {
+      mbar_arrive_expect_tx(q_full, Cfg::kQBytes);
+#pragma unroll
+      for (int b = 0; b < Cfg::kBoxes; ++b) tma_load_3d(sQ + b * Cfg::kQBoxBytes, &map_q, 64 * b, q0, bh, q_full);
+      int s = 0;
+      uint32_t phase = 0;
+      for (int t = 0; t < tiles; ++t) {
+        mbar_wait(k_empty(s), phase ^ 1);  // every consumer warp released K of this stage
+        mbar_arrive_expect_tx(k_full(s), Cfg::kKVBytes);
+#pragma unroll
+        for (int b = 0; b < Cfg::kBoxes; ++b) {
+          tma_load_3d(sK(s) + b * Cfg::kKVBoxBytes, &map_k, 64 * b, t * kBc, bh, k_full(s));
+        }
+        mbar_wait(v_empty(s), phase ^ 1);
+        mbar_arrive_expect_tx(v_full(s), Cfg::kKVBytes);
+#pragma unroll
+        for (int b = 0; b < Cfg::kBoxes; ++b) {
+          tma_load_3d(sV(s) + b * Cfg::kKVBoxBytes, &map_v, 64 * b, t * kBc, bh, v_full(s));
+        }
+        if (++s == kStages) s = 0, phase ^= 1;
+      }
+    }
+    return;
+  }
+
+  // --- consumers: warpgroup c (1 or 2) owns rows 64 (c - 1) .. 64 (c - 1) + 63 of the block --------
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
+  const int cw = warpgroup - 1, warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, qd = lane % 4;
+  const int wg_row0 = q0 + cw * 64;                         // the warpgroup's first row
+  const int row_lo = wg_row0 + warp * 16 + g, row_hi = row_lo + 8;  // this lane's two rows
+  const int last_lo = causal ? min(row_lo + Sk - Sq, Sk - 1) : Sk - 1;  // the last key each may see
+  const int last_hi = causal ? min(row_hi + Sk - Sq, Sk - 1) : Sk - 1;
+
+  float acc_s[kBc / 2], acc_o[kD / 2];  // per thread: S (64 x kBc) and O (64 x kD) of the warpgroup
+#pragma unroll
+  for (int i = 0; i < kBc / 2; ++i) acc_s[i] = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kD / 2; ++i) acc_o[i] = 0.0f;
+  float m_lo = -INFINITY, m_hi = -INFINITY;  // running max of the raw scores, rows g and g + 8
+  float l_lo = 0.0f, l_hi = 0.0f;            // this lane's part of the running sums
+
+  const uint32_t q_rows = sQ + uint32_t(cw * 64 * 128);  // the warpgroup's 64 rows in each Q box
+  mbar_wait(q_full, 0);
+  int s = 0;
+  uint32_t phase = 0;
+  for (int t = 0; t < tiles; ++t) {
+    const int kv0 = t * kBc;
+
+    // --- S = Q K_t^T: 64 rows x 128 keys, kD / 16 wgmma --------------------------------------
+    mbar_wait(k_full(s), phase);
+    wgmma_fence();  // the softmax of the last tile wrote acc_s
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk) {
+      const uint32_t in_box = uint32_t((kk % 4) * 32);  // 16 columns = 32 bytes along the swizzled row
+      const uint64_t desc_q = make_desc(q_rows + (kk / 4) * Cfg::kQBoxBytes + in_box, 16, 1024);
+      const uint64_t desc_k = make_desc(sK(s) + (kk / 4) * Cfg::kKVBoxBytes + in_box, 16, 1024);
+      wgmma_ss_m64n128k16(acc_s, desc_q, desc_k, kk > 0);
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    pin(acc_s);
+    if (lane == 0) mbar_arrive(k_empty(s));  // this warp is done with K_t
+
+    // --- mask: only the last tile and, with the causal mask, tiles crossing the warpgroup's diagonal
+    const bool need_mask = kv0 + kBc > Sk || (causal && kv0 + kBc - 1 > wg_row0 + Sk - Sq);
+    if (need_mask) {
+#pragma unroll
+      for (int j = 0; j < kBc / 8; ++j) {
+        const int key = kv0 + j * 8 + 2 * qd;
+        if (key > last_lo) acc_s[4 * j] = -INFINITY;
+        if (key + 1 > last_lo) acc_s[4 * j + 1] = -INFINITY;
+        if (key > last_hi) acc_s[4 * j + 2] = -INFINITY;
+        if (key + 1 > last_hi) acc_s[4 * j + 3] = -INFINITY;
+      }
+    }
+
+    // --- online softmax, two rows per lane (v4's, on 32 scores per row and lane) -----------------
+    float mx_lo = m_lo, mx_hi = m_hi;
+#pragma unroll
+    for (int j = 0; j < kBc / 8; ++j) {
+      mx_lo = fmaxf(mx_lo, fmaxf(acc_s[4 * j], acc_s[4 * j + 1]));
+      mx_hi = fmaxf(mx_hi, fmaxf(acc_s[4 * j + 2], acc_s[4 * j + 3]));
+    }
+#pragma unroll
+    for (int o2 = 1; o2 <= 2; o2 *= 2) {  // the quad: lanes 4g .. 4g + 3
+      mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xFFFFFFFFu, mx_lo, o2));
+      mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xFFFFFFFFu, mx_hi, o2));
+    }
+    const float base_lo = mx_lo == -INFINITY ? 0.0f : mx_lo * scale_log2;  // nothing visible yet: 0
+    const float base_hi = mx_hi == -INFINITY ? 0.0f : mx_hi * scale_log2;
+    const float alpha_lo = exp2f(m_lo * scale_log2 - base_lo);
+    const float alpha_hi = exp2f(m_hi * scale_log2 - base_hi);
+    m_lo = mx_lo;
+    m_hi = mx_hi;
+    l_lo *= alpha_lo;
+    l_hi *= alpha_hi;
+#pragma unroll
+    for (int j = 0; j < kD / 8; ++j) {
+      acc_o[4 * j] *= alpha_lo;
+      acc_o[4 * j + 1] *= alpha_lo;
+      acc_o[4 * j + 2] *= alpha_hi;
+      acc_o[4 * j + 3] *= alpha_hi;
+    }
+    uint32_t pf[kBc / 16][4];  // P as the A fragments of the 16-key steps of O += P V
+#pragma unroll
+    for (int j = 0; j < kBc / 8; ++j) {
+      const float p0 = exp2f(fmaf(acc_s[4 * j], scale_log2, -base_lo));
+      const float p1 = exp2f(fmaf(acc_s[4 * j + 1], scale_log2, -base_lo));
+      const float p2 = exp2f(fmaf(acc_s[4 * j + 2], scale_log2, -base_hi));
+      const float p3 = exp2f(fmaf(acc_s[4 * j + 3], scale_log2, -base_hi));
+      l_lo += p0 + p1;
+      l_hi += p2 + p3;
+      // chunk j = keys 8 j .. 8 j + 7 is half (j % 2) of the 16-key step j / 2: registers 0, 1
+      // (rows g, g + 8) for the first half, 2, 3 for the second.
+      pf[j / 2][2 * (j % 2)] = pack_bf16(p0, p1);
+      pf[j / 2][2 * (j % 2) + 1] = pack_bf16(p2, p3);
+    }
+
+    // --- O += P V_t: 64 rows x kD, 128 / 16 wgmma with P from registers -----------------------
+    mbar_wait(v_full(s), phase);
+    wgmma_fence();  // acc_o was rescaled, pf written, by ordinary instructions
+#pragma unroll
+    for (int ks = 0; ks < kBc / 16; ++ks) {
+      const uint64_t desc_v = make_desc(sV(s) + uint32_t(ks * 16 * 128), Cfg::kKVBoxBytes, 1024);
+      wgmma_pv<kD>(acc_o, pf[ks], desc_v);
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    pin(acc_o);
+    if (lane == 0) mbar_arrive(v_empty(s));  // this warp is done with V_t
+    if (++s == kStages) s = 0, phase ^= 1;
+  }
+
+  // --- epilogue: one division per row; BF16 pairs straight to global memory --------------------
+#pragma unroll
+  for (int o2 = 1; o2 <= 2; o2 *= 2) {
+    l_lo += __shfl_xor_sync(0xFFFFFFFFu, l_lo, o2);
+    l_hi += __shfl_xor_sync(0xFFFFFFFFu, l_hi, o2);
+  }
+  const float inv_lo = l_lo > 0.0f ? 1.0f / l_lo : 0.0f;  // a row that saw no key: o = 0
+  const float inv_hi = l_hi > 0.0f ? 1.0f / l_hi : 0.0f;
+#pragma unroll
+  for (int j = 0; j < kD / 8; ++j) {
+    const int col = j * 8 + 2 * qd;  // D % 8 == 0: col < D means col + 1 < D too
+    if (col >= D) continue;
+    if (row_lo < Sq) {
+      *reinterpret_cast<__nv_bfloat162*>(o + (row_base + row_lo) * D + col) =
+          __floats2bfloat162_rn(acc_o[4 * j] * inv_lo, acc_o[4 * j + 1] * inv_lo);
+    }
+    if (row_hi < Sq) {
+      *reinterpret_cast<__nv_bfloat162*>(o + (row_base + row_hi) * D + col) =
+          __floats2bfloat162_rn(acc_o[4 * j + 2] * inv_hi, acc_o[4 * j + 3] * inv_hi);
+    }
+  }
+  if (qd == 0) {  // lse = m scale + log(l): natural log, scores in their scaled units
+    if (row_lo < Sq) lse[row_base + row_lo] = l_lo > 0.0f ? m_lo * scale + logf(l_lo) : -INFINITY;
+    if (row_hi < Sq) lse[row_base + row_hi] = l_hi > 0.0f ? m_hi * scale + logf(l_hi) : -INFINITY;
+  }
+#else
+  __trap();  // built for sm_90a only; the launcher never runs it elsewhere
+#endif
+}
+
+// --- host side -------------------------------------------------------------------------
+
+// One head-major BF16 tensor (B * H heads of S rows of D) as a 3-D map (D, S, B * H), read in
+// boxes of 64 columns x `rows` rows of one head, 128-byte swizzled; zeros outside.
+CUtensorMap make_head_map(const bf16* base, int D, int S, int heads, int rows) {
+  CUtensorMap map;
+  const cuuint64_t dims[3] = {cuuint64_t(D), cuuint64_t(S), cuuint64_t(heads)};
+  const cuuint64_t strides[2] = {cuuint64_t(D) * sizeof(bf16), cuuint64_t(S) * D * sizeof(bf16)};  // bytes
+  const cuuint32_t box[3] = {64, cuuint32_t(rows), 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const CUresult r = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<bf16*>(base), dims,
+                                          strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    throw std::runtime_error("v7_flash_wgmma_tma: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) +
+                             ") for a (" + std::to_string(heads) + ", " + std::to_string(S) + ", " +
+                             std::to_string(D) + ") tensor");
+  }
+  return map;
+}
+
+// The maps of the last call, so that timing a call does not time their encoding.
+struct MapCache {
+  const bf16 *q = nullptr, *k = nullptr, *v = nullptr;
+  int heads = 0, Sq = 0, Sk = 0, D = 0;
+  CUtensorMap map_q{}, map_k{}, map_v{};
+};
+
+template <class Cfg>
+void launch(const MapCache& maps, bf16* o, float* lse, int heads, int Sq, int Sk, int D, float scale, bool causal,
+            cudaStream_t stream) {
+  auto* kernel = &flash_wgmma_kernel<Cfg>;
+  static const bool raised = [&] {
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
+    return true;
+  }();
+  (void)raised;
+  const float scale_log2 = scale * 1.4426950408889634f;  // log2(e)
+  const dim3 grid(ceil_div(Sq, Cfg::kBr), heads);
+  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(maps.map_q, maps.map_k, maps.map_v, o, lse, Sq, Sk, D,
+                                                           scale, scale_log2, causal);
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void attention_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, int B, int H, int Sq, int Sk,
+                    int D, float scale, bool causal, cudaStream_t stream) {
+  const int heads = B * H;
+  static MapCache cache;
+  if (cache.q != q || cache.k != k || cache.v != v || cache.heads != heads || cache.Sq != Sq || cache.Sk != Sk ||
+      cache.D != D) {
+    static_assert(WgCfg<64>::kBr == WgCfg<128>::kBr && WgCfg<64>::kBc == WgCfg<128>::kBc, "one box height");
+    cache.map_q = make_head_map(q, D, Sq, heads, WgCfg<128>::kBr);
+    cache.map_k = make_head_map(k, D, Sk, heads, WgCfg<128>::kBc);
+    cache.map_v = make_head_map(v, D, Sk, heads, WgCfg<128>::kBc);
+    cache.q = q, cache.k = k, cache.v = v, cache.heads = heads, cache.Sq = Sq, cache.Sk = Sk, cache.D = D;
+  }
+  if (D <= 64) launch<WgCfg<64>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
+  else launch<WgCfg<128>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
+}
+
+}  // namespace ch08::solution::hopper
