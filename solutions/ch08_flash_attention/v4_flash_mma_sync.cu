@@ -2,23 +2,29 @@
 // mma.sync.m16n8k16 (FP32 accumulation), cp.async and ldmatrix.
 //
 // What changes over v3: both products run on tensor cores, and their operands live in
-// registers. The work split is FlashAttention-2's: a block owns Br = 16 x kWarps query rows,
-// each warp 16 of them (one m16 tile), and the warps never exchange anything: each keeps
-// its rows' running max, sum and output to itself. Per block:
+// registers. The work split is FlashAttention-2's: a block owns Br = 16 kMT x kWarps query
+// rows, each warp 16 kMT of them (kMT m16 tiles: warp w rows 16 kMT w .. 16 kMT w + 16 kMT - 1),
+// and the warps never exchange anything: each keeps its rows' running max, sum and output to
+// itself. Per block:
 //
 //   prologue   cp.async Q (Br x D) and K_0 (Bc x D)  | commit        group A
 //              cp.async V_0                           | commit        group B
-//              wait for A; barrier; ldmatrix Q -> registers (kD / 16 A fragments per warp)
+//              wait for A; barrier; ldmatrix Q -> registers (kMT x kD / 16 A fragments per
+//              warp; with kQRegs = false, none: see "Tuning")
 //   tile t     wait for K_t; barrier                   (K_t visible to all; tile t-1 done)
 //              cp.async K_{t+1} into the other K stage | commit
-//              S = Q K_t^T              (16 x Bc per warp, kBc / 8 accumulator tiles)
+//              S = Q K_t^T              (16 kMT x Bc per warp, kMT x kBc / 8 accumulator tiles)
 //              mask (diagonal and last tiles only), online softmax on the accumulators
 //              P -> BF16 A fragments    (no shared memory: see "P from registers" below)
 //              wait for V_t; barrier
 //              cp.async V_{t+1} into the other V stage | commit
-//              O += P V_t               (16 x D per warp, kD / 8 accumulator tiles)
+//              O += P V_t               (16 kMT x D per warp, kMT x kD / 8 accumulator tiles)
 //   epilogue   l summed over the quad; O / l into shared memory (where Q was); 16-byte stores;
 //              lse = m * scale + log(l)
+//
+// Each K fragment (in S) and each V fragment (in P V) is loaded from shared memory once per
+// warp and fed to the mma of all kMT m16 tiles: with kMT = 2 a warp reads half as many bytes
+// of K and V per FLOP as with kMT = 1.
 //
 // The two waits keep one load in flight at all times: K_{t+1} streams in while S, the softmax
 // and P V_t run, V_{t+1} while P V_t and S_{t+1} run. The barriers also order the stages:
@@ -26,14 +32,16 @@
 // tile t - 1's K and V stages may be overwritten with tile t + 1.
 //
 // Lane maps (lane l of a warp, g = l / 4, c = l % 4; mma.sync.m16n8k16.row.col, BF16 in,
-// FP32 accumulate; ldmatrix as in solutions/ch05_wmma/mma_common.cuh):
+// FP32 accumulate; ldmatrix as in solutions/ch05_wmma/mma_common.cuh). Rows below are those of
+// one m16 tile mt of warp w: row g is the block's row 16 kMT w + 16 mt + g, row g + 8 is
+// 16 kMT w + 16 mt + g + 8; every tile mt has the same maps, its own accumulators.
 //   A (16 x 16)  a0 = (row g, k 2c, 2c+1)   a1 = (row g+8, k 2c..)   a2 = (row g, k 2c+8..)
 //                a3 = (row g+8, k 2c+8..)   (two BF16 per register, the lower k in the low half)
 //   B (16 x 8)   b0 = (k 2c, 2c+1; col g)   b1 = (k 2c+8, 2c+9; col g)
 //   C (16 x 8)   c0, c1 = (row g, cols 2c, 2c+1)   c2, c3 = (row g+8, cols 2c, 2c+1)
 //
-//   Q (A of S = Q K^T): ldmatrix.x4 on rows warp*16 + (l % 16), columns 16 kk + 8 (l / 16) of
-//     the Q tile gives a0..a3 of k-step kk (the four 8 x 8 quarters in A's register order).
+//   Q (A of S = Q K^T): ldmatrix.x4 on rows 16 kMT w + 16 mt + (l % 16), columns 16 kk + 8 (l / 16)
+//     of the Q tile gives a0..a3 of k-step kk (the four 8 x 8 quarters in A's register order).
 //   K (B of S): B(k = d, n = key) = K[key][d], so B's columns are K's rows: K as stored (key
 //     by key, d contiguous) IS the "col" layout, and ldmatrix WITHOUT .trans delivers it. One
 //     x4 covers 16 keys x 16 d: lanes 0-7 address keys 0-7 at d + 0 (b0 of keys 0-7), lanes
@@ -66,18 +74,38 @@
 // bytes (pitch kD + 8 BF16): the 8 rows one ldmatrix phase reads then start in 8 different
 // 16-byte bank groups for every kD of the four (chapter 5 used an XOR swizzle instead; the
 // padding works for kD = 96 too, whose 12 pieces per row a 3-bit XOR does not fit). 87 KB at
-// kD = 128, 4 warps, Bc = 64: two blocks per SM on an H100 (228 KB), one on an A100 (164 KB).
+// kD = 128, 4 warps of one m16 tile, Bc = 64: two blocks per SM on an H100 (228 KB), one on an
+// A100 (164 KB); 104 KB with two m16 tiles per warp (Br = 128), still two on an H100.
 // Edges: cp.async fills zeros past Sq, Sk and D (its source size 0), so a partial tile
 // computes on zeros, and the mask removes keys past Sk before the softmax.
 //
-// Tuning: (kWarps, kBc) per head size are template parameters (Tile below); 4 warps and 64
-// keys everywhere is a starting point, not a measured optimum.
+// Tuning: the tile configuration is a template parameter, Tile<kD, kWarps, kBc, kMT, kQRegs,
+// kMinBlocks> below, and each knob trades one thing for another:
+//   * kMT, m16 tiles of query rows per warp (1 or 2). Two tiles use every K and V fragment
+//     that ldmatrix brings into registers for two mma instead of one, halving the shared-memory
+//     reads of K and V per FLOP (FlashAttention-2 at D = 128: 4 warps of 32 rows, Br = 128).
+//     The price: twice the accumulators (acc_o alone is kMT kD / 2 registers per thread: 128
+//     at kD = 128), and a Q tile twice as large in shared memory.
+//   * kWarps, warps per block (Br = 16 kMT kWarps). More warps share each K and V tile that a
+//     block loads, and hide more latency per block; but a block waits at every barrier for its
+//     slowest warp, and with the causal mask a taller block computes more masked scores.
+//   * kBc, keys per tile. More keys per tile mean fewer barriers and softmax rescalings of acc_o
+//     per key; but the S accumulators (kMT kBc / 2 registers) and the K and V stages grow.
+//   * kQRegs, Q's A fragments in registers for the whole loop (true) or read again from shared
+//     memory at each k-step of every tile (false). False frees kMT kD / 4 registers (64 at
+//     kMT = 2, kD = 128), at the cost of one more ldmatrix per k-step and m16 tile: at kD = 128
+//     it is what lets two tiles per warp with Bc = 64 fit in 255 registers without spilling.
+//   * kMinBlocks, the minimum blocks per SM in __launch_bounds__: ptxas keeps each thread under
+//     65536 / (kMinBlocks x 32 kWarps) registers (at most 255). 2 suits 4 warps; 8 warps need 1,
+//     or ptxas must fit them in 128 registers.
+// dispatch() uses 4 warps of one m16 tile, 64 keys and Q in registers for every head size: a
+// starting point, not a measured optimum.
 //
 // Part 2 of the chapter runs the same kernel on two more layouts (the Heads struct below
 // says which); only where a block's rows and keys are changes, never the loop:
 //   * grouped heads (GQA / MQA, attention_gqa/bf16): the G = Hq / Hkv query heads of one kv
 //     head are neighbours in q, so their rows form ONE matrix of G * Sq rows (row r = g Sq + i,
-//     contiguous in q, o and lse) against one K and one V. A block takes 64 of those rows:
+//     contiguous in q, o and lse) against one K and one V. A block takes Br of those rows:
 //     K and V are read once per block for all the heads in it (at Sq = 1, every head of the
 //     group in one block), never copied per query head. The causal mask needs the row's
 //     position in its own head, i = r % Sq; a block whose rows cross from one head into the
@@ -109,23 +137,31 @@ using ch05::solution::ldmatrix_x4_trans;
 using ch05::solution::mma_16816;
 using ch05::solution::smem_u32;
 
-// A tile configuration: head size kD (the padded one), kWarps warps of 16 query rows, kBc
-// keys per tile.
-template <int kD_, int kWarps_, int kBc_>
+// A tile configuration: head size kD (the padded one), kWarps warps of kMT m16 tiles of query
+// rows each, kBc keys per tile. kQRegs: Q's A fragments stay in registers for the whole loop
+// (true), or are read again from shared memory with ldmatrix at each k-step of S = Q K^T
+// (false; kMT kD / 4 registers fewer per thread). kMinBlocks: the blocks per SM that
+// __launch_bounds__ asks ptxas to leave registers for (65536 / (kMinBlocks kThreads) each,
+// at most 255). See "Tuning" in the header comment.
+template <int kD_, int kWarps_, int kBc_, int kMT_ = 1, bool kQRegs_ = true, int kMinBlocks_ = 2>
 struct Tile {
-  static constexpr int kD = kD_, kWarps = kWarps_, kBc = kBc_;
-  static constexpr int kBr = 16 * kWarps;       // query rows per block: one m16 tile per warp
+  static constexpr int kD = kD_, kWarps = kWarps_, kBc = kBc_, kMT = kMT_, kMinBlocks = kMinBlocks_;
+  static constexpr bool kQRegs = kQRegs_;
+  static constexpr int kWarpRows = 16 * kMT;      // query rows per warp: kMT m16 tiles
+  static constexpr int kBr = kWarpRows * kWarps;  // query rows per block
   static constexpr int kThreads = 32 * kWarps;
-  static constexpr int kPitch = kD + 8;         // shared-memory row pitch in BF16 (16 bytes of padding)
-  static constexpr int kQElems = kBr * kPitch;  // the Q tile (later the O tile)
-  static constexpr int kKVElems = kBc * kPitch; // one stage of K or of V
+  static constexpr int kPitch = kD + 8;           // shared-memory row pitch in BF16 (16 bytes of padding)
+  static constexpr int kQElems = kBr * kPitch;    // the Q tile (later the O tile)
+  static constexpr int kKVElems = kBc * kPitch;   // one stage of K or of V
   static constexpr int kSmemBytes = (kQElems + 4 * kKVElems) * static_cast<int>(sizeof(bf16));
-  static constexpr int kKSteps = kD / 16;       // k-steps of S = Q K^T
-  static constexpr int kSTiles = kBc / 8;       // 16 x 8 accumulator tiles of S per warp
-  static constexpr int kPSteps = kBc / 16;      // k-steps of O = P V
-  static constexpr int kOTiles = kD / 8;        // 16 x 8 accumulator tiles of O per warp
+  static constexpr int kKSteps = kD / 16;         // k-steps of S = Q K^T
+  static constexpr int kSTiles = kBc / 8;         // 16 x 8 accumulator tiles of S per m16 tile
+  static constexpr int kPSteps = kBc / 16;        // k-steps of O = P V
+  static constexpr int kOTiles = kD / 8;          // 16 x 8 accumulator tiles of O per m16 tile
   static_assert(kD % 16 == 0 && kD <= 256, "head size: whole k16 steps of Q K^T and d16 pairs of P V");
   static_assert(kBc % 16 == 0, "keys per tile: whole k16 steps of P V (and one ldmatrix.x4 of K covers 16 keys)");
+  static_assert(kMT == 1 || kMT == 2, "m16 tiles per warp: 1 or 2 (more accumulators do not fit 255 registers)");
+  static_assert(kMinBlocks >= 1, "blocks per SM for __launch_bounds__");
   static_assert((kBr * kD / 8) % kThreads == 0 && (kBc * kD / 8) % kThreads == 0,
                 "tiles of whole 16-byte pieces, the same number for every thread");
   static_assert((kPitch * sizeof(bf16)) % 16 == 0, "rows start 16-byte aligned (cp.async, ldmatrix)");
@@ -137,11 +173,28 @@ struct Tile {
 template <class Cfg, int kRows>
 __device__ __forceinline__ void load_tile(bf16* dst, const bf16* src, int row0, int rows_total, int D, size_t ld) {
   constexpr int kPerRow = Cfg::kD / 8, kPieces = kRows * kPerRow;
+  if constexpr (Cfg::kThreads % kPerRow == 0) {
+    // The block's threads cover kStep whole rows per pass, so a thread's pieces are all in one
+    // column, kStep rows apart: one source pointer, stepped. (With each piece's address computed
+    // as src + (row0 + r) ld + 8 p, as in the branch below, ptxas -v reported 230 registers per
+    // thread at kD = 128, 4 warps of one m16 tile; 200 this way.)
+    constexpr int kStep = Cfg::kThreads / kPerRow;
+    const int r = threadIdx.x / kPerRow, p = threadIdx.x % kPerRow;
+    const int rows_left = rows_total - row0 - r;  // this thread's pieces n with n kStep < rows_left are in
+    const bf16* s = src + static_cast<size_t>(row0 + r) * ld + p * 8;
 #pragma unroll
-  for (int n = 0; n < kPieces / Cfg::kThreads; ++n) {
-    const int c = threadIdx.x + n * Cfg::kThreads, r = c / kPerRow, p = c % kPerRow;
-    const bool in = row0 + r < rows_total && p * 8 < D;
-    cp_async_16(dst + r * Cfg::kPitch + p * 8, in ? src + static_cast<size_t>(row0 + r) * ld + p * 8 : src, in);
+    for (int n = 0; n < kPieces / Cfg::kThreads; ++n) {
+      const bool in = n * kStep < rows_left && p * 8 < D;
+      cp_async_16(dst + (r + n * kStep) * Cfg::kPitch + p * 8, in ? s : src, in);
+      s += kStep * ld;
+    }
+  } else {  // kD = 96: 12 pieces per row, a thread's pieces in different columns
+#pragma unroll
+    for (int n = 0; n < kPieces / Cfg::kThreads; ++n) {
+      const int c = threadIdx.x + n * Cfg::kThreads, r = c / kPerRow, p = c % kPerRow;
+      const bool in = row0 + r < rows_total && p * 8 < D;
+      cp_async_16(dst + r * Cfg::kPitch + p * 8, in ? src + static_cast<size_t>(row0 + r) * ld + p * 8 : src, in);
+    }
   }
 }
 
@@ -198,16 +251,25 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   return *reinterpret_cast<const uint32_t*>(&h);
 }
 
-// Two blocks per SM, what an H100's shared memory allows at kD = 128 (the register budget that
-// follows, 256 per thread, is no limit: ptxas uses about 220 at kD = 128 and spills nothing).
-// Without the minimum, ptxas capped kD = 64 and 96 near 128 registers on sm_90a and spilled.
+// The A fragments a0..a3 of k-step kk (d 16 kk .. 16 kk + 15) of the m16 tile of Q whose first
+// row is row0: ldmatrix.x4 on rows row0 + (l % 16), columns 16 kk + 8 (l / 16).
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, 2)
+__device__ __forceinline__ void load_q_frag(uint32_t (&a)[4], const bf16* sQ, int row0, int kk, int lane) {
+  ldmatrix_x4(a, smem_u32(sQ + (row0 + lane % 16) * Cfg::kPitch + kk * 16 + (lane / 16) * 8));
+}
+
+// Cfg::kMinBlocks (2 in every configuration dispatch() uses) blocks per SM: what an H100's
+// shared memory allows at kD = 128 with 4 warps of one m16 tile (the register budget that
+// follows, 256 per thread, is no limit: ptxas uses about 200 at kD = 128 and spills nothing).
+// Without the minimum, ptxas capped kD = 64 and 96 near 128 registers on sm_90a and spilled.
+// At 8 warps a minimum of 2 caps a thread at 128 registers: such a configuration asks for 1.
+template <class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     flash_mma_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
                      bf16* __restrict__ o, float* __restrict__ lse, Heads heads, int D, float scale,
                      float scale_log2, bool causal) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  constexpr int kBr = Cfg::kBr, kBc = Cfg::kBc, kP = Cfg::kPitch, kD = Cfg::kD;
+  constexpr int kBr = Cfg::kBr, kBc = Cfg::kBc, kP = Cfg::kPitch, kD = Cfg::kD, kMT = Cfg::kMT;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   bf16* sQ = reinterpret_cast<bf16*>(smem_raw);  // (kBr, kP): Q, then O
   bf16* sK = sQ + Cfg::kQElems;                   // 2 x (kBc, kP)
@@ -224,7 +286,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 2)
   const bf16* vh = br.v;
   bf16* oh = br.o;
   float* lh = br.lse;
-  const int row_lo = q0 + warp * 16 + g, row_hi = row_lo + 8;  // this lane's two rows
+  // The warp's rows are w0 .. w0 + 16 kMT - 1 of the block; of m16 tile mt, this lane holds rows
+  // w0 + 16 mt + g (h = 0: accumulator elements 0, 1) and w0 + 16 mt + g + 8 (h = 1: elements 2, 3).
+  const int w0 = warp * Cfg::kWarpRows;
 
   // The queries (positions i = r % Sq in their heads) of the block's rows q0 .. q_end - 1: a
   // block that crosses from one head into the next holds i = Sq - 1 and i = 0.
@@ -244,7 +308,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 2)
     return;
   }
 
-  // --- prologue: Q and the first K and V tiles; Q's fragments into registers -----------------
+  // --- prologue: Q and the first K and V tiles; with kQRegs, Q's fragments into registers ----
   load_tile<Cfg, kBr>(sQ, qh, q0, R, D, br.ldq);
   load_tile<Cfg, kBc>(sK, kh, 0, Sk, D, br.ldk);
   cp_async_commit();  // group A: Q, K_0
@@ -253,23 +317,36 @@ __global__ void __launch_bounds__(Cfg::kThreads, 2)
   cp_async_wait<1>();  // A has landed (this thread's copies) ...
   __syncthreads();     // ... and every thread's
 
-  uint32_t qf[Cfg::kKSteps][4];  // A fragments of the warp's 16 rows, k-step kk = d 16 kk .. 16 kk + 15
+  // A fragments of the warp's m16 tiles of Q: with kQRegs, all kKSteps k-steps (d 16 kk ..
+  // 16 kk + 15) loaded once, here; without, one k-step at a time, loaded in the loop (qf[mt][0]).
+  constexpr int kQSteps = Cfg::kQRegs ? Cfg::kKSteps : 1;
+  uint32_t qf[kMT][kQSteps][4];
+  if constexpr (Cfg::kQRegs) {
 #pragma unroll
-  for (int kk = 0; kk < Cfg::kKSteps; ++kk) {
-    ldmatrix_x4(qf[kk], smem_u32(sQ + (warp * 16 + (lane % 16)) * kP + kk * 16 + (lane / 16) * 8));
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int kk = 0; kk < Cfg::kKSteps; ++kk) load_q_frag<Cfg>(qf[mt][kk], sQ, w0 + 16 * mt, kk, lane);
   }
 
-  float acc_o[Cfg::kOTiles][4];
+  float acc_o[kMT][Cfg::kOTiles][4];
 #pragma unroll
-  for (int j = 0; j < Cfg::kOTiles; ++j)
+  for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) acc_o[j][e] = 0.0f;
-  float m_lo = -INFINITY, m_hi = -INFINITY;  // running max of the raw scores, rows g and g + 8
-  float l_lo = 0.0f, l_hi = 0.0f;            // this lane's part of the running sums
-
-  // The last key each of this lane's rows may see (by its query's position in its own head).
-  const int last_lo = causal ? min(row_lo % Sq + Sk - Sq, Sk - 1) : Sk - 1;
-  const int last_hi = causal ? min(row_hi % Sq + Sk - Sq, Sk - 1) : Sk - 1;
+    for (int j = 0; j < Cfg::kOTiles; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc_o[mt][j][e] = 0.0f;
+  float m[kMT][2];     // running max of the raw scores of rows (mt, h)
+  float l[kMT][2];     // this lane's part of the running sums
+  int last[kMT][2];    // the last key row (mt, h) may see (by its query's position in its own head)
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = q0 + w0 + 16 * mt + 8 * h + g;
+      m[mt][h] = -INFINITY;
+      l[mt][h] = 0.0f;
+      last[mt][h] = causal ? min(row % Sq + Sk - Sq, Sk - 1) : Sk - 1;
+    }
 
   for (int t = 0; t < tiles; ++t) {
     const int stage = t % 2, kv0 = t * kBc;
@@ -283,21 +360,31 @@ __global__ void __launch_bounds__(Cfg::kThreads, 2)
     if (t + 1 < tiles) load_tile<Cfg, kBc>(sK + (1 - stage) * Cfg::kKVElems, kh, kv0 + kBc, Sk, D, br.ldk);
     cp_async_commit();  // (an empty group past the last tile keeps the count of groups the same)
 
-    // --- S = Q K_t^T: 16 rows x kBc keys per warp ---------------------------------------------
-    float acc_s[Cfg::kSTiles][4];
+    // --- S = Q K_t^T: 16 kMT rows x kBc keys per warp; each K fragment feeds kMT m16 tiles --------
+    float acc_s[kMT][Cfg::kSTiles][4];
 #pragma unroll
-    for (int j = 0; j < Cfg::kSTiles; ++j)
+    for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) acc_s[j][e] = 0.0f;
+      for (int j = 0; j < Cfg::kSTiles; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc_s[mt][j][e] = 0.0f;
 #pragma unroll
     for (int kk = 0; kk < Cfg::kKSteps; ++kk) {
+      if constexpr (!Cfg::kQRegs) {  // this k-step of Q, again from shared memory
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) load_q_frag<Cfg>(qf[mt][0], sQ, w0 + 16 * mt, kk, lane);
+      }
+      const int qs = Cfg::kQRegs ? kk : 0;
 #pragma unroll
       for (int jp = 0; jp < kBc / 16; ++jp) {  // keys 16 jp .. 16 jp + 15: accumulator tiles 2 jp, 2 jp + 1
         uint32_t kb[4];
         const int key = jp * 16 + (lane % 8) + (lane / 16) * 8, col = kk * 16 + ((lane / 8) % 2) * 8;
         ldmatrix_x4(kb, smem_u32(sKt + key * kP + col));
-        mma_16816<bf16>(acc_s[2 * jp], qf[kk], kb[0], kb[1]);
-        mma_16816<bf16>(acc_s[2 * jp + 1], qf[kk], kb[2], kb[3]);
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) {
+          mma_16816<bf16>(acc_s[mt][2 * jp], qf[mt][qs], kb[0], kb[1]);
+          mma_16816<bf16>(acc_s[mt][2 * jp + 1], qf[mt][qs], kb[2], kb[3]);
+        }
       }
     }
 
@@ -305,61 +392,71 @@ __global__ void __launch_bounds__(Cfg::kThreads, 2)
     const bool need_mask = kv0 + kBc > Sk || (causal && kv0 + kBc - 1 > i_min + Sk - Sq);
     if (need_mask) {
 #pragma unroll
+      for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+        for (int j = 0; j < Cfg::kSTiles; ++j) {
+          const int key = kv0 + j * 8 + 2 * qd;  // accumulator elements e = 0, 1 (row g), 2, 3 (row g + 8)
+          if (key > last[mt][0]) acc_s[mt][j][0] = -INFINITY;
+          if (key + 1 > last[mt][0]) acc_s[mt][j][1] = -INFINITY;
+          if (key > last[mt][1]) acc_s[mt][j][2] = -INFINITY;
+          if (key + 1 > last[mt][1]) acc_s[mt][j][3] = -INFINITY;
+        }
+    }
+
+    // --- online softmax, 2 kMT rows per lane ------------------------------------------------------
+    float mx[kMT][2];
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt) {
+      mx[mt][0] = m[mt][0];
+      mx[mt][1] = m[mt][1];
+#pragma unroll
       for (int j = 0; j < Cfg::kSTiles; ++j) {
-        const int key = kv0 + j * 8 + 2 * qd;  // accumulator elements e = 0, 1 (row g), 2, 3 (row g + 8)
-        if (key > last_lo) acc_s[j][0] = -INFINITY;
-        if (key + 1 > last_lo) acc_s[j][1] = -INFINITY;
-        if (key > last_hi) acc_s[j][2] = -INFINITY;
-        if (key + 1 > last_hi) acc_s[j][3] = -INFINITY;
+        mx[mt][0] = fmaxf(mx[mt][0], fmaxf(acc_s[mt][j][0], acc_s[mt][j][1]));
+        mx[mt][1] = fmaxf(mx[mt][1], fmaxf(acc_s[mt][j][2], acc_s[mt][j][3]));
       }
     }
-
-    // --- online softmax, two rows per lane --------------------------------------------------------
-    float mx_lo = m_lo, mx_hi = m_hi;
 #pragma unroll
-    for (int j = 0; j < Cfg::kSTiles; ++j) {
-      mx_lo = fmaxf(mx_lo, fmaxf(acc_s[j][0], acc_s[j][1]));
-      mx_hi = fmaxf(mx_hi, fmaxf(acc_s[j][2], acc_s[j][3]));
-    }
+    for (int o2 = 1; o2 <= 2; o2 *= 2)  // the quad: lanes 4g .. 4g + 3
 #pragma unroll
-    for (int o2 = 1; o2 <= 2; o2 *= 2) {  // the quad: lanes 4g .. 4g + 3
-      mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xFFFFFFFFu, mx_lo, o2));
-      mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xFFFFFFFFu, mx_hi, o2));
-    }
-    const float base_lo = mx_lo == -INFINITY ? 0.0f : mx_lo * scale_log2;  // nothing visible yet: 0
-    const float base_hi = mx_hi == -INFINITY ? 0.0f : mx_hi * scale_log2;
-    const float alpha_lo = exp2f(m_lo * scale_log2 - base_lo);  // m = -inf: 0 (nothing to rescale)
-    const float alpha_hi = exp2f(m_hi * scale_log2 - base_hi);
-    m_lo = mx_lo;
-    m_hi = mx_hi;
-    l_lo *= alpha_lo;
-    l_hi *= alpha_hi;
+      for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
-    for (int j = 0; j < Cfg::kOTiles; ++j) {
-      acc_o[j][0] *= alpha_lo;
-      acc_o[j][1] *= alpha_lo;
-      acc_o[j][2] *= alpha_hi;
-      acc_o[j][3] *= alpha_hi;
-    }
+        for (int h = 0; h < 2; ++h) mx[mt][h] = fmaxf(mx[mt][h], __shfl_xor_sync(0xFFFFFFFFu, mx[mt][h], o2));
+    float base[kMT][2];
 #pragma unroll
-    for (int j = 0; j < Cfg::kSTiles; ++j) {  // p = exp2(s * scale log2 e - base): one FFMA, one EX2
-      acc_s[j][0] = exp2f(fmaf(acc_s[j][0], scale_log2, -base_lo));
-      acc_s[j][1] = exp2f(fmaf(acc_s[j][1], scale_log2, -base_lo));
-      acc_s[j][2] = exp2f(fmaf(acc_s[j][2], scale_log2, -base_hi));
-      acc_s[j][3] = exp2f(fmaf(acc_s[j][3], scale_log2, -base_hi));
-      l_lo += acc_s[j][0] + acc_s[j][1];
-      l_hi += acc_s[j][2] + acc_s[j][3];
-    }
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        base[mt][h] = mx[mt][h] == -INFINITY ? 0.0f : mx[mt][h] * scale_log2;  // nothing visible yet: 0
+        const float alpha = exp2f(m[mt][h] * scale_log2 - base[mt][h]);        // m = -inf: 0 (nothing to rescale)
+        m[mt][h] = mx[mt][h];
+        l[mt][h] *= alpha;
+#pragma unroll
+        for (int j = 0; j < Cfg::kOTiles; ++j) {
+          acc_o[mt][j][2 * h] *= alpha;
+          acc_o[mt][j][2 * h + 1] *= alpha;
+        }
+      }
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int j = 0; j < Cfg::kSTiles; ++j) {  // p = exp2(s * scale log2 e - base): one FFMA, one EX2
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc_s[mt][j][e] = exp2f(fmaf(acc_s[mt][j][e], scale_log2, -base[mt][e / 2]));
+        l[mt][0] += acc_s[mt][j][0] + acc_s[mt][j][1];
+        l[mt][1] += acc_s[mt][j][2] + acc_s[mt][j][3];
+      }
 
     // --- P as BF16 A fragments, straight from the accumulators ------------------------------------
-    uint32_t pf[Cfg::kPSteps][4];
+    uint32_t pf[kMT][Cfg::kPSteps][4];
 #pragma unroll
-    for (int s = 0; s < Cfg::kPSteps; ++s) {
-      pf[s][0] = pack_bf16(acc_s[2 * s][0], acc_s[2 * s][1]);          // row g,     keys 16s + 2c, +1
-      pf[s][1] = pack_bf16(acc_s[2 * s][2], acc_s[2 * s][3]);          // row g + 8, keys 16s + 2c, +1
-      pf[s][2] = pack_bf16(acc_s[2 * s + 1][0], acc_s[2 * s + 1][1]);  // row g,     keys 16s + 8 + 2c, +1
-      pf[s][3] = pack_bf16(acc_s[2 * s + 1][2], acc_s[2 * s + 1][3]);  // row g + 8, keys 16s + 8 + 2c, +1
-    }
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int s = 0; s < Cfg::kPSteps; ++s) {
+        pf[mt][s][0] = pack_bf16(acc_s[mt][2 * s][0], acc_s[mt][2 * s][1]);          // row g,     keys 16s + 2c, +1
+        pf[mt][s][1] = pack_bf16(acc_s[mt][2 * s][2], acc_s[mt][2 * s][3]);          // row g + 8, keys 16s + 2c, +1
+        pf[mt][s][2] = pack_bf16(acc_s[mt][2 * s + 1][0], acc_s[mt][2 * s + 1][1]);  // row g,     keys 16s + 8 + 2c, +1
+        pf[mt][s][3] = pack_bf16(acc_s[mt][2 * s + 1][2], acc_s[mt][2 * s + 1][3]);  // row g + 8, keys 16s + 8 + 2c, +1
+      }
 
     cp_async_wait<1>();  // V_t has landed (only K_{t+1} may still be on its way)
     __syncthreads();
@@ -367,15 +464,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 2)
     if (t + 1 < tiles) load_tile<Cfg, kBc>(sV + (1 - stage) * Cfg::kKVElems, vh, kv0 + kBc, Sk, D, br.ldk);
     cp_async_commit();
 
-    // --- O += P V_t: 16 rows x kD per warp --------------------------------------------------------
+    // --- O += P V_t: 16 kMT rows x kD per warp; each V fragment feeds kMT m16 tiles ----------------
 #pragma unroll
     for (int s = 0; s < Cfg::kPSteps; ++s) {
 #pragma unroll
       for (int dp = 0; dp < kD / 16; ++dp) {  // d 16 dp .. 16 dp + 15: accumulator tiles 2 dp, 2 dp + 1
         uint32_t vb[4];
         ldmatrix_x4_trans(vb, smem_u32(sVt + (s * 16 + (lane % 16)) * kP + dp * 16 + (lane / 16) * 8));
-        mma_16816<bf16>(acc_o[2 * dp], pf[s], vb[0], vb[1]);
-        mma_16816<bf16>(acc_o[2 * dp + 1], pf[s], vb[2], vb[3]);
+#pragma unroll
+        for (int mt = 0; mt < kMT; ++mt) {
+          mma_16816<bf16>(acc_o[mt][2 * dp], pf[mt][s], vb[0], vb[1]);
+          mma_16816<bf16>(acc_o[mt][2 * dp + 1], pf[mt][s], vb[2], vb[3]);
+        }
       }
     }
   }
@@ -383,34 +483,44 @@ __global__ void __launch_bounds__(Cfg::kThreads, 2)
 
   // --- epilogue: one division per row, O through shared memory, 16-byte stores -----------------
 #pragma unroll
-  for (int o2 = 1; o2 <= 2; o2 *= 2) {
-    l_lo += __shfl_xor_sync(0xFFFFFFFFu, l_lo, o2);
-    l_hi += __shfl_xor_sync(0xFFFFFFFFu, l_hi, o2);
-  }
-  const float inv_lo = l_lo > 0.0f ? 1.0f / l_lo : 0.0f;  // a row that saw no key: o = 0
-  const float inv_hi = l_hi > 0.0f ? 1.0f / l_hi : 0.0f;
-  // The warp's 16 rows of O go where its 16 rows of Q were (only this warp ever read them).
-  bf16* sO = sQ + warp * 16 * kP;
+  for (int o2 = 1; o2 <= 2; o2 *= 2)
 #pragma unroll
-  for (int j = 0; j < Cfg::kOTiles; ++j) {
-    const int col = j * 8 + 2 * qd;
-    *reinterpret_cast<__nv_bfloat162*>(sO + g * kP + col) = __floats2bfloat162_rn(acc_o[j][0] * inv_lo, acc_o[j][1] * inv_lo);
-    *reinterpret_cast<__nv_bfloat162*>(sO + (g + 8) * kP + col) =
-        __floats2bfloat162_rn(acc_o[j][2] * inv_hi, acc_o[j][3] * inv_hi);
-  }
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) l[mt][h] += __shfl_xor_sync(0xFFFFFFFFu, l[mt][h], o2);
+  // The warp's 16 kMT rows of O go where its 16 kMT rows of Q were (only this warp ever read them,
+  // and with kQRegs = false its last reads came before the last tile's second barrier).
+  bf16* sO = sQ + w0 * kP;
+#pragma unroll
+  for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float inv = l[mt][h] > 0.0f ? 1.0f / l[mt][h] : 0.0f;  // a row that saw no key: o = 0
+      bf16* sOr = sO + (16 * mt + 8 * h + g) * kP;
+#pragma unroll
+      for (int j = 0; j < Cfg::kOTiles; ++j) {
+        *reinterpret_cast<__nv_bfloat162*>(sOr + j * 8 + 2 * qd) =
+            __floats2bfloat162_rn(acc_o[mt][j][2 * h] * inv, acc_o[mt][j][2 * h + 1] * inv);
+      }
+    }
   __syncwarp();
   constexpr int kPerRow = kD / 8;
 #pragma unroll
-  for (int c = lane; c < 16 * kPerRow; c += 32) {
-    const int r = c / kPerRow, p = c % kPerRow, row = q0 + warp * 16 + r;
+  for (int c = lane; c < Cfg::kWarpRows * kPerRow; c += 32) {
+    const int r = c / kPerRow, p = c % kPerRow, row = q0 + w0 + r;
     if (row < R && p * 8 < D) {
       *reinterpret_cast<uint4*>(oh + static_cast<size_t>(row) * br.ldq + p * 8) =
           *reinterpret_cast<const uint4*>(sO + r * kP + p * 8);
     }
   }
   if (qd == 0) {  // lse = m scale + log(l): natural log, scores in their scaled units
-    if (row_lo < R) lh[row_lo] = l_lo > 0.0f ? m_lo * scale + logf(l_lo) : -INFINITY;
-    if (row_hi < R) lh[row_hi] = l_hi > 0.0f ? m_hi * scale + logf(l_hi) : -INFINITY;
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = q0 + w0 + 16 * mt + 8 * h + g;
+        if (row < R) lh[row] = l[mt][h] > 0.0f ? m[mt][h] * scale + logf(l[mt][h]) : -INFINITY;
+      }
   }
 #else
   __trap();  // not reached: the variant needs compute capability 8.0 (mma.sync BF16, cp.async)
@@ -418,10 +528,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 2)
 }
 
 // grid (row tiles, row sets): dense, ceil(G * Sq / kBr) x (B * Hkv); ragged,
-// ceil(max_seqlen / kBr) x (B * Hq).
+// ceil(max_seqlen / kBr) x (B * Hq). `rows` is G * Sq, or max_seqlen.
 template <class Cfg>
-void launch(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, const Heads& heads, int row_tiles,
+void launch(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, const Heads& heads, int rows,
             int row_sets, int D, float scale, bool causal, cudaStream_t stream) {
+  const int row_tiles = ceil_div(rows, Cfg::kBr);
+  if (row_tiles == 0) return;  // a ragged batch of empty sequences
+  if (row_tiles > 0x7FFFFFFF / Cfg::kBr) throw std::invalid_argument("v4_flash_mma_sync: too many rows");
   auto* kernel = &flash_mma_kernel<Cfg>;
   static const bool raised = [&] {  // above 48 KB a kernel must opt in (once per configuration)
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
@@ -434,17 +547,15 @@ void launch(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, co
   WB_CHECK_LAUNCH();
 }
 
-// The tile configuration per padded head size (4 warps, 64 keys: see "Tuning").
+// The tile configuration per padded head size (4 warps of one m16 tile, 64 keys, Q in
+// registers: see "Tuning").
 void dispatch(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, const Heads& heads, int rows,
               int row_sets, int D, float scale, bool causal, cudaStream_t stream) {
-  const int row_tiles = ceil_div(rows, 64);  // kBr = 16 x 4 warps in every configuration below
-  if (row_tiles == 0) return;                // a ragged batch of empty sequences
-  if (row_tiles > 0x7FFFFFFF / 64) throw std::invalid_argument("v4_flash_mma_sync: too many rows");
   switch (padded_head(D)) {
-    case 32: launch<Tile<32, 4, 64>>(q, k, v, o, lse, heads, row_tiles, row_sets, D, scale, causal, stream); break;
-    case 64: launch<Tile<64, 4, 64>>(q, k, v, o, lse, heads, row_tiles, row_sets, D, scale, causal, stream); break;
-    case 96: launch<Tile<96, 4, 64>>(q, k, v, o, lse, heads, row_tiles, row_sets, D, scale, causal, stream); break;
-    default: launch<Tile<128, 4, 64>>(q, k, v, o, lse, heads, row_tiles, row_sets, D, scale, causal, stream); break;
+    case 32: launch<Tile<32, 4, 64, 1, true>>(q, k, v, o, lse, heads, rows, row_sets, D, scale, causal, stream); break;
+    case 64: launch<Tile<64, 4, 64, 1, true>>(q, k, v, o, lse, heads, rows, row_sets, D, scale, causal, stream); break;
+    case 96: launch<Tile<96, 4, 64, 1, true>>(q, k, v, o, lse, heads, rows, row_sets, D, scale, causal, stream); break;
+    default: launch<Tile<128, 4, 64, 1, true>>(q, k, v, o, lse, heads, rows, row_sets, D, scale, causal, stream); break;
   }
 }
 
