@@ -1,5 +1,5 @@
 // v7 (bonus, Hopper sm_90a only) — flash attention forward on wgmma, fed by TMA, with a
-// producer warpgroup and two consumer warpgroups (three at D <= 64).
+// producer warpgroup and two consumer warpgroups.
 //
 // What changes over v4 (mma.sync), piece by piece (chapter 5's v6 introduced each tool for a
 // GEMM; solutions/ch05_wmma/hopper/wgmma_tma_kernel.cu explains them in detail):
@@ -15,16 +15,14 @@
 //     K and V; no consumer thread spends an instruction on loads. The tensor maps are 3-D
 //     (D, S, B * H), so a box of rows stops at its head's end: rows past S arrive as zeros.
 //   * warp specialisation: warpgroup 0 produces (setmaxnreg gives its registers away),
-//     warpgroups 1 and 2 each own 64 of the block's 128 query rows (at D <= 64, warpgroups
-//     1 to 3 own 64 of 192: with half the multiply-adds per score, the softmax takes twice
-//     the share of the time, and a third warpgroup gives the tensor cores one more to serve). K and V have separate
+//     warpgroups 1 and 2 each own 64 of the block's 128 query rows. K and V have separate
 //     "full" and "empty" mbarriers per stage, so S = Q K^T may start before V has landed,
 //     and a stage is refilled as soon as every consumer warp has released it.
 //   * overlap between the warpgroups: while one warpgroup runs its softmax on the CUDA cores
-//     (max, exp2, sums: the MUFU unit), another's wgmmas keep the tensor cores busy. Nothing
-//     schedules this explicitly; the warpgroups simply drift out of phase.
+//     (max, exp2, sums: the MUFU unit), the other's wgmmas keep the tensor cores busy. Nothing
+//     schedules this explicitly; the two simply drift out of phase.
 //
-// Per block (grid: ceil(Sq / rows) query tiles x B * H heads; causal: heaviest tiles first):
+// Per block (grid: ceil(Sq / 128) query tiles x B * H heads; causal: heaviest tiles first):
 //
 //   producer (1 thread)        Q -> q_full                        once
 //                              K_t -> k_full[s]  V_t -> v_full[s]  t = 0 .. tiles - 1, 2 stages,
@@ -39,9 +37,9 @@
 // Shared memory (1024-byte aligned: the 128-byte swizzle repeats every 8 rows of 128 bytes).
 // Every tile is stored as boxes of 64 columns (128 bytes per row, the widest row the 128 B
 // swizzle allows), kD / 64 of them side by side:
-//   Q      rows x kD          kD / 64 boxes of rows x 64    16 KB each (24 KB at 192 rows)
+//   Q      128 rows x kD      kD / 64 boxes of 128 x 64     16 KB each
 //   K, V   2 stages each      kD / 64 boxes of 128 x 64     16 KB each
-//   kD = 128: 32 + 4 x 32 = 160 KB (one block per SM); kD = 64: 24 + 4 x 16 = 88 KB.
+//   kD = 128: 32 + 4 x 32 = 160 KB (one block per SM); kD = 64: 80 KB.
 // Descriptors (the fields: solutions/ch05_wmma/hopper/wgmma_tma_kernel.cu):
 //   Q as A, K-major     start = box (kk / 4) + warpgroup's 64 rows + (kk % 4) x 32 bytes;
 //                       stride byte offset 1024 (one 8-row group to the next)
@@ -80,19 +78,14 @@ namespace {
 using namespace ch05::solution::sm90;  // mbarriers, TMA, wgmma fence / commit / wait, descriptors
 using ch05::solution::smem_u32;
 
-// kConsumers warpgroups of 64 query rows each, plus the producer. The register file (64 K per
-// SM) is shared out with setmaxnreg: the producer keeps 24 per thread, the consumers split the
-// rest (240 each for two, 160 for three).
-template <int kD_, int kConsumers_>
+template <int kD_>
 struct WgCfg {
   static constexpr int kD = kD_;          // the head size the kernel computes: 64 or 128
-  static constexpr int kConsumers = kConsumers_;
-  static constexpr int kBr = 64 * kConsumers;  // query rows per block
+  static constexpr int kBr = 128;         // query rows per block: 64 per consumer warpgroup
   static constexpr int kBc = 128;         // keys per tile: the N of S = Q K^T
   static constexpr int kStages = 2;       // K and V tiles in flight
+  static constexpr int kConsumers = 2;
   static constexpr int kThreads = 128 * (1 + kConsumers);
-  static constexpr int kProducerRegs = 24;
-  static constexpr int kConsumerRegs = kConsumers == 2 ? 240 : 160;
   static constexpr int kBoxes = kD / 64;  // 64-column boxes per row
   static constexpr int kQBoxBytes = kBr * 128;
   static constexpr int kKVBoxBytes = kBc * 128;
@@ -100,8 +93,6 @@ struct WgCfg {
   static constexpr int kKVBytes = kBoxes * kKVBoxBytes;  // one stage of K, or of V
   static constexpr int kSmemBytes = kQBytes + 2 * kStages * kKVBytes + 1024;  // + the alignment slack
   static_assert(kD == 64 || kD == 128, "head sizes the wgmma shapes below cover");
-  static_assert(kConsumers == 2 || kConsumers == 3, "the register split above");
-  static_assert(kProducerRegs * 128 + kConsumerRegs * 128 * kConsumers <= 65536, "one block's registers");
 };
 
 template <class = void>  // (a template: the host pass, which never sees the kernel's body, does not warn)
@@ -166,7 +157,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int warpgroup = threadIdx.x / 128;
   if (warpgroup == 0) {
     // --- producer: one thread asks for every box; the others only give their registers away
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(Cfg::kProducerRegs));
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
     if (threadIdx.x == 0) {
       mbar_arrive_expect_tx(q_full, Cfg::kQBytes);
 #pragma unroll
@@ -193,7 +184,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   }
 
   // --- consumers: warpgroup c (1 or 2) owns rows 64 (c - 1) .. 64 (c - 1) + 63 of the block --------
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(Cfg::kConsumerRegs));
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
   const int cw = warpgroup - 1, warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, qd = lane % 4;
   const int wg_row0 = q0 + cw * 64;                         // the warpgroup's first row
@@ -360,18 +351,9 @@ struct MapCache {
   CUtensorMap map_q{}, map_k{}, map_v{};
 };
 
-// Encodes the maps when the tensors or the shape change (once per configuration), then launches.
 template <class Cfg>
-void run(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, int heads, int Sq, int Sk, int D,
-         float scale, bool causal, cudaStream_t stream) {
-  static MapCache maps;
-  if (maps.q != q || maps.k != k || maps.v != v || maps.heads != heads || maps.Sq != Sq || maps.Sk != Sk ||
-      maps.D != D) {
-    maps.map_q = make_head_map(q, D, Sq, heads, Cfg::kBr);
-    maps.map_k = make_head_map(k, D, Sk, heads, Cfg::kBc);
-    maps.map_v = make_head_map(v, D, Sk, heads, Cfg::kBc);
-    maps.q = q, maps.k = k, maps.v = v, maps.heads = heads, maps.Sq = Sq, maps.Sk = Sk, maps.D = D;
-  }
+void launch(const MapCache& maps, bf16* o, float* lse, int heads, int Sq, int Sk, int D, float scale, bool causal,
+            cudaStream_t stream) {
   auto* kernel = &flash_wgmma_kernel<Cfg>;
   static const bool raised = [&] {
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
@@ -389,11 +371,18 @@ void run(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, int h
 
 void attention_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, int B, int H, int Sq, int Sk,
                     int D, float scale, bool causal, cudaStream_t stream) {
-  // D <= 64: three consumer warpgroups (192 rows per block). With half the multiply-adds per
-  // score, the softmax's share of the time doubles, and a third warpgroup gives the tensor
-  // cores one more to switch to.
-  if (D <= 64) run<WgCfg<64, 3>>(q, k, v, o, lse, B * H, Sq, Sk, D, scale, causal, stream);
-  else run<WgCfg<128, 2>>(q, k, v, o, lse, B * H, Sq, Sk, D, scale, causal, stream);
+  const int heads = B * H;
+  static MapCache cache;
+  if (cache.q != q || cache.k != k || cache.v != v || cache.heads != heads || cache.Sq != Sq || cache.Sk != Sk ||
+      cache.D != D) {
+    static_assert(WgCfg<64>::kBr == WgCfg<128>::kBr && WgCfg<64>::kBc == WgCfg<128>::kBc, "one box height");
+    cache.map_q = make_head_map(q, D, Sq, heads, WgCfg<128>::kBr);
+    cache.map_k = make_head_map(k, D, Sk, heads, WgCfg<128>::kBc);
+    cache.map_v = make_head_map(v, D, Sk, heads, WgCfg<128>::kBc);
+    cache.q = q, cache.k = k, cache.v = v, cache.heads = heads, cache.Sq = Sq, cache.Sk = Sk, cache.D = D;
+  }
+  if (D <= 64) launch<WgCfg<64>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
+  else launch<WgCfg<128>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
 }
 
 }  // namespace ch08::solution::hopper
