@@ -430,7 +430,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         base[mt][h] = mx[mt][h] == -INFINITY ? 0.0f : mx[mt][h] * scale_log2;  // nothing visible yet: 0
-        const float alpha = exp2f(m[mt][h] * scale_log2 - base[mt][h]);        // m = -inf: 0 (nothing to rescale)
+        const float alpha = fast_exp2(m[mt][h] * scale_log2 - base[mt][h]);        // m = -inf: 0 (nothing to rescale)
         m[mt][h] = mx[mt][h];
         l[mt][h] *= alpha;
 #pragma unroll
@@ -444,7 +444,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 #pragma unroll
       for (int j = 0; j < Cfg::kSTiles; ++j) {  // p = exp2(s * scale log2 e - base): one FFMA, one EX2
 #pragma unroll
-        for (int e = 0; e < 4; ++e) acc_s[mt][j][e] = exp2f(fmaf(acc_s[mt][j][e], scale_log2, -base[mt][e / 2]));
+        for (int e = 0; e < 4; ++e) acc_s[mt][j][e] = fast_exp2(fmaf(acc_s[mt][j][e], scale_log2, -base[mt][e / 2]));
         l[mt][0] += acc_s[mt][j][0] + acc_s[mt][j][1];
         l[mt][1] += acc_s[mt][j][2] + acc_s[mt][j][3];
       }

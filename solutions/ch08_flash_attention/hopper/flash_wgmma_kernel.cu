@@ -249,8 +249,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     }
     const float base_lo = mx_lo == -INFINITY ? 0.0f : mx_lo * scale_log2;  // nothing visible yet: 0
     const float base_hi = mx_hi == -INFINITY ? 0.0f : mx_hi * scale_log2;
-    const float alpha_lo = exp2f(m_lo * scale_log2 - base_lo);
-    const float alpha_hi = exp2f(m_hi * scale_log2 - base_hi);
+    const float alpha_lo = fast_exp2(m_lo * scale_log2 - base_lo);
+    const float alpha_hi = fast_exp2(m_hi * scale_log2 - base_hi);
     m_lo = mx_lo;
     m_hi = mx_hi;
     l_lo *= alpha_lo;
@@ -265,10 +265,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     uint32_t pf[kBc / 16][4];  // P as the A fragments of the 16-key steps of O += P V
 #pragma unroll
     for (int j = 0; j < kBc / 8; ++j) {
-      const float p0 = exp2f(fmaf(acc_s[4 * j], scale_log2, -base_lo));
-      const float p1 = exp2f(fmaf(acc_s[4 * j + 1], scale_log2, -base_lo));
-      const float p2 = exp2f(fmaf(acc_s[4 * j + 2], scale_log2, -base_hi));
-      const float p3 = exp2f(fmaf(acc_s[4 * j + 3], scale_log2, -base_hi));
+      const float p0 = fast_exp2(fmaf(acc_s[4 * j], scale_log2, -base_lo));
+      const float p1 = fast_exp2(fmaf(acc_s[4 * j + 1], scale_log2, -base_lo));
+      const float p2 = fast_exp2(fmaf(acc_s[4 * j + 2], scale_log2, -base_hi));
+      const float p3 = fast_exp2(fmaf(acc_s[4 * j + 3], scale_log2, -base_hi));
       l_lo += p0 + p1;
       l_hi += p2 + p3;
       // chunk j = keys 8 j .. 8 j + 7 is half (j % 2) of the 16-key step j / 2: registers 0, 1
