@@ -98,6 +98,15 @@ __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
 }
 
+// The accumulator operands of a wgmma's inline asm, in order: "+f"(d[i]) ... for 32, 64 or 128
+// FP32 registers (the asm's own "%0, %1, ..." list must match).
+#define WB_WGMMA_D8(d, i)                                                                                    \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
+      "+f"(d[i + 7])
+#define WB_WGMMA_D32(d, i) WB_WGMMA_D8(d, i), WB_WGMMA_D8(d, i + 8), WB_WGMMA_D8(d, i + 16), WB_WGMMA_D8(d, i + 24)
+#define WB_WGMMA_D64(d) WB_WGMMA_D32(d, 0), WB_WGMMA_D32(d, 32)
+#define WB_WGMMA_D128(d) WB_WGMMA_D32(d, 0), WB_WGMMA_D32(d, 32), WB_WGMMA_D32(d, 64), WB_WGMMA_D32(d, 96)
+
 // Keeps the compiler from moving accumulator registers while a wgmma may write them.
 template <int N>
 __device__ __forceinline__ void pin(float (&d)[N]) {
