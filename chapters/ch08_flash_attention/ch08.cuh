@@ -182,9 +182,25 @@ inline int decode_splits(int B, int Hkv, int L_max) {
   return static_cast<int>(want < tiles ? want : (tiles < 1 ? 1 : tiles));
 }
 
-// Partial results of every chunk: o (D floats) and lse (1 float) per (chunk, b, hq).
+// Ticket counters for a launcher whose last CTA of each group merges the group's chunks
+// (solution v6): one per (b, kv head, block of 16 query heads of its group) for the first
+// kDecodeTargetCtas (b, kv head) pairs: with more pairs than that, decode_splits gives one
+// chunk each and nothing is merged. The counters depend on Hq and Hkv alone, not on B, so
+// they keep their place when one scratch serves several batch sizes.
+inline size_t decode_counter_bytes(int Hq, int Hkv) {
+  const size_t group = Hkv > 0 ? static_cast<size_t>(Hq / Hkv) : 1;
+  const size_t row_blocks = (group + 15) / 16;
+  return sizeof(unsigned int) * kDecodeTargetCtas * row_blocks;
+}
+
+// Partial results of every chunk: o (D floats) and lse (1 float) per (chunk, b, hq), and room
+// for the ticket counters (decode_counter_bytes, a multiple of 256 bytes), which v6 keeps in
+// front of its partial results (v5 and the exercise need not use them). Counters start at
+// zero: the scratch is allocated zeroed once (the harness and the model do), and a launcher
+// that uses them leaves them zero.
 inline size_t decode_scratch_bytes(int B, int Hq, int Hkv, int L_max, int D) {
-  return sizeof(float) * static_cast<size_t>(decode_splits(B, Hkv, L_max)) * B * Hq * (D + 1);
+  return decode_counter_bytes(Hq, Hkv) +
+         sizeof(float) * static_cast<size_t>(decode_splits(B, Hkv, L_max)) * B * Hq * (D + 1);
 }
 
 // Every part-2 launcher refuses groups that do not divide: call this first (it throws

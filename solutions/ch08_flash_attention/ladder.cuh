@@ -54,7 +54,10 @@ void v5_decode_at_pos_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cac
 // v6_split_kv_mma.cu — v5 at the bandwidth limit: the group's query heads as the rows of
 // mma.sync fragments (S = Q K^T and O += P V on tensor cores, P from registers), warps
 // splitting each tile's keys, a 3-stage cp.async pipeline, a grid of exactly one wave, and
-// the merge launched as a programmatic dependent (Hopper). Same contract and scratch as v5.
+// the merge folded in: the last CTA of each group to finish (a ticket counter) merges its
+// chunks (groups of up to 4 query heads; larger ones keep the merge kernel, as a programmatic
+// dependent). Same contract and scratch size as v5; the scratch starts zeroed (its ticket
+// counters) and v6 leaves it so.
 DecodeAttentionBf16Fn v6_decode_bf16;
 void v6_decode_at_pos_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* pos, bf16* o,
                            float* lse, int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch,

@@ -1,5 +1,5 @@
 // v6 — decode attention at the bandwidth limit: v5's split over the keys, with the arithmetic
-// on tensor cores, a grid of exactly one wave, and the merge started early.
+// on tensor cores, a grid of exactly one wave, and the merge folded into the same kernel.
 //
 // v5 reads the cache in the right order but cannot keep up with it. Per key it spends about
 // 40 instructions per thread on CUDA cores (a dot product from shared memory, a conversion
@@ -21,11 +21,39 @@
 //   one wave       the grid is sized from the occupancy calculator: chunks = SM slots / (B Hkv)
 //                  (two CTAs per SM at D = 128), so every CTA starts at once and each streams
 //                  several tiles through a 3-stage cp.async pipeline (64 KB in flight per CTA).
-//   merge early    the merge kernel (decode_merge.cuh, as v5's) is launched as a programmatic
-//                  dependent of the chunk kernel (Hopper; harness/cuda/pdl.cuh): it is resident
-//                  and waiting when the last chunk ends, instead of being launched then. In a
-//                  PdlChain (chapter 9's fused step) the chunk kernel itself is one too, with
-//                  its first tiles asked from L2 before it waits for the QKV GEMV.
+//   merge in the last CTA   v5 merges the chunks in a second kernel. At L 8192 (11 us of
+//                  cache at the copy bandwidth) that kernel and the launch around the pair
+//                  cost 6-8 us, even launched as a programmatic dependent. Here a CTA writes
+//                  its chunk's (o_c, lse_c) to the scratch, fences them and takes a ticket
+//                  (atomicAdd on a counter of its group: the CTAs that share its kv head and
+//                  rows). The CTA that takes the group's last ticket sees every chunk of the
+//                  group: it merges them into o and lse with decode_merge.cuh's code (the same
+//                  bits as v5's merge kernel; the lse and weights of a row per warp, then every
+//                  thread on four columns of a row at a time) and puts the counter back to
+//                  zero, ready for the next launch or replay of a graph. Chapter 9's argmax
+//                  merges its CTAs the same way. The last CTA merges its rows in one pass while
+//                  a group has at most 4 (G <= 4: a warp per row for the weights, a thread per
+//                  four columns of o at D = 128). Larger groups come with fewer CTAs and more
+//                  chunks, up to a megabyte of partial results for one CTA to read alone: there
+//                  the merge stays a kernel of its own (a programmatic dependent, a CTA per
+//                  row), which measured faster on an H100 from G = 8 on.
+//   PDL            in a PdlChain (chapter 9's fused step) the kernel is a programmatic
+//                  dependent of the QKV GEMV: it asks L2 for its first tiles before it waits.
+//                  After its key loop it lets the next kernel be scheduled (the merge kernel of
+//                  a large group, or the chain's next kernel); that kernel waits for this whole
+//                  grid to end, the last CTAs' merges included.
+//
+// The counters (one unsigned int per group) sit at the front of the scratch
+// (decode_counter_bytes, ch08.cuh), the partial results after them. They must be zero before
+// the first launch, and every launch leaves them zero. A memset per call would be a launch of
+// its own, the cost this version removes; so the scratch is zeroed once, when it is
+// allocated: the harness zeroes a workspace once and hands the same one, never re-poisoned, to
+// every call on that shape (harness/spec/check.cu, timed.cu), and chapter 9's model zeroes its
+// buffers at load. The counters' place depends on Hq and Hkv only, not on B, so the model's
+// batched decode, one scratch for every batch size, finds them zero whatever B the step before
+// had. A grid of one chunk per group (B Hkv >= kDecodeTargetCtas, where decode_splits gives 1)
+// takes no ticket, which bounds the counters by kDecodeTargetCtas groups. (A scratch that v5
+// also writes, from its first byte, would lose them: give each its own.)
 //
 //   CTA (c, b * Hkv + h, z): keys [c * chunk, (c + 1) * chunk) of kv head h, query rows
 //   z * 16 .. z * 16 + 15 of the group; per 64-key tile, warp w owns keys 16 w .. 16 w + 15:
@@ -34,6 +62,10 @@
 //                               |  w0  w1  w2  w3 |   (16 keys each)
 //       warp w:  S_w = Q K_w^T  ->  online softmax (m_w, l_w)  ->  O_w = a O_w + P_w V_w
 //   end:     O, lse of the chunk = log-sum-exp merge of (m_w, l_w, O_w), w = 0..3 -> scratch
+//   then (groups of up to 4 rows):  fence; ticket = atomicAdd(counter[b * Hkv + h][z], 1)
+//            ticket == chunks - 1 (the group's last):  o, lse of the rows = log-sum-exp merge of
+//            the chunks' (o_c, lse_c): weights by warp w for row w, then o by every thread,
+//            four columns each;  counter = 0
 //
 // Run: build/ch08/bin/ch08_bench --op=attention_decode --impl=v5_split_kv_decode,v6_split_kv_mma,cublas_decode
 #include <algorithm>
@@ -59,6 +91,7 @@ using ch05::solution::mma_16816;
 using ch05::solution::smem_u32;
 
 constexpr int kRowsPerCta = 16;  // query heads of a group per CTA: the M of one mma tile
+constexpr int kFoldRows = 4;     // the most rows per CTA whose merge the last CTA does (launch)
 
 template <int kD_>
 struct MmaDecodeCfg {
@@ -77,7 +110,12 @@ struct MmaDecodeCfg {
   static_assert((kBc * kD / 8) % kThreads == 0, "every thread copies the same number of 16-byte pieces");
   static constexpr size_t kPipeBytes = size_t(kStages) * 2 * kTileElems * sizeof(bf16);
   static constexpr size_t kMergeBytes = sizeof(float) * kWarps * kRowsPerCta * (kOPitch + 2);
-  static constexpr size_t kSmemBytes = kPipeBytes > kMergeBytes ? kPipeBytes : kMergeBytes;
+  static constexpr size_t kChunkMergeBytes = sizeof(float) * kFoldRows * (kDecodeTargetCtas + 1);  // chunk weights, lse
+  static constexpr size_t kSmemBytes = std::max({kPipeBytes, kMergeBytes, kChunkMergeBytes});
+  // CTAs per SM the registers must allow (__launch_bounds__): as many as shared memory allows
+  // on an H100 (228 KB). The key loop needs no more registers than that leaves, but the
+  // compiler hands the merge at the end whatever the bound allows, and would cost occupancy.
+  static constexpr int kMinCtas = kD <= 32 ? 6 : kD <= 64 ? 4 : 2;
 };
 
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
@@ -99,13 +137,18 @@ __device__ __forceinline__ void load_tile(bf16* dst, const bf16* src, int row0, 
 }
 
 // grid (chunks, B * Hkv, ceil(G / 16)), Cfg::kThreads threads, Cfg::kSmemBytes of shared memory.
-// Writes part_o[c][row][0..D) and part_lse[c][row] for its chunk c and its (up to 16) rows.
+// Writes part_o[c][row][0..D) and part_lse[c][row] for its chunk c and its (up to 16) rows;
+// the last CTA of the group (blockIdx.y, blockIdx.z) to finish merges the group's chunks into
+// o and lse. tickets: one counter per group, zero between launches (several chunks only); null:
+// no merge here, decode_merge_kernel follows.
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, 2)
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinCtas)
     mma_chunk_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k_cache, const bf16* __restrict__ v_cache,
-                     const int* __restrict__ seq_lens, int len_add, float* __restrict__ part_o,
-                     float* __restrict__ part_lse, int Hkv, int G, int L_max, int D, int chunk, float scale_log2) {
+                     const int* __restrict__ seq_lens, int len_add, float* part_o, float* part_lse,
+                     unsigned int* __restrict__ tickets, bf16* __restrict__ o, float* __restrict__ lse, int Hkv,
+                     int G, int L_max, int D, int chunk, float scale_log2) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  __shared__ bool last_cta;  // this CTA took the group's last ticket
   constexpr int kD = Cfg::kD, kBc = Cfg::kBc, kP = Cfg::kPitch, kS = Cfg::kStages;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* sK = reinterpret_cast<bf16*>(smem_raw);  // kS x (kBc, kP)
@@ -259,7 +302,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 2)
       mma_16816<bf16>(acc_o[2 * dp + 1], pf, vb[2], vb[3]);
     }
   }
-  wb::pdl_trigger();  // the merge kernel may be scheduled now; it waits for this grid to end
+  // The next kernel on the stream may be scheduled now (the merge kernel where there is one, or
+  // in a PdlChain the chain's next kernel): it waits for this whole grid to end, the last CTAs'
+  // merges included.
+  wb::pdl_trigger();
 
   // --- the four warps' (m, l, O) merged through shared memory ---------------------------------------
   cp_async_wait<0>();
@@ -296,18 +342,64 @@ __global__ void __launch_bounds__(Cfg::kThreads, 2)
     float M = -INFINITY;
 #pragma unroll
     for (int w = 0; w < Cfg::kWarps; ++w) M = fmaxf(M, sM[w * kRowsPerCta + r]);
-    float sum = 0.0f, o = 0.0f;
+    float sum = 0.0f, od = 0.0f;
     if (M != -INFINITY) {
 #pragma unroll
       for (int w = 0; w < Cfg::kWarps; ++w) {
         const float wt = exp2f(sM[w * kRowsPerCta + r] - M);  // a warp that saw no key: 0
         sum += wt * sL[w * kRowsPerCta + r];
-        o += wt * sO[(w * kRowsPerCta + r) * Cfg::kOPitch + d];
+        od += wt * sO[(w * kRowsPerCta + r) * Cfg::kOPitch + d];
       }
     }
-    if (d < D) part_o[(part + r) * D + d] = sum > 0.0f ? o / sum : 0.0f;
+    if (d < D) part_o[(part + r) * D + d] = sum > 0.0f ? od / sum : 0.0f;
     // lse_c in natural units: ln(sum_j e^{s_j scale}) = (M + log2(sum)) ln 2
     if (d == 0) part_lse[part + r] = sum > 0.0f ? (M + log2f(sum)) * 0.6931471805599453f : -INFINITY;
+  }
+
+  // --- the group's chunks merged by the last of its CTAs (chapter 9's argmax does the same) --------
+  if (tickets == nullptr) return;  // the merge kernel follows (launch: groups of more than kFoldRows rows)
+  __syncthreads();  // every thread's partial results written (and every thread done with sO, sM, sL)
+  if (threadIdx.x == 0) {
+    if (gridDim.x == 1) {
+      last_cta = true;  // one chunk: nothing to wait for, and no counter (decode_counter_bytes)
+    } else {
+      unsigned int* ticket = tickets + blockIdx.y * gridDim.z + blockIdx.z;
+      __threadfence();  // the CTA's partial results (ordered by the barrier) are visible before its ticket
+      last_cta = atomicAdd(ticket, 1u) == gridDim.x - 1;
+      if (last_cta) {
+        *ticket = 0;      // every chunk has taken its ticket: zero for the next launch or graph replay
+        __threadfence();  // ... and every other CTA's partial results are visible to this one
+      }
+    }
+  }
+  __syncthreads();
+  if (!last_cta) return;  // the same answer for the whole CTA
+  // Step 1 (decode_merge.cuh): warp w takes row w of the CTA's (at most kFoldRows = 4), as the
+  // merge kernel's 128 threads would: its lse, and its chunks' weights into shared memory.
+  float* weights = reinterpret_cast<float*>(smem_raw);       // (kFoldRows, kDecodeTargetCtas)
+  float* row_lse = weights + kFoldRows * kDecodeTargetCtas;  // (kFoldRows)
+  const size_t row0 = bkv * G + r0;  // the CTA's first row of the B * Hq
+  for (int r = warp; r < rows; r += Cfg::kWarps) {
+    const float l = merge_weights<32>(part_lse, all_rows, row0 + r, static_cast<int>(gridDim.x), lane,
+                                      weights + r * kDecodeTargetCtas, nullptr);
+    if (lane == 0) {
+      row_lse[r] = l;
+      lse[row0 + r] = l;
+    }
+  }
+  __syncthreads();
+  // Step 2: every thread of the CTA takes four adjacent columns of a row at a time (one 16-byte
+  // load per chunk), over all the CTA's rows.
+  const int quads = D / 4;  // D is a multiple of 8
+  for (int i = threadIdx.x; i < rows * quads; i += Cfg::kThreads) {
+    const int r = i / quads, d0 = 4 * (i % quads);
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (row_lse[r] != -INFINITY) {
+      merge_columns<4, 8>(part_o, weights + r * kDecodeTargetCtas, all_rows, row0 + r, static_cast<int>(gridDim.x),
+                          D, d0, acc);
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) o[(row0 + r) * D + d0 + j] = __float2bfloat16_rn(acc[j]);
   }
 #else
   __trap();  // not reached: the variant needs compute capability 8.0 (cp.async, ldmatrix, mma.sync)
@@ -339,14 +431,29 @@ void launch(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* 
   const int splits = std::min(want, decode_splits(B, Hkv, L_max));
   const int per_chunk = ceil_div(tiles, splits);
   const int used = ceil_div(tiles, per_chunk), chunk = per_chunk * Cfg::kBc;
+  // The merge folds into the last CTA of each group while a group has at most kFoldRows rows
+  // (one pass of the CTA's warps). Larger groups have fewer CTAs and more chunks: one CTA would
+  // merge up to a megabyte alone, where the merge kernel gives every row a CTA of its own.
+  const bool fold = std::min(G, kRowsPerCta) <= kFoldRows;
+  // Several chunks only where B * Hkv < kDecodeTargetCtas (decode_splits): the groups that merge
+  // fit the counters, (b * Hkv + h) * zblocks + z < kDecodeTargetCtas * zblocks.
+  if (fold && used > 1 &&
+      static_cast<long long>(B) * Hkv * zblocks * sizeof(unsigned int) > decode_counter_bytes(Hq, Hkv)) {
+    throw std::logic_error("v6_split_kv_mma: more groups than ticket counters");
+  }
   const size_t rows = static_cast<size_t>(B) * Hq;
-  float* part_o = static_cast<float*>(scratch);                     // (used, B * Hq, D)
+  auto* tickets = static_cast<unsigned int*>(scratch);  // (B * Hkv, zblocks), zero between launches
+  char* after_tickets = static_cast<char*>(scratch) + decode_counter_bytes(Hq, Hkv);
+  float* part_o = reinterpret_cast<float*>(after_tickets);          // (used, B * Hq, D)
   float* part_lse = part_o + static_cast<size_t>(used) * rows * D;  // (used, B * Hq)
   const float scale_log2 = scale * 1.4426950408889634f;
   wb::launch_chained(kernel, dim3(used, B * Hkv, zblocks), dim3(Cfg::kThreads), Cfg::kSmemBytes, stream, q, k_cache,
-                     v_cache, seq_lens, len_add, part_o, part_lse, Hkv, G, L_max, D, chunk, scale_log2);
-  wb::launch_dependent(&decode_merge_kernel, dim3(static_cast<unsigned>(rows)), dim3(kDecodeMergeThreads), 0, stream,
-                       static_cast<const float*>(part_o), static_cast<const float*>(part_lse), o, lse, used, D);
+                     v_cache, seq_lens, len_add, part_o, part_lse, fold ? tickets : nullptr, o, lse, Hkv, G, L_max,
+                     D, chunk, scale_log2);
+  if (!fold) {
+    wb::launch_dependent(&decode_merge_kernel, dim3(static_cast<unsigned>(rows)), dim3(kDecodeMergeThreads), 0, stream,
+                         static_cast<const float*>(part_o), static_cast<const float*>(part_lse), o, lse, used, D);
+  }
 }
 
 void decode(const char* who, const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* seq_lens, int len_add,

@@ -51,7 +51,7 @@ WB_VARIANTS(ch08_solution, wb::Role::Solution) {
       wb::variant("attention_decode/bf16", "v6_split_kv_mma", &v6_decode_bf16)
           .needs_cc(80)
           .with_workspace(decode_scratch)
-          .with_note("v5 on tensor cores, one wave of CTAs, 3-stage pipeline, merge as a dependent launch"),
+          .with_note("v5 on tensor cores, one wave of CTAs, 3-stage pipeline, merge in the last CTA (G <= 4)"),
   };
 }
 

@@ -7,8 +7,9 @@
 //                            (qkv's second and third C) into the cache at *d_pos; at layer 0
 //                            the embedding's pair is added first, x = resid + branch (-> tmp)
 //   attention                att (C) = the q heads over the cache's keys 0 .. *d_pos
-//                            (BF16: chapter 8's v6 split-KV kernels, a chunk pass and a merge;
-//                            FP32, or a head size chapter 8 does not take: the model's kernel)
+//                            (BF16: chapter 8's v6 split-KV kernel, whose last CTA per head
+//                            merges the chunks; FP32, or a head size chapter 8 does not take:
+//                            the model's kernel)
 //   attn_proj+residual       x = x + att · attn_proj_wᵀ + attn_proj_b       (in place)
 //   ln_2+mlp_fc              fc (4C) = gelu_tanh(LN_2(x) · fc_wᵀ + fc_b)
 //   mlp_proj+residual        x = x + fc · fc_proj_wᵀ + fc_proj_b            (in place)
@@ -21,7 +22,7 @@
 // scale per row. The LM head stays BF16 (wte is not quantized). The per-op table counts the
 // int8 weights and their scales as the op's weight bytes.
 //
-// Kernels per token: 1 (embedding) + 6 per layer + 2 in BF16 (5 per layer in FP32), against
+// Kernels per token: 1 (embedding) + 5 per layer + 2, in BF16 as in FP32, against
 // the op-by-op step's 1 + 8 per layer + 5 (BF16; FP32 adds a residual add per LayerNorm).
 #include <cuda_bf16.h>
 
