@@ -15,7 +15,7 @@
 // Run: build/ch05/bin/ch05_bench --impl=v6_wgmma_tma,v5_mma_sync,reference
 #include <stdexcept>
 
-#include "cuda/errors.cuh"
+#include "cuda/device.cuh"
 #include "ladder.cuh"
 
 #ifdef WB_CH05_HOPPER
@@ -23,22 +23,11 @@
 #endif
 
 namespace ch05::solution {
-namespace {
-
-bool device_is_sm90() {
-  int dev = 0, major = 0, minor = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-  return major == 9 && minor == 0;
-}
-
-}  // namespace
 
 CH05_LAUNCHER(v6_wgmma_tma) {
   if (M <= 0 || N <= 0) return;
 #ifdef WB_CH05_HOPPER
-  static const bool hopper = device_is_sm90();
+  static const bool hopper = wb::query_device().has_wgmma();
   if (!hopper) {
     throw std::runtime_error("v6_wgmma_tma needs sm_90a (Hopper, compute capability 9.0): wgmma and TMA do not "
                              "exist on this GPU");

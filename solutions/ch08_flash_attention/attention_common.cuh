@@ -3,8 +3,10 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "ch08.cuh"
 
@@ -54,6 +56,28 @@ inline void check_ragged_args(const char* who, int B, int T, int Hq, int Hkv, in
 // The head size a kernel is compiled for: D rounded up to 32, 64, 96 or 128 (the columns
 // past D are loaded as zeros and never stored).
 inline int padded_head(int D) { return (D + 31) / 32 * 32; }
+
+// q, k, v and o 16-byte aligned: the tensor-core kernels move 16 bytes per copy (cp.async, TMA).
+inline void check_aligned(const char* who, const bf16* q, const bf16* k, const bf16* v, const bf16* o) {
+  for (const void* p : {static_cast<const void*>(q), static_cast<const void*>(k), static_cast<const void*>(v),
+                        static_cast<const void*>(o)}) {
+    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) {
+      throw std::invalid_argument(std::string(who) + ": q, k, v and o must be 16-byte aligned (ch08.cuh)");
+    }
+  }
+}
+
+// Calls f(std::integral_constant<int, kD>{}) with kD = padded_head(D): 32, 64, 96 or 128, the
+// head sizes a kernel is instantiated for.
+template <class F>
+void with_padded_head(int D, F&& f) {
+  switch (padded_head(D)) {
+    case 32: f(std::integral_constant<int, 32>{}); break;
+    case 64: f(std::integral_constant<int, 64>{}); break;
+    case 96: f(std::integral_constant<int, 96>{}); break;
+    default: f(std::integral_constant<int, 128>{}); break;
+  }
+}
 
 // Key tiles (of `bc` keys) that a block of query rows q0 .. q0 + rows - 1 must visit: all of
 // them without the mask; with it, up to the tile holding the last key its last row sees,

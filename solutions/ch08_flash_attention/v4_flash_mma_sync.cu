@@ -564,22 +564,13 @@ void dispatch(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, 
   }
 }
 
-void check_aligned(const bf16* q, const bf16* k, const bf16* v, const bf16* o) {
-  for (const void* p : {static_cast<const void*>(q), static_cast<const void*>(k), static_cast<const void*>(v),
-                        static_cast<const void*>(o)}) {
-    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) {
-      throw std::invalid_argument("v4_flash_mma_sync: q, k, v and o must be 16-byte aligned (ch08.cuh)");
-    }
-  }
-}
-
 }  // namespace
 
 void v4_attention_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, int B, int H, int Sq, int Sk,
                        int D, float scale, bool causal, void* scratch, cudaStream_t stream) {
   (void)scratch;
   check_args("v4_flash_mma_sync", B, H, Sq, Sk, D);
-  check_aligned(q, k, v, o);
+  check_aligned("v4_flash_mma_sync", q, k, v, o);
   const Heads heads{Sq, Sk, 1, H, H, 0, nullptr};
   dispatch(q, k, v, o, lse, heads, Sq, B * H, D, scale, causal, stream);
 }
@@ -589,7 +580,7 @@ void v4_attention_gqa_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o,
   (void)scratch;
   check_args("v4_flash_mma_sync", B, Hq, Sq, Sk, D);
   check_groups("v4_flash_mma_sync", Hq, Hkv);
-  check_aligned(q, k, v, o);
+  check_aligned("v4_flash_mma_sync", q, k, v, o);
   const int G = Hq / Hkv;
   if (static_cast<long long>(G) * Sq > 0x7FFFFFFF) throw std::invalid_argument("v4_flash_mma_sync: G * Sq too large");
   const Heads heads{Sq, Sk, G, Hq, Hkv, 0, nullptr};
@@ -601,7 +592,7 @@ void v4_attention_ragged_bf16(const bf16* q, const bf16* k, const bf16* v, bf16*
                               void* scratch, cudaStream_t stream) {
   (void)scratch;
   check_ragged_args("v4_flash_mma_sync", B, T, Hq, Hkv, max_seqlen, D);
-  check_aligned(q, k, v, o);
+  check_aligned("v4_flash_mma_sync", q, k, v, o);
   const Heads heads{0, 0, Hq / Hkv, Hq, Hkv, T, cu_seqlens};
   dispatch(q, k, v, o, lse, heads, max_seqlen, B * Hq, D, scale, causal, stream);
 }

@@ -464,12 +464,9 @@ void decode(const char* who, const bf16* q, const bf16* k_cache, const bf16* v_c
   if (scratch == nullptr) {
     throw std::invalid_argument(std::string(who) + ": needs decode_scratch_bytes(B, Hq, Hkv, L_max, D) of scratch");
   }
-  switch (padded_head(D)) {
-    case 32: launch<MmaDecodeCfg<32>>(q, k_cache, v_cache, seq_lens, len_add, o, lse, B, Hq, Hkv, L_max, D, scale, scratch, stream); break;
-    case 64: launch<MmaDecodeCfg<64>>(q, k_cache, v_cache, seq_lens, len_add, o, lse, B, Hq, Hkv, L_max, D, scale, scratch, stream); break;
-    case 96: launch<MmaDecodeCfg<96>>(q, k_cache, v_cache, seq_lens, len_add, o, lse, B, Hq, Hkv, L_max, D, scale, scratch, stream); break;
-    default: launch<MmaDecodeCfg<128>>(q, k_cache, v_cache, seq_lens, len_add, o, lse, B, Hq, Hkv, L_max, D, scale, scratch, stream); break;
-  }
+  with_padded_head(D, [&](auto kd) {
+    launch<MmaDecodeCfg<kd.value>>(q, k_cache, v_cache, seq_lens, len_add, o, lse, B, Hq, Hkv, L_max, D, scale, scratch, stream);
+  });
 }
 
 }  // namespace

@@ -9,11 +9,10 @@
 // past S and D, the mask and the epilogue do the rest.
 //
 // Run: build/ch08/bin/ch08_bench --op=attention --dtype=bf16 --impl=v7_flash_wgmma_tma,v4_flash_mma_sync,cudnn_sdpa
-#include <cstdint>
 #include <stdexcept>
 
 #include "attention_common.cuh"
-#include "cuda/errors.cuh"
+#include "cuda/device.cuh"
 #include "ladder.cuh"
 
 #ifdef WB_CH08_HOPPER
@@ -26,20 +25,9 @@ void v7_attention_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o, flo
                        int D, float scale, bool causal, void* scratch, cudaStream_t stream) {
   (void)scratch;
   check_args("v7_flash_wgmma_tma", B, H, Sq, Sk, D);
-  for (const void* p : {static_cast<const void*>(q), static_cast<const void*>(k), static_cast<const void*>(v),
-                        static_cast<const void*>(o)}) {
-    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) {
-      throw std::invalid_argument("v7_flash_wgmma_tma: q, k, v and o must be 16-byte aligned (TMA's bases)");
-    }
-  }
+  check_aligned("v7_flash_wgmma_tma", q, k, v, o);
 #ifdef WB_CH08_HOPPER
-  static const bool hopper = [] {
-    int dev = 0, major = 0, minor = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-    return major == 9 && minor == 0;
-  }();
+  static const bool hopper = wb::query_device().has_wgmma();
   if (hopper) {
     hopper::attention_bf16(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream);
     return;
