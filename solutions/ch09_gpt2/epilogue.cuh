@@ -17,12 +17,17 @@ template <class T> __device__ __forceinline__ T from_f32(float v);
 template <> __device__ __forceinline__ float from_f32<float>(float v) { return v; }
 template <> __device__ __forceinline__ bf16 from_f32<bf16>(float v) { return __float2bfloat16(v); }
 
-// acc (FP32) -> bias added in FP32 -> GELU in FP32 -> one rounding to T.
+// acc (FP32) -> bias added in FP32 -> GELU in FP32 -> one rounding to T. epilogue_value takes
+// the bias as a value already loaded (ignored for Epilogue::None).
 template <class T>
-__device__ __forceinline__ T epilogue(float acc, const T* b, int n, Epilogue epi) {
-  if (epi != Epilogue::None) acc += to_f32(b[n]);
+__device__ __forceinline__ T epilogue_value(float acc, float bias, Epilogue epi) {
+  if (epi != Epilogue::None) acc += bias;
   if (epi == Epilogue::BiasGelu) acc = gelu_tanh(acc);
   return from_f32<T>(acc);
+}
+template <class T>
+__device__ __forceinline__ T epilogue(float acc, const T* b, int n, Epilogue epi) {
+  return epilogue_value<T>(acc, epi != Epilogue::None ? to_f32(b[n]) : 0.0f, epi);
 }
 
 // The dot product of two 16-byte pieces (4 floats, or 8 BF16) in FP32, in a fixed order:
