@@ -16,7 +16,8 @@
 //
 // The rules a kernel launched this way keeps:
 //   1. Before pdl_wait() it reads nothing the kernels before it may write, and writes nothing.
-//      What it may do there: pdl_prefetch_l2 of data that is constant (weights, a cache).
+//      What it may do there: read data that no kernel writes (weights) into registers or
+//      shared memory, and pdl_prefetch_l2 of data that is constant here (weights, a cache).
 //      A prefetch only moves lines from DRAM into L2, which every SM reads through, so even a
 //      line an earlier kernel is still writing is read correctly after the wait.
 //   2. It calls pdl_trigger() only after its own pdl_wait() (so the kernel after it cannot

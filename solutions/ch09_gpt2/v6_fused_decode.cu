@@ -65,8 +65,9 @@
 // Between kernels (Hopper and later): inside a PdlChain (the model's fused step opens one) every
 // kernel here is launched as a programmatic dependent of the one before it
 // (harness/cuda/pdl.cuh). Its CTAs may start while the previous kernel's
-// last CTAs still run: they ask L2 for their first rows of W (constant weights, safe to read
-// early), then wait for the previous kernel to end before they touch x. Each CTA lets the next
+// last CTAs still run: they ask L2 for their first rows of W and load the first pieces of a row
+// into registers (constant weights, safe to read early), then wait for the previous kernel to
+// end before they touch x. Each CTA lets the next
 // kernel start once its rows are done. In a step of hundreds of short kernels this hides most
 // of the gap between one kernel's tail and the next one's first loads.
 //
@@ -378,15 +379,13 @@ __global__ void __launch_bounds__(kThreads, 4) row_gemv_kernel(const RowGemvArgs
   constexpr int kPer = 16 / sizeof(W);        // weights per 16-byte piece of a row (8 BF16, 16 int8)
   const int pieces = a.K / kPer;              // whole pieces of a row (vec: K % kPer == 0)
 
-  // 0. The CTA's first two groups of rows (g = blockIdx.x and blockIdx.x + gridDim.x: all of a
-  //    CTA's rows in the layers' GEMVs, a start in the LM head's) into L2 while the previous
-  //    kernel finishes; then wait for it: x (and r) are its output.
+  // 0. Before waiting for the previous kernel (weights are constants, safe to read early): the
+  //    CTA's first two groups of rows (g = blockIdx.x and blockIdx.x + gridDim.x: all of a CTA's
+  //    rows in the layers' GEMVs, a start in the LM head's) into L2, and this warp's first
+  //    kAhead (int8: 2) pieces per lane of its first row into registers, so that DRAM is busy
+  //    while the previous kernel ends and the LayerNorm below runs (they are used in step 3).
   prefetch_rows(a.w, static_cast<long long>(blockIdx.x) * kWarps, kWarps, a.N, a.K, kThreads);
   prefetch_rows(a.w, (static_cast<long long>(blockIdx.x) + gridDim.x) * kWarps, kWarps, a.N, a.K, kThreads);
-  wb::pdl_wait();
-
-  // 1. This warp's first row: its first kAhead (int8: 2) pieces per lane are requested now, so that
-  //    DRAM is busy while the LayerNorm below runs (they are used in step 3).
   constexpr int kAh = kAheadOf<W>, kUnroll = kUnrollOf<W>;
   uint4 ahead[kAh];
 #pragma unroll
@@ -402,6 +401,9 @@ __global__ void __launch_bounds__(kThreads, 4) row_gemv_kernel(const RowGemvArgs
       }
     }
   }
+
+  // 1. Wait for the previous kernel: x (and r) are its output.
+  wb::pdl_wait();
 
   // 2. The input row, normalised, into shared memory.
   stage_row<T, W, kNorm>(a, s_row, red);
