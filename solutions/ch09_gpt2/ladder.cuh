@@ -21,7 +21,14 @@
 //                     stages, XOR-swizzled tiles, (128, 128) or (128, 64) tiles chosen so a
 //                     512-token prompt fills the SMs; v3's epilogue on the registers, 16-byte
 //                     stores: the prefill GEMM of the BF16 model
+//   v9_persistent_decode  the decode step's L layers in one persistent kernel (one CTA per
+//                     SM, grid barriers between the phases): each CTA loads its rows of
+//                     the next op's weights into shared memory before the barrier, so DRAM
+//                     streams across op boundaries (BF16, batch 1; the model's
+//                     --decode=persistent)
 #pragma once
+#include <string>
+
 #include "ch09.cuh"
 
 namespace ch09::solution {
@@ -90,5 +97,23 @@ void gemv_residual_w8a16(const bf16* x, const int8_t* q, const float* scale, con
 void ln_gemv_qkv_w8a16(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const int8_t* q,
                        const float* scale, const bf16* b, bf16* h, bf16* qkv, int C, float eps,
                        const KvCacheTarget<bf16>& kv, cudaStream_t stream);
+
+// v9_persistent_decode.cu: one layer's weights and KV cache as the persistent kernel reads
+// them (an array of L of these lives in device memory), ...
+struct PersistentLayer {
+  const bf16 *ln_1_w, *ln_1_b, *attn_w, *attn_b, *attn_proj_w, *attn_proj_b;
+  const bf16 *ln_2_w, *ln_2_b, *fc_w, *fc_b, *fc_proj_w, *fc_proj_b;
+  bf16 *k_cache, *v_cache;  // [H][P][D]
+};
+// ... why a model of these sizes cannot run it on this GPU ("" when it can), the scratch it
+// needs (zeroed once: its grid barrier's counters start at 0 and return there), and the L
+// layers of one decode step: x (C) = the residual stream after the last layer, from layer 0's
+// pair resid + branch (the embedding's); qkv (3C) and fc (4C) are its working rows; the
+// token's key and value go to position *pos of each layer's cache.
+std::string persistent_decode_unsupported(int C, int H, int D);
+size_t persistent_decode_scratch_bytes(int H);
+void persistent_decode_layers(const PersistentLayer* layers, int L, const bf16* resid, const bf16* branch, bf16* x,
+                              bf16* qkv, bf16* fc, const int* pos, int C, int H, int P, float eps, void* scratch,
+                              cudaStream_t stream);
 
 }  // namespace ch09::solution

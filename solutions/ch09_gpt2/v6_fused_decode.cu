@@ -80,6 +80,7 @@
 #include <string>
 #include <type_traits>
 
+#include "../ch06_layernorm/norm_common.cuh"
 #include "cuda/errors.cuh"
 #include "cuda/pdl.cuh"
 #include "epilogue.cuh"
@@ -87,6 +88,9 @@
 
 namespace ch09::solution {
 namespace {
+
+using ch06::solution::block_sum;  // chapter 6's sums over a warp and a CTA (one barrier each)
+using ch06::solution::warp_sum;
 
 constexpr int kWarps = 8, kThreads = 32 * kWarps;  // a CTA: 8 warps
 constexpr int kAhead = 4;       // 16-byte pieces per lane requested before the LayerNorm (1024 BF16 of a row)
@@ -104,25 +108,6 @@ __device__ __forceinline__ void prefetch_rows(const W* w, long long n0, int rows
   for (long long off = static_cast<long long>(threadIdx.x) * 128; off < bytes; off += 128LL * threads) {
     wb::pdl_prefetch_l2(first + off);
   }
-}
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
-  return v;  // every lane holds the sum
-}
-
-// The sum of one value per thread over the CTA; every thread gets it. `red`: kWarps floats
-// of shared memory, free again when this returns.
-__device__ __forceinline__ float block_sum(float v, float* red) {
-  v = warp_sum(v);
-  if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = v;
-  __syncthreads();
-  float total = 0.0f;
-#pragma unroll
-  for (int w = 0; w < kWarps; ++w) total += red[w];
-  __syncthreads();  // every thread has read red before the next call writes it
-  return total;
 }
 
 // --- how a GEMV reads its weights: W = T (BF16 or FP32), or W = int8_t with T = BF16 ---------
@@ -286,7 +271,7 @@ __device__ __forceinline__ void stage_row(const RowGemvArgs<T, W>& a, T* s_row, 
     // large next to the spread, as a one-pass E[v^2] - E[v]^2 would suffer. These two read
     // shared memory only, element by element over this thread's own elements.
     const int per = a.vec_row ? kE : 1;
-    const float mean = block_sum(sum, red) / static_cast<float>(a.K);
+    const float mean = block_sum<kThreads>(sum, red) / static_cast<float>(a.K);
     float sq = 0.0f;
     for (int i = threadIdx.x; i < count; i += kThreads) {
       for (int e = 0; e < per; ++e) {
@@ -294,7 +279,7 @@ __device__ __forceinline__ void stage_row(const RowGemvArgs<T, W>& a, T* s_row, 
         sq += d * d;
       }
     }
-    const float rstd = rsqrtf(block_sum(sq, red) / static_cast<float>(a.K) + a.eps);
+    const float rstd = rsqrtf(block_sum<kThreads>(sq, red + kWarps) / static_cast<float>(a.K) + a.eps);
     for (int i = threadIdx.x; i < count; i += kThreads) {
       if (a.vec_row) {
         const bool first = i == static_cast<int>(threadIdx.x);
@@ -372,7 +357,7 @@ __global__ void __launch_bounds__(kThreads, 4) row_gemv_kernel(const RowGemvArgs
   static_assert(kValidWeights<T, W>, "W is T, or int8 with BF16 activations");
   extern __shared__ __align__(16) unsigned char smem_raw[];
   T* s_row = reinterpret_cast<T*>(smem_raw);  // (K) the input row, staged once per CTA
-  __shared__ float red[kWarps];               // block_sum
+  __shared__ float red[2 * kWarps];           // block_sum: two exchange arrays
   __shared__ Key warp_best[kWarps];           // kArgmax: each warp's best key
   __shared__ bool last_cta;                   // kArgmax: this CTA took the last ticket
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;

@@ -24,6 +24,10 @@
 //
 // Kernels per token: 1 (embedding) + 5 per layer + 2, in BF16 as in FP32, against
 // the op-by-op step's 1 + 8 per layer + 5 (BF16; FP32 adds a residual add per LayerNorm).
+//
+// Options::persistent_decode (BF16): the L layers above run as ONE persistent kernel
+// (solutions/ch09_gpt2/v9_persistent_decode.cu), between the same embedding and LM head: 4
+// kernels per token. The layer table it reads (every block's pointers) is filled once on load.
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -31,6 +35,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "ch08.cuh"
 #include "cuda/errors.cuh"
@@ -76,6 +81,31 @@ void Model::Impl::alloc_fused() {
   attn_lse = reinterpret_cast<float*>(p);  // (H): chapter 8's lse output, not used here
   p += round_up(lse);
   argmax_ws = p;
+  if (opt.persistent_decode) alloc_persistent();
+}
+
+// The persistent step's layer table (device memory, filled once: the weights and caches do
+// not move) and its scratch, zeroed once.
+void Model::Impl::alloc_persistent() {
+  namespace sol = ch09::solution;
+  const std::string why = sol::persistent_decode_unsupported(C, H, D);
+  if (!why.empty()) {
+    throw std::invalid_argument("persistent_decode: " + why + "; run --decode=fused instead");
+  }
+  std::vector<sol::PersistentLayer> table(L);
+  for (int l = 0; l < L; ++l) {
+    const BlockWeights& w = blocks[l];
+    table[l] = {in<bf16>(w.ln_1_w), in<bf16>(w.ln_1_b), in<bf16>(w.attn_w),     in<bf16>(w.attn_b),
+                in<bf16>(w.attn_proj_w), in<bf16>(w.attn_proj_b), in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b),
+                in<bf16>(w.fc_w),   in<bf16>(w.fc_b),   in<bf16>(w.fc_proj_w), in<bf16>(w.fc_proj_b),
+                out<bf16>(kc[l]),   out<bf16>(vc[l])};
+  }
+  const size_t table_bytes = round_up(sizeof(sol::PersistentLayer) * L);
+  persistent_buf = wb::DeviceBuffer<char>(table_bytes + round_up(sol::persistent_decode_scratch_bytes(H)));
+  CUDA_CHECK(cudaMemset(persistent_buf.data(), 0, persistent_buf.bytes()));
+  CUDA_CHECK(cudaMemcpy(persistent_buf.data(), table.data(), sizeof(sol::PersistentLayer) * L, cudaMemcpyHostToDevice));
+  d_layers = persistent_buf.data();
+  persistent_scratch = persistent_buf.data() + table_bytes;
 }
 
 void Model::Impl::decode_once(cudaStream_t s) {
@@ -120,6 +150,19 @@ void Model::Impl::fused_step_as(cudaStream_t s) {
   });
 
   T* x = out<T>(buf.tmp);  // (C) the residual stream, from layer 0's LayerNorm on
+  if constexpr (std::is_same_v<T, bf16>) {
+    if (opt.persistent_decode) {  // the L layers in one kernel (v9_persistent_decode)
+      double layer_bytes = 0;     // every weight of the blocks, the KV cache read, the rows written
+      for (int l = 0; l < L; ++l) layer_bytes += e * (12.0 * c * c + 13.0 * c) + e * 2.0 * (pos + 1) * c;
+      timed({"layers (persistent kernel)", -1}, "solution v9", layer_bytes, [&] {
+        ch09::solution::persistent_decode_layers(static_cast<const ch09::solution::PersistentLayer*>(d_layers), L,
+                                                 in<bf16>(buf.resid), in<bf16>(buf.branch), x, out<bf16>(buf.qkv),
+                                                 out<bf16>(buf.fc), d_pos, C, H, cap, eps, persistent_scratch, cur);
+      });
+      fused_lm_head(x, eps, who);
+      return;
+    }
+  }
   for (int l = 0; l < L; ++l) {
     const BlockWeights& w = blocks[l];
     const bool first = l == 0;
@@ -188,10 +231,17 @@ void Model::Impl::fused_step_as(cudaStream_t s) {
           });
   }
 
+  fused_lm_head(x, eps, who);
+}
+
+// ln_f + the LM head + argmax in one kernel, then the step's bookkeeping.
+template <class T>
+void Model::Impl::fused_lm_head(const T* x, float eps, const char* who) {
+  const double e = double(es), c = C;
   // wte; x, gamma, beta; the logits
   timed({"ln_f+lm_head+argmax", -1}, who, e * (double(V) * c + 3 * c + V), [&] {
-    v6::ln_gemv_argmax<T>(x, in<T>(ln_f_w), in<T>(ln_f_b), in<T>(wte), out<T>(logits), top_i, top_v, V, C, eps,
-                          argmax_ws, cur);
+    ch09::solution::ln_gemv_argmax<T>(x, in<T>(ln_f_w), in<T>(ln_f_b), in<T>(wte), out<T>(logits), top_i, top_v, V, C,
+                                      eps, argmax_ws, cur);
     kernels::advance(top_i, d_next, d_token, d_pos, d_history, 1, cur);
   });
 }

@@ -75,6 +75,11 @@ Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
                                             "(solutions/ch09_gpt2/v5_gemv_w8a16.cu), but gemv is the ") +
                                 who_name(k.gemv) + "'s: add --use=gemv:solution to --int8");
   }
+  if (opt.persistent_decode && (!opt.fused_decode || opt.dtype != wb::DType::BF16 || opt.int8_weights)) {
+    throw std::invalid_argument("persistent_decode: the persistent step is a form of the fused one on BF16 weights: "
+                                "set fused_decode, load the model in bf16 and leave int8_weights out (--decode="
+                                "persistent --dtype=bf16, without --int8)");
+  }
   dtype = opt.dtype;
   es = dtype == wb::DType::F32 ? 4 : 2;
   C = cfg.n_embd, H = cfg.n_head, D = cfg.head_dim(), V = cfg.vocab, L = cfg.n_layer;

@@ -77,6 +77,11 @@ struct Options {
   // Off by default until it has been verified on a GPU (gpt2 --decode=fused --check, and the
   // FusedDecode tests of tests/model_test.cu).
   bool fused_decode = false;
+  // With fused_decode: the step's L layers in ONE persistent kernel instead of 5 L kernels
+  // (solutions/ch09_gpt2/v9_persistent_decode.cu; BF16 weights, a GPU that launches
+  // cooperative kernels). The embedding before it and ln_f + the LM head + argmax after it are
+  // the fused step's.
+  bool persistent_decode = false;
   // Batched decode (prefill_batch, decode_batch, generate_batch): room for up to `batch`
   // sequences, each with its own KV cache, [layer][b][H][cap][D], beside the single
   // sequence's, and the activations of `batch` rows. 0 (the default): no batched decode,

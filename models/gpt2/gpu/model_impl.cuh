@@ -72,11 +72,19 @@ struct Model::Impl final : Ops {
   void fused_step(cudaStream_t s);    // the fused step, eager or captured
   template <class T>
   void fused_step_as(cudaStream_t s);
+  template <class T>
+  void fused_lm_head(const T* x, float eps, const char* who);
+  void alloc_persistent();            // Options::persistent_decode: the layer table, the scratch
   bool chapter8_attention() const;    // BF16 and a head size chapter 8's decode kernels take
   wb::DeviceBuffer<char> fused_buf;   // chapter 8's scratch and lse, the argmax's workspace
   void* attn_scratch = nullptr;       // ch08::decode_scratch_bytes(1, H, H, cap, D)
   float* attn_lse = nullptr;          // (H)
   void* argmax_ws = nullptr;          // ch09::solution::gemv_argmax_workspace_bytes(), zeroed once
+  // Options::persistent_decode: the layers' pointers as the persistent kernel reads them (L),
+  // and its scratch (grid barrier, attention partials), zeroed once.
+  wb::DeviceBuffer<char> persistent_buf;
+  const void* d_layers = nullptr;
+  void* persistent_scratch = nullptr;
 
   // A prompt's attention on chapter 8's flash kernel (model.cu, attention): q, k and v
   // packed token-major, each (cap, C), the kernel's lse (H, cap) and cu_seqlens (2).

@@ -108,7 +108,8 @@ ToolArgs parse_tool_args(int argc, char** argv) {
              "the fused step's kernels read them", &a.int8);
   p.add_string("decode", "the decode step: ops (default; one kernel per op, as --kernels picks) or fused (the "
                "solution's fused kernels: LayerNorm in the GEMV's prologue, the residual add in its epilogue, the "
-               "LM head with its argmax; chapter 8's split-KV attention)", &decode);
+               "LM head with its argmax; chapter 8's split-KV attention) or persistent (the fused step with its layers in one "
+               "persistent kernel, bf16 without --int8)", &decode);
   p.add_string("batch", "also run the batched decode benchmark at each size, e.g. 1,4,16,64: that many sequences "
                "(seeded prompts of the same length) decoding together; a table of tokens/s, bytes, FLOPs and the "
                "bound per size", &batch);
@@ -162,10 +163,15 @@ ToolArgs parse_tool_args(int argc, char** argv) {
       }
     }
   }
-  if (decode == "fused") {
+  if (decode == "fused" || decode == "persistent") {
     a.fused_decode = true;
+    a.persistent_decode = decode == "persistent";
+    if (a.persistent_decode && (a.dtype != wb::DType::BF16 || a.int8)) {
+      throw wb::UsageError("--decode=persistent runs on BF16 weights without --int8 (use --decode=fused for those)");
+    }
   } else if (decode != "ops") {
-    throw wb::UsageError("--decode=" + decode + ": use ops (one kernel per op) or fused (the fused decode step)");
+    throw wb::UsageError("--decode=" + decode + ": use ops (one kernel per op), fused (the fused decode step) or "
+                         "persistent (its layers in one kernel)");
   }
   if (!batch.empty()) {
     a.batch = parse_batch_list(batch);

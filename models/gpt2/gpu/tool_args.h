@@ -21,6 +21,7 @@ struct ToolArgs {
   bool graph = true, check = false;
   bool int8 = false;                 // --int8: decode GEMVs from INT8 weights (bf16 only)
   bool fused_decode = false;         // --decode=fused: the fused decode step (ops: op by op, the default)
+  bool persistent_decode = false;    // --decode=persistent: the fused step's layers in one persistent kernel
   std::vector<int> batch;            // --batch=1,4,16,64: the batched decode benchmark at each size
   bool overlap = false;              // --overlap: the next request's prefill during this one's decode
   UploadMode upload = UploadMode::Staged;  // --upload=staged|plain

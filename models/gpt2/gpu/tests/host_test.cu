@@ -131,6 +131,14 @@ TEST(ToolArgs, DecodeStep) {
   EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--decode=fast"}).find("--decode=fast"), std::string::npos);
   const ToolArgs int8 = parse({"--weights=m", "--tokens=1", "--decode=fused", "--int8"});
   EXPECT_TRUE(int8.fused_decode && int8.int8) << "the fused step runs on INT8 weights too";
+  const ToolArgs pers = parse({"--weights=m", "--tokens=1", "--decode=persistent"});
+  EXPECT_TRUE(pers.fused_decode && pers.persistent_decode) << "the persistent step is a form of the fused one";
+  EXPECT_FALSE(parse({"--weights=m", "--tokens=1", "--decode=fused"}).persistent_decode);
+  for (const char* other : {"--int8", "--dtype=f32"}) {
+    const std::string r = refusal({"--weights=m", "--tokens=1", "--decode=persistent", other});
+    EXPECT_NE(r.find("--decode=persistent"), std::string::npos) << other << ": " << r;
+    EXPECT_NE(r.find("--decode=fused"), std::string::npos) << "names what to run instead: " << r;
+  }
 }
 
 TEST(ToolArgs, Overlap) {

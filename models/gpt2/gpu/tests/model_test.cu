@@ -352,6 +352,7 @@ struct ModelCase {
   std::string config;
   wb::DType dtype;
   bool int8 = false;
+  bool persistent = false;  // Options::persistent_decode: the layers in one persistent kernel
 };
 
 std::vector<ModelCase> model_cases_list() {
@@ -365,12 +366,16 @@ auto fused_cases() {
   for (const ModelCase& c : model_cases_list()) {
     if (c.dtype == wb::DType::BF16) cases.push_back({c.config, c.dtype, true});
   }
+  for (const ModelCase& c : model_cases_list()) {
+    if (c.dtype == wb::DType::BF16) cases.push_back({c.config, c.dtype, false, true});
+  }
   return ::testing::ValuesIn(cases);
 }
 
 std::string model_case_name(const ::testing::TestParamInfo<ModelCase>& info) {
   return std::string(info.param.config == "tiny" ? "tiny" : "C192") +
-         (info.param.dtype == wb::DType::F32 ? "_f32" : "_bf16") + (info.param.int8 ? "_int8" : "");
+         (info.param.dtype == wb::DType::F32 ? "_f32" : "_bf16") + (info.param.int8 ? "_int8" : "") +
+         (info.param.persistent ? "_persistent" : "");
 }
 
 int argmax_lower_index(const std::vector<float>& v) {
@@ -388,6 +393,7 @@ TEST_P(FusedDecode, SameTokensAsTheOpByOpStep) {
   o.int8_weights = c.int8;
   Model ops = Model::from_weights(w, o);
   o.fused_decode = true;
+  o.persistent_decode = c.persistent;
   Model fused = Model::from_weights(w, o);
   const double cpu_bound = c.int8 ? 1e-1 : bound(c.dtype);  // the float64 decoder reads the BF16 weights
   cpu::Model cm(w);
@@ -433,6 +439,7 @@ TEST_P(FusedDecode, GraphCheckAndKernelCount) {
   o.dtype = c.dtype;
   o.int8_weights = c.int8;
   o.fused_decode = true;
+  o.persistent_decode = c.persistent;
   Model fused = Model::from_weights(w, o);
   const auto prompt = prompt_of(11, w.config.vocab, 5);
   fused.prefill(prompt);
@@ -448,15 +455,20 @@ TEST_P(FusedDecode, GraphCheckAndKernelCount) {
   EXPECT_TRUE(f.tokens_consistent()) << f.fused_token << " vs " << f.ops_token;
 
   o.fused_decode = false;
+  o.persistent_decode = false;
   Model ops = Model::from_weights(w, o);
   ops.prefill(prompt);
   ops.decode(prompt.back());
   const int L = w.config.n_layer;
   const int fused_kernels = fused.kernels_per_step(), ops_kernels = ops.kernels_per_step();
   std::printf("kernels per token: %d fused, %d op by op (L = %d)\n", fused_kernels, ops_kernels, L);
-  EXPECT_EQ(fused_kernels, 3 + 5 * L)
-      << "embedding; per layer ln_1+qkv, attention (BF16: chapter 8's v6, its merge in its last CTAs), attn_proj, "
-         "ln_2+fc, mlp_proj; ln_f+lm_head+argmax, advance";
+  if (c.persistent) {
+    EXPECT_EQ(fused_kernels, 4) << "embedding; the layers in one persistent kernel; ln_f+lm_head+argmax, advance";
+  } else {
+    EXPECT_EQ(fused_kernels, 3 + 5 * L)
+        << "embedding; per layer ln_1+qkv, attention (BF16: chapter 8's v6, its merge in its last CTAs), attn_proj, "
+             "ln_2+fc, mlp_proj; ln_f+lm_head+argmax, advance";
+  }
   EXPECT_LT(fused_kernels, ops_kernels);
 }
 

@@ -326,6 +326,7 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
   o.upload = a.upload;
   o.int8_weights = a.int8;
   o.fused_decode = a.fused_decode;
+  o.persistent_decode = a.persistent_decode;
   if (!a.batch.empty()) o.batch = *std::max_element(a.batch.begin(), a.batch.end());
   int last_percent = -1;
   o.upload_progress = [&](size_t done, size_t total) {
@@ -351,7 +352,10 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
                 (model.int8_weight_bytes() + model.weight_bytes()) / 1e6);
   }
 
-  if (a.fused_decode) {
+  if (a.persistent_decode) {
+    std::printf("decode step: persistent (--decode=persistent): the layers in one persistent kernel (the solution's "
+                "v9), the fused step's embedding and LM head around it\n");
+  } else if (a.fused_decode) {
     std::printf("decode step: fused (--decode=fused): the solution's v6 kernels%s and chapter 8's split-KV "
                 "attention; prefill as --kernels picks\n", a.int8 ? " on the INT8 weights (the LM head BF16)" : "");
   }
