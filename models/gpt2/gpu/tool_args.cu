@@ -184,6 +184,11 @@ ToolArgs parse_tool_args(int argc, char** argv) {
                            "GEMV, one row); leave --int8 out of the batched run");
     }
   }
+  if (a.overlap && a.persistent_decode) {
+    throw wb::UsageError("--overlap with --decode=persistent: the persistent kernel holds every SM for the whole step, "
+                         "so the second request's prefill could not run beside it; measure the overlap with "
+                         "--decode=fused");
+  }
   if (a.overlap && a.new_tokens < 2) {
     throw wb::UsageError("--overlap with --new=" + std::to_string(a.new_tokens) + ": the overlap is measured over "
                          "the decode steps after the first token; give --new=2 or more");

@@ -139,6 +139,8 @@ TEST(ToolArgs, DecodeStep) {
     EXPECT_NE(r.find("--decode=persistent"), std::string::npos) << other << ": " << r;
     EXPECT_NE(r.find("--decode=fused"), std::string::npos) << "names what to run instead: " << r;
   }
+  const std::string overlap = refusal({"--weights=m", "--prompt-len=8", "--new=4", "--decode=persistent", "--overlap"});
+  EXPECT_NE(overlap.find("--overlap with --decode=persistent"), std::string::npos) << overlap;
 }
 
 TEST(ToolArgs, Overlap) {
