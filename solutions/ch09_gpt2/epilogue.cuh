@@ -1,12 +1,14 @@
 // What every step shares: element conversions, the 16-byte dot products of the GEMVs (on
-// BF16 or FP32 weights, and on INT8 weights: steps 5 and 6), and the epilogue, applied to one
-// FP32 accumulator and rounded once to the output type.
+// BF16 or FP32 weights, and on INT8 weights: steps 5 and 6), the epilogue, applied to one
+// FP32 accumulator and rounded once to the output type, and the QKV epilogue's store of the
+// token's key and value into the cache (steps 6 and 9).
 #pragma once
 #include <cuda_bf16.h>
 
 #include <cstdint>
 
 #include "ch09.cuh"
+#include "ladder.cuh"
 
 namespace ch09::solution {
 
@@ -82,6 +84,18 @@ __device__ __forceinline__ float dot16_w8(const uint4& w, const uint4& lo, const
     s += f[0] * a.x + f[1] * a.y + f[2] * b.x + f[3] * b.y;
   }
   return s;
+}
+
+// The QKV row's elements C .. 2C are the token's key, 2C .. 3C its value (head h = c / D,
+// element d = c % D): stored at position *pos of the layer's cache, [H][P][D].
+template <class T>
+__device__ __forceinline__ void store_kv(const KvCacheTarget<T>& kv, int n, T v) {
+  const int C = kv.H * kv.D;
+  if (n < C) return;  // a query element
+  const bool is_v = n >= 2 * C;
+  const int c = n - (is_v ? 2 * C : C), h = c / kv.D, d = c % kv.D;
+  T* cache = is_v ? kv.v_cache : kv.k_cache;
+  cache[(size_t(h) * kv.P + *kv.pos) * kv.D + d] = v;
 }
 
 inline unsigned ceil_div(long long a, long long b) { return static_cast<unsigned>((a + b - 1) / b); }

@@ -299,18 +299,6 @@ __device__ __forceinline__ void stage_row(const RowGemvArgs<T, W>& a, T* s_row, 
   __syncthreads();
 }
 
-// The QKV row's elements C .. 2C are the token's key, 2C .. 3C its value (head h = c / D,
-// element d = c % D): stored at position *pos of the layer's cache, [H][P][D].
-template <class T>
-__device__ __forceinline__ void store_kv(const KvCacheTarget<T>& kv, int n, T v) {
-  const int C = kv.H * kv.D;
-  if (n < C) return;  // a query element
-  const bool is_v = n >= 2 * C;
-  const int c = n - (is_v ? 2 * C : C), h = c / kv.D, d = c % kv.D;
-  T* cache = is_v ? kv.v_cache : kv.k_cache;
-  cache[(size_t(h) * kv.P + *kv.pos) * kv.D + d] = v;
-}
-
 // The argmax's merge, after every warp of the CTA has its best key: the CTA's best goes to
 // the workspace, then the CTA takes a ticket. The CTA that takes the last ticket sees every
 // other CTA's key (each was written, then fenced, before its ticket was taken) and merges them.

@@ -300,21 +300,18 @@ __global__ void __launch_bounds__(kThreads, 1) persistent_layers_kernel(const St
   bf16* xs = reinterpret_cast<bf16*>(smem + s.wbuf_bytes);
   float* smem_f = reinterpret_cast<float*>(xs + 4 * s.C);  // the attention's per-warp slots
   __shared__ float red[2 * kWarps];  // block_sum: two exchange arrays
-  const int C = s.C, pos = *s.pos;
+  const int C = s.C;
 
   load_first_round(s, s.layers[0].attn_w, 3 * C, C, wbuf);
   for (int l = 0; l < s.L; ++l) {
     const PersistentLayer& w = s.layers[l];
     // phase 1: qkv, and the key and value into the cache
     layernorm_to_smem(s, l == 0, w.ln_1_w, w.ln_1_b, xs, red);
+    const KvCacheTarget<bf16> kv{w.k_cache, w.v_cache, s.pos, s.H, s.D, s.P};
     gemv_slab(s, w.attn_w, 3 * C, C, xs, wbuf, [&](int n, float acc) {
-      const bf16 v = __float2bfloat16(acc + __bfloat162float(w.attn_b[n]));
+      const bf16 v = epilogue(acc, w.attn_b, n, Epilogue::Bias);
       s.qkv[n] = v;
-      if (n >= C) {
-        const bool is_v = n >= 2 * C;
-        const int c = n - (is_v ? 2 * C : C), h = c / s.D, d = c % s.D;
-        (is_v ? w.v_cache : w.k_cache)[(static_cast<size_t>(h) * s.P + pos) * s.D + d] = v;
-      }
+      store_kv(kv, n, v);  // rows C .. 3C: the token's key and value
     });
     load_first_round(s, w.attn_proj_w, C, C, wbuf);
     grid_barrier(s.barrier);
@@ -331,7 +328,7 @@ __global__ void __launch_bounds__(kThreads, 1) persistent_layers_kernel(const St
     // phase 4: fc = gelu(LN_2(x) · fcᵀ + b)
     layernorm_to_smem(s, false, w.ln_2_w, w.ln_2_b, xs, red);
     gemv_slab(s, w.fc_w, 4 * C, C, xs, wbuf, [&](int n, float acc) {
-      s.fc[n] = __float2bfloat16(gelu_tanh(acc + __bfloat162float(w.fc_b[n])));
+      s.fc[n] = epilogue(acc, w.fc_b, n, Epilogue::BiasGelu);
     });
     load_first_round(s, w.fc_proj_w, C, 4 * C, wbuf);
     grid_barrier(s.barrier);

@@ -152,8 +152,8 @@ void Model::Impl::fused_step_as(cudaStream_t s) {
   T* x = out<T>(buf.tmp);  // (C) the residual stream, from layer 0's LayerNorm on
   if constexpr (std::is_same_v<T, bf16>) {
     if (opt.persistent_decode) {  // the L layers in one kernel (v9_persistent_decode)
-      double layer_bytes = 0;     // every weight of the blocks, the KV cache read, the rows written
-      for (int l = 0; l < L; ++l) layer_bytes += e * (12.0 * c * c + 13.0 * c) + e * 2.0 * (pos + 1) * c;
+      // every weight of the blocks, the KV cache read, the rows written
+      const double layer_bytes = L * e * (12.0 * c * c + 13.0 * c + 2.0 * (pos + 1) * c);
       timed({"layers (persistent kernel)", -1}, "solution v9", layer_bytes, [&] {
         ch09::solution::persistent_decode_layers(static_cast<const ch09::solution::PersistentLayer*>(d_layers), L,
                                                  in<bf16>(buf.resid), in<bf16>(buf.branch), x, out<bf16>(buf.qkv),
