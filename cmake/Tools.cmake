@@ -15,7 +15,7 @@
 set(_wb_scripts ${PROJECT_SOURCE_DIR}/scripts)
 set(_wb_skip 77)  # exit code of the scripts when a GPU or a tool is missing
 
-add_executable(planted_bugs ${PROJECT_SOURCE_DIR}/harness/selftest/sanitize_planted.cu)
+add_executable(planted_bugs ${PROJECT_SOURCE_DIR}/harness/tests/sanitize_planted.cu)
 target_link_libraries(planted_bugs PRIVATE workbook_harness)
 target_compile_options(planted_bugs PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
 

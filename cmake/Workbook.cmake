@@ -6,7 +6,7 @@
 #                         ex*.cu (the learner's kernels)  variants.cu (their list)
 #   reference/chNN_name/  *.cu  (library versions, "variant 0")
 #   solutions/chNN_name/  *.cu  (the worked ladder v1 ... vN)
-#   harness/selftest/chNN_*.cu  (broken kernels the checks must reject; optional)
+#   chapters/chNN_name/broken.cu  (broken kernels the checks must reject; optional)
 #   chapters/chNN_name/host_tests.cpp, extra.cmake         (optional)
 #
 # Targets: chNN_spec / chNN_student / chNN_solution / chNN_reference / chNN_broken
@@ -48,12 +48,12 @@ endfunction()
 # The learner's test programs are also remembered for plain `ctest` in the repository root
 # (cmake/LearnerCTest.cmake).
 function(workbook_add_gtest target label)
-  # A program generated from op specs brings its own main (harness/spec/tests_main.cu).
+  # A program generated from op specs brings its own main (harness/check/tests_main.cu).
   if(NOT "NO_MAIN" IN_LIST ARGN)
     target_link_libraries(${target} PRIVATE workbook_gtest_main)
   endif()
   # A chapter's test programs record each case's outcome; after the last one, a summary
-  # (harness/spec/summary.cpp) shows what was not checked and each failing kernel once.
+  # (harness/report/summary.cpp) shows what was not checked and each failing kernel once.
   set(_outcome_props "")
   if(label MATCHES "^(ch[0-9][0-9])-(student|solution)$")
     set(_outcomes ${CMAKE_BINARY_DIR}/Testing/outcomes/${label})
@@ -95,7 +95,7 @@ function(workbook_add_gtest target label)
 endfunction()
 
 # The op specs and the launcher libraries of chapter `id`: chNN_spec, chNN_student,
-# chNN_reference, chNN_solution, and chNN_broken where harness/selftest holds its broken
+# chNN_reference, chNN_solution, and chNN_broken where the chapter folder holds broken
 # kernels. workbook_add_chapter calls it; so does a chapter that runs another chapter's
 # kernels (chapter 9's model) when the preset did not build that chapter.
 function(workbook_chapter_libraries id)
@@ -110,7 +110,7 @@ function(workbook_chapter_libraries id)
   file(GLOB _student_src CONFIGURE_DEPENDS ${_chapter}/ex*.cu ${_chapter}/variants.cu)
   file(GLOB _reference_src CONFIGURE_DEPENDS ${_reference}/*.cu)
   file(GLOB _solution_src CONFIGURE_DEPENDS ${_solutions}/*.cu)
-  file(GLOB _broken_src CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/harness/selftest/${id}_*.cu)
+  file(GLOB _broken_src CONFIGURE_DEPENDS ${_chapter}/broken.cu)
   add_library(${id}_spec STATIC ${_chapter}/spec.cu)
   add_library(${id}_student STATIC ${_student_src})
   add_library(${id}_reference STATIC ${_reference_src})
@@ -141,7 +141,7 @@ function(workbook_add_chapter id)
   endforeach()
   if(NOT EXISTS ${_chapter}/spec.cu)
     message(FATAL_ERROR "Chapter ${id} has no ${_chapter}/spec.cu: every chapter declares its ops there "
-                        "(see chapters/ch01_indexing/spec.cu and harness/spec/op.cuh).")
+                        "(see chapters/ch01_indexing/spec.cu and harness/declare/op.cuh).")
   endif()
 
   # The op specs, and the four libraries of launchers whose variants they test.
@@ -163,7 +163,7 @@ function(workbook_add_chapter id)
     list(GET _parts 0 _suffix)
     list(GET _parts 1 _with)
     string(REPLACE "," ";" _with ${_with})
-    add_executable(${id}_${_suffix} ${PROJECT_SOURCE_DIR}/harness/spec/tests_main.cu)
+    add_executable(${id}_${_suffix} ${PROJECT_SOURCE_DIR}/harness/check/tests_main.cu)
     set(_link "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_spec>")
     foreach(_w IN LISTS _with)
       list(APPEND _link "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_${_w}>")
@@ -202,7 +202,7 @@ function(workbook_add_chapter id)
   endif()
 
   # The benchmark: learner, solution ladder and reference side by side in one run.
-  add_executable(${id}_bench ${PROJECT_SOURCE_DIR}/harness/spec/bench_main.cu)
+  add_executable(${id}_bench ${PROJECT_SOURCE_DIR}/harness/measure/bench_main.cu)
   target_compile_definitions(${id}_bench PRIVATE WB_CHAPTER_ID="${id}")
   target_link_libraries(${id}_bench PRIVATE
     "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_spec>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_student>"

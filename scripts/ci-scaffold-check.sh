@@ -45,8 +45,7 @@ else
     fail "copying the tree"
 fi
 [ -f "$copy/CMakePresets.json" ] || fail "the copy has no CMakePresets.json"
-rm -rf "$copy"/chapters/ch42_* "$copy"/reference/ch42_* "$copy"/solutions/ch42_* "$copy"/docs/ch42-*.md \
-       "$copy"/harness/selftest/ch42_*.cu
+rm -rf "$copy"/chapters/ch42_* "$copy"/reference/ch42_* "$copy"/solutions/ch42_* "$copy"/docs/ch42-*.md
 
 # --- 2. scaffold (and refuse bad input) -------------------------------------------------------
 step "scripts/new-chapter.sh 42 throwaway"

@@ -60,7 +60,7 @@ dir=${id}_$name
 doc=$id-${name//_/-}
 title=${title:-${name//_/ }}
 for taken in "$root"/chapters/"$id"_* "$root"/reference/"$id"_* "$root"/solutions/"$id"_* \
-             "$root"/docs/"$id"-*.md "$root"/harness/selftest/"$id"_*.cu; do
+             "$root"/docs/"$id"-*.md; do
   if [ -e "$taken" ]; then
     wb_usage_error "chapter $num exists already (${taken#"$root"/}); pick another number. Chapters here: $(wb_root=$root wb_chapters)"
   fi
@@ -82,7 +82,7 @@ files=(
   "solutions/ladder.cuh.in:solutions/$dir/ladder.cuh"
   "solutions/variants.cu.in:solutions/$dir/variants.cu"
   "solutions/v1_one_per_thread.cu.in:solutions/$dir/v1_one_per_thread.cu"
-  "selftest/broken.cu.in:harness/selftest/${id}_broken.cu"
+  "chapter/broken.cu.in:chapters/$dir/broken.cu"
   "docs/chapter.md.in:docs/$doc.md"
 )
 if [ "$dry_run" = 1 ]; then

@@ -124,7 +124,7 @@ print_findings() {  # TOOL SUMMARY_FILE
 
 # --- planted bugs ------------------------------------------------------------------------
 if [ "$planted" = 1 ]; then
-  echo "$wb_prog: planted bugs (harness/selftest/sanitize_planted.cu), compute-sanitizer $("$sanitizer" --version 2>/dev/null | sed -n 's/.*Version //p' | head -n 1)"
+  echo "$wb_prog: planted bugs (harness/tests/sanitize_planted.cu), compute-sanitizer $("$sanitizer" --version 2>/dev/null | sed -n 's/.*Version //p' | head -n 1)"
   printf '%-8s %-10s %-10s %-9s %s\n' case tool expected findings verdict
   ok=1
   for spec in "--oob memcheck caught planted_oob_write" "--race racecheck caught neighbour_sum" \

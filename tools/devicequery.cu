@@ -4,11 +4,11 @@
 //   build/<preset>/tools/devicequery [--device=N] [--measure] [--json]
 #include <cstdio>
 
-#include "cuda/ceilings.cuh"
-#include "cuda/device.cuh"
-#include "cuda/errors.cuh"
-#include "host/cli.h"
-#include "host/json.h"
+#include "measure/ceilings.cuh"
+#include "runtime/device.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/cli.h"
+#include "report/json.h"
 
 namespace {
 

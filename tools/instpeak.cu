@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "cuda/buffers.cuh"
-#include "cuda/device.cuh"
-#include "cuda/errors.cuh"
-#include "host/cli.h"
-#include "host/json.h"
+#include "runtime/buffers.cuh"
+#include "runtime/device.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/cli.h"
+#include "report/json.h"
 
 namespace {
 

@@ -14,8 +14,8 @@
 // Test:  cmake --preset ch01 && ctest --preset ch01 -R ex0_host_program
 // Guide: docs/ch01-indexing.md, section "Exercise 0".
 #include "ch01.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch01 {
 namespace {

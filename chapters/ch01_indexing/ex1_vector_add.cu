@@ -5,8 +5,8 @@
 // Bench: build/ch01/bin/ch01_bench
 // Guide: docs/ch01-indexing.md, section "Exercise 1".
 #include "ch01.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch01 {
 namespace {

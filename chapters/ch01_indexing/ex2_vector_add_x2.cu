@@ -5,8 +5,8 @@
 // Test:  ctest --preset ch01 -R ex2_vector_add_x2
 // Guide: docs/ch01-indexing.md, section "Exercise 2".
 #include "ch01.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch01 {
 namespace {

@@ -5,8 +5,8 @@
 // Test:  ctest --preset ch01 -R ex3_rgb_to_grey
 // Guide: docs/ch01-indexing.md, section "Exercise 3".
 #include "ch01.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch01 {
 namespace {

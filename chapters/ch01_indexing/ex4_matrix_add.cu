@@ -6,8 +6,8 @@
 // Test:  ctest --preset ch01 -R ex4_matrix_add
 // Guide: docs/ch01-indexing.md, section "Exercise 4".
 #include "ch01.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch01 {
 namespace {

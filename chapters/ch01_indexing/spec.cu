@@ -1,5 +1,5 @@
 // Chapter 1's ops, declared once. The harness makes the tests, the benchmark rows and the
-// broken-kernel rejections from these declarations (harness/spec/op.cuh).
+// broken-kernel rejections from these declarations (harness/declare/op.cuh).
 //
 //   vector_add_program/f32  c = a + b from host arrays (a whole program)  ex0
 //   vector_add/f32    c = a + b                      ex1 (one per thread), ex2 (two per thread)
@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "ch01.cuh"
-#include "cuda/device.cuh"
-#include "cuda/errors.cuh"
-#include "spec/op.cuh"
+#include "runtime/device.cuh"
+#include "runtime/errors.cuh"
+#include "declare/op.cuh"
 
 namespace ch01 {
 namespace {

@@ -7,8 +7,8 @@
 // Time:  build/ch02/bin/ch02_bench --impl=student,reference --op=strided_copy
 // Guide: docs/ch02-coalescing.md, section "Exercise 1".
 #include "ch02.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch02 {
 namespace {

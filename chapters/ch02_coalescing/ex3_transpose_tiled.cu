@@ -11,8 +11,8 @@
 // Time:  build/ch02/bin/ch02_bench --impl=student,reference --op=transpose --dtype=f32
 // Guide: docs/ch02-coalescing.md, section "Exercise 3".
 #include "ch02.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch02 {
 namespace {

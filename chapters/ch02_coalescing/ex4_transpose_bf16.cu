@@ -8,8 +8,8 @@
 // Test:  ctest --preset ch02 -R ex4_transpose_bf16
 // Guide: docs/ch02-coalescing.md, section "Exercise 4".
 #include "ch02.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch02 {
 namespace {

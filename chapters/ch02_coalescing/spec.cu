@@ -1,5 +1,5 @@
 // Chapter 2's ops, declared once. The harness makes the tests, the benchmark rows and the
-// broken-kernel rejections from these declarations (harness/spec/op.cuh).
+// broken-kernel rejections from these declarations (harness/declare/op.cuh).
 //
 //   strided_copy/f32   out[i] = in[i * stride]             ex1
 //   transpose/f32      out (cols x rows) = in^T            ex2 (naive), ex3 (tiled)
@@ -14,7 +14,7 @@
 // chapter's target: the best FP32 transpose at 8192 x 8192 reaches >= 90 % of the measured
 // copy bandwidth (%meas).
 #include "ch02.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch02 {
 namespace {

@@ -1,7 +1,7 @@
 // The learner's launchers as the harness sees them. Nothing to edit here.
 // The naive transpose of exercise 2 is timed next to the tiled one of exercise 3.
 #include "ch02.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch02 {
 

@@ -12,8 +12,8 @@
 // Bench: build/ch03/bin/ch03_bench --impl=student,v5_one_pass,reference
 // Guide: docs/ch03-coarsening.md, section "Exercise 1".
 #include "ch03.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch03 {
 namespace {

@@ -9,8 +9,8 @@
 #include <cmath>
 
 #include "ch03.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch03 {
 namespace {

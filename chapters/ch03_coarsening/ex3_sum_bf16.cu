@@ -7,8 +7,8 @@
 // Test:  ctest --preset ch03 -R ex3_sum_bf16
 // Guide: docs/ch03-coarsening.md, section "Exercise 3".
 #include "ch03.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch03 {
 namespace {

@@ -9,8 +9,8 @@
 // Test:  ctest --preset ch03 -R ex4_row_sum
 // Guide: docs/ch03-coarsening.md, section "Exercise 4".
 #include "ch03.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch03 {
 namespace {

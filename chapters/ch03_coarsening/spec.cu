@@ -1,5 +1,5 @@
 // Chapter 3's ops, declared once. The harness makes the tests, the benchmark rows and the
-// broken-kernel rejections from these declarations (harness/spec/op.cuh).
+// broken-kernel rejections from these declarations (harness/declare/op.cuh).
 //
 //   sum/f32        *out = x[0] + ... + x[n-1]                      ex1
 //   max/f32        *out = max(x[0], ..., x[n-1]), exact            ex2
@@ -26,7 +26,7 @@
 #include <cmath>
 
 #include "ch03.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch03 {
 namespace {

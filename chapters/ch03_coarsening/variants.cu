@@ -1,7 +1,7 @@
 // The learner's launchers as the harness sees them. Nothing to edit here.
 // Each call gets a workspace of the size your workspace_bytes / row_workspace_bytes ask for.
 #include "ch03.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch03 {
 

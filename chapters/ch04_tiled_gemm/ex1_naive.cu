@@ -9,8 +9,8 @@
 // Test:  ctest --preset ch04 -R ex1_naive
 // Guide: docs/ch04-tiled-gemm.md, section "Exercise 1".
 #include "ch04.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch04 {
 namespace {

@@ -13,8 +13,8 @@
 // Test:  ctest --preset ch04 -R ex2_smem_tiling
 // Guide: docs/ch04-tiled-gemm.md, section "Exercise 2".
 #include "ch04.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch04 {
 namespace {

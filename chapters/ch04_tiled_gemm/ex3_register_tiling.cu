@@ -17,8 +17,8 @@
 // Bench: build/ch04/bin/ch04_bench --impl=student,reference
 // Guide: docs/ch04-tiled-gemm.md, section "Exercise 3".
 #include "ch04.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch04 {
 namespace {

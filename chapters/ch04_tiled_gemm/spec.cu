@@ -1,5 +1,5 @@
 // Chapter 4's op, declared once. The harness makes the tests, the benchmark rows and the
-// broken-kernel rejections from this declaration (harness/spec/op.cuh).
+// broken-kernel rejections from this declaration (harness/declare/op.cuh).
 //
 //   sgemm/f32   C = alpha * A * B + beta * C, FP32, row-major, three leading dimensions
 //               ex1 (naive), ex2 (shared-memory tiles), ex3 (register tiles)
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "ch04.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch04 {
 namespace {

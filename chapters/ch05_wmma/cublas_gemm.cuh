@@ -21,8 +21,8 @@
 #include <type_traits>
 
 #include "ch05.cuh"
-#include "cuda/buffers.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/buffers.cuh"
+#include "runtime/errors.cuh"
 
 namespace ch05::cublas {
 

@@ -15,8 +15,8 @@
 #include <mma.h>
 
 #include "ch05.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch05 {
 namespace {

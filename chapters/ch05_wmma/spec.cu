@@ -1,5 +1,5 @@
 // Chapter 5's op, declared once per type pair. The harness makes the tests, the benchmark
-// rows and the broken-kernel rejections from these declarations (harness/spec/op.cuh).
+// rows and the broken-kernel rejections from these declarations (harness/declare/op.cuh).
 //
 //   gemm/f16_f32  gemm/f16_f16  gemm/bf16_f32  gemm/bf16_bf16  gemm/i8_i32
 //     D (M x N) = A (M x K) * B (K x N) (+ C when with_c = 1), every matrix row-major
@@ -26,8 +26,8 @@
 
 #include "ch05.cuh"
 #include "cublas_gemm.cuh"
-#include "host/shapes.h"
-#include "spec/op.cuh"
+#include "declare/shapes.h"
+#include "declare/op.cuh"
 
 namespace ch05 {
 namespace {

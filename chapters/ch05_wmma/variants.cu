@@ -1,6 +1,6 @@
 // The learner's kernels as the harness sees them. Nothing to edit here.
 #include "ch05.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch05 {
 

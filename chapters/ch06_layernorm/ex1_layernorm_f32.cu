@@ -12,8 +12,8 @@
 // Bench: build/ch06/bin/ch06_bench
 // Guide: docs/ch06-layernorm.md, section "Exercise 1".
 #include "ch06.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch06 {
 namespace {

@@ -1,4 +1,4 @@
-// Chapter 6's ops, declared once (harness/spec/op.cuh).
+// Chapter 6's ops, declared once (harness/declare/op.cuh).
 //
 //   layernorm/f32            y = (x - mean) * rstd * gamma + beta; mean, rstd per row     ex1
 //   residual_layernorm/bf16  h = bf16(x + r); y = LayerNorm(h); FP32 mean, rstd          ex2, ex4
@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "ch06.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch06 {
 namespace {

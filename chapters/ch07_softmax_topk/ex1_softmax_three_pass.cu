@@ -11,8 +11,8 @@
 // Bench: build/ch07/bin/ch07_bench --op=softmax/f32
 // Guide: docs/ch07-softmax-topk.md, section "Exercise 1".
 #include "ch07.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch07 {
 namespace {

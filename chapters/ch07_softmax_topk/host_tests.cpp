@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace {
 

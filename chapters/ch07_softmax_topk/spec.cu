@@ -1,4 +1,4 @@
-// Chapter 7's ops, declared once (harness/spec/op.cuh).
+// Chapter 7's ops, declared once (harness/declare/op.cuh).
 //
 //   softmax/f32              probs = softmax(x), row by row                        ex1, ex2
 //   topk/f32                 the k largest logits per row, sorted, and their indices  ex3
@@ -13,7 +13,7 @@
 #include <numeric>
 
 #include "ch07.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch07 {
 namespace {

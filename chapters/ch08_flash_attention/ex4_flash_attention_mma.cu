@@ -20,8 +20,8 @@
 // Bench: build/ch08/bin/ch08_bench --op=attention --dtype=bf16
 // Guide: docs/ch08-flash-attention.md, section "Exercise 4".
 #include "ch08.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch08 {
 namespace {

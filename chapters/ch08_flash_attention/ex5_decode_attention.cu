@@ -18,8 +18,8 @@
 // Bench: build/ch08/bin/ch08_bench --op=attention_decode
 // Guide: docs/ch08-flash-attention.md, section "Exercise 5".
 #include "ch08.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch08 {
 namespace {

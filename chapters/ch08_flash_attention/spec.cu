@@ -1,4 +1,4 @@
-// Chapter 8's ops, declared once (harness/spec/op.cuh).
+// Chapter 8's ops, declared once (harness/declare/op.cuh).
 //
 //   attention_probs/f32   p = softmax(scale * q k^T, masked)                        ex2
 //   attention/f32         o = p v, lse = m + log(l), FP32                             ex1, ex3
@@ -43,7 +43,7 @@
 
 #include "ch08.cuh"
 #include "cublas_attention.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch08 {
 namespace {

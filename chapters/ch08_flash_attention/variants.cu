@@ -1,6 +1,6 @@
 // The learner's launchers as the harness sees them. Nothing to edit here.
 #include "ch08.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch08 {
 

@@ -18,8 +18,8 @@
 // Bench: build/ch09/bin/ch09_bench --op=linear_bias_gelu/bf16
 // Guide: docs/ch09-transformer.md, section "Exercise 1".
 #include "ch09.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch09 {
 namespace {

@@ -20,7 +20,7 @@
 // and the block's output is left as resid + branch, for the next block's step 1.
 // Check: build/ch09/bin/gpt2 --weights=tiny.safetensors --tokens=1,2,3 --use=block:student --check
 // Guide: docs/ch09-transformer.md, section "Exercise 3".
-#include "cuda/launch.cuh"
+#include "runtime/launch.cuh"
 #include "ops.h"
 
 namespace ch09::student {

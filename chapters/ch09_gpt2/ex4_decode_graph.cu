@@ -20,8 +20,8 @@
 // Check: build/ch09/bin/gpt2 --weights=tiny.safetensors --prompt-len=8 --use=graph:student --check
 //        (replay compared with the eager step, bit for bit)
 // Guide: docs/ch09-transformer.md, section "Exercise 4".
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 #include "ops.h"
 
 namespace ch09::student {

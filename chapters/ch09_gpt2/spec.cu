@@ -1,4 +1,4 @@
-// Chapter 9's ops, declared once (harness/spec/op.cuh).
+// Chapter 9's ops, declared once (harness/declare/op.cuh).
 //
 //   linear_bias/{bf16,f32}       y (M, N) = x (M, K) · W (N, K)ᵀ + b              ex1
 //   linear_bias_gelu/{bf16,f32}  y = gelu_tanh(x · Wᵀ + b)                          ex1
@@ -22,7 +22,7 @@
 #include <type_traits>
 
 #include "ch09.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch09 {
 namespace {

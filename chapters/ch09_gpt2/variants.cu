@@ -1,7 +1,7 @@
 // The learner's launchers as the harness sees them. Nothing to edit here.
 // (Exercises 3 and 4 are host code that runs inside the model: models/gpt2/gpu.)
 #include "ch09.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch09 {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "host/compare.h"
+#include "check/compare.h"
 
 namespace wb {
 namespace {

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <vector>
 
-#include "cuda/bench.cuh"
-#include "cuda/buffers.cuh"
-#include "cuda/ceilings.cuh"
-#include "cuda/gtest_support.cuh"
-#include "cuda/timing.cuh"
+#include "measure/bench.cuh"
+#include "runtime/buffers.cuh"
+#include "measure/ceilings.cuh"
+#include "check/gtest_support.cuh"
+#include "measure/timing.cuh"
 
 namespace wb {
 namespace {

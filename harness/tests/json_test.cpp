@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "host/json.h"
+#include "report/json.h"
 
 namespace wb {
 namespace {

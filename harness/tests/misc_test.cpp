@@ -5,13 +5,13 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "host/cli.h"
-#include "host/dtype.h"
-#include "host/rng.h"
-#include "host/shapes.h"
-#include "host/stats.h"
-#include "host/table.h"
-#include "host/tolerance.h"
+#include "runtime/cli.h"
+#include "declare/dtype.h"
+#include "declare/rng.h"
+#include "declare/shapes.h"
+#include "measure/stats.h"
+#include "report/table.h"
+#include "check/tolerance.h"
 
 namespace wb {
 namespace {

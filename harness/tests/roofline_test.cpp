@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "host/roofline.h"
+#include "measure/roofline.h"
 
 namespace wb {
 namespace {

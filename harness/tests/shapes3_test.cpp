@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <sstream>
 
-#include "host/rng.h"
-#include "host/shapes.h"
+#include "declare/rng.h"
+#include "declare/shapes.h"
 
 namespace wb {
 namespace {

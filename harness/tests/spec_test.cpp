@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "host/outcome.h"
-#include "spec/spec.h"
+#include "check/outcome.h"
+#include "declare/spec.h"
 
 namespace wb {
 namespace {

@@ -25,8 +25,8 @@
 #include <utility>
 #include <vector>
 
-#include "host/json.h"
-#include "spec/spec.h"
+#include "report/json.h"
+#include "declare/spec.h"
 
 namespace wb::tune {
 

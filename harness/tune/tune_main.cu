@@ -1,6 +1,6 @@
 // main() of a chapter's autotuner (chNN_tune): for every tunable variant linked in (a
 // Variant declared .tuned_by(space)), every point of its space on every benchmark shape of
-// its op is checked with the op's spec (harness/spec/check.cu), then timed with fresh
+// its op is checked with the op's spec (harness/check/check.cu), then timed with fresh
 // inputs and an L2 flush before each sample; the fastest correct point per shape is
 // written into configs/<space>.json under this GPU's key, which the launcher reads at run
 // time (harness/tune/choose.cu). The library reference is timed on the same shapes.
@@ -15,15 +15,15 @@
 #include <map>
 #include <sstream>
 
-#include "cuda/buffers.cuh"
-#include "cuda/device.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/timing.cuh"
-#include "host/cli.h"
-#include "host/table.h"
-#include "host/version.h"
-#include "spec/op.cuh"
-#include "spec/timed.cuh"
+#include "runtime/buffers.cuh"
+#include "runtime/device.cuh"
+#include "runtime/errors.cuh"
+#include "measure/timing.cuh"
+#include "runtime/cli.h"
+#include "report/table.h"
+#include "report/version.h"
+#include "declare/op.cuh"
+#include "measure/timed.cuh"
 #include "tune/choose.cuh"
 
 #ifndef WB_CHAPTER_ID

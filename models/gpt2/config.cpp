@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "host/cli.h"
+#include "runtime/cli.h"
 
 namespace gpt2 {
 

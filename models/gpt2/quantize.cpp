@@ -4,7 +4,7 @@
 #include <atomic>
 #include <cmath>
 
-#include "host/parallel.h"
+#include "runtime/parallel.h"
 
 namespace gpt2 {
 

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "host/dtype.h"
-#include "host/rng.h"
+#include "declare/dtype.h"
+#include "declare/rng.h"
 #include "weights.h"
 
 namespace gpt2 {

@@ -6,7 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "host/json.h"
+#include "report/json.h"
 
 namespace gpt2 {
 

@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "host/json.h"
+#include "report/json.h"
 
 static_assert(std::endian::native == std::endian::little,
               "safetensors stores little-endian numbers; this reader assumes a little-endian host");

@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include "host/json.h"
+#include "report/json.h"
 
 namespace gpt2 {
 

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "config.h"
-#include "host/dtype.h"
+#include "declare/dtype.h"
 #include "safetensors.h"
 
 namespace gpt2 {

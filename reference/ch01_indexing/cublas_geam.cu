@@ -6,9 +6,9 @@
 // geam is slow on a single long row. RGB to grey is two geams: grey = 0.299 R + 0.587 G,
 // then grey = grey + 0.114 B (in place, which geam allows when C is A with the same ld).
 #include "ch01.cuh"
-#include "cuda/buffers.cuh"
-#include "cuda/errors.cuh"
-#include "spec/op.cuh"
+#include "runtime/buffers.cuh"
+#include "runtime/errors.cuh"
+#include "declare/op.cuh"
 
 namespace ch01 {
 namespace {

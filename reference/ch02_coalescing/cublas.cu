@@ -13,9 +13,9 @@
 #include <cublasLt.h>
 
 #include "ch02.cuh"
-#include "cuda/buffers.cuh"
-#include "cuda/errors.cuh"
-#include "spec/op.cuh"
+#include "runtime/buffers.cuh"
+#include "runtime/errors.cuh"
+#include "declare/op.cuh"
 
 namespace ch02 {
 namespace {

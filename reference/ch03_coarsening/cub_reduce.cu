@@ -22,8 +22,8 @@
 #include <cmath>
 
 #include "ch03.cuh"
-#include "cuda/errors.cuh"
-#include "spec/op.cuh"
+#include "runtime/errors.cuh"
+#include "declare/op.cuh"
 
 namespace ch03 {
 namespace {

@@ -10,9 +10,9 @@
 // So C = A * B (row-major) is C^T = B^T * A^T (column-major): call SGEMM with the operands
 // swapped, m = N, n = M, and no transposes.
 #include "ch04.cuh"
-#include "cuda/buffers.cuh"
-#include "cuda/errors.cuh"
-#include "spec/op.cuh"
+#include "runtime/buffers.cuh"
+#include "runtime/errors.cuh"
+#include "declare/op.cuh"
 
 namespace ch04 {
 

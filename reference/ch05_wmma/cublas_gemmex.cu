@@ -11,7 +11,7 @@
 #include "ch05.cuh"
 #include "cublas_gemm.cuh"
 #include "cublaslt_int8.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch05 {
 

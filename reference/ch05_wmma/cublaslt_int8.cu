@@ -50,9 +50,9 @@
 #include <tuple>
 #include <type_traits>
 
-#include "cuda/buffers.cuh"
-#include "cuda/cublaslt_check.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/buffers.cuh"
+#include "runtime/cublaslt_check.cuh"
+#include "runtime/errors.cuh"
 
 namespace ch05::reference {
 namespace {

@@ -36,10 +36,10 @@
 #include <utility>
 #include <vector>
 
-#include "cuda/buffers.cuh"
-#include "cuda/cudnn_backend.cuh"
-#include "cuda/cudnn_check.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/buffers.cuh"
+#include "runtime/cudnn_backend.cuh"
+#include "runtime/cudnn_check.cuh"
+#include "runtime/errors.cuh"
 #include "reference.cuh"
 
 namespace ch06::reference {

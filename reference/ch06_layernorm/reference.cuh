@@ -5,7 +5,7 @@
 #include <string>
 
 #include "ch06.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch06::reference {
 

@@ -12,7 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "reference.cuh"
 
 namespace ch06::reference {
@@ -149,7 +149,7 @@ void unfused_residual_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, b
 
 // --- the references as the harness sees them: cuDNN first (the yardstick of "x ref"), then
 // the unfused baseline that shows what fusion buys.
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch06::reference {
 

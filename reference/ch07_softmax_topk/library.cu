@@ -16,9 +16,9 @@
 #include <cub/device/device_segmented_radix_sort.cuh>
 
 #include "ch07.cuh"
-#include "cuda/cudnn_check.cuh"
-#include "cuda/errors.cuh"
-#include "spec/op.cuh"
+#include "runtime/cudnn_check.cuh"
+#include "runtime/errors.cuh"
+#include "declare/op.cuh"
 
 namespace ch07::reference {
 namespace {

@@ -48,8 +48,8 @@
 #include <utility>
 
 #include "ch08.cuh"
-#include "cuda/buffers.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/buffers.cuh"
+#include "runtime/errors.cuh"
 
 namespace ch08::unfused {
 

@@ -7,7 +7,7 @@
 
 #include "cublas_attention.cuh"
 #include "reference.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch08::reference {
 

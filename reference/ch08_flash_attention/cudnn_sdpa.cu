@@ -24,7 +24,7 @@
 //   O    = matmul(P, V)                                   (B, H, Sq, D) BF16, an output
 //
 // then heuristics (mode A, then FALLBACK) and the first engine configuration that finalizes
-// as an execution plan (wb::cudnn::first_plan, harness/cuda/cudnn_backend.cuh, shared with
+// as an execution plan (wb::cudnn::first_plan, harness/runtime/cudnn_backend.cuh, shared with
 // chapter 6). Softmax "as a reduction plus pointwise operations" is how the graph
 // API spells it; the engine never writes S, E or P to memory.
 //
@@ -53,10 +53,10 @@
 #include <utility>
 #include <vector>
 
-#include "cuda/buffers.cuh"
-#include "cuda/cudnn_backend.cuh"
-#include "cuda/cudnn_check.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/buffers.cuh"
+#include "runtime/cudnn_backend.cuh"
+#include "runtime/cudnn_check.cuh"
+#include "runtime/errors.cuh"
 #include "reference.cuh"
 
 namespace ch08::reference {
@@ -64,7 +64,7 @@ namespace {
 
 // --- owners -----------------------------------------------------------------------------
 
-using wb::cudnn::Descriptor;  // harness/cuda/cudnn_backend.cuh
+using wb::cudnn::Descriptor;  // harness/runtime/cudnn_backend.cuh
 
 // Sets an attribute that refers to another descriptor by its raw handle.
 void link(Descriptor& d, cudnnBackendAttributeName_t name, cudnnBackendDescriptor_t other) {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "ch08.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch08::reference {
 

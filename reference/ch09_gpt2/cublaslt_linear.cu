@@ -19,11 +19,11 @@
 #include <tuple>
 #include <type_traits>
 
-#include "cuda/cublaslt_check.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/cublaslt_check.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 #include "reference.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch09::reference {
 namespace {

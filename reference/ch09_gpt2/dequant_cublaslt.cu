@@ -11,10 +11,10 @@
 #include <algorithm>
 #include <mutex>
 
-#include "cuda/buffers.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/buffers.cuh"
+#include "runtime/errors.cuh"
 #include "reference.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch09::reference {
 namespace {

@@ -8,7 +8,7 @@
 // reason.)
 //
 // Run: ctest --preset ch01-solution -R v0_host_program
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 
 namespace ch01::solution {

@@ -7,7 +7,7 @@
 //
 // Run: cmake --workflow --preset ch01-solution   (tests)
 //      build/ch01/bin/ch01_bench --impl=v1_one_per_thread,reference
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 
 namespace ch01::solution {

@@ -8,7 +8,7 @@
 // warp's requests into full sectors, which is why this is not slower than v1.
 //
 // Run: build/ch01/bin/ch01_bench --impl=v2_two_per_thread,reference
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 
 namespace ch01::solution {

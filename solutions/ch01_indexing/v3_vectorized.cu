@@ -14,7 +14,7 @@
 // Run: build/ch01/bin/ch01_bench --impl=v3_vectorized,reference
 #include <cstdint>
 
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 
 namespace ch01::solution {

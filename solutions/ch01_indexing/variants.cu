@@ -1,6 +1,6 @@
 // The ladder as the harness sees it, in the order a learner meets it.
 #include "ladder.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch01 {
 

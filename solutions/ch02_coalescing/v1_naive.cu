@@ -14,7 +14,7 @@
 //
 // Run: cmake --workflow --preset ch02-solution   (tests)
 //      build/ch02/bin/ch02_bench --impl=v1_naive,reference
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 
 namespace ch02::solution {

@@ -12,7 +12,7 @@
 // Nsight Compute shows it as l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum.
 //
 // Run: build/ch02/bin/ch02_bench --impl=v2_smem_tiled,v1_naive,reference
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 
 namespace ch02::solution {

@@ -9,7 +9,7 @@
 // The spare words cost 128 bytes of shared memory per tile and nothing else.
 //
 // Run: build/ch02/bin/ch02_bench --impl=v3_padded,v2_smem_tiled,reference
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 
 namespace ch02::solution {

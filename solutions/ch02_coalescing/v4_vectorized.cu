@@ -32,7 +32,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 
 namespace ch02::solution {

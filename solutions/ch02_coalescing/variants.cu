@@ -2,7 +2,7 @@
 // transposes are teaching steps far below the roof: the default benchmark leaves them out
 // (--full times them too).
 #include "ladder.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch02 {
 

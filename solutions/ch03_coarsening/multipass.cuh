@@ -9,7 +9,7 @@
 // reads what the previous one wrote. Step v4 replaces all of this with a grid sized to the
 // GPU and one small second kernel; step v5 with a single kernel.
 #pragma once
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "reduce_common.cuh"
 
 namespace ch03::solution {

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "ch03.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 namespace ch03::solution {
 

@@ -2,7 +2,7 @@
 // workspace its launchers ask for. The multi-pass steps v1 to v3 and the smaller coarsening
 // factors are teaching steps: the default benchmark leaves them out (--full times them too).
 #include "ladder.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch03 {
 namespace {

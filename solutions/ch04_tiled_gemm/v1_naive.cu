@@ -8,7 +8,7 @@
 // FLOP/byte before caches help: the kernel waits on memory, far from the FP32 peak.
 //
 // Run: build/ch04/bin/ch04_bench --impl=v1_naive,reference
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "gemm_common.cuh"
 #include "ladder.cuh"
 

@@ -11,7 +11,7 @@
 // FLOP per byte loaded per thread. The loads, not the FMAs, set the pace.
 //
 // Run: build/ch04/bin/ch04_bench --impl=v2_coalesced,reference
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "gemm_common.cuh"
 #include "ladder.cuh"
 

@@ -16,7 +16,7 @@
 // __syncthreads() in every iteration.
 //
 // Run: build/ch04/bin/ch04_bench --impl=v3_smem_tiling,reference
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "gemm_common.cuh"
 #include "ladder.cuh"
 

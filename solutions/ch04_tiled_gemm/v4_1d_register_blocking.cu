@@ -11,7 +11,7 @@
 // load per FMA, still the bottleneck; v5 blocks in both directions.
 //
 // Run: build/ch04/bin/ch04_bench --impl=v4_1d_register_blocking,reference
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "gemm_common.cuh"
 #include "ladder.cuh"
 

@@ -13,7 +13,7 @@
 // apart) conflict 4 ways. v6 fixes the loads.
 //
 // Run: build/ch04/bin/ch04_bench --impl=v5_2d_register_blocking,reference
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "gemm_common.cuh"
 #include "ladder.cuh"
 

@@ -21,7 +21,7 @@
 // that lie inside the matrix; everything else takes the element-by-element path.
 //
 // Run: build/ch04/bin/ch04_bench --impl=v6_vectorized_smem,reference
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "gemm_common.cuh"
 #include "ladder.cuh"
 

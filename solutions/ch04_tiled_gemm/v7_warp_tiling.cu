@@ -19,7 +19,7 @@
 // with the FMAs of the previous tile. v8 double-buffers.
 //
 // Run: build/ch04/bin/ch04_bench --impl=v7_warp_tiling,reference
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "gemm_common.cuh"
 #include "ladder.cuh"
 

@@ -33,7 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 #include "v8_double_buffering.cuh"
 

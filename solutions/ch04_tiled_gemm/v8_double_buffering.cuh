@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "gemm_common.cuh"
 #include "sgemm_config.h"
 

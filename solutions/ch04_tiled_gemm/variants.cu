@@ -5,7 +5,7 @@
 // The default benchmark (4096^3) runs the steps from v4 on and v8 as this GPU configures
 // it; v1..v3 (seconds per call at that size) and the single configurations run under --full.
 #include "ladder.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch04 {
 

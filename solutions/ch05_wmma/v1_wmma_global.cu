@@ -13,7 +13,7 @@
 // has one mma in flight: the tensor cores wait on memory nearly all the time.
 //
 // Run: build/ch05/bin/ch05_bench --impl=v1_wmma_global,reference
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 #include "wmma_common.cuh"
 

@@ -17,7 +17,7 @@
 // asynchronous (v4).
 //
 // Run: build/ch05/bin/ch05_bench --impl=v2_wmma_smem,v1_wmma_global,reference
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 #include "wmma_common.cuh"
 

@@ -12,7 +12,7 @@
 // is used up; warps wait at each barrier for global memory (v4 overlaps the two).
 //
 // Run: build/ch05/bin/ch05_bench --impl=v3_wmma_warp_tiles,v2_wmma_smem,reference
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 #include "wmma_common.cuh"
 

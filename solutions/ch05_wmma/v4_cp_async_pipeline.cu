@@ -20,7 +20,7 @@
 //
 // Run: build/ch05/bin/ch05_bench --impl=v4_cp_async_pipeline,v3_wmma_warp_tiles,reference
 #include "async_copy.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 #include "wmma_common.cuh"
 

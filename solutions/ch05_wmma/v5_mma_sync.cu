@@ -27,7 +27,7 @@
 //
 // Run: build/ch05/bin/ch05_bench --impl=v5_mma_sync,v4_cp_async_pipeline,reference
 #include "async_copy.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 #include "mma_common.cuh"
 

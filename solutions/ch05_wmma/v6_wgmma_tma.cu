@@ -15,7 +15,7 @@
 // Run: build/ch05/bin/ch05_bench --impl=v6_wgmma_tma,v5_mma_sync,reference
 #include <stdexcept>
 
-#include "cuda/device.cuh"
+#include "runtime/device.cuh"
 #include "ladder.cuh"
 
 #ifdef WB_CH05_HOPPER

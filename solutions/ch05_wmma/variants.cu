@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "ladder.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch05 {
 namespace {

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "ch05.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 namespace ch05::solution {
 

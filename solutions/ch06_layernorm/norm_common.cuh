@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "ch06.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 namespace ch06::solution {
 

@@ -19,7 +19,7 @@
 
 #include <cstdint>
 
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 namespace ch07::solution {
 

@@ -9,7 +9,7 @@
 // Run: build/ch07/bin/ch07_bench --op=softmax/f32 --impl=v1_three_pass
 #include <cfloat>
 
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 #include "row_topk.cuh"
 

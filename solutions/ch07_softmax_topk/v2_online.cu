@@ -6,7 +6,7 @@
 // not two). The row is read twice and written once: 12 bytes per logit, against v1's 16.
 //
 // Run: build/ch07/bin/ch07_bench --op=softmax/f32 --impl=v2_online
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 #include "row_topk.cuh"
 

@@ -15,7 +15,7 @@
 // handful of rows most SMs idle: v4 splits rows.
 //
 // Run: build/ch07/bin/ch07_bench --op=softmax_topk/f32 --impl=v3_block_per_row
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 #include "row_topk.cuh"
 

@@ -23,7 +23,7 @@
 //      build/ch07/bin/ch07_tune   (sweeps the configs on this GPU)
 #include <stdexcept>
 
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 #include "row_topk.cuh"
 #include "tune/choose.cuh"

@@ -40,7 +40,7 @@
 // Run: build/ch07/bin/ch07_bench --op=softmax_topk/f32 --impl=v5_radix_select
 #include <stdexcept>
 
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 #include "row_topk.cuh"
 #include "tune/choose.cuh"

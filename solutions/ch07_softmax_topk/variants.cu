@@ -1,6 +1,6 @@
 // The solution ladder as the harness sees it (ladder.cuh says what each step changes).
 #include "ladder.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace ch07::solution {
 

@@ -18,7 +18,7 @@
 #include <type_traits>
 
 #include "ch08.cuh"
-#include "cuda/pdl.cuh"
+#include "device/pdl.cuh"
 
 namespace ch08::solution {
 namespace {

@@ -20,7 +20,7 @@
 #include <cmath>
 
 #include "attention_common.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 
 namespace ch08::solution {

@@ -27,7 +27,7 @@
 #include <cmath>
 
 #include "attention_common.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 
 namespace ch08::solution {

@@ -126,7 +126,7 @@
 #include "../ch05_wmma/async_copy.cuh"
 #include "../ch05_wmma/mma_common.cuh"
 #include "attention_common.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ladder.cuh"
 
 namespace ch08::solution {

@@ -46,7 +46,7 @@
 
 #include "../ch05_wmma/async_copy.cuh"
 #include "attention_common.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "decode_merge.cuh"
 #include "ladder.cuh"
 

@@ -12,7 +12,7 @@
 #include <stdexcept>
 
 #include "attention_common.cuh"
-#include "cuda/device.cuh"
+#include "runtime/device.cuh"
 #include "ladder.cuh"
 
 #ifdef WB_CH08_HOPPER

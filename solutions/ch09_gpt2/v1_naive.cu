@@ -4,7 +4,7 @@
 // global memory once per output that uses it (the GEMM), and in the GEMV neighbouring
 // threads read addresses K elements apart, so no load is coalesced.
 // Run: build/ch09/bin/ch09_bench --op=linear_bias_gelu/bf16
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 

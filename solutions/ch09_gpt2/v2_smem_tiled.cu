@@ -8,7 +8,7 @@
 // from global memory once per tile instead of once per output. Used by the model's FP32
 // path; for BF16 the tensor cores of step 3 take over.
 // Run: build/ch09/bin/ch09_bench --op=linear_bias/f32
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 

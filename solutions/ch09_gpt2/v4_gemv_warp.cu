@@ -11,7 +11,7 @@
 // Run: build/ch09/bin/ch09_bench --op=gemv_bias/bf16
 #include <cstdint>
 
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 

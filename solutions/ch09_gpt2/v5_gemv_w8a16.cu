@@ -29,7 +29,7 @@
 //      BF16 weights dequantized once: the "x ref" column is what INT8 buys)
 #include <cstdint>
 
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 

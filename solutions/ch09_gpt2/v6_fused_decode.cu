@@ -64,7 +64,7 @@
 //
 // Between kernels (Hopper and later): inside a PdlChain (the model's fused step opens one) every
 // kernel here is launched as a programmatic dependent of the one before it
-// (harness/cuda/pdl.cuh). Its CTAs may start while the previous kernel's
+// (harness/device/pdl.cuh). Its CTAs may start while the previous kernel's
 // last CTAs still run: they ask L2 for their first rows of W and load the first pieces of a row
 // into registers (constant weights, safe to read early), then wait for the previous kernel to
 // end before they touch x. Each CTA lets the next
@@ -81,8 +81,8 @@
 #include <type_traits>
 
 #include "../ch06_layernorm/norm_common.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/pdl.cuh"
+#include "runtime/errors.cuh"
+#include "device/pdl.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 

@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 

@@ -40,7 +40,7 @@
 
 #include "../ch05_wmma/async_copy.cuh"
 #include "../ch05_wmma/mma_common.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 

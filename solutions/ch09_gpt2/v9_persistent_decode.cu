@@ -51,7 +51,7 @@
 
 #include "../ch05_wmma/async_copy.cuh"
 #include "../ch06_layernorm/norm_common.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 

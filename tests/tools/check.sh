@@ -86,12 +86,12 @@ case "$case_name" in
     ;;
   sanitizer_summary)
     awk_summary() { awk -v root=/work/main -f "$root/scripts/lib/sanitizer_summary.awk" "$1"; }
-    expect 0 $'FINDING\t2\tInvalid __global__ write of size 4 bytes\tplanted_oob_write\tharness/selftest/sanitize_planted.cu:33' \
+    expect 0 $'FINDING\t2\tInvalid __global__ write of size 4 bytes\tplanted_oob_write\tharness/tests/sanitize_planted.cu:33' \
       -- awk_summary "$fixtures/sanitizer-memcheck.log"
     expect 0 $'SUMMARY\t1' -- awk_summary "$fixtures/sanitizer-racecheck.log"
     expect 0 $'Race between Write access and Read access\tneighbour_sum<\\(bool\\)0>\t.*:50 / line 52' \
       -- awk_summary "$fixtures/sanitizer-racecheck.log"
-    expect 0 $'FINDING\t2\tUninitialized __global__ memory read of size 4 bytes\tcopy_kernel\tharness/selftest/sanitize_planted.cu:58' \
+    expect 0 $'FINDING\t2\tUninitialized __global__ memory read of size 4 bytes\tcopy_kernel\tharness/tests/sanitize_planted.cu:58' \
       -- awk_summary "$fixtures/sanitizer-initcheck-old.log"
     expect 0 $'TESTS\t12\t-1\t-1' -- awk_summary "$fixtures/sanitizer-clean.log"
     # The whole of sanitize.sh with a stand-in compute-sanitizer: the planted bugs ...

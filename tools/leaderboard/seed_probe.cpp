@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "host/rng.h"
+#include "declare/rng.h"
 
 namespace {
 // Initialised at the default priority, like any global object of a submission.

@@ -28,14 +28,14 @@
 
 #include "ch07.cuh"
 #include "ch08.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 #include "kernels.cuh"
 #include "model.h"
 #include "model_impl.cuh"
 #include "solutions/ch07_softmax_topk/ladder.cuh"
 #include "solutions/ch08_flash_attention/ladder.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace gpt2 {
 

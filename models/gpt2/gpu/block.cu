@@ -1,6 +1,6 @@
 // The solution of exercises 3 and 4: a transformer block's wiring, and the capture of the
 // decode step as a CUDA Graph.
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ops.h"
 
 namespace gpt2::solution {

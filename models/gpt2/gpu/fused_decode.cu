@@ -38,9 +38,9 @@
 #include <vector>
 
 #include "ch08.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
-#include "cuda/pdl.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
+#include "device/pdl.cuh"
 #include "kernels.cuh"
 #include "model.h"
 #include "model_impl.cuh"
@@ -119,7 +119,7 @@ void Model::Impl::decode_once(cudaStream_t s) {
 
 void Model::Impl::fused_step(cudaStream_t s) {
   // The step's kernels are launched as programmatic dependents of one another (Hopper and
-  // later; harness/cuda/pdl.cuh): each starts while the one before it finishes.
+  // later; harness/device/pdl.cuh): each starts while the one before it finishes.
   const wb::PdlChain chain;
   if (dtype == wb::DType::BF16) {
     fused_step_as<bf16>(s);

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "kernels.cuh"
 
 namespace gpt2::kernels {

@@ -14,9 +14,9 @@
 #include "ch06.cuh"
 #include "ch07.cuh"
 #include "ch09.cuh"
-#include "cuda/buffers.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/buffers.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 #include "kernels.cuh"
 #include "model.h"
 #include "model_impl.cuh"
@@ -28,7 +28,7 @@
 #include "solutions/ch07_softmax_topk/ladder.cuh"
 #include "solutions/ch08_flash_attention/ladder.cuh"
 #include "solutions/ch09_gpt2/ladder.cuh"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace gpt2 {
 

@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-#include "host/dtype.h"
+#include "declare/dtype.h"
 #include "upload.cuh"
 #include "weights.h"
 

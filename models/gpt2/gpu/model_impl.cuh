@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ch07.cuh"
-#include "cuda/buffers.cuh"
+#include "runtime/buffers.cuh"
 #include "model.h"
 #include "ops.h"
 

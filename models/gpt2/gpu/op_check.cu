@@ -10,7 +10,7 @@
 #include <set>
 #include <string>
 
-#include "host/dtype.h"
+#include "declare/dtype.h"
 #include "model_impl.cuh"
 
 namespace gpt2 {

@@ -1,8 +1,8 @@
 // build/ch09/bin/gpt2's arguments (tool_args.h).
 #include <cstdio>
 
-#include "host/cli.h"
-#include "host/rng.h"
+#include "runtime/cli.h"
+#include "declare/rng.h"
 #include "tool_args.h"
 
 namespace gpt2 {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "host/dtype.h"
+#include "declare/dtype.h"
 #include "model.h"
 
 namespace gpt2 {

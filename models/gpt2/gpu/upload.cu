@@ -5,8 +5,8 @@
 #include <chrono>
 #include <cstring>
 
-#include "cuda/buffers.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/buffers.cuh"
+#include "runtime/errors.cuh"
 
 namespace gpt2 {
 namespace {

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "cpu_forward.h"
-#include "host/rng.h"
+#include "declare/rng.h"
 #include "random_weights.h"
 #include "test_files.h"
 #include "weights.h"

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "host/dtype.h"
+#include "declare/dtype.h"
 #include "safetensors.h"
 #include "test_files.h"
 

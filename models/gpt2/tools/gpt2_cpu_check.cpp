@@ -15,7 +15,7 @@
 #include <filesystem>
 
 #include "cpu_forward.h"
-#include "host/cli.h"
+#include "runtime/cli.h"
 #include "reference_logits.h"
 #include "weights.h"
 

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "host/cli.h"
+#include "runtime/cli.h"
 #include "random_weights.h"
 
 int main(int argc, char** argv) {

@@ -12,7 +12,7 @@
 //
 // Not part of the chapter build (tools/ is not globbed). Build from the repository root:
 //
-//   nvcc -std=c++20 -O2 -arch=sm_90 -I harness -I chapters/ch05_wmma -I reference/ch05_wmma reference/ch05_wmma/tools/int8_lt_check.cu reference/ch05_wmma/cublaslt_int8.cu harness/cuda/errors.cu -lcublasLt -lcublas -o int8_lt_check
+//   nvcc -std=c++20 -O2 -arch=sm_90 -I harness -I chapters/ch05_wmma -I reference/ch05_wmma reference/ch05_wmma/tools/int8_lt_check.cu reference/ch05_wmma/cublaslt_int8.cu harness/runtime/errors.cu -lcublasLt -lcublas -o int8_lt_check
 //
 // (one line; -arch=sm_80 for an A100, or -arch=native.) Run ./int8_lt_check; exit status 0 when every
 // check passed, 1 when one failed, 2 on a CUDA or cuBLAS error.
@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "cublaslt_int8.cuh"
-#include "cuda/buffers.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/buffers.cuh"
+#include "runtime/errors.cuh"
 
 namespace {
 

@@ -25,9 +25,9 @@
 #include <vector>
 
 #include "cublas_attention.cuh"
-#include "cuda/device.cuh"
-#include "cuda/errors.cuh"
-#include "host/json.h"
+#include "runtime/device.cuh"
+#include "runtime/errors.cuh"
+#include "report/json.h"
 #include "ladder.cuh"
 
 namespace {

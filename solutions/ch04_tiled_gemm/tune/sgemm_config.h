@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "host/json.h"
+#include "report/json.h"
 
 namespace ch04 {
 

@@ -13,7 +13,7 @@
 #include <stdexcept>
 
 #include "../mma_common.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 namespace ch05::solution::sm90 {
 

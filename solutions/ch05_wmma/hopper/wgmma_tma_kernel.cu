@@ -52,7 +52,7 @@
 #include <string>
 #include <type_traits>
 
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "hopper.cuh"
 #include "mma_common.cuh"
 #include "sm90.cuh"

@@ -64,7 +64,7 @@
 #include "../ch05_wmma/hopper/sm90.cuh"
 #include "../ch05_wmma/mma_common.cuh"
 #include "attention_common.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "hopper.cuh"
 #include "wgmma_bf16.cuh"
 

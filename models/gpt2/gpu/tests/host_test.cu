@@ -2,10 +2,10 @@
 // tool's arguments. No GPU needed.
 #include <gtest/gtest.h>
 
-#include "host/cli.h"
+#include "runtime/cli.h"
 #include "model.h"
 #include "tool_args.h"
-#include "spec/op.cuh"
+#include "declare/op.cuh"
 
 namespace gpt2 {
 namespace {

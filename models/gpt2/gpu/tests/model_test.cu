@@ -24,8 +24,8 @@
 #include <string>
 
 #include "cpu_forward.h"
-#include "cuda/device.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/device.cuh"
+#include "runtime/launch.cuh"
 #include "model.h"
 #include "random_weights.h"
 #include "weights.h"

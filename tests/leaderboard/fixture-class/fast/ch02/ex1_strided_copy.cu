@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "ch02.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution fast_ex1
 #include "v4_vectorized.cu"

@@ -3,7 +3,7 @@
 // ch03::fast_ex2), so that programs linking the solution library as well (the benchmark) see none
 // of its functions twice.
 #include "ch03.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution fast_ex2
 #include "v5_one_pass.cu"

@@ -3,8 +3,8 @@
 // cannot be compiled in here: its ladder.cuh needs a header that is only on the solution library's
 // include path).
 #include "ch04.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch04 {
 namespace {

@@ -4,7 +4,7 @@
 // ch06::fast_ex1), so that programs linking the solution library as well (the benchmark) see none
 // of its functions twice.
 #include "ch06.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution fast_ex1
 #include "v2_block_smem_reduce.cu"

@@ -3,7 +3,7 @@
 // with its namespace renamed (ch06::solution becomes ch06::fast_ex4), so that programs linking the
 // solution library as well (the benchmark) see none of its functions twice.
 #include "ch06.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution fast_ex4
 #include "v2_block_smem_reduce.cu"

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "ch08.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution fast_ex2
 #include "v1_unfused.cu"

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "ch08.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution fast_ex5
 #include "v5_split_kv_decode.cu"

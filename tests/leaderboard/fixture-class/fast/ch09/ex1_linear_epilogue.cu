@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "ch09.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution fast_ex1
 #include "v3_wmma_epilogue.cu"

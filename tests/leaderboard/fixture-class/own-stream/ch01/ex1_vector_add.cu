@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "ch01.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 namespace ch01 {
 namespace {

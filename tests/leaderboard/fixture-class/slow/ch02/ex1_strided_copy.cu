@@ -3,7 +3,7 @@
 // becomes ch02::slow_ex1), so that programs linking the solution library as well (the benchmark)
 // see none of its functions twice.
 #include "ch02.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution slow_ex1
 #include "v1_naive.cu"

@@ -3,7 +3,7 @@
 // renamed (ch02::solution becomes ch02::slow_ex2), so that programs linking the solution library as
 // well (the benchmark) see none of its functions twice.
 #include "ch02.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution slow_ex2
 #include "v1_naive.cu"

@@ -4,7 +4,7 @@
 // that programs linking the solution library as well (the benchmark) see none of its functions
 // twice.
 #include "ch03.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution slow_ex1
 #include "v1_interleaved.cu"

@@ -3,7 +3,7 @@
 // that programs linking the solution library as well (the benchmark) see none of its functions
 // twice.
 #include "ch03.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution slow_ex2
 #include "v1_interleaved.cu"

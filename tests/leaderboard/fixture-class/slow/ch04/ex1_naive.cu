@@ -1,8 +1,8 @@
 // Fixture submission "slow", chapter 4, exercise 1: one thread per element of C, every operand from
 // global memory (the first step of the ladder, as exercise 1 asks).
 #include "ch04.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch04 {
 namespace {

@@ -3,7 +3,7 @@
 // one with its namespace renamed (ch05::solution becomes ch05::slow_ex2), so that programs linking
 // the solution library as well (the benchmark) see none of its functions twice.
 #include "ch05.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution slow_ex2
 #include "v1_wmma_global.cu"

@@ -3,7 +3,7 @@
 // its namespace renamed (ch06::solution becomes ch06::slow_ex1), so that programs linking the
 // solution library as well (the benchmark) see none of its functions twice.
 #include "ch06.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution slow_ex1
 #include "v2_block_smem_reduce.cu"

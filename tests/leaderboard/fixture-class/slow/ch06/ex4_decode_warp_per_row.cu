@@ -3,7 +3,7 @@
 // ch06::slow_ex4), so that programs linking the solution library as well (the benchmark) see none
 // of its functions twice.
 #include "ch06.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution slow_ex4
 #include "v1_thread_per_row.cu"

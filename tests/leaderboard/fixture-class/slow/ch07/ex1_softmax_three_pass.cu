@@ -3,7 +3,7 @@
 // (ch07::solution becomes ch07::slow_ex1), so that programs linking the solution library as well
 // (the benchmark) see none of its functions twice.
 #include "ch07.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "tune/tune.h"
 
 #define solution slow_ex1

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "ch08.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution slow_ex2
 #include "v1_unfused.cu"

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "ch08.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution slow_ex3
 #include "v3_flash_f32.cu"

@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "ch08.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch08 {
 namespace {

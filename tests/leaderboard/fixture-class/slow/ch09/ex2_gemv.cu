@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "ch09.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution slow_ex2
 #include "v1_naive.cu"

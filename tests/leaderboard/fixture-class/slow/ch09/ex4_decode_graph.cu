@@ -2,7 +2,7 @@
 // a step that throws ends the capture before the exception goes on (host code).
 #include <functional>
 
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 #include "ops.h"
 
 namespace ch09::student {

@@ -4,7 +4,7 @@
 // this one with its namespace renamed (ch03::solution becomes ch03::wrong_answers_ex1), so that
 // programs linking the solution library as well (the benchmark) see none of its functions twice.
 #include "ch03.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution wrong_answers_ex1
 #include "v5_one_pass.cu"

@@ -3,7 +3,7 @@
 // becomes ch03::wrong_answers_ex3), so that programs linking the solution library as well (the
 // benchmark) see none of its functions twice.
 #include "ch03.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution wrong_answers_ex3
 #include "v5_one_pass.cu"

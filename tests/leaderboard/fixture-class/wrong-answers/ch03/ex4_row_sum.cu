@@ -3,7 +3,7 @@
 // with its namespace renamed (ch03::solution becomes ch03::wrong_answers_ex4), so that programs
 // linking the solution library as well (the benchmark) see none of its functions twice.
 #include "ch03.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution wrong_answers_ex4
 #include "v6_row_sum.cu"

@@ -2,8 +2,8 @@
 // dropped: it writes C = alpha A B whatever beta is. Right on every test with beta = 0, wrong on
 // the others.
 #include "ch04.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch04 {
 namespace {

@@ -1,7 +1,7 @@
 // Fixture submission "wrong-answers", chapter 4, exercise 3: the tiled kernel of "fast".
 #include "ch04.cuh"
-#include "cuda/errors.cuh"
-#include "cuda/launch.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace ch04 {
 namespace {

@@ -4,7 +4,7 @@
 // with its namespace renamed (ch05::solution becomes ch05::wrong_answers_ex1), so that programs
 // linking the solution library as well (the benchmark) see none of its functions twice.
 #include "ch05.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution wrong_answers_ex1
 #include "v5_mma_sync.cu"

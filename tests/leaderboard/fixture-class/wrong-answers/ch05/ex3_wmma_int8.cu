@@ -3,7 +3,7 @@
 // ch05::wrong_answers_ex3), so that programs linking the solution library as well (the benchmark)
 // see none of its functions twice.
 #include "ch05.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution wrong_answers_ex3
 #include "v4_cp_async_pipeline.cu"

@@ -4,7 +4,7 @@
 // with its namespace renamed (ch06::solution becomes ch06::wrong_answers_ex2), so that programs
 // linking the solution library as well (the benchmark) see none of its functions twice.
 #include "ch06.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution wrong_answers_ex2
 #include "v2_block_smem_reduce.cu"

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "ch08.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution wrong_answers_ex1
 #include "v3_flash_f32.cu"

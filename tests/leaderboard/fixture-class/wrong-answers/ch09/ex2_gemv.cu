@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "ch09.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution wrong_answers_ex2
 #include "v4_gemv_warp.cu"

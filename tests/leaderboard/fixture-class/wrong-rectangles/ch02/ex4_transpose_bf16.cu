@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "ch02.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 #define solution wrong_rectangles_ex4
 #include "v4_vectorized.cu"

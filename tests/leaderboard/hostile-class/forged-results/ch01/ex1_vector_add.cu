@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "ch01.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 namespace ch01 {
 namespace {

@@ -1,6 +1,6 @@
 // Fixture submission "slow", exercise 3.
 #include "ch01.cuh"
-#include "cuda/errors.cuh"
+#include "runtime/errors.cuh"
 
 namespace ch01 {
 namespace {

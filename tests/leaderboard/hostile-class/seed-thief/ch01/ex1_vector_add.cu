@@ -11,8 +11,8 @@
 #include <string>
 
 #include "ch01.cuh"
-#include "cuda/errors.cuh"
-#include "host/rng.h"
+#include "runtime/errors.cuh"
+#include "declare/rng.h"
 
 namespace ch01 {
 namespace {

@@ -1,0 +1,266 @@
+// Harness self-tests for chapter 3: reductions with the mistakes learners make. Each must be
+// rejected by the same checks the learner's kernels meet, with the outcome code it declares
+// (the harness generates one test per kernel: ctest --preset ch03-solution -R broken). If one
+// of these tests fails, the harness has gone soft, not the kernel.
+#include <cmath>
+
+#include "ch03.cuh"
+#include "runtime/errors.cuh"
+#include "declare/op.cuh"
+
+namespace ch03 {
+namespace {
+
+using wb::Code;
+
+constexpr int kThreads = 256;
+
+// partials[b] = the sum of x[b * 256, (b + 1) * 256), with every barrier in place.
+__global__ void block_sum_kernel(const float* x, int n, float* partials) {
+  __shared__ float tile[kThreads];
+  const int t = threadIdx.x;
+  const int i = blockIdx.x * kThreads + t;
+  tile[t] = i < n ? x[i] : 0.0f;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s /= 2) {
+    if (t < s) tile[t] += tile[t + s];
+    __syncthreads();
+  }
+  if (t == 0) partials[blockIdx.x] = tile[0];
+}
+
+// The same, without the barrier between filling the tile and the first step of the tree:
+// threads 0..127 read tile[t + 128] whether or not warps 4..7 have stored it yet (their
+// loads from DRAM may still be on the way), and pick up whatever an earlier block left
+// there. Whether a block gets it wrong depends on timing, so the result changes from run
+// to run. compute-sanitizer --tool racecheck reports the hazard.
+__global__ void racy_block_sum_kernel(const float* x, int n, float* partials) {
+  __shared__ float tile[kThreads];
+  const int t = threadIdx.x;
+  const int i = blockIdx.x * kThreads + t;
+  tile[t] = i < n ? x[i] : 0.0f;
+  // missing: __syncthreads();
+  for (int s = kThreads / 2; s > 0; s /= 2) {
+    if (t < s) tile[t] += tile[t + s];
+    __syncthreads();
+  }
+  if (t == 0) partials[blockIdx.x] = tile[0];
+}
+
+// *out = partials[0] + ... + partials[count - 1], one block (count may be 0).
+__global__ void finish_kernel(const float* partials, int count, float* out) {
+  __shared__ float tile[kThreads];
+  const int t = threadIdx.x;
+  float v = 0.0f;
+  for (int i = t; i < count; i += kThreads) v += partials[i];
+  tile[t] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s /= 2) {
+    if (t < s) tile[t] += tile[t + s];
+    __syncthreads();
+  }
+  if (t == 0) *out = tile[0];
+}
+
+size_t partials_workspace(int n) { return sizeof(float) * (n / kThreads + 1); }
+
+void racy_sum(const float* x, int n, float* out, void* ws, size_t, cudaStream_t s) {
+  const int blocks = (n + kThreads - 1) / kThreads;
+  float* partials = static_cast<float*>(ws);
+  if (blocks > 0) racy_block_sum_kernel<<<blocks, kThreads, 0, s>>>(x, n, partials);
+  WB_CHECK_LAUNCH();
+  finish_kernel<<<1, kThreads, 0, s>>>(partials, blocks, out);
+  WB_CHECK_LAUNCH();
+}
+
+// Rounds the grid down: the last n % 256 elements are never read.
+void drop_tail_sum(const float* x, int n, float* out, void* ws, size_t, cudaStream_t s) {
+  const int blocks = n / kThreads;
+  float* partials = static_cast<float*>(ws);
+  if (blocks > 0) block_sum_kernel<<<blocks, kThreads, 0, s>>>(x, n, partials);
+  WB_CHECK_LAUNCH();
+  finish_kernel<<<1, kThreads, 0, s>>>(partials, blocks, out);
+  WB_CHECK_LAUNCH();
+}
+
+// `i <= n`: one element too many, the first past the end of x (the harness's NaN there).
+__global__ void one_past_kernel(const float* x, int n, float* partials) {
+  __shared__ float tile[kThreads];
+  const int t = threadIdx.x;
+  const int i = blockIdx.x * kThreads + t;
+  tile[t] = i <= n ? x[i] : 0.0f;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s /= 2) {
+    if (t < s) tile[t] += tile[t + s];
+    __syncthreads();
+  }
+  if (t == 0) partials[blockIdx.x] = tile[0];
+}
+void one_past_sum(const float* x, int n, float* out, void* ws, size_t, cudaStream_t s) {
+  const int blocks = n / kThreads + 1;
+  float* partials = static_cast<float*>(ws);
+  one_past_kernel<<<blocks, kThreads, 0, s>>>(x, n, partials);
+  WB_CHECK_LAUNCH();
+  finish_kernel<<<1, kThreads, 0, s>>>(partials, blocks, out);
+  WB_CHECK_LAUNCH();
+}
+
+// Max with 0 as the starting value instead of -infinity: right only when some value is > 0.
+__global__ void max_from_zero_kernel(const float* x, int n, float* out) {
+  __shared__ float tile[kThreads];
+  const int t = threadIdx.x;
+  float v = 0.0f;
+  for (int i = t; i < n; i += kThreads) v = fmaxf(v, x[i]);
+  tile[t] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s /= 2) {
+    if (t < s) tile[t] = fmaxf(tile[t], tile[t + s]);
+    __syncthreads();
+  }
+  if (t == 0) *out = tile[0];
+}
+void max_from_zero(const float* x, int n, float* out, void*, size_t, cudaStream_t s) {
+  max_from_zero_kernel<<<1, kThreads, 0, s>>>(x, n, out);
+  WB_CHECK_LAUNCH();
+}
+
+// One pass with a last-block finish whose counter is never reset: the first call is right,
+// and in the second no block draws the last ticket, so nothing writes *out.
+__global__ void no_reset_kernel(const float* x, int n, float* out, unsigned* counter, float* partials) {
+  __shared__ float tile[kThreads];
+  __shared__ bool is_last;
+  const int t = threadIdx.x;
+  float v = 0.0f;
+  for (int i = blockIdx.x * kThreads + t; i < n; i += gridDim.x * kThreads) v += x[i];
+  tile[t] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s /= 2) {
+    if (t < s) tile[t] += tile[t + s];
+    __syncthreads();
+  }
+  if (t == 0) {
+    partials[blockIdx.x] = tile[0];
+    __threadfence();
+    is_last = atomicAdd(counter, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (is_last && t == 0) {
+    __threadfence();
+    float total = 0.0f;
+    for (unsigned b = 0; b < gridDim.x; ++b) total += __ldcg(partials + b);
+    *out = total;  // missing: *counter = 0;
+  }
+}
+constexpr int kNoResetBlocks = 64;
+size_t no_reset_workspace(int) { return 256 + kNoResetBlocks * sizeof(float); }
+void no_reset_sum(const float* x, int n, float* out, void* ws, size_t, cudaStream_t s) {
+  auto* base = static_cast<unsigned char*>(ws);
+  no_reset_kernel<<<kNoResetBlocks, kThreads, 0, s>>>(x, n, out, reinterpret_cast<unsigned*>(base),
+                                                      reinterpret_cast<float*>(base + 256));
+  WB_CHECK_LAUNCH();
+}
+
+// Loads before the bounds check (volatile: the load cannot be moved inside the test, as a
+// compiler may do with a plain one). Elements past n are loaded and then replaced by 0, so
+// the sum is right, but the last block reads up to 255 floats past the end of x.
+__global__ void early_load_kernel(const float* x, int n, float* partials) {
+  __shared__ float tile[kThreads];
+  const int t = threadIdx.x;
+  const int i = blockIdx.x * kThreads + t;
+  const volatile float* vx = x;
+  const float v = vx[i];
+  tile[t] = i < n ? v : 0.0f;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s /= 2) {
+    if (t < s) tile[t] += tile[t + s];
+    __syncthreads();
+  }
+  if (t == 0) partials[blockIdx.x] = tile[0];
+}
+void reads_past_end_sum(const float* x, int n, float* out, void* ws, size_t, cudaStream_t s) {
+  const int blocks = (n + kThreads - 1) / kThreads;
+  float* partials = static_cast<float*>(ws);
+  if (blocks > 0) early_load_kernel<<<blocks, kThreads, 0, s>>>(x, n, partials);  // (n = 0: x is empty)
+  WB_CHECK_LAUNCH();
+  finish_kernel<<<1, kThreads, 0, s>>>(partials, blocks, out);
+  WB_CHECK_LAUNCH();
+}
+
+// Block partials added into one float of the workspace with atomicAdd, then copied to *out;
+// the accumulator is never set back to zero, so the second call returns the sum of both
+// calls' inputs.
+__global__ void accumulate_kernel(const float* x, int n, float* total) {
+  __shared__ float tile[kThreads];
+  const int t = threadIdx.x;
+  const int i = blockIdx.x * kThreads + t;
+  tile[t] = i < n ? x[i] : 0.0f;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s /= 2) {
+    if (t < s) tile[t] += tile[t + s];
+    __syncthreads();
+  }
+  if (t == 0) atomicAdd(total, tile[0]);
+}
+__global__ void copy_total_kernel(const float* total, float* out) { *out = *total; }
+size_t accumulator_workspace(int) { return 256; }
+void never_zeroed_sum(const float* x, int n, float* out, void* ws, size_t, cudaStream_t s) {
+  float* total = static_cast<float*>(ws);
+  // missing: cudaMemsetAsync(total, 0, sizeof(float), s);
+  const int blocks = (n + kThreads - 1) / kThreads;
+  if (blocks > 0) accumulate_kernel<<<blocks, kThreads, 0, s>>>(x, n, total);
+  WB_CHECK_LAUNCH();
+  copy_total_kernel<<<1, 1, 0, s>>>(total, out);
+  WB_CHECK_LAUNCH();
+}
+
+// Row sums, one thread per row, whose bound lets r == rows through: that thread writes a 0
+// one element past the end of out.
+__global__ void row_sum_one_past_kernel(const float* x, int rows, int cols, float* out) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r > rows) return;  // should be r >= rows
+  float s = 0.0f;
+  for (int c = 0; r < rows && c < cols; ++c) s += x[static_cast<size_t>(r) * cols + c];
+  out[r] = s;
+}
+void row_sum_writes_past_end(const float* x, int rows, int cols, float* out, void*, size_t, cudaStream_t s) {
+  row_sum_one_past_kernel<<<rows / kThreads + 1, kThreads, 0, s>>>(x, rows, cols, out);
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+WB_VARIANTS(ch03_broken, wb::Role::Broken) {
+  const auto partials = [](const wb::Shape& s) { return partials_workspace(static_cast<int>(s["n"])); };
+  const auto sum = [&](const char* name, ReduceFn* fn) {
+    return wb::variant("sum/f32", name, fn).with_workspace(partials);
+  };
+  return {
+      // Whether a block reads a tile slot before it is stored depends on timing: a wrong
+      // result, or a different one from run to run (or NaN from stale shared memory).
+      sum("missing_barrier", &racy_sum)
+          .rejected_as({Code::Wrong, Code::Nondeterministic, Code::NaN}, "no __syncthreads() after filling the tile"),
+      // Right on multiples of 256: that is the trap.
+      sum("drops_the_tail", &drop_tail_sum).rejected_as({Code::Wrong}, "grid rounded down"),
+      // Uses x[n]: NaN where the harness's poison lies right after x, else whatever is there.
+      sum("uses_one_past_end", &one_past_sum)
+          .rejected_as({Code::NaN, Code::Wrong, Code::OobRead, Code::Fault}, "bounds check i <= n")
+          .on({wb::Shape{{"n", 1000}}, wb::Shape{{"n", 1024}}, wb::Shape{{"n", 4097}}}),
+      sum("reads_past_end", &reads_past_end_sum).rejected_as({Code::OobRead}, "loads before the bounds check"),
+      // The first call is right; in the second no block draws the last ticket, so nothing
+      // writes *out.
+      wb::variant("sum/f32", "counter_never_reset", &no_reset_sum)
+          .with_workspace([](const wb::Shape& s) { return no_reset_workspace(static_cast<int>(s["n"])); })
+          .rejected_as({Code::Unwritten, Code::Wrong, Code::Cached, Code::Nondeterministic},
+                       "the last block does not set the ticket counter back to zero"),
+      wb::variant("sum/f32", "accumulator_never_zeroed", &never_zeroed_sum)
+          .with_workspace([](const wb::Shape& s) { return accumulator_workspace(static_cast<int>(s["n"])); })
+          .rejected_as({Code::Wrong, Code::Cached, Code::Nondeterministic},
+                       "a running total in the workspace is not zeroed before it is added to"),
+      // Right only when some value is > 0: the max inputs are all negative.
+      wb::variant("max/f32", "max_from_zero", &max_from_zero).rejected_as({Code::Wrong}, "starts from 0, not -infinity"),
+      wb::variant("row_sum/f32", "writes_past_end", &row_sum_writes_past_end)
+          .rejected_as({Code::OobWrite}, "bound r <= rows"),
+  };
+}
+
+}  // namespace ch03

@@ -1,0 +1,246 @@
+// Harness self-tests for chapter 6: residual + LayerNorm / RMSNorm launchers with the
+// mistakes learners make. Each must be rejected by the same checks the learner's kernels
+// meet, with a message naming the fault. If one of them passes, the harness has gone soft.
+//
+// All of them share one simple, otherwise correct kernel (a block of 256 threads per row,
+// strided passes, warp shuffles and one shared-memory exchange per sum), with exactly one
+// mistake switched on by a template parameter:
+//
+//   launcher                          mistake                                   caught by
+//   one_pass_variance_layernorm       var = E[h^2] - E[h]^2 in FP32             mean 1000 / std 1 rows
+//   missing_barrier_layernorm         no __syncthreads() between writing the    run-to-run differences,
+//   missing_barrier_rmsnorm           warp totals and reading them              racecheck
+//   drops_tail_layernorm              16-byte packs only: the last C % 8        C = 769, 1000, 127, 3, 1
+//   drops_tail_rmsnorm                elements of a row are never written
+//   forgets_h_layernorm               h is not written (y is right)             h still poisoned
+//   forgets_h_rmsnorm
+//   no_beta_layernorm                 applies gamma but not beta                y off by beta
+//   block_multiple_only_layernorm     each thread takes C / 256 consecutive     C = 769, 1000, 5120 ...
+//   block_multiple_only_rmsnorm       elements: right only when 256 divides C
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "ch06.cuh"
+#include "runtime/errors.cuh"
+
+namespace ch06::broken {
+
+ResidualLayerNormFn one_pass_variance_layernorm;
+ResidualLayerNormFn missing_barrier_layernorm;
+ResidualRmsNormFn missing_barrier_rmsnorm;
+ResidualLayerNormFn drops_tail_layernorm;
+ResidualRmsNormFn drops_tail_rmsnorm;
+ResidualLayerNormFn forgets_h_layernorm;
+ResidualRmsNormFn forgets_h_rmsnorm;
+ResidualLayerNormFn no_beta_layernorm;
+ResidualLayerNormFn block_multiple_only_layernorm;
+ResidualRmsNormFn block_multiple_only_rmsnorm;
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+
+enum class Mistake { OnePassVariance, MissingBarrier, DropsTail, ForgetsH, NoBeta, BlockMultipleOnly };
+
+// The block's sum, to every thread. With kRacy the barrier between the warp totals' stores
+// and their loads is missing: a warp may add up totals that other warps have not stored
+// yet (stale values of the previous sum, or whatever the shared memory held).
+template <bool kRacy>
+__device__ float block_sum(float v, float* ex) {
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+  if (threadIdx.x % 32 == 0) ex[threadIdx.x / 32] = v;
+  if constexpr (!kRacy) __syncthreads();
+  float t = 0.0f;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) t += ex[w];
+  return t;
+}
+
+// Which elements thread t visits: element i of the loop below is column col(i); `count` of
+// them. Correct: t, t + 256, ... With BlockMultipleOnly: C / 256 consecutive columns from
+// t * (C / 256), which forgets the last C % 256 columns of the row. With DropsTail: only
+// whole packs of 8 (C / 8 * 8 columns).
+template <Mistake kM>
+struct Columns {
+  int C, t;
+  __device__ int limit() const {
+    if constexpr (kM == Mistake::DropsTail) return C / 8 * 8;  // the packs, and no tail
+    return C;
+  }
+  __device__ int count() const {
+    if constexpr (kM == Mistake::BlockMultipleOnly) return C / kThreads;
+    const int lim = limit();
+    return t < lim ? (lim - 1 - t) / kThreads + 1 : 0;
+  }
+  __device__ int col(int i) const {
+    if constexpr (kM == Mistake::BlockMultipleOnly) return t * (C / kThreads) + i;
+    return t + i * kThreads;
+  }
+};
+
+template <Mistake kM, bool kLayer>
+__global__ void __launch_bounds__(kThreads)
+    broken_kernel(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y, float* mean_out,
+                  float* rstd_out, int C, int ld, float eps) {
+  __shared__ float ex[3][kWarps];
+  constexpr bool kRacy = kM == Mistake::MissingBarrier;
+  const size_t base = static_cast<size_t>(blockIdx.x) * ld;
+  const Columns<kM> cols{C, static_cast<int>(threadIdx.x)};
+  const int count = cols.count();
+
+  float s = 0.0f, q = 0.0f;  // sum of h, sum of h^2
+  for (int i = 0; i < count; ++i) {
+    const size_t e = base + cols.col(i);
+    const bf16 hv = __float2bfloat16_rn(__bfloat162float(x[e]) + __bfloat162float(r[e]));
+    if constexpr (kM != Mistake::ForgetsH) h[e] = hv;
+    const float v = __bfloat162float(hv);
+    s += v;
+    q += v * v;
+  }
+  float mean = 0.0f, rstd;
+  if constexpr (kLayer) {
+    mean = block_sum<kRacy>(s, ex[0]) / C;
+    float var;
+    if constexpr (kM == Mistake::OnePassVariance) {
+      // E[h^2] - E[h]^2: two numbers near 10^6 whose difference is near 1, in FP32 (about
+      // 7 significant digits): the result is mostly rounding error, and can be negative.
+      var = block_sum<kRacy>(q, ex[1]) / C - mean * mean;
+    } else {
+      float d2 = 0.0f;
+      for (int i = 0; i < count; ++i) {
+        const float d = __bfloat162float(__float2bfloat16_rn(__bfloat162float(x[base + cols.col(i)]) +
+                                                             __bfloat162float(r[base + cols.col(i)]))) - mean;
+        d2 += d * d;
+      }
+      var = block_sum<kRacy>(d2, ex[1]) / C;
+    }
+    rstd = rsqrtf(var + eps);
+  } else {
+    rstd = rsqrtf(block_sum<kRacy>(q, ex[0]) / C + eps);
+  }
+  for (int i = 0; i < count; ++i) {
+    const int c = cols.col(i);
+    const size_t e = base + c;
+    const float hv = __bfloat162float(__float2bfloat16_rn(__bfloat162float(x[e]) + __bfloat162float(r[e])));
+    float v = (hv - mean) * rstd * __bfloat162float(gamma[c]);
+    if constexpr (kLayer && kM != Mistake::NoBeta) v += __bfloat162float(beta[c]);
+    y[e] = __float2bfloat16_rn(v);
+  }
+  if (threadIdx.x == 0) {
+    if constexpr (kLayer) mean_out[blockIdx.x] = mean;
+    rstd_out[blockIdx.x] = rstd;
+  }
+}
+
+template <Mistake kM>
+void layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y, float* mean,
+               float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
+  if (N == 0) return;
+  broken_kernel<kM, true><<<N, kThreads, 0, stream>>>(x, r, gamma, beta, h, y, mean, rstd, C, ld, eps);
+  WB_CHECK_LAUNCH();
+}
+
+template <Mistake kM>
+void rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N, int C, int ld,
+             float eps, cudaStream_t stream) {
+  if (N == 0) return;
+  broken_kernel<kM, false><<<N, kThreads, 0, stream>>>(x, r, gamma, nullptr, h, y, nullptr, rstd, C, ld, eps);
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+// The one-pass variance E[h^2] - E[h]^2: catastrophic cancellation on rows of mean 1000
+// and standard deviation 1 (and worse at mean -1e4).
+void one_pass_variance_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y,
+                                 float* mean, float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
+  layernorm<Mistake::OnePassVariance>(x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps, stream);
+}
+
+// The block reduction reads the warp totals without a __syncthreads() after they are stored.
+void missing_barrier_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y,
+                               float* mean, float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
+  layernorm<Mistake::MissingBarrier>(x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps, stream);
+}
+void missing_barrier_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N,
+                             int C, int ld, float eps, cudaStream_t stream) {
+  rmsnorm<Mistake::MissingBarrier>(x, r, gamma, h, y, rstd, N, C, ld, eps, stream);
+}
+
+// Handles whole packs of 8 only: the last C % 8 elements of each row are neither counted
+// in the statistics nor written (h and y keep their poison there).
+void drops_tail_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y,
+                          float* mean, float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
+  layernorm<Mistake::DropsTail>(x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps, stream);
+}
+void drops_tail_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N, int C,
+                        int ld, float eps, cudaStream_t stream) {
+  rmsnorm<Mistake::DropsTail>(x, r, gamma, h, y, rstd, N, C, ld, eps, stream);
+}
+
+// Computes h = x + r and normalises it, but never stores h: y, mean and rstd are right.
+void forgets_h_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y,
+                         float* mean, float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
+  layernorm<Mistake::ForgetsH>(x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps, stream);
+}
+void forgets_h_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N, int C,
+                       int ld, float eps, cudaStream_t stream) {
+  rmsnorm<Mistake::ForgetsH>(x, r, gamma, h, y, rstd, N, C, ld, eps, stream);
+}
+
+// y = (h - mean) * rstd * gamma: the shift beta is never added.
+void no_beta_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y,
+                       float* mean, float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
+  layernorm<Mistake::NoBeta>(x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps, stream);
+}
+
+// Each thread takes C / 256 consecutive elements: the last C % 256 of every row are
+// skipped, so it is right only when C is a multiple of the block size (768, 1024, 4096 ...)
+// and wrong at 769, 1000, 5120 + 1 ..., and for C < 256 it does nothing at all.
+void block_multiple_only_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y,
+                                   float* mean, float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
+  layernorm<Mistake::BlockMultipleOnly>(x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps, stream);
+}
+void block_multiple_only_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N,
+                                 int C, int ld, float eps, cudaStream_t stream) {
+  rmsnorm<Mistake::BlockMultipleOnly>(x, r, gamma, h, y, rstd, N, C, ld, eps, stream);
+}
+
+}  // namespace ch06::broken
+
+// --- as the harness sees them: each must be rejected with one of the codes it declares.
+#include "declare/op.cuh"
+
+namespace ch06::broken {
+
+WB_VARIANTS(ch06_broken, wb::Role::Broken) {
+  using wb::Code;
+  const char* ln = "residual_layernorm/bf16";
+  const char* rms = "residual_rmsnorm/bf16";
+  const std::vector<Code> wrongish = {Code::Wrong, Code::Unwritten, Code::NaN, Code::Nondeterministic};
+  // A missing barrier may give right answers on a GPU: the race pass (racecheck) catches it then.
+  const std::vector<Code> racy = {Code::Wrong, Code::Unwritten, Code::NaN, Code::Nondeterministic, Code::Race};
+  return {
+      wb::variant(ln, "one_pass_variance", &one_pass_variance_layernorm)
+          .rejected_as({Code::Wrong, Code::NaN}, "E[x^2] - E[x]^2: catastrophic cancellation on a large mean"),
+      wb::variant(ln, "missing_barrier", &missing_barrier_layernorm)
+          .rejected_as(racy, "block reduction without __syncthreads"),
+      wb::variant(rms, "missing_barrier", &missing_barrier_rmsnorm)
+          .rejected_as(racy, "block reduction without __syncthreads"),
+      wb::variant(ln, "drops_tail", &drops_tail_layernorm).rejected_as(wrongish, "drops the tail of a row not a multiple of 8"),
+      wb::variant(rms, "drops_tail", &drops_tail_rmsnorm).rejected_as(wrongish, "drops the tail of a row not a multiple of 8"),
+      wb::variant(ln, "forgets_h", &forgets_h_layernorm).rejected_as({Code::Unwritten}, "never writes h"),
+      wb::variant(rms, "forgets_h", &forgets_h_rmsnorm).rejected_as({Code::Unwritten}, "never writes h"),
+      wb::variant(ln, "no_beta", &no_beta_layernorm).rejected_as({Code::Wrong}, "applies gamma but not beta"),
+      wb::variant(ln, "block_multiple_only", &block_multiple_only_layernorm)
+          .rejected_as(wrongish, "right only when C is a multiple of the block size"),
+      wb::variant(rms, "block_multiple_only", &block_multiple_only_rmsnorm)
+          .rejected_as(wrongish, "right only when C is a multiple of the block size"),
+  };
+}
+
+}  // namespace ch06::broken
