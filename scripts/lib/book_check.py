@@ -242,7 +242,7 @@ def report(problems, what):
     for p in problems:
         print("check-book: BROKEN " + p, file=sys.stderr)
     if problems:
-        print(f"check-book: {len(problems)} problems in the built book", file=sys.stderr)
+        print(f"check-book: {len(problems)} problem{'' if len(problems) == 1 else 's'} in the built book", file=sys.stderr)
         return 1
     print(f"check-book: the built book's {what}: all good")
     return 0
