@@ -112,12 +112,14 @@ def start_browser(chromium, chromedriver):
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     for arg in ("--headless=new", "--window-size=1280,900", "--disable-gpu", "--disable-dev-shm-usage",
+                # Chromium's sandbox refuses to run as root and in many containers; the
+                # browser opens only the book's own pages here.
+                "--no-sandbox",
+                "--no-first-run", "--disable-background-networking", "--disable-component-update",
                 # No network: other sites (the theme's web fonts) fail at once instead of
                 # waiting for a DNS answer, and the check never depends on them.
                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"):
         options.add_argument(arg)
-    if os.geteuid() == 0:
-        options.add_argument("--no-sandbox")  # Chromium's sandbox refuses to run as root
     return webdriver.Chrome(service=Service(chromedriver), options=options)
 
 
