@@ -76,7 +76,7 @@ function(workbook_add_exercise_tests id chapter_dir)
   list(SORT _ex)
   foreach(_file IN LISTS _ex)
     get_filename_component(_name ${_file} NAME_WE)
-    string(FIND "${_variants}" "/${_file}" _at)
+    string(FIND "${_variants}" "${_file}\"" _at)
     if(_at EQUAL -1)
       continue()
     endif()
@@ -89,6 +89,20 @@ function(workbook_add_exercise_tests id chapter_dir)
     set_property(GLOBAL APPEND_STRING PROPERTY WORKBOOK_LEARNER_TESTS "${_line}")
   endforeach()
   set_property(GLOBAL APPEND PROPERTY WORKBOOK_LEARNER_PROGRAMS ${id}_tests)
+endfunction()
+
+# An exercise checked by a GoogleTest program of its own (chapter 9's block and graph
+# exercises run the model): the same one line and summary record as the op exercises.
+function(workbook_add_program_exercise id name file program filter)
+  workbook_outcomes_env(${id}-student _env)
+  set(_script ${PROJECT_SOURCE_DIR}/scripts/lib/gtest-exercise.sh)
+  add_test(NAME ${id}.${name} COMMAND bash ${_script} ${name} ${file} ${id} $<TARGET_FILE:${program}> ${filter})
+  set_tests_properties(${id}.${name} PROPERTIES LABELS ${id}-student TIMEOUT 600 ENVIRONMENT "${_env}")
+  string(CONCAT _line
+    "add_test([=[${id}.${name}]=] bash \"${_script}\" ${name} ${file} ${id} \"${CMAKE_BINARY_DIR}/bin/${program}\" \"${filter}\")\n"
+    "set_tests_properties([=[${id}.${name}]=] PROPERTIES LABELS ${id}-student TIMEOUT 600 ENVIRONMENT \"${_env}\")\n")
+  set_property(GLOBAL APPEND_STRING PROPERTY WORKBOOK_LEARNER_TESTS "${_line}")
+  set_property(GLOBAL APPEND PROPERTY WORKBOOK_LEARNER_PROGRAMS ${program})
 endfunction()
 
 # The op specs and the launcher libraries of chapter `id`: chNN_spec, chNN_student,
@@ -121,6 +135,11 @@ function(workbook_chapter_libraries id)
     target_include_directories(${id}_${_lib} PUBLIC ${_chapter} ${_reference} ${_solutions})
     workbook_cuda_options(${id}_${_lib})
     target_link_libraries(${id}_${_lib} PUBLIC workbook_spec)
+  endforeach()
+  # The library versions and the solution ladder may time themselves (tuned configs, the
+  # timed checks); the learner's and the spec's libraries need only the checks.
+  foreach(_lib IN ITEMS reference solution)
+    target_link_libraries(${id}_${_lib} PUBLIC workbook_bench)
   endforeach()
   target_link_libraries(${id}_reference PUBLIC CUDA::cublas)
 endfunction()
