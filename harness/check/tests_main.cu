@@ -15,6 +15,8 @@
 // per-shape tests stay one command away (the line says which). Each verdict is also one JSON
 // line in WORKBOOK_OUTCOMES, which the end-of-run summary reads (report/summary.cpp).
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -153,6 +155,30 @@ std::optional<Outcome> stub_probe(const OpBase& op, const Variant& v) {
   return std::nullopt;
 }
 
+// Large cases hold tens of GB of host and GPU memory each: one at a time on a machine,
+// whatever number of test programs share it (a lock file every test program takes around a
+// large case; the others wait, and their small cases go on meanwhile).
+class LargeCaseLock {
+ public:
+  LargeCaseLock() {
+    const char* dir = std::getenv("TMPDIR");
+    const std::string path = std::string(dir && *dir ? dir : "/tmp") + "/kernel-workbook-large-case.lock";
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT, 0666);
+    if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~LargeCaseLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  LargeCaseLock(const LargeCaseLock&) = delete;
+  LargeCaseLock& operator=(const LargeCaseLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // Runs one case: the checks of check/check.cu, or "compiled, not run" without a GPU.
 Outcome run_case(const OpBase& op, const Variant& v, const CaseDef& d, Shape* ran) {
   if (d.kind == CaseDef::Kind::Refusal) {
@@ -168,6 +194,8 @@ Outcome run_case(const OpBase& op, const Variant& v, const CaseDef& d, Shape* ra
   }
   *ran = s;
   if (gpu_missing_reason()) return dry_run_without_gpu(op, v, s);
+  std::optional<LargeCaseLock> one_at_a_time;
+  if (d.large || shape_size(op, s) >= kLargeElements) one_at_a_time.emplace();
   if (auto why = cannot_run_here(op, v, s)) return Outcome::fail(Code::Skipped, *why);
   CaseOptions opt;
   opt.seed = test_seed();
