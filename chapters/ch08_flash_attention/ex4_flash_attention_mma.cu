@@ -15,13 +15,17 @@
 //     pairs; V is the B operand through ldmatrix.trans;
 //   * one division by l per row at the very end; O written through shared memory in 16-byte
 //     pieces; lse = m + log(l).
-// Lane maps of mma.sync.m16n8k16 and ldmatrix: solutions/ch05_wmma/mma_common.cuh.
+// Chapter 5's PTX wrappers are included below, in namespace wb::ptx: cp_async_16, cp_async_commit,
+// cp_async_wait (harness/device/async_copy.cuh), smem_u32, ldmatrix_x4 (_trans) and mma_16816
+// (harness/device/mma.cuh, with the lane maps of mma.sync.m16n8k16 and ldmatrix).
 // Test:  ctest --preset ch08 -R ex4_flash_attention_mma
 // Bench: build/ch08/bin/ch08_bench --op=attention --dtype=bf16
 // Guide: docs/ch08-flash-attention.md, section "Exercise 4".
 #include "ch08.cuh"
 #include "runtime/errors.cuh"
 #include "runtime/launch.cuh"
+#include "device/async_copy.cuh"
+#include "device/mma.cuh"
 
 namespace ch08 {
 namespace {

@@ -44,18 +44,16 @@
 // Run: build/ch08/bin/ch08_bench --op=attention_decode --impl=v5_split_kv_decode,cublas_decode
 #include <cstdint>
 
-#include "../ch05_wmma/async_copy.cuh"
 #include "attention_common.cuh"
 #include "runtime/errors.cuh"
+#include "device/async_copy.cuh"
 #include "decode_merge.cuh"
 #include "ladder.cuh"
 
 namespace ch08::solution {
 namespace {
 
-using ch05::solution::cp_async_16;
-using ch05::solution::cp_async_commit;
-using ch05::solution::cp_async_wait;
+using namespace wb::ptx;  // cp.async (harness/device/async_copy.cuh)
 
 constexpr int kMaxGroup = 64;  // query heads per kv head this version takes (shared memory)
 

@@ -49,18 +49,16 @@
 #include <stdexcept>
 #include <string>
 
-#include "../ch05_wmma/async_copy.cuh"
 #include "../ch06_layernorm/norm_common.cuh"
 #include "runtime/errors.cuh"
+#include "device/async_copy.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 
 namespace ch09::solution {
 namespace {
 
-using ch05::solution::cp_async_16;
-using ch05::solution::cp_async_commit;
-using ch05::solution::cp_async_wait;
+using namespace wb::ptx;  // chapter 5's cp.async (harness/device/async_copy.cuh)
 using ch06::solution::block_sum;  // chapter 6's sums over a warp and a CTA (one barrier each)
 using ch06::solution::warp_sum;
 
