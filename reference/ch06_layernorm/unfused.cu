@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "runtime/errors.cuh"
+#include "device/math.cuh"
 #include "reference.cuh"
 
 namespace ch06::reference {
@@ -21,7 +22,7 @@ namespace {
 constexpr int kAddThreads = 256;
 constexpr int kNormThreads = 256;
 
-inline int ceil_div(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }
+using wb::ceil_div;
 
 // One thread per 8 elements of a row (16 bytes), rows ld apart; `vec` when every row starts
 // 16-byte aligned. The tail of a row (C % 8) and misaligned rows go element by element.

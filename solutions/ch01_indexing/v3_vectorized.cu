@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "runtime/errors.cuh"
+#include "device/math.cuh"
 #include "ladder.cuh"
 
 namespace ch01::solution {
@@ -83,7 +84,7 @@ __global__ void matrix_add4_kernel(const float* a, int lda, const float* b, int 
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-int ceil_div(int a, int b) { return a / b + (a % b != 0); }  // (a + b - 1) / b overflows near 2^31
+using wb::ceil_div;  // a / b rounded up without overflow near 2^31 (harness/device/math.cuh)
 
 }  // namespace
 

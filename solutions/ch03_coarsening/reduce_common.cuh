@@ -13,13 +13,14 @@
 
 #include "ch03.cuh"
 #include "runtime/errors.cuh"
+#include "device/math.cuh"
 
 namespace ch03::solution {
 
 constexpr int kThreads = 256;    // threads per block in every step
 constexpr int kMaxBlocks = 4096; // the most partial results a resident grid writes
 
-inline int ceil_div(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }
+using wb::ceil_div;  // grids: harness/device/math.cuh
 
 // --- the two operations: a combine and its identity (what an empty input reduces to) ----
 

@@ -5,9 +5,11 @@
 
 #include <cstdint>
 
+#include "device/math.cuh"
+
 namespace ch04::solution {
 
-constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
+using wb::ceil_div;  // grids: harness/device/math.cuh
 
 inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 

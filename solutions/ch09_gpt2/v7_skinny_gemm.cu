@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(32 * kWarps) skinny_kernel(const T* x, const T
 template <class T>
 void linear_skinny(const T* x, const T* w, const T* b, T* y, int M, int N, int K, Epilogue epi, cudaStream_t stream) {
   require_valid(M, N, K, epi, b);
-  if (ceil_div(M, kRows) > 65535u) {
+  if (ceil_div(M, kRows) > 65535) {
     throw std::invalid_argument("M = " + std::to_string(M) + ": above the grid's 65535 passes of 8 rows; this step is "
                                 "for a few rows (v3 takes large M)");
   }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "runtime/errors.cuh"
+#include "device/math.cuh"
 #include "kernels.cuh"
 
 namespace gpt2::kernels {
@@ -196,7 +197,7 @@ __global__ void split_qkv_kernel(const __nv_bfloat16* qkv, __nv_bfloat16* q, __n
 }
 
 unsigned blocks_for(int64_t n, int threads) {
-  const int64_t b = (n + threads - 1) / threads;
+  const int64_t b = wb::ceil_div(n, threads);
   return static_cast<unsigned>(b < 4096 ? (b < 1 ? 1 : b) : 4096);
 }
 
