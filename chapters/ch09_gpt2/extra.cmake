@@ -7,13 +7,10 @@
 #               chapters (no tests of theirs are added)
 #   ch08        the fused decode step runs chapter 8's split-KV decode attention: its solution
 #               library likewise
-#   ch06 sums   the solution's v6 and v9 reuse chapter 6's warp and block sums
-#               (solutions/ch06_layernorm/norm_common.cuh, which includes ch06.cuh)
 #   gpt2_gpu    the GPU model (models/gpt2/gpu): gpt2::Model, its ops, the per-op table
 #   gpt2        the tool: build/ch09/bin/gpt2 --weights=FILE ...
 #   ch09_model_tests   the model end to end against the float64 CPU forward (GPU; skipped without)
 target_link_libraries(${id}_reference PUBLIC CUDA::cublasLt)
-target_include_directories(${id}_solution PRIVATE ${PROJECT_SOURCE_DIR}/chapters/ch06_layernorm)
 
 # Chapters 6 and 7's libraries (specs and launchers), when the preset did not build them.
 foreach(_other IN ITEMS ch06 ch07)

@@ -80,17 +80,17 @@
 #include <string>
 #include <type_traits>
 
-#include "../ch06_layernorm/norm_common.cuh"
 #include "runtime/errors.cuh"
 #include "device/pdl.cuh"
+#include "device/reduce.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 
 namespace ch09::solution {
 namespace {
 
-using ch06::solution::block_sum;  // chapter 6's sums over a warp and a CTA (one barrier each)
-using ch06::solution::warp_sum;
+using wb::block_sum;  // sums over a warp and a CTA, one barrier each (harness/device/reduce.cuh)
+using wb::warp_sum;
 
 constexpr int kWarps = 8, kThreads = 32 * kWarps;  // a CTA: 8 warps
 constexpr int kAhead = 4;       // 16-byte pieces per lane requested before the LayerNorm (1024 BF16 of a row)
@@ -322,8 +322,7 @@ __device__ __forceinline__ void merge_argmax(const RowGemvArgs<T, W>& a, Key bes
   const volatile Key* part = a.ws->part;  // volatile: read from L2, never a stale L1 line
   Key k = 0;
   for (int i = threadIdx.x; i < static_cast<int>(gridDim.x); i += kThreads) k = key_max(k, part[i]);
-#pragma unroll
-  for (int off = 16; off > 0; off /= 2) k = key_max(k, __shfl_xor_sync(0xffffffffu, k, off));
+  k = wb::warp_reduce(k, [](Key x, Key y) { return key_max(x, y); });
   if (lane == 0) warp_best[warp] = k;  // thread 0 finished reading warp_best before the last barrier
   __syncthreads();
   if (threadIdx.x == 0) {

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "runtime/errors.cuh"
+#include "device/reduce.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 
@@ -59,9 +60,7 @@ __global__ void __launch_bounds__(32 * kWarps) skinny_kernel(const T* x, const T
   }
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
-    float a = acc[r];
-#pragma unroll
-    for (int off = 16; off > 0; off /= 2) a += __shfl_xor_sync(0xffffffffu, a, off);
+    const float a = wb::warp_sum(acc[r]);
     if (lane == 0 && r < rows) y[size_t(m0 + r) * N + n] = epilogue(a, b, n, epi);
   }
 }

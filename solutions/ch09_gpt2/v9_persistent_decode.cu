@@ -49,9 +49,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "../ch06_layernorm/norm_common.cuh"
 #include "runtime/errors.cuh"
 #include "device/async_copy.cuh"
+#include "device/reduce.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 
@@ -59,8 +59,8 @@ namespace ch09::solution {
 namespace {
 
 using namespace wb::ptx;  // chapter 5's cp.async (harness/device/async_copy.cuh)
-using ch06::solution::block_sum;  // chapter 6's sums over a warp and a CTA (one barrier each)
-using ch06::solution::warp_sum;
+using wb::block_sum;  // sums over a warp and a CTA, one barrier each (harness/device/reduce.cuh)
+using wb::warp_sum;
 
 constexpr int kWarps = 16, kThreads = 32 * kWarps;  // one CTA per SM
 constexpr int kMaxD = 128;                          // head size at most (4 elements per lane)

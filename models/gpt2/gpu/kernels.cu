@@ -8,6 +8,7 @@
 
 #include "runtime/errors.cuh"
 #include "device/math.cuh"
+#include "device/reduce.cuh"
 #include "kernels.cuh"
 
 namespace gpt2::kernels {
@@ -56,15 +57,6 @@ __global__ void kv_append_kernel(const T* qkv, T* k_cache, T* v_cache, const int
   }
 }
 
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
-  return v;
-}
-__device__ __forceinline__ float warp_max(float v) {
-  for (int off = 16; off > 0; off /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
-  return v;
-}
-
 // grid (n, H), block (128), dynamic smem: P floats of scores + a few words.
 // Query t of head h: s[j] = scale * q · k_j for j <= *pos + t; softmax; o = sum_j p_j v_j.
 template <class T>
@@ -87,7 +79,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(const T* qkv, c
     const T* kj = kh + size_t(j) * D;
     float dot = 0.0f;
     for (int d = lane; d < D; d += 32) dot += q[d] * f32(kj[d]);
-    dot = warp_sum(dot);
+    dot = wb::warp_sum(dot);
     if (lane == 0) s[j] = dot * scale;
   }
   __syncthreads();
@@ -95,11 +87,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(const T* qkv, c
   // The row's max, then exp and sum (FP32).
   float m = -INFINITY;
   for (int j = threadIdx.x; j < keys; j += kAttnThreads) m = fmaxf(m, s[j]);
-  m = warp_max(m);
-  if (lane == 0) red[warp] = m;
-  __syncthreads();
-  m = red[0];
-  for (int w = 1; w < warps; ++w) m = fmaxf(m, red[w]);
+  m = wb::block_reduce<kAttnThreads>(m, wb::Max{}, red);
   __syncthreads();  // red is reused below
   float l = 0.0f;
   for (int j = threadIdx.x; j < keys; j += kAttnThreads) {
@@ -107,11 +95,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(const T* qkv, c
     s[j] = e;
     l += e;
   }
-  l = warp_sum(l);
-  if (lane == 0) red[warp] = l;
-  __syncthreads();
-  l = 0.0f;
-  for (int w = 0; w < warps; ++w) l += red[w];
+  l = wb::block_sum<kAttnThreads>(l, red);
   const float inv = 1.0f / l;  // l >= 1: the max's own term is exp(0)
 
   // o[d] = sum_j p_j v_j[d]: thread d walks the keys (consecutive d, consecutive addresses).
