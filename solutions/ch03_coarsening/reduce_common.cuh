@@ -14,6 +14,7 @@
 #include "ch03.cuh"
 #include "runtime/errors.cuh"
 #include "device/math.cuh"
+#include "device/vec.cuh"
 
 namespace ch03::solution {
 
@@ -36,8 +37,7 @@ struct MaxOp {
 
 // --- loads -------------------------------------------------------------------------------
 
-__device__ __forceinline__ float to_float(float v) { return v; }
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+using wb::to_float;  // FP32 or BF16 to FP32 (harness/device/vec.cuh)
 
 // Four elements in one load: a float4 (16 bytes) for FP32, a uint2 (8 bytes) for BF16.
 template <class T> struct Vec4;

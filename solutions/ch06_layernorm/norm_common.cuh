@@ -12,6 +12,7 @@
 #include "runtime/errors.cuh"
 #include "device/math.cuh"
 #include "device/reduce.cuh"
+#include "device/vec.cuh"
 
 namespace ch06::solution {
 
@@ -27,11 +28,8 @@ __device__ __forceinline__ T* row_ptr(T* p, int n, int ld) {
   return p + static_cast<size_t>(n) * ld;
 }
 
-__device__ __forceinline__ float to_float(float v) { return v; }
-__device__ __forceinline__ float to_float(bf16 v) { return __bfloat162float(v); }
-template <class T> __device__ __forceinline__ T from_float(float v);
-template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
-template <> __device__ __forceinline__ bf16 from_float<bf16>(float v) { return __float2bfloat16_rn(v); }
+using wb::from_float;  // FP32 to the element type, rounded once (harness/device/vec.cuh)
+using wb::to_float;    // the element to FP32
 
 // --- 16 bytes of elements: 8 BF16 or 4 floats, held as four 32-bit words ------------------
 //

@@ -51,10 +51,10 @@ __global__ void __launch_bounds__(32 * kWarps) skinny_kernel(const T* x, const T
     }
   } else {
     for (int k = lane; k < K; k += 32) {
-      const float wk = to_f32(row[k]);
+      const float wk = to_float(row[k]);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
-        if (r < rows) acc[r] += wk * to_f32(xs[size_t(r) * K + k]);
+        if (r < rows) acc[r] += wk * to_float(xs[size_t(r) * K + k]);
       }
     }
   }

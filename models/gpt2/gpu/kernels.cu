@@ -9,16 +9,11 @@
 #include "runtime/errors.cuh"
 #include "device/math.cuh"
 #include "device/reduce.cuh"
+#include "device/vec.cuh"
 #include "kernels.cuh"
 
 namespace gpt2::kernels {
 namespace {
-
-__device__ __forceinline__ float f32(float v) { return v; }
-__device__ __forceinline__ float f32(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <class T> __device__ __forceinline__ T cast(float v);
-template <> __device__ __forceinline__ float cast<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 cast<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
 
 constexpr int kMaxD = 128;       // head size the attention kernel holds per thread block
 constexpr int kAttnThreads = 128;
@@ -39,7 +34,7 @@ __global__ void embedding_kernel(const int32_t* tokens, const int* pos, const T*
 template <class T>
 __global__ void residual_add_kernel(const T* x, const T* r, T* h, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    h[i] = cast<T>(f32(x[i]) + f32(r[i]));
+    h[i] = wb::from_float<T>(wb::to_float(x[i]) + wb::to_float(r[i]));
   }
 }
 
@@ -70,7 +65,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(const T* qkv, c
   const int keys = *pos + t + 1;        // causal: positions 0 .. pos + t
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = kAttnThreads / 32;
   const T* qrow = qkv + size_t(t) * 3 * C + h * D;
-  for (int d = threadIdx.x; d < D; d += kAttnThreads) q[d] = f32(qrow[d]);
+  for (int d = threadIdx.x; d < D; d += kAttnThreads) q[d] = wb::to_float(qrow[d]);
   __syncthreads();
 
   // Scores: warp w takes keys w, w + warps, ...; its lanes split the D products.
@@ -78,7 +73,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(const T* qkv, c
   for (int j = warp; j < keys; j += warps) {
     const T* kj = kh + size_t(j) * D;
     float dot = 0.0f;
-    for (int d = lane; d < D; d += 32) dot += q[d] * f32(kj[d]);
+    for (int d = lane; d < D; d += 32) dot += q[d] * wb::to_float(kj[d]);
     dot = wb::warp_sum(dot);
     if (lane == 0) s[j] = dot * scale;
   }
@@ -102,14 +97,14 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(const T* qkv, c
   const T* vh = v_cache + size_t(h) * P * D;
   for (int d = threadIdx.x; d < D; d += kAttnThreads) {
     float o = 0.0f;
-    for (int j = 0; j < keys; ++j) o += s[j] * f32(vh[size_t(j) * D + d]);
-    att[size_t(t) * C + h * D + d] = cast<T>(o * inv);
+    for (int j = 0; j < keys; ++j) o += s[j] * wb::to_float(vh[size_t(j) * D + d]);
+    att[size_t(t) * C + h * D + d] = wb::from_float<T>(o * inv);
   }
 }
 
 template <class T>
 __global__ void to_float_kernel(const T* in, float* out, int n) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = f32(in[i]);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = wb::to_float(in[i]);
 }
 
 __global__ void advance_kernel(const int32_t* index, int32_t* next, int32_t* token, int* pos, int32_t* history,
