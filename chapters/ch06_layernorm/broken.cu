@@ -24,6 +24,7 @@
 
 #include "ch06.cuh"
 #include "runtime/errors.cuh"
+#include "device/reduce.cuh"
 
 namespace ch06::broken {
 
@@ -50,8 +51,7 @@ enum class Mistake { OnePassVariance, MissingBarrier, DropsTail, ForgetsH, NoBet
 // yet (stale values of the previous sum, or whatever the shared memory held).
 template <bool kRacy>
 __device__ float block_sum(float v, float* ex) {
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+  v = wb::warp_sum(v);
   if (threadIdx.x % 32 == 0) ex[threadIdx.x / 32] = v;
   if constexpr (!kRacy) __syncthreads();
   float t = 0.0f;

@@ -15,7 +15,9 @@
 //     pairs; V is the B operand through ldmatrix.trans;
 //   * one division by l per row at the very end; O written through shared memory in 16-byte
 //     pieces; lse = m + log(l).
-// Lane maps of mma.sync.m16n8k16 and ldmatrix: solutions/ch05_wmma/mma_common.cuh.
+// Chapter 5's PTX wrappers are included below, in namespace wb::ptx: cp_async_16, cp_async_commit,
+// cp_async_wait (harness/device/async_copy.cuh), smem_u32, ldmatrix_x4 (_trans) and mma_16816
+// (harness/device/mma.cuh, with the lane maps of mma.sync.m16n8k16 and ldmatrix).
 //
 // What the tests check, and the outcome code a failure gets:
 //   * o (BF16) and lse within bounds from FP32 sums and the BF16 roundings of p and o, and
@@ -37,6 +39,8 @@
 #include "ch08.cuh"
 #include "runtime/errors.cuh"
 #include "runtime/launch.cuh"
+#include "device/async_copy.cuh"
+#include "device/mma.cuh"
 
 namespace ch08 {
 namespace {

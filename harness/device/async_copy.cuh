@@ -4,12 +4,15 @@
 // The waits cover only the calling thread's copies: a __syncthreads() after the wait makes
 // every thread's copies visible to the whole block.
 //
+// Chapter 5 teaches it (v4_cp_async_pipeline: a GEMM's tiles through a 3-stage pipeline);
+// chapters 8 and 9 feed their tensor-core kernels with it.
+//
 // On architectures before sm_80 these compile to nothing; the kernels that use them are
 // never launched there (the tests skip, the benchmark leaves them out).
 #pragma once
 #include <cstdint>
 
-namespace ch05::solution {
+namespace wb::ptx {
 
 // 16 bytes from `gmem` to `smem` (both 16-byte aligned). When `valid` is false nothing is
 // read and the 16 bytes are filled with zeros (the "src-size" operand is 0): the edge of
@@ -36,4 +39,4 @@ __device__ __forceinline__ void cp_async_wait() {
 #endif
 }
 
-}  // namespace ch05::solution
+}  // namespace wb::ptx

@@ -1,10 +1,15 @@
-// The Hopper (sm_90a) building blocks that chapter 5's wgmma GEMM and chapter 8's wgmma
-// attention share: thin wrappers over the PTX of mbarriers, TMA copies, the async proxy fence
-// and wgmma's fence / commit / wait, the shared-memory matrix descriptor, and the host's way to
-// the driver's tensor-map encoder. Each wrapper is one instruction; what they are for, and the
-// descriptor's fields, are explained where they are used (hopper/wgmma_tma_kernel.cu).
+// Hopper (sm_90a) building blocks: thin wrappers over the PTX of mbarriers, TMA copies, the
+// async proxy fence, setmaxnreg and wgmma's fence / commit / wait, the shared-memory matrix
+// descriptor, and the host's way to the driver's tensor-map encoder. Each wrapper is one
+// instruction.
 //
-// Include it only from code built for sm_90a (the Hopper libraries of chapters 5 and 8).
+// Chapter 5 teaches them in its Hopper bonus (v6_wgmma_tma, hopper/wgmma_tma_kernel.cu, which
+// explains what each is for and the descriptor's fields); chapter 8's Hopper attention
+// (v7_flash_wgmma_tma) uses them too. The wgmma instructions themselves, one per shape, stay
+// with the kernel that uses the shape.
+//
+// Include it only from code built for sm_90a (the chapters' Hopper libraries,
+// workbook_add_hopper_library in cmake/Workbook.cmake).
 #pragma once
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -12,15 +17,19 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "../mma_common.cuh"
+#include "device/mma.cuh"  // wb::ptx::smem_u32: the addresses the wrappers below take
 #include "runtime/errors.cuh"
 
-namespace ch05::solution::sm90 {
+namespace wb::sm90 {
 
 // --- device: mbarriers, TMA, fences, wgmma ---------------------------------------------
 
 __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+// Makes the barriers just initialised visible to the copy engine (after the last mbar_init).
+__device__ __forceinline__ void fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
 // Arrives once and adds `bytes` to the transactions the current phase waits for.
 __device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
@@ -86,6 +95,17 @@ __device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wa
 __device__ __forceinline__ void fence_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
+// The warpgroup's registers per thread lowered (a producer that only issues copies) or
+// raised (the consumers that hold the accumulators) to kRegs, a multiple of 8 from 24 to 256.
+// Every thread of the warpgroup must call it.
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
 // A barrier for the 128 threads of one warpgroup (ids 1, 2; 0 is __syncthreads).
 __device__ __forceinline__ void warpgroup_barrier(int id) {
   asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
@@ -141,4 +161,4 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
-}  // namespace ch05::solution::sm90
+}  // namespace wb::sm90
