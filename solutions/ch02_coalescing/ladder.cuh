@@ -27,6 +27,6 @@ StridedCopyFn v4_strided_copy;
 TransposeF32Fn v4_transpose_f32;
 TransposeBF16Fn v4_transpose_bf16;
 
-inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+inline int ceil_div(int a, int b) { return static_cast<int>((static_cast<long long>(a) + b - 1) / b); }  // a near 2^31: no wrap
 
 }  // namespace ch02::solution
