@@ -83,6 +83,7 @@ struct CaseDef {
   int random_index = -1;             // Kind::Random
   int64_t size = 0;
   bool large = false;
+  bool race = false;                 // one of the op's race shapes (OpSpec::race_shapes)
   std::string full_name() const { return suite + "." + name; }
 };
 
@@ -104,6 +105,14 @@ std::vector<CaseDef> cases_of(const OpBase& op, const Variant& v) {
     out.push_back(std::move(d));
   };
   for (const Shape& s : shapes) add_shape(s, nullptr);
+  // The race pass's shapes are cases too (checked like any other), named race_<shape>.
+  if (v.role != Role::Broken) {
+    for (const Shape& s : c.race_shapes) {
+      add_shape(s, nullptr);
+      out.back().name = "race_" + s.label();
+      out.back().race = true;
+    }
+  }
   for (const InputSet& set : c.input_sets) {
     for (const Shape& s : set.shapes) add_shape(s, &set);
   }
@@ -398,11 +407,24 @@ int run_exercise(const std::string& name, const std::string& chapter) {
   if (first.skipped) passed += ", " + std::to_string(first.skipped) + " skipped on this GPU";
 
   // The race pass: a missing barrier often leaves the output right by luck, run after run.
-  // compute-sanitizer's racecheck runs this program again on the exercise's race shapes (the
-  // two largest small shapes), one pass each; a hazard fails the exercise.
+  // compute-sanitizer's racecheck runs this program again on the exercise's race shapes
+  // (OpSpec::race_shapes: every block loops at least twice; else the two largest small
+  // shapes), one pass each; a hazard fails the exercise.
   std::vector<std::string> race;
-  for (auto it2 = small.rbegin(); it2 != small.rend() && race.size() < 2; ++it2) {
+  for (const auto& [v, d] : small) {
+    if (d.race) race.push_back(d.full_name());
+  }
+  for (auto it2 = small.rbegin(); race.empty() && it2 != small.rend(); ++it2) {  // no race shapes declared
     if (it2->second.kind == CaseDef::Kind::Shape && it2->second.size <= kRaceElements) race.push_back(it2->second.full_name());
+  }
+  if (race.size() == 1) {
+    for (auto it2 = small.rbegin(); it2 != small.rend(); ++it2) {
+      if (it2->second.kind == CaseDef::Kind::Shape && !it2->second.race && it2->second.size <= kRaceElements &&
+          it2->second.full_name() != race.front()) {
+        race.push_back(it2->second.full_name());
+        break;
+      }
+    }
   }
   if (!race.empty()) {
     const std::string sanitizer = find_sanitizer();
