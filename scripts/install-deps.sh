@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what kernel-workbook needs on Debian 12 / Ubuntu 24.04 (run as root or with sudo):
-#   cmake (>= 3.25), ninja, g++, GoogleTest/GoogleMock, Google Benchmark, jq,
-#   python3-matplotlib for the plots, and mkdocs + mkdocs-material for the book
+#   cmake (>= 3.25), ninja, g++, GoogleTest/GoogleMock, Google Benchmark, nlohmann-json (JSON),
+#   CLI11 (command lines), fmt (tables), jq, python3-matplotlib for the plots, and mkdocs + mkdocs-material for the book
 #   (scripts/docs.sh). Ubuntu 22.04's CMake and g++ are too old: see the README.
 # The CUDA toolkit (nvcc >= 12, with cuBLAS; cuDNN for the later chapters) is not in the
 # distributions' main archives in a recent enough version: the script checks for it and,
@@ -10,8 +10,8 @@ set -euo pipefail
 
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for pkg in cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev jq python3-matplotlib \
-           mkdocs mkdocs-material ccache bubblewrap; do
+for pkg in cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev \
+           libfmt-dev jq python3-matplotlib mkdocs mkdocs-material ccache bubblewrap; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 
