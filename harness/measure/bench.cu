@@ -20,7 +20,7 @@
 #include "measure/ceilings.cuh"
 #include "runtime/device.cuh"
 #include "measure/timing.cuh"
-#include "report/json.h"
+#include "report/results.h"
 #include "declare/rng.h"
 #include "report/table.h"
 #include "report/version.h"
@@ -372,7 +372,7 @@ bool Suite::report() const {
   Table t({"op", "shape", "impl", "role", "median us", "±%", "n", "GB/s", "TFLOPS", "%spec", "%meas", "x ref",
            "note"});
   std::string last_group;
-  Json rows = Json::array();
+  results::Json rows = results::Json::array();
   bool any_throttled = false;
   for (size_t i = 0; i < cases_.size(); ++i) {
     const Case& c = cases_[i];
@@ -380,21 +380,21 @@ bool Suite::report() const {
     const std::string group = c.op + "|" + c.shape;
     if (!last_group.empty() && group != last_group) t.add_rule();
     last_group = group;
-    Json row = Json::object();
-    row.set("op", c.op);
-    row.set("shape", c.shape);
-    row.set("impl", c.impl);
-    row.set("role", role_name(c.role));
-    row.set("bytes", c.bytes);
-    row.set("flops", c.flops);
-    row.set("peak", peak_name(c.peak));
+    results::Json row = results::Json::object();
+    row["op"] = c.op;
+    row["shape"] = c.shape;
+    row["impl"] = c.impl;
+    row["role"] = role_name(c.role);
+    row["bytes"] = c.bytes;
+    row["flops"] = c.flops;
+    row["peak"] = peak_name(c.peak);
     if (!r.measured) {
       const std::string code(code_name(r.outcome.code));
       t.add_row({c.op, c.shape, c.impl, role_name(c.role), "-", "-", "-", "-", "-", "-", "-", "-",
                  r.outcome.code == Code::Pass ? "not run" : code});
-      row.set("outcome", code);
-      row.set("message", r.outcome.message);
-      rows.push(row);
+      row["outcome"] = code;
+      row["message"] = r.outcome.message;
+      rows.push_back(row);
       continue;
     }
     const double s = r.cold_ms.median * 1e-3;
@@ -413,20 +413,20 @@ bool Suite::report() const {
     t.add_row({c.op, c.shape, c.impl, role_name(c.role), fixed(r.cold_ms.median * 1e3, 1), fixed(spread, 1),
                std::to_string(r.cold_ms.n), fixed(gbps, 0), c.flops > 0 ? fixed(tflops, 2) : "-", fixed(spec_pct, 1),
                meas.dram_gbps > 0 ? fixed(meas_pct, 1) : "-", vs_ref > 0 ? fixed(vs_ref, 2) : "-", note});
-    row.set("outcome", implausible(spec_pct) ? "implausible" : "pass");
-    row.set("median_us", r.cold_ms.median * 1e3);
-    row.set("p10_us", r.cold_ms.p10 * 1e3);
-    row.set("p90_us", r.cold_ms.p90 * 1e3);
-    row.set("samples", r.cold_ms.n);
-    row.set("hot_median_us", r.hot_ms.median * 1e3);
-    row.set("gbps", gbps);
-    row.set("tflops", tflops);
-    row.set("roofline_spec_pct", spec_pct);
-    row.set("roofline_measured_pct", meas_pct);
-    row.set("vs_reference", vs_ref > 0 ? Json(vs_ref) : Json());
-    row.set("sm_clock_mhz", r.clock_mhz);
-    row.set("throttled", r.throttled);
-    rows.push(row);
+    row["outcome"] = implausible(spec_pct) ? "implausible" : "pass";
+    row["median_us"] = r.cold_ms.median * 1e3;
+    row["p10_us"] = r.cold_ms.p10 * 1e3;
+    row["p90_us"] = r.cold_ms.p90 * 1e3;
+    row["samples"] = r.cold_ms.n;
+    row["hot_median_us"] = r.hot_ms.median * 1e3;
+    row["gbps"] = gbps;
+    row["tflops"] = tflops;
+    row["roofline_spec_pct"] = spec_pct;
+    row["roofline_measured_pct"] = meas_pct;
+    row["vs_reference"] = vs_ref > 0 ? results::Json(vs_ref) : results::Json();
+    row["sm_clock_mhz"] = r.clock_mhz;
+    row["throttled"] = r.throttled;
+    rows.push_back(row);
   }
   std::printf("%s", t.str().c_str());
   bool written = true;
@@ -445,32 +445,16 @@ bool Suite::report() const {
                 "slowdown) during those rows; their times are not the GPU's best.\n");
   }
 
-  Json doc = Json::object();
-  doc.set("schema_version", 2);
-  doc.set("chapter", chapter_);
-  doc.set("title", title_);
-  doc.set("date", timestamp("%Y-%m-%dT%H:%M:%S"));
-  doc.set("commit", git_commit());
-  doc.set("seed", static_cast<uint64_t>(run_seed()));
-  Json d = Json::object();
-  d.set("name", dev.name);
-  d.set("uuid", dev.uuid);
-  d.set("compute_capability", dev.compute_capability());
-  d.set("sms", dev.sms);
-  d.set("sm_clock_mhz", dev.sm_clock_khz / 1e3);
-  d.set("mem_clock_mhz", dev.mem_clock_khz / 1e3);
-  d.set("driver", version_text(dev.driver_version));
-  d.set("runtime", version_text(dev.runtime_version));
-  doc.set("device", d);
-  Json spec = Json::object();
-  spec.set("dram_gbps", dev.spec.dram_gbps);
-  spec.set("fp32_tflops", dev.spec.fp32_tflops);
-  spec.set("fp16_tflops", dev.spec.f16_tflops);
-  spec.set("bf16_tflops", dev.spec.bf16_tflops);
-  spec.set("int8_tops", dev.spec.i8_tops);
-  doc.set("spec_ceilings", spec);
-  doc.set("measured_ceilings", g_context->measured.to_json());
-  doc.set("results", rows);
+  const results::Json doc = {{"schema_version", 2},
+                             {"chapter", chapter_},
+                             {"title", title_},
+                             {"date", timestamp("%Y-%m-%dT%H:%M:%S")},
+                             {"commit", git_commit()},
+                             {"seed", static_cast<uint64_t>(run_seed())},
+                             {"device", results::device(dev)},
+                             {"spec_ceilings", results::spec_ceilings(dev.spec)},
+                             {"measured_ceilings", results::measured_ceilings(g_context->measured)},
+                             {"results", rows}};
 
   std::string path = json_path_;
   if (path.empty()) path = "results/" + chapter_ + "-" + timestamp("%Y%m%d-%H%M%S") + ".json";
@@ -478,7 +462,7 @@ bool Suite::report() const {
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   std::ofstream out(path);
-  out << doc.dump() << "\n";
+  out << doc.dump(1) << "\n";
   if (!out) {
     std::fprintf(stderr, "error: could not write the results file '%s': check that its folder is writable, or give "
                  "another with --json=FILE\n", path.c_str());

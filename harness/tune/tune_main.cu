@@ -15,6 +15,8 @@
 #include <map>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/buffers.cuh"
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
@@ -67,18 +69,20 @@ std::pair<double, std::string> time_variant(const wb::OpBase& op, const wb::Vari
 
 // Writes `entry` for this GPU into the space's file, keeping every other GPU's entry. A
 // file that is not a config document is left alone and reported.
-void write_entry(const std::string& path, const std::string& about, const std::string& key, const wb::Json& entry) {
-  std::optional<wb::Json> existing;
+using Json = wb::tune::Json;
+
+void write_entry(const std::string& path, const std::string& about, const std::string& key, const Json& entry) {
+  std::optional<Json> existing;
   if (std::ifstream in(path); in) {
     std::stringstream text;
     text << in.rdbuf();
     try {
-      existing = wb::Json::parse(text.str());
+      existing = Json::parse(text.str());
     } catch (const std::exception& e) {
       throw std::runtime_error(path + " is not JSON (" + e.what() + "); move it away and run again");
     }
   }
-  const wb::Json doc = wb::tune::merge_entry(existing ? &*existing : nullptr, about, key, entry);
+  const Json doc = wb::tune::merge_entry(existing ? &*existing : nullptr, about, key, entry);
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   const std::string tmp = path + ".tmp";
   {
@@ -118,7 +122,7 @@ int run(const Options& o) {
     if (o.full) shapes.insert(shapes.end(), c.full_bench_shapes.begin(), c.full_bench_shapes.end());
     std::printf("\n%s: %s on %s, %zu points x %zu shapes\n", c.id().c_str(), v.name.c_str(), p.name,
                 space.all().size(), shapes.size());
-    wb::Json winners = wb::Json::array(), sweep = wb::Json::array();
+    Json winners = Json::array(), sweep = Json::array();
     wb::Table table({"shape", "winner", "us", "GB/s", "reference us", "x reference", "heuristic us"});
     for (wb::Shape shape : shapes) {
       if (c.derive) c.derive(shape);
@@ -129,12 +133,10 @@ int run(const Options& o) {
       }
       const wb::tune::Config heuristic = space.heuristic(shape, wb::tune::current_facts());
       for (const wb::tune::Config& point : space.all()) {
-        wb::Json row = wb::Json::object();
-        row.set("shape", shape.label());
-        row.set("config", point.name());
+        Json row = {{"shape", shape.label()}, {"config", point.name()}};
         if (auto why = space.problem ? space.problem(point, shape) : std::nullopt) {
-          row.set("skipped", *why);
-          sweep.push(row);
+          row["skipped"] = *why;
+          sweep.push_back(row);
           continue;
         }
         wb::tune::Forced forced(space, point);
@@ -142,19 +144,19 @@ int run(const Options& o) {
         opt.seed = seed ^ 0x7u;
         const wb::Outcome check = wb::check_case(op, v, shape, opt);
         if (!check.passed()) {
-          row.set("skipped", std::string(wb::code_name(check.code)) + ": failed the check");
+          row["skipped"] = std::string(wb::code_name(check.code)) + ": failed the check";
           std::printf("  %-28s %s: %s\n", point.name().c_str(), shape.label().c_str(), std::string(wb::code_name(check.code)).c_str());
-          sweep.push(row);
+          sweep.push_back(row);
           continue;
         }
         const auto [us, problem] = time_variant(op, v, shape, seed, o.quick);
         if (!problem.empty()) {
-          row.set("skipped", problem);
-          sweep.push(row);
+          row["skipped"] = problem;
+          sweep.push_back(row);
           continue;
         }
-        row.set("us", us);
-        sweep.push(row);
+        row["us"] = us;
+        sweep.push_back(row);
         if (point == heuristic) heur_us = us;
         if (best_us == 0 || us < best_us) best_us = us, best = point;
       }
@@ -163,40 +165,35 @@ int run(const Options& o) {
         continue;
       }
       std::printf("  %s: %s, %.2f us\n", shape.label().c_str(), best.name().c_str(), best_us);
-      wb::Json w = wb::Json::object();
-      wb::Json sj = wb::Json::object();
-      for (const std::string& d : space.dims) sj.set(d, shape[d]);
-      w.set("shape", sj);
-      w.set("config", best.to_json());
-      w.set("name", best.name());
-      w.set("us", best_us);
-      if (ref_us > 0) w.set("reference_us", ref_us);
-      winners.push(w);
+      Json sj = Json::object();
+      for (const std::string& d : space.dims) sj[d] = shape[d];
+      Json w = {{"shape", sj}, {"config", best.to_json()}, {"name", best.name()}, {"us", best_us}};
+      if (ref_us > 0) w["reference_us"] = ref_us;
+      winners.push_back(w);
       const double gbs = c.bytes ? c.bytes(shape) / (best_us * 1e3) : 0;
       table.add_row({shape.label(), best.name(), wb::fixed(best_us, 2), wb::fixed(gbs, 0), wb::fixed(ref_us > 0 ? ref_us : -1, 2),
                      wb::fixed(ref_us > 0 ? ref_us / best_us : -1, 2), wb::fixed(heur_us > 0 ? heur_us : -1, 2)});
     }
     std::printf("%s", table.str().c_str());
     md += "\n### " + c.id() + " (" + v.name + ") on " + p.name + "\n\n| shape | winner | us | reference us |\n|---|---|---|---|\n";
-    for (const wb::Json& w : winners.array_items()) {
+    for (const Json& w : winners) {
       std::string shape_text;
-      for (const auto& [d, val] : w.find("shape")->object_items()) {
-        shape_text += (shape_text.empty() ? "" : " ") + d + "=" + std::to_string(static_cast<int64_t>(val.number()));
+      for (const auto& [d, val] : w["shape"].items()) {
+        shape_text += (shape_text.empty() ? "" : " ") + d + "=" + std::to_string(val.get<int64_t>());
       }
-      const wb::Json* ref = w.find("reference_us");
-      md += "| " + shape_text + " | " + w.find("name")->string() + " | " + wb::fixed(w.find("us")->number(), 2) + " | " +
-            (ref ? wb::fixed(ref->number(), 2) : std::string("-")) + " |\n";
+      const bool has_ref = w.contains("reference_us");
+      md += "| " + shape_text + " | " + w["name"].get<std::string>() + " | " + wb::fixed(w["us"].get<double>(), 2) +
+            " | " + (has_ref ? wb::fixed(w["reference_us"].get<double>(), 2) : std::string("-")) + " |\n";
     }
-    wb::Json entry = wb::Json::object();
-    entry.set("gpu", std::string(p.name));
-    entry.set("compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor));
-    entry.set("sms", dev.sms);
-    entry.set("date", now_text());
-    entry.set("commit", wb::git_commit());
-    entry.set("space", space.name);
-    entry.set("variant", v.name);
-    entry.set("winners", winners);
-    entry.set("sweep", sweep);
+    const Json entry = {{"gpu", std::string(p.name)},
+                        {"compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor)},
+                        {"sms", dev.sms},
+                        {"date", now_text()},
+                        {"commit", wb::git_commit()},
+                        {"space", space.name},
+                        {"variant", v.name},
+                        {"winners", winners},
+                        {"sweep", sweep}};
     const std::string path = wb::tune::config_path(o.out_dir.empty() ? std::getenv("WORKBOOK_CONFIG_DIR") : o.out_dir.c_str(),
                                                    WB_CONFIG_DIR, space.name);
     if (o.dry_run) {

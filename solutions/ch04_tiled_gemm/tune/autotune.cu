@@ -32,13 +32,14 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "ch04.cuh"
 #include "runtime/buffers.cuh"
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
 #include "measure/timing.cuh"
 #include "runtime/cli.h"
-#include "report/json.h"
 #include "declare/rng.h"
 #include "declare/shapes.h"
 #include "report/table.h"
@@ -422,7 +423,7 @@ int run(int argc, char** argv) {
               best->geomean, 100.0 * best->geomean / cublas_geomean);
 
   // Per-shape winners, for the record (the solution runs the overall winner).
-  wb::Json per_shape = wb::Json::array();
+  Json per_shape = Json::array();
   for (size_t si = 0; si < shapes.size(); ++si) {
     const Candidate* w = nullptr;
     for (const auto& cand : cands) {
@@ -430,12 +431,10 @@ int run(int argc, char** argv) {
         w = &cand;
       }
     }
-    wb::Json j = wb::Json::object();
-    j.set("shape", wb::label_3d(shapes[si]));
-    j.set("best", w ? w->config.name() : "none");
-    j.set("tflops", w ? wb::Json(w->results[si].tflops) : wb::Json());
-    j.set("cublas_tflops", cublas[si].ok ? wb::Json(cublas[si].tflops) : wb::Json());
-    per_shape.push(j);
+    per_shape.push_back({{"shape", wb::label_3d(shapes[si])},
+                         {"best", w ? w->config.name() : "none"},
+                         {"tflops", w ? Json(w->results[si].tflops) : Json()},
+                         {"cublas_tflops", cublas[si].ok ? Json(cublas[si].tflops) : Json()}});
   }
 
   if (!markdown_path.empty()) {
@@ -447,58 +446,55 @@ int run(int argc, char** argv) {
   }
   if (dry_run) return 0;
 
-  wb::Json sweep = wb::Json::array();
+  Json sweep = Json::array();
   for (const auto& cand : cands) {
-    wb::Json j = wb::Json::object();
-    j.set("config", cand.config.name());
+    Json j = {{"config", cand.config.name()}};
     if (!cand.skip.empty()) {
-      j.set("status", "skipped");
-      j.set("reason", cand.skip);
-      sweep.push(j);
+      j["status"] = "skipped";
+      j["reason"] = cand.skip;
+      sweep.push_back(j);
       continue;
     }
-    j.set("status", "measured");
-    j.set("registers", cand.regs);
-    j.set("spill_bytes", static_cast<int64_t>(cand.spill_bytes));
-    wb::Json results = wb::Json::array();
+    j["status"] = "measured";
+    j["registers"] = cand.regs;
+    j["spill_bytes"] = static_cast<int64_t>(cand.spill_bytes);
+    Json results = Json::array();
     for (size_t si = 0; si < shapes.size(); ++si) {
       const Measured& r = cand.results[si];
-      wb::Json x = wb::Json::object();
-      x.set("shape", wb::label_3d(shapes[si]));
+      Json x = {{"shape", wb::label_3d(shapes[si])}};
       if (r.ok) {
-        x.set("median_ms", r.ms);
-        x.set("tflops", r.tflops);
+        x["median_ms"] = r.ms;
+        x["tflops"] = r.tflops;
       } else {
-        x.set("error", r.note);
+        x["error"] = r.note;
       }
-      results.push(x);
+      results.push_back(x);
     }
-    j.set("results", results);
-    j.set("geomean_tflops", cand.geomean > 0 ? wb::Json(cand.geomean) : wb::Json());
-    sweep.push(j);
+    j["results"] = results;
+    j["geomean_tflops"] = cand.geomean > 0 ? Json(cand.geomean) : Json();
+    sweep.push_back(j);
   }
-  wb::Json entry = wb::Json::object();
-  entry.set("gpu", dev.name);
-  entry.set("compute_capability", dev.compute_capability());
-  entry.set("sms", dev.sms);
-  entry.set("date", now_text());
-  entry.set("commit", wb::git_commit());
-  entry.set("reference", kReferenceMathMode);
-  wb::Json best_json = config_to_json(best->config);
-  best_json.set("geomean_tflops", best->geomean);
-  best_json.set("geomean_pct_of_cublas", 100.0 * best->geomean / cublas_geomean);
-  entry.set("best", best_json);
-  entry.set("shapes", per_shape);
-  entry.set("sweep", sweep);
+  Json best_json = config_to_json(best->config);
+  best_json["geomean_tflops"] = best->geomean;
+  best_json["geomean_pct_of_cublas"] = 100.0 * best->geomean / cublas_geomean;
+  const Json entry = {{"gpu", dev.name},
+                      {"compute_capability", dev.compute_capability()},
+                      {"sms", dev.sms},
+                      {"date", now_text()},
+                      {"commit", wb::git_commit()},
+                      {"reference", kReferenceMathMode},
+                      {"best", best_json},
+                      {"shapes", per_shape},
+                      {"sweep", sweep}};
 
-  wb::Json existing;
+  Json existing;
   {
     std::ifstream in(out_path);
     if (in) {
       std::ostringstream text;
       text << in.rdbuf();
       try {
-        existing = wb::Json::parse(text.str());
+        existing = Json::parse(text.str());
       } catch (const std::exception& e) {
         std::fprintf(stderr, "ch04_autotune: %s is not valid JSON (%s); refusing to overwrite it\n", out_path.c_str(),
                      e.what());
@@ -506,7 +502,7 @@ int run(int argc, char** argv) {
       }
     }
   }
-  const wb::Json doc = merge_tune_entry(existing, key, entry);
+  const Json doc = merge_tune_entry(existing, key, entry);
   std::error_code ec;
   const auto parent = std::filesystem::path(out_path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
@@ -515,7 +511,7 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "ch04_autotune: cannot write %s\n", out_path.c_str());
     return 1;
   }
-  out << doc.dump() << "\n";
+  out << doc.dump(2) << "\n";
   std::printf("wrote %s: '%s' -> %s (v8_double_buffering reads it at its first call)\n", out_path.c_str(),
               key.c_str(), best->config.name().c_str());
   return 0;
