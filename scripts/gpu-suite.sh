@@ -271,7 +271,7 @@ step_tune() {
     [ -x "$bin/bin/${ch}_tune" ] || continue
     past_deadline "${ch}_tune" && continue
     start=$(date +%s)
-    "$bin/bin/${ch}_tune" --quick --markdown="$out/$ch-tune.md" > "$out/$ch-tune.log" 2>&1
+    "$bin/bin/${ch}_tune" --quick --markdown="$out/$ch-tune.md" --json="$out/$ch-tune.json" > "$out/$ch-tune.log" 2>&1
     note "${ch}_tune: exit $? in $(( $(date +%s) - start )) s (log $ch-tune.log)"
   done
   cp configs/*.json "$out/" 2>/dev/null

@@ -5,7 +5,11 @@
 // written into configs/<space>.json under this GPU's key, which the launcher reads at run
 // time (harness/tune/choose.cu). The library reference is timed on the same shapes.
 //
-//   build/chNN/bin/chNN_tune [--op=ID] [--impl=NAME] [--full] [--quick] [--out-dir=DIR] [--markdown=FILE] [--dry-run]
+// With --json=FILE the whole sweep is also written as a results file (kind tuning, one row per
+// point and shape; harness/report/results.schema.json).
+//
+//   build/chNN/bin/chNN_tune [--op=ID] [--impl=NAME] [--full] [--quick] [--out-dir=DIR] [--markdown=FILE] [--json=FILE]
+//                            [--dry-run]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +26,7 @@
 #include "runtime/errors.cuh"
 #include "measure/timing.cuh"
 #include "runtime/cli.h"
+#include "report/results.h"
 #include "report/table.h"
 #include "report/version.h"
 #include "declare/op.cuh"
@@ -38,7 +43,7 @@
 namespace {
 
 struct Options {
-  std::string op, impl, out_dir, markdown;
+  std::string op, impl, out_dir, markdown, json;
   bool full = false, quick = false, dry_run = false;
 };
 
@@ -49,10 +54,15 @@ std::string now_text() {
   return buf;
 }
 
-// Median microseconds of `v` on `shape` (fresh inputs each sample), or the reason it was
-// not measured. The last timed output is checked against the float64 reference.
-std::pair<double, std::string> time_variant(const wb::OpBase& op, const wb::Variant& v, const wb::Shape& shape,
-                                            uint64_t seed, bool quick) {
+struct Timing {
+  double us = 0;        // median; 0 when not measured
+  int64_t samples = 0;
+  std::string outcome;  // a code name: pass, or why the last timed output was refused
+};
+
+// Median microseconds of `v` on `shape` (fresh inputs each sample). The last timed output is
+// checked against the float64 reference.
+Timing time_variant(const wb::OpBase& op, const wb::Variant& v, const wb::Shape& shape, uint64_t seed, bool quick) {
   wb::Stream stream;
   wb::bench::Timed t = wb::prepare_timed(op, v, shape, seed);
   wb::TimingOptions opt;
@@ -63,8 +73,8 @@ std::pair<double, std::string> time_variant(const wb::OpBase& op, const wb::Vari
   const wb::Stats s = wb::time_launcher(t.launch, stream, op.common().id() + " " + v.name + " " + shape.text(), opt);
   CUDA_CHECK(cudaStreamSynchronize(stream));
   const wb::Outcome last = t.check_last();
-  if (!last.passed()) return {0, std::string(wb::code_name(last.code)) + " after timing"};
-  return {s.median * 1000.0, ""};
+  if (!last.passed()) return {0, 0, std::string(wb::code_name(last.code))};
+  return {s.median * 1000.0, s.n, "pass"};
 }
 
 // Writes `entry` for this GPU into the space's file, keeping every other GPU's entry. A
@@ -108,6 +118,7 @@ int run(const Options& o) {
   const uint64_t seed = wb::run_seed();
   std::string md;
   int tuned = 0;
+  Json results = wb::results::tuning_document(WB_CHAPTER_ID "_tune", WB_CHAPTER_ID, dev);
 
   for (const wb::Variant& v : wb::all_variants()) {
     if (v.space == nullptr || (!o.op.empty() && v.op != o.op) || (!o.impl.empty() && v.name != o.impl)) continue;
@@ -128,15 +139,30 @@ int run(const Options& o) {
       if (c.derive) c.derive(shape);
       double best_us = 0, ref_us = 0, heur_us = 0;
       wb::tune::Config best;
+      const double bytes = c.bytes ? c.bytes(shape) : 0, flops = c.flops ? c.flops(shape) : 0;
+      // The results file's rows: the reference, then every point of the space.
+      const auto add_row = [&](const std::string& impl, const std::string& role, const Json& config,
+                               const std::string& outcome, const std::string& message, const Timing& t) {
+        results["results"].push_back(wb::results::tuning_row(c.id(), shape.text(), impl, role, config, outcome, message,
+                                                             t.us, t.samples, bytes, flops));
+      };
       if (reference && !wb::cannot_run_here(op, *reference, shape)) {
-        ref_us = time_variant(op, *reference, shape, seed, o.quick).first;
+        const Timing t = time_variant(op, *reference, shape, seed, o.quick);
+        ref_us = t.us;
+        add_row(reference->name, "reference", Json(), t.outcome, t.us > 0 ? "" : "the last timed output was wrong", t);
       }
       const wb::tune::Config heuristic = space.heuristic(shape, wb::tune::current_facts());
       for (const wb::tune::Config& point : space.all()) {
         Json row = {{"shape", shape.label()}, {"config", point.name()}};
+        Json config = point.to_json();
+        config["name"] = point.name();
+        const auto row_of = [&](const std::string& outcome, const std::string& message, const Timing& t) {
+          add_row(v.name, "solution", config, outcome, message, t);
+        };
         if (auto why = space.problem ? space.problem(point, shape) : std::nullopt) {
           row["skipped"] = *why;
           sweep.push_back(row);
+          row_of("skipped", *why, {});
           continue;
         }
         wb::tune::Forced forced(space, point);
@@ -147,11 +173,14 @@ int run(const Options& o) {
           row["skipped"] = std::string(wb::code_name(check.code)) + ": failed the check";
           std::printf("  %-28s %s: %s\n", point.name().c_str(), shape.label().c_str(), std::string(wb::code_name(check.code)).c_str());
           sweep.push_back(row);
+          row_of(std::string(wb::code_name(check.code)), check.message, {});
           continue;
         }
-        const auto [us, problem] = time_variant(op, v, shape, seed, o.quick);
-        if (!problem.empty()) {
-          row["skipped"] = problem;
+        const Timing t = time_variant(op, v, shape, seed, o.quick);
+        row_of(t.outcome, t.us > 0 ? "" : "the last timed output was wrong", t);
+        const double us = t.us;
+        if (us <= 0) {
+          row["skipped"] = t.outcome + " after timing";
           sweep.push_back(row);
           continue;
         }
@@ -215,6 +244,12 @@ int run(const Options& o) {
     out << md;
     if (!out) throw std::runtime_error("cannot write " + o.markdown);
   }
+  if (!o.json.empty()) {
+    if (const std::string problem = wb::results::write(o.json, results); !problem.empty()) {
+      throw std::runtime_error(problem);
+    }
+    std::printf("results: %s\n", o.json.c_str());
+  }
   return 0;
 }
 
@@ -231,6 +266,7 @@ int main(int argc, char** argv) {
   args.add_flag("quick", "fewer samples per point", &o.quick);
   args.add_string("out-dir", "write configs here instead of $WORKBOOK_CONFIG_DIR or the repository's configs/", &o.out_dir);
   args.add_string("markdown", "also write the winners as Markdown tables (for the docs)", &o.markdown);
+  args.add_string("json", "also write every point's time or outcome as a results file (kind tuning)", &o.json);
   args.add_flag("dry-run", "measure and print, write nothing", &o.dry_run);
   try {
     if (!args.parse(argc, argv)) return 0;

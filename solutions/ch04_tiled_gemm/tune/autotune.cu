@@ -6,6 +6,7 @@
 //       [--shapes=1024,2048,4096,4096x1024x8192]   cubes (N) or MxNxK
 //       [--out=FILE]          default $WORKBOOK_CONFIG_DIR/ch04_sgemm.json, else <repo>/configs/ch04_sgemm.json
 //       [--markdown=FILE]     also write the sweep as a Markdown table (for the docs)
+//       [--json=FILE]         also write the sweep as a results file (harness/report/results.schema.json, kind tuning)
 //       [--quick]             two shapes, fewer samples
 //       [--dry-run]           measure and print, write nothing
 //
@@ -39,6 +40,7 @@
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
 #include "measure/timing.cuh"
+#include "report/results.h"
 #include "runtime/cli.h"
 #include "declare/rng.h"
 #include "declare/shapes.h"
@@ -192,6 +194,7 @@ struct Measured {
   bool ok = false;
   std::string note;  // why not ok
   double ms = 0, tflops = 0;
+  int samples = 0;
 };
 
 struct Candidate {
@@ -215,6 +218,7 @@ Measured measure(Problem& p, SgemmFn* fn, cudaStream_t stream, const wb::TimingO
     const wb::Stats st = wb::time_launcher(p.launch(fn), stream, wb::label_3d(p.shape), opt);
     r.ok = true;
     r.ms = st.median;
+    r.samples = st.n;
     r.tflops = sgemm_flops(p.m, p.n, p.k) / (st.median * 1e-3) / 1e12;
   } catch (const std::exception& e) {
     r.note = std::string("error: ") + e.what();
@@ -226,7 +230,7 @@ int run(int argc, char** argv) {
   wb::ArgParser args("ch04_autotune",
                      "Sweeps the tile configurations of the chapter 4 SGEMM (v8) on this GPU and writes the "
                      "winner into the config file that the solution reads.");
-  std::string out_path, shapes_text, markdown_path;
+  std::string out_path, shapes_text, markdown_path, json_path;
   bool quick = false, dry_run = false;
   args.add_string("shapes", "comma-separated cubes (N) or MxNxK (default 1024,2048,4096,4096x1024x8192)",
                   &shapes_text);
@@ -234,6 +238,8 @@ int run(int argc, char** argv) {
                              std::string(WB_CH04_CONFIG_DIR) + "/ch04_sgemm.json)",
                   &out_path);
   args.add_string("markdown", "also write the sweep as a Markdown table to this file", &markdown_path);
+  args.add_string("json", "also write every configuration's time on every shape as a results file (kind tuning)",
+                  &json_path);
   args.add_flag("quick", "two shapes and fewer samples (a smoke test)", &quick);
   args.add_flag("dry-run", "measure and print, but write no config file", &dry_run);
   std::vector<wb::Extent3> shapes;
@@ -443,6 +449,34 @@ int run(int argc, char** argv) {
         << kBenchBeta << "*C, FP32; * marks the winner.\n\n"
         << md;
     std::printf("markdown: %s\n", markdown_path.c_str());
+  }
+  if (!json_path.empty()) {
+    Json doc = wb::results::tuning_document("ch04_autotune", "ch04", dev);
+    const auto add = [&](const wb::Extent3& e, const std::string& impl, const char* role, const Json& config,
+                         const Measured& r) {
+      const std::string outcome = r.ok ? "pass" : r.note.rfind("wrong", 0) == 0 ? "wrong" : "launch_error";
+      doc["results"].push_back(wb::results::tuning_row("sgemm/f32", wb::label_3d(e), impl, role, config, outcome,
+                                                       r.note, r.ok ? r.ms * 1e3 : 0, r.samples, 0,
+                                                       sgemm_flops(e.m, e.n, e.k)));
+    };
+    for (size_t si = 0; si < shapes.size(); ++si) {
+      add(shapes[si], "cublas_sgemm_fp32", "reference", Json(), cublas[si]);
+      for (const auto& cand : cands) {
+        if (cand.skip.empty()) {
+          add(shapes[si], "v8_double_buffering", "solution", config_to_json(cand.config), cand.results[si]);
+        } else {
+          doc["results"].push_back(wb::results::tuning_row("sgemm/f32", wb::label_3d(shapes[si]), "v8_double_buffering",
+                                                           "solution", config_to_json(cand.config), "skipped",
+                                                           cand.skip, 0, 0, 0, sgemm_flops(shapes[si].m, shapes[si].n,
+                                                                                         shapes[si].k)));
+        }
+      }
+    }
+    if (const std::string problem = wb::results::write(json_path, doc); !problem.empty()) {
+      std::fprintf(stderr, "ch04_autotune: %s\n", problem.c_str());
+      return 1;
+    }
+    std::printf("results: %s\n", json_path.c_str());
   }
   if (dry_run) return 0;
 
