@@ -22,9 +22,10 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/device.cuh"
 #include "check/gtest_support.cuh"
-#include "report/json.h"
 #include "declare/op.cuh"
 
 namespace wb {
@@ -55,18 +56,17 @@ void record(const OpBase& op, const Variant& v, const std::string& shape, int64_
   std::printf("[wb-outcome] %s %s\n", std::string(code_name(o.code)).c_str(), current_test_name().c_str());
   const char* dir = std::getenv("WORKBOOK_OUTCOMES");
   if (dir == nullptr || *dir == '\0') return;
-  Json j = Json::object();
-  j.set("test", current_test_name());
-  j.set("op", op.common().id());
-  j.set("variant", v.name);
-  j.set("role", role_name(v.role));
-  j.set("file", v.file);
-  j.set("shape", shape);
-  j.set("size", size);
-  j.set("code", std::string(code_name(o.code)));
-  j.set("message", o.message);
+  const nlohmann::ordered_json j = {{"test", current_test_name()},
+                                    {"op", op.common().id()},
+                                    {"variant", v.name},
+                                    {"role", role_name(v.role)},
+                                    {"file", v.file},
+                                    {"shape", shape},
+                                    {"size", size},
+                                    {"code", std::string(code_name(o.code))},
+                                    {"message", o.message}};
   std::ofstream out(std::string(dir) + "/" + std::to_string(::getpid()) + ".jsonl", std::ios::app);
-  out << j.dump(-1) << "\n";
+  out << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
 }
 
 void report(const Outcome& o) {
