@@ -189,7 +189,7 @@ step_tune() {
     [ -x "$bin/bin/${ch}_tune" ] || continue
     past_deadline "${ch}_tune" && continue
     start=$(date +%s)
-    "$bin/bin/${ch}_tune" --quick --markdown="$out/$ch-tune.md" > "$out/$ch-tune.log" 2>&1
+    "$bin/bin/${ch}_tune" --quick --markdown="$out/$ch-tune.md" --json="$out/$ch-tune.json" > "$out/$ch-tune.log" 2>&1
     note "${ch}_tune: exit $? in $(( $(date +%s) - start )) s (log $ch-tune.log)"
   done
   cp configs/*.json "$out/" 2>/dev/null
@@ -231,10 +231,11 @@ step_bench() {
     limit=()
     [ "$bench_timeout" != 0 ] && limit=(timeout "$bench_timeout")
     start=$(date +%s)
-    "${limit[@]}" "$exe" $quick --json "$out/$ch-bench.json" --markdown "$out/$ch-bench.md" > "$out/$ch-bench.log" 2>&1
+    "${limit[@]}" "$exe" $quick --benchmark_out="$out/$ch-bench.json" --markdown="$out/$ch-bench.md" \
+      > "$out/$ch-bench.log" 2>&1
     note "bench $ch: exit $? in $(( $(date +%s) - start )) s wall (log $ch-bench.log)"
     if [ "$repeat" = 1 ]; then
-      "${limit[@]}" "$exe" $quick --json "$out/$ch-bench-2.json" > "$out/$ch-bench-2.log" 2>&1
+      "${limit[@]}" "$exe" $quick --benchmark_out="$out/$ch-bench-2.json" > "$out/$ch-bench-2.log" 2>&1
       note "bench $ch (second run): exit $?"
     fi
   done
@@ -323,15 +324,9 @@ for ch in ${bench_chapters:-$chapters}; do
   [ -f "$out/$ch-bench.json" ] || continue
   echo
   echo "$ch — median us, GB/s, TFLOPS, % of measured roofline, x reference:"
-  jq -r '.results[] | select(.median_us != null) |
-    "  \(.op)  \(.shape)  \(.impl)  \(.median_us|floor)us  \(.gbps|floor) GB/s  \((.tflops*100|floor)/100) TF  \((.roofline_measured_pct*10|floor)/10)%  x\(((.vs_reference // 0)*100|floor)/100)"' \
-    "$out/$ch-bench.json"
-  if [ -f "$out/$ch-bench-2.json" ]; then
-    echo "  run-to-run difference of the median (second vs first run), shapes >= 100 us:"
-    jq -r -s '[.[0].results, .[1].results] | transpose[] | select(.[0].median_us != null and .[1].median_us != null and .[0].median_us >= 100) |
-      "    \(.[0].op) \(.[0].shape) \(.[0].impl): \(((.[1].median_us / .[0].median_us - 1) * 1000 | floor) / 10)%"' \
-      "$out/$ch-bench.json" "$out/$ch-bench-2.json"
-  fi
+  second=()
+  [ -f "$out/$ch-bench-2.json" ] && second=("$out/$ch-bench-2.json")
+  python3 scripts/lib/wb_results.py summary "$out/$ch-bench.json" "${second[@]}"
 done
 echo
 echo "logs and JSON: $out"

@@ -31,9 +31,10 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/device.cuh"
 #include "check/gtest_support.cuh"
-#include "report/json.h"
 #include "declare/op.cuh"
 
 namespace wb {
@@ -217,29 +218,28 @@ Outcome run_case(const OpBase& op, const Variant& v, const CaseDef& d, Shape* ra
 }
 
 // One JSON line in WORKBOOK_OUTCOMES (a folder), when it is set.
-void append_record(const Json& j) {
+void append_record(const nlohmann::ordered_json& j) {
   const char* dir = std::getenv("WORKBOOK_OUTCOMES");
   if (dir == nullptr || *dir == '\0') return;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   std::ofstream out(std::string(dir) + "/" + std::to_string(::getpid()) + ".jsonl", std::ios::app);
-  out << j.dump(-1) << "\n";
+  out << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
 }
 
 // One line per finished test for the run's summary (report/summary.cpp).
 void record(const OpBase& op, const Variant& v, const std::string& shape, int64_t size, const Outcome& o) {
   ::testing::Test::RecordProperty("outcome", std::string(code_name(o.code)));
   std::printf("[wb-outcome] %s %s\n", std::string(code_name(o.code)).c_str(), current_test_name().c_str());
-  Json j = Json::object();
-  j.set("test", current_test_name());
-  j.set("op", op.common().id());
-  j.set("variant", v.name);
-  j.set("role", role_name(v.role));
-  j.set("file", v.file);
-  j.set("shape", shape);
-  j.set("size", size);
-  j.set("code", std::string(code_name(o.code)));
-  j.set("message", o.message);
+  const nlohmann::ordered_json j = {{"test", current_test_name()},
+                                    {"op", op.common().id()},
+                                    {"variant", v.name},
+                                    {"role", role_name(v.role)},
+                                    {"file", v.file},
+                                    {"shape", shape},
+                                    {"size", size},
+                                    {"code", std::string(code_name(o.code))},
+                                    {"message", o.message}};
   append_record(j);
 }
 
@@ -366,16 +366,13 @@ int run_exercise(const std::string& name, const std::string& chapter) {
   std::stable_sort(large.begin(), large.end(), [](const auto& a, const auto& b) { return a.second.size < b.second.size; });
   small.insert(small.end(), refusals.begin(), refusals.end());
 
-  Json j = Json::object();
-  j.set("exercise", name);
-  j.set("chapter", chapter);
-  j.set("file", file);
+  nlohmann::ordered_json j = {{"exercise", name}, {"chapter", chapter}, {"file", file}};
   const auto finish = [&](const char* verdict, const std::string& code, const std::string& line,
                           const std::string& detail) {
-    j.set("verdict", std::string(verdict));
-    j.set("code", code);
-    j.set("line", line);
-    j.set("detail", detail);
+    j["verdict"] = verdict;
+    j["code"] = code;
+    j["line"] = line;
+    j["detail"] = detail;
     append_record(j);
   };
   const auto detail_command = [&](const CaseDef& d) {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "report/json.h"
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -120,28 +120,28 @@ int main(int argc, char** argv) {
       std::ifstream in(entry.path());
       for (std::string line; std::getline(in, line);) {
         try {
-          const wb::Json j = wb::Json::parse(line);
-          if (j.find("exercise")) {
+          const nlohmann::json j = nlohmann::json::parse(line);
+          if (j.contains("exercise")) {
             Verdict v;
-            v.exercise = j.find("exercise")->string();
-            v.chapter = j.find("chapter")->string();
-            v.file = j.find("file")->string();
-            v.verdict = j.find("verdict")->string();
-            v.code = j.find("code")->string();
-            v.line = j.find("line")->string();
-            v.detail = j.find("detail")->string();
+            v.exercise = j.at("exercise").get<std::string>();
+            v.chapter = j.at("chapter").get<std::string>();
+            v.file = j.at("file").get<std::string>();
+            v.verdict = j.at("verdict").get<std::string>();
+            v.code = j.at("code").get<std::string>();
+            v.line = j.at("line").get<std::string>();
+            v.detail = j.at("detail").get<std::string>();
             verdicts.push_back(std::move(v));
             continue;
           }
           Record r;
-          r.test = j.find("test")->string();
-          r.op = j.find("op")->string();
-          r.variant = j.find("variant")->string();
-          r.file = j.find("file")->string();
-          r.shape = j.find("shape")->string();
-          r.code = j.find("code")->string();
-          r.message = j.find("message")->string();
-          r.size = j.find("size")->number();
+          r.test = j.at("test").get<std::string>();
+          r.op = j.at("op").get<std::string>();
+          r.variant = j.at("variant").get<std::string>();
+          r.file = j.at("file").get<std::string>();
+          r.shape = j.at("shape").get<std::string>();
+          r.code = j.at("code").get<std::string>();
+          r.message = j.at("message").get<std::string>();
+          r.size = j.at("size").get<double>();
           records.push_back(std::move(r));
         } catch (const std::exception&) {
           // A record cut short (a test that crashed while writing it): not counted.

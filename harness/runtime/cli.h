@@ -1,12 +1,16 @@
-// Command-line options for the book's programs (benchmarks, devicequery): --name=value or
-// --name value. Anything wrong (unknown flag, not a number, negative size) is a UsageError
-// whose message names the argument and says what would be accepted.
+// Command-line options for the book's programs (benchmarks, tuners, tools), on CLI11:
+// --name=value or --name value. Anything wrong (unknown option, not a number, negative size)
+// is a UsageError whose message names the argument and says what would be accepted.
 #pragma once
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+}
 
 namespace wb {
 
@@ -17,6 +21,7 @@ struct UsageError : std::runtime_error {
 class ArgParser {
  public:
   ArgParser(std::string program, std::string summary);
+  ~ArgParser();
 
   void add_flag(const std::string& name, const std::string& help, bool* out);
   // An integer in [min, max]; sizes use min = 1.
@@ -32,12 +37,8 @@ class ArgParser {
   std::string usage() const;
 
  private:
-  struct Option {
-    std::string name, help, kind;
-    std::function<void(const std::string&)> set;
-  };
-  std::string program_, summary_;
-  std::vector<Option> options_;
+  std::string program_;
+  std::unique_ptr<CLI::App> app_;
 };
 
 // Parse a whole decimal integer; throws UsageError naming `what` when it is not one.

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "measure/bench.cuh"
+#include "measure/fair.cuh"
 #include "runtime/allocations.cuh"
 #include "runtime/buffers.cuh"
 #include "measure/ceilings.cuh"
@@ -116,22 +116,27 @@ TEST(HarnessGpu, TimingMeasuresWhatRuns) {
   EXPECT_LE(st.min, st.median);
 }
 
-// The benchmark's fairness checks (bench::time_fair) on launchers whose behaviour is known:
+// 50 fair samples of `t` (many: one false alarm among them fails the case), then the checks
+// that end a case.
+Outcome fifty_fair_samples(const bench::Timed& t, int64_t* samples = nullptr) {
+  Stream s;
+  bench::FairSampler f(t, s, "fairness");
+  for (int i = 0; i < 50 && f.sample(); ++i) {
+  }
+  f.finish();
+  if (samples) *samples = f.samples();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return f.outcome();
+}
+
+// The benchmark's fairness checks (bench::FairSampler) on launchers whose behaviour is known:
 // a short kernel on the given stream is timed, work left on another stream is not.
 Outcome fair_outcome(const std::function<void(cudaStream_t)>& launch, int64_t* samples) {
-  Stream s;
   bench::Timed t;
   t.launch = launch;
   t.next_inputs = [](cudaStream_t) {};
   t.check_last = [] { return Outcome::pass(); };
-  bench::SampleRule rule;
-  rule.min = rule.max = 50;  // many samples: one false alarm among them fails the case
-  bench::ClockWatch clocks;
-  std::string unfair;
-  Code code = Code::Pass;
-  *samples = static_cast<int64_t>(bench::time_fair(t, s, rule, "fairness", &unfair, &code, clocks).size());
-  CUDA_CHECK(cudaDeviceSynchronize());
-  return code == Code::Pass ? Outcome::pass() : Outcome::fail(code, unfair);
+  return fifty_fair_samples(t, samples);
 }
 
 TEST(HarnessGpu, FairTimingAcceptsAShortKernelOnItsStream) {
@@ -173,7 +178,6 @@ TEST(HarnessGpu, FairTimingRejectsWorkOnAStreamOfItsOwn) {
 // Fair timing with the per-launch count of unwritten outputs: next_inputs poisons `out`
 // (all bits set), unwritten() counts the elements still poisoned, as the spec's does.
 Outcome fair_outcome_counting(DeviceBuffer<float>& out, const std::function<void(cudaStream_t)>& launch) {
-  Stream s;
   bench::Timed t;
   t.launch = launch;
   t.next_inputs = [&](cudaStream_t st) { CUDA_CHECK(cudaMemsetAsync(out.data(), 0xFF, out.size() * sizeof(float), st)); };
@@ -184,14 +188,7 @@ Outcome fair_outcome_counting(DeviceBuffer<float>& out, const std::function<void
     CUDA_CHECK(cudaStreamSynchronize(st));
     return static_cast<int64_t>(std::count(h.begin(), h.end(), 0xFFFFFFFFu));
   };
-  bench::SampleRule rule;
-  rule.min = rule.max = 50;
-  bench::ClockWatch clocks;
-  std::string unfair;
-  Code code = Code::Pass;
-  bench::time_fair(t, s, rule, "fairness", &unfair, &code, clocks);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  return code == Code::Pass ? Outcome::pass() : Outcome::fail(code, unfair);
+  return fifty_fair_samples(t);
 }
 
 TEST(HarnessGpu, FairTimingCountsEveryLaunchNotOnlyTheLast) {

@@ -5,7 +5,11 @@
 // written into configs/<space>.json under this GPU's key, which the launcher reads at run
 // time (harness/tune/choose.cu). The library reference is timed on the same shapes.
 //
-//   build/chNN/bin/chNN_tune [--op=ID] [--impl=NAME] [--full] [--quick] [--out-dir=DIR] [--markdown=FILE] [--dry-run]
+// With --json=FILE the whole sweep is also written as a results file (kind tuning, one row per
+// point and shape; harness/report/results.schema.json).
+//
+//   build/chNN/bin/chNN_tune [--op=ID] [--impl=NAME] [--full] [--quick] [--out-dir=DIR] [--markdown=FILE] [--json=FILE]
+//                            [--dry-run]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -15,11 +19,14 @@
 #include <map>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/buffers.cuh"
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
 #include "measure/timing.cuh"
 #include "runtime/cli.h"
+#include "report/results.h"
 #include "report/table.h"
 #include "report/version.h"
 #include "declare/op.cuh"
@@ -36,7 +43,7 @@
 namespace {
 
 struct Options {
-  std::string op, impl, out_dir, markdown;
+  std::string op, impl, out_dir, markdown, json;
   bool full = false, quick = false, dry_run = false;
 };
 
@@ -47,10 +54,15 @@ std::string now_text() {
   return buf;
 }
 
-// Median microseconds of `v` on `shape` (fresh inputs each sample), or the reason it was
-// not measured. The last timed output is checked against the float64 reference.
-std::pair<double, std::string> time_variant(const wb::OpBase& op, const wb::Variant& v, const wb::Shape& shape,
-                                            uint64_t seed, bool quick) {
+struct Timing {
+  double us = 0;        // median; 0 when not measured
+  int64_t samples = 0;
+  std::string outcome;  // a code name: pass, or why the last timed output was refused
+};
+
+// Median microseconds of `v` on `shape` (fresh inputs each sample). The last timed output is
+// checked against the float64 reference.
+Timing time_variant(const wb::OpBase& op, const wb::Variant& v, const wb::Shape& shape, uint64_t seed, bool quick) {
   wb::Stream stream;
   wb::bench::Timed t = wb::prepare_timed(op, v, shape, seed);
   wb::TimingOptions opt;
@@ -61,24 +73,26 @@ std::pair<double, std::string> time_variant(const wb::OpBase& op, const wb::Vari
   const wb::Stats s = wb::time_launcher(t.launch, stream, op.common().id() + " " + v.name + " " + shape.text(), opt);
   CUDA_CHECK(cudaStreamSynchronize(stream));
   const wb::Outcome last = t.check_last();
-  if (!last.passed()) return {0, std::string(wb::code_name(last.code)) + " after timing"};
-  return {s.median * 1000.0, ""};
+  if (!last.passed()) return {0, 0, std::string(wb::code_name(last.code))};
+  return {s.median * 1000.0, s.n, "pass"};
 }
 
 // Writes `entry` for this GPU into the space's file, keeping every other GPU's entry. A
 // file that is not a config document is left alone and reported.
-void write_entry(const std::string& path, const std::string& about, const std::string& key, const wb::Json& entry) {
-  std::optional<wb::Json> existing;
+using Json = wb::tune::Json;
+
+void write_entry(const std::string& path, const std::string& about, const std::string& key, const Json& entry) {
+  std::optional<Json> existing;
   if (std::ifstream in(path); in) {
     std::stringstream text;
     text << in.rdbuf();
     try {
-      existing = wb::Json::parse(text.str());
+      existing = Json::parse(text.str());
     } catch (const std::exception& e) {
       throw std::runtime_error(path + " is not JSON (" + e.what() + "); move it away and run again");
     }
   }
-  const wb::Json doc = wb::tune::merge_entry(existing ? &*existing : nullptr, about, key, entry);
+  const Json doc = wb::tune::merge_entry(existing ? &*existing : nullptr, about, key, entry);
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   const std::string tmp = path + ".tmp";
   {
@@ -104,6 +118,7 @@ int run(const Options& o) {
   const uint64_t seed = wb::run_seed();
   std::string md;
   int tuned = 0;
+  Json results = wb::results::tuning_document(WB_CHAPTER_ID "_tune", WB_CHAPTER_ID, dev);
 
   for (const wb::Variant& v : wb::all_variants()) {
     if (v.space == nullptr || (!o.op.empty() && v.op != o.op) || (!o.impl.empty() && v.name != o.impl)) continue;
@@ -118,23 +133,36 @@ int run(const Options& o) {
     if (o.full) shapes.insert(shapes.end(), c.full_bench_shapes.begin(), c.full_bench_shapes.end());
     std::printf("\n%s: %s on %s, %zu points x %zu shapes\n", c.id().c_str(), v.name.c_str(), p.name,
                 space.all().size(), shapes.size());
-    wb::Json winners = wb::Json::array(), sweep = wb::Json::array();
+    Json winners = Json::array(), sweep = Json::array();
     wb::Table table({"shape", "winner", "us", "GB/s", "reference us", "x reference", "heuristic us"});
     for (wb::Shape shape : shapes) {
       if (c.derive) c.derive(shape);
       double best_us = 0, ref_us = 0, heur_us = 0;
       wb::tune::Config best;
+      const double bytes = c.bytes ? c.bytes(shape) : 0, flops = c.flops ? c.flops(shape) : 0;
+      // The results file's rows: the reference, then every point of the space.
+      const auto add_row = [&](const std::string& impl, const std::string& role, const Json& config,
+                               const std::string& outcome, const std::string& message, const Timing& t) {
+        results["results"].push_back(wb::results::tuning_row(c.id(), shape.text(), impl, role, config, outcome, message,
+                                                             t.us, t.samples, bytes, flops));
+      };
       if (reference && !wb::cannot_run_here(op, *reference, shape)) {
-        ref_us = time_variant(op, *reference, shape, seed, o.quick).first;
+        const Timing t = time_variant(op, *reference, shape, seed, o.quick);
+        ref_us = t.us;
+        add_row(reference->name, "reference", Json(), t.outcome, t.us > 0 ? "" : "the last timed output was wrong", t);
       }
       const wb::tune::Config heuristic = space.heuristic(shape, wb::tune::current_facts());
       for (const wb::tune::Config& point : space.all()) {
-        wb::Json row = wb::Json::object();
-        row.set("shape", shape.label());
-        row.set("config", point.name());
+        Json row = {{"shape", shape.label()}, {"config", point.name()}};
+        Json config = point.to_json();
+        config["name"] = point.name();
+        const auto row_of = [&](const std::string& outcome, const std::string& message, const Timing& t) {
+          add_row(v.name, "solution", config, outcome, message, t);
+        };
         if (auto why = space.problem ? space.problem(point, shape) : std::nullopt) {
-          row.set("skipped", *why);
-          sweep.push(row);
+          row["skipped"] = *why;
+          sweep.push_back(row);
+          row_of("skipped", *why, {});
           continue;
         }
         wb::tune::Forced forced(space, point);
@@ -142,19 +170,22 @@ int run(const Options& o) {
         opt.seed = seed ^ 0x7u;
         const wb::Outcome check = wb::check_case(op, v, shape, opt);
         if (!check.passed()) {
-          row.set("skipped", std::string(wb::code_name(check.code)) + ": failed the check");
+          row["skipped"] = std::string(wb::code_name(check.code)) + ": failed the check";
           std::printf("  %-28s %s: %s\n", point.name().c_str(), shape.label().c_str(), std::string(wb::code_name(check.code)).c_str());
-          sweep.push(row);
+          sweep.push_back(row);
+          row_of(std::string(wb::code_name(check.code)), check.message, {});
           continue;
         }
-        const auto [us, problem] = time_variant(op, v, shape, seed, o.quick);
-        if (!problem.empty()) {
-          row.set("skipped", problem);
-          sweep.push(row);
+        const Timing t = time_variant(op, v, shape, seed, o.quick);
+        row_of(t.outcome, t.us > 0 ? "" : "the last timed output was wrong", t);
+        const double us = t.us;
+        if (us <= 0) {
+          row["skipped"] = t.outcome + " after timing";
+          sweep.push_back(row);
           continue;
         }
-        row.set("us", us);
-        sweep.push(row);
+        row["us"] = us;
+        sweep.push_back(row);
         if (point == heuristic) heur_us = us;
         if (best_us == 0 || us < best_us) best_us = us, best = point;
       }
@@ -163,40 +194,35 @@ int run(const Options& o) {
         continue;
       }
       std::printf("  %s: %s, %.2f us\n", shape.label().c_str(), best.name().c_str(), best_us);
-      wb::Json w = wb::Json::object();
-      wb::Json sj = wb::Json::object();
-      for (const std::string& d : space.dims) sj.set(d, shape[d]);
-      w.set("shape", sj);
-      w.set("config", best.to_json());
-      w.set("name", best.name());
-      w.set("us", best_us);
-      if (ref_us > 0) w.set("reference_us", ref_us);
-      winners.push(w);
+      Json sj = Json::object();
+      for (const std::string& d : space.dims) sj[d] = shape[d];
+      Json w = {{"shape", sj}, {"config", best.to_json()}, {"name", best.name()}, {"us", best_us}};
+      if (ref_us > 0) w["reference_us"] = ref_us;
+      winners.push_back(w);
       const double gbs = c.bytes ? c.bytes(shape) / (best_us * 1e3) : 0;
       table.add_row({shape.label(), best.name(), wb::fixed(best_us, 2), wb::fixed(gbs, 0), wb::fixed(ref_us > 0 ? ref_us : -1, 2),
                      wb::fixed(ref_us > 0 ? ref_us / best_us : -1, 2), wb::fixed(heur_us > 0 ? heur_us : -1, 2)});
     }
     std::printf("%s", table.str().c_str());
     md += "\n### " + c.id() + " (" + v.name + ") on " + p.name + "\n\n| shape | winner | us | reference us |\n|---|---|---|---|\n";
-    for (const wb::Json& w : winners.array_items()) {
+    for (const Json& w : winners) {
       std::string shape_text;
-      for (const auto& [d, val] : w.find("shape")->object_items()) {
-        shape_text += (shape_text.empty() ? "" : " ") + d + "=" + std::to_string(static_cast<int64_t>(val.number()));
+      for (const auto& [d, val] : w["shape"].items()) {
+        shape_text += (shape_text.empty() ? "" : " ") + d + "=" + std::to_string(val.get<int64_t>());
       }
-      const wb::Json* ref = w.find("reference_us");
-      md += "| " + shape_text + " | " + w.find("name")->string() + " | " + wb::fixed(w.find("us")->number(), 2) + " | " +
-            (ref ? wb::fixed(ref->number(), 2) : std::string("-")) + " |\n";
+      const bool has_ref = w.contains("reference_us");
+      md += "| " + shape_text + " | " + w["name"].get<std::string>() + " | " + wb::fixed(w["us"].get<double>(), 2) +
+            " | " + (has_ref ? wb::fixed(w["reference_us"].get<double>(), 2) : std::string("-")) + " |\n";
     }
-    wb::Json entry = wb::Json::object();
-    entry.set("gpu", std::string(p.name));
-    entry.set("compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor));
-    entry.set("sms", dev.sms);
-    entry.set("date", now_text());
-    entry.set("commit", wb::git_commit());
-    entry.set("space", space.name);
-    entry.set("variant", v.name);
-    entry.set("winners", winners);
-    entry.set("sweep", sweep);
+    const Json entry = {{"gpu", std::string(p.name)},
+                        {"compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor)},
+                        {"sms", dev.sms},
+                        {"date", now_text()},
+                        {"commit", wb::git_commit()},
+                        {"space", space.name},
+                        {"variant", v.name},
+                        {"winners", winners},
+                        {"sweep", sweep}};
     const std::string path = wb::tune::config_path(o.out_dir.empty() ? std::getenv("WORKBOOK_CONFIG_DIR") : o.out_dir.c_str(),
                                                    WB_CONFIG_DIR, space.name);
     if (o.dry_run) {
@@ -218,6 +244,12 @@ int run(const Options& o) {
     out << md;
     if (!out) throw std::runtime_error("cannot write " + o.markdown);
   }
+  if (!o.json.empty()) {
+    if (const std::string problem = wb::results::write(o.json, results); !problem.empty()) {
+      throw std::runtime_error(problem);
+    }
+    std::printf("results: %s\n", o.json.c_str());
+  }
   return 0;
 }
 
@@ -234,6 +266,7 @@ int main(int argc, char** argv) {
   args.add_flag("quick", "fewer samples per point", &o.quick);
   args.add_string("out-dir", "write configs here instead of $WORKBOOK_CONFIG_DIR or the repository's configs/", &o.out_dir);
   args.add_string("markdown", "also write the winners as Markdown tables (for the docs)", &o.markdown);
+  args.add_string("json", "also write every point's time or outcome as a results file (kind tuning)", &o.json);
   args.add_flag("dry-run", "measure and print, write nothing", &o.dry_run);
   try {
     if (!args.parse(argc, argv)) return 0;

@@ -20,8 +20,8 @@ handled here, as data. The shell sees nothing but the safe ids made by `plan`
 
 What a submission's programs report is read as machine-readable data only: the outcome code
 of each test (the `outcome` property in GoogleTest's JSON), the outcome code and numbers of
-each benchmark row (the benchmark's JSON, schema_version 2), exit codes. The wording of
-messages is never read.
+each benchmark row (the results file, read through scripts/lib/wb_results.py), exit codes.
+The wording of messages is never read.
 """
 
 import argparse
@@ -36,8 +36,12 @@ import os
 import re
 import sys
 
+# The one reader of results files (which versions are read): scripts/lib of the repository, or
+# a copy beside this file (tools/leaderboard/slurm-job.sh puts one there).
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "lib"))
+import wb_results  # noqa: E402
+
 SCHEMA = 2                # history records written by this version
-BENCH_SCHEMA = 2          # benchmark results files accepted from a fresh run
 MAX_FILE_BYTES = 1 << 20  # a submitted source file larger than this is not taken
 
 # Why a submission is not ranked, most serious first. The first of a submission's reasons
@@ -628,14 +632,13 @@ def classify_bench(rc, bench_text, trusted=None, legacy=False):
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         add("no-result", "the benchmark's results file has no 'results' list")
         return reasons, shapes, notes
-    version = doc.get("schema_version")
-    if version == BENCH_SCHEMA:
+    problem = wb_results.unreadable(doc, "benchmark")
+    if problem is None:
         rows = [r for r in doc["results"] if isinstance(r, dict)]
-    elif version is None and legacy:
+    elif doc.get("schema_version") is None and legacy:
         rows = legacy_rows(doc)
     else:
-        add("no-result", "the benchmark's results file has schema_version %s, not %d (an old harness?)"
-            % (json.dumps(version), BENCH_SCHEMA))
+        add("no-result", "the benchmark's results file %s (an old harness?)" % problem)
         return reasons, shapes, notes
     if rc is not None and rc != 0 and timed_out(rc):
         add("hung", "in the benchmark")
@@ -729,12 +732,12 @@ def classify_bench(rc, bench_text, trusted=None, legacy=False):
 
 
 # A decoder tool (chapter 9's `gpt2 --json=FILE`) reports whole-model runs, one per set of
-# kernels: {"schema_version": 1, "tool": "gpt2", "gpu": "<name>", "runs": [{"kernels":
-# "library", "ttft_ms": X, "decode_tok_s": Y}, {"kernels": "student", ...}, ...]}. The score
+# kernels: {"schema_version": 3, "kind": "model", "tool": "gpt2", "runs": [{"kernels":
+# "library", "ttft_ms": X, "decode_tok_s": Y}, {"kernels": "student", ...}, ...]} (schema 1
+# files, with "gpu" instead of "kind" and "device", read too). The score
 # is the geometric mean of the student's decode rate over the library's and of the library's
 # time to first token over the student's: two "shapes", each a ratio of times (a decode rate
 # becomes the time per token), so it ranks like any other chapter.
-DECODER_SCHEMA = 1
 DECODER_METRICS = (("decode", "decode_tok_s", lambda v: 1e6 / v),  # us per generated token
                    ("ttft", "ttft_ms", lambda v: 1e3 * v))          # us to the first token
 
@@ -743,8 +746,9 @@ def decoder_runs(doc):
     """({kernels: run}, problem): the runs of a decoder tool's results, or why they are not
     usable. Each run must have positive, finite numbers; a set of kernels run twice is
     ambiguous."""
-    if doc.get("schema_version") != DECODER_SCHEMA:
-        return None, "has schema_version %s, not %d" % (json.dumps(doc.get("schema_version"))[:20], DECODER_SCHEMA)
+    problem = wb_results.unreadable(doc, "model")
+    if problem:
+        return None, problem
     if not isinstance(doc.get("tool"), str) or not doc["tool"] or not isinstance(doc.get("runs"), list):
         return None, "has no 'tool' name or no 'runs' list"
     out = {}
@@ -797,7 +801,7 @@ def ncu_target(bench_text):
     """The student row to re-measure with ncu: the one that claims the most over the
     reference. None when there is no timed student row."""
     doc, _ = parse_one_document(bench_text)
-    if not isinstance(doc, dict) or doc.get("schema_version") != BENCH_SCHEMA:
+    if wb_results.unreadable(doc, "benchmark"):
         return None
     rows = [r for r in doc.get("results", []) if isinstance(r, dict)]
     refs = {(r.get("op"), r.get("shape")): pos(r.get("median_us")) for r in rows if r.get("role") == "reference"}
@@ -1186,7 +1190,7 @@ def cmd_record(args):
     trusted = None
     if args.trusted:
         doc, _ = parse_one_document(read_text(args.trusted))
-        trusted = doc if isinstance(doc, dict) and doc.get("schema_version") == BENCH_SCHEMA else None
+        trusted = doc if not wb_results.unreadable(doc, "benchmark") else None
     rec = classify_entry(args.entry, trusted=trusted)
     if args.sandbox not in SANDBOXES:
         print("leaderboard: --sandbox must be one of %s" % ", ".join(SANDBOXES), file=sys.stderr)

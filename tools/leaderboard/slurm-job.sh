@@ -41,8 +41,10 @@ trap cleanup EXIT
 trap 'say "stopped by a signal"; exit 143' TERM INT
 mkdir -p "$w/src" "$w/cache" "$w/data" "$w/fifos" "$w/box"
 tar -xf "$run/src.tar" -C "$w/src" || { say "cannot unpack $run/src.tar"; exit 1; }
-# The bookkeeping and the sandbox, as the run's sources have them.
+# The bookkeeping and the sandbox, as the run's sources have them (with the results reader
+# the bookkeeping imports).
 cp -a "$w/src/tools/leaderboard" "$w/lb"
+cp -a "$w/src/scripts/lib/wb_results.py" "$w/lb/"
 lb="$w/lb/leaderboard.py"
 # shellcheck source=sandbox.sh
 . "$w/lb/sandbox.sh"

@@ -6,6 +6,7 @@
 //       [--shapes=1024,2048,4096,4096x1024x8192]   cubes (N) or MxNxK
 //       [--out=FILE]          default $WORKBOOK_CONFIG_DIR/ch04_sgemm.json, else <repo>/configs/ch04_sgemm.json
 //       [--markdown=FILE]     also write the sweep as a Markdown table (for the docs)
+//       [--json=FILE]         also write the sweep as a results file (harness/report/results.schema.json, kind tuning)
 //       [--quick]             two shapes, fewer samples
 //       [--dry-run]           measure and print, write nothing
 //
@@ -32,13 +33,15 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "ch04.cuh"
 #include "runtime/buffers.cuh"
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
 #include "measure/timing.cuh"
+#include "report/results.h"
 #include "runtime/cli.h"
-#include "report/json.h"
 #include "declare/rng.h"
 #include "declare/shapes.h"
 #include "report/table.h"
@@ -191,6 +194,7 @@ struct Measured {
   bool ok = false;
   std::string note;  // why not ok
   double ms = 0, tflops = 0;
+  int samples = 0;
 };
 
 struct Candidate {
@@ -214,6 +218,7 @@ Measured measure(Problem& p, SgemmFn* fn, cudaStream_t stream, const wb::TimingO
     const wb::Stats st = wb::time_launcher(p.launch(fn), stream, wb::label_3d(p.shape), opt);
     r.ok = true;
     r.ms = st.median;
+    r.samples = st.n;
     r.tflops = sgemm_flops(p.m, p.n, p.k) / (st.median * 1e-3) / 1e12;
   } catch (const std::exception& e) {
     r.note = std::string("error: ") + e.what();
@@ -225,7 +230,7 @@ int run(int argc, char** argv) {
   wb::ArgParser args("ch04_autotune",
                      "Sweeps the tile configurations of the chapter 4 SGEMM (v8) on this GPU and writes the "
                      "winner into the config file that the solution reads.");
-  std::string out_path, shapes_text, markdown_path;
+  std::string out_path, shapes_text, markdown_path, json_path;
   bool quick = false, dry_run = false;
   args.add_string("shapes", "comma-separated cubes (N) or MxNxK (default 1024,2048,4096,4096x1024x8192)",
                   &shapes_text);
@@ -233,6 +238,8 @@ int run(int argc, char** argv) {
                              std::string(WB_CH04_CONFIG_DIR) + "/ch04_sgemm.json)",
                   &out_path);
   args.add_string("markdown", "also write the sweep as a Markdown table to this file", &markdown_path);
+  args.add_string("json", "also write every configuration's time on every shape as a results file (kind tuning)",
+                  &json_path);
   args.add_flag("quick", "two shapes and fewer samples (a smoke test)", &quick);
   args.add_flag("dry-run", "measure and print, but write no config file", &dry_run);
   std::vector<wb::Extent3> shapes;
@@ -422,7 +429,7 @@ int run(int argc, char** argv) {
               best->geomean, 100.0 * best->geomean / cublas_geomean);
 
   // Per-shape winners, for the record (the solution runs the overall winner).
-  wb::Json per_shape = wb::Json::array();
+  Json per_shape = Json::array();
   for (size_t si = 0; si < shapes.size(); ++si) {
     const Candidate* w = nullptr;
     for (const auto& cand : cands) {
@@ -430,12 +437,10 @@ int run(int argc, char** argv) {
         w = &cand;
       }
     }
-    wb::Json j = wb::Json::object();
-    j.set("shape", wb::label_3d(shapes[si]));
-    j.set("best", w ? w->config.name() : "none");
-    j.set("tflops", w ? wb::Json(w->results[si].tflops) : wb::Json());
-    j.set("cublas_tflops", cublas[si].ok ? wb::Json(cublas[si].tflops) : wb::Json());
-    per_shape.push(j);
+    per_shape.push_back({{"shape", wb::label_3d(shapes[si])},
+                         {"best", w ? w->config.name() : "none"},
+                         {"tflops", w ? Json(w->results[si].tflops) : Json()},
+                         {"cublas_tflops", cublas[si].ok ? Json(cublas[si].tflops) : Json()}});
   }
 
   if (!markdown_path.empty()) {
@@ -445,60 +450,85 @@ int run(int argc, char** argv) {
         << md;
     std::printf("markdown: %s\n", markdown_path.c_str());
   }
+  if (!json_path.empty()) {
+    Json doc = wb::results::tuning_document("ch04_autotune", "ch04", dev);
+    const auto add = [&](const wb::Extent3& e, const std::string& impl, const char* role, const Json& config,
+                         const Measured& r) {
+      const std::string outcome = r.ok ? "pass" : r.note.rfind("wrong", 0) == 0 ? "wrong" : "launch_error";
+      doc["results"].push_back(wb::results::tuning_row("sgemm/f32", wb::label_3d(e), impl, role, config, outcome,
+                                                       r.note, r.ok ? r.ms * 1e3 : 0, r.samples, 0,
+                                                       sgemm_flops(e.m, e.n, e.k)));
+    };
+    for (size_t si = 0; si < shapes.size(); ++si) {
+      add(shapes[si], "cublas_sgemm_fp32", "reference", Json(), cublas[si]);
+      for (const auto& cand : cands) {
+        if (cand.skip.empty()) {
+          add(shapes[si], "v8_double_buffering", "solution", config_to_json(cand.config), cand.results[si]);
+        } else {
+          doc["results"].push_back(wb::results::tuning_row("sgemm/f32", wb::label_3d(shapes[si]), "v8_double_buffering",
+                                                           "solution", config_to_json(cand.config), "skipped",
+                                                           cand.skip, 0, 0, 0, sgemm_flops(shapes[si].m, shapes[si].n,
+                                                                                         shapes[si].k)));
+        }
+      }
+    }
+    if (const std::string problem = wb::results::write(json_path, doc); !problem.empty()) {
+      std::fprintf(stderr, "ch04_autotune: %s\n", problem.c_str());
+      return 1;
+    }
+    std::printf("results: %s\n", json_path.c_str());
+  }
   if (dry_run) return 0;
 
-  wb::Json sweep = wb::Json::array();
+  Json sweep = Json::array();
   for (const auto& cand : cands) {
-    wb::Json j = wb::Json::object();
-    j.set("config", cand.config.name());
+    Json j = {{"config", cand.config.name()}};
     if (!cand.skip.empty()) {
-      j.set("status", "skipped");
-      j.set("reason", cand.skip);
-      sweep.push(j);
+      j["status"] = "skipped";
+      j["reason"] = cand.skip;
+      sweep.push_back(j);
       continue;
     }
-    j.set("status", "measured");
-    j.set("registers", cand.regs);
-    j.set("spill_bytes", static_cast<int64_t>(cand.spill_bytes));
-    wb::Json results = wb::Json::array();
+    j["status"] = "measured";
+    j["registers"] = cand.regs;
+    j["spill_bytes"] = static_cast<int64_t>(cand.spill_bytes);
+    Json results = Json::array();
     for (size_t si = 0; si < shapes.size(); ++si) {
       const Measured& r = cand.results[si];
-      wb::Json x = wb::Json::object();
-      x.set("shape", wb::label_3d(shapes[si]));
+      Json x = {{"shape", wb::label_3d(shapes[si])}};
       if (r.ok) {
-        x.set("median_ms", r.ms);
-        x.set("tflops", r.tflops);
+        x["median_ms"] = r.ms;
+        x["tflops"] = r.tflops;
       } else {
-        x.set("error", r.note);
+        x["error"] = r.note;
       }
-      results.push(x);
+      results.push_back(x);
     }
-    j.set("results", results);
-    j.set("geomean_tflops", cand.geomean > 0 ? wb::Json(cand.geomean) : wb::Json());
-    sweep.push(j);
+    j["results"] = results;
+    j["geomean_tflops"] = cand.geomean > 0 ? Json(cand.geomean) : Json();
+    sweep.push_back(j);
   }
-  wb::Json entry = wb::Json::object();
-  entry.set("gpu", dev.name);
-  entry.set("compute_capability", dev.compute_capability());
-  entry.set("sms", dev.sms);
-  entry.set("date", now_text());
-  entry.set("commit", wb::git_commit());
-  entry.set("reference", kReferenceMathMode);
-  wb::Json best_json = config_to_json(best->config);
-  best_json.set("geomean_tflops", best->geomean);
-  best_json.set("geomean_pct_of_cublas", 100.0 * best->geomean / cublas_geomean);
-  entry.set("best", best_json);
-  entry.set("shapes", per_shape);
-  entry.set("sweep", sweep);
+  Json best_json = config_to_json(best->config);
+  best_json["geomean_tflops"] = best->geomean;
+  best_json["geomean_pct_of_cublas"] = 100.0 * best->geomean / cublas_geomean;
+  const Json entry = {{"gpu", dev.name},
+                      {"compute_capability", dev.compute_capability()},
+                      {"sms", dev.sms},
+                      {"date", now_text()},
+                      {"commit", wb::git_commit()},
+                      {"reference", kReferenceMathMode},
+                      {"best", best_json},
+                      {"shapes", per_shape},
+                      {"sweep", sweep}};
 
-  wb::Json existing;
+  Json existing;
   {
     std::ifstream in(out_path);
     if (in) {
       std::ostringstream text;
       text << in.rdbuf();
       try {
-        existing = wb::Json::parse(text.str());
+        existing = Json::parse(text.str());
       } catch (const std::exception& e) {
         std::fprintf(stderr, "ch04_autotune: %s is not valid JSON (%s); refusing to overwrite it\n", out_path.c_str(),
                      e.what());
@@ -506,7 +536,7 @@ int run(int argc, char** argv) {
       }
     }
   }
-  const wb::Json doc = merge_tune_entry(existing, key, entry);
+  const Json doc = merge_tune_entry(existing, key, entry);
   std::error_code ec;
   const auto parent = std::filesystem::path(out_path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
@@ -515,7 +545,7 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "ch04_autotune: cannot write %s\n", out_path.c_str());
     return 1;
   }
-  out << doc.dump() << "\n";
+  out << doc.dump(2) << "\n";
   std::printf("wrote %s: '%s' -> %s (v8_double_buffering reads it at its first call)\n", out_path.c_str(),
               key.c_str(), best->config.name().c_str());
   return 0;

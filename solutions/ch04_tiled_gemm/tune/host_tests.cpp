@@ -7,6 +7,8 @@
 #include <fstream>
 #include <iterator>
 
+#include <nlohmann/json.hpp>
+
 #include "sgemm_config.h"
 
 namespace ch04 {
@@ -59,16 +61,16 @@ TEST(SgemmConfig, SharedMemoryOfTheDefault) {
 
 TEST(SgemmConfigFile, JsonRoundTrip) {
   const SgemmConfig c{64, 128, 16, 32, 64, 8, 8, 128};
-  EXPECT_EQ(config_from_json(wb::Json::parse(config_to_json(c).dump())), c);
+  EXPECT_EQ(config_from_json(Json::parse(config_to_json(c).dump())), c);
   const SgemmConfig p{128, 128, 8, 64, 32, 8, 8, 256, 1};
   EXPECT_EQ(p.name(), "128x128x8_w64x32_t8x8_n256_pf");
-  EXPECT_EQ(config_from_json(wb::Json::parse(config_to_json(p).dump())), p);
+  EXPECT_EQ(config_from_json(Json::parse(config_to_json(p).dump())), p);
   // Files written before "pf" existed still read, as pf = 0.
-  EXPECT_EQ(config_from_json(wb::Json::parse(
+  EXPECT_EQ(config_from_json(Json::parse(
                 R"({"bm":64,"bn":128,"bk":16,"wm":32,"wn":64,"tm":8,"tn":8,"threads":128})")),
             c);
-  EXPECT_THROW(config_from_json(wb::Json::parse(R"({"bm": 128})")), std::runtime_error);
-  EXPECT_THROW(config_from_json(wb::Json::parse(
+  EXPECT_THROW(config_from_json(Json::parse(R"({"bm": 128})")), std::runtime_error);
+  EXPECT_THROW(config_from_json(Json::parse(
                    R"({"bm":128,"bn":128,"bk":8.5,"wm":64,"wn":32,"tm":8,"tn":8,"threads":256})")),
                std::runtime_error);
 }
@@ -80,10 +82,8 @@ TEST(SgemmConfigFile, PathFromTheEnvironmentOrTheRepository) {
 }
 
 std::string file_with(const std::string& key, const SgemmConfig& c) {
-  wb::Json entry = wb::Json::object();
-  entry.set("gpu", "test GPU");
-  entry.set("best", config_to_json(c));
-  return merge_tune_entry(wb::Json(), key, entry).dump();
+  const Json entry = {{"gpu", "test GPU"}, {"best", config_to_json(c)}};
+  return merge_tune_entry(Json(), key, entry).dump();
 }
 
 TEST(SgemmConfigFile, PicksTheEntryOfThisGpu) {
@@ -138,20 +138,18 @@ TEST(SgemmConfigFile, ReadsTheFileFromDisk) {
 
 TEST(SgemmConfigFile, MergingKeepsTheOtherGpus) {
   const std::string h100 = gpu_key("NVIDIA H100 80GB HBM3", 9, 0), a100 = gpu_key("NVIDIA A100-SXM4-80GB", 8, 0);
-  wb::Json one = wb::Json::object();
-  one.set("best", config_to_json(kSgemmDefault));
-  wb::Json two = wb::Json::object();
-  two.set("best", config_to_json({128, 64, 8, 64, 32, 8, 8, 128}));
-  wb::Json doc = merge_tune_entry(wb::Json(), h100, one);
-  doc = merge_tune_entry(wb::Json::parse(doc.dump()), a100, two);
-  ASSERT_NE(doc.find("gpus"), nullptr);
-  EXPECT_NE(doc.find("gpus")->find(h100), nullptr);
-  EXPECT_NE(doc.find("gpus")->find(a100), nullptr);
+  const Json one = {{"best", config_to_json(kSgemmDefault)}};
+  const Json two = {{"best", config_to_json({128, 64, 8, 64, 32, 8, 8, 128})}};
+  Json doc = merge_tune_entry(Json(), h100, one);
+  doc = merge_tune_entry(Json::parse(doc.dump()), a100, two);
+  ASSERT_TRUE(doc.contains("gpus"));
+  EXPECT_TRUE(doc["gpus"].contains(h100));
+  EXPECT_TRUE(doc["gpus"].contains(a100));
   // Tuning the same GPU again replaces its entry only.
   doc = merge_tune_entry(doc, h100, two);
-  EXPECT_EQ(config_from_json(*doc.find("gpus")->find(h100)->find("best")), (SgemmConfig{128, 64, 8, 64, 32, 8, 8, 128}));
-  EXPECT_EQ(doc.find("gpus")->object_items().size(), 2u);
-  EXPECT_THROW(merge_tune_entry(wb::Json::parse("[1, 2]"), h100, one), std::runtime_error);
+  EXPECT_EQ(config_from_json(doc["gpus"][h100]["best"]), (SgemmConfig{128, 64, 8, 64, 32, 8, 8, 128}));
+  EXPECT_EQ(doc["gpus"].size(), 2u);
+  EXPECT_THROW(merge_tune_entry(Json::parse("[1, 2]"), h100, one), std::runtime_error);
 }
 
 TEST(SgemmConfigFile, PerShapeWinnersAreUsedForNearbyShapes) {

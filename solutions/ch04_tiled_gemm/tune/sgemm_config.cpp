@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "tune/tune.h"
 
 namespace ch04 {
@@ -25,29 +27,19 @@ std::string sgemm_config_path(const char* env_dir, const std::string& default_di
   return wb::tune::config_path(env_dir, default_dir, "ch04_sgemm");
 }
 
-wb::Json config_to_json(const SgemmConfig& c) {
-  wb::Json j = wb::Json::object();
-  j.set("bm", c.bm);
-  j.set("bn", c.bn);
-  j.set("bk", c.bk);
-  j.set("wm", c.wm);
-  j.set("wn", c.wn);
-  j.set("tm", c.tm);
-  j.set("tn", c.tn);
-  j.set("threads", c.threads);
-  j.set("pf", c.pf);
-  j.set("name", c.name());
-  return j;
+Json config_to_json(const SgemmConfig& c) {
+  return {{"bm", c.bm}, {"bn", c.bn}, {"bk", c.bk},           {"wm", c.wm},  {"wn", c.wn},
+          {"tm", c.tm}, {"tn", c.tn}, {"threads", c.threads}, {"pf", c.pf}, {"name", c.name()}};
 }
 
-SgemmConfig config_from_json(const wb::Json& j) {
+SgemmConfig config_from_json(const Json& j) {
   if (!j.is_object()) throw std::runtime_error("a configuration must be a JSON object");
   auto field = [&](const char* name, bool optional = false) {
-    const wb::Json* v = j.find(name);
-    if (v == nullptr && optional) return 0;
-    if (v == nullptr) throw std::runtime_error(std::string("the configuration has no \"") + name + "\"");
+    const auto v = j.find(name);
+    if (v == j.end() && optional) return 0;
+    if (v == j.end()) throw std::runtime_error(std::string("the configuration has no \"") + name + "\"");
     if (!v->is_number()) throw std::runtime_error(std::string("\"") + name + "\" must be a number");
-    const double d = v->number();
+    const double d = v->get<double>();
     if (d != static_cast<double>(static_cast<int>(d))) {
       throw std::runtime_error(std::string("\"") + name + "\" must be a whole number");
     }
@@ -65,26 +57,30 @@ ConfigChoice choose_sgemm_config(const std::optional<std::string>& text, const s
   };
   if (!text) return fall_back("no config file at " + path + "; run ch04_autotune to make one");
   try {
-    const wb::Json doc = wb::Json::parse(*text);
-    const wb::Json* gpus = doc.is_object() ? doc.find("gpus") : nullptr;
-    if (gpus == nullptr || !gpus->is_object()) return fall_back(path + " has no \"gpus\" object");
-    const wb::Json* entry = gpus->find(key);
-    if (entry == nullptr) return fall_back(path + " has no entry for '" + key + "'; run ch04_autotune on this GPU");
-    const wb::Json* best = entry->is_object() ? entry->find("best") : nullptr;
-    if (best == nullptr) return fall_back("the entry for '" + key + "' in " + path + " has no \"best\"");
-    const SgemmConfig c = config_from_json(*best);
+    const Json doc = Json::parse(*text);
+    if (!doc.is_object() || !doc.contains("gpus") || !doc["gpus"].is_object()) {
+      return fall_back(path + " has no \"gpus\" object");
+    }
+    if (!doc["gpus"].contains(key)) {
+      return fall_back(path + " has no entry for '" + key + "'; run ch04_autotune on this GPU");
+    }
+    const Json& entry = doc["gpus"][key];
+    if (!entry.is_object() || !entry.contains("best")) {
+      return fall_back("the entry for '" + key + "' in " + path + " has no \"best\"");
+    }
+    const SgemmConfig c = config_from_json(entry["best"]);
     if (std::find(available.begin(), available.end(), c) == available.end()) {
       return fall_back(path + " names " + c.name() + " for '" + key + "', which this build does not compile");
     }
     ConfigChoice out{c, true, path + ", entry '" + key + "'", {}};
-    if (const wb::Json* shapes = entry->find("shapes"); shapes != nullptr && shapes->is_array()) {
-      for (const wb::Json& s : shapes->array_items()) {
-        const wb::Json* shape = s.is_object() ? s.find("shape") : nullptr;
-        const wb::Json* winner = s.is_object() ? s.find("best") : nullptr;
-        if (shape == nullptr || winner == nullptr || !shape->is_string() || !winner->is_string()) continue;
-        auto w = parse_shape_key(shape->string());
+    if (const auto shapes = entry.find("shapes"); shapes != entry.end() && shapes->is_array()) {
+      for (const Json& s : *shapes) {
+        if (!s.is_object() || !s.contains("shape") || !s.contains("best")) continue;
+        if (!s["shape"].is_string() || !s["best"].is_string()) continue;
+        auto w = parse_shape_key(s["shape"].get<std::string>());
+        const std::string winner = s["best"].get<std::string>();
         const auto it = std::find_if(available.begin(), available.end(),
-                                     [&](const SgemmConfig& a) { return a.name() == winner->string(); });
+                                     [&](const SgemmConfig& a) { return a.name() == winner; });
         if (!w || it == available.end()) continue;  // a shape winner this build lacks: the overall best
         w->config = *it;
         out.by_shape.push_back(*w);
@@ -128,18 +124,16 @@ ConfigChoice choose_sgemm_config_file(const std::string& path, const std::string
   return choose_sgemm_config(text.str(), path, key, available, fallback);
 }
 
-wb::Json merge_tune_entry(const wb::Json& existing, const std::string& key, const wb::Json& entry) {
-  wb::Json doc = existing.is_null() ? wb::Json::object() : existing;
+Json merge_tune_entry(const Json& existing, const std::string& key, const Json& entry) {
+  Json doc = existing.is_null() ? Json::object() : existing;
   if (!doc.is_object()) throw std::runtime_error("the existing config file is not a JSON object");
-  if (doc.find("about") == nullptr) {
-    doc.set("about", "Winning tile configurations of the chapter 4 SGEMM, per GPU; written by ch04_autotune, "
-                     "read by solutions/ch04_tiled_gemm/v8_double_buffering.cu");
+  if (!doc.contains("about")) {
+    doc["about"] = "Winning tile configurations of the chapter 4 SGEMM, per GPU; written by ch04_autotune, "
+                   "read by solutions/ch04_tiled_gemm/v8_double_buffering.cu";
   }
-  const wb::Json* gpus = doc.find("gpus");
-  wb::Json merged = gpus != nullptr ? *gpus : wb::Json::object();
-  if (!merged.is_object()) throw std::runtime_error("\"gpus\" in the existing config file is not an object");
-  merged.set(key, entry);
-  doc.set("gpus", merged);
+  if (!doc.contains("gpus")) doc["gpus"] = Json::object();
+  if (!doc["gpus"].is_object()) throw std::runtime_error("\"gpus\" in the existing config file is not an object");
+  doc["gpus"][key] = entry;
   return doc;
 }
 

@@ -16,9 +16,11 @@
 #include <string_view>
 #include <vector>
 
-#include "report/json.h"
+#include <nlohmann/json_fwd.hpp>
 
 namespace ch04 {
+
+using Json = nlohmann::ordered_json;
 
 struct SgemmConfig {
   int bm = 0, bn = 0, bk = 0;  // block tile: (BM x BN) of C, BK of K per step
@@ -113,9 +115,9 @@ std::string gpu_key(const std::string& gpu_name, int major, int minor);
 // and not empty (pass getenv's result), else <default_dir>/ch04_sgemm.json.
 std::string sgemm_config_path(const char* env_dir, const std::string& default_dir);
 
-wb::Json config_to_json(const SgemmConfig& c);
+Json config_to_json(const SgemmConfig& c);
 // Throws std::runtime_error naming the missing or malformed field.
-SgemmConfig config_from_json(const wb::Json& j);
+SgemmConfig config_from_json(const Json& j);
 
 // The winner on one of the sweep's shapes.
 struct ShapeWinner {
@@ -152,6 +154,6 @@ ConfigChoice choose_sgemm_config_file(const std::string& path, const std::string
 
 // The config document with `entry` stored under gpus[key]; every other GPU's entry is kept.
 // `existing` may be null (no file yet). Throws if it is not a config document.
-wb::Json merge_tune_entry(const wb::Json& existing, const std::string& key, const wb::Json& entry);
+Json merge_tune_entry(const Json& existing, const std::string& key, const Json& entry);
 
 }  // namespace ch04
