@@ -1,4 +1,5 @@
 #include "report/bench_report.h"
+#include "report/gbench_compat.h"
 
 #include <fmt/format.h>
 
@@ -69,8 +70,8 @@ std::vector<Row> summarize(const Log& log, const std::vector<Run>& runs) {
     if (!i) continue;
     Seen& s = seen[*i];
     s.any = true;
-    if (r.error_occurred) {
-      if (s.error.empty()) s.error = r.error_message;
+    if (run_failed(r)) {
+      if (s.error.empty()) s.error = run_failure(r);
       continue;
     }
     if (r.run_type == Run::RT_Iteration) {
@@ -236,9 +237,9 @@ Json run_json(const Run& r) {
     j["aggregate_name"] = r.aggregate_name;
     j["aggregate_unit"] = r.aggregate_unit == benchmark::kPercentage ? "percentage" : "time";
   }
-  if (r.error_occurred) {
+  if (run_failed(r)) {
     j["error_occurred"] = true;
-    j["error_message"] = r.error_message;
+    j["error_message"] = run_failure(r);
   }
   j["iterations"] = r.iterations;
   const bool percentage = r.run_type == Run::RT_Aggregate && r.aggregate_unit == benchmark::kPercentage;

@@ -7,6 +7,7 @@
 
 #include "measure/bench_flags.h"
 #include "report/bench_report.h"
+#include "report/gbench_compat.h"
 #include "runtime/cli.h"
 
 namespace wb::report {
@@ -90,8 +91,7 @@ std::vector<GbRun> test_runs(Log& log) {
     }
     GbRun err;
     err.run_name.function_name = std::string("vector_add/f32/") + label + "/student";
-    err.error_occurred = true;
-    err.error_message = "not_implemented: not implemented yet";
+    mark_failed(err, "not_implemented: not implemented yet");
     runs.push_back(err);
   }
   for (size_t i = 0; i < log.cases.size(); ++i) {

@@ -47,7 +47,8 @@ size_t v7_workspace_bytes(int) { return 0; }
 void v7_atomic_sum_f32(const float* x, int n, float* out, void*, size_t, cudaStream_t stream) {
   static const int resident = resident_blocks(atomic_sum_kernel, kThreads);
   // At least one block, so that n = 0 still runs the kernel (its total, 0, is added to 0).
-  const int blocks = std::clamp(ceil_div(n / 4, int64_t{kThreads} * kFactor), 1, resident);
+  const int blocks =
+      static_cast<int>(std::clamp<int64_t>(ceil_div(int64_t{n} / 4, int64_t{kThreads} * kFactor), 1, resident));
   // *out holds the harness's poison, or the previous call's sum: zero it on the stream, so
   // the blocks of this call add to 0 (never a plain cudaMemset, which runs on the default
   // stream).
