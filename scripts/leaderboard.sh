@@ -182,7 +182,13 @@ if [ "$fixture" = 1 ] || [ "$hostile" = 1 ]; then
   class=fixture
   [ "$hostile" = 1 ] && class=hostile
   [ -z "$subs" ] || die_usage "--$class runs the repository's $class class: give no SUBMISSIONS_DIR"
-  subs="$here/tests/leaderboard/$class-class"
+  # The class is made from its base kernels and table of changes (tests/leaderboard/classes/)
+  # into a temporary folder, removed at the end.
+  class_tmp=$(mktemp -d "${TMPDIR:-/tmp}/kernel-workbook-class.XXXXXX") || die "cannot create a temporary folder"
+  trap 'rm -rf -- "$class_tmp"' EXIT
+  PYTHONPATH="$here/tools/leaderboard" python3 -m wb_leaderboard.classes "$class" "$class_tmp/$class-class" ||
+    die "cannot make the repository's $class class (tests/leaderboard/classes/)"
+  subs="$class_tmp/$class-class"
   # Without --chapter: every chapter that some student of the class has a folder for (chapters 1 to 9
   # of the fixture class, chapter 1 of the hostile one).
   : "${timeout_s:=300}" "${kernel_timeout:=5}" "${out:=$here/results/leaderboard-$class}"
@@ -376,6 +382,7 @@ cleanup() {
     chmod -R u+w -- "$work" 2> /dev/null
     rm -rf -- "$work"
   fi
+  [ -z "${class_tmp:-}" ] || rm -rf -- "$class_tmp"
 }
 interrupted() {
   say ""

@@ -3,7 +3,8 @@
 # machine (scripts/slurm-local-cluster.sh; root, Debian). No GPU is needed or used: each job
 # builds its submission and runs the host-side tests, and lists "no GPU on node".
 #
-# A class of chapter 1 submissions, put together from the fixture class:
+# A class of chapter 1 submissions, put together from the fixture class (made from
+# tests/leaderboard/classes/):
 #   correct           the fixture's fast kernels            -> no GPU on node
 #   not-compiling     the fixture's                          -> did not build
 #   no-files          no chapter files (the fixture's "-dash ..dots")  -> missing files (no job)
@@ -46,7 +47,9 @@ cleanup() {
 trap cleanup EXIT
 
 # --- the class -------------------------------------------------------------------------------
-fixture="$here/tests/leaderboard/fixture-class"
+fixture="$work/fixture-class"
+PYTHONPATH="$here/tools/leaderboard" python3 -m wb_leaderboard.classes fixture "$fixture" ||
+  fail "cannot make the fixture class (tests/leaderboard/classes/)"
 mkdir -p "$work/class" "$work/key"
 chmod 700 "$work/key"
 cp -a "$fixture/fast" "$work/class/correct"

@@ -6,18 +6,21 @@ Each test_<module>.py tests one module of wb_leaderboard, without a GPU; ctest r
   python3 tools/leaderboard/tests/test_history.py
 """
 
+import atexit
 import contextlib
 import io
 import json
 import os
+import shutil
 import sys
+import tempfile
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 TOOL = os.path.dirname(TESTS)
 REPO = os.path.dirname(os.path.dirname(TOOL))
 sys.path.insert(0, TOOL)
 
-from wb_leaderboard import history  # noqa: E402
+from wb_leaderboard import classes, history  # noqa: E402
 
 LB_TESTS = os.path.join(REPO, "tests", "leaderboard")
 RESULTS = os.path.join(LB_TESTS, "results")
@@ -25,9 +28,21 @@ TRUSTED = os.path.join(RESULTS, "trusted-ch01.json")
 DECODER = os.path.join(LB_TESTS, "decoder")
 FIXTURE_EXPECT = os.path.join(LB_TESTS, "fixture-expected.json")
 HOSTILE_EXPECT = os.path.join(LB_TESTS, "hostile-expected.json")
-FIXTURE_CLASS = os.path.join(LB_TESTS, "fixture-class")
-HOSTILE_CLASS = os.path.join(LB_TESTS, "hostile-class")
 SCRIPT = os.path.join(REPO, "scripts", "leaderboard.sh")
+
+
+_made = {}
+
+
+def made_class(klass):
+    """The folder of the repository's class `klass` (fixture or hostile), made once per test
+    process from tests/leaderboard/classes/ and removed at its end."""
+    if klass not in _made:
+        if not _made:
+            _made[None] = tempfile.mkdtemp(prefix="wb-classes-")
+            atexit.register(shutil.rmtree, _made[None], True)
+        _made[klass] = classes.make_class(klass, os.path.join(_made[None], klass))
+    return _made[klass]
 
 
 def trusted():

@@ -7,7 +7,9 @@ import subprocess
 import tempfile
 import unittest
 
-from support import FIXTURE_CLASS, REPO, SCRIPT
+from support import REPO, SCRIPT, made_class
+
+FIXTURE_CLASS = made_class("fixture")  # any class folder, for the options around it
 
 
 class Script(unittest.TestCase):

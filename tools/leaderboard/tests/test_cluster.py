@@ -8,7 +8,7 @@ import shutil
 import tempfile
 import unittest
 
-from support import FIXTURE_CLASS, REPO, RESULTS, TRUSTED, captured, make_key
+from support import REPO, RESULTS, TRUSTED, captured, made_class, make_key
 from wb_leaderboard import chapters, cluster as K, history as H, report as R, submissions
 
 
@@ -25,7 +25,7 @@ class ClusterJobs(unittest.TestCase):
             os.makedirs(d)
             if n != "empty":
                 for stub in chapters.stub_names(REPO, "ch01_indexing"):
-                    shutil.copy(os.path.join(FIXTURE_CLASS, "fast", "ch01", stub), d)
+                    shutil.copy(os.path.join(made_class("fixture"), "fast", "ch01", stub), d)
         self.run_dir = os.path.join(self.tmp, "shared", "run-1")
         os.makedirs(os.path.join(self.run_dir, "records"))
         entries, _ = submissions.plan(REPO, subs, os.path.join(self.run_dir, "entries", "r"), ["ch01"])

@@ -9,7 +9,7 @@ import stat
 import tempfile
 import unittest
 
-from support import HOSTILE_CLASS, RESULTS, captured, make_key, record
+from support import RESULTS, captured, made_class, make_key, record
 from wb_leaderboard import history as H
 
 
@@ -68,7 +68,7 @@ class History(unittest.TestCase):
 
     def test_a_forged_record_never_ranks(self):
         record(self.history, self.key, os.path.join(RESULTS, "slow"), "run-a")
-        forged = open(os.path.join(HOSTILE_CLASS, "history-forger", "ch01", "ex1_vector_add.cu")).read()
+        forged = open(os.path.join(made_class("hostile"), "history-forger", "ch01", "ex1_vector_add.cu")).read()
         line = forged.split("const char kForged[] =")[1].split(";")[0]
         text = "".join(part.encode().decode("unicode_escape") for part in
                        [p.strip()[1:-1] for p in line.strip().splitlines()])

@@ -12,6 +12,7 @@
   expect       an expected outcome compared with a run
   cluster      a run on Slurm as files: the run folder, job records, the collect
   slurm        talking to Slurm: job states, array ids
+  classes      the repository's own test classes, made from base kernels and a table of changes
   atomic       writing files and folders whole or not at all
 
 Standard library only. What a submission's programs report is read as machine-readable data
