@@ -134,7 +134,8 @@ class TheClasses(unittest.TestCase):
         for klass in table:
             for student, chs in table[klass].items():
                 for ch, recipe in chs.items():
-                    used |= {(b, ch) for b in recipe.get("from", [])} | {(b, ch) for b in recipe.get("take", {}).values()}
+                    sets = list(recipe.get("from", [])) + list(recipe.get("take", {}).values())
+                    used |= {(b, ch) for b in sets}
         base = os.path.join(K.CLASSES_DIR, "base")
         present = {(b, ch) for b in os.listdir(base) for ch in os.listdir(os.path.join(base, b))}
         self.assertEqual(present - used, set())
@@ -179,7 +180,8 @@ class Rules(unittest.TestCase):
             self.make({"from": ["fast"]})["ex2.cu"])[0]).replace('"fast"', '"wrong-answers"'))
 
     def test_a_summary_replaces_the_first_sentence(self):
-        text = self.make({"from": ["fast"], "summary": {"ex2.cu": "Mine, exercise 2: a mistake. On purpose."}})["ex2.cu"]
+        summary = {"ex2.cu": "Mine, exercise 2: a mistake. On purpose."}
+        text = self.make({"from": ["fast"], "summary": summary})["ex2.cu"]
         self.assertEqual(K.unwrap_header(K.split_header(text)[0]),
                          "Mine, exercise 2: a mistake. On purpose. The solution's file is compiled into this one with "
                          "its namespace renamed so that the benchmark sees none twice.")

@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 from support import REPO, RESULTS, TRUSTED, captured, made_class, make_key
-from wb_leaderboard import chapters, cluster as K, history as H, report as R, submissions
+from wb_leaderboard import chapters, cluster as K, history as H, report as R, slurm, submissions
 
 
 class ClusterJobs(unittest.TestCase):
@@ -76,7 +76,8 @@ class ClusterJobs(unittest.TestCase):
         return path
 
     def collect(self):
-        status, out, _ = captured(K.collect, self.run_dir, self.history, H.load_key(self.key), self.out)
+        status, out, _ = captured(K.collect, self.run_dir, self.history, H.load_key(self.key), self.out,
+                                  slurm.slurm_states)
         with open(os.path.join(self.out, "runs", "run-1", "collect.json")) as f:
             self.assertEqual(json.load(f)["jobs"], status["jobs"])
         return out, {j["student"]: j for j in status["jobs"]}

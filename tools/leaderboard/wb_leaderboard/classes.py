@@ -30,8 +30,8 @@ import sys
 import textwrap
 
 from .atomic import publish_folder
+from .repository import REPO
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 CLASSES_DIR = os.path.join(REPO, "tests", "leaderboard", "classes")
 WIDTH = 100  # the house's column limit, to which opening comments are wrapped
 RECIPE_KEYS = ("as", "from", "take", "rename", "edit", "summary", "header", "write")

@@ -27,7 +27,6 @@ from .classify import classify_entry, read_steps
 from .history import RUN_ID_RE, SANDBOXES, append_history, load_history, utc_now
 from .outcomes import num, parse_one_document, read_text, reason
 from .report import why
-from .slurm import SLURM_DONE, SLURM_FAULTS, parse_task_list, slurm_states
 from .submissions import SAFE_ID_RE
 
 JOB_RECORD_SCHEMA = 1
@@ -40,6 +39,18 @@ JOB_FILES = ("build.log", "tests.log", "tests.json", "bench.log", "bench.json", 
 JOB_RECORD_MAX = 64 << 20
 JOB_FILE_MAX = 4 << 20
 JOB_ID_RE = re.compile(r"^(\d+)_(\d+)$")
+# Slurm's job states (sacct, scontrol) and what they mean here. A state not listed counts
+# as still running when the job has no record.
+SLURM_DONE = {"COMPLETED", "FAILED"}
+SLURM_FAULTS = {
+    "CANCELLED": ("cancelled", "cancelled by scancel or an administrator"),
+    "PREEMPTED": ("cancelled", "preempted by a job of higher priority"),
+    "DEADLINE": ("cancelled", "its deadline passed"),
+    "TIMEOUT": ("job-timeout", "Slurm ended it at its time limit (--time)"),
+    "NODE_FAIL": ("node-failed", "its node stopped answering while it ran"),
+    "BOOT_FAIL": ("node-failed", "its node failed to boot"),
+    "OUT_OF_MEMORY": ("node-problem", "the job ran out of memory"),
+}
 
 
 def write_job_record(entry, out, run_id, task, job_id, student_id, chapter, node, gpu_name, gpu_uuid, no_gpu,
@@ -185,6 +196,20 @@ def add_job(run_dir, array_job, task_list):
         write_json(os.path.join(run_dir, "run.json"), run)
 
 
+def parse_task_list(text):
+    """'0-3,7' -> [0, 1, 2, 3, 7]; [] when it is not such a list."""
+    out = []
+    for part in str(text).split(","):
+        m = re.match(r"^(\d+)(?:-(\d+))?$", part.strip())
+        if not m:
+            return []
+        a, b = int(m.group(1)), int(m.group(2) or m.group(1))
+        if b < a or b - a > 100000:
+            return []
+        out.extend(range(a, b + 1))
+    return sorted(set(out))
+
+
 def latest_jobs(run):
     """{task: 'ARRAY_TASK'}: the last job submitted for each task."""
     out = {}
@@ -248,19 +273,20 @@ def logs_key(run_id, sid, ch, job):
     return "runs/%s/%s/%s/%s" % (run_id, sid, ch, job or "no-job")
 
 
-def collect(run_dir, history, key, out, quiet=False):
+def collect(run_dir, history, key, out, states_of, quiet=False):
     """Merges the finished jobs of a cluster run into the history, once each: a job's
     record, checked and classified like a local run's results; or, for a job that Slurm
     ended (cancelled, time limit, node failure) without one, that reason. A record that is
-    missing, truncated or not a valid record is reported and not merged. Returns the summary
-    (also kept as OUT/runs/RUN_ID/collect.json). Raises ValueError when run_dir is not a run."""
+    missing, truncated or not a valid record is reported and not merged. states_of(array job
+    ids) gives each job's Slurm state (slurm.slurm_states). Returns the summary (also kept as
+    OUT/runs/RUN_ID/collect.json). Raises ValueError when run_dir is not a run."""
     run = read_run(run_dir)
     run_id = run["run_id"]
     os.makedirs(out, exist_ok=True)
     lock = open(os.path.join(out, ".collect.lock"), "a")
     fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # two collects at once merge each job once
     latest = latest_jobs(run)
-    states = slurm_states({j.split("_")[0] for j in latest.values()}) if latest else {}
+    states = states_of({j.split("_")[0] for j in latest.values()}) if latest else {}
     merged = {(r["run_id"], r["logs"]) for r in load_history(history, key, quiet=True)}
     rows = []
     n_new = 0

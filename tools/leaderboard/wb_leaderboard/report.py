@@ -118,7 +118,7 @@ def markdown(all_boards, runs, history_path, skipped_lines=(), unmerged=()):
     if unsafe_warning(runs):
         out.write("**%s**\n\n" % md_cell(unsafe_warning(runs)))
     if skipped_lines:
-        out.write("**%d line(s) of the history were rejected** (lines %s): see `leaderboard.py verify`.\n\n"
+        out.write("**%d line(s) of the history were rejected** (lines %s): see `scripts/leaderboard.sh --verify`.\n\n"
                   % (len(skipped_lines), ", ".join(str(n) for n, _ in skipped_lines[:20])))
     out.write("Generated %s from `%s` (%d runs). Ranked by the geometric mean, over the benchmark shapes, "
               "of reference time / submission time (higher is faster); the mean %% of the measured roofline "

@@ -156,3 +156,80 @@ def plan(repo, submissions, work, wanted):
             entries.append({"id": sid, "chapter": ch, "state": "build" if taken else "missing",
                             "student": meta["student"]})
     return entries, top_ignored
+
+
+CHAPTERISH_RE = re.compile(r"^(?:ch|chapter)[ _-]?0*([0-9]{1,2})(?:[_ -].*)?$", re.IGNORECASE)
+
+
+def layout(repo, submissions, wanted):
+    """What a class folder holds for the chapters wanted, read without copying anything:
+    {"students": [(name, {chapter: (taken, ignored, missing, review) or None})], "checks":
+    [what looks like a mistake, and how to fix it], "entries": the number of (student, chapter)
+    with files to build, "empty": why nothing can be built (when nothing can)}."""
+    dirs = chapter_dirs(repo)
+    all_stubs = {name: ch for ch, d in dirs.items() for name in stub_names(repo, d)}
+    students, checks, entries = [], [], 0
+    for entry in sorted(os.scandir(os.fsencode(submissions)), key=lambda e: e.name):
+        shown = display_name(entry.name)
+        if entry.is_symlink() or not entry.is_dir():
+            checks.append("%s: not a folder, ignored (the class folder holds one folder per student)" % shown)
+            continue
+        per_chapter = {}
+        for ch in wanted:
+            stubs = stub_names(repo, dirs[ch])
+            taken, ignored, missing = scan_student(entry.path, ch, dirs[ch], stubs)
+            if taken is None:
+                per_chapter[ch] = None
+                continue
+            texts = [v.decode("utf-8", errors="replace") for v in taken.values()]
+            per_chapter[ch] = (sorted(taken), ignored, missing, review_notes(texts))
+            entries += bool(taken)
+            names = [i.split(" (")[0] for i in ignored]
+            if not taken and any(n.endswith(".cu") for n in names):
+                checks.append("%s/%s: none of its files (%s) is named as one of the chapter's: name them as the "
+                              "stubs in chapters/%s/ (%s)" % (shown, ch, ", ".join(names), dirs[ch], ", ".join(stubs)))
+        students.append((shown, per_chapter))
+        for inner in sorted(os.scandir(entry.path), key=lambda e: e.name):
+            name = display_name(inner.name)
+            m = CHAPTERISH_RE.match(name)
+            if inner.is_file() and name in all_stubs:
+                checks.append("%s/%s: a chapter's file directly in the student's folder: move it to %s/%s/"
+                              % (shown, name, shown, all_stubs[name]))
+            elif inner.is_dir() and m and not re.match(r"^ch[0-9][0-9](_|$)", name):
+                ch = "ch%02d" % int(m.group(1))
+                checks.append("%s/%s/: not a chapter folder: %s" % (
+                    shown, name, "rename it %s (or %s)" % (ch, dirs[ch]) if ch in dirs else
+                    "there is no chapter %s (chapters: %s)" % (ch, " ".join(sorted(dirs)))))
+    empty = ""
+    if not students:
+        empty = ("no student folders in '%s': put one folder per student in it, each with a chNN folder of that "
+                 "chapter's files (docs/leaderboard.md, \"Submission layout\")" % submissions)
+    elif not entries:
+        empty = ("no student folder holds the files of %s: each student needs a chNN folder with files named as the "
+                 "chapter's stubs (docs/leaderboard.md, \"Submission layout\")"
+                 % ("chapter " + ", ".join(wanted) if wanted else "a chapter that can be ranked"))
+    return {"students": students, "checks": checks, "entries": entries, "empty": empty}
+
+
+def print_layout(found, submissions, wanted, full=False):
+    """The things to check in a class folder (always), and with `full` what every student
+    submitted: per chapter the files taken, missing and not taken, and the review notes."""
+    if full:
+        print("class folder %s: %d student folder(s); chapters %s" % (submissions, len(found["students"]),
+                                                                     " ".join(wanted) or "(none)"))
+        for name, per_chapter in found["students"]:
+            parts, absent = [], [ch for ch, what in per_chapter.items() if what is None]
+            for ch, what in per_chapter.items():
+                if what is not None:
+                    taken, ignored, missing, review = what
+                    part = "%s: %d file(s)" % (ch, len(taken))
+                    part += ", missing " + ", ".join(missing) if missing else ""
+                    part += ", not taken: " + ", ".join(ignored) if ignored else ""
+                    part += ", review: " + "; ".join(review) if review else ""
+                    parts.append(part)
+            if absent:
+                parts.append("no folder for %s (missing files)" % " ".join(absent))
+            print("  %-20s %s" % (name, "; ".join(parts) or "nothing"))
+        print("%d entr%s to build" % (found["entries"], "y" if found["entries"] == 1 else "ies"))
+    for check in found["checks"]:
+        print("check: " + check)
