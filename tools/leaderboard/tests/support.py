@@ -88,7 +88,7 @@ def record(history_path, key_path, entry, run_id, gpu="NVIDIA H100 80GB HBM3", s
 # A toolchain that plays the GPU machine: nvidia-smi lists one GPU, and cmake "builds" programs
 # that behave as markers in a student's files say ("FAKE: <behaviour>"): compile-error, crash,
 # hang, wrong, slow, cached, forge (a second results document). Enough to run the leaderboard
-# end to end without a GPU or a compiler.
+# end to end without a GPU or a compiler. (sleep: its tests take two minutes.)
 FAKE_CMAKE = r'''import json, os, re, sys
 args = sys.argv[1:]
 if args[0] != "--build":
@@ -140,6 +140,8 @@ if KIND == "tests":
             os.kill(os.getpid(), 11)
         if "hang" in MARKS:
             sys.exit(124)
+        if "sleep" in MARKS:
+            time.sleep(120)
         code = "wrong" if "wrong" in MARKS and suite.startswith("Matrices") else "pass"
         failed = failed or code != "pass"
         print("[wb-outcome] %s %s" % (code, name))

@@ -6,9 +6,11 @@ and nothing left behind but the output folder."""
 
 import json
 import os
+import signal
+import subprocess
 import unittest
 
-from support import captured, fake_class, fake_machine
+from support import SCRIPT, captured, fake_class, fake_machine
 from wb_leaderboard import cli, history, run as R
 from wb_leaderboard.sandbox import Sandbox
 
@@ -18,6 +20,14 @@ EXPECTED = {"ch01": {"ranked": ["fast", "slow"], "faster_than": [["fast", "slow"
                      "reasons": {"wrong": "wrong", "crashing": "faulted", "hanging": "hung",
                                  "not-compiling": "build-failed", "caching": "stale-output", "forger": "implausible",
                                  "no-files": "missing-files"}}}
+
+
+def read_cmdline(pid):
+    try:
+        with open("/proc/%s/cmdline" % pid, "rb") as f:
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
 
 
 class Gpus(unittest.TestCase):
@@ -91,6 +101,26 @@ class LocalRun(unittest.TestCase):
         again = history.load_history(os.path.join(self.out, "history.jsonl"), history.load_key(self.key))
         self.assertEqual(again[:len(records)], records)
         self.assertEqual(len(again), 2 * len(records))
+
+    def test_an_interrupted_run_stops_its_steps_and_keeps_what_it_recorded(self):
+        subs = fake_class(os.path.join(self.tmp, "class2"), {"fast": None, "sleepy": "sleep"})
+        seen = []
+        argv = ["bash", SCRIPT, "--key", self.key, "--out", self.out, "--no-ncu", "--bwrap", "/bin/false",
+                "--unsafe-no-sandbox", subs]
+        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as p:
+            for line in p.stdout:
+                seen.append(line)
+                if "ch01 sleepy: tests ..." in line:
+                    p.send_signal(signal.SIGINT)
+            p.wait(timeout=60)
+        text = "".join(seen)
+        self.assertEqual(p.returncode, 130, text)
+        self.assertIn("interrupted; the submissions in flight were stopped", text)
+        records = history.load_history(os.path.join(self.out, "history.jsonl"), history.load_key(self.key))
+        self.assertEqual([r["student"] for r in records], ["fast"])
+        self.assertEqual(os.listdir(self.work_parent), [], "the work folder is removed")
+        left = [pid for pid in os.listdir("/proc") if pid.isdigit() and self.work_parent in read_cmdline(pid)]
+        self.assertEqual(left, [], "no step is left running")
 
     def test_without_a_gpu_nothing_is_made(self):
         with open(os.path.join(self.bin, "nvidia-smi"), "w") as f:

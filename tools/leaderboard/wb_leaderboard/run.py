@@ -164,8 +164,9 @@ class LocalRun:
             if self.stopping:
                 say("")
                 say("leaderboard: interrupted; the submissions in flight were stopped")
-                report.write_reports(self.history, self.key, self.out, self.run_id, quiet=True)
-                say("leaderboard: the results recorded so far are kept in %s" % self.history)
+                if os.path.isfile(self.history):
+                    report.write_reports(self.history, self.key, self.out, self.run_id, quiet=True)
+                    say("leaderboard: the results recorded so far are kept in %s" % self.history)
                 status = 130
         finally:
             for s, h in handlers.items():
