@@ -93,6 +93,7 @@ OUTCOME_KIND = {
     "race": "race",
     "implausible": "implausible",
     "accepted_bad_args": "wrong",  # arguments the op must refuse were accepted
+    "pageable": "wrong",  # pageable host memory where pinned memory is required
 }
 
 # The cross-checks of a benchmark row (docs/leaderboard.md, "Cross-checks").
