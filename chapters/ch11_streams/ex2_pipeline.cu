@@ -50,10 +50,11 @@ void student::pipeline(const float* host_x, float* host_y, float* dev_x, float* 
   WB_NOT_IMPLEMENTED("chapters/ch11_streams/ex2_pipeline.cu");  // delete this line when you start
 
   // The serial form, for a start: right, and no overlap at all. Make it a pipeline.
-  CUDA_CHECK(cudaMemcpyAsync(dev_x, host_x, sizeof(float) * n, cudaMemcpyHostToDevice, stream));
+  const size_t bytes = sizeof(float) * static_cast<size_t>(n);
+  CUDA_CHECK(cudaMemcpyAsync(dev_x, host_x, bytes, cudaMemcpyHostToDevice, stream));
   axpb_kernel<<<1, 256, 0, stream>>>(dev_x, dev_y, n, a, b);  // TODO: enough blocks for n
   WB_CHECK_LAUNCH();
-  CUDA_CHECK(cudaMemcpyAsync(host_y, dev_y, sizeof(float) * n, cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaMemcpyAsync(host_y, dev_y, bytes, cudaMemcpyDeviceToHost, stream));
 }
 
 }  // namespace ch11
