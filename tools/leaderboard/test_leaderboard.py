@@ -207,7 +207,10 @@ class Names(unittest.TestCase):
                     else:
                         self.assertEqual((sorted(taken), ignored, missing), (stubs, [], []), (ch, name))
                         if ch != "ch01":  # chapter 1's class has cheats on purpose; the later ones none
-                            self.assertEqual(L.review_notes([v.decode() for v in taken.values()]), [], (ch, name))
+                            # (chapter 11 teaches streams of one's own: that note is expected there)
+                            allowed = {"uses streams or callbacks of its own"} if ch == "ch11" else set()
+                            notes = L.review_notes([v.decode() for v in taken.values()])
+                            self.assertEqual(sorted(set(notes) - allowed), [], (ch, name))
 
 
 class Classification(unittest.TestCase):
