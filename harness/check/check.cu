@@ -212,6 +212,8 @@ Outcome call(const Problem& p, const Args& a, cudaStream_t stream) {
     return Outcome::fail(Code::NotImplemented, e.what());
   } catch (const NoEngine& e) {
     return Outcome::fail(Code::NoEngine, e.what());
+  } catch (const Rejected& e) {
+    return Outcome::fail(e.code, e.what());
   } catch (const CudaError& e) {
     return Outcome::fail(e.sticky ? Code::Fault : Code::LaunchError, std::string("the launcher failed: ") + e.what());
   } catch (const std::exception& e) {

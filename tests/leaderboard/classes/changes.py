@@ -83,10 +83,12 @@ void student::vector_add(const float* a, const float* b, float* c, int n, cudaSt
         # the tests reject as wrong answers: fast's files under another name, with one mistake.
         "fast": {"ch01": {"from": ["plain", "fast"]}, "ch02": {"from": ["fast"]}, "ch03": {"from": ["fast"]},
                  "ch04": {"from": ["fast"]}, "ch05": {"from": ["fast"]}, "ch06": {"from": ["fast"]},
-                 "ch07": {"from": ["fast"]}, "ch08": {"from": ["fast"]}, "ch09": {"from": ["fast"]}},
+                 "ch07": {"from": ["fast"]}, "ch08": {"from": ["fast"]}, "ch09": {"from": ["fast"]},
+                 "ch11": {"from": ["fast"]}},
         "slow": {"ch01": {"from": ["plain", "slow"]}, "ch02": {"from": ["slow"]}, "ch03": {"from": ["slow"]},
                  "ch04": {"from": ["slow"]}, "ch05": {"from": ["slow"]}, "ch06": {"from": ["slow"]},
-                 "ch07": {"from": ["slow"]}, "ch08": {"from": ["slow"]}, "ch09": {"from": ["slow"]}},
+                 "ch07": {"from": ["slow"]}, "ch08": {"from": ["slow"]}, "ch09": {"from": ["slow"]},
+                 "ch11": {"from": ["slow"]}},
         "wrong-rectangles": {
             "ch01": {
                 "from": ["plain"],
@@ -134,6 +136,8 @@ written out of range, and on squares it is right; on rectangles part of C is nev
             },
         },
         "wrong-answers": {
+            # Chapter 11: the pipeline of "fast" computing a*x - b (base/wrong-answers/ch11).
+            "ch11": {"from": ["fast", "wrong-answers"]},
             "ch03": {
                 "from": ["fast"], "rename": ["fast", "wrong-answers"],
                 "summary": {"ex1_sum.cu":

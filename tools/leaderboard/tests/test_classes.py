@@ -19,7 +19,7 @@ from wb_leaderboard import chapters, classes as K, outcomes, submissions as S
 # changes.py that alters what a student submits changes it: check the outcome on a GPU
 # (scripts/leaderboard.sh --fixture / --hostile), then write the new value here.
 FINGERPRINTS = {
-    "fixture": "1efe47e0e3b68f156b97c8bc23d72196b6edf1a850f504f5313bdebd52474c99",
+    "fixture": "209933d5062b0b1b65f0b200764d72cf1a637ac0e7c028691bfb5c82267180ae",
     "hostile": "5b97eec85b4704404561d0985125bd2ad94f5d0d072329d5654430cd004baa28",
 }
 
@@ -95,7 +95,10 @@ class TheClasses(unittest.TestCase):
                     else:
                         self.assertEqual((sorted(taken), ignored, missing), (stubs, [], []), (ch, name))
                         if ch != "ch01":  # chapter 1's class has cheats on purpose; the later ones none
-                            self.assertEqual(S.review_notes([v.decode() for v in taken.values()]), [], (ch, name))
+                            # (chapter 11 teaches streams of one's own: that note is expected there)
+                            allowed = {"uses streams or callbacks of its own"} if ch == "ch11" else set()
+                            notes = S.review_notes([v.decode() for v in taken.values()])
+                            self.assertEqual(sorted(set(notes) - allowed), [], (ch, name))
 
     def test_every_hostile_submission_is_taken_whole(self):
         hostile = made_class("hostile")

@@ -63,6 +63,7 @@ OUTCOME_KIND = {
     "race": "race",
     "implausible": "implausible",
     "accepted_bad_args": "wrong",  # arguments the op must refuse were accepted
+    "pageable": "wrong",  # pageable host memory where pinned memory is required
 }
 
 CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
