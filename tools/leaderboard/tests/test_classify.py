@@ -6,7 +6,7 @@ import json
 import os
 import unittest
 
-from support import RESULTS, trusted
+from support import RESULTS, TRUSTED, TRUSTED_V3, trusted
 from wb_leaderboard import classify as C
 from wb_leaderboard.outcomes import reason
 
@@ -50,6 +50,15 @@ class Entries(unittest.TestCase):
         self.assertAlmostEqual(rec["score"]["geomean_vs_reference"], product ** (1.0 / len(ratios)))
         self.assertAlmostEqual(rec["score"]["geomean_vs_reference"], 1 / 40 * C.geomean(
             [s["reference_us"] / (s["student_us"] / 40) for s in rec["shapes"]]))
+
+    def test_a_run_of_the_current_schema_scores_as_the_same_run_of_schema_2(self):
+        old = entry("fast")
+        for base in (TRUSTED, TRUSTED_V3):
+            rec = C.classify_entry(os.path.join(RESULTS, "current-schema"), trusted=trusted(base))
+            with self.subTest(baseline=os.path.basename(base)):
+                self.assertEqual(rec["status"], "ranked", rec["reasons"])
+                self.assertEqual(rec["score"], old["score"])
+                self.assertEqual(rec["shapes"], old["shapes"])
 
     def test_the_seed_the_run_printed_is_recorded(self):
         self.assertEqual(entry("fast")["seed"]["tests"], 771)
