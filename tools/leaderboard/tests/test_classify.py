@@ -83,7 +83,7 @@ class Tests(unittest.TestCase):
         doc["testsuites"][0]["testsuite"][0]["outcome"] = "race"
         self.assertEqual(C.classify_tests(0, "", json.dumps(doc))[0]["kind"], "race")
         # Without a JSON, a test left unfinished is a hang with exit code 124, a crash otherwise.
-        log = "[ RUN      ] A.b\n[wb-outcome] pass A.b\n[       OK ] A.b (1 ms)\n[ RUN      ] A.c\n"
+        log = "[ RUN      ] A.b\n[       OK ] A.b (1 ms)\n[ RUN      ] A.c\n"
         self.assertEqual(C.classify_tests(124, log, None)[0], reason("hung", "A.c"))
         self.assertEqual(C.classify_tests(139, log, None)[0]["kind"], "faulted")
         # Messages claiming success change nothing.
