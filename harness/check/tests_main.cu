@@ -230,7 +230,6 @@ void append_record(const nlohmann::ordered_json& j) {
 // One line per finished test for the run's summary (report/summary.cpp).
 void record(const OpBase& op, const Variant& v, const std::string& shape, int64_t size, const Outcome& o) {
   ::testing::Test::RecordProperty("outcome", std::string(code_name(o.code)));
-  std::printf("[wb-outcome] %s %s\n", std::string(code_name(o.code)).c_str(), current_test_name().c_str());
   const nlohmann::ordered_json j = {{"test", current_test_name()},
                                     {"op", op.common().id()},
                                     {"variant", v.name},

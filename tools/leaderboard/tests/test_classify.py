@@ -6,7 +6,7 @@ import json
 import os
 import unittest
 
-from support import RESULTS, trusted
+from support import RESULTS, TRUSTED, TRUSTED_V3, trusted
 from wb_leaderboard import classify as C
 from wb_leaderboard.outcomes import reason
 
@@ -51,6 +51,15 @@ class Entries(unittest.TestCase):
         self.assertAlmostEqual(rec["score"]["geomean_vs_reference"], 1 / 40 * C.geomean(
             [s["reference_us"] / (s["student_us"] / 40) for s in rec["shapes"]]))
 
+    def test_a_run_of_the_current_schema_scores_as_the_same_run_of_schema_2(self):
+        old = entry("fast")
+        for base in (TRUSTED, TRUSTED_V3):
+            rec = C.classify_entry(os.path.join(RESULTS, "current-schema"), trusted=trusted(base))
+            with self.subTest(baseline=os.path.basename(base)):
+                self.assertEqual(rec["status"], "ranked", rec["reasons"])
+                self.assertEqual(rec["score"], old["score"])
+                self.assertEqual(rec["shapes"], old["shapes"])
+
     def test_the_seed_the_run_printed_is_recorded(self):
         self.assertEqual(entry("fast")["seed"]["tests"], 771)
 
@@ -74,7 +83,7 @@ class Tests(unittest.TestCase):
         doc["testsuites"][0]["testsuite"][0]["outcome"] = "race"
         self.assertEqual(C.classify_tests(0, "", json.dumps(doc))[0]["kind"], "race")
         # Without a JSON, a test left unfinished is a hang with exit code 124, a crash otherwise.
-        log = "[ RUN      ] A.b\n[wb-outcome] pass A.b\n[       OK ] A.b (1 ms)\n[ RUN      ] A.c\n"
+        log = "[ RUN      ] A.b\n[       OK ] A.b (1 ms)\n[ RUN      ] A.c\n"
         self.assertEqual(C.classify_tests(124, log, None)[0], reason("hung", "A.c"))
         self.assertEqual(C.classify_tests(139, log, None)[0]["kind"], "faulted")
         # Messages claiming success change nothing.

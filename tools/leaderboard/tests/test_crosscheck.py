@@ -1,7 +1,8 @@
 """crosscheck.py: the leaderboard's own checks of a benchmark's numbers, whatever outcome code a
 row has (the measured ceilings, the baseline's bytes and reference times, numbers that follow
 from the time, one document only); every chapter's score (several references per shape, the
-library first; rows without a reference); chapter 9's whole-model score."""
+library first; rows without a reference); chapter 9's whole-model score. Results files of the
+schema the programs write now (3) and of the older ones still read (benchmark 2, decoder 1)."""
 
 import json
 import os
@@ -9,18 +10,21 @@ import shutil
 import tempfile
 import unittest
 
-from support import RESULTS, decoder_text, trusted
+from support import RESULTS, TRUSTED, TRUSTED_V3, decoder_text, trusted
 from wb_leaderboard import classify, crosscheck as X
 from wb_leaderboard.outcomes import OUTCOME_KIND
 
 
 class CrossChecks(unittest.TestCase):
+    """On a run of schema 2 (older, still read) against a baseline of schema 2."""
+    ENTRY, BASELINE = "fast", TRUSTED
+
     def setUp(self):
-        with open(os.path.join(RESULTS, "fast", "bench.json")) as f:
+        with open(os.path.join(RESULTS, self.ENTRY, "bench.json")) as f:
             self.doc = json.load(f)
 
     def classify(self, doc, base=None):
-        return X.classify_bench(0, json.dumps(doc), trusted() if base is None else base)
+        return X.classify_bench(0, json.dumps(doc), trusted(self.BASELINE) if base is None else base)
 
     def student(self, doc, shape="n=16777216", impl="student"):
         return [r for r in doc["results"] if r["role"] == "student" and r["shape"] == shape and r["impl"] == impl][0]
@@ -74,7 +78,7 @@ class CrossChecks(unittest.TestCase):
     def test_compute_above_the_ceiling_is_implausible(self):
         row = self.student(self.doc)
         row["flops"] = 1e15
-        base = trusted()
+        base = trusted(self.BASELINE)
         for r in base["results"]:
             r["flops"] = 1e15
         reasons, _, _ = self.classify(self.doc, base)
@@ -96,7 +100,7 @@ class CrossChecks(unittest.TestCase):
 
     def test_a_second_document_in_the_stream_is_rejected(self):
         text = json.dumps(self.doc) + "\n" + json.dumps(self.doc)
-        reasons, _, _ = X.classify_bench(0, text, trusted())
+        reasons, _, _ = X.classify_bench(0, text, trusted(self.BASELINE))
         self.assertEqual(reasons[0]["kind"], "implausible")
         self.assertIn("more than one document", reasons[0]["detail"])
 
@@ -113,6 +117,56 @@ class CrossChecks(unittest.TestCase):
                 r["impl"] = r["impl"] + "\n--remeasure"
         reasons, _, _ = X.classify_bench(0, json.dumps(self.doc))
         self.assertIn("implausible", [r["kind"] for r in reasons])
+
+
+class CrossChecksCurrentSchema(CrossChecks):
+    """The same checks on the run as the benchmark writes it now (schema 3: Google Benchmark's
+    context and runs beside the rows) against a baseline of schema 3."""
+    ENTRY, BASELINE = "current-schema", TRUSTED_V3
+
+
+class SchemaVersions(unittest.TestCase):
+    """Which results files a fresh run may leave is scripts/lib/wb_results.py's to say."""
+
+    def doc(self):
+        with open(os.path.join(RESULTS, "current-schema", "bench.json")) as f:
+            return json.load(f)
+
+    def test_the_same_run_in_schema_2_and_3_scores_the_same(self):
+        with open(os.path.join(RESULTS, "fast", "bench.json")) as f:
+            old = f.read()
+        scores = {}
+        for name, text in (("2", old), ("3", json.dumps(self.doc()))):
+            for base in (TRUSTED, TRUSTED_V3):
+                reasons, shapes, _ = X.classify_bench(0, text, trusted(base))
+                self.assertEqual(reasons, [], (name, base))
+                scores[name, base] = [(s["op"], s["shape"], s["impl"], round(s["vs_reference"], 9)) for s in shapes]
+        self.assertEqual(len(set(map(tuple, scores.values()))), 1, scores)
+
+    def test_files_no_version_is_read_in_are_no_result(self):
+        cases = []
+        d = self.doc(); d["schema_version"] = 4; cases.append((d, "has schema_version 4, not 2 or 3"))
+        d = self.doc(); d["kind"] = "tuning"; cases.append((d, "is a tuning results file, not a benchmark one"))
+        d = self.doc(); d["kind"] = "trace"; cases.append((d, 'has kind "trace"'))
+        d = self.doc(); del d["schema_version"]; cases.append((d, "has schema_version null, not 2 or 3"))
+        for doc, words in cases:
+            with self.subTest(words=words):
+                reasons, shapes, _ = X.classify_bench(0, json.dumps(doc), trusted(TRUSTED_V3))
+                self.assertEqual((reasons[0]["kind"], shapes), ("no-result", []))
+                self.assertIn(words, reasons[0]["detail"])
+
+    def test_a_baseline_is_a_benchmark_or_model_file_in_a_version_still_read(self):
+        with open(os.path.join(RESULTS, "schema-v1", "bench.json")) as f:
+            schema_1 = json.load(f)
+        tuning = self.doc()
+        tuning["kind"] = "tuning"
+        for doc, usable in ((trusted(TRUSTED), True), (trusted(TRUSTED_V3), True),
+                            (json.loads(decoder_text("baseline.json")), True),
+                            (json.loads(decoder_text("baseline-v3.json")), True),
+                            (json.loads(decoder_text("schema-2.json")), False),
+                            (schema_1, False), (tuning, False), ([], False), (None, False)):
+            with self.subTest(doc=str(doc)[:60]):
+                self.assertEqual(X.usable_baseline(doc) is not None, usable)
 
 
 class ChapterScores(unittest.TestCase):
@@ -184,13 +238,31 @@ class ChapterScores(unittest.TestCase):
         self.assertAlmostEqual(classify.geomean([s["vs_reference"] for s in shapes]),
                                ((245 / 980) * (4.2 / 16.8)) ** 0.5)
 
+    def test_decoder_results_of_schema_3_and_1_score_alike(self):
+        for run in ("faster.json", "faster-v3.json"):
+            for base in ("baseline.json", "baseline-v3.json"):
+                with self.subTest(run=run, base=base):
+                    reasons, shapes, notes = X.classify_bench(0, decoder_text(run), json.loads(decoder_text(base)))
+                    self.assertEqual(reasons, [])
+                    self.assertFalse(any("no baseline" in n for n in notes), notes)
+                    self.assertAlmostEqual(classify.geomean([s["vs_reference"] for s in shapes]), (2.0 * 0.8) ** 0.5)
+        # A model file is told apart by its kind, and one of another kind is not a decoder's.
+        doc = json.loads(decoder_text("faster-v3.json"))
+        doc["kind"] = "tuning"
+        reasons, _, _ = X.classify_bench(0, json.dumps(doc), json.loads(decoder_text("baseline-v3.json")))
+        self.assertEqual(reasons[0]["kind"], "no-result")
+        doc["kind"] = "model"
+        doc["schema_version"] = 2
+        reasons, _, _ = X.classify_bench(0, json.dumps(doc), json.loads(decoder_text("baseline-v3.json")))
+        self.assertIn("has schema_version 2, not 1 or 3", reasons[0]["detail"])
+
     def test_decoder_results_that_cannot_rank(self):
         base = json.loads(decoder_text("baseline.json"))
         for name, kind, words in (("no-student.json", "no-result", "no run of the student kernels"),
                                   ("two-student-runs.json", "no-result", "two runs of the student kernels"),
                                   ("zero-rate.json", "no-result", "no valid decode_tok_s"),
                                   ("library-slowed.json", "implausible", "when the leaderboard ran the library alone"),
-                                  ("schema-2.json", "no-result", "schema_version 2, not 1")):
+                                  ("schema-2.json", "no-result", "schema_version 2, not 1 or 3")):
             with self.subTest(name=name):
                 reasons, shapes, _ = X.classify_bench(0, decoder_text(name), base)
                 self.assertEqual(reasons[0]["kind"], kind, reasons)
@@ -209,12 +281,14 @@ class ChapterScores(unittest.TestCase):
         meta.update(chapter="ch09", chapter_dir="ch09_transformer")
         with open(os.path.join(entry, "meta.json"), "w") as f:
             json.dump(meta, f)
-        shutil.copy(os.path.join(os.path.dirname(RESULTS), "decoder", "faster.json"), os.path.join(entry, "bench.json"))
-        rec = classify.classify_entry(entry, trusted=json.loads(decoder_text("baseline.json")))
-        self.assertEqual(rec["status"], "ranked", rec["reasons"])
-        self.assertAlmostEqual(rec["score"]["geomean_vs_reference"], (2.0 * 0.8) ** 0.5)
-        self.assertEqual(rec["score"]["shapes"], 2)
-        self.assertIsNone(rec["score"]["roofline_measured_pct"])
+        for run, base in (("faster.json", "baseline.json"), ("faster-v3.json", "baseline-v3.json")):
+            shutil.copy(os.path.join(os.path.dirname(RESULTS), "decoder", run), os.path.join(entry, "bench.json"))
+            rec = classify.classify_entry(entry, trusted=json.loads(decoder_text(base)))
+            with self.subTest(run=run):
+                self.assertEqual(rec["status"], "ranked", rec["reasons"])
+                self.assertAlmostEqual(rec["score"]["geomean_vs_reference"], (2.0 * 0.8) ** 0.5)
+                self.assertEqual(rec["score"]["shapes"], 2)
+                self.assertIsNone(rec["score"]["roofline_measured_pct"])
 
 
 if __name__ == "__main__":

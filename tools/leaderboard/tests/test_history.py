@@ -1,6 +1,7 @@
 """history.py: the signed, append-only history. Records are signed and chained; a line that is
 not JSON, has other fields, is edited, signed with another key, replayed or forged is reported
-with its number and skipped, never rewritten; the key must be private."""
+with its number and skipped, never rewritten; the key must be private; the baseline a run
+records against is a results file of a version still read."""
 
 import json
 import os
@@ -9,7 +10,7 @@ import stat
 import tempfile
 import unittest
 
-from support import RESULTS, captured, made_class, make_key, record
+from support import DECODER, RESULTS, TRUSTED, TRUSTED_V3, captured, made_class, make_key, record
 from wb_leaderboard import history as H
 
 
@@ -99,6 +100,16 @@ class History(unittest.TestCase):
         self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
         self.assertEqual(stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode), 0o700)
         self.assertEqual(H.load_key(path), key)
+
+    def test_the_baseline_is_read_in_the_versions_still_read(self):
+        self.assertEqual(H.read_trusted(TRUSTED)["schema_version"], 2)
+        self.assertEqual(H.read_trusted(TRUSTED_V3)["schema_version"], 3)
+        self.assertEqual(H.read_trusted(os.path.join(DECODER, "baseline-v3.json"))["kind"], "model")
+        self.assertEqual(H.read_trusted(os.path.join(DECODER, "baseline.json"))["tool"], "gpt2")
+        for path in (os.path.join(RESULTS, "schema-v1", "bench.json"), os.path.join(DECODER, "schema-2.json"),
+                     os.path.join(self.tmp, "absent.json"), ""):
+            with self.subTest(path=path):
+                self.assertIsNone(H.read_trusted(path))
 
     def test_an_unknown_sandbox_is_refused(self):
         with self.assertRaises(ValueError):

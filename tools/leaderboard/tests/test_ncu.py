@@ -22,6 +22,14 @@ class Ncu(unittest.TestCase):
         with open(os.path.join(RESULTS, "fast", "bench.json")) as f:
             target = N.ncu_target(f.read())
         self.assertEqual((target["op"], target["impl"]), ("vector_add", "student"))
+        # The benchmark's results as it writes them now (schema 3) give the same row; a file of
+        # a version or kind not read gives none.
+        with open(os.path.join(RESULTS, "current-schema", "bench.json")) as f:
+            doc = json.load(f)
+        self.assertEqual(N.ncu_target(json.dumps(doc)), target)
+        for key, value in (("kind", "tuning"), ("schema_version", 4)):
+            with self.subTest(key=key):
+                self.assertIsNone(N.ncu_target(json.dumps(dict(doc, **{key: value}))))
 
     def test_the_selection_is_the_benchmarks_own(self):
         with tempfile.TemporaryDirectory() as entry:

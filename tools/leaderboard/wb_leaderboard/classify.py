@@ -1,6 +1,7 @@
 """What went wrong with one (student, chapter) entry, from what its steps left in its folder:
 the build log, the test program's results (the `outcome` code of every test in GoogleTest's
-JSON; without a JSON, the codes it printed and its exit code), the benchmark's results
+JSON, the one record of a test's outcome the leaderboard reads; without a JSON, the test its
+log left unfinished and its exit code), the benchmark's results
 (crosscheck.py) and the Nsight Compute re-measurement (ncu.py). The result is a history record
 without the run's details (history.py adds them and signs it).
 """
@@ -20,8 +21,6 @@ SCHEMA = 2                # history records written by this version
 RUN_RE = re.compile(r"^\[ RUN      \] (\S+)")
 # gtest ends a test with "[  FAILED  ] Suite/Test.Name/param, where GetParam() = ... (3 ms)".
 END_RE = re.compile(r"^\[(       OK |  FAILED  |  SKIPPED )\] ([^\s,]+)(?:,| \()")
-# The harness prints one line per finished test: "[wb-outcome] <code> <test name>".
-OUTCOME_LINE_RE = re.compile(r"^\[wb-outcome\] ([a-z_]+) (\S+)\s*$")
 SEED_RE = re.compile(r"^kernel-workbook: seed (\d{1,20})\b", re.MULTILINE)
 ERROR_LINE_RE = re.compile(r"(?:^|\s)(?:[^\s:]*/)?([^/\s:]+\.(?:cu|cuh|cpp|cc|h|hpp))(?:\((\d+)\)|:(\d+)(?::\d+)?):?\s*"
                            r"(?:fatal )?error[:\s]\s*(.*)$")
@@ -77,7 +76,7 @@ def gtest_cases(doc):
 
 def classify_tests(rc, log, json_text):
     """Reasons from the test program: the outcome code of every test in its JSON; without
-    a JSON (the program did not finish), the codes it printed and its exit code."""
+    a JSON (the program did not finish), the test it was in and its exit code."""
     reasons, seen = [], set()
 
     def add(kind, detail):
@@ -97,11 +96,6 @@ def classify_tests(rc, log, json_text):
     if doc is None:
         # The program did not finish (gtest writes its JSON at the end): the test it was
         # in has no record, and counts as hung (exit code 124) or crashed.
-        for line in (log or "").splitlines():
-            m = OUTCOME_LINE_RE.match(line)
-            if m and OUTCOME_KIND.get(m.group(1), "no-result"):
-                kind = OUTCOME_KIND.get(m.group(1)) or "no-result"
-                add(kind, m.group(2) if kind != "no-result" else "%s: unknown outcome code" % m.group(2))
         test = unfinished_test(log)
         kind = crash_or_hang(rc)
         if test:

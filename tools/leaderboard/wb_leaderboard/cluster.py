@@ -24,6 +24,7 @@ import tempfile
 
 from .atomic import publish_folder, write_json
 from .classify import classify_entry, read_steps
+from .crosscheck import usable_baseline
 from .history import RUN_ID_RE, SANDBOXES, append_history, load_history, utc_now
 from .outcomes import num, parse_one_document, read_text, reason
 from .report import why
@@ -258,7 +259,7 @@ def merge_record(rec, entry_src, task, job, merge):
         trusted = None
         if "trusted.json" in rec["files"]:
             doc, _ = parse_one_document(rec["files"]["trusted.json"])
-            trusted = doc if isinstance(doc, dict) else None
+            trusted = usable_baseline(doc)
         reasons = []
         if rec["node_problem"]:
             reasons.append(reason("node-problem", rec["node_problem"]))

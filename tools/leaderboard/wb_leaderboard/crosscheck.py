@@ -9,8 +9,8 @@ docs/leaderboard.md, "Cross-checks of every ranked row" and "Every chapter's sco
 
 import json
 
-from .outcomes import (BENCH_SCHEMA, CONTROL_CHARS, OUTCOME_KIND, num, parse_one_document, pos, reason,
-                       timed_out)
+from .outcomes import (CONTROL_CHARS, OUTCOME_KIND, num, parse_one_document, pos, reason, timed_out,
+                       wb_results)
 
 # The cross-checks of a benchmark row (docs/leaderboard.md, "Cross-checks").
 CEILING_SLACK = 1.05      # a row may exceed a measured ceiling by this factor, no more
@@ -37,7 +37,8 @@ def ceilings_of(doc):
 
 
 def legacy_rows(doc):
-    """A schema 1 results file (rows with `verdict`) as schema 2 rows; old history only."""
+    """A schema 1 results file (rows with `verdict`, no schema_version) as rows with an `outcome`
+    code; old history only."""
     names = {"pass": "pass", "implausible": "implausible", "wrong": "wrong", "fault": "fault",
              "launch error": "launch_error", "not implemented": "not_implemented"}
     rows = []
@@ -47,6 +48,15 @@ def legacy_rows(doc):
             r["outcome"] = names.get(r.pop("verdict", None), "unknown")
             rows.append(r)
     return rows
+
+
+def usable_baseline(doc):
+    """`doc` when it can serve as a baseline (the leaderboard's own run of the repository's
+    benchmark or decoder tool): a benchmark or model results file in a version
+    scripts/lib/wb_results.py reads; None otherwise."""
+    if wb_results.unreadable(doc, "benchmark") and wb_results.unreadable(doc, "model"):
+        return None
+    return doc
 
 
 def check_row(r, trusted_row, copy_gbps, compute):
@@ -92,10 +102,10 @@ def library_references(rows):
 def classify_bench(rc, bench_text, trusted=None, legacy=False):
     """Reasons, per-shape metrics and notes from the results file of a chapter's benchmark
     step (text; None if it wrote none), cross-checked against `trusted`: the repository's own
-    run of the same step, by the leaderboard, on the same GPU. Two formats are read, told
-    apart by their content, never by the chapter: the benchmark's (`schema_version` 2, a
-    `results` list of rows) and a decoder tool's (`schema_version` 1, a `tool` and a `runs`
-    list; see classify_decoder)."""
+    run of the same step, by the leaderboard, on the same GPU. Two kinds of results file are
+    read, told apart by their content, never by the chapter: a benchmark's (a `results` list of
+    rows) and a decoder tool's (a `tool` and a `runs` list; see classify_decoder). Which schema
+    versions of each are read is scripts/lib/wb_results.py's `unreadable`."""
     reasons, shapes, notes, seen = [], [], [], set()
 
     def add(kind, detail):
@@ -120,19 +130,18 @@ def classify_bench(rc, bench_text, trusted=None, legacy=False):
         else:
             add("no-result", "the benchmark's results file is %s" % problem)
         return reasons, shapes, notes
-    if isinstance(doc, dict) and "runs" in doc and "results" not in doc:
+    if isinstance(doc, dict) and wb_results.kind_of(doc) == "model":
         return classify_decoder(rc, doc, trusted)
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         add("no-result", "the benchmark's results file has no 'results' list")
         return reasons, shapes, notes
-    version = doc.get("schema_version")
-    if version == BENCH_SCHEMA:
+    problem = wb_results.unreadable(doc, "benchmark")
+    if problem is None:
         rows = [r for r in doc["results"] if isinstance(r, dict)]
-    elif version is None and legacy:
+    elif doc.get("schema_version") is None and legacy:
         rows = legacy_rows(doc)
     else:
-        add("no-result", "the benchmark's results file has schema_version %s, not %d (an old harness?)"
-            % (json.dumps(version), BENCH_SCHEMA))
+        add("no-result", "the benchmark's results file %s (an old harness?)" % problem)
         return reasons, shapes, notes
     if rc is not None and rc != 0 and timed_out(rc):
         add("hung", "in the benchmark")
@@ -226,12 +235,12 @@ def classify_bench(rc, bench_text, trusted=None, legacy=False):
 
 
 # A decoder tool (chapter 9's `gpt2 --json=FILE`) reports whole-model runs, one per set of
-# kernels: {"schema_version": 1, "tool": "gpt2", "gpu": "<name>", "runs": [{"kernels":
-# "library", "ttft_ms": X, "decode_tok_s": Y}, {"kernels": "student", ...}, ...]}. The score
+# kernels: {"schema_version": 3, "kind": "model", "tool": "gpt2", ..., "runs": [{"kernels":
+# "library", "ttft_ms": X, "decode_tok_s": Y}, {"kernels": "student", ...}, ...]} (files of
+# schema 1, with "gpu" instead of "kind" and "device", are read too). The score
 # is the geometric mean of the student's decode rate over the library's and of the library's
 # time to first token over the student's: two "shapes", each a ratio of times (a decode rate
 # becomes the time per token), so it ranks like any other chapter.
-DECODER_SCHEMA = 1
 DECODER_METRICS = (("decode", "decode_tok_s", lambda v: 1e6 / v),  # us per generated token
                    ("ttft", "ttft_ms", lambda v: 1e3 * v))          # us to the first token
 
@@ -240,8 +249,9 @@ def decoder_runs(doc):
     """({kernels: run}, problem): the runs of a decoder tool's results, or why they are not
     usable. Each run must have positive, finite numbers; a set of kernels run twice is
     ambiguous."""
-    if doc.get("schema_version") != DECODER_SCHEMA:
-        return None, "has schema_version %s, not %d" % (json.dumps(doc.get("schema_version"))[:20], DECODER_SCHEMA)
+    problem = wb_results.unreadable(doc, "model")
+    if problem:
+        return None, problem
     if not isinstance(doc.get("tool"), str) or not doc["tool"] or not isinstance(doc.get("runs"), list):
         return None, "has no 'tool' name or no 'runs' list"
     out = {}

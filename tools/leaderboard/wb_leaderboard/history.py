@@ -20,7 +20,8 @@ import re
 import sys
 
 from .classify import SCHEMA, classify_entry
-from .outcomes import BENCH_SCHEMA, REASON_LABEL, num, parse_one_document, pos, read_text
+from .crosscheck import usable_baseline
+from .outcomes import REASON_LABEL, num, parse_one_document, pos, read_text
 from .submissions import SAFE_ID_RE
 
 RECORD_FIELDS = {
@@ -200,12 +201,13 @@ def load_history(path, key, problems=None, quiet=False):
 
 
 def read_trusted(path):
-    """The baseline's benchmark results (the leaderboard's own run of the repository's
-    programs), or None when there are none usable."""
+    """The baseline's results (the leaderboard's own run of the repository's benchmark, or of
+    its decoder tool), or None when there are none usable: a benchmark or model results file
+    in a version scripts/lib/wb_results.py reads."""
     if not path:
         return None
     doc, _ = parse_one_document(read_text(path))
-    return doc if isinstance(doc, dict) and doc.get("schema_version") == BENCH_SCHEMA else None
+    return usable_baseline(doc)
 
 
 def record_entry(history, key, entry, run_id, gpu_name, gpu_uuid, sandbox, commit, logs, trusted=None):

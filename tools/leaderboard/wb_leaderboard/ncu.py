@@ -8,7 +8,7 @@ import json
 import os
 import re
 
-from .outcomes import BENCH_SCHEMA, CONTROL_CHARS, parse_one_document, pos, read_text, reason
+from .outcomes import CONTROL_CHARS, parse_one_document, pos, read_text, reason, wb_results
 
 NCU_MIN_RATIO = 0.5       # reported median / kernel time per call (ncu) below this is rejected
 HARNESS_KERNEL_PREFIXES = ("_ZN2wb", "_ZNK2wb", "_ZZN2wb")  # mangled names of the harness's own kernels
@@ -20,7 +20,7 @@ def ncu_target(bench_text):
     """The student row to re-measure with ncu: the one that claims the most over the
     reference. None when there is no timed student row."""
     doc, _ = parse_one_document(bench_text)
-    if not isinstance(doc, dict) or doc.get("schema_version") != BENCH_SCHEMA:
+    if wb_results.unreadable(doc, "benchmark"):
         return None
     rows = [r for r in doc.get("results", []) if isinstance(r, dict)]
     refs = {(r.get("op"), r.get("shape")): pos(r.get("median_us")) for r in rows if r.get("role") == "reference"}

@@ -1,14 +1,35 @@
 """The leaderboard's vocabulary: why a submission is not ranked (the reasons, most serious
 first), the harness's outcome codes and the reason each gives, and how a results file that a
-submission's process wrote is read (one JSON document, nothing after it). Nothing here knows
-a chapter; the wording of a program's messages is never read.
+submission's process wrote is read (one JSON document, nothing after it; which schema versions
+of a results file are read is for scripts/lib/wb_results.py to say). Nothing here knows a
+chapter; the wording of a program's messages is never read.
 """
 
+import importlib.util
 import json
 import math
+import os
 import re
 
-BENCH_SCHEMA = 2          # benchmark results files accepted from a fresh run
+# The one reader of the workbook's results files, which says which schema versions of a
+# benchmark's or a model tool's results are read: scripts/lib/wb_results.py of the repository
+# this package lies in (tools/leaderboard/wb_leaderboard), on the teacher's machine and in the
+# unpacked sources of a cluster job alike.
+RESULTS_READER = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                                               "scripts", "lib", "wb_results.py"))
+
+
+def _results_reader():
+    spec = importlib.util.spec_from_file_location("wb_results", RESULTS_READER)
+    if spec is None or not os.path.isfile(RESULTS_READER):
+        raise ImportError("the results reader %s is missing: the leaderboard runs from a whole copy of the "
+                          "repository" % RESULTS_READER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+wb_results = _results_reader()
 
 # Why a submission is not ranked, most serious first. The first of a submission's reasons
 # in this order is the one shown in the table; all are kept in the record.
