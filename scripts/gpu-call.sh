@@ -51,6 +51,30 @@ for step in "$@"; do
       ctest --test-dir build/all -L "^ch03-student$" -j 4 --output-on-failure >"$out/logs/wrong-ch03.log" 2>&1
       note "wrong kernels, ch03: $(grep -E "Test +#" "$out/logs/wrong-ch03.log" | awk '{print $4, $(NF-1)}' | tr '\n' ' ')"
       cp "$classes"/fast/ch03/*.cu chapters/ch03_coarsening/ ;;
+    oldbench)
+      # The benchmark of an older commit (build/old-*.tgz, a git archive) beside this one's, ch01.
+      old=/tmp/old-tree
+      rm -rf "$old" && mkdir -p "$old" && tar -xzf build/old-*.tgz -C "$old"
+      (cd "$old" && cmake --preset ch01 -DWORKBOOK_BUILD_ON_TEST=OFF && cmake --build build/ch01 --target ch01_bench -j "$(nproc)") \
+        >"$out/logs/old-build.log" 2>&1 || note "oldbench: the old tree did not build"
+      "$old"/build/ch01/bin/ch01_bench --json="$out/logs/old-ch01.json" >"$out/logs/old-ch01.txt" 2>&1
+      build/all/bin/ch01_bench --benchmark_out="$out/logs/new-ch01.json" >"$out/logs/new-ch01.txt" 2>&1
+      python3 - "$out/logs/old-ch01.json" "$out/logs/new-ch01.json" <<'PY' | tee -a "$table"
+import sys
+sys.path.insert(0, "scripts/lib")
+import wb_results as R
+old, new = (R.load(p) for p in sys.argv[1:3])
+key = lambda r: (r.get("op"), r.get("shape"), r.get("impl"))
+o = {key(r): r for r in R.rows(old)}
+print("ch01_bench, old (6a8c495) vs new: op shape impl | median us old new new/old | x ref old new")
+for r in R.rows(new):
+    a = o.get(key(r))
+    if not a or not a.get("median_us") or not r.get("median_us"):
+        continue
+    print("  %s %s %s | %.1f %.1f %.3f | %s %s" % (*key(r), a["median_us"], r["median_us"], r["median_us"] / a["median_us"],
+          a.get("vs_reference"), r.get("vs_reference")))
+PY
+      ;;
     cmd:*)
       bash -c "${step#cmd:}" 2>&1 | tee "$out/logs/cmd-$t0.log" | tail -60 ;;
     *) echo "gpu-call: unknown step '$step'" >&2 ;;
