@@ -2,7 +2,7 @@
 //
 // Chapter 1 teaches it: a launch of blocks of `threads` threads must cover every one of n
 // elements, so the grid has ceil(n / threads) blocks, and the last block's threads past n
-// must not touch memory. Every later chapter computes its grids with ceil_div.
+// must not touch memory. The later chapters' launchers compute their grids with ceil_div.
 #pragma once
 #include <type_traits>
 

@@ -2,12 +2,13 @@
 //
 //   aligned16(p)     whether p may be read or written 16 bytes at a time (float4, uint4):
 //                    chapter 1 teaches it (v3_vectorized: a float4 load needs an address that
-//                    is a multiple of 16, or the kernel faults), chapters 2 to 9 test it before
-//                    taking their vector paths.
+//                    is a multiple of 16, or the kernel faults); chapters 4 and 9 test it
+//                    before taking their vector paths.
 //   to_float(x)      an element (FP32 or BF16) widened to FP32, and
 //   from_float<T>(v) an FP32 value rounded once (to nearest even) to the element type:
 //                    chapter 3 teaches the pattern (BF16 in memory, FP32 in the arithmetic:
-//                    exercise 3's sum); chapters 6 and 9 and the GPT-2 model use these.
+//                    exercise 3's sum); its solution, chapters 6 and 9 and the GPT-2 model
+//                    use these.
 #pragma once
 #include <cuda_bf16.h>
 
