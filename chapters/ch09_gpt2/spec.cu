@@ -17,8 +17,9 @@
 // run in the model's FP32 path. A wrong GELU shows in both: the erf GELU differs from the
 // tanh one by up to 5e-4, below BF16's rounding of y where y is near 1, but in the negative
 // tail (v in [-3.7, -2.6], where GELU is -1e-2 ... -4e-4) the two differ by 10 % to 80 % of
-// the value; the "gelu_tail" inputs put every v there, with a sum that is exact in any order
-// and a tolerance of one rounding of y plus 3e-5 (see y_tol), so BF16 tells them apart too.
+// the value; the "gelu_tail" inputs put every v there, with small weights (|w| < 1/64,
+// K <= 128) so that the sum's rounding in any order stays far below that gap, and a
+// tolerance of one rounding of y plus about 3e-5 (see y_tol): BF16 tells them apart too.
 //
 // Beyond the catalogue:
 //   * the GELU at the edge of the range ("gelu_large": v in +-[77, 213]): a tanh evaluated as
