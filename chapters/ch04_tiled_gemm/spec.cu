@@ -169,6 +169,11 @@ wb::OpSpec<SgemmFn> sgemm() {
       .ref_rows = [](const wb::Shape& s) { return s["M"]; },
       .test_shapes = test_shapes(),
       .random_shapes = random_shapes,
+      // The race pass: 4100 x 8200 x 64, more than 2,000 tiles of 128 x 128 (8,700 of 64 x 64):
+      // every block of a grid that fits on the GPU at once computes two tiles or more, so a
+      // persistent kernel whose next tile's first loads race its last reads of the shared tiles
+      // meets racecheck; K = 64 is two K steps or more of every tile depth.
+      .race_shapes = {bench_shape(4100, 8200, 64)},
       .bench_shapes = {bench_shape(4096, 4096, 4096)},
       .full_bench_shapes = {bench_shape(1024, 1024, 1024), bench_shape(2048, 2048, 2048),
                             bench_shape(4096, 1024, 8192)},

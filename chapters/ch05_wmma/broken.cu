@@ -249,6 +249,41 @@ void a_prefetch(int M, int N, int K, const __half* A, const __half* B, const flo
   WB_CHECK_LAUNCH();
 }
 
+// --- 7. INT8: B's rows read 8 bytes at a time when N % 4 == 0 -----------------------------
+// Each thread computes 8 neighbouring outputs D[i][j0 .. j0 + 7] and reads B[p][j0 .. j0 + 7]
+// as one 8-byte load when N % 4 == 0 (rows of whole 4-byte words) instead of N % 8 == 0: a
+// row p of B starts at p * N bytes, 8-byte aligned only when N % 8 == 0 or p is even. Right
+// on every shape whose N is a multiple of 8 or not of 4; N = 36 or 44 (4 and 12 bytes past
+// 16) make the odd rows' loads misaligned.
+
+__global__ void i8_b_word_rule_kernel(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t* C,
+                                      int32_t* D) {
+  const int i = blockIdx.y, j0 = 8 * (blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= M || j0 >= N) return;
+  int acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  const bool vec = N % 4 == 0 && j0 + 8 <= N;  // should be N % 8 == 0
+  for (int p = 0; p < K; ++p) {
+    const int a = A[size_t(i) * K + p];
+    const int8_t* brow = B + size_t(p) * N + j0;
+    if (vec) {
+      const int2 w = *reinterpret_cast<const int2*>(brow);  // 8 bytes: misaligned when (p * N) % 8 == 4
+      const int8_t* b = reinterpret_cast<const int8_t*>(&w);
+      for (int e = 0; e < 8; ++e) acc[e] += a * b[e];
+    } else {
+      for (int e = 0; e < 8 && j0 + e < N; ++e) acc[e] += a * brow[e];
+    }
+  }
+  for (int e = 0; e < 8 && j0 + e < N; ++e) {
+    D[size_t(i) * N + j0 + e] = acc[e] + (C ? C[size_t(i) * N + j0 + e] : 0);
+  }
+}
+void i8_b_word_rule(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t* C, int32_t* D,
+                    cudaStream_t s) {
+  if (M <= 0 || N <= 0) return;
+  i8_b_word_rule_kernel<<<dim3((N + 8 * 64 - 1) / (8 * 64), M), 64, 0, s>>>(M, N, K, A, B, C, D);
+  WB_CHECK_LAUNCH();
+}
+
 wb::Shape gemm_shape(int64_t m, int64_t n, int64_t k) {
   wb::Shape s{{"M", m}, {"N", n}, {"K", k}};
   s.set_param("with_c", 0);
@@ -287,6 +322,11 @@ WB_VARIANTS(ch05_broken, wb::Role::Broken) {
       f16_f32("reads_past_end_of_a", &a_prefetch)
           .rejected_as({Code::OobRead}, "loads A[p + 1] before testing p + 1 < K")
           .on({gemm_shape(17, 33, 65), gemm_shape(64, 64, 64)}),
+      // Caught by the row-alignment shapes (N = 36, 44: B's odd rows 4 bytes off 8).
+      wb::variant("gemm/i8_i32", "b_rows_read_by_the_word_rule", &i8_b_word_rule)
+          .needs_cc(75)
+          .rejected_as({Code::Fault, Code::Wrong, Code::OobRead},
+                       "8-byte loads of B's rows when N % 4 == 0 (an INT8 row is 8-byte aligned only when N % 8 == 0)"),
   };
 }
 

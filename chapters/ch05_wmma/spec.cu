@@ -19,6 +19,17 @@
 //     accumulator.
 // A failure names the wrong coordinates, expected vs got, a tile map and, where one fits,
 // a diagnosis: the K remainder left out, A or B read as column-major.
+//
+// Also:
+//   * row alignment, one operand at a time: K (A's row length) and N (B's) of 34 to 44, so
+//     that the rows of one operand start 2, 4, 6, 8, 10 or 12 bytes past a 16-byte boundary
+//     (INT8; 4, 8 or 12 in FP16 and BF16) while the other's are aligned: a vector or cp.async
+//     path that checks one operand's alignment, or the wrong multiple, meets its misaligned
+//     rows;
+//   * race shapes (OpSpec::race_shapes): 4100 x 8200 x 64, more than 2,000 tiles of 128 x 128
+//     (8,700 of 64 x 64), so that every block of a grid that fits on the GPU at once computes
+//     two tiles or more: a persistent GEMM without a barrier between its last reads of a
+//     stage and the next tile's first copies into it meets the race pass.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -74,6 +85,22 @@ std::vector<wb::Shape> chapter_shapes() {
   for (const auto& x : as_shapes(extra)) s.push_back(x);
   return s;
 }
+
+// One operand's rows misaligned, the other's aligned: K (A) or N (B) in 34 .. 44 (2 .. 12 bytes
+// past 16 in INT8, 4 .. 12 in 16-bit types), the other 64; and two larger ones, several tiles.
+std::vector<wb::Shape> alignment_shapes() {
+  std::vector<wb::Extent3> e;
+  for (int64_t r : {34, 36, 38, 40, 42, 44}) {
+    e.push_back({64, 64, r});  // A's rows misaligned
+    e.push_back({64, r, 64});  // B's rows misaligned
+  }
+  e.push_back({130, 132, 96});
+  e.push_back({130, 96, 132});
+  return as_shapes(e);
+}
+
+// The race pass (see the header).
+std::vector<wb::Shape> race_shapes() { return {gemm_shape(4100, 8200, 64)}; }
 
 // The type pairs that share their main loop with one above (only the epilogue differs)
 // meet the shapes that exercise the edges.
@@ -267,6 +294,7 @@ wb::OpSpec<GemmFn<In, Out>> gemm_op(const char* dtype, std::vector<wb::Shape> sh
       .test_shapes = std::move(shapes),
       .random_shapes = &random_shapes,
       .input_sets = std::move(sets),
+      .race_shapes = race_shapes(),
       .bytes = [=](const wb::Shape& s) {
         const double m = s["M"], n = s["N"], k = s["K"];
         return in_bytes * (m * k + k * n) + out_bytes * m * n;  // A and B read once, D written once
@@ -299,7 +327,7 @@ const wb::Shape kCube8192 = gemm_shape(8192, 8192, 8192);
 // the other two share those main loops and meet the edge shapes. D = A * B + C for all.
 // Benchmark: by default 4096^3 in BF16 and INT8; --full adds 8192^3 BF16 and 4096^3 FP16.
 WB_OPS(ch05) {
-  const auto every = concat(chapter_shapes(), add_c_shapes());
+  const auto every = concat(concat(chapter_shapes(), add_c_shapes()), alignment_shapes());
   const auto edges = concat(edge_shapes(), add_c_shapes());
 
   auto f16_f32 = gemm_op<__half, float>("f16_f32", every);

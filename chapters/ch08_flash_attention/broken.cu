@@ -440,3 +440,111 @@ WB_VARIANTS(ch08_broken_part2, wb::Role::Broken) {
 }
 
 }  // namespace ch08::broken
+
+// ===========================================================================================
+// Part 3: the attention of part 1 (attention/f32, attention/bf16) as a thread per query row
+// running the online softmax one key at a time, with one mistake each:
+//
+//   launcher                  mistake                                       caught by
+//   max_from_zero             the running max starts at 0, not -inf: a      the far_below inputs
+//                             row whose scores all lie below about -88      (every score near
+//                             has every exp(s - 0) underflow to 0, and      -100 ... -230): o = 0,
+//                             is answered as a row that sees no key         lse = -inf (Wrong)
+//   int_offsets_bf16          every offset ((b H + h) S + j) D + d in int   the large case: keys
+//                                                                           past element 2^31
+
+namespace ch08::broken {
+
+AttentionF32Fn max_from_zero;
+AttentionBf16Fn int_offsets_bf16;
+
+namespace {
+
+enum class RowMistake { MaxFromZero, IntOffsets };
+
+__device__ __forceinline__ float as_float(float v) { return v; }
+__device__ __forceinline__ float as_float(bf16 v) { return __bfloat162float(v); }
+template <class T> __device__ __forceinline__ T as_elem(float v);
+template <> __device__ __forceinline__ float as_elem<float>(float v) { return v; }
+template <> __device__ __forceinline__ bf16 as_elem<bf16>(float v) { return __float2bfloat16_rn(v); }
+
+// grid (ceil(B H Sq / 64)), a thread per query row.
+template <class T, RowMistake kM>
+__global__ void attention_rows(const T* q, const T* k, const T* v, T* o, float* lse, int B, int H, int Sq, int Sk,
+                               int D, float scale, bool causal) {
+  const long long row = static_cast<long long>(blockIdx.x) * 64 + threadIdx.x;
+  if (row >= static_cast<long long>(B) * H * Sq) return;
+  const long long bh = row / Sq;
+  const int i = static_cast<int>(row % Sq);
+  const int visible = causal ? max(0, min(Sk, i + Sk - Sq + 1)) : Sk;
+  float acc[kMaxD];
+  for (int d = 0; d < D; ++d) acc[d] = 0.0f;
+  float m = kM == RowMistake::MaxFromZero ? 0.0f : -INFINITY, l = 0.0f;  // MaxFromZero: should be -INFINITY
+  for (int j = 0; j < visible; ++j) {
+    size_t at;
+    if constexpr (kM == RowMistake::IntOffsets) {
+      const int ibh = static_cast<int>(bh);
+      at = static_cast<size_t>((ibh * Sk + j) * D);  // should be (size_t(bh) * Sk + j) * D: wraps past 2^31
+    } else {
+      at = (static_cast<size_t>(bh) * Sk + j) * D;
+    }
+    float dot = 0.0f;
+    for (int d = 0; d < D; ++d) dot = fmaf(as_float(q[row * D + d]), as_float(k[at + d]), dot);
+    const float s = dot * scale;
+    if (s > m) {
+      const float alpha = expf(m - s);
+      l *= alpha;
+      for (int d = 0; d < D; ++d) acc[d] *= alpha;
+      m = s;
+    }
+    const float p = expf(s - m);
+    l += p;
+    for (int d = 0; d < D; ++d) acc[d] = fmaf(p, as_float(v[at + d]), acc[d]);
+  }
+  const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+  for (int d = 0; d < D; ++d) o[row * D + d] = as_elem<T>(acc[d] * inv);
+  lse[row] = l > 0.0f ? m + logf(l) : -INFINITY;
+}
+
+template <class T, RowMistake kM>
+void attention_rows_run(const T* q, const T* k, const T* v, T* o, float* lse, int B, int H, int Sq, int Sk, int D,
+                        float scale, bool causal, cudaStream_t stream) {
+  const long long rows = static_cast<long long>(B) * H * Sq;
+  if (rows == 0) return;
+  attention_rows<T, kM><<<static_cast<unsigned>((rows + 63) / 64), 64, 0, stream>>>(q, k, v, o, lse, B, H, Sq, Sk, D,
+                                                                                   scale, causal);
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void max_from_zero(const float* q, const float* k, const float* v, float* o, float* lse, int B, int H, int Sq, int Sk,
+                   int D, float scale, bool causal, void*, cudaStream_t stream) {
+  attention_rows_run<float, RowMistake::MaxFromZero>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream);
+}
+
+void int_offsets_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, int B, int H, int Sq, int Sk,
+                      int D, float scale, bool causal, void*, cudaStream_t stream) {
+  attention_rows_run<bf16, RowMistake::IntOffsets>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream);
+}
+
+WB_VARIANTS(ch08_broken_part3, wb::Role::Broken) {
+  using wb::Code;
+  const auto attn = [](int64_t B, int64_t H, int64_t Sq, int64_t Sk, int64_t D, int64_t causal) {
+    return wb::Shape{{"B", B}, {"H", H}, {"Sq", Sq}, {"Sk", Sk}, {"D", D}, {"causal", causal}};
+  };
+  return {
+      // Right on every shape with ordinary scores (a shift by 0 is as good as any while the
+      // exps stay finite and nonzero); the far_below inputs are not.
+      wb::variant("attention/f32", "max_from_zero", &max_from_zero)
+          .on({attn(1, 2, 17, 17, 64, 1), attn(1, 2, 129, 17, 64, 1)})
+          .rejected_as({Code::Wrong, Code::NaN}, "the running max started at 0 instead of -inf"),
+      // Right below 2^31 elements per tensor; the large case's keys and values reach past it.
+      wb::variant("attention/bf16", "int_offsets", &int_offsets_bf16)
+          .on({attn(1, 2, 17, 129, 64, 0)})
+          .rejected_as({Code::Fault, Code::OobRead, Code::OobWrite, Code::Wrong, Code::NaN, Code::Unwritten},
+                       "the key offset ((b H + h) Sk + j) D computed in int"),
+  };
+}
+
+}  // namespace ch08::broken

@@ -65,6 +65,9 @@
 //   * D is a multiple of 8 and at most 128; 32, 64, 96 and 128 are tested, so a kernel that
 //     only works for one head size fails. (D % 8 == 0 makes every row of q, k, v and o a whole
 //     number of 16-byte pieces in BF16, and of 32-byte pieces in FP32.)
+//   * a tensor may hold more than 2^31 elements (the large cases: 64 heads of a million keys,
+//     B * H * Sq * Sk scores, a long KV cache, a ragged batch of 16 M tokens): compute every
+//     offset in 64 bits (size_t);
 //   * every pointer is 16-byte aligned; the outputs do not overlap the inputs or each other;
 //     every output is poisoned (NaN) before your launcher runs, and the memory just after
 //     each input is unmapped in one of the test's passes: a read past the last key faults.

@@ -32,6 +32,24 @@
 //   * lse = m + log(l): p_rel absolute.
 // Mistakes (a missing rescale, a mask off by one key, the scale applied twice, a race on a
 // tile) make errors of 1e-2 and more, far above every bound.
+//
+// Beyond the catalogue, for every op:
+//   * scores at the edge of the range (the "far_below" and "far_above" inputs): q in [4, 5)
+//     and k in [-5, -4) (or [4, 5)), so that every score of a row lies far below -88 (or far
+//     above +88); a running max started at 0 makes every exp(s - 0) underflow, and with the
+//     causal shapes whose first rows see no key or one key, a row of one finite score among
+//     -inf is there too. Their tolerances (and the yardstick's floors) take the scores'
+//     magnitude, not their spread, as the scale of the FP32 rounding (scores_at);
+//   * a large case (tag "large", uniform inputs that are drawn fast): offsets past 2^31 in
+//     the tensor a kernel indexes most, with everything else small: the scores (B H Sq Sk:
+//     attention_probs' p, exercise 1's scratch), the keys and values (64 heads of 1,048,577
+//     keys, one query each), the KV cache (2 x 8 heads of 2,097,153 entries), the tokens of a
+//     ragged batch (4,097 sequences of 4,096). 8.6 to 17.2 GB each; the yardstick is not run;
+//   * race shapes (OpSpec::race_shapes): thousands of query tiles (B H Sq / 64 >= 2,400) over
+//     two key tiles or more, 600 ragged sequences, and a cache long enough that every chunk of
+//     a split-KV decode holds many key tiles: every block of a grid that fits on the GPU at
+//     once loops, and a persistent kernel without its end-of-iteration barrier meets the race
+//     pass.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -69,7 +87,13 @@ double visible_pairs(const wb::Shape& s) {
 // --- tolerances (see the header comment) ------------------------------------------------------
 
 double sigma(const wb::Shape& s) { return s.param_or("sigma", 1.0); }
-double score_err(const wb::Shape& s) { return 16 * kU32 * std::sqrt(static_cast<double>(s["D"])) * sigma(s); }
+// The scores' magnitude where it is far above their spread (the far_below / far_above inputs:
+// scores_at = 250): the FP32 rounding of a sum that large, not the spread, bounds the error.
+double score_scale(const wb::Shape& s) { return std::max(sigma(s), s.param_or("scores_at", 0.0)); }
+double score_err(const wb::Shape& s) { return 16 * kU32 * std::sqrt(static_cast<double>(s["D"])) * score_scale(s); }
+// On those inputs the kernel's and the library's scores are rounded at that magnitude, each in
+// its own order: the yardstick's floor takes that rounding in too (0 elsewhere).
+double far_floor(const wb::Shape& s) { return s.param_or("scores_at", 0.0) > 0 ? 2 * score_err(s) : 0.0; }
 // Keys a row may see at most: Sk, or the cache length (decode), or the longest sequence (ragged).
 int64_t max_keys(const wb::Shape& s) { return s.has("Sk") ? s["Sk"] : s.has("Lmax") ? s["Lmax"] : s["maxlen"]; }
 double p_rel(const wb::Shape& s) {
@@ -99,10 +123,12 @@ wb::Tol p_tol() {
 // sees (8 u sqrt(keys)): the kernel keeps its running sum through rescalings by exp2 while the
 // library sums each finished row once (on an H200 at 8192 keys, D 64: 2.3e-5 against the
 // library's 8.7e-7); a sum kept in BF16 is off by 1e-3 or more.
-double lse_floor(const wb::Shape& s) { return 2e-5 + 8 * kU32 * std::sqrt(static_cast<double>(max_keys(s))); }
+double lse_floor(const wb::Shape& s) {
+  return 2e-5 + 8 * kU32 * std::sqrt(static_cast<double>(max_keys(s))) + far_floor(s);
+}
 wb::TensorSpec o_out(DType t, double floor, std::vector<std::string> dims = {"B", "H", "Sq", "D"}) {
   auto o = wb::output("o", std::move(dims), t, o_tol());
-  if (floor >= 0) o.yardstick_floor = [floor](const wb::Shape&) { return floor; };  // negative: the default
+  if (floor >= 0) o.yardstick_floor = [floor](const wb::Shape& s) { return floor + far_floor(s); };  // negative: the default
   return o;
 }
 wb::TensorSpec lse_out(std::vector<std::string> dims = {"B", "H", "Sq"}) {
@@ -190,6 +216,28 @@ wb::Dist rising_keys() {
                           });
 }
 
+// Scores far below or far above zero: q in [4, 5) and the keys in [-5, -4) or [4, 5). A score
+// is about 20 sqrt(D) in magnitude (-115 at D = 32 ... -229 at D = 128) with a spread of a few
+// units; scores_at (see score_scale) is that magnitude, which bounds the FP32 rounding of sums
+// that large.
+std::vector<wb::InputSet> edge_sets(const char* keys, std::vector<wb::Shape> shapes) {
+  for (auto& x : shapes) x.set_param("scores_at", 250);
+  return {{"far_below", {{"q", wb::dist::uniform(4, 5)}, {keys, wb::dist::uniform(-5, -4)}}, shapes},
+          {"far_above", {{"q", wb::dist::uniform(4, 5)}, {keys, wb::dist::uniform(4, 5)}}, shapes}};
+}
+
+// Uniform inputs for the large cases (drawn fast: 2^31 normal values take seconds), and the
+// scores' sigma for them (q and k in [-2, 2): about 1.33).
+std::vector<std::pair<std::string, wb::Dist>> uniform_inputs(std::initializer_list<const char*> names) {
+  std::vector<std::pair<std::string, wb::Dist>> out;
+  for (const char* n : names) out.emplace_back(n, wb::dist::uniform(-2, 2));
+  return out;
+}
+wb::Shape large_shape(wb::Shape s) {
+  s.set_param("sigma", 1.5);
+  return s.tag("large");
+}
+
 std::vector<wb::InputSet> input_sets(bool probs) {
   const int64_t D2 = probs ? 64 : 128;
   std::vector<wb::Shape> peaked, rising;
@@ -199,8 +247,30 @@ std::vector<wb::InputSet> input_sets(bool probs) {
     rising.push_back(attn(1, 1, 1000, 1000, 64, c).set_param("sigma", 2.25));
     rising.push_back(attn(1, 1, 4096, 4096, D2, c).set_param("sigma", 2.25));
   }
-  return {{"peaked", {{"q", wb::dist::normal(0, 4)}}, peaked}, {"rising_keys", {{"k", rising_keys()}}, rising}};
+  std::vector<wb::InputSet> sets = {{"peaked", {{"q", wb::dist::normal(0, 4)}}, peaked},
+                                    {"rising_keys", {{"k", rising_keys()}}, rising}};
+  for (auto& set : edge_sets("k", {attn(1, 2, 129, 129, 64, 1), attn(1, 2, 129, 17, 64, 1), attn(1, 2, 65, 64, 32, 1),
+                                   attn(1, 1, 1000, 1000, D2, 0)})) {
+    sets.push_back(std::move(set));
+  }
+  // The large cases: the scores past 2^31 (attention_probs' p; exercise 1's scratch), and
+  // the keys and values past 2^31 (FP32 attention only here: BF16 has its own).
+  std::vector<wb::Shape> large = {large_shape(attn(1, 128, 4097, 4097, 32, 0))};
+  if (!probs) large.push_back(large_shape(attn(1, 64, 1, 1048577, 32, 0)));
+  sets.push_back({"large", uniform_inputs({"q", "k", "v"}), large});
+  return sets;
 }
+
+// The BF16 attention's sets: those of FP32 attention, with its large case past 2^31 keys.
+std::vector<wb::InputSet> bf16_input_sets() {
+  auto sets = input_sets(false);
+  sets.back().shapes = {large_shape(attn(1, 64, 1, 1048577, 32, 1))};
+  return sets;
+}
+
+// The race pass: 153,632 query rows (2,401 tiles of 64, 4,802 of 32) over 129 keys (three
+// tiles of 64 or more), D 32.
+std::vector<wb::Shape> attention_race_shapes() { return {attn(8, 4, 4801, 129, 32, 0)}; }
 
 // --- the float64 reference ---------------------------------------------------------------------
 
@@ -327,7 +397,8 @@ std::string diagnose(const wb::Diagnosis& d) {
 
 template <class T, class Fn>
 wb::OpSpec<Fn> attention_op(const char* dtype, const char* title, Fn* yardstick, double o_floor, wb::Peak peak,
-                            std::vector<wb::Shape> bench_shapes, std::vector<wb::Shape> full_bench_shapes) {
+                            std::vector<wb::Shape> bench_shapes, std::vector<wb::Shape> full_bench_shapes,
+                            std::vector<wb::InputSet> sets) {
   constexpr DType t = wb::dtype_of<T>();
   return {
       .name = "attention",
@@ -341,7 +412,8 @@ wb::OpSpec<Fn> attention_op(const char* dtype, const char* title, Fn* yardstick,
       .ref_rows = query_rows,
       .test_shapes = attention_shapes(),
       .random_shapes = random_shapes,
-      .input_sets = input_sets(false),
+      .input_sets = std::move(sets),
+      .race_shapes = attention_race_shapes(),
       .bench_shapes = std::move(bench_shapes),
       .full_bench_shapes = std::move(full_bench_shapes),
       .bytes = [](const wb::Shape& s) { return attention_bytes(s, sizeof(T)); },
@@ -361,7 +433,7 @@ wb::OpSpec<Fn> attention_op(const char* dtype, const char* title, Fn* yardstick,
 
 wb::OpSpec<ScoresSoftmaxF32Fn> probs_op() {
   auto p = wb::output("p", {"B", "H", "Sq", "Sk"}, DType::F32, p_tol());
-  p.yardstick_floor = [](const wb::Shape&) { return 1e-7; };
+  p.yardstick_floor = [](const wb::Shape& s) { return 1e-7 + far_floor(s); };
   return {
       .name = "attention_probs",
       .dtype = "f32",
@@ -374,6 +446,7 @@ wb::OpSpec<ScoresSoftmaxF32Fn> probs_op() {
       .test_shapes = probs_shapes(),
       .random_shapes = random_shapes,
       .input_sets = input_sets(true),
+      .race_shapes = attention_race_shapes(),
       // The default run: one head group at 4096 (P is 268 MB); --full: B 4, H 16 (P is 4.3 GB).
       .bench_shapes = {attn(1, 4, 4096, 4096, 64, 0)},
       .full_bench_shapes = bench(4, 4096, {64, 128}),
@@ -509,6 +582,8 @@ wb::OpSpec<AttentionGqaBf16Fn> gqa_op() {
             }
             return out;
           },
+      .input_sets = edge_sets("k", {gqa(1, 8, 2, 129, 17, 64, 1), gqa(1, 8, 2, 129, 129, 128, 0)}),
+      .race_shapes = {gqa(8, 4, 2, 4801, 129, 32, 0)},
       .bench_shapes = {gqa(2, 32, 8, 4096, 4096, 128, 1)},
       .full_bench_shapes = {gqa(4, 32, 8, 4096, 4096, 128, 0), gqa(4, 32, 8, 4096, 4096, 128, 1),
                             gqa(4, 32, 1, 4096, 4096, 128, 1), gqa(4, 32, 32, 4096, 4096, 128, 1)},
@@ -555,6 +630,8 @@ std::vector<int64_t> ragged_lengths(int64_t mix) {
     case 2: return {65, 1, 64, 63};
     case 3: return {17, 129, 1000, 2, 64, 65, 127, 300};
     case 4: return {128, 128, 128, 128};
+    case 5: return std::vector<int64_t>(4097, 4096);  // the large case: 16,781,312 tokens
+    case 6: return std::vector<int64_t>(600, 257);    // the race pass: 600 sequences of 5 tiles
     default: break;
   }
   std::vector<int64_t> out;
@@ -644,6 +721,14 @@ wb::OpSpec<RaggedAttentionBf16Fn> ragged_op() {
             }
             return out;
           },
+      // Past 2^31: 16,781,312 tokens of one head of 128 in q, k, v and o (4.3 GB each).
+      .input_sets =
+          [] {
+            auto sets = edge_sets("k", {ragged(2, 3, 3, 64, 1), ragged(3, 4, 2, 128, 0)});
+            sets.push_back({"large", uniform_inputs({"q", "k", "v"}), {large_shape(ragged(5, 1, 1, 128, 1))}});
+            return sets;
+          }(),
+      .race_shapes = {ragged(6, 2, 2, 32, 1)},
       // 16 sequences of 512 to 8192 tokens, and 16 of their mean length (the same tokens): the
       // default run at 8 heads, causal; --full at 16 heads, with and without the mask, and 32/8.
       .bench_shapes = {ragged(200, 8, 8, 128, 1), ragged(300, 8, 8, 128, 1)},
@@ -776,6 +861,17 @@ wb::OpSpec<DecodeAttentionBf16Fn> decode_op() {
             }
             return out;
           },
+      // Past 2^31: a cache of 2 x 8 heads of 2,097,153 entries of 64 (4.3 GB each for k and v).
+      .input_sets =
+          [] {
+            auto sets = edge_sets("k_cache", {decode(2, 8, 2, 300, 64, 1), decode(1, 8, 8, 17, 128, 0)});
+            sets.push_back({"large",
+                            uniform_inputs({"q", "k_cache", "v_cache"}),
+                            {large_shape(decode(2, 16, 8, 2097153, 64, 0))}});
+            return sets;
+          }(),
+      // 65,600 entries: 64 chunks of 16 key tiles each in a split-KV launch.
+      .race_shapes = {decode(1, 8, 8, 65600, 64, 0)},
       // Batch 1, 32 query heads over 8 kv heads, D 128: the bandwidth target's shapes (32768 in
       // --full, with the batched ones).
       .bench_shapes = {decode(1, 32, 8, 8192, 128, 0)},
@@ -823,13 +919,13 @@ WB_OPS(ch08) {
   // FP32: the fused-vs-unfused comparison at 4096 (the scores of B = 4, H = 16 take 4.3 GB).
   wb::add_op(attention_op<float, AttentionF32Fn>("f32", "attention forward, FP32: o = softmax(scale q k^T) v, lse",
                                                  &unfused::attention_f32, -1.0, wb::Peak::FP32, bench(1, 4096, {64}),
-                                                 bench(4, 4096, {64, 128})));
+                                                 bench(4, 4096, {64, 128}), input_sets(false)));
   // BF16: S 8192, D 64 and 128, with and without the mask (the FlashAttention-2 and cuDNN
   // comparison, B 4 in --full); --full adds 4096 (beside the unfused cuBLAS pipeline).
   wb::add_op(attention_op<bf16, AttentionBf16Fn>(
       "bf16", "attention forward, BF16 in and out, FP32 accumulation", &unfused::attention_bf16, 1e-4,
       wb::Peak::BF16Tensor, {attn(2, 16, 8192, 8192, 128, 0), attn(2, 16, 8192, 8192, 64, 1)},
-      concat(bench(4, 8192, {64, 128}), bench(4, 4096, {64, 128}))));
+      concat(bench(4, 8192, {64, 128}), bench(4, 4096, {64, 128})), bf16_input_sets()));
   wb::add_op(gqa_op());
   wb::add_op(ragged_op());
   wb::add_op(decode_op());

@@ -2,11 +2,20 @@
 // Each must be rejected by the checks the learner's kernels meet; if one passes, the checks
 // have gone soft.
 //
-//   launcher        mistake                                             caught by
-//   gelu_erf        the erf GELU 0.5 v (1 + erf(v / sqrt 2)) instead    the FP32 forms (up to 5e-4
-//                   of GPT-2's tanh form                                apart; BF16 rounds it away)
-//   bias_twice      b added to the sum, then again in the epilogue      every shape (b ~ U(-2, 2))
-//   w_transposed    W read as [K, N] (W[k * N + n]), the Conv1D layout  values (even for square W)
+//   launcher          mistake                                           caught by
+//   gelu_erf          the erf GELU 0.5 v (1 + erf(v / sqrt 2)) instead  the FP32 forms, and in BF16
+//                     of GPT-2's tanh form                              the gelu_tail inputs (v in
+//                                                                       the negative tail, 10-80 %
+//                                                                       apart)
+//   bias_twice        b added to the sum, then again in the epilogue    every shape (b ~ U(-2, 2))
+//   w_transposed      W read as [K, N] (W[k * N + n]), the Conv1D       values (even for square W)
+//                     layout
+//   tanh_from_exp     tanh(z) as (e^2z - 1) / (e^2z + 1): NaN once      the gelu_large inputs
+//                     e^2z overflows (v above about 10)                 (|v| from 77 to 213)
+//   fp32_vector_rule  16-byte loads of W's rows when K % 4 == 0 (the    K = 772, 4100 (rows 8-byte
+//                     FP32 rule; BF16 needs K % 8 == 0)                 aligned): misaligned loads
+//   int_row_offset    the row start n * K of W in int                   the large GEMV (W past
+//                                                                       element 2^31)
 //
 // One thread per output (the first solution step's loop), one mistake each.
 #include <cuda_runtime.h>
@@ -18,7 +27,14 @@
 namespace ch09::broken {
 namespace {
 
-enum class Mistake { GeluErf, BiasTwice, WTransposed };
+enum class Mistake { GeluErf, BiasTwice, WTransposed, TanhFromExp, Fp32VectorRule, IntRowOffset };
+
+// tanh through one exponential: right while e^2z is finite, NaN (inf / inf) past z of about 44.
+__device__ __forceinline__ float gelu_tanh_from_exp(float v) {
+  const float z = 0.7978845608028654f * (v + 0.044715f * v * v * v);
+  const float e = expf(2.0f * z);
+  return 0.5f * v * (1.0f + (e - 1.0f) / (e + 1.0f));
+}
 
 __device__ __forceinline__ float f32(float v) { return v; }
 __device__ __forceinline__ float f32(bf16 v) { return __bfloat162float(v); }
@@ -31,16 +47,36 @@ __global__ void linear_kernel(const T* x, const T* w, const T* b, T* y, int M, i
   const int n = blockIdx.x * 16 + threadIdx.x, m = blockIdx.y * 16 + threadIdx.y;
   if (m >= M || n >= N) return;
   float acc = 0.0f;
-  for (int k = 0; k < K; ++k) {
-    const size_t wi = kMistake == Mistake::WTransposed ? size_t(k) * N + n : size_t(n) * K + k;
-    acc += f32(x[size_t(m) * K + k]) * f32(w[wi]);
+  if constexpr (kMistake == Mistake::Fp32VectorRule && sizeof(T) == 2) {
+    if (K % 4 == 0) {  // should be K % 8 == 0 for 2-byte elements: 8 of them make 16 bytes
+      const uint4* w4 = reinterpret_cast<const uint4*>(w + size_t(n) * K);
+      const uint4* x4 = reinterpret_cast<const uint4*>(x + size_t(m) * K);
+      for (int p = 0; p < K / 8; ++p) {
+        const uint4 a = w4[p], c = x4[p];
+        const T* pa = reinterpret_cast<const T*>(&a);
+        const T* pc = reinterpret_cast<const T*>(&c);
+        for (int e = 0; e < 8; ++e) acc += f32(pc[e]) * f32(pa[e]);
+      }
+      for (int k = K / 8 * 8; k < K; ++k) acc += f32(x[size_t(m) * K + k]) * f32(w[size_t(n) * K + k]);
+    } else {
+      for (int k = 0; k < K; ++k) acc += f32(x[size_t(m) * K + k]) * f32(w[size_t(n) * K + k]);
+    }
+  } else {
+    const T* wrow = w + size_t(n) * K;
+    if constexpr (kMistake == Mistake::IntRowOffset) wrow = w + n * K;  // should be size_t(n) * K: wraps past 2^31
+    for (int k = 0; k < K; ++k) {
+      const float wk = kMistake == Mistake::WTransposed ? f32(w[size_t(k) * N + n]) : f32(wrow[k]);
+      acc += f32(x[size_t(m) * K + k]) * wk;
+    }
   }
   if (epi != Epilogue::None) {
     acc += f32(b[n]);
     if (kMistake == Mistake::BiasTwice) acc += f32(b[n]);
   }
   if (epi == Epilogue::BiasGelu) {
-    acc = kMistake == Mistake::GeluErf ? 0.5f * acc * (1.0f + erff(acc * 0.70710678f)) : gelu_tanh(acc);
+    if (kMistake == Mistake::GeluErf) acc = 0.5f * acc * (1.0f + erff(acc * 0.70710678f));
+    else if (kMistake == Mistake::TanhFromExp) acc = gelu_tanh_from_exp(acc);
+    else acc = gelu_tanh(acc);
   }
   y[size_t(m) * N + n] = out<T>(acc);
 }
@@ -74,6 +110,25 @@ WB_VARIANTS(ch09_broken, wb::Role::Broken) {
           .rejected_as({Code::Wrong}, "W read as [K, N], the Conv1D layout of the file"),
       wb::variant("linear_bias_gelu/bf16", "w_transposed", &linear<bf16, Mistake::WTransposed>)
           .rejected_as({Code::Wrong}, "W read as [K, N], the Conv1D layout of the file"),
+      // The learner's forms are BF16: the gelu_tail inputs tell the two GELUs apart there.
+      wb::variant("linear_bias_gelu/bf16", "gelu_erf", &linear<bf16, Mistake::GeluErf>)
+          .rejected_as({Code::Wrong}, "the erf GELU instead of GPT-2's tanh form")
+          .on({wb::Shape{{"M", 17}, {"N", 129}, {"K", 64}}}),
+      wb::variant("gemv_bias_gelu/bf16", "gelu_erf", &gemv<bf16, Mistake::GeluErf>)
+          .rejected_as({Code::Wrong}, "the erf GELU instead of GPT-2's tanh form")
+          .on({wb::Shape{{"N", 257}, {"K", 64}}}),
+      // Right wherever |v| stays below about 10; the gelu_large inputs do not.
+      wb::variant("gemv_bias_gelu/bf16", "tanh_from_exp", &gemv<bf16, Mistake::TanhFromExp>)
+          .rejected_as({Code::NaN, Code::Wrong}, "tanh(z) = (e^2z - 1) / (e^2z + 1), which overflows")
+          .on({wb::Shape{{"N", 257}, {"K", 64}}}),
+      // Right wherever K % 8 == 0 or K % 4 != 0; K = 772 and 4100 make W's rows misaligned.
+      wb::variant("gemv/bf16", "fp32_vector_rule", &gemv<bf16, Mistake::Fp32VectorRule>)
+          .rejected_as({Code::Fault, Code::OobRead, Code::Wrong}, "16-byte loads of BF16 rows when K % 4 == 0"),
+      // Right below 2^31 elements of W; the large GEMV reaches past it.
+      wb::variant("gemv/bf16", "int_row_offset", &gemv<bf16, Mistake::IntRowOffset>)
+          .rejected_as({Code::Fault, Code::OobRead, Code::Wrong, Code::NaN, Code::Unwritten},
+                       "the row start n * K of W computed in int")
+          .on({wb::Shape{{"N", 257}, {"K", 129}}, wb::Shape{{"N", 2797000}, {"K", 768}}}),
   };
 }
 

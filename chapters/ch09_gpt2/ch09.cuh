@@ -26,7 +26,8 @@
 //   BiasGelu    y = gelu_tanh(x · Wᵀ + b) (the MLP's first matmul), GPT-2's GELU:
 //               gelu_tanh(v) = 0.5 v (1 + tanh( sqrt(2/pi) (v + 0.044715 v^3) ))
 //               NOT the erf form 0.5 v (1 + erf(v / sqrt(2))): the two differ by up to
-//               5e-4, which the FP32 tests see.
+//               5e-4, which the FP32 tests see, and by 10 % to 80 % of the value in the
+//               negative tail (v in [-3.7, -2.6]), which the BF16 tests see.
 //
 // The rules the tests hold you to:
 //   * accumulate in FP32 (whatever T is), add the bias in FP32, apply GELU in FP32, round
@@ -34,6 +35,7 @@
 //   * any M, N, K >= 1: primes, 1, 1025, 4097 ... are tested; your tiles will not divide
 //     them. Every pointer is 16-byte aligned, but a ROW of x or W starts 16-byte aligned
 //     only when K * sizeof(T) % 16 == 0: 16-byte loads need that check and a scalar path.
+//   * N * K (the GEMV's W) and M * N (the linear layer's y) may pass 2^31: offsets in 64 bits.
 //   * W is [N, K] (out, in). Reading it as [K, N] (the layout of Hugging Face's Conv1D
 //     files, and of chapter 5's B) is the classic mistake; on square W it even "works" for
 //     the shapes — the tests catch it by the values.

@@ -221,8 +221,7 @@ void Model::Impl::batch_decode_step(int B) {
   if (graph_wanted()) {
     auto it = bexec.find(B);
     if (it == bexec.end() && beager[B] > 0) {  // the first step of this B ran eagerly: capture it
-      CaptureFn* capture =
-          opt.kernels.graph == Who::Student ? &ch09::student::capture_graph : &solution::capture_graph;
+      CaptureFn* capture = capture_fn(opt);
       capturing = true;
       try {
         cudaGraphExec_t e = capture(stream, [this, B](cudaStream_t s) { batch_step(B, s); });

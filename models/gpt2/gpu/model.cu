@@ -455,8 +455,13 @@ void Model::Impl::run_step(int T, const int32_t* tokens, cudaStream_t s) {
 
 bool Model::Impl::graph_wanted() const { return opt.graph && !profiling && !checking; }
 
+CaptureFn* capture_fn(const Options& opt) {
+  if (opt.capture != nullptr) return opt.capture;
+  return opt.kernels.graph == Who::Student ? &ch09::student::capture_graph : &solution::capture_graph;
+}
+
 void Model::Impl::try_capture() {
-  CaptureFn* capture = opt.kernels.graph == Who::Student ? &ch09::student::capture_graph : &solution::capture_graph;
+  CaptureFn* capture = capture_fn(opt);
   capturing = true;
   try {
     exec = capture(stream, [this](cudaStream_t s) { decode_once(s); });
@@ -466,7 +471,7 @@ void Model::Impl::try_capture() {
     capturing = false;
     cur = stream;
     cudaGetLastError();
-    if (opt.kernels.graph == Who::Student) throw;  // the learner's capture: their error to see
+    if (opt.kernels.graph == Who::Student || opt.capture != nullptr) throw;  // the learner's (or a test's) capture: theirs to see
     graph_failed = true;
     graph_problem = e.what();
   }
@@ -664,40 +669,6 @@ std::vector<OpTime> Model::op_times(int tokens) const {
 int Model::kernels_per_step() { return impl_->kernel_count(); }
 bool Model::graph_active() const { return impl_->exec != nullptr && impl_->graph_wanted(); }
 std::string Model::graph_problem() const { return impl_->graph_problem; }
-
-std::string Model::check_graph_replay(int32_t token) {
-  Impl& m = *impl_;
-  m.require_tokens(std::span<const int32_t>(&token, 1), m.pos + 1);
-  if (m.pos == 0) throw std::logic_error("check_graph_replay before prefill");
-  const int pos0 = m.pos;
-  const size_t bytes = size_t(m.V) * m.es;
-  auto set_state = [&] {
-    m.pinned[1] = token;
-    m.pinned[3] = pos0;
-    CUDA_CHECK(cudaMemcpyAsync(m.d_token, &m.pinned[1], 4, cudaMemcpyHostToDevice, m.stream));
-    CUDA_CHECK(cudaMemcpyAsync(m.d_pos, &m.pinned[3], 4, cudaMemcpyHostToDevice, m.stream));
-  };
-  set_state();
-  m.decode_once(m.stream);  // eager
-  ++m.eager_steps;
-  std::vector<unsigned char> eager(bytes), replay(bytes);
-  CUDA_CHECK(cudaMemcpyAsync(eager.data(), m.logits, bytes, cudaMemcpyDeviceToHost, m.stream));
-  wb::sync_with_deadline(m.stream, "gpt2 eager step");
-  if (m.exec == nullptr) m.try_capture();
-  if (m.exec == nullptr) return "no graph to replay: " + m.graph_problem;
-  set_state();
-  CUDA_CHECK(cudaGraphLaunch(m.exec, m.stream));
-  CUDA_CHECK(cudaMemcpyAsync(replay.data(), m.logits, bytes, cudaMemcpyDeviceToHost, m.stream));
-  wb::sync_with_deadline(m.stream, "gpt2 graph replay");
-  m.pos = pos0 + 1;
-  for (size_t i = 0; i < bytes; ++i) {
-    if (eager[i] != replay[i]) {
-      return "the replayed step's logits differ from the eager step's (first at byte " + std::to_string(i) + " of " +
-             std::to_string(bytes) + ")";
-    }
-  }
-  return "";
-}
 
 CheckReport Model::check_ops(std::span<const int32_t> prompt) {
   Impl& m = *impl_;

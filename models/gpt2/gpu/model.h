@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "capture.h"
 #include "declare/dtype.h"
 #include "upload.cuh"
 #include "weights.h"
@@ -32,6 +33,7 @@ namespace gpt2 {
 
 enum class Who { Library, Solution, Student };
 const char* who_name(Who w);
+
 
 // Whose kernel runs each op. Parsed from --kernels=library|solution|student and
 // --use=op:who,op:who,... (ops: embedding, layernorm, gemm, gemv, attention, lm_head,
@@ -89,6 +91,9 @@ struct Options {
   // M = B rows) whatever fused_decode says; with int8_weights a batch of one uses the INT8
   // GEMVs, larger ones the BF16 GEMMs.
   int batch = 0;
+  // The decode step's capture function in place of the one kernels.graph names (a test of
+  // the graph's checks passes a wrong one). Null: kernels.graph's.
+  CaptureFn* capture = nullptr;
 };
 
 // The fused decode step against the op-by-op step from the same state (check_fused_decode).
@@ -134,6 +139,11 @@ struct CheckReport {
   int ops_checked = 0;
   std::vector<std::string> lines;  // one per op checked (for the tool)
 };
+
+// A capture function's error path: given a step that puts work on a stream and then throws,
+// `capture` must end the capture and let an exception through, leaving the stream out of
+// capture mode and usable. Returns "" or what went wrong (graph_check.cu).
+std::string check_capture_error_path(CaptureFn* capture);
 
 class Model {
  public:
@@ -192,9 +202,13 @@ class Model {
   int kernels_per_step();
   bool graph_active() const;
   std::string graph_problem() const;
-  // Replays the decode step's graph and compares with an eager step on the same state,
-  // bit for bit; returns "" or what differed.
-  std::string check_graph_replay(int32_t token);
+  // The decode step's graph against the op-by-op step: first the capture's error path (a
+  // step that throws while captured must leave the stream usable: check_capture_error_path),
+  // then `steps` op-by-op steps from `token` at the current position, and from the same state
+  // the graph (captured there if there is none yet, as decode() does) replayed `steps` times;
+  // each replay's logits must equal its op-by-op step's, bit for bit. Returns "" or what
+  // differed. The cache and the position are left as after `steps` steps.
+  std::string check_graph_replay(int32_t token, int steps = 4);
   // Runs one op-by-op decode step and one fused step (Options::fused_decode) from the same
   // state (`token` at the current position) and compares their logits and tokens. The cache
   // and the position are left as after one step.

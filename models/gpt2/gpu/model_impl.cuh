@@ -1,5 +1,6 @@
-// The inside of gpt2::Model, shared by model.cu (the ops, the steps) and op_check.cu (the
-// --check comparisons). Not part of the model's interface.
+// The inside of gpt2::Model, shared by model.cu (the ops, the steps), op_check.cu (the
+// --check comparisons) and graph_check.cu (the graph's checks). Not part of the model's
+// interface.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -20,6 +21,9 @@ namespace gpt2 {
 // The bytes a buffer carved from one of the model's allocations takes: its size rounded up to
 // 256, so that the next buffer starts 256-byte aligned.
 inline size_t round_up(size_t n) { return wb::round_up(n, size_t{256}); }
+
+// The decode step's capture: Options::capture when given, else the one kernels.graph names.
+CaptureFn* capture_fn(const Options& opt);
 
 struct Model::Impl final : Ops {
   Impl(const Weights& w, const Options& o);

@@ -13,6 +13,7 @@
 
 #include <functional>
 
+#include "capture.h"
 #include "ch09.cuh"
 
 namespace gpt2 {
@@ -69,10 +70,7 @@ struct BlockBuffers {
 // x_out = x + attn(LN_1(x)); x_out += mlp(LN_2(x_out)) for T tokens at layer `layer`.
 using BlockFn = void(Ops& ops, int layer, const BlockWeights& w, const BlockBuffers& b, int T, int C);
 
-// Captures the work `step` puts on `stream` as a CUDA Graph and returns it instantiated,
-// ready for cudaGraphLaunch. Nothing runs while capturing. Throws wb::CudaError (with the
-// capture ended) when something in the step cannot be captured.
-using CaptureFn = cudaGraphExec_t(cudaStream_t stream, const std::function<void(cudaStream_t)>& step);
+// (CaptureFn, the decode step's capture: capture.h.)
 
 namespace solution {
 BlockFn block_forward;   // models/gpt2/gpu/block.cu

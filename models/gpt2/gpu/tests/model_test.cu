@@ -1,7 +1,8 @@
 // The GPU model end to end on small random GPT-2s, against the float64 CPU forward of
 // models/gpt2 (cpu_forward.h): the library and solution compositions in FP32 and BF16, the
-// KV-cache decode against full recompute, the graph replay against the eager step, and
-// --check's per-op comparison. Each test skips, with the reason, without a GPU.
+// KV-cache decode against full recompute, the graph replay against the eager step (and the
+// graph's checks against captures with exercise 4's mistakes: GraphChecks.*), and --check's
+// per-op comparison. Each test skips, with the reason, without a GPU.
 //
 // Bounds on the relative L2 error of the last position's logits:
 //   FP32  1e-5: FP32 sums of at most 4C terms and an FP32 softmax, against float64.
@@ -25,8 +26,10 @@
 
 #include "cpu_forward.h"
 #include "runtime/device.cuh"
+#include "runtime/errors.cuh"
 #include "runtime/launch.cuh"
 #include "model.h"
+#include "ops.h"
 #include "random_weights.h"
 #include "weights.h"
 
@@ -633,6 +636,9 @@ TEST(StudentComposition, ForwardMatchesCpu) {
   EXPECT_LE(rel_l2(got, std::vector<double>(ref.end() - w.config.vocab, ref.end())), bound(wb::DType::BF16));
 }
 
+// The learner's graph: the capture's error path, then four replays against four op-by-op
+// steps from the same state (check_graph_replay), then six tokens generated with the graph
+// against six generated op by op from the same prompt.
 TEST(StudentComposition, DecodeGraphReplayEqualsEager) {
   SKIP_WITHOUT_GPU();
   const Weights w = load_weights(model_file("tiny"), {.dtype = wb::DType::BF16});
@@ -644,9 +650,88 @@ TEST(StudentComposition, DecodeGraphReplayEqualsEager) {
   try {
     model.prefill(prompt);
     EXPECT_EQ(model.check_graph_replay(prompt.back()), "");
+    Model fresh = Model::from_weights(w, o);
+    fresh.prefill(prompt);
+    const auto with_graph = fresh.generate(6);
+    EXPECT_TRUE(fresh.graph_active()) << fresh.graph_problem();
+    Options eager = o;
+    eager.graph = false;
+    Model step_by_step = Model::from_weights(w, eager);
+    step_by_step.prefill(prompt);
+    EXPECT_EQ(with_graph, step_by_step.generate(6)) << "tokens generated with the graph against op by op";
   } catch (const wb::NotImplemented& e) {
     FAIL() << e.what();
   }
+}
+
+// The learner's capture, given a step that throws: the stream must come out of capture mode
+// and take work again.
+TEST(StudentComposition, CaptureErrorPathLeavesStreamUsable) {
+  SKIP_WITHOUT_GPU();
+  try {
+    EXPECT_EQ(check_capture_error_path(&ch09::student::capture_graph), "");
+  } catch (const wb::NotImplemented& e) {
+    FAIL() << e.what();
+  }
+}
+
+// The graph's checks catch the mistakes of exercise 4 (each capture below has one).
+
+// Runs the step once "to warm up", then captures it: the model is one step ahead.
+cudaGraphExec_t capture_after_warm_up(cudaStream_t stream, const std::function<void(cudaStream_t)>& step) {
+  step(stream);
+  return solution::capture_graph(stream, step);
+}
+// Begins the capture and calls the step with no try: a throw leaves the stream capturing.
+cudaGraphExec_t capture_left_open_on_throw(cudaStream_t stream, const std::function<void(cudaStream_t)>& step) {
+  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  step(stream);
+  cudaGraph_t graph = nullptr;
+  CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  CUDA_CHECK(err);
+  return exec;
+}
+// Ends the capture when the step throws, but swallows the exception and returns no graph.
+cudaGraphExec_t capture_swallows_throw(cudaStream_t stream, const std::function<void(cudaStream_t)>& step) {
+  try {
+    return solution::capture_graph(stream, step);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+TEST(GraphChecks, SolutionCapturePasses) {
+  SKIP_WITHOUT_GPU();
+  EXPECT_EQ(check_capture_error_path(&solution::capture_graph), "");
+}
+
+TEST(GraphChecks, WarmUpStepBeforeCaptureIsCaught) {
+  SKIP_WITHOUT_GPU();
+  const Weights w = load_weights(model_file("tiny"), {.dtype = wb::DType::BF16});
+  Options o;
+  o.dtype = wb::DType::BF16;
+  o.capture = &capture_after_warm_up;
+  Model model = Model::from_weights(w, o);
+  const auto prompt = prompt_of(13, w.config.vocab, 2);
+  model.prefill(prompt);
+  const std::string diff = model.check_graph_replay(prompt.back());
+  std::printf("%s\n", diff.c_str());
+  EXPECT_NE(diff, "") << "a capture that runs a step first must not pass the replay check";
+}
+
+TEST(GraphChecks, CaptureLeftOpenOnThrowIsCaught) {
+  SKIP_WITHOUT_GPU();
+  const std::string problem = check_capture_error_path(&capture_left_open_on_throw);
+  std::printf("%s\n", problem.c_str());
+  EXPECT_NE(problem, "") << "a capture left open when the step throws must be caught";
+}
+
+TEST(GraphChecks, SwallowedThrowIsCaught) {
+  SKIP_WITHOUT_GPU();
+  EXPECT_NE(check_capture_error_path(&capture_swallows_throw), "");
 }
 
 }  // namespace
