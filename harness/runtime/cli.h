@@ -1,6 +1,7 @@
-// Command-line options for the book's programs (benchmarks, devicequery): --name=value or
-// --name value. Anything wrong (unknown flag, not a number, negative size) is a UsageError
-// whose message names the argument and says what would be accepted.
+// Command-line options of the benchmarks (the tools read theirs with CLI11: runtime/options.h):
+// --name=value or --name value. Anything wrong (unknown flag, not a number, negative size) is
+// a UsageError whose message names the argument and says what would be accepted; the tools'
+// options throw the same UsageError, and parse_int is shared.
 #pragma once
 #include <cstdint>
 #include <functional>
