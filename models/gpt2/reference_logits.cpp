@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "report/json.h"
+#include "runtime/output_file.h"
 
 namespace gpt2 {
 
@@ -97,11 +98,15 @@ void write_reference(const std::string& dir, const ReferenceLogits& ref, bool ov
   j.set("logits_file", "logits.f32");
   j.set("logits_dtype", "float32-le");
   j.set("source", ref.source);
-  std::ofstream bin(data, std::ios::binary | std::ios::trunc);
-  bin.write(reinterpret_cast<const char*>(ref.logits.data()), static_cast<std::streamsize>(ref.logits.size() * 4));
-  std::ofstream out(json_path, std::ios::trunc);
-  out << j.dump() << "\n";
-  if (!bin || !out) fail(dir, "writing failed");
+  // Each file appears whole or not at all; the logits first, since reference.json names them.
+  try {
+    wb::write_file_atomically(data.string(),
+                              std::string_view(reinterpret_cast<const char*>(ref.logits.data()), ref.logits.size() * 4),
+                              true);
+    wb::write_file_atomically(json_path.string(), j.dump() + "\n");
+  } catch (const std::exception& e) {
+    fail(dir, std::string("writing failed: ") + e.what());
+  }
 }
 
 LogitsComparison compare_logits(std::span<const float> expected, std::span<const double> got, int64_t vocab) {
