@@ -58,7 +58,7 @@ file(GLOB _gpt2_gpu_src CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/
 add_library(gpt2_gpu STATIC ${_gpt2_gpu_src})
 target_include_directories(gpt2_gpu PUBLIC ${PROJECT_SOURCE_DIR}/models/gpt2/gpu ${PROJECT_SOURCE_DIR})
 workbook_cuda_options(gpt2_gpu)
-target_link_libraries(gpt2_gpu PUBLIC gpt2_host workbook_spec
+target_link_libraries(gpt2_gpu PUBLIC gpt2_host workbook_spec workbook_cli
   "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_spec>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,ch06_spec>"
   "$<LINK_LIBRARY:WHOLE_ARCHIVE,ch07_spec>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_student>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_solution>"
   "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_reference>"
@@ -88,7 +88,9 @@ gtest_discover_tests(ch09_model_tests DISCOVERY_MODE PRE_TEST TEST_PREFIX "gpt2_
 gtest_discover_tests(ch09_model_tests DISCOVERY_MODE PRE_TEST TEST_PREFIX "gpt2_gpu." TEST_FILTER "Student*" NO_PRETTY_VALUES
                      PROPERTIES LABELS ${id}-student TIMEOUT 600)
 
-# The tool's command line: bad arguments refused by name, no GPU refused with a message.
+# The tool's command line: bad arguments, bad combinations and bad files (missing, truncated,
+# not safetensors) refused by name with status 2 before any GPU work, no GPU refused with a
+# message, and no --json file left behind by a refused or failed run.
 add_test(NAME ${id}.gpt2_tool COMMAND bash ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/tests/tool_check.sh
          $<TARGET_FILE:gpt2> $<TARGET_FILE:gpt2_random_weights> ${CMAKE_CURRENT_BINARY_DIR}/gpt2-tool-check)
 set_tests_properties(${id}.gpt2_tool PROPERTIES LABELS host TIMEOUT 300)
