@@ -29,3 +29,11 @@ workbook_add_hopper_library(${id} "v7_flash_wgmma_tma")
 if(TARGET ${id}_hopper)
   target_include_directories(${id}_hopper PRIVATE ${PROJECT_SOURCE_DIR}/chapters/ch05_wmma)
 endif()
+
+# ch08_memory's command line: bad input refused by name before the GPU is looked for, and no
+# --json file left behind (tests/tools/memory_tool_check.sh; no GPU needed).
+target_link_libraries(${id}_memory PRIVATE workbook_cli)
+add_test(NAME ${id}.memory_bad_input
+         COMMAND bash ${PROJECT_SOURCE_DIR}/tests/tools/memory_tool_check.sh $<TARGET_FILE:${id}_memory>
+                 ${CMAKE_CURRENT_BINARY_DIR}/memory-tool-check)
+set_tests_properties(${id}.memory_bad_input PROPERTIES LABELS host TIMEOUT 60)
