@@ -45,53 +45,64 @@ endfunction()
 # Each test program carries one label, which the test presets filter on:
 #   chNN-student   the learner's kernels            chNN-solution  solutions, reference, self-tests
 #   host           no GPU needed                    harness-gpu    the harness's own GPU tests
-# The learner's test programs are also remembered for plain `ctest` in the repository root
-# (cmake/LearnerCTest.cmake).
+# Every test of a chapter writes its outcomes (one JSON line each) into
+# build/<preset>/Testing/outcomes/<label>; ctest's post-test command prints the run's summary
+# from them (cmake/LearnerCTest.cmake, harness/report/summary.cpp).
+function(workbook_outcomes_env label out_var)
+  set(${out_var} "WORKBOOK_OUTCOMES=${CMAKE_BINARY_DIR}/Testing/outcomes/${label}" PARENT_SCOPE)
+endfunction()
+
 function(workbook_add_gtest target label)
   # A program generated from op specs brings its own main (harness/check/tests_main.cu).
   if(NOT "NO_MAIN" IN_LIST ARGN)
     target_link_libraries(${target} PRIVATE workbook_gtest_main)
   endif()
-  # A chapter's test programs record each case's outcome; after the last one, a summary
-  # (harness/report/summary.cpp) shows what was not checked and each failing kernel once.
-  set(_outcome_props "")
-  if(label MATCHES "^(ch[0-9][0-9])-(student|solution)$")
-    set(_outcomes ${CMAKE_BINARY_DIR}/Testing/outcomes/${label})
-    set(_fixture wb_outcomes_${label})
-    set(_outcome_props ENVIRONMENT "WORKBOOK_OUTCOMES=${_outcomes}" FIXTURES_REQUIRED ${_fixture})
-    if(NOT TEST ${label}.begin)
-      add_test(NAME ${label}.begin COMMAND ${CMAKE_COMMAND} -E rm -rf ${_outcomes})
-      add_test(NAME ${label}.begin_dir COMMAND ${CMAKE_COMMAND} -E make_directory ${_outcomes})
-      set(_strict "")
-      if(label MATCHES "-student$")
-        set(_strict --strict)
-      endif()
-      add_test(NAME ${label}.summary COMMAND workbook_summary --dir ${_outcomes} --title ${label} ${_strict})
-      set_tests_properties(${label}.begin PROPERTIES FIXTURES_SETUP ${_fixture} LABELS ${label})
-      set_tests_properties(${label}.begin_dir PROPERTIES FIXTURES_SETUP ${_fixture} DEPENDS ${label}.begin LABELS ${label})
-      set_tests_properties(${label}.summary PROPERTIES FIXTURES_CLEANUP ${_fixture} LABELS ${label})
-      if(label MATCHES "-student$")
-        # The same three for plain `ctest` in the repository root (cmake/LearnerCTest.cmake).
-        string(CONCAT _lines
-          "add_test([=[${label}.begin]=] \"${CMAKE_COMMAND}\" -E rm -rf \"${_outcomes}\")\n"
-          "set_tests_properties([=[${label}.begin]=] PROPERTIES FIXTURES_SETUP ${_fixture} LABELS ${label})\n"
-          "add_test([=[${label}.begin_dir]=] \"${CMAKE_COMMAND}\" -E make_directory \"${_outcomes}\")\n"
-          "set_tests_properties([=[${label}.begin_dir]=] PROPERTIES FIXTURES_SETUP ${_fixture} DEPENDS ${label}.begin LABELS ${label})\n"
-          "add_test([=[${label}.summary]=] \"${CMAKE_BINARY_DIR}/bin/workbook_summary\" --dir \"${_outcomes}\" --title ${label} --strict)\n"
-          "set_tests_properties([=[${label}.summary]=] PROPERTIES FIXTURES_CLEANUP ${_fixture} LABELS ${label})\n")
-        set_property(GLOBAL APPEND_STRING PROPERTY WORKBOOK_LEARNER_SUMMARY_TESTS "${_lines}")
-      endif()
-    endif()
-  endif()
+  workbook_outcomes_env(${label} _env)
   gtest_discover_tests(${target}
     DISCOVERY_MODE PRE_TEST
-    PROPERTIES LABELS ${label} TIMEOUT 300 ${_outcome_props})
-  if(label MATCHES "-student$")
-    # gtest_discover_tests has just appended the program's include file to the directory's list.
-    get_property(_include_files DIRECTORY PROPERTY TEST_INCLUDE_FILES)
-    list(GET _include_files -1 _include_file)
-    set_property(GLOBAL APPEND PROPERTY WORKBOOK_LEARNER_TEST_FILES ${_include_file})
-  endif()
+    PROPERTIES LABELS ${label} TIMEOUT 300 ENVIRONMENT "${_env}")
+endfunction()
+
+# The learner's tests of chapter `id`: one ctest test per exercise, `chNN.ex1_vector_add`,
+# running `chNN_tests --exercise ex1_vector_add` (small shapes first, the first failure
+# stops it, then the large cases and the race pass; harness/check/tests_main.cu). One line per
+# exercise in ctest's list; `ctest -R ex1` picks one. An exercise is an ex*.cu file of the
+# chapter that variants.cu lists (exercises checked by another program add their own tests).
+# A kernel that could not run (no GPU) fails: ctest never counts it as passed.
+function(workbook_add_exercise_tests id chapter_dir)
+  file(GLOB _ex RELATIVE ${chapter_dir} CONFIGURE_DEPENDS ${chapter_dir}/ex*.cu)
+  file(READ ${chapter_dir}/variants.cu _variants)
+  workbook_outcomes_env(${id}-student _env)
+  list(SORT _ex)
+  foreach(_file IN LISTS _ex)
+    get_filename_component(_name ${_file} NAME_WE)
+    string(FIND "${_variants}" "${_file}\"" _at)
+    if(_at EQUAL -1)
+      continue()
+    endif()
+    add_test(NAME ${id}.${_name} COMMAND ${id}_tests --exercise ${_name} --chapter ${id})
+    set_tests_properties(${id}.${_name} PROPERTIES LABELS ${id}-student TIMEOUT 600 ENVIRONMENT "${_env}")
+    # The same for plain `ctest` in the repository root (cmake/LearnerCTest.cmake).
+    string(CONCAT _line
+      "add_test([=[${id}.${_name}]=] \"${CMAKE_BINARY_DIR}/bin/${id}_tests\" --exercise ${_name} --chapter ${id})\n"
+      "set_tests_properties([=[${id}.${_name}]=] PROPERTIES LABELS ${id}-student TIMEOUT 600 ENVIRONMENT \"${_env}\")\n")
+    set_property(GLOBAL APPEND_STRING PROPERTY WORKBOOK_LEARNER_TESTS "${_line}")
+  endforeach()
+  set_property(GLOBAL APPEND PROPERTY WORKBOOK_LEARNER_PROGRAMS ${id}_tests)
+endfunction()
+
+# An exercise checked by a GoogleTest program of its own (chapter 9's block and graph
+# exercises run the model): the same one line and summary record as the op exercises.
+function(workbook_add_program_exercise id name file program filter)
+  workbook_outcomes_env(${id}-student _env)
+  set(_script ${PROJECT_SOURCE_DIR}/scripts/lib/gtest-exercise.sh)
+  add_test(NAME ${id}.${name} COMMAND bash ${_script} ${name} ${file} ${id} $<TARGET_FILE:${program}> ${filter})
+  set_tests_properties(${id}.${name} PROPERTIES LABELS ${id}-student TIMEOUT 600 ENVIRONMENT "${_env}")
+  string(CONCAT _line
+    "add_test([=[${id}.${name}]=] bash \"${_script}\" ${name} ${file} ${id} \"${CMAKE_BINARY_DIR}/bin/${program}\" \"${filter}\")\n"
+    "set_tests_properties([=[${id}.${name}]=] PROPERTIES LABELS ${id}-student TIMEOUT 600 ENVIRONMENT \"${_env}\")\n")
+  set_property(GLOBAL APPEND_STRING PROPERTY WORKBOOK_LEARNER_TESTS "${_line}")
+  set_property(GLOBAL APPEND PROPERTY WORKBOOK_LEARNER_PROGRAMS ${program})
 endfunction()
 
 # The op specs and the launcher libraries of chapter `id`: chNN_spec, chNN_student,
@@ -124,6 +135,11 @@ function(workbook_chapter_libraries id)
     target_include_directories(${id}_${_lib} PUBLIC ${_chapter} ${_reference} ${_solutions})
     workbook_cuda_options(${id}_${_lib})
     target_link_libraries(${id}_${_lib} PUBLIC workbook_spec)
+  endforeach()
+  # The library versions and the solution ladder may time themselves (tuned configs, the
+  # timed checks); the learner's and the spec's libraries need only the checks.
+  foreach(_lib IN ITEMS reference solution)
+    target_link_libraries(${id}_${_lib} PUBLIC workbook_bench)
   endforeach()
   target_link_libraries(${id}_reference PUBLIC CUDA::cublas)
 endfunction()
@@ -171,27 +187,11 @@ function(workbook_add_chapter id)
     target_link_libraries(${id}_${_suffix} PRIVATE ${_link} GTest::gtest)
     workbook_cuda_options(${id}_${_suffix})
     if(_suffix STREQUAL "tests")
-      set(_label ${id}-student)
+      workbook_add_exercise_tests(${id} ${_chapter})
     else()
-      set(_label ${id}-solution)
+      workbook_add_gtest(${id}_${_suffix} ${id}-solution NO_MAIN)
     endif()
-    workbook_add_gtest(${id}_${_suffix} ${_label} NO_MAIN)
   endforeach()
-
-  # Races and uninitialised shared memory often leave the output right by luck: a short
-  # racecheck + initcheck pass over two small shapes per exercise runs with the learner's
-  # tests (scripts/sanitize.sh), skipped with the reason without a GPU, without
-  # compute-sanitizer, or while nothing is written yet.
-  add_test(NAME ${id}-student.races
-           COMMAND bash ${PROJECT_SOURCE_DIR}/scripts/sanitize.sh ${id} --no-build --build-dir ${CMAKE_BINARY_DIR}
-                   --tools racecheck,initcheck --skip-code 77 --log-dir ${CMAKE_BINARY_DIR}/Testing/sanitize)
-  set_tests_properties(${id}-student.races PROPERTIES LABELS ${id}-student SKIP_RETURN_CODE 77 TIMEOUT 900)
-  string(CONCAT _races  # the same for plain `ctest` in the repository root (cmake/LearnerCTest.cmake)
-    "add_test([=[${id}-student.races]=] bash \"${PROJECT_SOURCE_DIR}/scripts/sanitize.sh\" ${id} --no-build "
-    "--build-dir \"${CMAKE_BINARY_DIR}\" --tools racecheck,initcheck --skip-code 77 "
-    "--log-dir \"${CMAKE_BINARY_DIR}/Testing/sanitize\")\n"
-    "set_tests_properties([=[${id}-student.races]=] PROPERTIES LABELS ${id}-student SKIP_RETURN_CODE 77 TIMEOUT 900)\n")
-  set_property(GLOBAL APPEND_STRING PROPERTY WORKBOOK_LEARNER_SUMMARY_TESTS "${_races}")
 
   # Host-only tests of the chapter, if it has any.
   if(EXISTS ${_chapter}/host_tests.cpp)
@@ -226,7 +226,7 @@ function(workbook_add_tuner id)
   target_compile_definitions(${id}_tune PRIVATE WB_CHAPTER_ID="${id}" WB_CONFIG_DIR="${PROJECT_SOURCE_DIR}/configs")
   target_link_libraries(${id}_tune PRIVATE
     "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_spec>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_solution>"
-    "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_reference>" workbook_cli)
+    "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_reference>")
   workbook_cuda_options(${id}_tune)
   add_test(NAME ${id}.tune_bad_input
            COMMAND bash ${PROJECT_SOURCE_DIR}/tests/tools/tuner_check.sh $<TARGET_FILE:${id}_tune> ${id}

@@ -9,13 +9,15 @@
 #                                     every save (--addr HOST:PORT to pick another address)
 #
 # Needs the Debian/Ubuntu packages mkdocs and mkdocs-material (scripts/install-deps.sh).
+# The search box works from disk too (scripts/lib/book_search_index.py, mkdocs.yml's hooks);
+# scripts/check-book.sh then checks the built book's links, images and search in a browser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 serve=0 addr=127.0.0.1:8000
 while [ $# -gt 0 ]; do
   case "$1" in
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --serve) serve=1; shift ;;
     --addr) [ $# -ge 2 ] || { echo "docs.sh: --addr needs HOST:PORT" >&2; exit 2; }; addr=$2; shift 2 ;;
     --addr=*) addr=${1#*=}; shift ;;

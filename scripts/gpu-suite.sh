@@ -2,10 +2,9 @@
 # Runs the whole GPU suite on a machine with an NVIDIA GPU:
 #   1. devicequery (with measured ceilings) and instpeak (FFMA and mma.sync ceilings)
 #   2. configure + build every chapter (build/gpu-suite, this GPU's architecture), run the solutions', references',
-#      self-tests' and harness's tests: each test program once, all its cases in one process
-#      (fast); --ctest runs them through ctest instead, one process per case (slow, isolated)
-#   3. run the learner's stubs (the chNN_tests programs of the same build), check that each
-#      test fails with "not implemented yet"
+#      self-tests' and harness's tests through ctest (-j, labels, timeouts, JUnit)
+#   3. run the learner's stubs (the chNN_tests programs of the same build): every exercise
+#      must be reported "not written yet"
 #   4. with --autotune: run every chapter's chNN_tune (harness/tune: ch04's SGEMM tiles, ch07's
 #      top-k), which write this GPU's winners into configs/ (copies go to the output folder)
 #   5. run every chapter's benchmark (twice with --repeat, to show run-to-run agreement)
@@ -18,12 +17,10 @@
 # Logs and JSON go to the output folder.
 #
 # usage: scripts/gpu-suite.sh [--out DIR] [--chapters "ch01 ch02"] [--full] [--repeat] [--skip-build]
-#                             [--no-stubs] [--no-bench] [--ctest] [--autotune] [--peers] [--bench-timeout SECONDS]
+#                             [--no-stubs] [--no-bench] [--autotune] [--peers] [--bench-timeout SECONDS]
 #                             [--bench-chapters "ch02 ch03"]   (benchmarks of these only)
 #                             [--test-chapters "ch04"]         (tests and stubs of these only)
-#                             [--programs "ch01_selftests"]    (these test programs only, in this order)
-#                             [--test-timeout SECONDS]         (per test program; default 900)
-#                             [--shards N]                     (processes per test program; default 4)
+#                             [--test-timeout SECONDS]         (per test case; default 900)
 #                             [--deadline SECONDS]             (start no new step after this many seconds;
 #                                                               the summary says what was left out)
 #                             [--leaderboard-chapters "ch01 ch06"]  (the fixture class's chapters; default ch01)
@@ -42,15 +39,12 @@ repeat=0
 skip_build=0
 stubs=1
 bench_timeout=0
-use_ctest=0
 autotune=0
 peers=0
 bench_chapters=""
 test_chapters=""
-programs=""
 bench=1
 test_timeout=900
-shards=4
 deadline=0
 steps=""
 lb_chapters="ch01"
@@ -66,7 +60,6 @@ while [ $# -gt 0 ]; do
     --repeat) repeat=1; shift ;;
     --skip-build) skip_build=1; shift ;;
     --no-stubs) stubs=0; shift ;;
-    --ctest) use_ctest=1; shift ;;
     --autotune) autotune=1; shift ;;
     --peers) peers=1; shift ;;
     --no-bench) bench=0; shift ;;
@@ -74,8 +67,6 @@ while [ $# -gt 0 ]; do
     --bench-chapters=*) bench_chapters="${1#--bench-chapters=}"; shift ;;
     --test-chapters) test_chapters="${2:?--test-chapters needs a list}"; shift 2 ;;
     --test-chapters=*) test_chapters="${1#--test-chapters=}"; shift ;;
-    --programs) programs="${2:?--programs needs a list}"; shift 2 ;;
-    --programs=*) programs="${1#--programs=}"; shift ;;
     --deadline) deadline="${2:?--deadline needs seconds}"; shift 2 ;;
     --deadline=*) deadline="${1#--deadline=}"; shift ;;
     --leaderboard-chapters) lb_chapters="${2:?--leaderboard-chapters needs a list}"; shift 2 ;;
@@ -83,8 +74,6 @@ while [ $# -gt 0 ]; do
     --leaderboard-chapters=*) lb_chapters="${1#--leaderboard-chapters=}"; shift ;;
     --steps) steps="${2:?--steps needs a list}"; shift 2 ;;
     --steps=*) steps="${1#--steps=}"; shift ;;
-    --shards) shards="${2:?--shards needs a number}"; shift 2 ;;
-    --shards=*) shards="${1#--shards=}"; shift ;;
     --test-timeout) test_timeout="${2:?--test-timeout needs seconds}"; shift 2 ;;
     --test-timeout=*) test_timeout="${1#--test-timeout=}"; shift ;;
     --bench-timeout) bench_timeout="${2:?--bench-timeout needs seconds}"; shift 2 ;;
@@ -144,7 +133,7 @@ step_build() {
   # Keep going past a chapter that does not build, so the others are still tested.
   { cmake -S . -B build/gpu-suite -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=native \
       "${chapter_def[@]}" -DWORKBOOK_BUILD_ON_TEST=OFF &&
-    cmake --build build/gpu-suite -j "$jobs" -- -k 0; } > "$out/build-solutions.log" 2>&1
+    cmake --build build/gpu-suite --target workbook_everything -j "$jobs" -- -k 0; } > "$out/build-solutions.log" 2>&1
   build_rc=$?
   note "build all-solutions: $([ $build_rc = 0 ] && echo ok || echo "FAILED (some targets), see build-solutions.log")"
   [ $build_rc = 0 ] || grep -E "error|FAILED" "$out/build-solutions.log" | head -20 | tee -a "$summary"
@@ -159,103 +148,32 @@ step_query() {
   [ -x "$bin/bin/instpeak" ] && "$bin/bin/instpeak" > "$out/instpeak.txt" 2>&1 && cat "$out/instpeak.txt"
 }
 
-# --- tests of the solutions, references, self-tests and harness -------------------------
+# --- tests of the solutions, references, self-tests and harness: ctest, one process per case -
+# (ctest's parallelism, labels, timeouts and JUnit; the large cases take a machine-wide lock
+# of their own, harness/check/tests_main.cu, so any number of processes share one GPU.)
 step_tests() {
-  if [ "$use_ctest" = 1 ]; then
-    ctest --test-dir "$bin" -LE student -j "$jobs" --output-junit "$out/ctest-solutions.xml" > "$out/ctest-solutions.log" 2>&1
-    sol_rc=$?
-    note "ctest all-solutions: $(grep -E 'tests passed|tests failed' "$out/ctest-solutions.log" | tail -1)  (skipped: $(grep -c 'Skipped' "$out/ctest-solutions.log"))"
-    [ $sol_rc = 0 ] || grep -E '\*\*\*Failed|Timeout|Exception' "$out/ctest-solutions.log" | head -20 | tee -a "$summary"
-  else
-    # One process per test program: the same cases ctest would run, without the start-up
-    # cost of a process (and a CUDA context) per case.
-    ctest --test-dir "$bin" -L '^host$' -j "$jobs" --output-on-failure > "$out/ctest-host.log" 2>&1
-    note "host tests: $(grep -E 'tests passed|tests failed' "$out/ctest-host.log" | tail -1)"
-    # The harness's own GPU tests fault on purpose (a fault ends a CUDA context), so each runs
-    # in a process of its own.
-    ctest --test-dir "$bin" -L '^harness-gpu$' -j "$jobs" > "$out/ctest-harness-gpu.log" 2>&1
-    note "harness GPU tests: $(grep -E 'tests passed|tests failed' "$out/ctest-harness-gpu.log" | tail -1)"
-    if [ -z "$programs" ]; then
-      for ch in ${test_chapters:-$chapters}; do programs="$programs ${ch}_solution_tests ${ch}_selftests ${ch}_model_tests"; done
-    fi
-    for p in $programs; do
-      if [ ! -x "$bin/bin/$p" ]; then
-        # Only chapter 9 has a model: a missing chNN_model_tests is expected, anything else is not.
-        [ "${p%_model_tests}" != "$p" ] || note "tests $p: not built"
-        continue
-      fi
-      past_deadline "tests $p" && continue
-      start=$(date +%s)
-      if [ "${p%_selftests}" != "$p" ]; then
-        # A broken kernel may fault, and a fault ends the process's CUDA context: one process
-        # per self-test, as ctest runs them.
-        rc=0
-        : > "$out/tests-$p.log"
-        for t in $("$bin/bin/$p" --gtest_list_tests | awk '/^[^ ]/ {suite=$1} /^  / {print suite $1}'); do
-          timeout "$test_timeout" "$bin/bin/$p" --gtest_filter="$t" >> "$out/tests-$p.log" 2>&1 || rc=1
-        done
-        passed=$(grep -c '^\[       OK \]' "$out/tests-$p.log")
-        failed=$(grep -c '^\[  FAILED  \] .*(.*ms)$' "$out/tests-$p.log")
-        note "tests $p: exit $rc, passed $passed, failed $failed (one process each) in $(( $(date +%s) - start )) s"
-        [ $rc = 0 ] || grep -E '^\[  FAILED  \] .*ms\)$' "$out/tests-$p.log" | head -10 | tee -a "$summary"
-        continue
-      fi
-      # The program's cases split over $shards processes at once (GoogleTest's sharding): the
-      # cases are mostly host work (drawing inputs, the float64 reference, scanning outputs),
-      # and a fault ends only its own shard. Chapter 1's largest cases (n = 2^31 - 1) hold
-      # ~26 GB of the GPU and several times that of host memory each: two at once made the
-      # host page (v3_vectorized and cublas_geam took 248 s and 225 s side by side on a 128 GB
-      # machine, against 17 s for v1 alone), so chapter 1 runs in one process.
-      n=$shards
-      [ "${p#ch01_}" != "$p" ] && n=1
-      # A model's tests of the learner's code (Student*) wait for the exercises: left out here.
-      filter="*"
-      [ "${p%_model_tests}" != "$p" ] && filter="-Student*"
-      pids=()
-      for ((i = 0; i < n; i++)); do
-        GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$i timeout "$test_timeout" "$bin/bin/$p" --gtest_brief=1 --gtest_filter="$filter" \
-          --gtest_output="xml:$out/tests-$p.$i.xml" > "$out/tests-$p.$i.log" 2>&1 &
-        pids+=($!)
-      done
-      rc=0
-      for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done
-      for ((i = 0; i < n; i++)); do cat "$out/tests-$p.$i.log"; done > "$out/tests-$p.log"
-      rm -f "$out"/tests-"$p".[0-9]*.log
-      # The slowest cases, where a faster check would pay most.
-      { echo "$p:"; cat "$out"/tests-"$p".[0-9]*.xml 2>/dev/null |
-          sed -n 's/.*<testcase name="\([^"]*\)".*time="\([0-9.]*\)".*classname="\([^"]*\)".*/\2 \3.\1/p' |
-          sort -rn | head -8; } >> "$out/slowest-cases.txt"
-      passed=$(grep -c '^\[wb-outcome\] pass ' "$out/tests-$p.log")
-      failed=$(grep -c '^\[  FAILED  \] .*ms)$' "$out/tests-$p.log")
-      skipped=$(grep -c '^\[wb-outcome\] \(skipped\|no_engine\|compiled_not_run\) ' "$out/tests-$p.log")
-      # Programs that print no outcome lines (a model's tests): the cases the XML files count.
-      if [ "${passed:-0}" = 0 ]; then
-        ran=$(cat "$out"/tests-"$p".[0-9]*.xml 2>/dev/null | sed -n 's/^<testsuites tests="\([0-9]*\)".*/\1/p' |
-              awk '{n += $1} END {print n + 0}')
-        passed=$(( ran - ${failed:-0} ))
-      fi
-      note "tests $p: exit $rc, passed ${passed:-0}, failed ${failed:-0}, skipped ${skipped:-0} in $(( $(date +%s) - start )) s"
-      [ $rc = 0 ] || grep -E '^\[  FAILED  \]' "$out/tests-$p.log" | head -10 | tee -a "$summary"
-    done
-  fi
+  local labels="^host\$|^harness-gpu\$" ch
+  for ch in ${test_chapters:-$chapters}; do labels="$labels|^$ch-solution\$"; done
+  local start
+  start=$(date +%s)
+  ctest --test-dir "$bin" -L "$labels" -j "$jobs" --timeout "$test_timeout" --output-on-failure \
+    --output-junit "$out/ctest-tests.xml" > "$out/ctest-tests.log" 2>&1
+  note "tests ($labels): $(grep -E 'tests passed' "$out/ctest-tests.log" | tail -1) in $(( $(date +%s) - start )) s" \
+       "(skipped: $(grep -c '\*\*\*Skipped' "$out/ctest-tests.log"))"
+  grep -A40 'The following tests FAILED' "$out/ctest-tests.log" | head -40 | tee -a "$summary"
+  # The slowest cases, where a faster check would pay most.
+  grep -E '^ *[0-9]+/[0-9]+ Test +#' "$out/ctest-tests.log" | awk '{print $(NF-1), $4}' | sort -rn | head -15 \
+    > "$out/slowest-cases.txt"
 }
 
-# --- the learner's stubs must fail, each with the not-implemented message ---------------
+# --- the learner's stubs: every exercise must be reported not written yet --------------------
 step_stubs() {
+  local ch
   for ch in ${test_chapters:-$chapters}; do
     past_deadline "stub $ch" && continue
-    exe="$bin/bin/${ch}_tests"
-    [ -x "$exe" ] || { note "stub $ch: no ${ch}_tests built"; continue; }
-    timeout "$test_timeout" "$exe" > "$out/tests-stub-$ch.log" 2>&1
-    rc=$?
-    total=$(sed -n 's/^\[==========\] \([0-9]*\) tests\{0,1\} from .* ran.*/\1/p' "$out/tests-stub-$ch.log" | tail -1)
-    fails=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\{0,1\}, listed below.*/\1/p' "$out/tests-stub-$ch.log" | tail -1)
-    msgs=$(grep -c "not implemented yet" "$out/tests-stub-$ch.log" || true)
-    if [ "$rc" = 124 ]; then
-      note "stub $ch: TIMED OUT after $test_timeout s (--test-timeout); 'not implemented yet' printed $msgs times so far"
-    else
-      note "stub $ch: ${fails:-0} of ${total:-?} tests fail; 'not implemented yet' printed $msgs times"
-    fi
+    ctest --test-dir "$bin" -L "^$ch-student\$" -j "$jobs" --timeout "$test_timeout" --output-on-failure \
+      > "$out/stubs-$ch.log" 2>&1
+    note "stub $ch: $(grep -m1 "^$ch, your kernels:" "$out/stubs-$ch.log" || echo 'no summary line')"
   done
 }
 
@@ -265,7 +183,7 @@ step_tune() {
     [ -x "$bin/bin/${ch}_tune" ] || continue
     past_deadline "${ch}_tune" && continue
     start=$(date +%s)
-    "$bin/bin/${ch}_tune" --quick --markdown="$out/$ch-tune.md" > "$out/$ch-tune.log" 2>&1
+    "$bin/bin/${ch}_tune" --quick --markdown="$out/$ch-tune.md" --json="$out/$ch-tune.json" > "$out/$ch-tune.log" 2>&1
     note "${ch}_tune: exit $? in $(( $(date +%s) - start )) s (log $ch-tune.log)"
   done
   cp configs/*.json "$out/" 2>/dev/null
@@ -307,10 +225,11 @@ step_bench() {
     limit=()
     [ "$bench_timeout" != 0 ] && limit=(timeout "$bench_timeout")
     start=$(date +%s)
-    "${limit[@]}" "$exe" $quick --json "$out/$ch-bench.json" --markdown "$out/$ch-bench.md" > "$out/$ch-bench.log" 2>&1
+    "${limit[@]}" "$exe" $quick --benchmark_out="$out/$ch-bench.json" --markdown="$out/$ch-bench.md" \
+      > "$out/$ch-bench.log" 2>&1
     note "bench $ch: exit $? in $(( $(date +%s) - start )) s wall (log $ch-bench.log)"
     if [ "$repeat" = 1 ]; then
-      "${limit[@]}" "$exe" $quick --json "$out/$ch-bench-2.json" > "$out/$ch-bench-2.log" 2>&1
+      "${limit[@]}" "$exe" $quick --benchmark_out="$out/$ch-bench-2.json" > "$out/$ch-bench-2.log" 2>&1
       note "bench $ch (second run): exit $?"
     fi
   done
@@ -399,15 +318,9 @@ for ch in ${bench_chapters:-$chapters}; do
   [ -f "$out/$ch-bench.json" ] || continue
   echo
   echo "$ch — median us, GB/s, TFLOPS, % of measured roofline, x reference:"
-  jq -r '.results[] | select(.median_us != null) |
-    "  \(.op)  \(.shape)  \(.impl)  \(.median_us|floor)us  \(.gbps|floor) GB/s  \((.tflops*100|floor)/100) TF  \((.roofline_measured_pct*10|floor)/10)%  x\(((.vs_reference // 0)*100|floor)/100)"' \
-    "$out/$ch-bench.json"
-  if [ -f "$out/$ch-bench-2.json" ]; then
-    echo "  run-to-run difference of the median (second vs first run), shapes >= 100 us:"
-    jq -r -s '[.[0].results, .[1].results] | transpose[] | select(.[0].median_us != null and .[1].median_us != null and .[0].median_us >= 100) |
-      "    \(.[0].op) \(.[0].shape) \(.[0].impl): \(((.[1].median_us / .[0].median_us - 1) * 1000 | floor) / 10)%"' \
-      "$out/$ch-bench.json" "$out/$ch-bench-2.json"
-  fi
+  second=()
+  [ -f "$out/$ch-bench-2.json" ] && second=("$out/$ch-bench-2.json")
+  python3 scripts/lib/wb_results.py summary "$out/$ch-bench.json" "${second[@]}"
 done
 echo
 echo "logs and JSON: $out"

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs what kernel-workbook needs on Debian 12 / Ubuntu 24.04 (run as root or with sudo):
-#   cmake (>= 3.25), ninja, g++, GoogleTest/GoogleMock, Google Benchmark, CLI11 (the tools'
-#   command lines), jq, python3-matplotlib for the plots, and mkdocs + mkdocs-material for
-#   the book (scripts/docs.sh). Ubuntu 22.04's CMake and g++ are too old: see the README.
+#   cmake (>= 3.25), ninja, g++, GoogleTest/GoogleMock, Google Benchmark, nlohmann-json (JSON),
+#   CLI11 (command lines), fmt (tables), jq, python3-matplotlib for the plots, mkdocs +
+#   mkdocs-material for the book (scripts/docs.sh), chromium + chromium-driver +
+#   python3-selenium to check the built book in a browser (scripts/check-book.sh), and
+#   clang-format, black and flake8 for the one layout (scripts/format.sh). Ubuntu 22.04's
+#   CMake and g++ are too old: see the README.
 # The CUDA toolkit (nvcc >= 12, with cuBLAS; cuDNN for the later chapters) is not in the
 # distributions' main archives in a recent enough version: the script checks for it and,
 # when it is missing, says how to install it. Packages already present are left alone.
@@ -10,8 +13,9 @@ set -euo pipefail
 
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for pkg in cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev jq python3-matplotlib \
-           mkdocs mkdocs-material ccache bubblewrap; do
+for pkg in cmake ninja-build g++ libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev \
+           libfmt-dev jq python3-matplotlib mkdocs mkdocs-material chromium chromium-driver python3-selenium \
+           clang-format black flake8 ccache bubblewrap; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 

@@ -86,7 +86,7 @@ wb_tmpdir
 tool="$wb_root/scripts/lib/profile_tool.py"
 
 # Listing runs no kernel of the chapter; it writes every case, with its role, to a JSON file.
-if ! WORKBOOK_PROFILE_RANGE='' "$bench" --benchmark_list_tests=true --json "$wb_tmp/list.json" >"$wb_tmp/list.log" 2>&1 &&
+if ! WORKBOOK_PROFILE_RANGE='' "$bench" --benchmark_list_tests=true --benchmark_out="$wb_tmp/list.json" >"$wb_tmp/list.log" 2>&1 &&
    [ ! -s "$wb_tmp/list.json" ]; then
   tail -n 5 "$wb_tmp/list.log" >&2
   wb_die "${chapter}_bench could not list its cases"
@@ -115,7 +115,8 @@ profile_case() {
     rm -f "$rep.ncu-rep"
     WORKBOOK_PROFILE_RANGE=1 "$ncu" --profile-from-start off --clock-control "$clock" --metrics "$metrics" \
       --export "$rep" --force-overwrite \
-      "$bench" --op="$plan_op" --shape="$plan_shape" --impl="$impl" --json "$wb_tmp/$tag.json" >"$log" 2>&1
+      "$bench" --op="$plan_op" --shape="$plan_shape" --impl="$impl" --benchmark_repetitions=1 --benchmark_min_time=0 \
+      --benchmark_out="$wb_tmp/$tag.json" >"$log" 2>&1
     [ -s "$rep.ncu-rep" ] && break
     # Some metrics exist only on some GPUs: retry once with the core list.
     if [ "$attempt" = 1 ] && grep -qi 'metric' "$log" && ! grep -q 'ERR_NVGPUCTRPERM' "$log"; then

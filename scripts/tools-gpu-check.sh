@@ -5,7 +5,7 @@
 #   2. ctest -L sanitize                         every chapter's solutions must be clean
 #   3. scripts/profile.sh chNN                   each chapter: yours (or the ladder's first) beside the best
 #   4. scripts/resources.sh chNN                 registers, shared memory, spills
-#   5. scripts/plot_roofline.py, plot_progress.py on the benchmark results (run with --quick
+#   5. scripts/plot_roofline.py, plot_progress.py on the benchmark results (the benchmarks run
 #      when --results-dir does not hold them)
 #
 # usage: scripts/tools-gpu-check.sh [--build-dir DIR] [--results-dir DIR] [--out DIR] [--chapters "ch01 ch02"]
@@ -65,7 +65,7 @@ for ch in $chapters; do
     [ -s "$candidate" ] && json=$candidate && break
   done
   if [ -z "$json" ]; then
-    run "bench-$ch" "$build_dir/bin/${ch}_bench" --quick --json "$out/$ch-bench.json"
+    run "bench-$ch" "$build_dir/bin/${ch}_bench" --benchmark_out="$out/$ch-bench.json"
     json=$out/$ch-bench.json
   fi
   [ -s "$json" ] && run "roofline-$ch" python3 scripts/plot_roofline.py "$json" --out "$out/plots"

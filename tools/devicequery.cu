@@ -8,7 +8,7 @@
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
 #include "runtime/options.h"
-#include "report/json.h"
+#include "report/results.h"
 
 namespace {
 
@@ -50,41 +50,30 @@ void print_text(const wb::DeviceInfo& d, const wb::MeasuredCeilings* m) {
   }
 }
 
-wb::Json to_json(const wb::DeviceInfo& d, const wb::MeasuredCeilings* m) {
-  wb::Json j = wb::Json::object();
-  j.set("index", d.index);
-  j.set("name", d.name);
-  j.set("uuid", d.uuid);
-  j.set("compute_capability", d.compute_capability());
-  j.set("driver", wb::version_text(d.driver_version));
-  j.set("runtime", wb::version_text(d.runtime_version));
-  j.set("sms", d.sms);
-  j.set("sm_clock_mhz", d.sm_clock_khz / 1e3);
-  j.set("mem_clock_mhz", d.mem_clock_khz / 1e3);
-  j.set("bus_width_bits", d.bus_width_bits);
-  j.set("global_mem_bytes", static_cast<uint64_t>(d.global_mem_bytes));
-  j.set("l2_bytes", d.l2_bytes);
-  j.set("smem_per_block", d.smem_per_block);
-  j.set("smem_per_block_optin", d.smem_per_block_optin);
-  j.set("smem_per_sm", d.smem_per_sm);
-  j.set("regs_per_block", d.regs_per_block);
-  j.set("regs_per_sm", d.regs_per_sm);
-  wb::Json paths = wb::Json::object();
-  paths.set("wmma_fp16", d.has_wmma_f16());
-  paths.set("wmma_bf16", d.has_wmma_bf16());
-  paths.set("wmma_int8", d.has_wmma_i8());
-  paths.set("cp_async", d.has_cp_async());
-  paths.set("tma", d.has_tma());
-  paths.set("wgmma", d.has_wgmma());
-  j.set("paths", paths);
-  wb::Json spec = wb::Json::object();
-  spec.set("dram_gbps", d.spec.dram_gbps);
-  spec.set("fp32_tflops", d.spec.fp32_tflops);
-  spec.set("fp16_tflops", d.spec.f16_tflops);
-  spec.set("bf16_tflops", d.spec.bf16_tflops);
-  spec.set("int8_tops", d.spec.i8_tops);
-  j.set("spec", spec);
-  if (m) j.set("measured", m->to_json());
+// The device description (not a results file: no measurement of a kernel), with the
+// ceilings written as the results files write them.
+wb::results::Json to_json(const wb::DeviceInfo& d, const wb::MeasuredCeilings* m) {
+  wb::results::Json j = {{"index", d.index},
+                         {"name", d.name},
+                         {"uuid", d.uuid},
+                         {"compute_capability", d.compute_capability()},
+                         {"driver", wb::version_text(d.driver_version)},
+                         {"runtime", wb::version_text(d.runtime_version)},
+                         {"sms", d.sms},
+                         {"sm_clock_mhz", d.sm_clock_khz / 1e3},
+                         {"mem_clock_mhz", d.mem_clock_khz / 1e3},
+                         {"bus_width_bits", d.bus_width_bits},
+                         {"global_mem_bytes", static_cast<uint64_t>(d.global_mem_bytes)},
+                         {"l2_bytes", d.l2_bytes},
+                         {"smem_per_block", d.smem_per_block},
+                         {"smem_per_block_optin", d.smem_per_block_optin},
+                         {"smem_per_sm", d.smem_per_sm},
+                         {"regs_per_block", d.regs_per_block},
+                         {"regs_per_sm", d.regs_per_sm}};
+  j["paths"] = {{"wmma_fp16", d.has_wmma_f16()}, {"wmma_bf16", d.has_wmma_bf16()}, {"wmma_int8", d.has_wmma_i8()},
+                {"cp_async", d.has_cp_async()},  {"tma", d.has_tma()},            {"wgmma", d.has_wgmma()}};
+  j["spec"] = wb::results::spec_ceilings(d.spec);
+  if (m) j["measured"] = wb::results::measured_ceilings(*m);
   return j;
 }
 
@@ -111,7 +100,7 @@ int main(int argc, char** argv) {
     if (measure || remeasure) m = wb::measured_ceilings(d, remeasure);
     const wb::MeasuredCeilings* mp = (measure || remeasure) ? &m : nullptr;
     if (json) {
-      std::printf("%s\n", to_json(d, mp).dump().c_str());
+      std::printf("%s\n", to_json(d, mp).dump(2).c_str());
     } else {
       print_text(d, mp);
     }

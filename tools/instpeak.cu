@@ -19,11 +19,12 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/buffers.cuh"
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
 #include "runtime/options.h"
-#include "report/json.h"
 
 namespace {
 
@@ -177,18 +178,10 @@ int main(int argc, char** argv) {
     const wb::DeviceInfo d = wb::query_device(static_cast<int>(device));
     const auto results = measure(d);
     if (json) {
-      wb::Json j = wb::Json::object();
-      j.set("gpu", d.name);
-      wb::Json list = wb::Json::array();
-      for (const auto& r : results) {
-        wb::Json e = wb::Json::object();
-        e.set("instruction", r.name);
-        e.set("unit", r.unit);
-        e.set("rate", r.rate);
-        list.push(e);
-      }
-      j.set("peaks", list);
-      std::printf("%s\n", j.dump().c_str());
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (const auto& r : results) list.push_back({{"instruction", r.name}, {"unit", r.unit}, {"rate", r.rate}});
+      const nlohmann::ordered_json j = {{"gpu", d.name}, {"peaks", list}};
+      std::printf("%s\n", j.dump(2).c_str());
     } else {
       std::printf("instruction peaks on %s (%d SMs; no memory traffic)\n", d.name.c_str(), d.sms);
       for (const auto& r : results) std::printf("  %-32s %8.1f %s\n", r.name.c_str(), r.rate, r.unit.c_str());

@@ -160,6 +160,24 @@ void int_index(const float* a, int lda, const float* b, int ldb, float* c, int l
   WB_CHECK_LAUNCH();
 }
 
+// The whole program of exercise 0 with one cudaFree missing: c stays allocated. 4 KB at
+// n = 1025: far below what a reading of the GPU's free memory can see.
+void leaks_c(const float* host_a, const float* host_b, float* host_c, int n) {
+  const size_t bytes = sizeof(float) * static_cast<size_t>(n);
+  float *a = nullptr, *b = nullptr, *c = nullptr;
+  CUDA_CHECK(cudaMalloc(&a, bytes));
+  CUDA_CHECK(cudaMalloc(&b, bytes));
+  CUDA_CHECK(cudaMalloc(&c, bytes));
+  CUDA_CHECK(cudaMemcpy(a, host_a, bytes, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(b, host_b, bytes, cudaMemcpyHostToDevice));
+  add_kernel<<<(n + 255) / 256, 256>>>(a, b, c, n);
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaMemcpy(host_c, c, bytes, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaFree(a));
+  CUDA_CHECK(cudaFree(b));
+  // missing: CUDA_CHECK(cudaFree(c));
+}
+
 }  // namespace
 
 WB_VARIANTS(ch01_broken, wb::Role::Broken) {
@@ -187,6 +205,11 @@ WB_VARIANTS(ch01_broken, wb::Role::Broken) {
           .rejected_as({Code::Fault, Code::OobWrite, Code::Wrong, Code::Unwritten, Code::OobRead}, "int row * ldc overflows")
           .on({wb::Shape{{"rows", 46341}, {"cols", 46341}, {"pad", 0}}}),
       wb::variant("rgb_to_grey/f32", "skips_last_row", &skip_last_row).rejected_as({Code::Unwritten}, "y < height - 1"),
+      // The leak check counts this process's allocations (wb::AllocationCount): a leak of 4 KB
+      // is seen, whatever other processes allocate or free meanwhile.
+      wb::variant("vector_add_program/f32", "leaks_device_memory", &leaks_c)
+          .rejected_as({Code::LaunchError}, "one cudaFree missing")
+          .on({wb::Shape{{"n", 1025}}}),
   };
 }
 

@@ -11,6 +11,16 @@
 // Wrap every CUDA call in CUDA_CHECK (cuda/errors.cuh): a failed call then stops with its
 // name, file and line instead of going on with garbage. The harness checks c, and that no
 // device memory is left allocated when you return.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * host_c for n = 1, 1025 and 2^22 + 3, each element within a few FP32 roundings of
+//     a + b computed in float64 [wrong]; an element never copied back stays NaN [nan].
+//   * every cudaMalloc freed before you return: at n = 2^22 + 3 (16 MB per array), device
+//     memory still allocated afterwards fails the case [launch_error].
+//   * a second call with new arrays, computed afresh [cached].
+//   * no stream rule here: a whole program may use the default stream and synchronous
+//     copies. From exercise 1 on, a launcher is given a stream and keeps to it.
+//
 // Test:  cmake --preset ch01 && ctest --preset ch01 -R ex0_host_program
 // Guide: docs/ch01-indexing.md, section "Exercise 0".
 #include "ch01.cuh"

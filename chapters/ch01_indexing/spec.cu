@@ -5,9 +5,11 @@
 //   vector_add/f32    c = a + b                      ex1 (one per thread), ex2 (two per thread)
 //   rgb_to_grey/f32   planar RGB to grey, pitched    ex3
 //   matrix_add/f32    C = A + B, three strides       ex4
+#include <cstdio>
 #include <vector>
 
 #include "ch01.cuh"
+#include "runtime/allocations.cuh"
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
 #include "declare/op.cuh"
@@ -50,7 +52,10 @@ wb::OpSpec<VectorAddFn> vector_add() {
 
 // Exercise 0 gets host arrays: the harness copies the inputs out of its device buffers, calls
 // the learner's program, checks that it freed what it allocated, and puts the result back
-// into the output buffer, where the usual checks read it.
+// into the output buffer, where the usual checks read it. "Freed what it allocated" counts
+// this process's own allocations while the program runs (wb::AllocationCount, CUPTI's
+// callbacks on cudaMalloc, cudaFree and their kin): the GPU's free memory would mix in every
+// other process's, hiding a leak or inventing one, and would miss a leak under 2 MB.
 wb::OpSpec<VectorAddProgramFn> vector_add_program() {
   auto spec = vector_add();
   return {
@@ -74,16 +79,29 @@ wb::OpSpec<VectorAddProgramFn> vector_add_program() {
         CUDA_CHECK(cudaStreamSynchronize(st));
         CUDA_CHECK(cudaMemcpy(ha.data(), a.in<float>("a"), bytes, cudaMemcpyDeviceToHost));
         CUDA_CHECK(cudaMemcpy(hb.data(), a.in<float>("b"), bytes, cudaMemcpyDeviceToHost));
-        size_t free_before = 0, free_after = 0, total = 0;
-        CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
-        fn(ha.data(), hb.data(), hc.data(), n);
+        wb::AllocationCount count;
+        const bool counting = count.start();
+        try {
+          fn(ha.data(), hb.data(), hc.data(), n);
+        } catch (...) {
+          count.stop();
+          throw;
+        }
         CUDA_CHECK(cudaDeviceSynchronize());
-        CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
-        // Allocations come in 2 MB pages: a leak shows once the arrays are that large.
-        if (bytes >= (size_t{2} << 20) && free_after + bytes <= free_before) {
-          throw std::runtime_error("device memory is still allocated after the program returned (" +
-                                   std::to_string((free_before - free_after) >> 20) +
-                                   " MB): every cudaMalloc needs its cudaFree");
+        if (counting) {
+          const auto left = count.stop();
+          if (left.count > 0) {
+            throw std::runtime_error("device memory is still allocated after the program returned (" +
+                                     std::to_string(left.count) + (left.count == 1 ? " allocation, " : " allocations, ") +
+                                     std::to_string(left.bytes) + " bytes): every cudaMalloc needs its cudaFree");
+          }
+        } else {
+          static const bool told = [&] {
+            std::fprintf(stderr, "kernel-workbook: the device-memory leak check of exercise 0 is off: %s\n",
+                         count.why().c_str());
+            return true;
+          }();
+          (void)told;
         }
         CUDA_CHECK(cudaMemcpy(a.out<float>("c"), hc.data(), bytes, cudaMemcpyHostToDevice));
       },

@@ -69,6 +69,18 @@ void plain_copy(const float* in, float* out, int rows, int cols, cudaStream_t s)
   WB_CHECK_LAUNCH();
 }
 
+// A right transpose, one thread per element: what the vector kernel below falls back to.
+__global__ void plain_transpose_kernel(const float* in, float* out, int rows, int cols) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  const int r = blockIdx.y * blockDim.y + threadIdx.y;
+  if (r < rows && c < cols) out[static_cast<size_t>(c) * rows + r] = in[static_cast<size_t>(r) * cols + c];
+}
+void plain_transpose(const float* in, float* out, int rows, int cols, cudaStream_t s) {
+  const dim3 block(32, 8), grid((cols + 31) / 32, (rows + 7) / 8);
+  plain_transpose_kernel<<<grid, block, 0, s>>>(in, out, rows, cols);
+  WB_CHECK_LAUNCH();
+}
+
 // A strided copy that forgets the stride: out[i] = in[i].
 __global__ void ignores_stride_kernel(const float* in, float* out, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -120,11 +132,65 @@ void bf16_one_column_too_many(const __nv_bfloat16* in, __nv_bfloat16* out, int r
   WB_CHECK_LAUNCH();
 }
 
+// Offsets in int: r * cols + c and c * rows + r wrap past 2^31 elements (the large case),
+// so the last rows of `in` are read from, and the last rows of `out` written to, addresses
+// 8 GB before the matrices.
+__global__ void bf16_int_offsets_kernel(const __nv_bfloat16* in, __nv_bfloat16* out, int rows, int cols) {
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  const int r = blockIdx.y * blockDim.y + threadIdx.y;
+  if (r < rows && c < cols) out[c * rows + r] = in[r * cols + c];  // should be size_t(c) * rows + r ...
+}
+void bf16_int_offsets(const __nv_bfloat16* in, __nv_bfloat16* out, int rows, int cols, cudaStream_t s) {
+  const dim3 block(32, 8), grid((cols + 31) / 32, (rows + 7) / 8);
+  bf16_int_offsets_kernel<<<grid, block, 0, s>>>(in, out, rows, cols);
+  WB_CHECK_LAUNCH();
+}
+
+// The strided copy with in[i * stride] in int: right until (n - 1) * stride passes 2^31.
+__global__ void int_stride_offset_kernel(const float* in, float* out, int n, int stride) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = in[i * stride];  // should be size_t(i) * stride
+}
+void int_stride_offset(const float* in, float* out, int n, int stride, cudaStream_t s) {
+  int_stride_offset_kernel<<<(n + 255) / 256, 256, 0, s>>>(in, out, n, stride);
+  WB_CHECK_LAUNCH();
+}
+
+// A vector path checked on one side only: each thread turns a 4 x 4 block with float4 loads
+// of `in` and float4 stores into `out`, taken when cols % 4 == 0 (rows of `in` aligned), with
+// a scalar path for blocks cut by an edge. The stores need rows % 4 == 0 as well (a row of
+// `out` is `rows` long); without it they are misaligned. Right on every shape whose row
+// count is a multiple of 4 whenever the column count is, or smaller than 4.
+__global__ void vec4_cols_only_kernel(const float* in, float* out, int rows, int cols) {
+  const int c = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+  const int r = 4 * (blockIdx.y * blockDim.y + threadIdx.y);
+  if (r >= rows || c >= cols) return;
+  if (r + 4 <= rows && c + 4 <= cols) {
+    float4 a[4];
+    for (int i = 0; i < 4; ++i) a[i] = *reinterpret_cast<const float4*>(in + size_t(r + i) * cols + c);
+    const float4 t[4] = {{a[0].x, a[1].x, a[2].x, a[3].x}, {a[0].y, a[1].y, a[2].y, a[3].y},
+                         {a[0].z, a[1].z, a[2].z, a[3].z}, {a[0].w, a[1].w, a[2].w, a[3].w}};
+    for (int j = 0; j < 4; ++j) *reinterpret_cast<float4*>(out + size_t(c + j) * rows + r) = t[j];  // rows % 4 unchecked
+    return;
+  }
+  for (int i = r; i < min(r + 4, rows); ++i) {
+    for (int j = c; j < min(c + 4, cols); ++j) out[size_t(j) * rows + i] = in[size_t(i) * cols + j];
+  }
+}
+void vec4_cols_only(const float* in, float* out, int rows, int cols, cudaStream_t s) {
+  if (cols % 4 != 0) return plain_transpose(in, out, rows, cols, s);
+  const dim3 block(16, 16), grid((cols / 4 + 15) / 16, (rows + 63) / 64);
+  vec4_cols_only_kernel<<<grid, block, 0, s>>>(in, out, rows, cols);
+  WB_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 WB_VARIANTS(ch02_broken, wb::Role::Broken) {
   const auto f32 = [](const char* name, TransposeF32Fn* fn) { return wb::variant("transpose/f32", name, fn); };
   const auto copy = [](const char* name, StridedCopyFn* fn) { return wb::variant("strided_copy/f32", name, fn); };
+  const std::vector<Code> int_overflow = {Code::Fault, Code::OobWrite, Code::OobRead, Code::Wrong, Code::Unwritten,
+                                          Code::NaN};
   return {
       // Right on squares; on a rectangle most writes land past rows * cols and are dropped
       // (unwritten), the rest at the wrong places (wrong).
@@ -143,6 +209,18 @@ WB_VARIANTS(ch02_broken, wb::Role::Broken) {
       // Right at stride 1 only.
       copy("ignores_the_stride", &ignores_stride).rejected_as({Code::Wrong}, "out[i] = in[i]"),
       copy("writes_past_end", &one_too_many).rejected_as({Code::OobWrite}, "bounds check i <= n"),
+      // Right below 2^31 elements; the large cases wrap the offsets.
+      wb::variant("transpose/bf16", "int_offsets", &bf16_int_offsets)
+          .rejected_as(int_overflow, "r * cols + c and c * rows + r computed in int")
+          .on({wb::Shape{{"rows", 1000}, {"cols", 1003}}, wb::Shape{{"rows", 46344}, {"cols", 46344}}}),
+      copy("int_stride_offset", &int_stride_offset)
+          .rejected_as(int_overflow, "in[i * stride] computed in int")
+          .on({wb::Shape{{"n", 1025}, {"stride", 7}},
+               wb::Shape{{"n", (int64_t{1} << 26) + (int64_t{1} << 20)}, {"stride", 32}}}),
+      // Caught by the vector-tail shapes (cols a multiple of 4, rows not).
+      f32("vector_path_checks_cols_only", &vec4_cols_only)
+          .rejected_as({Code::Fault, Code::OobWrite, Code::Wrong, Code::Unwritten},
+                       "a float4 4 x 4 path taken when cols % 4 == 0, whatever rows is"),
   };
 }
 

@@ -24,7 +24,8 @@ using StridedCopyFn = void(const float* in, float* out, int n, int stride, cudaS
 
 // out = transpose(in): `in` is rows x cols, `out` is cols x rows, and
 //   out[c * rows + r] = in[r * cols + c]   for 0 <= r < rows, 0 <= c < cols.
-// rows and cols are any sizes >= 1 (the tests use 1 x 1000, 1025 x 17, 2049 x 1021 ...).
+// rows and cols are any sizes >= 1 (the tests use 1 x 1000, 1025 x 17, 2049 x 1021 ...), and
+// rows * cols may pass 2^31 (46344 x 46344), as may (n - 1) * stride: offsets in 64 bits.
 using TransposeF32Fn = void(const float* in, float* out, int rows, int cols, cudaStream_t stream);
 using TransposeBF16Fn = void(const __nv_bfloat16* in, __nv_bfloat16* out, int rows, int cols,
                              cudaStream_t stream);

@@ -3,6 +3,17 @@
 // Write the one-thread-per-element kernel, then run the benchmark and watch the GB/s as the
 // stride grows from 1 to 16. The bytes you *use* stay the same (n floats in, n floats out);
 // what changes is how many 32-byte sectors the memory system must move to deliver them.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * out[i] equal to in[i * stride], bit for bit: a copy rounds nothing [wrong]; every out[i]
+//     written [unwritten], nothing past out[n - 1] [oob_write].
+//   * n from 1 to 2^20 + 3, each at stride 1, 2, 7 and 32, and random ones; no large stage.
+//   * all work on `stream`: the launcher runs under stream capture, so a launch without the
+//     stream argument, a synchronize, a cudaMalloc or a copy without Async fails
+//     [outside_stream].
+//   * a second call on the same buffers with new inputs [cached]; in it `in` ends right after
+//     in[(n - 1) * stride], where unmapped memory begins: a load past it faults [oob_read].
+//
 // Test:  ctest --preset ch02 -R ex1_strided_copy
 // Time:  build/ch02/bin/ch02_bench --impl=student,reference --op=strided_copy
 // Guide: docs/ch02-coalescing.md, section "Exercise 1".

@@ -3,8 +3,18 @@
 // One thread per element, no shared memory. Let threadIdx.x follow the input's columns, so
 // a warp reads 32 neighbouring floats of one row (one coalesced access) — and then look at
 // where those 32 threads write. The benchmark shows what that costs.
-// The tests use rectangles of every kind (1 x 1000, 1000 x 1, 2049 x 1021 ...): a kernel
-// that mixes up rows and cols is right only on squares and will fail them.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * out[c * rows + r] equal to in[r * cols + c], bit for bit [wrong]; every element of out
+//     written [unwritten], nothing past its end [oob_write].
+//   * rectangles of every kind, 1 x 1 to 2048 x 2049 (1 x 1000, 1000 x 1, 33 x 65, 1025 x 17,
+//     2049 x 1021 ...), and random ones; no large stage. Right only on squares fails.
+//   * all work on `stream`: the launcher runs under stream capture, so a launch without the
+//     stream argument, a synchronize, a cudaMalloc or a copy without Async fails
+//     [outside_stream].
+//   * a second call on the same buffers with new inputs [cached]; in it `in` ends where
+//     unmapped memory begins, so a load past its last element faults [oob_read].
+//
 // Test:  ctest --preset ch02 -R ex2_transpose_naive
 // Guide: docs/ch02-coalescing.md, section "Exercise 2".
 #include "ch02.cuh"

@@ -6,7 +6,20 @@
 // inside shared memory, where a column access is cheap if it avoids bank conflicts.
 // Steps, each one timed by the benchmark: tile -> no bank conflicts -> several elements per
 // thread -> vector loads. The target is the copy bandwidth (the `%meas` column).
-// Tiles at the right and bottom edges are partial: the tests use 33 x 65, 1025 x 17 ...
+// Tiles at the right and bottom edges are partial.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * out[c * rows + r] equal to in[r * cols + c], bit for bit [wrong]; every element of out
+//     written, partial edge tiles too [unwritten]; nothing past its end [oob_write].
+//   * rectangles of every kind, 1 x 1 to 2048 x 2049 (33 x 65, 1025 x 17, 2049 x 1021 ...),
+//     multiples of 4 that are no multiple of 64 (60 x 68, 132 x 260: for a vector path), and
+//     random ones; no large stage.
+//   * all work on `stream`: the launcher runs under stream capture, so a launch without the
+//     stream argument, a synchronize, a cudaMalloc or a copy without Async fails
+//     [outside_stream].
+//   * a second call on the same buffers with new inputs [cached]; in it `in` ends where
+//     unmapped memory begins, so a load past its last element faults [oob_read].
+//
 // Test:  ctest --preset ch02 -R ex3_transpose_tiled
 // Time:  build/ch02/bin/ch02_bench --impl=student,reference --op=transpose --dtype=f32
 // Guide: docs/ch02-coalescing.md, section "Exercise 3".

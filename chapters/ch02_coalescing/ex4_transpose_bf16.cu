@@ -5,6 +5,18 @@
 // Two things change with the element size: a warp's row of 32 elements is now 64 bytes, and
 // two neighbouring elements share one 4-byte shared-memory bank — does your padding still
 // remove the conflicts?
+//
+// What the tests check, and the outcome code a failure gets:
+//   * out[c * rows + r] equal to in[r * cols + c], bit for bit [wrong]; every element of out
+//     written [unwritten], nothing past its end [oob_write].
+//   * the same shapes as exercise 3 (1 x 1 ... 2048 x 2049, 60 x 68 ...), and random ones;
+//     no large stage.
+//   * all work on `stream`: the launcher runs under stream capture, so a launch without the
+//     stream argument, a synchronize, a cudaMalloc or a copy without Async fails
+//     [outside_stream].
+//   * a second call on the same buffers with new inputs [cached]; in it `in` ends where
+//     unmapped memory begins, so a load past its last element faults [oob_read].
+//
 // Test:  ctest --preset ch02 -R ex4_transpose_bf16
 // Guide: docs/ch02-coalescing.md, section "Exercise 4".
 #include "ch02.cuh"

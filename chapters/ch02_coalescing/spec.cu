@@ -13,6 +13,17 @@
 // sectors a stride drags in are not counted, which is the point of that experiment. The
 // chapter's target: the best FP32 transpose at 8192 x 8192 reaches >= 90 % of the measured
 // copy bandwidth (%meas).
+//
+// Beyond the catalogue of shapes:
+//   * a large case per op (tag "large") whose indices pass 2^31: the strided copy reads
+//     in[i * stride] past element 2^31, the transposes hold more than 2^31 elements, so an
+//     index or offset kept in an int wraps;
+//   * tails for vector paths: a row length that is a multiple of 4 (or 8) with a row count
+//     that is not, and the reverse, so a 4 x 4 (or 8-wide) vector path that checks only one
+//     of the two meets the misaligned or ragged side;
+//   * race shapes (OpSpec::race_shapes): enough tiles that every block of any grid that fits
+//     on the GPU at once transposes at least two, so a persistent transpose that reuses its
+//     tile without a barrier at the end of each iteration meets the race pass.
 #include "ch02.cuh"
 #include "declare/op.cuh"
 
@@ -28,6 +39,9 @@ constexpr const char* kDocs = "docs/ch02-coalescing.md";
 constexpr int64_t kStrides[] = {1, 2, 7, 32};
 
 wb::Shape copy_shape(int64_t n, int64_t stride) { return wb::Shape{{"n", n}, {"stride", stride}}; }
+
+// 2^26 + 2^20 outputs at stride 32: the last offsets read, (n - 1) * 32, pass 2^31.
+constexpr int64_t kLargeCopyN = (int64_t{1} << 26) + (int64_t{1} << 20);
 
 wb::OpSpec<StridedCopyFn> strided_copy() {
   return {
@@ -45,6 +59,8 @@ wb::OpSpec<StridedCopyFn> strided_copy() {
         for (int64_t n : wb::sizes_1d(int64_t{1} << 20)) {
           for (int64_t stride : kStrides) out.push_back(copy_shape(n, stride));
         }
+        // i * stride passes 2^31 for the last 2^20 elements: 8.7 GB of input, 0.3 GB of output.
+        out.push_back(copy_shape(kLargeCopyN, 32).tag("large"));
         return out;
       }(),
       .random_shapes = [](wb::Rng& rng) {
@@ -75,15 +91,29 @@ wb::OpSpec<StridedCopyFn> strided_copy() {
 wb::Shape matrix(int64_t rows, int64_t cols) { return wb::Shape{{"rows", rows}, {"cols", cols}}; }
 
 // The book's shape catalogue, plus shapes for kernels that move 4-element vectors through
-// 64 x 64 tiles: multiples of 4 that are not multiples of 64, and exact tiles.
+// 64 x 64 tiles: multiples of 4 that are not multiples of 64, and exact tiles; then the
+// vector tails: rows a multiple of 4 (or 8) and cols not, and the reverse, each more than a
+// tile; and the large case, more than 2^31 elements (multiples of 8: the vector paths take
+// it): 4.3 GB per BF16 matrix, 8.6 GB per FP32 one, in and out.
 std::vector<wb::Shape> transpose_shapes() {
   auto s = wb::shapes::rows_by_cols("rows", "cols", 2048);
   for (auto [r, c] : {std::pair<int64_t, int64_t>{4, 4}, {4, 8}, {8, 4}, {64, 64}, {60, 68}, {68, 196}, {132, 260},
                       {192, 128}}) {
     s.push_back(matrix(r, c));
   }
+  for (auto [r, c] : {std::pair<int64_t, int64_t>{257, 256}, {256, 257}, {130, 68}, {68, 130}, {1003, 1000},
+                      {1000, 1003}, {36, 1002}, {1002, 36}, {69, 264}, {264, 69}}) {
+    s.push_back(matrix(r, c));
+  }
+  s.push_back(matrix(46344, 46344).tag("large"));
   return s;
 }
+
+// The race pass: 4100 x 5004 is about 20 M elements, 5,000 tiles of 64 x 64 (20,000 of 32 x 32);
+// a grid that fits on the GPU at once holds at most about 148 x 2048 threads, so every block
+// of it moves at least two tiles of up to 32 elements per thread. Multiples of 4 (the vector
+// path) with partial tiles at both edges.
+std::vector<wb::Shape> transpose_race_shapes() { return {matrix(4100, 5004)}; }
 
 // Four random shapes, and each again rounded up to multiples of 4, where vectorized kernels
 // take their fast path.
@@ -115,6 +145,7 @@ wb::OpSpec<Fn> transpose(const char* dtype, DType t, wb::Peak peak) {
       .ref_rows = [](const wb::Shape& s) { return s["cols"]; },
       .test_shapes = transpose_shapes(),
       .random_shapes = random_transpose_shapes,
+      .race_shapes = transpose_race_shapes(),
       .bench_shapes = {matrix(8192, 8192)},
       .full_bench_shapes = t == DType::F32 ? std::vector<wb::Shape>{matrix(4096, 16384), matrix(16385, 1023)}
                                            : std::vector<wb::Shape>{matrix(16385, 1023)},

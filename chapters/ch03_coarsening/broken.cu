@@ -2,7 +2,10 @@
 // rejected by the same checks the learner's kernels meet, with the outcome code it declares
 // (the harness generates one test per kernel: ctest --preset ch03-solution -R broken). If one
 // of these tests fails, the harness has gone soft, not the kernel.
+#include <cfloat>
 #include <cmath>
+
+#include <algorithm>
 
 #include "ch03.cuh"
 #include "runtime/errors.cuh"
@@ -227,6 +230,112 @@ void row_sum_writes_past_end(const float* x, int rows, int cols, float* out, voi
   WB_CHECK_LAUNCH();
 }
 
+// A grid-stride loop in int: i += gridDim.x * blockDim.x passes 2^31 for the threads whose
+// last element lies within one stride of n = 2^31 - 1 (the large case): i wraps negative,
+// stays below n, and the loop reads 8 GB before x.
+constexpr int kIntStrideBlocks = 1024;
+__global__ void int_stride_kernel(const float* x, int n, float* partials) {
+  __shared__ float tile[kThreads];
+  const int t = threadIdx.x;
+  float v = 0.0f;
+  for (int i = blockIdx.x * kThreads + t; i < n; i += gridDim.x * kThreads) v += x[i];  // should be int64_t
+  tile[t] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s /= 2) {
+    if (t < s) tile[t] += tile[t + s];
+    __syncthreads();
+  }
+  if (t == 0) partials[blockIdx.x] = tile[0];
+}
+size_t int_stride_workspace(int) { return sizeof(float) * kIntStrideBlocks; }
+void int_stride_sum(const float* x, int n, float* out, void* ws, size_t, cudaStream_t s) {
+  float* partials = static_cast<float*>(ws);
+  int_stride_kernel<<<kIntStrideBlocks, kThreads, 0, s>>>(x, n, partials);
+  WB_CHECK_LAUNCH();
+  finish_kernel<<<1, kThreads, 0, s>>>(partials, kIntStrideBlocks, out);
+  WB_CHECK_LAUNCH();
+}
+
+// A persistent sum: as many blocks as fit on the GPU at once, each looping over chunks of
+// 1,024 elements; per chunk a block reduction (warp sums through shared memory, then warp 0
+// adds them up) whose total thread 0 keeps. The barrier at the end of each iteration is
+// missing: a warp that runs ahead writes its next warp sum while warp 0 still reads this
+// one. On a shape where every block loops (the race shapes) the race pass sees it.
+__global__ void persistent_no_end_barrier_kernel(const float* x, int n, float* partials) {
+  __shared__ float warp_sums[kThreads / 32];
+  const int t = threadIdx.x, warp = t / 32, lane = t % 32;
+  float total = 0.0f;
+  for (int64_t base = int64_t{blockIdx.x} * 4 * kThreads; base < n; base += int64_t{gridDim.x} * 4 * kThreads) {
+    float v = 0.0f;
+    for (int k = 0; k < 4; ++k) {
+      const int64_t i = base + k * kThreads + t;
+      if (i < n) v += x[i];
+    }
+    for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xFFFFFFFFu, v, o);
+    if (lane == 0) warp_sums[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+      float w = lane < kThreads / 32 ? warp_sums[lane] : 0.0f;
+      for (int o = 16; o > 0; o /= 2) w += __shfl_down_sync(0xFFFFFFFFu, w, o);
+      if (lane == 0) total += w;
+    }
+    // missing: __syncthreads();
+  }
+  if (t == 0) partials[blockIdx.x] = total;
+}
+int resident_grid() {
+  int device = 0, sms = 0, per_sm = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent_no_end_barrier_kernel, kThreads, 0));
+  return std::max(1, sms * per_sm);
+}
+size_t persistent_workspace(int) { return sizeof(float) * 4096; }
+void persistent_no_end_barrier(const float* x, int n, float* out, void* ws, size_t, cudaStream_t s) {
+  static const int resident = std::min(resident_grid(), 4096);
+  float* partials = static_cast<float*>(ws);
+  persistent_no_end_barrier_kernel<<<resident, kThreads, 0, s>>>(x, n, partials);
+  WB_CHECK_LAUNCH();
+  finish_kernel<<<1, kThreads, 0, s>>>(partials, resident, out);
+  WB_CHECK_LAUNCH();
+}
+
+// Max with -FLT_MAX, the lowest finite float, as its starting value (and n = 0 answered
+// -infinity by hand): right unless every element is -infinity, when it returns -FLT_MAX.
+__global__ void max_from_lowest_kernel(const float* x, int n, float* out) {
+  __shared__ float tile[kThreads];
+  const int t = threadIdx.x;
+  float v = -FLT_MAX;  // should be -INFINITY
+  for (int i = t; i < n; i += kThreads) v = fmaxf(v, x[i]);
+  tile[t] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s /= 2) {
+    if (t < s) tile[t] = fmaxf(tile[t], tile[t + s]);
+    __syncthreads();
+  }
+  if (t == 0) *out = n == 0 ? -INFINITY : tile[0];
+}
+void max_from_lowest(const float* x, int n, float* out, void*, size_t, cudaStream_t s) {
+  max_from_lowest_kernel<<<1, kThreads, 0, s>>>(x, n, out);
+  WB_CHECK_LAUNCH();
+}
+
+// Row sums, one thread per row, with the row's start r * cols in int: right until the
+// rows past 2^31 elements (the large case), which are read from 8 GB before x.
+__global__ void row_sum_int_offset_kernel(const float* x, int rows, int cols, float* out) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  const float* p = x + r * cols;  // should be size_t(r) * cols
+  float s = 0.0f;
+  for (int c = 0; c < cols; ++c) s += p[c];
+  out[r] = s;
+}
+void row_sum_int_offset(const float* x, int rows, int cols, float* out, void*, size_t, cudaStream_t s) {
+  if (rows == 0) return;
+  row_sum_int_offset_kernel<<<(rows + kThreads - 1) / kThreads, kThreads, 0, s>>>(x, rows, cols, out);
+  WB_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 WB_VARIANTS(ch03_broken, wb::Role::Broken) {
@@ -234,11 +343,19 @@ WB_VARIANTS(ch03_broken, wb::Role::Broken) {
   const auto sum = [&](const char* name, ReduceFn* fn) {
     return wb::variant("sum/f32", name, fn).with_workspace(partials);
   };
+  const std::vector<Code> int_overflow = {Code::Fault, Code::OobRead, Code::OobWrite, Code::Wrong, Code::NaN,
+                                          Code::Unwritten};
   return {
       // Whether a block reads a tile slot before it is stored depends on timing: a wrong
-      // result, or a different one from run to run (or NaN from stale shared memory).
+      // result (or NaN from stale shared memory) when the race shows in the answer. Sums are
+      // not required to give the same bits twice (an atomicAdd finish is accepted, spec.cu),
+      // so a race that only moves the last bits is left to the race pass: racecheck must
+      // report the hazard. The shapes all launch the racy kernel (n = 0 would not: the race
+      // pass runs the smallest), from a handful of blocks to 2^24 + 3 elements.
       sum("missing_barrier", &racy_sum)
-          .rejected_as({Code::Wrong, Code::Nondeterministic, Code::NaN}, "no __syncthreads() after filling the tile"),
+          .rejected_as({Code::Wrong, Code::NaN, Code::Race}, "no __syncthreads() after filling the tile")
+          .on({wb::Shape{{"n", 1025}}, wb::Shape{{"n", 131071}}, wb::Shape{{"n", (int64_t{1} << 20) + 1}},
+               wb::Shape{{"n", (int64_t{1} << 24) + 3}}}),
       // Right on multiples of 256: that is the trap.
       sum("drops_the_tail", &drop_tail_sum).rejected_as({Code::Wrong}, "grid rounded down"),
       // Uses x[n]: NaN where the harness's poison lies right after x, else whatever is there.
@@ -247,19 +364,38 @@ WB_VARIANTS(ch03_broken, wb::Role::Broken) {
           .on({wb::Shape{{"n", 1000}}, wb::Shape{{"n", 1024}}, wb::Shape{{"n", 4097}}}),
       sum("reads_past_end", &reads_past_end_sum).rejected_as({Code::OobRead}, "loads before the bounds check"),
       // The first call is right; in the second no block draws the last ticket, so nothing
-      // writes *out.
+      // writes *out (the second call, not a determinism run, catches it).
       wb::variant("sum/f32", "counter_never_reset", &no_reset_sum)
           .with_workspace([](const wb::Shape& s) { return no_reset_workspace(static_cast<int>(s["n"])); })
-          .rejected_as({Code::Unwritten, Code::Wrong, Code::Cached, Code::Nondeterministic},
+          .rejected_as({Code::Unwritten, Code::Wrong, Code::Cached},
                        "the last block does not set the ticket counter back to zero"),
+      // The second call adds its sum to the first call's: wrong there, from n = 1 on.
       wb::variant("sum/f32", "accumulator_never_zeroed", &never_zeroed_sum)
           .with_workspace([](const wb::Shape& s) { return accumulator_workspace(static_cast<int>(s["n"])); })
-          .rejected_as({Code::Wrong, Code::Cached, Code::Nondeterministic},
+          .rejected_as({Code::Wrong, Code::Cached},
                        "a running total in the workspace is not zeroed before it is added to"),
       // Right only when some value is > 0: the max inputs are all negative.
       wb::variant("max/f32", "max_from_zero", &max_from_zero).rejected_as({Code::Wrong}, "starts from 0, not -infinity"),
       wb::variant("row_sum/f32", "writes_past_end", &row_sum_writes_past_end)
           .rejected_as({Code::OobWrite}, "bound r <= rows"),
+      // Class: 32-bit indices. Right below 2^31; the large cases wrap.
+      wb::variant("sum/f32", "int_grid_stride", &int_stride_sum)
+          .with_workspace([](const wb::Shape& s) { return int_stride_workspace(static_cast<int>(s["n"])); })
+          .rejected_as(int_overflow, "a grid-stride loop whose index i += gridDim.x * blockDim.x is an int")
+          .on({wb::Shape{{"n", 1000003}}, wb::Shape{{"n", (int64_t{1} << 31) - 1}}}),
+      wb::variant("row_sum/f32", "int_row_offset", &row_sum_int_offset)
+          .rejected_as(int_overflow, "the row start r * cols computed in int")
+          .on({wb::Shape{{"rows", 1000}, {"cols", 65}}, wb::Shape{{"rows", 524800}, {"cols", 4100}}}),
+      // Class: a race only a looping block shows. Right answers on an H100, run after run; the
+      // race pass (racecheck) on the race shapes, where every block loops, reports it.
+      wb::variant("sum/f32", "persistent_missing_end_barrier", &persistent_no_end_barrier)
+          .with_workspace([](const wb::Shape& s) { return persistent_workspace(static_cast<int>(s["n"])); })
+          .rejected_as({Code::Race, Code::Wrong, Code::Nondeterministic},
+                       "no __syncthreads() at the end of each iteration of a persistent block's loop")
+          .on({wb::Shape{{"n", 9999991}}}),
+      // Class: inputs at the edge of the range. Caught by the rows of -infinity.
+      wb::variant("max/f32", "max_from_lowest_finite", &max_from_lowest)
+          .rejected_as({Code::Wrong}, "starts from -FLT_MAX, not -infinity"),
   };
 }
 

@@ -18,6 +18,10 @@
 //     (the identity of each operation). A launcher must still write its output when n = 0,
 //     and row_sum must write 0 for every row when cols = 0. An empty x may be a null
 //     pointer: read nothing from it.
+//   * x may hold -infinity (a masked value): the max of elements that are all -infinity is
+//     -infinity, so the max starts from -INFINITY, never from -FLT_MAX.
+//   * n and rows * cols go up to 2^31 - 1 and past it: compute indices and row offsets in
+//     64 bits (size_t, int64_t); an int wraps.
 //   * Accumulate in FP32 (also for BF16 input). The harness compares with a float64 sum on
 //     the CPU; the tolerance grows with the length (wb::tolerance_for(F32, n)). The max is
 //     compared exactly: no rounding happens in a max.

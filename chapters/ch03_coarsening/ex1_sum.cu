@@ -8,6 +8,25 @@
 //   3. the last five steps with __shfl_down_sync instead of shared memory;
 //   4. thread coarsening: a grid sized to the GPU, many float4 loads per thread;
 //   5. one kernel: the last block to finish adds the partials (a counter in the workspace).
+//
+// What the tests check, and the outcome code a failure gets:
+//   * *out within a tolerance of the float64 sum that grows with n [wrong]: rtol = 2u +
+//     4u*sqrt(n), atol = rtol*sqrt(n), u = 2^-24 (at n = 2^24 + 3: about 1e-3 of |sum|, plus
+//     4). Written for n = 0 too, as 0 [unwritten]; NaN never passes [nan].
+//   * the same bits on every run are NOT required, on purpose: adding each block's partial
+//     into *out with atomicAdd (zeroed first, on the stream) is the classic grid reduction
+//     and is accepted. Blocks finish in a new order each run, so the last bits change, well
+//     inside the tolerance. Where identical bits matter (a training run that must repeat),
+//     step 5's last-block finish adds the partials in a fixed order. A race is still caught:
+//     as a wrong sum, or by the race pass, compute-sanitizer's racecheck [race].
+//   * all work on `stream`, zeroing included: no default-stream launch, synchronize,
+//     cudaMalloc, or copy or memset without Async [outside_stream].
+//   * a second call, same workspace, new inputs [cached]: a ticket counter must be back at 0,
+//     a running total zeroed again. In it x ends where unmapped memory begins, so even
+//     loading x[n] faults [oob_read].
+//   * n = 0, 1, 3, primes, one off 256 and 1024, 2^20 + 1, 2^24, 2^24 + 3, and random
+//     sizes; no large stage.
+//
 // Test:  cmake --preset ch03 && ctest --preset ch03 -R ex1_sum
 // Bench: build/ch03/bin/ch03_bench --impl=student,v5_one_pass,reference
 // Guide: docs/ch03-coarsening.md, section "Exercise 1".

@@ -4,6 +4,19 @@
 // -INFINITY instead of 0 as the value a thread with no element contributes (that is also
 // the answer for n = 0). The inputs are all negative, so starting from 0 gives 0, not the
 // max. The max is checked exactly: there is no rounding in a max.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * *out equal to the max, exactly: no rounding happens in a max [wrong]; -infinity for
+//     n = 0; never left unwritten [unwritten]. Every input is negative, and the max sits
+//     first, last or at a random position.
+//   * the same bits on a repeated run [nondeterministic]. Unlike the sums, the max keeps
+//     this check: a correct max is exact in any order, atomics included, so it costs you
+//     nothing, and a difference can only be a race.
+//   * all work on `stream` [outside_stream].
+//   * a second call, same workspace, new inputs [cached]; in it x ends where unmapped memory
+//     begins, so even loading x[n] faults [oob_read].
+//   * n = 0 ... 2^24 + 3 (as exercise 1) and random sizes; no large stage.
+//
 // Test:  ctest --preset ch03 -R ex2_max
 // Guide: docs/ch03-coarsening.md, section "Exercise 2".
 #include <cmath>

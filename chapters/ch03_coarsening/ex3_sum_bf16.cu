@@ -4,6 +4,18 @@
 // it takes half the time. Convert each element with __bfloat162float and add in FP32
 // (adding in BF16 loses everything after the third significant digit). For vector loads,
 // four BF16 values are 8 bytes: load them as one uint2 or two __nv_bfloat162.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * *out within exercise 1's tolerance (it grows with n) of the float64 sum of the BF16
+//     values [wrong]: accumulate in FP32; written for n = 0 too [unwritten]; no NaN [nan].
+//   * the same bits on every run are not required, as in exercise 1: an atomicAdd finish
+//     is accepted. A race is still caught, as a wrong sum or by the race pass [race].
+//   * all work on `stream` [outside_stream].
+//   * a second call, same workspace, new inputs [cached]; in it x ends where unmapped memory
+//     begins: a 4-element load that reaches past x[n - 1] faults [oob_read].
+//   * n = 0 ... 2^24 + 3 (odd n: 1 to 3 elements left after the last whole uint2) and
+//     random sizes; no large stage.
+//
 // Test:  ctest --preset ch03 -R ex3_sum_bf16
 // Guide: docs/ch03-coarsening.md, section "Exercise 3".
 #include "ch03.cuh"

@@ -6,6 +6,21 @@
 // __shfl_down_sync does the tree); a block per row suits long rows, and a row longer than
 // the GPU can take in one block is split over several blocks whose partials meet in the
 // workspace. Rows start 16-byte aligned only when cols % 4 == 0.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * out[r] within a tolerance of the float64 row sum that grows with cols (exercise 1's
+//     rule with cols for n) [wrong]; every row written, 0 when cols = 0 [unwritten]; no NaN
+//     [nan]; nothing past out[rows - 1] [oob_write].
+//   * shapes from 1 x 1,000,000 to 100,000 x 7 (1 x 1, 3 x 0, 65537 x 32, 4097 x 1025 ...)
+//     and random ones; no large stage. Rows start 16-byte aligned only when cols % 4 == 0:
+//     a float4 load of a misaligned row faults [fault].
+//   * the same bits on every run are not required, as in exercise 1: a long row's partials
+//     may meet through atomicAdd. A race is still caught, as a wrong sum or by the race
+//     pass [race].
+//   * all work on `stream` [outside_stream].
+//   * a second call, same workspace, new inputs [cached]: per-row counters back at 0; x ends
+//     where unmapped memory begins [oob_read].
+//
 // Test:  ctest --preset ch03 -R ex4_row_sum
 // Guide: docs/ch03-coarsening.md, section "Exercise 4".
 #include "ch03.cuh"

@@ -5,7 +5,21 @@
 // beta == 0). Make threadIdx.x follow the column: the 32 threads of a warp then read 32
 // neighbouring elements of a row of B (one coalesced access) and the same element of A
 // (a broadcast), and write 32 neighbours of C.
-// The tests use primes, 1 x N, N x 1, K = 1 and leading dimensions larger than the widths.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * C within a tolerance of the float64 alpha * A * B + beta * C that grows with K and with
+//     max(|alpha|, |beta|) [wrong]. With beta == 0, C holds NaN on entry: reading it gives
+//     NaN [nan]; so does reading A's or B's padding columns, which hold NaN too.
+//   * every element of C written [unwritten]; its padding [N, ldc) comes back with the bits
+//     it had [wrote_padding]; nothing outside C [oob_write].
+//   * M, N or K = 0 (M or N = 0: launch nothing; K = 0: C = beta * C), 1 x N, N x 1, primes,
+//     K = 1, K = 4097, each with pad 0, 4 and 3 (pad 3: rows not all 16-byte aligned), and
+//     random shapes. Then the large case, 2048^3 with each pad, checked on sampled rows.
+//   * the same bits on a repeated run [nondeterministic]: one thread owns each element and
+//     sums K in order, so yours is deterministic by construction.
+//   * all work on `stream` [outside_stream]; a second call on the same buffers with new
+//     inputs [cached], in which A and B end where unmapped memory begins [oob_read].
+//
 // Test:  ctest --preset ch04 -R ex1_naive
 // Guide: docs/ch04-tiled-gemm.md, section "Exercise 1".
 #include "ch04.cuh"

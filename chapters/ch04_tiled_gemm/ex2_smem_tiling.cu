@@ -10,6 +10,22 @@
 // Edges: rows, columns or k past the end of the matrices load 0 into the tile (never read
 // them), and only elements inside C are written. Every thread must reach every
 // __syncthreads(), so do not return early: guard the loads and the store instead.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * C within a tolerance of the float64 alpha * A * B + beta * C that grows with K and with
+//     max(|alpha|, |beta|) [wrong]. With beta == 0, C holds NaN on entry: reading it gives
+//     NaN [nan]; so does reading A's or B's padding columns, which hold NaN too.
+//   * every element of C written [unwritten]; its padding [N, ldc) comes back with the bits
+//     it had [wrote_padding]; nothing outside C [oob_write].
+//   * M, N or K = 0 (M or N = 0: launch nothing; K = 0: C = beta * C), 1 x N, N x 1, primes,
+//     K = 1, K = 4097, each with pad 0, 4 and 3 (pad 3: rows not all 16-byte aligned), and
+//     random shapes. Then the large case, 2048^3 with each pad, checked on sampled rows.
+//   * the same bits on a repeated run [nondeterministic]: each element is still one thread's
+//     sum in a fixed order, so only a race changes them: a missing __syncthreads() before
+//     the tiles are read, or before they are overwritten, shows here.
+//   * all work on `stream` [outside_stream]; a second call on the same buffers with new
+//     inputs [cached], in which A and B end where unmapped memory begins [oob_read].
+//
 // Test:  ctest --preset ch04 -R ex2_smem_tiling
 // Guide: docs/ch04-tiled-gemm.md, section "Exercise 2".
 #include "ch04.cuh"

@@ -13,6 +13,22 @@
 //
 // Edges as in exercise 2: zeros in the tiles past the matrices, guarded stores; a float4
 // global load only where the address is 16-byte aligned and all four elements exist.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * C within a tolerance of the float64 alpha * A * B + beta * C that grows with K and with
+//     max(|alpha|, |beta|) [wrong]. With beta == 0, C holds NaN on entry: reading it gives
+//     NaN [nan]; so does reading A's or B's padding columns, which hold NaN too.
+//   * every element of C written [unwritten]; its padding [N, ldc) comes back with the bits
+//     it had [wrote_padding]; nothing outside C [oob_write].
+//   * M, N or K = 0 (M or N = 0: launch nothing; K = 0: C = beta * C), 1 x N, N x 1, primes,
+//     K = 1, K = 4097, each with pad 0, 4 and 3 (pad 3: rows not all 16-byte aligned), and
+//     random shapes. Then the large case, 2048^3 with each pad, checked on sampled rows.
+//   * the same bits on a repeated run [nondeterministic]: one owner per element of C, a fixed
+//     order over K, so a difference is a race. Splitting K over blocks that meet through a
+//     float atomicAdd would change the bits too: if you split K, add the parts in order.
+//   * all work on `stream` [outside_stream]; a second call on the same buffers with new
+//     inputs [cached], in which A and B end where unmapped memory begins [oob_read].
+//
 // Test:  ctest --preset ch04 -R ex3_register_tiling
 // Bench: build/ch04/bin/ch04_bench --impl=student,reference
 // Guide: docs/ch04-tiled-gemm.md, section "Exercise 3".

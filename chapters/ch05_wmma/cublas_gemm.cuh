@@ -23,6 +23,7 @@
 #include "ch05.cuh"
 #include "runtime/buffers.cuh"
 #include "runtime/errors.cuh"
+#include "device/math.cuh"
 
 namespace ch05::cublas {
 
@@ -45,7 +46,7 @@ inline cublasStatus_t gemm_i8_direct(int M, int N, int K, const int8_t* A, int l
 // `pad`; the M x N part of the result is copied back into D.
 inline cublasStatus_t gemm_i8_padded(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t* C,
                                      int32_t* D, int pad, cudaStream_t stream) {
-  const int Mp = (M + pad - 1) / pad * pad, Np = (N + pad - 1) / pad * pad, Kp = (K + pad - 1) / pad * pad;
+  const int Mp = wb::round_up(M, pad), Np = wb::round_up(N, pad), Kp = wb::round_up(K, pad);
   int8_t *a = nullptr, *b = nullptr;
   int32_t* d = nullptr;
   CUDA_CHECK(cudaMallocAsync(&a, size_t(Mp) * Kp, stream));

@@ -3,6 +3,21 @@
 // Goal: D = A * B (+ C) for FP16 and BF16 inputs with FP32 accumulation, the output FP32 or
 // the input type, for ANY M, N, K >= 1 (1 x 1 x 1, 17 x 33 x 65, 4097 ...). One kernel
 // template serves all four launchers below.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * D within the output type's rounding plus an FP32 sum over K (+1 with C) of a float64
+//     reference [wrong], and its largest error at most 4x cuBLAS's on the same inputs, plus
+//     a rounding step [wrong]: accumulate in FP32, round once. Inputs of +-256 (products past
+//     FP16's range) are among them.
+//   * every element of D written [unwritten], nothing outside D [oob_write], no NaN [nan].
+//   * 1 x 1 x 1 ... 1024^3: primes, one past 16, 128 and 256, K = 1 and 4097, with and
+//     without C; the BF16 pairs skip below sm_80 [skipped]. After them the large cases,
+//     2048^3 (f16_f32, bf16_bf16) and 4096^3 (bf16_bf16), checked on sampled rows.
+//   * the same bits on a repeated run [nondeterministic]: one warp owns each tile of D and
+//     adds K in a fixed order, so a difference is a race.
+//   * all work on `stream` [outside_stream]; a second call on the same buffers with new
+//     inputs [cached], in which A, B and C end where unmapped memory begins [oob_read].
+//
 // Test:  cmake --preset ch05 && ctest --preset ch05 -R ex1_wmma_global
 // Bench: build/ch05/bin/ch05_bench --impl=student,reference
 // Guide: docs/ch05-wmma.md, section "Exercise 1".

@@ -5,6 +5,21 @@
 // the (BK x BN) tile of B into shared memory once (zeros outside the matrices), wait at a
 // barrier, and every warp loads its fragments from there. Then give each warp more than one
 // fragment of D (a warp tile), so each fragment it loads feeds several mma_sync.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * D within the output type's rounding plus an FP32 sum over K (+1 with C) of a float64
+//     reference [wrong], and its largest error at most 4x cuBLAS's on the same inputs, plus
+//     a rounding step [wrong]: accumulate in FP32, round once; inputs of +-256 included.
+//   * every element of D written, partial block tiles too [unwritten], nothing outside D
+//     [oob_write], no NaN [nan].
+//   * exercise 1's shapes, among them one exact 128 x 256 x 64 block tile and rows aligned
+//     to 16 bytes that are no tile multiple (136 x 264 x 72 ...); BF16 skips below sm_80
+//     [skipped]. Large, after the rest: 2048^3 and 4096^3, on sampled rows.
+//   * the same bits on a repeated run [nondeterministic]: a fixed order over K per tile, so
+//     a difference is a race (a missing barrier around the shared tiles).
+//   * all work on `stream` [outside_stream]; a second call on the same buffers with new
+//     inputs [cached], in which A, B and C end where unmapped memory begins [oob_read].
+//
 // Test:  ctest --preset ch05 -R ex2_wmma_smem
 // Bench: build/ch05/bin/ch05_bench --impl=student,reference
 // Guide: docs/ch05-wmma.md, section "Exercise 2" (and the hint ladder there).

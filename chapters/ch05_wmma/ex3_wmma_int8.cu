@@ -10,6 +10,19 @@
 //     into a plain row of a shared tile is misaligned. Keep each 16-column slice of a tile
 //     as its own block ("panel") with rows padded to 32 bytes.
 //   * INT8 tensor cores exist from sm_72; the tests run from sm_75.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * D equal to the exact integer result [wrong]: INT32 sums round nothing. Inputs of
+//     +-127 / -128, and sums past 2^24 (K up to 4100), which an epilogue through float
+//     would round.
+//   * every element of D written [unwritten], nothing outside D [oob_write].
+//   * exercise 2's shapes, with and without C; from sm_75 [skipped below it]. After
+//     them the large case, 2048^3, on sampled rows.
+//   * the same bits on a repeated run [nondeterministic]: exact anyway, so a difference is
+//     a race.
+//   * all work on `stream` [outside_stream]; a second call on the same buffers with new
+//     inputs [cached], in which A, B and C end where unmapped memory begins [oob_read].
+//
 // Test:  ctest --preset ch05 -R ex3_wmma_int8
 // Guide: docs/ch05-wmma.md, section "Exercise 3".
 #include <mma.h>

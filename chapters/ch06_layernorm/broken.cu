@@ -17,6 +17,13 @@
 //   no_beta_layernorm                 applies gamma but not beta                y off by beta
 //   block_multiple_only_layernorm     each thread takes C / 256 consecutive     C = 769, 1000, 5120 ...
 //   block_multiple_only_rmsnorm       elements: right only when 256 divides C
+//   int_row_offset_rmsnorm            the row start n * ld in int               the large_rows inputs:
+//                                                                             rows past element 2^31
+//   aligned_rows_drop_tail_rmsnorm    16-byte packs only when ld % 8 == 0:      C = 769 in rows of 776 ...
+//                                     the tail of C % 8 forgotten there         (aligned rows, ragged C)
+//   persistent_missing_end_barrier_   a block loops over rows, reusing its      the race pass on the race
+//   rmsnorm                           reduction's shared memory with no         shapes (every block loops)
+//                                     barrier at the end of each row
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -24,6 +31,7 @@
 
 #include "ch06.cuh"
 #include "runtime/errors.cuh"
+#include "device/reduce.cuh"
 
 namespace ch06::broken {
 
@@ -37,21 +45,32 @@ ResidualRmsNormFn forgets_h_rmsnorm;
 ResidualLayerNormFn no_beta_layernorm;
 ResidualLayerNormFn block_multiple_only_layernorm;
 ResidualRmsNormFn block_multiple_only_rmsnorm;
+ResidualRmsNormFn int_row_offset_rmsnorm;
+ResidualRmsNormFn aligned_rows_drop_tail_rmsnorm;
+ResidualRmsNormFn persistent_missing_end_barrier_rmsnorm;
 
 namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 
-enum class Mistake { OnePassVariance, MissingBarrier, DropsTail, ForgetsH, NoBeta, BlockMultipleOnly };
+enum class Mistake {
+  OnePassVariance,
+  MissingBarrier,
+  DropsTail,
+  ForgetsH,
+  NoBeta,
+  BlockMultipleOnly,
+  IntRowOffset,
+  AlignedRowsDropTail,
+};
 
 // The block's sum, to every thread. With kRacy the barrier between the warp totals' stores
 // and their loads is missing: a warp may add up totals that other warps have not stored
 // yet (stale values of the previous sum, or whatever the shared memory held).
 template <bool kRacy>
 __device__ float block_sum(float v, float* ex) {
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+  v = wb::warp_sum(v);
   if (threadIdx.x % 32 == 0) ex[threadIdx.x / 32] = v;
   if constexpr (!kRacy) __syncthreads();
   float t = 0.0f;
@@ -66,9 +85,10 @@ __device__ float block_sum(float v, float* ex) {
 // whole packs of 8 (C / 8 * 8 columns).
 template <Mistake kM>
 struct Columns {
-  int C, t;
+  int C, t, ld;
   __device__ int limit() const {
     if constexpr (kM == Mistake::DropsTail) return C / 8 * 8;  // the packs, and no tail
+    if constexpr (kM == Mistake::AlignedRowsDropTail) return ld % 8 == 0 ? C / 8 * 8 : C;  // packs on aligned rows
     return C;
   }
   __device__ int count() const {
@@ -88,8 +108,12 @@ __global__ void __launch_bounds__(kThreads)
                   float* rstd_out, int C, int ld, float eps) {
   __shared__ float ex[3][kWarps];
   constexpr bool kRacy = kM == Mistake::MissingBarrier;
-  const size_t base = static_cast<size_t>(blockIdx.x) * ld;
-  const Columns<kM> cols{C, static_cast<int>(threadIdx.x)};
+  size_t base = static_cast<size_t>(blockIdx.x) * ld;
+  if constexpr (kM == Mistake::IntRowOffset) {
+    const int n = blockIdx.x;
+    base = static_cast<size_t>(n * ld);  // should be size_t(n) * ld: wraps past 2^31 elements
+  }
+  const Columns<kM> cols{C, static_cast<int>(threadIdx.x), ld};
   const int count = cols.count();
 
   float s = 0.0f, q = 0.0f;  // sum of h, sum of h^2
@@ -152,6 +176,32 @@ void rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, 
   WB_CHECK_LAUNCH();
 }
 
+// RMSNorm as a persistent kernel: as many blocks as fit on the GPU at once, each looping over
+// rows n = blockIdx.x, blockIdx.x + gridDim.x, ... The block sum stores the warp totals,
+// waits, and every thread reads them all; the next row's sum stores them again with no
+// barrier in between, while slower warps may still be reading this row's.
+__global__ void __launch_bounds__(kThreads)
+    persistent_rms_kernel(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd_out, int N,
+                          int C, int ld, float eps) {
+  __shared__ float ex[kWarps];
+  for (int n = blockIdx.x; n < N; n += gridDim.x) {
+    const size_t base = static_cast<size_t>(n) * ld;
+    float q = 0.0f;
+    for (int c = threadIdx.x; c < C; c += kThreads) {
+      const bf16 hv = __float2bfloat16_rn(__bfloat162float(x[base + c]) + __bfloat162float(r[base + c]));
+      h[base + c] = hv;
+      q += __bfloat162float(hv) * __bfloat162float(hv);
+    }
+    const float rstd = rsqrtf(block_sum<false>(q, ex) / C + eps);
+    for (int c = threadIdx.x; c < C; c += kThreads) {
+      const float hv = __bfloat162float(__float2bfloat16_rn(__bfloat162float(x[base + c]) + __bfloat162float(r[base + c])));
+      y[base + c] = __float2bfloat16_rn(hv * rstd * __bfloat162float(gamma[c]));
+    }
+    if (threadIdx.x == 0) rstd_out[n] = rstd;
+    // missing: __syncthreads();
+  }
+}
+
 }  // namespace
 
 // The one-pass variance E[h^2] - E[h]^2: catastrophic cancellation on rows of mean 1000
@@ -210,6 +260,35 @@ void block_multiple_only_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma
   rmsnorm<Mistake::BlockMultipleOnly>(x, r, gamma, h, y, rstd, N, C, ld, eps, stream);
 }
 
+// The row start n * ld in int: right until a row starts past element 2^31.
+void int_row_offset_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N,
+                            int C, int ld, float eps, cudaStream_t stream) {
+  rmsnorm<Mistake::IntRowOffset>(x, r, gamma, h, y, rstd, N, C, ld, eps, stream);
+}
+
+// Whole packs of 8 when the rows are 16-byte aligned (ld % 8 == 0), every element otherwise:
+// the tail of a row whose stride is aligned but whose length is not is forgotten.
+void aligned_rows_drop_tail_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd,
+                                    int N, int C, int ld, float eps, cudaStream_t stream) {
+  rmsnorm<Mistake::AlignedRowsDropTail>(x, r, gamma, h, y, rstd, N, C, ld, eps, stream);
+}
+
+// The persistent RMSNorm without the barrier at the end of each row.
+void persistent_missing_end_barrier_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y,
+                                            float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
+  if (N == 0) return;
+  static const int resident = [] {
+    int device = 0, sms = 0, per_sm = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent_rms_kernel, kThreads, 0));
+    return sms * per_sm > 0 ? sms * per_sm : 1;
+  }();
+  const int blocks = N < resident ? N : resident;
+  persistent_rms_kernel<<<blocks, kThreads, 0, stream>>>(x, r, gamma, h, y, rstd, N, C, ld, eps);
+  WB_CHECK_LAUNCH();
+}
+
 }  // namespace ch06::broken
 
 // --- as the harness sees them: each must be rejected with one of the codes it declares.
@@ -240,6 +319,20 @@ WB_VARIANTS(ch06_broken, wb::Role::Broken) {
           .rejected_as(wrongish, "right only when C is a multiple of the block size"),
       wb::variant(rms, "block_multiple_only", &block_multiple_only_rmsnorm)
           .rejected_as(wrongish, "right only when C is a multiple of the block size"),
+      // Right below 2^31 elements; the large_rows inputs reach past it.
+      wb::variant(rms, "int_row_offset", &int_row_offset_rmsnorm)
+          .rejected_as({Code::Fault, Code::OobRead, Code::OobWrite, Code::Wrong, Code::Unwritten, Code::NaN},
+                       "the row start n * ld computed in int")
+          .on({wb::Shape{{"N", 33}, {"C", 768}, {"pad", 0}}}),
+      // Right on every shape whose stride and length are aligned together; the vector-tail
+      // shapes (ld % 8 == 0, C % 8 != 0) leave the tail unwritten.
+      wb::variant(rms, "aligned_rows_drop_tail", &aligned_rows_drop_tail_rmsnorm)
+          .rejected_as(wrongish, "16-byte packs only on 16-byte aligned rows: the tail of C % 8 forgotten there"),
+      // Right on an H100 run after run; on the race shapes every block loops, and racecheck
+      // reports the next row's stores racing this row's loads.
+      wb::variant(rms, "persistent_missing_end_barrier", &persistent_missing_end_barrier_rmsnorm)
+          .rejected_as(racy, "no __syncthreads() at the end of each row of a persistent block")
+          .on({wb::Shape{{"N", 20011}, {"C", 768}, {"pad", 0}}}),
   };
 }
 

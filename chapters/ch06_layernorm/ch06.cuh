@@ -32,6 +32,7 @@
 //
 // Rules the tests hold you to:
 //   * any N >= 1; N == 0 means "launch nothing" (a grid of zero blocks is an error).
+//     N * ld may pass 2^31 elements (a large case does): compute n * ld in 64 bits.
 //   * any C >= 1: 1, 3, 127, 768, 769, 1000, 1024, 4096, 5120, 8192 and 12288 are tested.
 //     C need not be a multiple of your vector width (8 BF16 or 4 floats in 16 bytes): the
 //     last few elements of a row are yours to handle.

@@ -8,6 +8,22 @@
 // row is the natural start: every thread adds a strided share of the row, the block adds
 // the shares (the tree of chapter 3), and every thread needs the result (broadcast it
 // through shared memory).
+//
+// What the tests check, and the outcome code a failure gets:
+//   * y, mean and rstd within tolerances that grow with sqrt(C) and with the row's |mean| /
+//     std [wrong], also on rows of mean 1000 and of mean -1e4 (std 1), where a one-pass
+//     variance E[x^2] - E[x]^2 fails; NaN never passes [nan].
+//   * every y[n][c] (c < C), mean[n] and rstd[n] written [unwritten]; y's padding [C, ld)
+//     left untouched [wrote_padding]; nothing outside the outputs [oob_write].
+//   * C = 1, 3, 127, 768, 769, 1000 ... 12288 with N = 1, 33, 1000, 16384, and random shapes;
+//     rows padded by 8 and by 3 (where ld % 4 != 0, rows are not 16-byte aligned and a
+//     float4 load faults [fault]); no large stage.
+//   * the same bits on a repeated run [nondeterministic]: each row's sums in a fixed order
+//     (a block tree) give them, so a difference is a race, e.g. two block sums sharing one
+//     shared array without a barrier between them.
+//   * all work on `stream` [outside_stream]; a second call on the same buffers with new
+//     inputs [cached], in which every input ends where unmapped memory begins [oob_read].
+//
 // Test:  ctest --preset ch06 -R ex1_layernorm_f32
 // Bench: build/ch06/bin/ch06_bench
 // Guide: docs/ch06-layernorm.md, section "Exercise 1".

@@ -10,6 +10,22 @@
 //      BF16, a uint4), and the two statistics passes run over registers, not memory;
 //   3. the tail of a row that is no multiple of 8, and rows that do not start 16-byte
 //      aligned (ld % 8 != 0): scalar loads there.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * h equal, bit for bit, to the BF16 rounding of the FP32 sum x + r [wrong]; y, mean and
+//     rstd from h AS ROUNDED, within tolerances that grow with sqrt(C) and |mean| / std
+//     [wrong], also on rows of mean 1000 and -1e4 (std 1); NaN never passes [nan].
+//   * every element of h, y, mean and rstd written [unwritten]; the padding [C, ld) of h and y
+//     left untouched [wrote_padding]; nothing outside the outputs [oob_write].
+//   * C = 1, 3, 127, 768, 769, 1000 ... 12288 with N = 1, 33, 1000, and random shapes; rows
+//     padded by 8 and by 3 (where ld % 8 != 0, rows are not 16-byte aligned and a 16-byte
+//     load faults [fault]). Then the large case, N = 16384, C = 1024, after the others pass.
+//   * the same bits on a repeated run [nondeterministic]: fixed-order sums give them, and
+//     chapter 9's model runs this kernel, where a replayed decode step must equal the eager
+//     one bit for bit.
+//   * all work on `stream` [outside_stream]; a second call on the same buffers with new
+//     inputs [cached], in which every input ends where unmapped memory begins [oob_read].
+//
 // Test:  ctest --preset ch06 -R ex2_residual_layernorm
 // Bench: build/ch06/bin/ch06_bench
 // Guide: docs/ch06-layernorm.md, section "Exercise 2".

@@ -4,6 +4,21 @@
 // rstd[n] written. One statistic instead of two, no mean taken away and no beta: start
 // from your exercise 2 and take things out. (RMSNorm has no cancellation problem: h^2 is
 // never negative, so nothing is subtracted.)
+//
+// What the tests check, and the outcome code a failure gets:
+//   * h equal, bit for bit, to the BF16 rounding of the FP32 sum x + r [wrong]; y and rstd
+//     from h AS ROUNDED, within tolerances that grow with sqrt(C) [wrong]; NaN never passes
+//     [nan].
+//   * every element of h, y and rstd written [unwritten]; the padding [C, ld) of h and y left
+//     untouched [wrote_padding]; nothing outside the outputs [oob_write].
+//   * C = 1, 3, 127, 768, 769, 1000 ... 12288 with N = 1, 33, 1000, and random shapes; rows
+//     padded by 8 and by 3 (where ld % 8 != 0, rows are not 16-byte aligned and a 16-byte
+//     load faults [fault]). Then the large case, N = 16384, C = 1024, after the others pass.
+//   * the same bits on a repeated run [nondeterministic]: a fixed-order sum of h^2 gives
+//     them, so a difference is a race.
+//   * all work on `stream` [outside_stream]; a second call on the same buffers with new
+//     inputs [cached], in which every input ends where unmapped memory begins [oob_read].
+//
 // Test:  ctest --preset ch06 -R ex3_residual_rmsnorm
 // Bench: build/ch06/bin/ch06_bench
 // Guide: docs/ch06-layernorm.md, section "Exercise 3".

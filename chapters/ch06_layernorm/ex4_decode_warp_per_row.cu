@@ -6,6 +6,21 @@
 // reductions are then five __shfl_xor_sync steps: no shared memory and no __syncthreads(),
 // and after an xor butterfly every lane holds the total. Target: one row of 4096 in a few
 // microseconds, about the time of one trip to DRAM and back.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * h equal, bit for bit, to the BF16 rounding of the FP32 sum x + r [wrong]; y, mean and
+//     rstd from h AS ROUNDED, within tolerances that grow with sqrt(C) and |mean| / std
+//     [wrong], also on rows of mean 1000 and -1e4 (std 1); NaN never passes [nan].
+//   * every element of h, y, mean and rstd written [unwritten]; the padding [C, ld) of h and y
+//     left untouched [wrote_padding]; nothing outside the outputs [oob_write].
+//   * exercise 2's shapes: N = 1 ... 1000 and C up to 12288 (a warp walks long rows too),
+//     rows padded by 3 that are not 16-byte aligned [fault]; the large case, N = 16384,
+//     C = 1024, after the others pass.
+//   * the same bits on a repeated run [nondeterministic]: a shuffle butterfly adds in a fixed
+//     order, so a difference is a race.
+//   * all work on `stream` [outside_stream]; a second call on the same buffers with new
+//     inputs [cached], in which every input ends where unmapped memory begins [oob_read].
+//
 // Test:  ctest --preset ch06 -R ex4_decode_warp_per_row
 // Bench: build/ch06/bin/ch06_bench
 // Guide: docs/ch06-layernorm.md, section "Exercise 4".

@@ -8,6 +8,20 @@
 // Exactness rule for h: it must equal the BF16 rounding (nearest even) of the FP32 sum
 // x + r, bit for bit: that is what every kernel computes, and what the next layer reads.
 // The statistics are computed from h as rounded.
+//
+// Beyond the catalogue:
+//   * vector tails: rows whose stride is a multiple of 8 elements (16-byte aligned in BF16
+//     and FP32) while C is not (C = 769 with ld = 776 ...), and C a multiple of 8 with ld a
+//     multiple of 4 only or of 2 only: a 16-byte path chosen on one of the two conditions
+//     meets the other;
+//   * a large case per op (the "large_rows" inputs, tag "large"): 524,544 rows of 4,096, so
+//     that the last ~250 rows start past element 2^31: a row offset n * ld kept in an int
+//     wraps. 17.2 GB per case (x, r, h, y in BF16; x, y in FP32); uniform inputs, which are
+//     drawn fast;
+//   * race shapes (OpSpec::race_shapes): 20,011 rows, so that every block of a grid that fits
+//     on the GPU at once (a block per row: at most 148 x 32 of them; a warp per row: 148 x 64
+//     warps) normalises at least two: a persistent kernel that reuses its shared reduction
+//     in the next row without a barrier meets the race pass.
 #include <cmath>
 
 #include "ch06.cuh"
@@ -61,7 +75,25 @@ std::vector<wb::Shape> test_shapes() {
     out.push_back(wb::Shape{{"N", 5}, {"C", c}, {"pad", 8}});   // pitched, rows aligned
   }
   for (int64_t n : {1000, 16384}) out.push_back(wb::Shape{{"N", n}, {"C", 1024}, {"pad", 0}});
+  // Vector tails. ld a multiple of 8, C not: C = 769 + 7, 1003 + 5, 13 + 3, 4095 + 1, 4099 + 5.
+  for (auto [c, pad] : std::initializer_list<std::pair<int64_t, int64_t>>{{769, 7}, {1003, 5}, {13, 3}, {4095, 1},
+                                                                           {4099, 5}}) {
+    out.push_back(wb::Shape{{"N", 9}, {"C", c}, {"pad", pad}});
+  }
+  // The reverse: C a multiple of 8, ld a multiple of 4 but not 8 (rows 8-byte aligned in
+  // BF16, 16-byte in FP32), and a multiple of 2 only.
+  for (auto [c, pad] : std::initializer_list<std::pair<int64_t, int64_t>>{{1024, 4}, {768, 2}, {4096, 12}}) {
+    out.push_back(wb::Shape{{"N", 9}, {"C", c}, {"pad", pad}});
+  }
   return out;
+}
+
+// The large case: 524,544 rows of 4,096, the last row starting at element 2,148,528,128.
+const wb::Shape kLargeRows = wb::Shape{{"N", 524544}, {"C", 4096}, {"pad", 0}}.tag("large");
+
+// The race pass: 20,011 rows of 768, and of 1,000 in rows of 1,003 (a tail).
+std::vector<wb::Shape> race_shapes() {
+  return {wb::Shape{{"N", 20011}, {"C", 768}, {"pad", 0}}, wb::Shape{{"N", 20011}, {"C", 1000}, {"pad", 3}}};
 }
 
 std::vector<wb::InputSet> large_mean_sets() {
@@ -75,6 +107,7 @@ std::vector<wb::InputSet> large_mean_sets() {
   return {
       {"mean_1000", {{"x", wb::dist::normal(1000, 1)}, {"r", wb::dist::normal(0, 0.5)}}, shapes(1000)},
       {"mean_minus_1e4", {{"x", wb::dist::normal(-1e4, 1)}, {"r", wb::dist::normal(0, 0.5)}}, shapes(-1e4)},
+      {"large_rows", {{"x", wb::dist::uniform(-2, 2)}, {"r", wb::dist::uniform(-1, 1)}}, {kLargeRows}},
   };
 }
 
@@ -162,7 +195,9 @@ wb::OpSpec<LayerNormF32Fn> layernorm_f32() {
       .input_sets = {{"mean_1000", {{"x", wb::dist::normal(1000, 1)}},
                       {wb::Shape{{"N", 64}, {"C", 4096}, {"pad", 0}}.set_param("xmean", 1000).set_param("xstd", 1)}},
                      {"mean_minus_1e4", {{"x", wb::dist::normal(-1e4, 1)}},
-                      {wb::Shape{{"N", 64}, {"C", 768}, {"pad", 0}}.set_param("xmean", -1e4).set_param("xstd", 1)}}},
+                      {wb::Shape{{"N", 64}, {"C", 768}, {"pad", 0}}.set_param("xmean", -1e4).set_param("xstd", 1)}},
+                     {"large_rows", {{"x", wb::dist::uniform(-2, 2)}}, {kLargeRows}}},
+      .race_shapes = race_shapes(),
       .bench_shapes = {wb::Shape{{"N", 8192}, {"C", 4096}, {"pad", 0}}},
       .bytes = [](const wb::Shape& s) { return 2 * norm_bytes(s, 2, 2, 2); },
       .flops = [](const wb::Shape& s) { return 8.0 * s["N"] * s["C"]; },
@@ -205,6 +240,7 @@ wb::OpSpec<ResidualLayerNormFn> residual_layernorm() {
       .test_shapes = test_shapes(),
       .random_shapes = random_shapes,
       .input_sets = large_mean_sets(),
+      .race_shapes = race_shapes(),
       .bench_shapes = bench(false),
       .full_bench_shapes = bench(true),
       .bytes = [](const wb::Shape& s) { return norm_bytes(s, 4, 2, 2); },
@@ -251,6 +287,8 @@ wb::OpSpec<ResidualRmsNormFn> residual_rmsnorm() {
       .ref_rows = [](const wb::Shape& s) { return s["N"]; },
       .test_shapes = test_shapes(),
       .random_shapes = random_shapes,
+      .input_sets = {{"large_rows", {{"x", wb::dist::uniform(-2, 2)}, {"r", wb::dist::uniform(-1, 1)}}, {kLargeRows}}},
+      .race_shapes = race_shapes(),
       .bench_shapes = {wb::Shape{{"N", 16384}, {"C", 4096}, {"pad", 0}}},
       .full_bench_shapes = {wb::Shape{{"N", 4096}, {"C", 8192}, {"pad", 0}}, wb::Shape{{"N", 32768}, {"C", 1024}, {"pad", 0}}},
       .bytes = [](const wb::Shape& s) { return norm_bytes(s, 4, 1, 1); },

@@ -14,6 +14,10 @@
 //   merge_missing_barrier     the warps' lists merged in a tree with no      run-to-run differences, lists
 //                             __syncthreads between writing and reading      read before written, or the
 //                                                                            race pass (racecheck)
+//   max_from_zero_softmax     the row max started at 0 (and 0 written for    logits far below zero: every
+//                             a row whose sum is 0)                          exp(x - 0) underflows
+//   int_row_offset_topk       the row start b * V in int                     the large_rows inputs (rows
+//                                                                            past element 2^31)
 //
 // The first four are one-thread-per-row kernels (slow and simple); the last two reuse the
 // solution's warp lists (solutions/ch07_softmax_topk/row_topk.cuh) with one change each.
@@ -194,6 +198,71 @@ void split_launch(const float* x, float* values, int32_t* indices, int B, int V,
   CUDA_CHECK(cudaGetLastError());
 }
 
+// grid (B): three passes, the max started at 0 instead of -inf. Shifting by any value is
+// right in exact arithmetic, and with logits near 0 or above it the answer comes out right;
+// a row whose every exp(x - 0) is 0 (all logits below about -88) has a zero sum, which the
+// kernel answers with zeros, as for a row of -inf.
+__global__ void max_from_zero_kernel(const float* x, float* probs, int V) {
+  const float* row = x + size_t(blockIdx.x) * V;
+  float* out = probs + size_t(blockIdx.x) * V;
+  __shared__ float red[256];
+  float m = 0.0f;  // should be -INFINITY
+  for (int v = threadIdx.x; v < V; v += blockDim.x) m = fmaxf(m, row[v]);
+  red[threadIdx.x] = m;
+  __syncthreads();
+  for (int s = 128; s > 0; s /= 2) {
+    if (threadIdx.x < s) red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + s]);
+    __syncthreads();
+  }
+  m = red[0];
+  __syncthreads();
+  float sum = 0.0f;
+  for (int v = threadIdx.x; v < V; v += blockDim.x) sum += expf(row[v] - m);
+  red[threadIdx.x] = sum;
+  __syncthreads();
+  for (int s = 128; s > 0; s /= 2) {
+    if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];
+    __syncthreads();
+  }
+  sum = red[0];
+  for (int v = threadIdx.x; v < V; v += blockDim.x) out[v] = sum > 0.0f ? expf(row[v] - m) / sum : 0.0f;
+}
+
+void max_from_zero_softmax(const float* x, float* probs, int B, int V, cudaStream_t stream) {
+  require_valid(B, V, 0, false);
+  max_from_zero_kernel<<<B, 256, 0, stream>>>(x, probs, V);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+// grid (B), one working thread per row, the row's start b * V in int: right until a row
+// starts past element 2^31 (the large_rows inputs), which is then read from 8 GB before x.
+__global__ void int_row_offset_kernel(const float* x, float* values, int32_t* indices, int V, int k) {
+  if (threadIdx.x != 0) return;
+  const int b = blockIdx.x;
+  const float* row = x + b * V;  // should be size_t(b) * V
+  Key best[kMaxK];
+  for (int i = 0; i < k; ++i) best[i] = kNoKey;
+  for (int v = 0; v < V; ++v) {
+    const Key key = make_key(row[v], v);
+    int pos = k;
+    while (pos > 0 && best[pos - 1] < key) --pos;
+    if (pos >= k) continue;
+    for (int i = k - 1; i > pos; --i) best[i] = best[i - 1];
+    best[pos] = key;
+  }
+  for (int j = 0; j < k; ++j) {
+    indices[size_t(b) * k + j] = key_index(best[j]);
+    values[size_t(b) * k + j] = row[key_index(best[j])];
+  }
+}
+
+void int_row_offset_topk(const float* x, float* values, int32_t* indices, int B, int V, int k, void*,
+                         cudaStream_t stream) {
+  require_valid(B, V, k);
+  int_row_offset_kernel<<<B, 32, 0, stream>>>(x, values, indices, V, k);
+  CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace
 
 WB_VARIANTS(ch07_broken, wb::Role::Broken) {
@@ -220,6 +289,14 @@ WB_VARIANTS(ch07_broken, wb::Role::Broken) {
           // after run: the race pass (racecheck) is what catches it, as in the learner's loop.
           .rejected_as({Code::Wrong, Code::Unwritten, Code::NaN, Code::Nondeterministic, Code::Race},
                        "the warps' lists merged with no barrier between writing and reading them"),
+      // Right on every row with a logit above about -88; the far_below_zero inputs are not.
+      wb::variant("softmax/f32", "max_from_zero", &max_from_zero_softmax)
+          .rejected_as({Code::Wrong, Code::NaN}, "the row max started at 0, not -inf"),
+      // Right below 2^31 logits; the large_rows inputs reach past it.
+      wb::variant("topk/f32", "int_row_offset", &int_row_offset_topk)
+          .rejected_as({Code::Fault, Code::OobRead, Code::Wrong, Code::NaN, Code::Unwritten},
+                       "the row start b * V computed in int")
+          .on({wb::Shape{{"B", 3}, {"V", 1000}, {"k", 5}}}),
   };
 }
 

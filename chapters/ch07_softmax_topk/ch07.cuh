@@ -11,7 +11,7 @@
 //
 // The data: B rows (the batch) of V logits (the vocabulary), FP32, packed row-major:
 //
-//   x[b * V + v]        0 <= b < B, 0 <= v < V          B in 1..256, V in 1..262144
+//   x[b * V + v]        0 <= b < B, 0 <= v < V          B >= 1, V in 1..262144
 //   probs[b * V + v]    softmax of row b                (the full-probability forms)
 //   values[b * k + j]   the j-th largest of row b       (logits in ex3, probabilities in ex4)
 //   indices[b * k + j]  its position v in the row, int32
@@ -31,6 +31,10 @@
 //     in your launcher (it throws std::invalid_argument, naming the argument); the tests
 //     check that nothing is launched for bad arguments.
 //   * logits are never NaN (the tests never send one; what a NaN would do is up to you).
+//   * logits may all lie far below zero (-1000: every exp(x) underflows; only exp(x - M)
+//     is finite), or be -inf everywhere but one: the max starts from -inf, never from 0.
+//   * B * V may pass 2^31 (the tests go to 8,193 rows of 262,144): a row starts at
+//     b * V computed in 64 bits (size_t(b) * V); an int wraps.
 //   * every output is poisoned (a NaN pattern in floats, 0xA5A5A5A5 in indices) before your launcher runs,
 //     and guard bands around it are checked afterwards.
 //   * workspace: workspace_bytes(B) bytes of device scratch for your launcher's partial

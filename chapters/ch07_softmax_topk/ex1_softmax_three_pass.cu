@@ -7,6 +7,20 @@
 // in them (a masked token's probability is exactly 0; a row of -inf ONLY gives 0
 // everywhere: guard the division). One block per row is the natural start: pass 1 is the
 // block maximum (chapter 3's reduction), pass 2 the block sum, pass 3 the division.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * probs within a relative 128u + 4u*sqrt(V) (u = 2^-24) of a float64 softmax [wrong], on
+//     logits near 1e4 and spread over +-1e4 (subtract the max), 60 % masked (-inf gives
+//     exactly 0), and rows of -inf only (0 everywhere, never NaN [nan]).
+//   * every probability written [unwritten], nothing outside probs [oob_write].
+//   * V = 1, 2, 7, 31, 1000 ... 262144, B = 1 ... 256, and random shapes; no large stage.
+//   * refused: B = 0 must throw std::invalid_argument before anything is launched
+//     (require_valid does it) [accepted_bad_args].
+//   * the same bits on a repeated run [nondeterministic]: a block's max and sum in a fixed
+//     order give them, so a difference is a race.
+//   * all work on `stream` [outside_stream]; a second call on the same buffers with new
+//     inputs [cached], in which x ends where unmapped memory begins [oob_read].
+//
 // Test:  ctest --preset ch07 -R ex1_softmax_three_pass
 // Bench: build/ch07/bin/ch07_bench --op=softmax/f32
 // Guide: docs/ch07-softmax-topk.md, section "Exercise 1".

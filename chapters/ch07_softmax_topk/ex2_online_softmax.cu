@@ -9,6 +9,20 @@
 // which is what the threads of a block (and later the CTAs of a split row) do with their
 // partial pairs. Careful with m = -inf (nothing but masked logits so far): exp(-inf - -inf)
 // is NaN; such a pair has s = 0 and must stay (-inf, 0).
+//
+// What the tests check, and the outcome code a failure gets:
+//   * probs within a relative 128u + 4u*sqrt(V) (u = 2^-24) of a float64 softmax [wrong], on
+//     logits near 1e4 and spread over +-1e4 (subtract the max), 60 % masked (-inf gives
+//     exactly 0), and rows of -inf only (0 everywhere, never NaN [nan]).
+//   * every probability written [unwritten], nothing outside probs [oob_write].
+//   * V = 1, 2, 7, 31, 1000 ... 262144, B = 1 ... 256, and random shapes; no large stage.
+//   * refused: B = 0 must throw std::invalid_argument before anything is launched
+//     (require_valid does it) [accepted_bad_args].
+//   * the same bits on a repeated run [nondeterministic]: merge the (m, s) pairs in a fixed
+//     order (a shuffle tree, then the warps in order), so a difference is a race.
+//   * all work on `stream` [outside_stream]; a second call on the same buffers with new
+//     inputs [cached], in which x ends where unmapped memory begins [oob_read].
+//
 // Test:  ctest --preset ch07 -R ex2_online_softmax
 // Bench: build/ch07/bin/ch07_bench --op=softmax/f32
 // Guide: docs/ch07-softmax-topk.md, section "Exercise 2: online softmax".

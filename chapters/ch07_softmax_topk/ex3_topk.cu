@@ -12,6 +12,21 @@
 //     warp (or one thread, to start) pick the k best of them.
 // Comparing two (value, index) pairs is the heart of it: a before b when a.value > b.value,
 // or when the values are equal and a.index < b.index. Write that once, as a function.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * values and indices exactly: the k largest logits, largest first, equal logits by the
+//     lower index [wrong]; on ties, masked logits and rows of -inf only (indices 0 .. k-1).
+//   * every value and index written [unwritten], nothing outside them [oob_write], no NaN
+//     [nan].
+//   * V = 1 ... 262144 with k = 1, 5, 50, 64 and k = V, B up to 256; no large stage.
+//   * refused, before anything is launched [accepted_bad_args]: k > V, k < 1 and k > 64
+//     (require_valid does it).
+//   * the same bits on a repeated run [nondeterministic]: the order above makes the answer
+//     unique, so a difference is a race; chapter 9's model takes its next token from this
+//     kernel, and the same prompt must give the same tokens every run.
+//   * all work on `stream` [outside_stream]; a second call, same workspace, new inputs
+//     [cached]: a counter back at 0; x ends where unmapped memory begins [oob_read].
+//
 // Test:  ctest --preset ch07 -R ex3_topk
 // Bench: build/ch07/bin/ch07_bench --op=topk/f32
 // Guide: docs/ch07-softmax-topk.md, section "Exercise 3".

@@ -14,6 +14,20 @@
 // row over several blocks, each finding its chunk's (m, s) and top-k into `workspace`, and
 // merge them (a second kernel, or the last block of the row to finish: section "Two
 // regimes").
+//
+// What the tests check, and the outcome code a failure gets:
+//   * values (probabilities) and probs within a relative 128u + 4u*sqrt(V) of float64
+//     [wrong]; indices exactly, in the logits' order, equal logits by the lower index
+//     [wrong]; logits near 1e4, ties, masked rows, rows of -inf only (values 0).
+//   * every output written [unwritten], nothing outside [oob_write], no NaN [nan].
+//   * V = 1 ... 262144 with k = 1, 5, 50, 64 and k = V, B up to 256; no large stage.
+//   * refused, both forms, before anything is launched [accepted_bad_args]: k > V, k < 1,
+//     k > 64.
+//   * the same bits on a repeated run [nondeterministic]: merge a split row's partials in a
+//     fixed order (partial sums added with a float atomicAdd would change the last bits).
+//   * all work on `stream` [outside_stream]; a second call, same workspace, new inputs
+//     [cached]: every counter back at 0; x ends where unmapped memory begins [oob_read].
+//
 // Test:  ctest --preset ch07 -R ex4_
 // Bench: build/ch07/bin/ch07_bench --op=softmax_topk/f32
 // Guide: docs/ch07-softmax-topk.md, section "Exercise 4".

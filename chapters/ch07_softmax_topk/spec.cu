@@ -7,6 +7,18 @@
 //
 // B rows of V logits, packed. Order: by logit, largest first; equal logits by the lower
 // index. A row of -inf only: probabilities 0, top-k indices 0..k-1 (see ch07.cuh).
+//
+// Beyond the catalogue:
+//   * logits at the edge of the range: every logit far below zero (normal(-1000, 4): a max
+//     started at 0 makes every exp underflow), or -inf everywhere but one such logit; far
+//     above zero (logits_1e4), masked rows and all--inf rows (edge_rows);
+//   * vector tails: V = 1002, 4100, 32003 on several rows (row starts 8-byte aligned only,
+//     a multiple of 4 but not of 8, and odd);
+//   * a large case per op (the "large_rows" inputs, tag "large"): 8,193 rows of 262,144,
+//     the last row starting at element 2^31, so a row offset b * V kept in an int wraps.
+//     8.6 GB of logits (17.2 GB with the probabilities); uniform logits, drawn fast;
+//   * race shapes (OpSpec::race_shapes): 20,011 short rows (every block of a grid that fits
+//     on the GPU at once handles two rows or more) and 64 long ones (two chunks or more).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -89,6 +101,7 @@ std::vector<wb::Shape> softmax_shapes() {
   out.push_back(wb::Shape{{"B", 256}, {"V", 1000}});
   out.push_back(wb::Shape{{"B", 64}, {"V", 32000}});
   out.push_back(wb::Shape{{"B", 33}, {"V", 50257}});
+  for (int64_t V : {1002, 4100, 32003}) out.push_back(wb::Shape{{"B", 5}, {"V", V}});  // vector tails
   return out;
 }
 
@@ -103,10 +116,22 @@ std::vector<wb::Shape> topk_shapes() {
     for (int64_t k : ks) out.push_back(wb::Shape{{"B", V > 100000 ? 2 : 3}, {"V", V}, {"k", k}});
   }
   for (auto [B, V, k] : std::initializer_list<std::array<int64_t, 3>>{
-           {64, 32000, 50}, {256, 1000, 5}, {17, 128256, 64}, {1, 262144, 64}, {1, 128256, 50}, {130, 7, 7}}) {
+           {64, 32000, 50}, {256, 1000, 5}, {17, 128256, 64}, {1, 262144, 64}, {1, 128256, 50}, {130, 7, 7},
+           {5, 1002, 50}, {5, 4100, 64}, {5, 32003, 5}}) {  // the last three: vector tails
     out.push_back(wb::Shape{{"B", B}, {"V", V}, {"k", k}});
   }
   return out;
+}
+
+// The race pass: 20,011 rows of 500 (a block per row: at most 148 x 32 resident blocks; a
+// warp per row: 148 x 64 warps) and 64 rows of 262,144 (a row split over chunks).
+std::vector<wb::Shape> race_shapes(bool with_k) {
+  wb::Shape many{{"B", 20011}, {"V", 500}}, long_rows{{"B", 64}, {"V", 262144}};
+  if (with_k) {
+    many.set("k", 50);
+    long_rows.set("k", 64);
+  }
+  return {many, long_rows};
 }
 
 // Three seeded random shapes: up to 40 rows of up to 70000 logits, k up to 64.
@@ -145,6 +170,26 @@ wb::Dist edge_rows() {
                           });
 }
 
+// -inf everywhere but one logit drawn from normal(-1000, 4), at a random place in each row.
+wb::Dist one_far_below() {
+  return wb::dist::custom("-inf everywhere but one logit ~ normal(-1000, 4) per row",
+                          [](wb::HostTensor& t, const wb::Shape& s, wb::Rng& rng) {
+                            const int64_t V = s["V"], B = s["B"];
+                            for (int64_t b = 0; b < B; ++b) {
+                              const int64_t hot = rng.range(0, V - 1);
+                              for (int64_t v = 0; v < V; ++v) t.set(b * V + v, -INFINITY);
+                              t.set(b * V + hot, -1000.0 + rng.uniform(-8, 8));
+                            }
+                          });
+}
+
+// The large case: 8,193 rows of 262,144 logits; row 8,192 starts at element 2^31.
+wb::Shape large_rows(bool with_k) {
+  wb::Shape s{{"B", 8193}, {"V", 262144}};
+  if (with_k) s.set("k", 64);
+  return s.tag("large");
+}
+
 std::vector<wb::InputSet> input_sets(bool with_k) {
   auto shapes = [&](double scale, bool ties) {
     std::vector<wb::Shape> s;
@@ -163,6 +208,9 @@ std::vector<wb::InputSet> input_sets(bool with_k) {
       {"ties", {{"x", wb::dist::ties(6, -3, 3)}}, shapes(0, true)},
       {"masked", {{"x", wb::dist::normal(0, 2).with_neg_inf(0.6)}}, shapes(0, false)},
       {"edge_rows", {{"x", edge_rows()}}, shapes(0, true)},
+      {"far_below_zero", {{"x", wb::dist::normal(-1000, 4)}}, shapes(0, false)},
+      {"one_far_below_among_neg_inf", {{"x", one_far_below()}}, shapes(0, false)},
+      {"large_rows", {{"x", wb::dist::uniform(-8, 8)}}, {large_rows(with_k)}},
   };
 }
 
@@ -211,6 +259,7 @@ wb::OpSpec<SoftmaxFn> softmax() {
       .test_shapes = softmax_shapes(),
       .random_shapes = random_softmax_shapes,
       .input_sets = input_sets(false),
+      .race_shapes = race_shapes(false),
       .bench_shapes = {bs(64, 128256)},
       .full_bench_shapes = {bs(256, 128256), bs(1, 128256)},
       .bytes = [](const wb::Shape& s) { return 8.0 * s["B"] * s["V"]; },
@@ -241,6 +290,7 @@ wb::OpSpec<TopKFn> topk(bool probabilities) {
       .test_shapes = topk_shapes(),
       .random_shapes = random_topk_shapes,
       .input_sets = input_sets(true),
+      .race_shapes = race_shapes(true),
       .bench_shapes = probabilities ? std::vector<wb::Shape>{bs(1, 128256, 50), bs(64, 128256, 50), bs(256, 128256, 50),
                                                              bs(64, 262144, 64)}
                                     : std::vector<wb::Shape>{bs(64, 128256, 50)},
@@ -275,6 +325,7 @@ wb::OpSpec<SoftmaxTopKProbsFn> softmax_topk_probs() {
       .test_shapes = topk_shapes(),
       .random_shapes = random_topk_shapes,
       .input_sets = input_sets(true),
+      .race_shapes = race_shapes(true),
       .bench_shapes = {bs(64, 128256, 50)},
       .full_bench_shapes = {bs(1, 128256, 50), bs(256, 128256, 50)},
       .bytes = [](const wb::Shape& s) { return 8.0 * s["B"] * s["V"] + 8.0 * s["B"] * s["k"]; },

@@ -49,9 +49,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "../../solutions/ch05_wmma/async_copy.cuh"
 #include "ch08.cuh"
 #include "runtime/errors.cuh"
+#include "device/async_copy.cuh"
 
 namespace ch08::broken {
 
@@ -71,7 +71,7 @@ enum class Mistake { NoRescale, CausalOffByOne, ReadsPastLastTile, MissingBarrie
 // 16 bytes from global to shared memory (zeros when !valid).
 __device__ __forceinline__ void copy16(float* dst, const float* src, bool valid) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  ch05::solution::cp_async_16(dst, src, valid);
+  wb::ptx::cp_async_16(dst, src, valid);
 #else
   *reinterpret_cast<float4*>(dst) = valid ? *reinterpret_cast<const float4*>(src) : make_float4(0, 0, 0, 0);
 #endif
@@ -107,9 +107,9 @@ __global__ void __launch_bounds__(kRows)
       copy16(ks + r * D + p * 4, in ? kh + static_cast<size_t>(kv0 + r) * D + p * 4 : kh, in);
       copy16(vs + r * D + p * 4, in ? vh + static_cast<size_t>(kv0 + r) * D + p * 4 : vh, in);
     }
-    ch05::solution::cp_async_commit();
+    wb::ptx::cp_async_commit();
     if constexpr (kM != Mistake::MissingBarrier) {
-      ch05::solution::cp_async_wait<0>();
+      wb::ptx::cp_async_wait<0>();
       __syncthreads();
     }
     if (row < Sq) {
@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(kRows)
         for (int d = 0; d < D; ++d) os[tid * D + d] = fmaf(p, vs[j * D + d], os[tid * D + d]);
       }
     }
-    ch05::solution::cp_async_wait<0>();
+    wb::ptx::cp_async_wait<0>();
     __syncthreads();  // the tile is free for the next one
   }
   if (row < Sq) {

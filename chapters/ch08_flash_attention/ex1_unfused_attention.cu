@@ -10,6 +10,20 @@
 // The rules (shapes, the mask when Sq != Sk, rows that see no key) are in ch08.cuh. Count
 // the bytes of the scores buffer at Sq = Sk = 4096, B = 4, H = 16: that is why the later
 // exercises never write it.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * o and lse within bounds from FP32 rounding (they grow with sqrt(D) and sqrt(Sk)), and
+//     their largest errors at most 2x those of the library's unfused pipeline on the same
+//     inputs, plus a floor [wrong]. A row that sees no key: o = 0, lse = -inf; no NaN [nan].
+//   * every element of o and lse written [unwritten], nothing outside them [oob_write].
+//   * Sq, Sk = 1, 2, 17, 63 ... 1000, 4096, square and not; D = 32, 64, 96, 128; causal or
+//     not; B * H up to 128; q ~ normal(0, 4) and keys that rise along the sequence; random
+//     shapes. No large stage.
+//   * the same bits on a repeated run [nondeterministic]: each row's max and sums in a fixed
+//     order give them, so a difference is a race.
+//   * all three kernels on `stream` [outside_stream]; a second call on the same buffers with
+//     new inputs [cached], in which q, k and v end where unmapped memory begins [oob_read].
+//
 // Test:  ctest --preset ch08 -R ex1_unfused_attention
 // Bench: build/ch08/bin/ch08_bench --op=attention --dtype=f32
 // Guide: docs/ch08-flash-attention.md, section "Exercise 1".

@@ -12,6 +12,19 @@
 //     online softmax of chapter 7), the second recomputes the scores and writes p.
 // Work on a tile of query rows per block, and stage tiles of k in shared memory so that
 // every k row read from DRAM serves all the block's queries.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * p within a relative bound from FP32 rounding (it grows with sqrt(D) and sqrt(Sk)), and
+//     its largest error at most 2x that of the library's unfused probabilities on the same
+//     inputs, plus 1e-7 [wrong]; masked entries 0; no NaN, even in rows that see no key [nan].
+//   * every element of p written, the masked ones too [unwritten]; nothing outside [oob_write].
+//   * Sq, Sk = 1 ... 1000 and 4096 (square and not), D = 32, 64, 96, 128, causal or not,
+//     B * H up to 128, peaked and rising inputs, random shapes. No large stage.
+//   * the same bits on a repeated run [nondeterministic]: a fixed order per row, so a
+//     difference is a race.
+//   * all work on `stream` [outside_stream]; a second call on the same buffers with new
+//     inputs [cached], in which q and k end where unmapped memory begins [oob_read].
+//
 // Test:  ctest --preset ch08 -R ex2_fused_scores_softmax
 // Bench: build/ch08/bin/ch08_bench --op=attention_probs
 // Guide: docs/ch08-flash-attention.md, section "Exercise 2".

@@ -11,6 +11,22 @@
 // tile at a time. With the causal mask, key tiles that lie entirely to the right of the
 // block's last row are never loaded: about half of the work disappears.
 // Careful with rows whose every score so far is -inf: exp(-inf - (-inf)) is NaN.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * o and lse as in exercise 1: within bounds from FP32 rounding (growing with sqrt(D) and
+//     sqrt(Sk)), and at most 2x the library's errors plus a floor [wrong]. A row that sees no
+//     key: o = 0, lse = -inf, never NaN [nan].
+//   * every element of o and lse written [unwritten], nothing outside them [oob_write].
+//   * Sq, Sk = 1, 2, 17, 63 ... 1000, 4096, square and not; D = 32, 64, 96, 128; causal or
+//     not; B * H up to 128; q ~ normal(0, 4) and keys that rise along the sequence; random
+//     shapes. No large stage.
+//   * the same bits on a repeated run [nondeterministic]: one block owns each query row and
+//     walks the key tiles in order, so a difference is a race (a barrier missing around a
+//     shared tile).
+//   * all work on `stream` [outside_stream]; a second call on the same buffers with new
+//     inputs [cached], in which q, k and v end where unmapped memory begins: a load past
+//     the last key faults [oob_read].
+//
 // Test:  ctest --preset ch08 -R ex3_flash_attention_f32
 // Bench: build/ch08/bin/ch08_bench --op=attention --dtype=f32
 // Guide: docs/ch08-flash-attention.md, section "Exercise 3".

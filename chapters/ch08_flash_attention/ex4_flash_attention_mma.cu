@@ -15,13 +15,32 @@
 //     pairs; V is the B operand through ldmatrix.trans;
 //   * one division by l per row at the very end; O written through shared memory in 16-byte
 //     pieces; lse = m + log(l).
-// Lane maps of mma.sync.m16n8k16 and ldmatrix: solutions/ch05_wmma/mma_common.cuh.
+// Chapter 5's PTX wrappers are included below, in namespace wb::ptx: cp_async_16, cp_async_commit,
+// cp_async_wait (harness/device/async_copy.cuh), smem_u32, ldmatrix_x4 (_trans) and mma_16816
+// (harness/device/mma.cuh, with the lane maps of mma.sync.m16n8k16 and ldmatrix).
+//
+// What the tests check, and the outcome code a failure gets:
+//   * o (BF16) and lse within bounds from FP32 sums and the BF16 roundings of p and o, and
+//     at most 2x the errors of the library's BF16 pipeline (P rounded to BF16 too), plus
+//     1e-4 for o [wrong]. A row that sees no key: o = 0, lse = -inf; no NaN [nan].
+//   * every element of o and lse written [unwritten], nothing outside them [oob_write].
+//   * Sq, Sk = 1, 2, 17, 63 ... 1000, 4096, square and not; D = 32, 64, 96, 128; causal or
+//     not; B * H up to 128; q ~ normal(0, 4) and keys that rise along the sequence; random
+//     shapes. From sm_80 [skipped below it]; no large stage.
+//   * the same bits on a repeated run [nondeterministic]: a fixed order over the key tiles,
+//     so a difference is a race (a cp.async stage read before its wait and barrier).
+//   * all work on `stream` [outside_stream]; a second call on the same buffers with new
+//     inputs [cached], in which q, k and v end where unmapped memory begins: a load past
+//     the last key faults [oob_read].
+//
 // Test:  ctest --preset ch08 -R ex4_flash_attention_mma
 // Bench: build/ch08/bin/ch08_bench --op=attention --dtype=bf16
 // Guide: docs/ch08-flash-attention.md, section "Exercise 4".
 #include "ch08.cuh"
 #include "runtime/errors.cuh"
 #include "runtime/launch.cuh"
+#include "device/async_copy.cuh"
+#include "device/mma.cuh"
 
 namespace ch08 {
 namespace {

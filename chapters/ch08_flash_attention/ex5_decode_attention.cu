@@ -14,6 +14,22 @@
 // chunks = decode_splits(B, Hkv, L_max) (or fewer): scratch holds that many partials.
 // Careful: keys past seq_lens[b] hold stale data; key seq_lens[b] - 1 is the newest and
 // counts; a merge that averages the chunks is only right when they hold equal mass.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * o (BF16) and lse within bounds from FP32 sums and BF16 roundings, and at most 2x the
+//     errors of the library's decode on the same inputs, plus a floor [wrong]; the newest
+//     key (j = seq_lens[b] - 1) is drawn wide, so dropping it fails at every length.
+//   * every element of o and lse written [unwritten], nothing outside them [oob_write].
+//   * L_max = 1, 17, 4096, 32768, heads 32/8, 32/1, 12/12, D = 64 and 128 (96 and 32 too),
+//     batches up to 64 with a length per sequence; from sm_80 [skipped]. After them the
+//     large cases, L_max = 32768 at D = 128 with 32/8 and 12/12 heads.
+//   * refused, before anything is launched [accepted_bad_args]: Hq = 12 over Hkv = 8 (Hkv
+//     must divide Hq: require_groups does it).
+//   * the same bits on a repeated run [nondeterministic]: merge the chunks in chunk order
+//     (a float atomicAdd of the partial outputs would change the last bits).
+//   * all work on `stream` [outside_stream]; a second call, same scratch, new inputs
+//     [cached]; the caches end where unmapped memory begins [oob_read].
+//
 // Test:  ctest --preset ch08 -R ex5_decode_attention
 // Bench: build/ch08/bin/ch08_bench --op=attention_decode
 // Guide: docs/ch08-flash-attention.md, section "Exercise 5".

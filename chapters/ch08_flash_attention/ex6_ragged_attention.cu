@@ -13,6 +13,20 @@
 //   * a tile of keys that runs past the end of the sequence must not load the next
 //     sequence's tokens (they are real, finite data: nothing would fault, the result would
 //     just be wrong).
+//
+// What the tests check, and the outcome code a failure gets:
+//   * o (BF16) and lse within bounds from FP32 sums and the BF16 roundings of p and o
+//     [wrong]; a token attends to its own sequence only; no NaN [nan].
+//   * every element of o and lse written, no row of any sequence skipped [unwritten];
+//     nothing outside them [oob_write].
+//   * batches of lengths 1, 63, 64, 65 and 8191 together, and mixes up to 1000, with
+//     32/8, 12/12, 4/1 heads, D = 32, 64, 96, 128, causal or not, and random batches; from
+//     sm_80 [skipped]; no large stage.
+//   * the same bits on a repeated run [nondeterministic]: a fixed order over the key tiles,
+//     so a difference is a race.
+//   * all work on `stream` [outside_stream]; a second call on the same buffers with new
+//     inputs [cached], in which q, k, v and cu_seqlens end at unmapped memory [oob_read].
+//
 // Test:  ctest --preset ch08 -R ex6_ragged_attention
 // Bench: build/ch08/bin/ch08_bench --op=attention_ragged
 // Guide: docs/ch08-flash-attention.md, section "Exercise 6".

@@ -4,35 +4,21 @@
 #   cuDNN       the reference (reference/ch08_flash_attention/cudnn_sdpa.cu) builds cuDNN's
 #               fused attention graph through the backend API (cuDNN 9, found by
 #               cmake/Cudnn.cmake; CUDNN_ROOT points at another installation).
-#   mma.sync    the solution's v4 and the self-tests reuse chapter 5's PTX wrappers
-#               (solutions/ch05_wmma/mma_common.cuh: ldmatrix, mma.sync; async_copy.cuh:
-#               cp.async), which include chapter 5's interface header.
 #   ch08_memory the peak device memory of the unfused and the fused pipelines for sequence
 #               lengths up to 32768 (reference/ch08_flash_attention/tools/peak_memory.cu).
 workbook_use_cudnn(${id}_reference ${id})
-
-# Chapter 5's helpers are included by path (../ch05_wmma/...); mma_common.cuh includes ch05.cuh.
-foreach(_lib IN ITEMS solution broken)
-  if(TARGET ${id}_${_lib})
-    target_include_directories(${id}_${_lib} PRIVATE ${PROJECT_SOURCE_DIR}/chapters/ch05_wmma)
-  endif()
-endforeach()
 
 add_executable(${id}_memory ${_reference}/tools/peak_memory.cu)
 target_link_libraries(${id}_memory PRIVATE ${id}_solution ${id}_reference)
 workbook_cuda_options(${id}_memory)
 
 # The Hopper bonus (solutions/ch08_flash_attention/hopper/*.cu, v7_flash_wgmma_tma): built for
-# sm_90a alone (workbook_add_hopper_library, cmake/Workbook.cmake); it includes chapter 5's
-# sm_90a PTX wrappers (solutions/ch05_wmma/hopper/sm90.cuh).
+# sm_90a alone (workbook_add_hopper_library, cmake/Workbook.cmake), with the sm_90a PTX
+# wrappers that chapter 5 teaches (harness/device/sm90.cuh).
 workbook_add_hopper_library(${id} "v7_flash_wgmma_tma")
-if(TARGET ${id}_hopper)
-  target_include_directories(${id}_hopper PRIVATE ${PROJECT_SOURCE_DIR}/chapters/ch05_wmma)
-endif()
 
 # ch08_memory's command line: bad input refused by name before the GPU is looked for, and no
 # --json file left behind (tests/tools/memory_tool_check.sh; no GPU needed).
-target_link_libraries(${id}_memory PRIVATE workbook_cli)
 add_test(NAME ${id}.memory_bad_input
          COMMAND bash ${PROJECT_SOURCE_DIR}/tests/tools/memory_tool_check.sh $<TARGET_FILE:${id}_memory>
                  ${CMAKE_CURRENT_BINARY_DIR}/memory-tool-check)

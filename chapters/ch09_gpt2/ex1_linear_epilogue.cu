@@ -14,6 +14,21 @@
 //      few outputs from shared memory;
 //   3. tensor cores (chapter 5): nvcuda::wmma fragments of 16 x 16 x 16 BF16. W [N, K]
 //      row-major is exactly a col_major matrix_b of shape (K, N) with ldm = K.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * y within one BF16 rounding plus an FP32 sum of K + 1 terms of a float64 reference, and
+//     1e-5 more for the GELU's tanh [wrong]: the erf GELU, W read as [K, N] or the bias
+//     added twice fail (the message says which); NaN never passes [nan].
+//   * every element of y written [unwritten], nothing outside y [oob_write].
+//   * both epilogues (bias; bias + GELU) on M x N x K from 1 x 1 x 1 to 2048^3: primes, one
+//     off 128 and 256, K = 1 and 4097, GPT-2's 64 x 2304 x 768 ..., random shapes. No large
+//     stage.
+//   * the same bits on a repeated run [nondeterministic]: one owner per output and a fixed
+//     order over k give them; the model's prefill runs this kernel, and one prompt must give
+//     the same tokens every run.
+//   * all work on `stream` [outside_stream]; a second call on the same buffers with new
+//     inputs [cached], in which x, W and b end where unmapped memory begins [oob_read].
+//
 // Test:  ctest --preset ch09 -R ex1_linear_epilogue
 // Bench: build/ch09/bin/ch09_bench --op=linear_bias_gelu/bf16
 // Guide: docs/ch09-transformer.md, section "Exercise 1".

@@ -12,6 +12,20 @@
 //      scalar loop for the rest of the row and for K that is no multiple of 8;
 //   3. several rows per block, x kept in shared memory (it is read N times), enough loads
 //      in flight per SM to cover the DRAM latency.
+//
+// What the tests check, and the outcome code a failure gets:
+//   * y within one BF16 rounding plus an FP32 sum of K + 1 terms of a float64 reference, and
+//     1e-5 more for the GELU's tanh [wrong]; W read as [K, N], the erf GELU or the bias added
+//     twice fail; NaN never passes [nan].
+//   * every y[n] written [unwritten], nothing outside y [oob_write].
+//   * all three epilogues (none, with a null b: the LM head; bias; bias + GELU) on N x K from
+//     1 x 1 to 50257 x 768 (K = 1, 7, 63, 129, 1023, 4097: rows not a whole number of
+//     16-byte pieces), random shapes. No large stage.
+//   * the same bits on a repeated run [nondeterministic]: the model's decode step runs this
+//     kernel, and its graph replay must equal the eager step bit for bit.
+//   * all work on `stream` [outside_stream]; a second call on the same buffers with new
+//     inputs [cached], in which x, W and b end where unmapped memory begins [oob_read].
+//
 // Test:  ctest --preset ch09 -R ex2_gemv
 // Bench: build/ch09/bin/ch09_bench --op=gemv_bias/bf16
 // Guide: docs/ch09-transformer.md, section "Exercise 2".

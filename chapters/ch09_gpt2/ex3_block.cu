@@ -18,6 +18,19 @@
 //   7. ops.linear({"mlp_fc", l}, ln, ..., fc, T, 4C, C, BiasGelu)
 //   8. ops.linear({"mlp_proj", l}, fc, ..., branch, T, C, 4C, Bias)
 // and the block's output is left as resid + branch, for the next block's step 1.
+//
+// What the tests check (gpt2_gpu.StudentComposition, part of `ctest --preset ch09`):
+//   * the whole model with every op yours, BF16, on a small random GPT-2: the last position's
+//     logits within a relative L2 error of 5e-2 of the float64 CPU forward. A wiring mistake
+//     gives errors of order 1; --check names the first op that diverges.
+//   * your function runs for the prompt (T tokens), for every decoded token (T = 1), and
+//     inside the captured decode graph: only op calls, no synchronize, no allocation, or the
+//     capture fails.
+//   * a replayed decode step must equal the eager one bit for bit (exercise 4's test): the
+//     same calls with the same buffers every time.
+//   * both tests report not_implemented while an op they run is still a stub (exercises 1
+//     to 4, and chapters 6 and 7's).
+//
 // Check: build/ch09/bin/gpt2 --weights=tiny.safetensors --tokens=1,2,3 --use=block:student --check
 // Guide: docs/ch09-transformer.md, section "Exercise 3".
 #include "runtime/launch.cuh"

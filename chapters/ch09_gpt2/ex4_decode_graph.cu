@@ -17,6 +17,15 @@
 // (cudaGraphInstantiate), destroy the cudaGraph_t (the executable graph keeps what it
 // needs) and return the cudaGraphExec_t. If step() throws, end the capture before you
 // rethrow, or the stream stays in capture mode and every later call on it fails.
+//
+// What the tests check (gpt2_gpu.StudentComposition.DecodeGraphReplayEqualsEager):
+//   * the graph you return, replayed, writes logits equal bit for bit to the same decode
+//     step run eagerly.
+//   * it is a graph, not a run: step(stream) must be recorded under capture, not executed;
+//     a null cudaGraphExec_t is reported as an error.
+//   * not_implemented while an op the step runs is still a stub (exercises 1 to 3, and
+//     chapters 6 and 7's).
+//
 // Check: build/ch09/bin/gpt2 --weights=tiny.safetensors --prompt-len=8 --use=graph:student --check
 //        (replay compared with the eager step, bit for bit)
 // Guide: docs/ch09-transformer.md, section "Exercise 4".

@@ -7,17 +7,10 @@
 #               chapters (no tests of theirs are added)
 #   ch08        the fused decode step runs chapter 8's split-KV decode attention: its solution
 #               library likewise
-#   ch06 sums   the solution's v6 and v9 reuse chapter 6's warp and block sums
-#               (solutions/ch06_layernorm/norm_common.cuh, which includes ch06.cuh)
-#   mma.sync    the solution's v8_mma_epilogue reuses chapter 5's PTX wrappers
-#               (solutions/ch05_wmma/mma_common.cuh, async_copy.cuh), included by path;
-#               mma_common.cuh includes chapter 5's interface header
 #   gpt2_gpu    the GPU model (models/gpt2/gpu): gpt2::Model, its ops, the per-op table
 #   gpt2        the tool: build/ch09/bin/gpt2 --weights=FILE ...
 #   ch09_model_tests   the model end to end against the float64 CPU forward (GPU; skipped without)
 target_link_libraries(${id}_reference PUBLIC CUDA::cublasLt)
-target_include_directories(${id}_solution PRIVATE ${PROJECT_SOURCE_DIR}/chapters/ch05_wmma
-                           ${PROJECT_SOURCE_DIR}/chapters/ch06_layernorm)
 
 # Chapters 6 and 7's libraries (specs and launchers), when the preset did not build them.
 foreach(_other IN ITEMS ch06 ch07)
@@ -29,16 +22,10 @@ endforeach()
 
 # Chapter 8's split-KV decode attention runs in the model's fused decode step
 # (models/gpt2/gpu/fused_decode.cu): its solution library, when the preset did not build
-# chapter 8, with chapter 5's cp.async helpers that it includes by path (as chapter 8's own
-# extra.cmake sets up). Only the solution is linked; the rest is left out of `all`.
+# chapter 8. Only the solution is linked; the rest is left out of `all`.
 if(NOT TARGET ch08_spec)
   workbook_chapter_libraries(ch08)
   workbook_use_cudnn(ch08_reference ch08)
-  foreach(_lib IN ITEMS solution broken)
-    if(TARGET ch08_${_lib})
-      target_include_directories(ch08_${_lib} PRIVATE ${PROJECT_SOURCE_DIR}/chapters/ch05_wmma)
-    endif()
-  endforeach()
   foreach(_lib IN ITEMS spec student reference broken)
     if(TARGET ch08_${_lib})
       set_target_properties(ch08_${_lib} PROPERTIES EXCLUDE_FROM_ALL TRUE)
@@ -58,7 +45,7 @@ file(GLOB _gpt2_gpu_src CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/
 add_library(gpt2_gpu STATIC ${_gpt2_gpu_src})
 target_include_directories(gpt2_gpu PUBLIC ${PROJECT_SOURCE_DIR}/models/gpt2/gpu ${PROJECT_SOURCE_DIR})
 workbook_cuda_options(gpt2_gpu)
-target_link_libraries(gpt2_gpu PUBLIC gpt2_host workbook_spec workbook_cli
+target_link_libraries(gpt2_gpu PUBLIC gpt2_host workbook_spec
   "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_spec>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,ch06_spec>"
   "$<LINK_LIBRARY:WHOLE_ARCHIVE,ch07_spec>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_student>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_solution>"
   "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_reference>"
@@ -85,8 +72,10 @@ workbook_cuda_options(ch09_model_tests)
 target_link_libraries(ch09_model_tests PRIVATE workbook_gtest_main)
 gtest_discover_tests(ch09_model_tests DISCOVERY_MODE PRE_TEST TEST_PREFIX "gpt2_gpu." TEST_FILTER "-Student*" NO_PRETTY_VALUES
                      PROPERTIES LABELS ${id}-solution TIMEOUT 600)
-gtest_discover_tests(ch09_model_tests DISCOVERY_MODE PRE_TEST TEST_PREFIX "gpt2_gpu." TEST_FILTER "Student*" NO_PRETTY_VALUES
-                     PROPERTIES LABELS ${id}-student TIMEOUT 600)
+workbook_add_program_exercise(${id} ex3_block chapters/ch09_gpt2/ex3_block.cu ch09_model_tests
+                              "StudentComposition.ForwardMatchesCpu")
+workbook_add_program_exercise(${id} ex4_decode_graph chapters/ch09_gpt2/ex4_decode_graph.cu ch09_model_tests
+                              "StudentComposition.DecodeGraphReplayEqualsEager")
 
 # The tool's command line: bad arguments, bad combinations and bad files (missing, truncated,
 # not safetensors) refused by name with status 2 before any GPU work, no GPU refused with a

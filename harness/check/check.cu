@@ -212,6 +212,8 @@ Outcome call(const Problem& p, const Args& a, cudaStream_t stream) {
     return Outcome::fail(Code::NotImplemented, e.what());
   } catch (const NoEngine& e) {
     return Outcome::fail(Code::NoEngine, e.what());
+  } catch (const Rejected& e) {
+    return Outcome::fail(e.code, e.what());
   } catch (const CudaError& e) {
     return Outcome::fail(e.sticky ? Code::Fault : Code::LaunchError, std::string("the launcher failed: ") + e.what());
   } catch (const std::exception& e) {
@@ -615,9 +617,13 @@ Outcome headed(const Problem& p, Outcome o, const std::string& pass_name) {
 
 // The yardstick: a library launcher on the same inputs; the kernel's largest error may be at
 // most factor x the library's, plus one rounding step of the output type at the largest value.
+// Not on a case tagged "large": those are there for 32-bit index arithmetic, the library would
+// need a second set of buffers as large as the first (past 2^31 elements, 10 GB and more), and
+// the absolute bound of each output still holds.
 Outcome yardstick_check(const Problem& p, const Expected& e, const PassVerdict& mine, cudaStream_t stream) {
   const OpCommon& c = p.op.common();
   if (c.yardstick_factor <= 0 || p.op.yardstick() == nullptr || p.v.fn == p.op.yardstick()) return Outcome::pass();
+  if (p.shape.tag() == "large") return Outcome::pass();
   Variant y = p.v;
   y.fn = p.op.yardstick();
   y.name = "yardstick";

@@ -6,7 +6,7 @@
 namespace wb {
 
 namespace {
-constexpr std::array<std::pair<Code, std::string_view>, 21> kNames = {{
+constexpr std::array<std::pair<Code, std::string_view>, 22> kNames = {{
     {Code::Pass, "pass"},
     {Code::NotImplemented, "not_implemented"},
     {Code::CompiledNotRun, "compiled_not_run"},
@@ -28,6 +28,7 @@ constexpr std::array<std::pair<Code, std::string_view>, 21> kNames = {{
     {Code::Race, "race"},
     {Code::Implausible, "implausible"},
     {Code::AcceptedBadArgs, "accepted_bad_args"},
+    {Code::Pageable, "pageable"},
 }};
 }  // namespace
 

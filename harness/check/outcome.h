@@ -30,6 +30,7 @@ enum class Code {
   Race,              // the race or init checker found a hazard
   Implausible,       // a time faster than the hardware allows
   AcceptedBadArgs,   // arguments the op must refuse (k > vocabulary ...) were accepted, or work was launched
+  Pageable,          // host memory that must be pinned (page-locked) was pageable, or a copy bypassed it
 };
 
 // "not_implemented", "outside_stream", ...: the stable names used in files.

@@ -7,36 +7,54 @@
 // and for every broken variant (the self-tests) one test that the checks reject it with the
 // code it declares:
 //     <op>/<dtype>/broken.<variant>
-// Each test records its outcome code as a test property ("outcome") and, when
-// WORKBOOK_OUTCOMES names a folder, as one JSON line there, which the run's summary reads.
+//
+// The learner's run does not go through those one-per-shape tests: ctest runs this program
+// once per exercise, `chNN_tests --exercise ex1_vector_add`, which checks the exercise's
+// small, tail and odd shapes first (smallest first), stops at the first failure, then runs
+// the large cases (2^31 elements, long sequences), and prints one line per stage; the
+// per-shape tests stay one command away (the line says which). Each verdict is also one JSON
+// line in WORKBOOK_OUTCOMES, which the end-of-run summary reads (report/summary.cpp).
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
-#include <mutex>
+#include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/device.cuh"
 #include "check/gtest_support.cuh"
-#include "report/json.h"
 #include "declare/op.cuh"
 
 namespace wb {
 
+namespace {
+std::string g_case_name;  // the case being run outside GoogleTest (the learner's run)
+}  // namespace
+
 std::string current_test_name() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  return info ? std::string(info->test_suite_name()) + "." + info->name() : std::string("no-test");
+  if (info) return std::string(info->test_suite_name()) + "." + info->name();
+  return g_case_name.empty() ? std::string("no-test") : g_case_name;
 }
 
 Rng test_rng() { return rng_for(current_test_name()); }
 
 namespace {
+
+constexpr const char* kRacePassInner = "WORKBOOK_RACE_PASS_INNER";  // set in the sanitizer's child
+constexpr int kHazardExit = 86;
 
 uint64_t test_seed() { return test_rng().next(); }
 
@@ -49,24 +67,180 @@ int64_t shape_size(const OpBase& op, Shape s) {
   return n;
 }
 
-// One line per finished test for the run's summary (scripts and ctest's summary test).
+// A case is "large" when its spec tags it so (2^31 elements, indices past int) or when its
+// tensors hold 2^26 elements or more: the learner's run checks those only after every small
+// case passed, on a line of their own.
+constexpr int64_t kLargeElements = int64_t{1} << 26;
+// The race pass runs shapes up to this many elements (racecheck makes kernels ~100x slower).
+constexpr int64_t kRaceElements = int64_t{1} << 18;
+
+// One case of one variant, as a test (per-shape programs) or as a step of the learner's run.
+struct CaseDef {
+  enum class Kind { Shape, Refusal, Random } kind = Kind::Shape;
+  std::string suite, name;           // the GoogleTest names: vector_add/f32/ex1_vector_add . n1025
+  Shape shape;                       // Kind::Shape
+  const InputSet* set = nullptr;     // Kind::Shape with an input set
+  const Refusal* refusal = nullptr;  // Kind::Refusal
+  int random_index = -1;             // Kind::Random
+  int64_t size = 0;
+  bool large = false;
+  bool race = false;                 // one of the op's race shapes (OpSpec::race_shapes)
+  std::string full_name() const { return suite + "." + name; }
+};
+
+std::vector<CaseDef> cases_of(const OpBase& op, const Variant& v) {
+  const OpCommon& c = op.common();
+  const std::string suite = c.id() + "/" + v.name;
+  std::vector<CaseDef> out;
+  std::vector<Shape> shapes = v.shapes.empty() ? c.test_shapes : v.shapes;  // a variant may name its own
+  std::stable_sort(shapes.begin(), shapes.end(),
+                   [&](const Shape& a, const Shape& b) { return shape_size(op, a) < shape_size(op, b); });
+  const auto add_shape = [&](const Shape& s, const InputSet* set) {
+    CaseDef d;
+    d.suite = suite;
+    d.name = set ? set->name + "_" + s.label() : s.label();
+    d.shape = s;
+    d.set = set;
+    d.size = shape_size(op, s);
+    d.large = s.tag() == "large" || d.size >= kLargeElements;
+    out.push_back(std::move(d));
+  };
+  for (const Shape& s : shapes) add_shape(s, nullptr);
+  // The race pass's shapes are cases too (checked like any other), named race_<shape>.
+  if (v.role != Role::Broken) {
+    for (const Shape& s : c.race_shapes) {
+      add_shape(s, nullptr);
+      out.back().name = "race_" + s.label();
+      out.back().race = true;
+    }
+  }
+  for (const InputSet& set : c.input_sets) {
+    for (const Shape& s : set.shapes) add_shape(s, &set);
+  }
+  for (const Refusal& r : c.refused) {
+    CaseDef d;
+    d.kind = CaseDef::Kind::Refusal;
+    d.suite = suite;
+    d.name = "refuses_" + r.shape.label();
+    d.refusal = &r;
+    d.shape = r.shape;
+    out.push_back(std::move(d));
+  }
+  if (c.random_shapes) {
+    Rng probe(1);
+    const size_t count = c.random_shapes(probe).size();
+    for (size_t k = 0; k < count; ++k) {
+      CaseDef d;
+      d.kind = CaseDef::Kind::Random;
+      d.suite = suite;
+      d.name = "seeded_random_" + std::to_string(k + 1);
+      d.random_index = static_cast<int>(k);
+      out.push_back(std::move(d));
+    }
+  }
+  return out;
+}
+
+// A stub throws not_implemented before it looks at its arguments, but a stub may come with
+// its argument checks already written: a refusal "passes" on it. So a learner's refusal case
+// first calls the variant once on the op's smallest shape; a stub is reported as such.
+std::optional<Outcome> stub_probe(const OpBase& op, const Variant& v) {
+  if (v.role != Role::Student) return std::nullopt;
+  std::vector<Shape> shapes = v.shapes.empty() ? op.common().test_shapes : v.shapes;
+  if (shapes.empty()) return std::nullopt;
+  const Shape smallest = *std::min_element(shapes.begin(), shapes.end(), [&](const Shape& a, const Shape& b) {
+    return shape_size(op, a) < shape_size(op, b);
+  });
+  Outcome o;
+  if (gpu_missing_reason()) {
+    o = dry_run_without_gpu(op, v, smallest);
+  } else if (cannot_run_here(op, v, smallest)) {
+    return std::nullopt;
+  } else {
+    CaseOptions opt;
+    opt.seed = test_seed();
+    o = check_case(op, v, smallest, opt);
+  }
+  if (o.code == Code::NotImplemented) return o;
+  return std::nullopt;
+}
+
+// Large cases hold tens of GB of host and GPU memory each: one at a time on a machine,
+// whatever number of test programs share it (a lock file every test program takes around a
+// large case; the others wait, and their small cases go on meanwhile).
+class LargeCaseLock {
+ public:
+  LargeCaseLock() {
+    const char* dir = std::getenv("TMPDIR");
+    const std::string path = std::string(dir && *dir ? dir : "/tmp") + "/kernel-workbook-large-case.lock";
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT, 0666);
+    if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+  }
+  ~LargeCaseLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+  }
+  LargeCaseLock(const LargeCaseLock&) = delete;
+  LargeCaseLock& operator=(const LargeCaseLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// Runs one case: the checks of check/check.cu, or "compiled, not run" without a GPU.
+Outcome run_case(const OpBase& op, const Variant& v, const CaseDef& d, Shape* ran) {
+  if (d.kind == CaseDef::Kind::Refusal) {
+    *ran = d.shape;
+    if (auto stub = stub_probe(op, v)) return *stub;
+    return check_refusal(op, v, *d.refusal);
+  }
+  Shape s = d.shape;
+  if (d.kind == CaseDef::Kind::Random) {
+    auto rng = test_rng();
+    const auto drawn = op.common().random_shapes(rng);
+    s = drawn.at(static_cast<size_t>(d.random_index));
+  }
+  *ran = s;
+  if (gpu_missing_reason()) return dry_run_without_gpu(op, v, s);
+  std::optional<LargeCaseLock> one_at_a_time;
+  if (d.large || shape_size(op, s) >= kLargeElements) one_at_a_time.emplace();
+  if (auto why = cannot_run_here(op, v, s)) return Outcome::fail(Code::Skipped, *why);
+  CaseOptions opt;
+  opt.seed = test_seed();
+  opt.inputs = d.set;
+  // Under the sanitizer one pass is enough; so it is for a large case, which is there for
+  // index arithmetic past 2^31 (the second call, the fence and determinism are checked on
+  // every small shape, and at 2^31 elements each pass costs seconds of inputs and copies).
+  opt.first_pass_only = std::getenv(kRacePassInner) != nullptr || d.large;
+  return check_case(op, v, s, opt);
+}
+
+// One JSON line in WORKBOOK_OUTCOMES (a folder), when it is set.
+void append_record(const nlohmann::ordered_json& j) {
+  const char* dir = std::getenv("WORKBOOK_OUTCOMES");
+  if (dir == nullptr || *dir == '\0') return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::ofstream out(std::string(dir) + "/" + std::to_string(::getpid()) + ".jsonl", std::ios::app);
+  out << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+}
+
+// One line per finished test for the run's summary (report/summary.cpp).
 void record(const OpBase& op, const Variant& v, const std::string& shape, int64_t size, const Outcome& o) {
   ::testing::Test::RecordProperty("outcome", std::string(code_name(o.code)));
   std::printf("[wb-outcome] %s %s\n", std::string(code_name(o.code)).c_str(), current_test_name().c_str());
-  const char* dir = std::getenv("WORKBOOK_OUTCOMES");
-  if (dir == nullptr || *dir == '\0') return;
-  Json j = Json::object();
-  j.set("test", current_test_name());
-  j.set("op", op.common().id());
-  j.set("variant", v.name);
-  j.set("role", role_name(v.role));
-  j.set("file", v.file);
-  j.set("shape", shape);
-  j.set("size", size);
-  j.set("code", std::string(code_name(o.code)));
-  j.set("message", o.message);
-  std::ofstream out(std::string(dir) + "/" + std::to_string(::getpid()) + ".jsonl", std::ios::app);
-  out << j.dump(-1) << "\n";
+  const nlohmann::ordered_json j = {{"test", current_test_name()},
+                                    {"op", op.common().id()},
+                                    {"variant", v.name},
+                                    {"role", role_name(v.role)},
+                                    {"file", v.file},
+                                    {"shape", shape},
+                                    {"size", size},
+                                    {"code", std::string(code_name(o.code))},
+                                    {"message", o.message}};
+  append_record(j);
 }
 
 void report(const Outcome& o) {
@@ -78,64 +252,234 @@ void report(const Outcome& o) {
 
 class CaseTest : public ::testing::Test {
  public:
-  CaseTest(const OpBase& op, const Variant& v, Shape shape, const InputSet* set, int random_index)
-      : op_(op), v_(v), shape_(std::move(shape)), set_(set), random_index_(random_index) {}
+  CaseTest(const OpBase& op, const Variant& v, CaseDef d) : op_(op), v_(v), d_(std::move(d)) {}
 
   void TestBody() override {
-    Shape s = shape_;
-    if (random_index_ >= 0) {
-      auto rng = test_rng();
-      const auto drawn = op_.common().random_shapes(rng);
-      s = drawn.at(static_cast<size_t>(random_index_));
-    }
-    Outcome o;
-    if (gpu_missing_reason()) {
-      o = dry_run_without_gpu(op_, v_, s);
-    } else if (auto why = cannot_run_here(op_, v_, s)) {
-      o = Outcome::fail(Code::Skipped, *why);
+    Shape ran;
+    const Outcome o = run_case(op_, v_, d_, &ran);
+    record(op_, v_, ran.text(), d_.kind == CaseDef::Kind::Refusal ? 0 : shape_size(op_, ran), o);
+    if (d_.kind == CaseDef::Kind::Refusal && o.passed()) std::printf("%s\n", o.message.c_str());
+    report(o);
+  }
+
+ private:
+  const OpBase& op_;
+  const Variant& v_;
+  CaseDef d_;
+};
+
+// --- the learner's run: one exercise, small cases first, then the large ones -----------------
+
+std::string find_sanitizer();
+std::pair<int, std::string> run_under_racecheck(const std::string& sanitizer, const std::string& test);
+
+std::string first_line_of(const std::string& s) {
+  std::string line = s.substr(0, s.find('\n'));
+  while (!line.empty() && line.front() == ' ') line.erase(line.begin());
+  return line.size() > 160 ? line.substr(0, 157) + "..." : line;
+}
+
+std::string file_stem(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  const size_t dot = name.find('.');
+  return dot == std::string::npos ? name : name.substr(0, dot);
+}
+
+std::string self_path() {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return "the test program";
+  self[n] = '\0';
+  std::string p = self;
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) != nullptr) {
+    const std::string here = std::string(cwd) + "/";
+    if (p.rfind(here, 0) == 0) p = p.substr(here.size());
+  }
+  return p;
+}
+
+// The exercises a program holds: the learner's variants grouped by file (ex1_vector_add).
+std::map<std::string, std::vector<const Variant*>> exercises() {
+  std::map<std::string, std::vector<const Variant*>> out;
+  for (const Variant& v : all_variants()) {
+    if (v.role == Role::Student) out[v.file.empty() ? v.name : file_stem(v.file)].push_back(&v);
+  }
+  return out;
+}
+
+struct Stage {
+  int passed = 0, skipped = 0;
+  std::optional<std::pair<CaseDef, Outcome>> failed;
+  std::string failed_shape;
+};
+
+Stage run_stage(const std::vector<std::pair<const Variant*, CaseDef>>& cases) {
+  Stage st;
+  for (const auto& [v, d] : cases) {
+    const OpBase& op = *find_op(v->op);
+    g_case_name = d.full_name();
+    Shape ran;
+    const Outcome o = run_case(op, *v, d, &ran);
+    g_case_name.clear();
+    if (o.passed()) {
+      ++st.passed;
+    } else if (o.code == Code::Skipped || o.code == Code::NoEngine) {
+      ++st.skipped;
     } else {
-      CaseOptions opt;
-      opt.seed = test_seed();
-      opt.inputs = set_;
-      o = check_case(op_, v_, s, opt);
+      st.failed = std::make_pair(d, o);
+      st.failed_shape = ran.text();
+      break;
     }
-    record(op_, v_, s.text(), shape_size(op_, s), o);
-    report(o);
   }
+  return st;
+}
 
- private:
-  const OpBase& op_;
-  const Variant& v_;
-  Shape shape_;
-  const InputSet* set_;
-  int random_index_;
-};
-
-// Arguments the op must refuse (OpSpec::refused): refused with a message, nothing launched.
-class RefusalTest : public ::testing::Test {
- public:
-  RefusalTest(const OpBase& op, const Variant& v, const Refusal& r) : op_(op), v_(v), r_(r) {}
-  void TestBody() override {
-    const Outcome o = check_refusal(op_, v_, r_);
-    record(op_, v_, r_.shape.text(), 0, o);
-    if (o.passed()) std::printf("%s\n", o.message.c_str());
-    report(o);
+// Exit status: 0 every case passed, 1 anything else (failed, not written yet, not run).
+int run_exercise(const std::string& name, const std::string& chapter) {
+  const auto all = exercises();
+  const auto it = all.find(name);
+  if (it == all.end()) {
+    std::string known;
+    for (const auto& [n, vs] : all) known += " " + n;
+    std::fprintf(stderr, "kernel-workbook: --exercise %s: no such exercise here; the exercises are:%s\n", name.c_str(),
+                 known.c_str());
+    return 2;
   }
+  const std::string file = it->second.front()->file;
+  std::vector<std::pair<const Variant*, CaseDef>> small, large, refusals;
+  for (const Variant* v : it->second) {
+    for (CaseDef& d : cases_of(*find_op(v->op), *v)) {
+      if (d.kind == CaseDef::Kind::Refusal) refusals.emplace_back(v, std::move(d));
+      else if (d.large) large.emplace_back(v, std::move(d));
+      else small.emplace_back(v, std::move(d));
+    }
+  }
+  // Fixed shapes smallest first, across the exercise's ops and dtypes; the seeded random
+  // shapes after them (their size is known only once drawn); refusals last (a stub is found
+  // by the first small case already).
+  std::stable_sort(small.begin(), small.end(), [](const auto& a, const auto& b) {
+    const bool ra = a.second.kind == CaseDef::Kind::Random, rb = b.second.kind == CaseDef::Kind::Random;
+    return ra != rb ? rb : a.second.size < b.second.size;
+  });
+  std::stable_sort(large.begin(), large.end(), [](const auto& a, const auto& b) { return a.second.size < b.second.size; });
+  small.insert(small.end(), refusals.begin(), refusals.end());
 
- private:
-  const OpBase& op_;
-  const Variant& v_;
-  const Refusal& r_;
-};
+  nlohmann::ordered_json j = {{"exercise", name}, {"chapter", chapter}, {"file", file}};
+  const auto finish = [&](const char* verdict, const std::string& code, const std::string& line,
+                          const std::string& detail) {
+    j["verdict"] = verdict;
+    j["code"] = code;
+    j["line"] = line;
+    j["detail"] = detail;
+    append_record(j);
+  };
+  const auto detail_command = [&](const CaseDef& d) {
+    return "WORKBOOK_SEED=" + std::to_string(run_seed()) + " " + self_path() + " --gtest_filter='" + d.full_name() + "'";
+  };
+  const auto say_failure = [&](const Stage& st, const char* stage) {
+    const auto& [d, o] = *st.failed;
+    const std::string code(code_name(o.code));
+    if (o.code == Code::NotImplemented && st.passed == 0) {
+      std::printf("%s: not written yet: open %s\n", name.c_str(), file.c_str());
+      finish("not_written", code, "open " + file, "");
+      return 1;
+    }
+    if (o.code == Code::CompiledNotRun) {
+      std::printf("%s: compiled, not run: no GPU here to check it\n", name.c_str());
+      finish("not_run", code, "no GPU here to run it", "");
+      return 1;
+    }
+    const std::string line = std::string(stage) + d.suite.substr(0, d.suite.rfind('/')) + " " + st.failed_shape +
+                             " [" + code + "]: " + first_line_of(o.message);
+    std::printf("%s: FAILED %s\n  in full: %s\n", name.c_str(), line.c_str(), detail_command(d).c_str());
+    finish("failed", code, line, detail_command(d));
+    return 1;
+  };
+
+  const Stage first = run_stage(small);
+  if (first.failed) return say_failure(first, "on ");
+  std::string passed = std::to_string(first.passed) + " cases";
+  if (first.skipped) passed += ", " + std::to_string(first.skipped) + " skipped on this GPU";
+
+  // The race pass: a missing barrier often leaves the output right by luck, run after run.
+  // compute-sanitizer's racecheck runs this program again on the exercise's race shapes
+  // (OpSpec::race_shapes: every block loops at least twice; else the two largest small
+  // shapes), one pass each; a hazard fails the exercise.
+  std::vector<std::string> race;
+  for (const auto& [v, d] : small) {
+    if (d.race) race.push_back(d.full_name());
+  }
+  for (auto it2 = small.rbegin(); race.empty() && it2 != small.rend(); ++it2) {  // no race shapes declared
+    if (it2->second.kind == CaseDef::Kind::Shape && it2->second.size <= kRaceElements) race.push_back(it2->second.full_name());
+  }
+  if (race.size() == 1) {
+    for (auto it2 = small.rbegin(); it2 != small.rend(); ++it2) {
+      if (it2->second.kind == CaseDef::Kind::Shape && !it2->second.race && it2->second.size <= kRaceElements &&
+          it2->second.full_name() != race.front()) {
+        race.push_back(it2->second.full_name());
+        break;
+      }
+    }
+  }
+  if (!race.empty()) {
+    const std::string sanitizer = find_sanitizer();
+    if (sanitizer.empty()) {
+      passed += "; race pass not run: compute-sanitizer not found (CUDA toolkit's bin folder on PATH)";
+    } else {
+      std::string filter;
+      for (const auto& r : race) filter += (filter.empty() ? "" : ":") + r;
+      const auto [status, output] = run_under_racecheck(sanitizer, filter);
+      if (status == kHazardExit) {
+        std::string hazard;
+        for (size_t at = 0; at < output.size();) {
+          const size_t nl = output.find('\n', at);
+          const std::string line = output.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+          if (hazard.empty() && line.find("Race reported") != std::string::npos) hazard = line;
+          else if (hazard.empty() && line.find("hazard") != std::string::npos) hazard = line;
+          if (nl == std::string::npos) break;
+          at = nl + 1;
+        }
+        const std::string line = "the race pass (racecheck on " + filter + ") [race]: " + first_line_of(hazard);
+        const std::string detail = "scripts/sanitize.sh " + chapter + " --tools racecheck --filter '" + filter + "'";
+        std::printf("%s: FAILED %s\n  in full: %s\n", name.c_str(), line.c_str(), detail.c_str());
+        finish("failed", "race", line, detail);
+        return 1;
+      }
+      if (status != 0) {
+        passed += "; race pass could not finish (racecheck exit " + std::to_string(status) + ")";
+      } else {
+        passed += ", race pass clean";
+      }
+    }
+  }
+  if (large.empty()) {
+    std::printf("%s: passed (%s)\n", name.c_str(), passed.c_str());
+    finish("passed", "pass", passed, "");
+    return 0;
+  }
+  std::printf("%s: passed (%s); now the %zu large case%s ...\n", name.c_str(), passed.c_str(), large.size(),
+              large.size() == 1 ? "" : "s");
+  std::fflush(stdout);
+  const Stage big = run_stage(large);
+  if (big.failed) return say_failure(big, "a large case: ");
+  std::string big_text = std::to_string(big.passed) + " large";
+  if (big.skipped) big_text += ", " + std::to_string(big.skipped) + " large skipped on this GPU";
+  std::printf("%s: large cases passed (%s)\n", name.c_str(), big_text.c_str());
+  finish("passed", "pass", passed + ", " + big_text, "");
+  return 0;
+}
+
+}  // namespace
+
+namespace {
 
 // The race pass for broken kernels. A missing __syncthreads() between warps often gives the
 // right answer on a given GPU, run after run: the functional checks cannot see it, and the
 // learner's race pass (the chNN-student.races test: compute-sanitizer's racecheck) is the
 // mechanism that does. A broken variant that declares Code::Race and passes every functional
 // check is run again, by this same program, under racecheck; it must report a hazard.
-constexpr const char* kRacePassInner = "WORKBOOK_RACE_PASS_INNER";
-constexpr int kHazardExit = 86;
-
 std::string find_sanitizer() {
   std::vector<std::string> places;
   if (const char* path = std::getenv("PATH")) {
@@ -161,7 +505,8 @@ std::pair<int, std::string> run_under_racecheck(const std::string& sanitizer, co
   const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) return {-1, "cannot find this program's path (/proc/self/exe)"};
   self[n] = '\0';
-  const std::string command = std::string(kRacePassInner) + "=1 '" + sanitizer +
+  const std::string command = "WORKBOOK_OUTCOMES= WORKBOOK_SEED=" + std::to_string(run_seed()) + " " +
+                              std::string(kRacePassInner) + "=1 '" + sanitizer +
                               "' --tool racecheck --racecheck-report hazard --error-exitcode " +
                               std::to_string(kHazardExit) + " '" + self + "' --gtest_filter='" + test + "' 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
@@ -278,37 +623,24 @@ void register_all() {
                               [&op, &v]() -> ::testing::Test* { return new BrokenTest(op, v); });
       continue;
     }
-    const std::string suite = c.id() + "/" + v.name;
-    std::vector<Shape> shapes = v.shapes.empty() ? c.test_shapes : v.shapes;  // a variant may name its own
-    std::stable_sort(shapes.begin(), shapes.end(),
-                     [&](const Shape& a, const Shape& b) { return shape_size(op, a) < shape_size(op, b); });
-    for (const Shape& s : shapes) {
-      ::testing::RegisterTest(suite.c_str(), s.label().c_str(), nullptr, nullptr, __FILE__, __LINE__,
-                              [&op, &v, s]() -> ::testing::Test* { return new CaseTest(op, v, s, nullptr, -1); });
-    }
-    for (const InputSet& set : c.input_sets) {
-      for (const Shape& s : set.shapes) {
-        ::testing::RegisterTest(suite.c_str(), (set.name + "_" + s.label()).c_str(), nullptr, nullptr, __FILE__,
-                                __LINE__,
-                                [&op, &v, s, &set]() -> ::testing::Test* { return new CaseTest(op, v, s, &set, -1); });
-      }
-    }
-    for (const Refusal& r : c.refused) {
-      ::testing::RegisterTest(suite.c_str(), ("refuses_" + r.shape.label()).c_str(), nullptr, nullptr, __FILE__,
-                              __LINE__, [&op, &v, &r]() -> ::testing::Test* { return new RefusalTest(op, v, r); });
-    }
-    if (c.random_shapes) {
-      Rng probe(1);
-      const size_t count = c.random_shapes(probe).size();
-      for (size_t k = 0; k < count; ++k) {
-        ::testing::RegisterTest(suite.c_str(), ("seeded_random_" + std::to_string(k + 1)).c_str(), nullptr, nullptr,
-                                __FILE__, __LINE__, [&op, &v, k]() -> ::testing::Test* {
-                                  return new CaseTest(op, v, Shape{}, nullptr, static_cast<int>(k));
-                                });
-      }
+    for (CaseDef& d : cases_of(op, v)) {
+      const std::string suite = d.suite, name = d.name;
+      ::testing::RegisterTest(suite.c_str(), name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                              [&op, &v, d]() -> ::testing::Test* { return new CaseTest(op, v, d); });
     }
   }
 }
+
+// The program's own options; GoogleTest's (--gtest_*) are taken by InitGoogleTest first.
+constexpr const char* kUsage =
+    "options:\n"
+    "  --exercise NAME     the learner's run of one exercise (what ctest runs): small cases first,\n"
+    "                      stop at the first failure, then the large cases; one line per stage\n"
+    "  --list-exercises    the exercises this program checks, one per line\n"
+    "  --chapter ID        (with --exercise) the chapter's id, for the run's summary\n"
+    "  --gtest_filter=...  one test per shape, e.g. --gtest_filter='vector_add/f32/ex1_vector_add.*'\n"
+    "  --gtest_list_tests, --gtest_brief=1, --gtest_repeat=N, --help: GoogleTest's own\n"
+    "environment: WORKBOOK_SEED=N (repeat a run's inputs), WORKBOOK_OUTCOMES=DIR (records)\n";
 
 }  // namespace
 }  // namespace wb
@@ -316,8 +648,28 @@ void register_all() {
 int main(int argc, char** argv) {
   wb::mark_main_started();
   ::testing::InitGoogleTest(&argc, argv);
+  std::string exercise, chapter;
+  bool list = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto value = [&](const char* flag, std::string& out) {
+      const std::string f = flag;
+      if (a == f && i + 1 < argc) { out = argv[++i]; return true; }
+      if (a.rfind(f + "=", 0) == 0) { out = a.substr(f.size() + 1); return true; }
+      return false;
+    };
+    if (value("--exercise", exercise) || value("--chapter", chapter)) continue;
+    if (a == "--list-exercises") { list = true; continue; }
+    std::fprintf(stderr, "%s: unknown argument '%s'\n%s", argv[0], a.c_str(), wb::kUsage);
+    return 2;
+  }
   try {
     wb::run_seed();
+    if (list) {
+      for (const auto& [name, vs] : wb::exercises()) std::printf("%s\n", name.c_str());
+      return 0;
+    }
+    if (!exercise.empty()) return wb::run_exercise(exercise, chapter);
     wb::register_all();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kernel-workbook: %s\n", e.what());

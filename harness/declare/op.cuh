@@ -176,6 +176,7 @@ struct OpCommon {
   std::vector<Shape> test_shapes;
   std::function<std::vector<Shape>(Rng&)> random_shapes;
   std::vector<InputSet> input_sets;
+  std::vector<Shape> race_shapes;                          // see OpSpec::race_shapes
   std::vector<Shape> bench_shapes, full_bench_shapes;
   std::function<double(const Shape&)> bytes, flops;
   Peak peak = Peak::FP32;
@@ -216,6 +217,15 @@ struct OpSpec {
   std::vector<Shape> test_shapes;
   std::function<std::vector<Shape>(Rng&)> random_shapes;
   std::vector<InputSet> input_sets;
+  // The race pass's shapes (compute-sanitizer racecheck on the learner's kernels): large
+  // enough that a kernel whose grid is at most the GPU's resident limit (SMs x resident
+  // blocks per SM: 132 x 32 on an H100, 148 x 32 on a B200) still loops at least twice in
+  // EVERY block, over whatever it loops on (rows, tiles, chunks), so that a persistent or
+  // grid-stride kernel without a barrier at the end of each iteration shows its hazard; and
+  // small enough to check under racecheck (~100x slower) in about 20 s per exercise. Empty:
+  // the op holds no shared memory worth racing (the race pass then uses the smallest test
+  // shape). A broken kernel that declares Code::Race runs on them with .on(race_shapes).
+  std::vector<Shape> race_shapes;
   std::vector<Shape> bench_shapes, full_bench_shapes;
   std::function<double(const Shape&)> bytes, flops;
   Peak peak = Peak::FP32;
@@ -233,7 +243,8 @@ class Op final : public OpBase {
  public:
   explicit Op(OpSpec<Fn> s)
       : OpBase(OpCommon{s.name, s.dtype, s.title, s.docs, s.tensors, s.derive, s.ref_rows, s.reference,
-                        s.test_shapes, s.random_shapes, s.input_sets, s.bench_shapes, s.full_bench_shapes,
+                        s.test_shapes, s.random_shapes, s.input_sets, s.race_shapes, s.bench_shapes,
+                        s.full_bench_shapes,
                         s.bytes, s.flops, s.peak, s.checks, s.diagnose,
                         s.yardstick ? s.yardstick_factor : 0.0, s.unsupported, s.refused}),
         launch_(std::move(s.launch)), yardstick_(s.yardstick) {}

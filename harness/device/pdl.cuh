@@ -35,6 +35,9 @@
 //                     a benchmark that records an event and then calls one launcher times
 //                     the launcher alone, with nothing of it started before the event.
 // WORKBOOK_PDL=0 in the environment turns the attribute off everywhere (to measure its gain).
+//
+// Chapter 8 meets it (v6_split_kv_mma: the merge launched as a dependent of the chunk kernel);
+// chapter 9 teaches the chain (v6_fused_decode and the model's decode step).
 #pragma once
 #include <cuda_runtime.h>
 

@@ -2,28 +2,24 @@
 
 #include <benchmark/benchmark.h>
 #include <cuda_profiler_api.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
-#include <map>
 #include <set>
+#include <sstream>
 
-#include "runtime/buffers.cuh"
-#include "measure/ceilings.cuh"
-#include "runtime/device.cuh"
-#include "measure/timing.cuh"
-#include "report/json.h"
 #include "declare/rng.h"
-#include "report/table.h"
-#include "report/version.h"
+#include "measure/bench_flags.h"
+#include "measure/ceilings.cuh"
+#include "measure/timing.cuh"
+#include "report/bench_report.h"
+#include "runtime/device.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch.cuh"
 
 namespace wb::bench {
 
@@ -38,11 +34,11 @@ const char* role_name(Role r) {
 
 namespace {
 
-struct RunContext {
-  DeviceInfo device;
-  MeasuredCeilings measured;
-};
-RunContext* g_context = nullptr;
+// The workbook's defaults for Google Benchmark's flags, used when the command line does not
+// give them: 5 repetitions of at least 10 ms of GPU time each (a few to a few thousand
+// launches, as long as the kernel takes), times in microseconds.
+constexpr int kRepetitions = 5;
+constexpr double kMinTimeS = 0.01;
 
 // WORKBOOK_PROFILE_RANGE=1 (set by scripts/profile.sh, which runs Nsight Compute with
 // --profile-from-start off): each case runs one extra launch inside a profiler range, once,
@@ -51,213 +47,12 @@ bool profile_range_requested() {
   const char* v = std::getenv("WORKBOOK_PROFILE_RANGE");
   return v != nullptr && *v != '\0' && std::string(v) != "0";
 }
-std::set<size_t> g_profiled_cases;
 
-std::string timestamp(const char* fmt) {
-  const std::time_t t = std::time(nullptr);
-  char buf[64];
-  std::strftime(buf, sizeof buf, fmt, std::localtime(&t));
-  return buf;
+double seconds_since(double start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() - start;
 }
+double now_s() { return seconds_since(0); }
 
-// Reference median for the same op and shape, or 0.
-double reference_ms(const std::vector<Case>& cases, const std::vector<Result>& results, const Case& c) {
-  for (size_t i = 0; i < cases.size(); ++i) {
-    if (cases[i].role == Role::Reference && cases[i].op == c.op && cases[i].shape == c.shape &&
-        results[i].measured) {
-      return results[i].cold_ms.median;
-    }
-  }
-  return 0;
-}
-
-// Waits for `stop` by polling without sleeping for a short while (so the moment it completes
-// is seen at once), then as sync_with_deadline does.
-void wait_for_event(const Event& stop, cudaStream_t stream, const std::string& what) {
-  const auto start = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(50)) {
-    const cudaError_t st = cudaEventQuery(stop.get());
-    if (st == cudaSuccess) return;
-    if (st != cudaErrorNotReady) CUDA_CHECK(st);
-  }
-  sync_with_deadline(stream, what);
-}
-
-// Whether to stop sampling: at least `min` samples, and the median known to within
-// `noise` (relative standard error of the median, from the median absolute deviation),
-// or `max` samples, or `budget_ms` of wall time spent.
-bool enough(const std::vector<double>& samples, int64_t min, int64_t max, double noise, double spent_ms, double budget_ms) {
-  const int64_t n = static_cast<int64_t>(samples.size());
-  if (n < min) return false;
-  if (n >= max || spent_ms >= budget_ms) return true;
-  std::vector<double> v = samples;
-  std::nth_element(v.begin(), v.begin() + n / 2, v.end());
-  const double med = v[n / 2];
-  for (auto& x : v) x = std::fabs(x - med);
-  std::nth_element(v.begin(), v.begin() + n / 2, v.end());
-  const double mad = v[n / 2];
-  const double se = 1.4826 * mad * 1.2533 / std::sqrt(static_cast<double>(n));
-  return med > 0 && se / med < noise;
-}
-
-}  // namespace
-
-// (bench.cuh says what it checks.)
-std::vector<double> time_fair(const Timed& t, cudaStream_t stream, const SampleRule& rule, const std::string& what,
-                              std::string* unfair, Code* code, ClockWatch& clocks) {
-  L2Flusher flusher;
-  Event start, stop, legacy;
-  for (int i = 0; i < 3; ++i) {
-    t.next_inputs(stream);
-    t.launch(stream);
-  }
-  sync_with_deadline(stream, what);
-  device_sync_with_deadline(what);
-  std::vector<double> idle;
-  for (int i = 0; i < 5; ++i) idle.push_back(device_sync_with_deadline(what));
-  const double idle_ms = summarize(idle).median;
-
-  std::vector<double> samples, waits;
-  const auto began = std::chrono::steady_clock::now();
-  while (true) {
-    t.next_inputs(stream);
-    sync_with_deadline(stream, what);
-    flusher.flush(stream);
-    start.record(stream);
-    t.launch(stream);
-    // The timed stream is non-blocking, so an event on the legacy stream completes when the
-    // work the launcher put there (or on a blocking stream) is done, and at once when there is
-    // none. Recorded BEFORE `stop`, it can only end after `stop` when such work outlives the
-    // timed stream: host delays between the two records only make it earlier. The distance is
-    // read on the GPU's own clock.
-    legacy.record(cudaStreamLegacy);
-    stop.record(stream);
-    wait_for_event(stop, stream, what);
-    // Every sample, not only the last: each timed launch must have written its whole output
-    // by the time its stream is done. Counted on the timed stream, so work still running on
-    // another stream is caught while it runs, however small.
-    if (t.unwritten) {
-      if (const int64_t gap = t.unwritten(stream); gap > 0) {
-        device_sync_with_deadline(what);
-        const int64_t later = t.unwritten(stream);
-        const std::string sample = "timed launch " + std::to_string(samples.size() + 1);
-        if (later < gap) {
-          *code = Code::OutsideStream;
-          *unfair = what + ": " + sample + " had left " + std::to_string(gap) + " output elements unwritten when its "
-                    "stream finished; work on another stream wrote " + std::to_string(gap - later) + " of them later. "
-                    "Launch everything on the stream the launcher is given.";
-        } else {
-          *code = Code::StaleAfterTiming;
-          *unfair = what + ": " + sample + " left " + std::to_string(gap) + " output elements unwritten (they still "
-                    "hold the poison written before it): the launcher skipped work on that call. Compute from the "
-                    "inputs on every call.";
-        }
-        return samples;
-      }
-    }
-    waits.push_back(device_sync_with_deadline(what));
-    samples.push_back(stop.ms_since(start));
-    const double behind_ms = legacy.ms_since(stop);
-    if (behind_ms > std::max(0.010, 0.2 * samples.back())) {
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "work on the default stream (or a blocking stream) finished %.1f us after the "
-                    "timed stream (the timed launch took %.1f us)", behind_ms * 1e3, samples.back() * 1e3);
-      *code = Code::OutsideStream;
-      *unfair = what + ": " + buf + ": launch everything on the stream the launcher is given.";
-      return samples;
-    }
-    clocks.sample();
-    const double spent = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
-    if (enough(samples, rule.min, rule.max, rule.noise, spent, rule.budget_ms)) break;
-  }
-  const double timed_ms = summarize(samples).median;
-  const double left_ms = summarize(waits).median - idle_ms;
-  if (left_ms > std::max(0.010, 0.2 * timed_ms)) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "the GPU was still busy a median of %.1f us after the timed stream had finished "
-                  "(the timed launch took %.1f us)", left_ms * 1e3, timed_ms * 1e3);
-    *code = Code::OutsideStream;
-    *unfair = what + ": left work running: " + buf +
-              ". The launcher returns before its work is done, or puts work on a stream of its own: launch "
-              "everything on the stream it is given, so the time measured is the time it takes.";
-    return samples;
-  }
-  const Outcome last = t.check_last();
-  if (!last.passed()) {
-    *code = Code::StaleAfterTiming;
-    *unfair = what + ": after timing, the output of the last timed launch is wrong for the inputs it was given "
-              "(the inputs change before every timed launch). Does the launcher reuse a result from an earlier "
-              "call, or skip work it has seen before? " + last.message;
-  }
-  return samples;
-}
-
-// The SM clock during the samples, read through NVML (loaded at run time: no NVML, no
-// reading), and whether the GPU reported a slowdown (thermal or power) meanwhile.
-ClockWatch::ClockWatch() {
-  lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib_) return;
-  auto init = reinterpret_cast<int (*)()>(dlsym(lib_, "nvmlInit_v2"));
-  auto by_index = reinterpret_cast<int (*)(unsigned, void**)>(dlsym(lib_, "nvmlDeviceGetHandleByIndex_v2"));
-  clock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib_, "nvmlDeviceGetClockInfo"));
-  max_clock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib_, "nvmlDeviceGetMaxClockInfo"));
-  reasons_ = reinterpret_cast<int (*)(void*, unsigned long long*)>(dlsym(lib_, "nvmlDeviceGetCurrentClocksThrottleReasons"));
-  int dev = 0;
-  cudaGetDevice(&dev);
-  if (!init || !by_index || !clock_ || init() != 0 || by_index(static_cast<unsigned>(dev), &device_) != 0) {
-    device_ = nullptr;
-    return;
-  }
-  unsigned mhz = 0;
-  if (max_clock_ && max_clock_(device_, 1 /* SM */, &mhz) == 0) max_mhz_ = mhz;
-}
-
-void ClockWatch::reset() {
-  mhz_.clear();
-  slowdown_ = false;
-}
-
-void ClockWatch::sample() {
-  if (!device_) return;
-  unsigned mhz = 0;
-  if (clock_(device_, 1 /* SM */, &mhz) == 0) mhz_.push_back(mhz);
-  unsigned long long r = 0;
-  // HW slowdown 0x8, SW thermal 0x20, HW thermal 0x40, HW power brake 0x80.
-  if (reasons_ && reasons_(device_, &r) == 0 && (r & (0x8ull | 0x20ull | 0x40ull | 0x80ull))) slowdown_ = true;
-}
-
-double ClockWatch::median_mhz() const {
-  if (mhz_.empty()) return 0;
-  std::vector<double> v(mhz_.begin(), mhz_.end());
-  return summarize(v).median;
-}
-
-bool ClockWatch::throttled() const {
-  return slowdown_ || (max_mhz_ > 0 && !mhz_.empty() && median_mhz() < 0.85 * max_mhz_);
-}
-
-Suite::Suite(std::string chapter, std::string title)
-    : chapter_(std::move(chapter)), title_(std::move(title)), args_(chapter_ + "_bench", title_) {
-  args_.add_flag("full", "the whole sweep of shapes and every ladder step (default: the headline shapes)", &full_);
-  args_.add_string("impl", "only these, comma-separated: student, solution, reference, or a version name",
-                   &impl_filter_);
-  args_.add_string("shape", "only shapes whose label or text contains this (e.g. --shape=n67108864); a whole label or "
-                   "text selects that shape alone", &shape_filter_);
-  args_.add_string("dtype", "only this dtype form of each op (f32, bf16, ...)", &dtype_filter_);
-  args_.add_string("op", "only this op (e.g. --op=transpose)", &op_filter_);
-  args_.add_string("json", "results file (default results/" + chapter_ + "-<date>-<time>.json)", &json_path_);
-  args_.add_string("markdown", "also write the table as Markdown to this file (for docs and class notes)",
-                   &markdown_path_);
-  args_.add_int("samples", "timed samples per case (default: until the median is stable, 10 to 200)", &samples_, 1,
-                100000);
-  args_.add_flag("remeasure", "measure this GPU's ceilings again instead of using the cache", &remeasure_);
-}
-
-void Suite::add(Case c) {
-  if (selected(c)) cases_.push_back(std::move(c));
-}
-
-namespace {
 bool listed(const std::string& filter, const std::vector<std::string>& keys) {
   if (filter.empty()) return true;
   size_t start = 0;
@@ -272,7 +67,55 @@ bool listed(const std::string& filter, const std::vector<std::string>& keys) {
   }
   return false;
 }
+
+std::string error_text(const Outcome& o) { return std::string(code_name(o.code)) + ": " + o.message; }
+
+// A results file named on the command line must be writable before anything is measured:
+// its folder is made, and it is opened without truncating it.
+void check_writable(const std::string& what, const std::string& path) {
+  std::error_code ec;
+  const auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (!std::ofstream(path, std::ios::app)) {
+    throw UsageError(what + "=" + path + ": cannot write there (does its folder exist, is it writable?)");
+  }
+}
+
 }  // namespace
+
+struct Suite::Active {
+  size_t index = 0;
+  Stream stream;
+  std::unique_ptr<FairSampler> sampler;
+};
+
+Suite::Suite(std::string chapter, std::string title)
+    : chapter_(std::move(chapter)),
+      title_(std::move(title)),
+      args_(chapter_ + "_bench", title_ + ": every variant checked, then timed (Google Benchmark, CUDA events)"),
+      log_(std::make_unique<report::Log>()) {
+  args_.add_flag("full", "the whole sweep of shapes and every ladder step (default: the headline shapes and the "
+                 "ladder's steps that are not marked slow)", &full_);
+  args_.add_string("impl", "only these, comma-separated: student, solution, reference (the roles, which the "
+                   "names do not hold), or a version name; a slow step named here runs without --full", &impl_filter_);
+  args_.add_string("shape", "only shapes whose label or text contains this (e.g. --shape=n67108864); a whole label or "
+                   "text selects that shape alone (n=1024, not n=10240)", &shape_filter_);
+  args_.add_string("dtype", "only this dtype form of each op (f32, bf16, ...)", &dtype_filter_);
+  args_.add_string("op", "only this op (e.g. --op=transpose)", &op_filter_);
+  args_.add_string("json", "the results file (the same as --benchmark_out=FILE; default results/" + chapter_ +
+                   "-<date>-<time>.json)", &json_path_);
+  args_.add_string("markdown", "also write the table as Markdown to this file (for docs and class notes)",
+                   &markdown_path_);
+  args_.add_int("samples", "timed launches per repetition, instead of --benchmark_min_time's GPU time", &samples_, 1,
+                100000);
+  args_.add_flag("remeasure", "measure this GPU's ceilings again instead of using the cache", &remeasure_);
+}
+
+Suite::~Suite() = default;
+
+void Suite::add(Case c) {
+  if (selected(c)) cases_.push_back(std::move(c));
+}
 
 bool Suite::asked_for(const std::string& impl) const { return !impl_filter_.empty() && listed(impl_filter_, {impl}); }
 
@@ -287,242 +130,227 @@ bool Suite::selected(const Case& c) const {
   return true;
 }
 
-void Suite::run_case(size_t index, void* state_ptr) {
-  auto& st = *static_cast<benchmark::State*>(state_ptr);
-  for (auto _ : st) {
-    st.SetIterationTime(1e-6);
-  }
+std::string Suite::what(size_t index) const {
   const Case& c = cases_[index];
-  const std::string what = c.op + " " + c.shape + " [" + c.impl + "]";
-  // One line per case on stderr, so a slow case shows in a log while the run goes on.
-  const auto start = std::chrono::steady_clock::now();
-  double check_s = 0;
-  measure_case(index, what, &check_s);
-  const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::fprintf(stderr, "  [%zu/%zu] %s: %s, check %.1f s, total %.1f s\n", index + 1, cases_.size(), what.c_str(),
-               std::string(code_name(results_[index].outcome.code)).c_str(), check_s, total_s);
+  return c.op + " " + c.shape + " [" + c.impl + "]";
 }
 
-void Suite::measure_case(size_t index, const std::string& what, double* check_s) {
+void Suite::fail_case(size_t index, const std::exception_ptr& error) {
+  Outcome o;
+  try {
+    std::rethrow_exception(error);
+  } catch (const CudaError& e) {
+    o = Outcome::fail(e.sticky ? Code::Fault : Code::LaunchError, what(index) + ": " + e.what());
+  } catch (const NotImplemented& e) {
+    o = Outcome::fail(Code::NotImplemented, what(index) + ": " + e.what());
+  } catch (const std::exception& e) {
+    o = Outcome::fail(Code::LaunchError, what(index) + ": " + e.what());
+  }
+  log_->results[index].outcome = o;
+  if (active_ && active_->index == index) active_.reset();
+}
+
+bool Suite::start_case(size_t index) {
+  report::CaseResult& res = log_->results[index];
+  if (res.outcome) return res.outcome->passed();
   const Case& c = cases_[index];
-  Result& r = results_[index];
+  started_[index] = now_s();
+  clocks_.reset();
   if (!c.skip_reason.empty()) {
-    r.outcome = Outcome::fail(Code::Skipped, c.skip_reason);
+    res.outcome = Outcome::fail(Code::Skipped, c.skip_reason);
+    return false;
+  }
+  try {
+    res.outcome = c.verify();  // a kernel is checked before it is timed
+    check_s_[index] = seconds_since(started_[index]);
+    if (!res.outcome->passed()) return false;
+    activate(index);
+    return true;
+  } catch (...) {
+    fail_case(index, std::current_exception());
+    return false;
+  }
+}
+
+void Suite::activate(size_t index) {
+  if (active_ && active_->index == index) return;
+  active_.reset();  // the previous case's buffers go first
+  auto a = std::make_unique<Active>();
+  a->index = index;
+  Timed timed = cases_[index].prepare_timed();
+  static std::set<size_t> profiled;
+  if (profile_range_requested() && profiled.insert(index).second) {
+    for (int i = 0; i < 3; ++i) {
+      timed.next_inputs(a->stream);
+      timed.launch(a->stream);
+    }
+    sync_with_deadline(a->stream, what(index));
+    CUDA_CHECK(cudaProfilerStart());
+    timed.launch(a->stream);
+    sync_with_deadline(a->stream, what(index));
+    CUDA_CHECK(cudaProfilerStop());
+  }
+  a->sampler = std::make_unique<FairSampler>(std::move(timed), a->stream, what(index));
+  active_ = std::move(a);
+}
+
+// The body of a case's benchmark, called by Google Benchmark for each repetition (and, in
+// the first, for each trial length until the iterations fill --benchmark_min_time).
+void Suite::run_case(size_t index, void* state_ptr) {
+  auto& st = *static_cast<benchmark::State*>(state_ptr);
+  if (!start_case(index)) {
+    st.SkipWithError(error_text(*log_->results[index].outcome).c_str());
     return;
   }
   try {
-    const auto check_start = std::chrono::steady_clock::now();
-    r.outcome = c.verify();  // a kernel is checked before it is timed
-    *check_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - check_start).count();
-    if (!r.outcome.passed()) return;
-    Timed timed = c.prepare_timed();
-    Stream stream;
-    if (profile_range_requested() && g_profiled_cases.insert(index).second) {
-      for (int i = 0; i < 3; ++i) {
-        timed.next_inputs(stream);
-        timed.launch(stream);
+    activate(index);  // again, when Google Benchmark interleaves the cases
+    FairSampler& f = *active_->sampler;
+    for (auto _ : st) {
+      const auto ms = f.sample();
+      if (!ms) {
+        st.SkipWithError(error_text(f.outcome()).c_str());
+        break;
       }
-      sync_with_deadline(stream, what);
-      CUDA_CHECK(cudaProfilerStart());
-      timed.launch(stream);
-      sync_with_deadline(stream, what);
-      CUDA_CHECK(cudaProfilerStop());
+      st.SetIterationTime(*ms * 1e-3);
+      clocks_.sample();
     }
-    SampleRule rule;
-    if (samples_ > 0) rule = {samples_, samples_, 0.0, 1e12};
-    std::string unfair;
-    Code code = Code::Pass;
-    clocks_.reset();
-    const std::vector<double> samples = time_fair(timed, stream, rule, what, &unfair, &code, clocks_);
-    if (!unfair.empty()) {
-      r.outcome = Outcome::fail(code, unfair);
+    if (!f.outcome().passed() || !f.end_run()) {
+      log_->results[index].outcome = f.outcome();
+      if (!st.error_occurred()) st.SkipWithError(error_text(f.outcome()).c_str());
       return;
     }
-    TimingOptions hot;
-    hot.flush_l2 = false;
-    hot.warmup = 1;
-    hot.min_samples = 10;
-    hot.max_samples = 50;
-    hot.min_total_ms = 20;
-    r.hot_ms = time_launcher(timed.launch, stream, what, hot);
-    r.cold_ms = summarize(samples);
-    r.clock_mhz = clocks_.median_mhz();
-    r.throttled = clocks_.throttled();
-    r.measured = true;
-  } catch (const CudaError& e) {
-    r.outcome = Outcome::fail(e.sticky ? Code::Fault : Code::LaunchError, what + ": " + e.what());
-  } catch (const NotImplemented& e) {
-    r.outcome = Outcome::fail(Code::NotImplemented, what + ": " + e.what());
-  } catch (const std::exception& e) {
-    r.outcome = Outcome::fail(Code::LaunchError, what + ": " + e.what());
+  } catch (...) {
+    fail_case(index, std::current_exception());
+    st.SkipWithError(error_text(*log_->results[index].outcome).c_str());
+    return;
   }
+  const Case& c = cases_[index];
+  st.SetBytesProcessed(static_cast<int64_t>(c.bytes) * st.iterations());
+  if (c.flops > 0) st.counters["flops_per_second"] = benchmark::Counter(c.flops, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-bool Suite::report() const {
-  const auto& dev = g_context->device;
-  const auto& meas = g_context->measured.values;
-  std::printf("\n%s — %s\n", chapter_.c_str(), title_.c_str());
-  std::printf("GPU %s (sm_%d%d, %d SMs), driver %s; %s\n", dev.name.c_str(), dev.major, dev.minor, dev.sms,
-              version_text(dev.driver_version).c_str(), seed_hint().c_str());
-  std::printf("ceilings: spec %.0f GB/s; measured copy %.0f GB/s (%s)\n", dev.spec.dram_gbps, meas.dram_gbps,
-              g_context->measured.from_cache ? "cached" : "measured now");
-  std::printf("roofline %% = the time the op cannot beat on the ceilings / its median time; "
-              "x ref = reference time / this time; cold L2 (flushed before each sample)\n\n");
-
-  Table t({"op", "shape", "impl", "role", "median us", "±%", "n", "GB/s", "TFLOPS", "%spec", "%meas", "x ref",
-           "note"});
-  std::string last_group;
-  Json rows = Json::array();
-  bool any_throttled = false;
-  for (size_t i = 0; i < cases_.size(); ++i) {
-    const Case& c = cases_[i];
-    const Result& r = results_[i];
-    const std::string group = c.op + "|" + c.shape;
-    if (!last_group.empty() && group != last_group) t.add_rule();
-    last_group = group;
-    Json row = Json::object();
-    row.set("op", c.op);
-    row.set("shape", c.shape);
-    row.set("impl", c.impl);
-    row.set("role", role_name(c.role));
-    row.set("bytes", c.bytes);
-    row.set("flops", c.flops);
-    row.set("peak", peak_name(c.peak));
-    if (!r.measured) {
-      const std::string code(code_name(r.outcome.code));
-      t.add_row({c.op, c.shape, c.impl, role_name(c.role), "-", "-", "-", "-", "-", "-", "-", "-",
-                 r.outcome.code == Code::Pass ? "not run" : code});
-      row.set("outcome", code);
-      row.set("message", r.outcome.message);
-      rows.push(row);
-      continue;
-    }
-    const double s = r.cold_ms.median * 1e-3;
-    const double gbps = c.bytes / s / 1e9;
-    const double tflops = c.flops / s / 1e12;
-    const double spec_pct = roofline_pct(c.bytes, c.flops, c.peak, s, dev.spec);
-    const double meas_pct = roofline_pct(c.bytes, c.flops, c.peak, s, meas);
-    const double ref = reference_ms(cases_, results_, c);
-    const double vs_ref = ref > 0 ? ref / r.cold_ms.median : -1;
-    std::string note;
-    if (implausible(spec_pct)) note = "ABOVE SPEC: measurement error?";
-    else if (r.throttled) note = "THROTTLED";
-    else if (r.hot_ms.median < 0.8 * r.cold_ms.median) note = "hot L2 faster";
-    any_throttled = any_throttled || r.throttled;
-    const double spread = r.cold_ms.median > 0 ? 50.0 * (r.cold_ms.p90 - r.cold_ms.p10) / r.cold_ms.median : 0;
-    t.add_row({c.op, c.shape, c.impl, role_name(c.role), fixed(r.cold_ms.median * 1e3, 1), fixed(spread, 1),
-               std::to_string(r.cold_ms.n), fixed(gbps, 0), c.flops > 0 ? fixed(tflops, 2) : "-", fixed(spec_pct, 1),
-               meas.dram_gbps > 0 ? fixed(meas_pct, 1) : "-", vs_ref > 0 ? fixed(vs_ref, 2) : "-", note});
-    row.set("outcome", implausible(spec_pct) ? "implausible" : "pass");
-    row.set("median_us", r.cold_ms.median * 1e3);
-    row.set("p10_us", r.cold_ms.p10 * 1e3);
-    row.set("p90_us", r.cold_ms.p90 * 1e3);
-    row.set("samples", r.cold_ms.n);
-    row.set("hot_median_us", r.hot_ms.median * 1e3);
-    row.set("gbps", gbps);
-    row.set("tflops", tflops);
-    row.set("roofline_spec_pct", spec_pct);
-    row.set("roofline_measured_pct", meas_pct);
-    row.set("vs_reference", vs_ref > 0 ? Json(vs_ref) : Json());
-    row.set("sm_clock_mhz", r.clock_mhz);
-    row.set("throttled", r.throttled);
-    rows.push(row);
-  }
-  std::printf("%s", t.str().c_str());
-  bool written = true;
-  if (!markdown_path_.empty()) {
-    std::ofstream md(markdown_path_);
-    md << "GPU " << dev.name << ", measured copy " << fixed(meas.dram_gbps, 0) << " GB/s; median of cold-L2 samples; "
-       << "x ref = reference time / this time\n\n" << t.markdown();
-    if (!md) {
-      std::fprintf(stderr, "error: could not write the Markdown table '%s': check that its folder exists and is "
-                   "writable\n", markdown_path_.c_str());
-      written = false;
+// After the last repetition of a case (Google Benchmark reports it): the output of its last
+// timed launch is checked, and a hot-L2 median taken for the table's note.
+void Suite::finish_case(size_t index) {
+  report::CaseResult& res = log_->results[index];
+  if (res.outcome && res.outcome->passed()) {
+    try {
+      if (!active_ || active_->index != index) {
+        activate(index);
+        if (!active_->sampler->sample()) res.outcome = active_->sampler->outcome();
+      }
+      FairSampler& f = *active_->sampler;
+      if (res.outcome->passed() && !f.finish()) res.outcome = f.outcome();
+      if (res.outcome->passed()) {
+        TimingOptions hot;
+        hot.flush_l2 = false;
+        hot.warmup = 1;
+        hot.min_samples = 10;
+        hot.max_samples = 50;
+        hot.min_total_ms = 20;
+        res.hot_us = 1e3 * time_launcher(f.timed().launch, active_->stream, what(index), hot).median;
+        res.sm_clock_mhz = clocks_.median_mhz();
+        res.throttled = clocks_.throttled();
+      }
+    } catch (...) {
+      fail_case(index, std::current_exception());
     }
   }
-  if (any_throttled) {
-    std::printf("\nTHROTTLED: the SM clock fell below 85%% of its maximum (or the GPU reported a thermal/power "
-                "slowdown) during those rows; their times are not the GPU's best.\n");
-  }
-
-  Json doc = Json::object();
-  doc.set("schema_version", 2);
-  doc.set("chapter", chapter_);
-  doc.set("title", title_);
-  doc.set("date", timestamp("%Y-%m-%dT%H:%M:%S"));
-  doc.set("commit", git_commit());
-  doc.set("seed", static_cast<uint64_t>(run_seed()));
-  Json d = Json::object();
-  d.set("name", dev.name);
-  d.set("uuid", dev.uuid);
-  d.set("compute_capability", dev.compute_capability());
-  d.set("sms", dev.sms);
-  d.set("sm_clock_mhz", dev.sm_clock_khz / 1e3);
-  d.set("mem_clock_mhz", dev.mem_clock_khz / 1e3);
-  d.set("driver", version_text(dev.driver_version));
-  d.set("runtime", version_text(dev.runtime_version));
-  doc.set("device", d);
-  Json spec = Json::object();
-  spec.set("dram_gbps", dev.spec.dram_gbps);
-  spec.set("fp32_tflops", dev.spec.fp32_tflops);
-  spec.set("fp16_tflops", dev.spec.f16_tflops);
-  spec.set("bf16_tflops", dev.spec.bf16_tflops);
-  spec.set("int8_tops", dev.spec.i8_tops);
-  doc.set("spec_ceilings", spec);
-  doc.set("measured_ceilings", g_context->measured.to_json());
-  doc.set("results", rows);
-
-  std::string path = json_path_;
-  if (path.empty()) path = "results/" + chapter_ + "-" + timestamp("%Y%m%d-%H%M%S") + ".json";
-  std::error_code ec;
-  const auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  std::ofstream out(path);
-  out << doc.dump() << "\n";
-  if (!out) {
-    std::fprintf(stderr, "error: could not write the results file '%s': check that its folder is writable, or give "
-                 "another with --json=FILE\n", path.c_str());
-    return false;
-  }
-  std::printf("\nresults: %s\n", path.c_str());
-  return written;
+  active_.reset();
+  // One line per case on stderr, so a slow case shows in a log while the run goes on.
+  const std::string code = res.outcome ? std::string(code_name(res.outcome->code)) : "not run";
+  std::fprintf(stderr, "  [%zu/%zu] %s: %s, check %.1f s, total %.1f s\n", index + 1, cases_.size(), what(index).c_str(),
+               code.c_str(), check_s_[index], started_[index] > 0 ? seconds_since(started_[index]) : 0.0);
 }
 
-namespace {
-// Google Benchmark's own console table (CPU column, ERROR rows) is not shown: the
-// workbook prints its own table.
-class SilentReporter : public benchmark::BenchmarkReporter {
- public:
-  bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>&) override {}
-};
-}  // namespace
+std::string Suite::usage() const { return args_.usage() + "\n" + benchmark_flags_help(); }
+
+// --benchmark_list_tests: Google Benchmark printed the selected names into `listing`; they are
+// printed, and written (not run) to the results file when one is named.
+int Suite::list_and_write(const std::string& listing, const std::string& path) {
+  std::printf("%s", listing.c_str());
+  std::vector<report::CaseInfo> shown;
+  std::istringstream lines(listing);
+  for (std::string line; std::getline(lines, line);) {
+    if (const auto i = log_->find_instance(line)) shown.push_back(log_->cases[*i]);
+  }
+  if (path.empty()) return 0;
+  log_->cases = std::move(shown);
+  log_->results.assign(log_->cases.size(), report::CaseResult{});
+  const auto rows = report::summarize(*log_, {});
+  const std::string problem = results::write(path, report::document(*log_, rows, report::Json::object(), {}));
+  if (!problem.empty()) {
+    std::fprintf(stderr, "%s_bench: %s\n", chapter_.c_str(), problem.c_str());
+    return 1;
+  }
+  return 0;
+}
 
 int Suite::run(int argc, char** argv, const std::function<void()>& build_cases) {
   mark_main_started();
+  const std::string prog = chapter_ + "_bench";
   std::vector<std::string> pass;
+  BenchmarkFlags flags;
+  std::string out_path;  // the results file named on the command line, if any
   try {
-    if (!args_.parse(argc, argv, &pass, {"--benchmark_"})) return 0;
+    if (!args_.parse(argc, argv, &pass, {"--benchmark_", "--v="})) {
+      std::printf("\n%s", benchmark_flags_help().c_str());
+      return 0;
+    }
+    flags = check_benchmark_flags(std::vector<std::string>(pass.begin() + 1, pass.end()));
+    if (!json_path_.empty() && !flags.out.empty()) {
+      throw UsageError("--json and --benchmark_out both name a results file: give one of them");
+    }
+    if (samples_ > 0 && flags.min_time) {
+      throw UsageError("--samples fixes the launches per repetition, so --benchmark_min_time would be ignored: give "
+                       "one of them");
+    }
+    if (!json_path_.empty()) check_writable("--json", json_path_);
+    if (!flags.out.empty()) check_writable("--benchmark_out", flags.out);
+    if (!markdown_path_.empty()) check_writable("--markdown", markdown_path_);
+    out_path = !json_path_.empty() ? json_path_ : flags.out_format == "json" ? flags.out : "";
     run_seed();  // validates WORKBOOK_SEED
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s_bench: %s\n", chapter_.c_str(), e.what());
+    std::fprintf(stderr, "%s: %s\n\n%s", prog.c_str(), e.what(), usage().c_str());
     return 2;
   }
   if (const auto reason = gpu_missing_reason()) {
-    std::fprintf(stderr, "%s_bench: cannot benchmark: %s\n", chapter_.c_str(), reason->c_str());
+    std::fprintf(stderr, "%s: cannot benchmark: %s. The command line is valid; timing needs an NVIDIA GPU.\n",
+                 prog.c_str(), reason->c_str());
     return 1;
   }
-  std::vector<char*> bargv;
-  for (auto& s : pass) bargv.push_back(s.data());
-  int bargc = static_cast<int>(bargv.size());
-  benchmark::Initialize(&bargc, bargv.data());
-  if (benchmark::ReportUnrecognizedArguments(bargc, bargv.data())) return 2;
 
+  // Google Benchmark's command line: the workbook's defaults first, then what was given.
+  std::vector<std::string> gb = {pass[0]};
+  if (!flags.repetitions) gb.push_back("--benchmark_repetitions=" + std::to_string(kRepetitions));
+  if (!flags.min_time && samples_ == 0) gb.push_back("--benchmark_min_time=" + std::to_string(kMinTimeS));
+  if (!flags.time_unit_given) gb.push_back("--benchmark_time_unit=us");
+  gb.insert(gb.end(), flags.args.begin(), flags.args.end());
+  if (!json_path_.empty()) {
+    gb.push_back("--benchmark_out=" + json_path_);
+    gb.push_back("--benchmark_out_format=json");
+  }
+  std::vector<char*> gargv;
+  for (auto& s : gb) gargv.push_back(s.data());
+  int gargc = static_cast<int>(gargv.size());
+  benchmark::Initialize(&gargc, gargv.data());
+  if (benchmark::ReportUnrecognizedArguments(gargc, gargv.data())) return 2;
+
+  report::Log& log = *log_;
+  std::vector<report::Row> rows;
   bool files_ok = true;
   try {
-    RunContext ctx{query_device(), {}};
-    ctx.measured = measured_ceilings(ctx.device, remeasure_);
-    g_context = &ctx;
+    log.run.program = prog;
+    log.run.chapter = chapter_;
+    log.run.title = title_;
+    log.run.seed = run_seed();
+    log.run.seed_hint = seed_hint();
+    log.run.device = query_device();
+    log.run.measured = measured_ceilings(log.run.device, remeasure_);
+    log.run.repetitions = flags.repetitions.value_or(kRepetitions);
+    log.run.min_time_s = samples_ > 0 ? 0 : flags.min_time.value_or(kMinTimeS);
+    log.run.iterations = samples_;
+    log.run.listed_only = flags.list;
     build_cases();
     // A shape given exactly (its whole label or text) selects that shape alone: "n=1024" is
     // then not also n=10240, which contains it.
@@ -533,41 +361,78 @@ int Suite::run(int argc, char** argv, const std::function<void()>& build_cases) 
       }
     }
     if (cases_.empty()) {
-      std::fprintf(stderr, "%s_bench: nothing selected (--impl=%s --shape=%s --dtype=%s --op=%s); run with --help\n",
-                   chapter_.c_str(), impl_filter_.c_str(), shape_filter_.c_str(), dtype_filter_.c_str(),
-                   op_filter_.c_str());
+      std::fprintf(stderr, "%s: nothing selected (--impl=%s --shape=%s --dtype=%s --op=%s); run with --help\n",
+                   prog.c_str(), impl_filter_.c_str(), shape_filter_.c_str(), dtype_filter_.c_str(), op_filter_.c_str());
       return 2;
     }
-    results_.assign(cases_.size(), Result{});
-    for (size_t i = 0; i < cases_.size(); ++i) {
-      const Case& c = cases_[i];
-      benchmark::RegisterBenchmark((c.op + "/" + c.shape_label + "/" + c.impl).c_str(),
-                                   [this, i](benchmark::State& st) { run_case(i, &st); })
-          ->UseManualTime()
-          ->Iterations(1);
+    for (const Case& c : cases_) {
+      log.cases.push_back({c.op + "/" + c.shape_label + "/" + c.impl, c.op, c.shape, c.dtype, c.impl,
+                           role_name(c.role), c.bytes, c.flops, c.peak});
     }
-    std::fprintf(stderr, "%s_bench: %zu cases (check, then time each)...\n", chapter_.c_str(), cases_.size());
-    SilentReporter quiet;
-    benchmark::RunSpecifiedBenchmarks(&quiet);
+    log.results.assign(cases_.size(), report::CaseResult{});
+    check_s_.assign(cases_.size(), 0);
+    started_.assign(cases_.size(), 0);
+    for (size_t i = 0; i < cases_.size(); ++i) {
+      auto* b = benchmark::RegisterBenchmark(log.cases[i].name.c_str(),
+                                             [this, i](benchmark::State& st) { run_case(i, &st); });
+      b->UseManualTime();
+      if (samples_ > 0) b->Iterations(samples_);
+    }
+    log.on_case_done = [this](size_t i) { finish_case(i); };
+
+    const auto format = flags.format == "json"  ? report::Reporter::Format::Json
+                        : flags.format == "csv" ? report::Reporter::Format::Csv
+                                                : report::Reporter::Format::Table;
+    report::Reporter display(log, format, true);
+    std::unique_ptr<report::Reporter> file;
+    if (!out_path.empty()) file = std::make_unique<report::Reporter>(log, report::Reporter::Format::Json, false);
+    std::ostringstream listing;
+    if (flags.list) display.SetOutputStream(&listing);
+    if (!flags.list) std::fprintf(stderr, "%s: each case is checked, then timed...\n", prog.c_str());
+    const size_t matched = benchmark::RunSpecifiedBenchmarks(&display, file.get());
     benchmark::Shutdown();
-    files_ok = report();
+    if (matched == 0) {
+      std::fprintf(stderr, "%s: no case matches --benchmark_filter='%s' (names are op/dtype/shape/impl; "
+                   "--benchmark_list_tests lists them)\n", prog.c_str(), flags.filter.c_str());
+      return 2;
+    }
+    if (flags.list) return list_and_write(listing.str(), out_path);
     std::fflush(stdout);  // the table first, then any messages on stderr
-    g_context = nullptr;
+    rows = display.rows();
+    if (!markdown_path_.empty()) {
+      std::ofstream md(markdown_path_);
+      md << report::markdown(log, rows);
+      if (!md) {
+        std::fprintf(stderr, "error: could not write the Markdown table '%s'\n", markdown_path_.c_str());
+        files_ok = false;
+      }
+    }
+    if (!flags.out.empty() || !json_path_.empty()) {
+      // written by the file reporter
+    } else {
+      const std::string path = results::default_path(chapter_);
+      const std::string problem = results::write(path, report::document(log, rows, display.context(), display.runs()));
+      if (!problem.empty()) {
+        std::fprintf(stderr, "error: %s, or give another with --json=FILE\n", problem.c_str());
+        files_ok = false;
+      } else {
+        std::fprintf(format == report::Reporter::Format::Table ? stdout : stderr, "\nresults: %s\n", path.c_str());
+      }
+    }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s_bench: %s\n", chapter_.c_str(), e.what());
+    std::fprintf(stderr, "%s: %s\n", prog.c_str(), e.what());
     return 1;
   }
   bool all_ok = true;
-  for (size_t i = 0; i < cases_.size(); ++i) {
-    const Code code = results_[i].outcome.code;
-    const bool expected_missing = cases_[i].role == Role::Student && code == Code::NotImplemented;
-    if (!results_[i].measured && !expected_missing && !code_is_skip(code)) all_ok = false;
+  for (const report::Row& r : rows) {
+    const Code code = r.outcome.code;
+    const bool expected_missing = log.cases[r.index].role == "student" && code == Code::NotImplemented;
+    if (!r.timed && !expected_missing && !code_is_skip(code)) all_ok = false;
   }
   if (!all_ok) std::fprintf(stderr, "\nsome kernels were not timed: see the 'note' column and the messages below\n");
-  for (size_t i = 0; i < cases_.size(); ++i) {
-    if (!results_[i].outcome.passed()) {
-      std::fprintf(stderr, "  [%s] %s\n", std::string(code_name(results_[i].outcome.code)).c_str(),
-                   results_[i].outcome.message.c_str());
+  for (const report::Row& r : rows) {
+    if (!r.outcome.passed()) {
+      std::fprintf(stderr, "  [%s] %s\n", std::string(code_name(r.outcome.code)).c_str(), r.outcome.message.c_str());
     }
   }
   return all_ok && files_ok ? 0 : 1;

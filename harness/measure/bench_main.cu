@@ -1,7 +1,9 @@
 // main() of every chapter's benchmark: every op's benchmark shapes x every variant linked
-// (the learner's, the solution ladder's, the library reference), checked, then timed.
+// (the learner's, the solution ladder's, the library reference), each one Google Benchmark
+// benchmark named op/dtype/shape/impl, checked, then timed.
 //
 //   build/chNN/bin/chNN_bench [--full] [--op=...] [--shape=...] [--impl=...] [--dtype=...] [--json=FILE]
+//                             [--benchmark_filter=REGEX] [--benchmark_repetitions=N] [--benchmark_format=json] ...
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -62,7 +64,7 @@ int main(int argc, char** argv) {
               opt.seed = seed ^ 0x5EEDull;
               // The gate before timing: right on this shape, on its stream. The tests run the
               // other passes (second call, fenced inputs, determinism); a result reused between
-              // calls still fails here, after timing (bench::time_fair's last check).
+              // calls still fails here, after timing (bench::FairSampler::finish).
               opt.first_pass_only = true;
               return wb::check_case(op, *vp, shape, opt);
             };

@@ -6,11 +6,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "measure/ceilings_cache.h"
 #include "runtime/buffers.cuh"
 #include "runtime/launch.cuh"
 #include "measure/timing.cuh"
@@ -46,18 +44,6 @@ __global__ void copy16_kernel(const int4* __restrict__ src, int4* __restrict__ d
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n16; i += size_t{gridDim.x} * blockDim.x) {
     dst[i] = src[i];
   }
-}
-
-std::filesystem::path cache_dir() {
-  if (const char* d = std::getenv("WORKBOOK_CACHE_DIR"); d && *d) return d;
-  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d) return std::filesystem::path(d) / "kernel-workbook";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::filesystem::path(h) / ".cache" / "kernel-workbook";
-  return std::filesystem::temp_directory_path() / "kernel-workbook";
-}
-
-double json_number(const Json& j, const char* key) {
-  const Json* v = j.find(key);
-  return v && v->is_number() ? v->number() : 0.0;
 }
 
 }  // namespace
@@ -153,40 +139,14 @@ double measure_gemm_tflops(Peak type, int n) {
   }
 }
 
-Json MeasuredCeilings::to_json() const {
-  Json j = Json::object();
-  j.set("copy_gbps", values.dram_gbps);
-  j.set("fp32_tflops", values.fp32_tflops);
-  j.set("fp16_tflops", values.f16_tflops);
-  j.set("bf16_tflops", values.bf16_tflops);
-  j.set("int8_tops", values.i8_tops);
-  j.set("cache", cache_path);
-  j.set("from_cache", from_cache);
-  return j;
-}
-
 MeasuredCeilings measured_ceilings(const DeviceInfo& dev, bool remeasure) {
   MeasuredCeilings m;
-  const auto dir = cache_dir();
-  m.cache_path = (dir / ("ceilings-" + dev.uuid + ".json")).string();
+  m.cache_path = (std::filesystem::path(ceilings_cache_dir()) / ("ceilings-" + dev.uuid + ".json")).string();
   if (!remeasure) {
-    std::ifstream in(m.cache_path);
-    if (in) {
-      std::stringstream text;
-      text << in.rdbuf();
-      try {
-        const Json j = Json::parse(text.str());
-        m.values.dram_gbps = json_number(j, "copy_gbps");
-        m.values.fp32_tflops = json_number(j, "fp32_tflops");
-        m.values.f16_tflops = json_number(j, "fp16_tflops");
-        m.values.bf16_tflops = json_number(j, "bf16_tflops");
-        m.values.i8_tops = json_number(j, "int8_tops");
-        m.from_cache = m.values.dram_gbps > 0;
-        if (m.from_cache) return m;
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "note: ignoring the unreadable ceilings cache %s (%s); measuring again\n",
-                     m.cache_path.c_str(), e.what());
-      }
+    if (const auto cached = read_ceilings_cache(m.cache_path)) {
+      m.values = *cached;
+      m.from_cache = true;
+      return m;
     }
   }
   std::fprintf(stderr, "Measuring this GPU's ceilings once (copy bandwidth, cuBLAS GEMMs); cached in %s\n",
@@ -197,22 +157,7 @@ MeasuredCeilings measured_ceilings(const DeviceInfo& dev, bool remeasure) {
   if (dev.has_wmma_bf16()) m.values.bf16_tflops = measure_gemm_tflops(Peak::BF16Tensor, 8192);
   if (dev.has_wmma_i8()) m.values.i8_tops = measure_gemm_tflops(Peak::I8Tensor, 8192);
 
-  Json j = Json::object();
-  j.set("device", dev.name);
-  j.set("uuid", dev.uuid);
-  j.set("driver", version_text(dev.driver_version));
-  j.set("measured_at", static_cast<int64_t>(std::time(nullptr)));
-  j.set("copy_gbps", m.values.dram_gbps);
-  j.set("fp32_tflops", m.values.fp32_tflops);
-  j.set("fp16_tflops", m.values.f16_tflops);
-  j.set("bf16_tflops", m.values.bf16_tflops);
-  j.set("int8_tops", m.values.i8_tops);
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  std::ofstream out(m.cache_path);
-  if (out) {
-    out << j.dump() << "\n";
-  } else {
+  if (!write_ceilings_cache(m.cache_path, dev.name, dev.uuid, version_text(dev.driver_version), m.values)) {
     std::fprintf(stderr, "note: could not write the ceilings cache %s; they will be measured again next time\n",
                  m.cache_path.c_str());
   }

@@ -1,13 +1,12 @@
 // Ceilings measured on this GPU: a device-to-device copy (bytes read + written; the faster
 // of cudaMemcpyAsync and a plain 16-byte-per-thread copy kernel) and a
-// cuBLAS GEMM per data type. Measured once per device and cached in
-//   $WORKBOOK_CACHE_DIR, else $XDG_CACHE_HOME/kernel-workbook, else ~/.cache/kernel-workbook
-// as ceilings-<gpu uuid>.json. Delete the file (or pass --remeasure) to measure again.
+// cuBLAS GEMM per data type. Measured once per device and cached (measure/ceilings_cache.h:
+// ceilings-<gpu uuid>.json in the cache folder). Delete the file (or pass --remeasure) to
+// measure again.
 #pragma once
 #include <string>
 
 #include "runtime/device.cuh"
-#include "report/json.h"
 #include "measure/roofline.h"
 
 namespace wb {
@@ -16,7 +15,6 @@ struct MeasuredCeilings {
   Ceilings values;        // 0 where a measurement was not possible
   std::string cache_path;
   bool from_cache = false;
-  Json to_json() const;
 };
 
 MeasuredCeilings measured_ceilings(const DeviceInfo& dev, bool remeasure = false);

@@ -1,6 +1,6 @@
 // A spec's problem prepared for the benchmark's fair timing (see bench::Timed).
 #pragma once
-#include "measure/bench.cuh"
+#include "measure/fair.cuh"
 #include "declare/op.cuh"
 
 namespace wb {

@@ -1,10 +1,15 @@
-// The end of a test run, in one screen: what was not checked and why (no GPU), and each
-// failing kernel once — its smallest failing shape in full, the other shapes one line each.
-// ctest runs it last (a fixture cleanup), reading the records each test wrote.
+// The end of a test run, in one screen. ctest runs it after the last test (CTestCustom.cmake's
+// post-test command, cmake/LearnerCTest.cmake), reading the records the tests wrote:
+//   * the learner's run (records with an "exercise"): one line per exercise — passed, FAILED
+//     with the first failing shape and the command that shows it in full, not written yet
+//     with the file to open, or compiled and not run — and what to do next;
+//   * the per-shape programs (solutions, references, self-tests): what was not checked and
+//     why (no GPU), and each failing kernel once, its smallest failing shape in full.
 //
 //   workbook_summary --dir DIR [--title ch01] [--strict]
-//     --strict: exit 1 when any case failed or was not run (the learner's presets), so the
-//               banner is shown and the run is never reported as all passed.
+//     DIR holds one folder of records per test label (or the records themselves).
+//     --strict: exit 1 when any case failed or was not run (for scripts); ctest's post-test
+//               command runs without it, as ctest's own status already says so.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -13,9 +18,13 @@
 #include <string>
 #include <vector>
 
-#include "report/json.h"
+#include <nlohmann/json.hpp>
 
 namespace {
+
+struct Verdict {
+  std::string exercise, chapter, file, verdict, code, line, detail;
+};
 
 struct Record {
   std::string test, op, variant, file, shape, code, message;
@@ -33,6 +42,56 @@ std::string first_line(const std::string& s, size_t skip_lines = 0) {
   std::string line = s.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
   while (!line.empty() && line.front() == ' ') line.erase(line.begin());
   return line;
+}
+
+// The learner's run: one line per exercise, then what to do next. Returns whether all passed.
+bool print_learner(const std::vector<Verdict>& verdicts, const std::string& title) {
+  std::vector<Verdict> v = verdicts;
+  std::sort(v.begin(), v.end(), [](const Verdict& a, const Verdict& b) { return a.exercise < b.exercise; });
+  int passed = 0, failed = 0, missing = 0, not_run = 0;
+  for (const auto& x : v) {
+    if (x.verdict == "passed") ++passed;
+    else if (x.verdict == "not_written") ++missing;
+    else if (x.verdict == "not_run") ++not_run;
+    else ++failed;
+  }
+  std::string chapter = title.empty() ? v.front().chapter : title;
+  std::printf("%s\n", std::string(78, '=').c_str());
+  std::printf("%s, your kernels: %d passed, %d failed, %d not written yet", chapter.empty() ? "kernel-workbook" : chapter.c_str(),
+              passed, failed, missing);
+  if (not_run) std::printf(", %d compiled but NOT RUN (no GPU)", not_run);
+  std::printf("\n");
+  size_t width = 0;
+  for (const auto& x : v) width = std::max(width, x.exercise.size());
+  const Verdict* next = nullptr;
+  for (const auto& x : v) {
+    const char* what = x.verdict == "passed" ? "passed" : x.verdict == "not_written" ? "not written yet"
+                       : x.verdict == "not_run" ? "compiled, not run" : "FAILED";
+    std::printf("  %-*s  %-17s %s\n", static_cast<int>(width), x.exercise.c_str(), what, x.line.c_str());
+    if (!x.detail.empty()) std::printf("  %-*s  %-17s in full: %s\n", static_cast<int>(width), "", "", x.detail.c_str());
+    if (!next && x.verdict == "failed") next = &x;
+  }
+  if (!next) {
+    for (const auto& x : v) {
+      if (x.verdict == "not_written") { next = &x; break; }
+    }
+  }
+  if (not_run > 0) {
+    std::printf("NOT CHECKED: no GPU here, so written kernels were compiled but not run: whether they are right\n"
+                "  is unknown. Run the same command on a machine with an NVIDIA GPU (docs/ch00-setup.md, \"No NVIDIA GPU?\").\n");
+  }
+  const std::string again = chapter.empty() ? "ctest" : "ctest --preset " + chapter;
+  if (next && next->verdict == "failed") {
+    std::printf("next: fix %s (the command above shows that case in full), then: %s\n", next->file.c_str(), again.c_str());
+  } else if (next) {
+    std::printf("next: write %s (delete its WB_NOT_IMPLEMENTED line), then: %s\n", next->file.c_str(), again.c_str());
+  } else if (not_run == 0) {
+    std::printf("next: every exercise passes. Time them beside the solutions: build/%s/bin/%s_bench "
+                "(cmake --build --preset %s --target %s_bench)\n",
+                chapter.c_str(), chapter.c_str(), chapter.c_str(), chapter.c_str());
+  }
+  std::printf("%s\n", std::string(78, '=').c_str());
+  return failed == 0 && missing == 0 && not_run == 0;
 }
 
 }  // namespace
@@ -53,22 +112,36 @@ int main(int argc, char** argv) {
     }
   }
   std::vector<Record> records;
+  std::vector<Verdict> verdicts;
   std::error_code ec;
   if (!dir.empty() && std::filesystem::is_directory(dir, ec)) {
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir, ec)) {
+      if (!entry.is_regular_file() || entry.path().extension() != ".jsonl") continue;
       std::ifstream in(entry.path());
       for (std::string line; std::getline(in, line);) {
         try {
-          const wb::Json j = wb::Json::parse(line);
+          const nlohmann::json j = nlohmann::json::parse(line);
+          if (j.contains("exercise")) {
+            Verdict v;
+            v.exercise = j.at("exercise").get<std::string>();
+            v.chapter = j.at("chapter").get<std::string>();
+            v.file = j.at("file").get<std::string>();
+            v.verdict = j.at("verdict").get<std::string>();
+            v.code = j.at("code").get<std::string>();
+            v.line = j.at("line").get<std::string>();
+            v.detail = j.at("detail").get<std::string>();
+            verdicts.push_back(std::move(v));
+            continue;
+          }
           Record r;
-          r.test = j.find("test")->string();
-          r.op = j.find("op")->string();
-          r.variant = j.find("variant")->string();
-          r.file = j.find("file")->string();
-          r.shape = j.find("shape")->string();
-          r.code = j.find("code")->string();
-          r.message = j.find("message")->string();
-          r.size = j.find("size")->number();
+          r.test = j.at("test").get<std::string>();
+          r.op = j.at("op").get<std::string>();
+          r.variant = j.at("variant").get<std::string>();
+          r.file = j.at("file").get<std::string>();
+          r.shape = j.at("shape").get<std::string>();
+          r.code = j.at("code").get<std::string>();
+          r.message = j.at("message").get<std::string>();
+          r.size = j.at("size").get<double>();
           records.push_back(std::move(r));
         } catch (const std::exception&) {
           // A record cut short (a test that crashed while writing it): not counted.
@@ -76,14 +149,11 @@ int main(int argc, char** argv) {
       }
     }
   }
+  bool all_passed = true;
+  if (!verdicts.empty()) all_passed = print_learner(verdicts, title);
+  if (records.empty()) return strict && !all_passed ? 1 : 0;
   const std::string rule(78, '=');
   std::printf("%s\n", rule.c_str());
-  if (records.empty()) {
-    std::printf("kernel-workbook%s: no test recorded an outcome (did the tests run?)\n",
-                title.empty() ? "" : (" " + title).c_str());
-    std::printf("%s\n", rule.c_str());
-    return strict ? 1 : 0;
-  }
   int passed = 0, not_run = 0, skipped = 0, failed = 0, missing = 0;
   std::map<std::string, std::vector<const Record*>> failures;  // by file/variant/op
   for (const auto& r : records) {

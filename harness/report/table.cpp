@@ -1,20 +1,21 @@
 #include "report/table.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cmath>
-#include <cstdio>
 
 namespace wb {
 namespace {
 
-// Display width in terminal columns (UTF-8 continuation bytes take none).
+// Terminal columns of a cell: fmt pads by code points, so a cell's width is counted the same way.
 size_t width(const std::string& s) {
   return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
 }
 
 bool looks_numeric(const std::string& s) {
-  return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+') &&
-         s != "-";
+  return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+') && s != "-";
 }
 
 }  // namespace
@@ -29,8 +30,8 @@ std::string Table::str() const {
     std::string out;
     for (size_t c = 0; c < w.size(); ++c) {
       const std::string cell = c < r.size() ? r[c] : "";
-      const std::string fill(w[c] - width(cell), ' ');
-      out += (c ? "  " : "") + (looks_numeric(cell) ? fill + cell : cell + fill);
+      out += looks_numeric(cell) ? fmt::format("{:>{}}", cell, w[c]) : fmt::format("{:<{}}", cell, w[c]);
+      if (c + 1 < w.size()) out += "  ";
     }
     while (!out.empty() && out.back() == ' ') out.pop_back();
     return out + "\n";
@@ -48,9 +49,7 @@ std::string Table::markdown() const {
     std::string out = "|";
     for (size_t c = 0; c < n; ++c) {
       std::string cell = c < r.size() ? r[c] : "";
-      for (size_t at = cell.find('|'); at != std::string::npos; at = cell.find('|', at + 2)) {
-        cell.replace(at, 1, "\\|");
-      }
+      for (size_t at = cell.find('|'); at != std::string::npos; at = cell.find('|', at + 2)) cell.replace(at, 1, "\\|");
       out += " " + cell + " |";
     }
     return out + "\n";
@@ -66,9 +65,7 @@ std::string Table::markdown() const {
 
 std::string fixed(double v, int decimals) {
   if (!std::isfinite(v) || v < 0) return "-";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
+  return fmt::format("{:.{}f}", v, decimals);
 }
 
 }  // namespace wb

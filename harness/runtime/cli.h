@@ -1,13 +1,17 @@
-// Command-line options of the benchmarks (the tools read theirs with CLI11: runtime/options.h):
-// --name=value or --name value. Anything wrong (unknown flag, not a number, negative size) is
-// a UsageError whose message names the argument and says what would be accepted; the tools'
-// options throw the same UsageError, and parse_int is shared.
+// Command-line options of the benchmarks, on CLI11: --name=value or --name value. Anything
+// wrong (unknown option, not a number, negative size) is a UsageError whose message names the
+// argument and says what would be accepted. The tools build their CLI11 apps directly
+// (runtime/options.h, which also parses for ArgParser and says what is wrong).
 #pragma once
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+namespace CLI {
+class App;
+}
 
 namespace wb {
 
@@ -18,6 +22,7 @@ struct UsageError : std::runtime_error {
 class ArgParser {
  public:
   ArgParser(std::string program, std::string summary);
+  ~ArgParser();
 
   void add_flag(const std::string& name, const std::string& help, bool* out);
   // An integer in [min, max]; sizes use min = 1.
@@ -33,12 +38,8 @@ class ArgParser {
   std::string usage() const;
 
  private:
-  struct Option {
-    std::string name, help, kind;
-    std::function<void(const std::string&)> set;
-  };
-  std::string program_, summary_;
-  std::vector<Option> options_;
+  std::string program_;
+  std::unique_ptr<CLI::App> app_;
 };
 
 // Parse a whole decimal integer; throws UsageError naming `what` when it is not one.

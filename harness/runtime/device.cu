@@ -34,8 +34,6 @@ std::optional<std::string> gpu_missing_reason() {
   return reason;
 }
 
-std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
-
 int select_tool_device(const char* tool, long long index) {
   if (const auto reason = gpu_missing_reason()) {
     std::fprintf(stderr, "%s: %s\n", tool, reason->c_str());

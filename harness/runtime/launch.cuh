@@ -24,6 +24,14 @@ struct NoEngine : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Thrown by a launch adapter that has found the launcher's mistake itself (pageable host
+// memory where pinned memory is required, host memory left allocated ...): the case fails
+// with this code and the message, as any other check's failure does.
+struct Rejected : std::runtime_error {
+  Rejected(Code c, const std::string& what) : std::runtime_error(what), code(c) {}
+  Code code;
+};
+
 // In a stub launcher: WB_NOT_IMPLEMENTED("chapters/ch01_indexing/ex1_vector_add.cu");
 #define WB_NOT_IMPLEMENTED(file)                                                              \
   throw ::wb::NotImplemented(std::string("not implemented yet: write the kernel in ") + file + \

@@ -98,7 +98,8 @@ CLI::Validator not_empty() {
   return CLI::Validator([](std::string& text) -> std::string { return text.empty() ? "needs a value" : ""; }, "");
 }
 
-bool parse(CLI::App& app, int argc, const char* const* argv) {
+bool parse(CLI::App& app, int argc, const char* const* argv, std::vector<std::string>* passthrough,
+           const std::vector<std::string>& passthrough_prefixes) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -130,6 +131,12 @@ bool parse(CLI::App& app, int argc, const char* const* argv) {
     throw wb::UsageError(e.what());  // a validator's message, already "--name: what is wrong"
   }
   for (const std::string& extra : app.remaining()) {
+    bool passed = false;
+    for (const auto& prefix : passthrough_prefixes) passed = passed || extra.rfind(prefix, 0) == 0;
+    if (passed && passthrough != nullptr) {
+      passthrough->push_back(extra);
+      continue;
+    }
     if (extra.rfind("-", 0) == 0) {
       const std::string near = nearest_option(app, extra);
       throw wb::UsageError("unknown option '" + extra + "'" + (near.empty() ? "" : "; did you mean " + near + "?"));

@@ -43,8 +43,11 @@ CLI::Validator not_empty();
 // Parses argv into the app's options. Returns false when --help was asked for (the help has
 // been printed on stdout). Throws wb::UsageError for anything wrong: an unknown option (with
 // the nearest known one, when there is one), an argument that is not an option, a missing
-// value, a value its validator refuses.
-bool parse(CLI::App& app, int argc, const char* const* argv);
+// value, a value its validator refuses, a value given to a switch. Arguments that start with
+// one of `passthrough_prefixes` (Google Benchmark's "--benchmark_" flags) are appended to
+// `passthrough` instead (the benchmarks' ArgParser, runtime/cli.h).
+bool parse(CLI::App& app, int argc, const char* const* argv, std::vector<std::string>* passthrough = nullptr,
+           const std::vector<std::string>& passthrough_prefixes = {});
 
 // Prints "TOOL: message" and a pointer to --help on stderr; returns 2, the exit status of a
 // usage error.

@@ -1,11 +1,16 @@
 // Harness tests that need a GPU: poisoning, buffers, launch outcomes, timing and its fairness
-// checks, ceilings.
+// checks, ceilings, the count of this process's device allocations.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
-#include "measure/bench.cuh"
+#include "measure/fair.cuh"
+#include "runtime/allocations.cuh"
 #include "runtime/buffers.cuh"
 #include "measure/ceilings.cuh"
 #include "check/gtest_support.cuh"
@@ -111,22 +116,27 @@ TEST(HarnessGpu, TimingMeasuresWhatRuns) {
   EXPECT_LE(st.min, st.median);
 }
 
-// The benchmark's fairness checks (bench::time_fair) on launchers whose behaviour is known:
+// 50 fair samples of `t` (many: one false alarm among them fails the case), then the checks
+// that end a case.
+Outcome fifty_fair_samples(const bench::Timed& t, int64_t* samples = nullptr) {
+  Stream s;
+  bench::FairSampler f(t, s, "fairness");
+  for (int i = 0; i < 50 && f.sample(); ++i) {
+  }
+  f.finish();
+  if (samples) *samples = f.samples();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return f.outcome();
+}
+
+// The benchmark's fairness checks (bench::FairSampler) on launchers whose behaviour is known:
 // a short kernel on the given stream is timed, work left on another stream is not.
 Outcome fair_outcome(const std::function<void(cudaStream_t)>& launch, int64_t* samples) {
-  Stream s;
   bench::Timed t;
   t.launch = launch;
   t.next_inputs = [](cudaStream_t) {};
   t.check_last = [] { return Outcome::pass(); };
-  bench::SampleRule rule;
-  rule.min = rule.max = 50;  // many samples: one false alarm among them fails the case
-  bench::ClockWatch clocks;
-  std::string unfair;
-  Code code = Code::Pass;
-  *samples = static_cast<int64_t>(bench::time_fair(t, s, rule, "fairness", &unfair, &code, clocks).size());
-  CUDA_CHECK(cudaDeviceSynchronize());
-  return code == Code::Pass ? Outcome::pass() : Outcome::fail(code, unfair);
+  return fifty_fair_samples(t, samples);
 }
 
 TEST(HarnessGpu, FairTimingAcceptsAShortKernelOnItsStream) {
@@ -168,7 +178,6 @@ TEST(HarnessGpu, FairTimingRejectsWorkOnAStreamOfItsOwn) {
 // Fair timing with the per-launch count of unwritten outputs: next_inputs poisons `out`
 // (all bits set), unwritten() counts the elements still poisoned, as the spec's does.
 Outcome fair_outcome_counting(DeviceBuffer<float>& out, const std::function<void(cudaStream_t)>& launch) {
-  Stream s;
   bench::Timed t;
   t.launch = launch;
   t.next_inputs = [&](cudaStream_t st) { CUDA_CHECK(cudaMemsetAsync(out.data(), 0xFF, out.size() * sizeof(float), st)); };
@@ -179,14 +188,7 @@ Outcome fair_outcome_counting(DeviceBuffer<float>& out, const std::function<void
     CUDA_CHECK(cudaStreamSynchronize(st));
     return static_cast<int64_t>(std::count(h.begin(), h.end(), 0xFFFFFFFFu));
   };
-  bench::SampleRule rule;
-  rule.min = rule.max = 50;
-  bench::ClockWatch clocks;
-  std::string unfair;
-  Code code = Code::Pass;
-  bench::time_fair(t, s, rule, "fairness", &unfair, &code, clocks);
-  CUDA_CHECK(cudaDeviceSynchronize());
-  return code == Code::Pass ? Outcome::pass() : Outcome::fail(code, unfair);
+  return fifty_fair_samples(t);
 }
 
 TEST(HarnessGpu, FairTimingCountsEveryLaunchNotOnlyTheLast) {
@@ -240,6 +242,98 @@ TEST(HarnessGpu, MeasuredCopyIsBelowSpec) {
   const double gbps = measure_copy_gbps();
   EXPECT_GT(gbps, 0.2 * d.spec.dram_gbps);
   EXPECT_LT(gbps, 1.0 * d.spec.dram_gbps) << "a copy faster than the spec bandwidth means the timing is wrong";
+}
+
+
+// --- AllocationCount: what this process allocated and did not free ---------------------------
+
+#define WB_START_COUNT(count)                                                                   \
+  do {                                                                                          \
+    if (!(count).start()) GTEST_SKIP() << "cannot count allocations here: " << (count).why();  \
+  } while (0)
+
+TEST(AllocationCount, CountsWhatIsLeftAllocated) {
+  WB_REQUIRE_GPU();
+  AllocationCount count;
+  WB_START_COUNT(count);
+  void *a = nullptr, *b = nullptr, *c = nullptr;
+  CUDA_CHECK(cudaMalloc(&a, 1 << 20));
+  CUDA_CHECK(cudaMalloc(&b, 3 << 20));
+  CUDA_CHECK(cudaFree(a));
+  CUDA_CHECK(cudaMallocAsync(&c, 5 << 20, nullptr));  // stream-ordered, freed: not left
+  CUDA_CHECK(cudaFreeAsync(c, nullptr));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const auto left = count.stop();
+  EXPECT_EQ(left.count, 1);
+  EXPECT_EQ(left.bytes, size_t{3} << 20);
+  CUDA_CHECK(cudaFree(b));
+}
+
+TEST(AllocationCount, SmallLeaksCountToo) {
+  WB_REQUIRE_GPU();
+  AllocationCount count;
+  WB_START_COUNT(count);
+  void* p = nullptr;
+  CUDA_CHECK(cudaMalloc(&p, 4100));  // far below the 2 MB pages a free-memory reading sees
+  const auto left = count.stop();
+  EXPECT_EQ(left.count, 1);
+  EXPECT_EQ(left.bytes, size_t{4100});
+  CUDA_CHECK(cudaFree(p));
+}
+
+TEST(AllocationCount, FreeOfAnEarlierAllocationIsNotCounted) {
+  WB_REQUIRE_GPU();
+  void* before = nullptr;
+  CUDA_CHECK(cudaMalloc(&before, 1 << 20));
+  AllocationCount count;
+  WB_START_COUNT(count);
+  CUDA_CHECK(cudaFree(before));
+  const auto left = count.stop();
+  EXPECT_EQ(left.count, 0);
+  EXPECT_EQ(left.bytes, size_t{0});
+}
+
+// The helper of the next test, run in a process of its own: holds 256 MB of device memory
+// for a few seconds. (DISABLED_: only that test runs it.)
+TEST(AllocationCount, DISABLED_HelperHoldsMemory) {
+  void* p = nullptr;
+  CUDA_CHECK(cudaMalloc(&p, size_t{256} << 20));
+  CUDA_CHECK(cudaMemset(p, 0, size_t{256} << 20));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::printf("holding\n");
+  std::fflush(stdout);
+  sleep(4);
+  CUDA_CHECK(cudaFree(p));
+}
+
+// Another process allocates 256 MB while this one counts and frees all it allocates: the
+// GPU's free memory drops (a cudaMemGetInfo check would report a leak), the count stays 0.
+TEST(AllocationCount, AnotherProcessAllocatingIsNotCounted) {
+  WB_REQUIRE_GPU();
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  ASSERT_GT(n, 0);
+  self[n] = '\0';
+  size_t free_before = 0, free_after = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
+  AllocationCount count;
+  WB_START_COUNT(count);
+  const std::string command = std::string("'") + self +
+                              "' --gtest_also_run_disabled_tests --gtest_filter=AllocationCount.DISABLED_HelperHoldsMemory";
+  FILE* child = popen(command.c_str(), "r");
+  ASSERT_NE(child, nullptr);
+  bool holding = false;
+  char line[512];
+  while (!holding && std::fgets(line, sizeof line, child)) holding = std::string(line).rfind("holding", 0) == 0;
+  void* mine = nullptr;
+  CUDA_CHECK(cudaMalloc(&mine, 1 << 20));
+  CUDA_CHECK(cudaFree(mine));
+  CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
+  const auto left = count.stop();
+  pclose(child);
+  ASSERT_TRUE(holding) << "the helper process did not start";
+  EXPECT_GE(free_before, free_after + (size_t{200} << 20)) << "the other process's memory shows in the free memory";
+  EXPECT_EQ(left.count, 0) << "but not in this process's count";
 }
 
 }  // namespace

@@ -78,5 +78,44 @@ TEST(OutputFile, ProblemsOfAPathAreFoundBeforeAnyWork) {
   EXPECT_THROW(write_file_atomically((dir / "no-such-folder" / "r.json").string(), "x"), std::runtime_error);
 }
 
+TEST(OutputFile, AWriterThatTakesANameWritesATemporaryFirst) {
+  const fs::path dir = fresh_folder("whole");
+  const std::string path = (dir / "results.json").string();
+  std::string given;
+  EXPECT_EQ(write_whole(path,
+                        [&](const std::string& name) {
+                          given = name;
+                          std::ofstream(name) << "{}\n";
+                          return std::string();
+                        }),
+            "");
+  EXPECT_NE(given, path) << "the writer gets a temporary";
+  EXPECT_EQ(fs::path(given).parent_path(), dir) << "in the same folder";
+  EXPECT_EQ(read(path), "{}\n");
+  EXPECT_EQ(entries(dir), 1u);
+  const std::string other = (dir / "other.json").string();
+  EXPECT_EQ(write_whole(other,
+                        [](const std::string& name) {
+                          std::ofstream(name) << "{ half";
+                          return std::string("the writer failed");
+                        }),
+            "the writer failed");
+  EXPECT_FALSE(fs::exists(other));
+  EXPECT_EQ(entries(dir), 1u) << "its temporary removed";
+  EXPECT_NE(write_whole((dir / "missing" / "r.json").string(), [](const std::string&) { return std::string(); })
+                .find("does not exist"),
+            std::string::npos);
+}
+
+TEST(OutputFile, DevicesAreWrittenInPlaceNotReplaced) {
+  EXPECT_FALSE(output_path_problem("/dev/null").has_value());
+  EXPECT_FALSE(output_path_problem("-").has_value()) << "standard output";
+  write_file_atomically("/dev/null", "x");
+  EXPECT_TRUE(fs::is_character_file("/dev/null")) << "still the device";
+  std::string given;
+  EXPECT_EQ(write_whole("/dev/null", [&](const std::string& name) { given = name; return std::string(); }), "");
+  EXPECT_EQ(given, "/dev/null");
+}
+
 }  // namespace
 }  // namespace wb

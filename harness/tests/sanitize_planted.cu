@@ -22,6 +22,7 @@
 #include "runtime/buffers.cuh"
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
+#include "device/math.cuh"
 
 namespace {
 
@@ -59,7 +60,7 @@ __global__ void copy_kernel(const float* in, float* out, int n) {
   if (i < n) out[i] = in[i];
 }
 
-int blocks_for(int n) { return (n + kThreads - 1) / kThreads; }
+int blocks_for(int n) { return wb::ceil_div(n, kThreads); }
 
 void run_oob(bool planted) {
   wb::DeviceBuffer<float> out(kElements);

@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/cli.h"
 
 namespace wb::tune {
@@ -24,7 +26,7 @@ std::string Config::name() const {
 
 Json Config::to_json() const {
   Json j = Json::object();
-  for (const auto& [n, v] : values_) j.set(n, v);
+  for (const auto& [n, v] : values_) j[n] = v;
   return j;
 }
 
@@ -51,15 +53,15 @@ Config Space::from_json(const Json& j) const {
   if (!j.is_object()) throw std::runtime_error("a config must be an object of parameter values");
   std::vector<std::pair<std::string, int64_t>> values;
   for (const Param& p : params) {
-    const Json* v = j.find(p.name);
-    if (v == nullptr || !v->is_number()) throw std::runtime_error("the config lacks the number '" + p.name + "'");
-    const auto x = static_cast<int64_t>(v->number());
+    const auto v = j.find(p.name);
+    if (v == j.end() || !v->is_number()) throw std::runtime_error("the config lacks the number '" + p.name + "'");
+    const auto x = v->get<int64_t>();
     if (std::find(p.values.begin(), p.values.end(), x) == p.values.end()) {
       throw std::runtime_error(p.name + " = " + std::to_string(x) + " is not one of the values this build has");
     }
     values.emplace_back(p.name, x);
   }
-  for (const auto& [key, value] : j.object_items()) {
+  for (const auto& [key, value] : j.items()) {
     const bool known = std::any_of(params.begin(), params.end(), [&](const Param& p) { return p.name == key; });
     if (!known && key != "name") throw std::runtime_error("unknown parameter '" + key + "'");
   }
@@ -90,37 +92,39 @@ Tuned read_tuned(std::string_view text, const std::string& path, const std::stri
   } catch (const std::exception& e) {
     throw fail(std::string("not JSON: ") + e.what());
   }
-  const Json* gpus = doc.is_object() ? doc.find("gpus") : nullptr;
+  const Json* gpus = doc.is_object() && doc.contains("gpus") ? &doc["gpus"] : nullptr;
   if (gpus == nullptr || !gpus->is_object()) throw fail("no \"gpus\" object");
-  const Json* entry = gpus->find(key);
   Tuned out;
-  if (entry == nullptr) return out;
+  if (!gpus->contains(key)) return out;
   out.has_entry = true;
-  const Json* winners = entry->is_object() ? entry->find("winners") : nullptr;
+  const Json& entry = (*gpus)[key];
+  const Json* winners = entry.is_object() && entry.contains("winners") ? &entry["winners"] : nullptr;
   if (winners == nullptr || !winners->is_array()) throw fail("the entry of " + key + " has no \"winners\" list");
-  for (const Json& w : winners->array_items()) {
+  for (const Json& w : *winners) {
     try {
-      const Json* shape = w.find("shape");
-      const Json* config = w.find("config");
-      if (shape == nullptr || !shape->is_object() || config == nullptr) throw std::runtime_error("a winner needs shape and config");
+      if (!w.is_object() || !w.contains("shape") || !w["shape"].is_object() || !w.contains("config")) {
+        throw std::runtime_error("a winner needs shape and config");
+      }
+      const Json& shape = w["shape"];
       Winner win;
       for (const std::string& d : space.dims) {
-        const Json* v = shape->find(d);
-        if (v == nullptr || !v->is_number() || v->number() < 1) throw std::runtime_error("its shape lacks dimension " + d);
-        win.shape.set(d, static_cast<int64_t>(v->number()));
+        const auto v = shape.find(d);
+        if (v == shape.end() || !v->is_number() || v->get<double>() < 1) throw std::runtime_error("its shape lacks dimension " + d);
+        win.shape.set(d, v->get<int64_t>());
       }
-      win.config = space.from_json(*config);
-      if (const Json* us = w.find("us"); us && us->is_number()) win.us = us->number();
+      win.config = space.from_json(w["config"]);
+      if (const auto us = w.find("us"); us != w.end() && us->is_number()) win.us = us->get<double>();
       out.winners.push_back(std::move(win));
     } catch (const std::exception& e) {
       throw fail("a winner of " + key + ": " + e.what());
     }
   }
-  if (const Json* overall = entry->find("overall"); overall != nullptr && !overall->is_null()) {
-    const Json* config = overall->is_object() ? overall->find("config") : nullptr;
-    if (config == nullptr) throw fail("the overall winner of " + key + " has no \"config\"");
+  if (const auto overall = entry.find("overall"); overall != entry.end() && !overall->is_null()) {
+    if (!overall->is_object() || !overall->contains("config")) {
+      throw fail("the overall winner of " + key + " has no \"config\"");
+    }
     try {
-      out.overall = space.from_json(*config);
+      out.overall = space.from_json((*overall)["config"]);
     } catch (const std::exception& e) {
       throw fail("the overall winner of " + key + ": " + e.what());
     }
@@ -201,15 +205,16 @@ std::vector<Shape> parse_shapes(const std::string& text, const Space& space, con
 
 Json merge_entry(const Json* existing, const std::string& about, const std::string& key, const Json& entry) {
   Json doc = Json::object();
-  doc.set("about", about);
+  doc["about"] = about;
   Json gpus = Json::object();
   if (existing != nullptr) {
-    const Json* old = existing->is_object() ? existing->find("gpus") : nullptr;
-    if (old == nullptr || !old->is_object()) throw std::runtime_error("the existing file is not a config document (no \"gpus\" object)");
-    gpus = *old;
+    if (!existing->is_object() || !existing->contains("gpus") || !(*existing)["gpus"].is_object()) {
+      throw std::runtime_error("the existing file is not a config document (no \"gpus\" object)");
+    }
+    gpus = (*existing)["gpus"];
   }
-  gpus.set(key, entry);
-  doc.set("gpus", gpus);
+  gpus[key] = entry;
+  doc["gpus"] = std::move(gpus);
   return doc;
 }
 

@@ -32,10 +32,13 @@
 #include <utility>
 #include <vector>
 
-#include "report/json.h"
+#include <nlohmann/json_fwd.hpp>
+
 #include "declare/spec.h"
 
 namespace wb::tune {
+
+using Json = nlohmann::ordered_json;  // configs keep their keys in the order written
 
 struct Param {
   std::string name;             // "threads"

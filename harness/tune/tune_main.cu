@@ -8,11 +8,15 @@
 // the same shapes.
 //
 //   build/chNN/bin/chNN_tune [--op=ID] [--impl=NAME] [--shapes=LIST] [--full] [--quick]
-//                            [--out=FILE | --out-dir=DIR | --dry-run] [--markdown=FILE]
+//                            [--out=FILE | --out-dir=DIR | --dry-run] [--markdown=FILE] [--json=FILE]
+//
+// With --json=FILE the whole sweep is also written as a results file (kind tuning, one row per
+// point and shape; harness/report/results.schema.json).
 //
 // Everything on the command line is checked before a GPU is looked for: the op and the
 // variant, the shapes, that the output folders exist and that an existing config file is
-// one. The config file and the Markdown appear whole or not at all (runtime/output_file.h).
+// one. The config file, the Markdown and the results file appear whole or not at all
+// (runtime/output_file.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -23,12 +27,15 @@
 #include <set>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/buffers.cuh"
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
 #include "runtime/options.h"
 #include "runtime/output_file.h"
 #include "measure/timing.cuh"
+#include "report/results.h"
 #include "report/table.h"
 #include "report/version.h"
 #include "declare/op.cuh"
@@ -45,9 +52,10 @@
 namespace {
 
 constexpr const char* kTool = WB_CHAPTER_ID "_tune";
+using Json = wb::tune::Json;
 
 struct Options {
-  std::string op, impl, shapes, out, out_dir, markdown;
+  std::string op, impl, shapes, out, out_dir, markdown, json;
   bool full = false, quick = false, dry_run = false;
 };
 
@@ -132,6 +140,9 @@ std::vector<Job> plan(const Options& o) {
   if (!o.markdown.empty()) {
     if (auto why = wb::output_path_problem(o.markdown)) throw wb::UsageError("--markdown=" + o.markdown + ": " + *why);
   }
+  if (!o.json.empty()) {
+    if (auto why = wb::output_path_problem(o.json)) throw wb::UsageError("--json=" + o.json + ": " + *why);
+  }
   const char* env_dir = std::getenv("WORKBOOK_CONFIG_DIR");
   for (Job& j : jobs) {
     const wb::OpCommon& c = j.op->common();
@@ -166,27 +177,31 @@ std::vector<Job> plan(const Options& o) {
 
 // An existing config file must be one (the new entry is merged into it); a file that is not
 // is left alone and reported before anything is measured. Throws std::runtime_error.
-std::optional<wb::Json> existing_config(const std::string& path) {
+std::optional<Json> existing_config(const std::string& path) {
   bool exists = false;
   const std::string text = read_text(path, &exists);
   if (!exists) return std::nullopt;
-  wb::Json doc;
+  Json doc;
   try {
-    doc = wb::Json::parse(text);
+    doc = Json::parse(text);
   } catch (const std::exception& e) {
     throw std::runtime_error(path + " is not JSON (" + e.what() + "); move it away or write elsewhere with --out");
   }
-  const wb::Json* gpus = doc.is_object() ? doc.find("gpus") : nullptr;
-  if (gpus == nullptr || !gpus->is_object()) {
+  if (!doc.is_object() || !doc.contains("gpus") || !doc["gpus"].is_object()) {
     throw std::runtime_error(path + " is not a config file (no \"gpus\" object); move it away or write elsewhere with --out");
   }
   return doc;
 }
 
-// Median microseconds of `v` on `shape` (fresh inputs each sample), or the reason it was
-// not measured. The last timed output is checked against the float64 reference.
-std::pair<double, std::string> time_variant(const wb::OpBase& op, const wb::Variant& v, const wb::Shape& shape,
-                                            uint64_t seed, bool quick) {
+struct Timing {
+  double us = 0;        // median; 0 when not measured
+  int64_t samples = 0;
+  std::string outcome;  // a code name: pass, or why the last timed output was refused
+};
+
+// Median microseconds of `v` on `shape` (fresh inputs each sample). The last timed output is
+// checked against the float64 reference.
+Timing time_variant(const wb::OpBase& op, const wb::Variant& v, const wb::Shape& shape, uint64_t seed, bool quick) {
   wb::Stream stream;
   wb::bench::Timed t = wb::prepare_timed(op, v, shape, seed);
   wb::TimingOptions opt;
@@ -197,8 +212,8 @@ std::pair<double, std::string> time_variant(const wb::OpBase& op, const wb::Vari
   const wb::Stats s = wb::time_launcher(t.launch, stream, op.common().id() + " " + v.name + " " + shape.text(), opt);
   CUDA_CHECK(cudaStreamSynchronize(stream));
   const wb::Outcome last = t.check_last();
-  if (!last.passed()) return {0, std::string(wb::code_name(last.code)) + " after timing"};
-  return {s.median * 1000.0, ""};
+  if (!last.passed()) return {0, 0, std::string(wb::code_name(last.code))};
+  return {s.median * 1000.0, s.n, "pass"};
 }
 
 // The rate a table shows for a time: TFLOPS when the op counts FLOPs, else GB/s, else us.
@@ -218,9 +233,10 @@ double geomean(const std::vector<double>& v) {
   return std::exp(s / static_cast<double>(v.size()));
 }
 
-// Sweeps one variant's space; returns the entry for this GPU and appends its Markdown.
-wb::Json tune_one(const Job& job, const Options& o, const cudaDeviceProp& p, const wb::DeviceInfo& dev, uint64_t seed,
-                  std::string& md) {
+// Sweeps one variant's space; returns the entry for this GPU, appends its Markdown and its
+// results-file rows (the reference, then every point, per shape).
+Json tune_one(const Job& job, const Options& o, const cudaDeviceProp& p, const wb::DeviceInfo& dev, uint64_t seed,
+              std::string& md, Json& results) {
   const wb::OpBase& op = *job.op;
   const wb::OpCommon& c = op.common();
   const wb::Variant& v = *job.variant;
@@ -262,14 +278,22 @@ wb::Json tune_one(const Job& job, const Options& o, const cudaDeviceProp& p, con
   const Rate rate = rate_of(c);
   std::vector<std::vector<double>> us(points.size(), std::vector<double>(shapes.size(), 0.0));
   std::vector<double> ref_us(shapes.size(), 0.0);
-  wb::Json winners = wb::Json::array(), sweep = wb::Json::array();
+  Json winners = Json::array(), sweep = Json::array();
   wb::Table table({"shape", "winner", "us", rate.unit, "reference us", "x reference", "heuristic us"});
   const size_t total = points.size() * shapes.size();
   size_t done = 0;
   for (size_t si = 0; si < shapes.size(); ++si) {
     const wb::Shape& shape = shapes[si];
+    const double bytes = c.bytes ? c.bytes(shape) : 0, flops = c.flops ? c.flops(shape) : 0;
+    const auto add_row = [&](const std::string& impl, const std::string& role, const Json& config,
+                             const std::string& outcome, const std::string& message, const Timing& t) {
+      results["results"].push_back(wb::results::tuning_row(c.id(), shape.text(), impl, role, config, outcome, message,
+                                                           t.us, t.samples, bytes, flops));
+    };
     if (reference && !wb::cannot_run_here(op, *reference, shape)) {
-      ref_us[si] = time_variant(op, *reference, shape, seed, o.quick).first;
+      const Timing t = time_variant(op, *reference, shape, seed, o.quick);
+      ref_us[si] = t.us;
+      add_row(reference->name, "reference", Json(), t.outcome, t.us > 0 ? "" : "the last timed output was wrong", t);
     }
     const wb::tune::Config heuristic = space.heuristic(shape, wb::tune::current_facts());
     double best_us = 0, heur_us = 0;
@@ -278,12 +302,20 @@ wb::Json tune_one(const Job& job, const Options& o, const cudaDeviceProp& p, con
       const wb::tune::Config& point = points[pi];
       const std::string name = space.name_of(point);
       ++done;
-      wb::Json row = wb::Json::object();
-      row.set("shape", labels[si]);
-      row.set("config", name);
-      for (const auto& [k, val] : facts[pi]) row.set(k, val);
+      Json row = {{"shape", labels[si]}, {"config", name}};
+      for (const auto& [k, val] : facts[pi]) row[k] = val;
+      Json config = point.to_json();
+      config["name"] = name;
+      const auto row_of = [&](const std::string& outcome, const std::string& message, const Timing& t) {
+        add_row(v.name, "solution", config, outcome, message, t);
+      };
       std::string skipped = rejected[pi];
-      if (skipped.empty() && space.problem) skipped = space.problem(point, shape).value_or("");
+      if (!skipped.empty()) {
+        row_of("wrong", skipped, {});
+      } else if (space.problem) {
+        skipped = space.problem(point, shape).value_or("");
+        if (!skipped.empty()) row_of("skipped", skipped, {});
+      }
       if (skipped.empty()) {
         wb::tune::Forced forced(space, point);
         wb::CaseOptions opt;
@@ -291,20 +323,22 @@ wb::Json tune_one(const Job& job, const Options& o, const cudaDeviceProp& p, con
         const wb::Outcome check = wb::check_case(op, v, shape, opt);
         if (!check.passed()) {
           skipped = what_is_wrong(check) + " (failed the check)";
+          row_of(std::string(wb::code_name(check.code)), check.message, {});
         } else {
-          const auto [t, problem] = time_variant(op, v, shape, seed, o.quick);
-          skipped = problem;
-          us[pi][si] = problem.empty() ? t : 0;
+          const Timing t = time_variant(op, v, shape, seed, o.quick);
+          row_of(t.outcome, t.us > 0 ? "" : "the last timed output was wrong", t);
+          if (t.us > 0) us[pi][si] = t.us;
+          else skipped = t.outcome + " after timing";
         }
       }
       if (!skipped.empty()) {
-        row.set("skipped", skipped);
-        sweep.push(row);
+        row["skipped"] = skipped;
+        sweep.push_back(row);
         if (rejected[pi].empty()) std::printf("[%3zu/%3zu] %-24s %-32s %s\n", done, total, labels[si].c_str(), name.c_str(), skipped.c_str());
         continue;
       }
-      row.set("us", us[pi][si]);
-      sweep.push(row);
+      row["us"] = us[pi][si];
+      sweep.push_back(row);
       std::printf("[%3zu/%3zu] %-24s %-32s %10.2f us %9.2f %s%s\n", done, total, labels[si].c_str(), name.c_str(),
                   us[pi][si], rate.of(shape, us[pi][si]), rate.unit.c_str(),
                   ref_us[si] > 0 ? (std::string(" ") + wb::fixed(ref_us[si] / us[pi][si], 2) + "x reference").c_str() : "");
@@ -316,15 +350,11 @@ wb::Json tune_one(const Job& job, const Options& o, const cudaDeviceProp& p, con
       std::printf("  %s: no point passed the check\n", labels[si].c_str());
       continue;
     }
-    wb::Json w = wb::Json::object();
-    wb::Json sj = wb::Json::object();
-    for (const std::string& d : space.dims) sj.set(d, shape[d]);
-    w.set("shape", sj);
-    w.set("config", points[best].to_json());
-    w.set("name", space.name_of(points[best]));
-    w.set("us", best_us);
-    if (ref_us[si] > 0) w.set("reference_us", ref_us[si]);
-    winners.push(w);
+    Json sj = Json::object();
+    for (const std::string& d : space.dims) sj[d] = shape[d];
+    Json w = {{"shape", sj}, {"config", points[best].to_json()}, {"name", space.name_of(points[best])}, {"us", best_us}};
+    if (ref_us[si] > 0) w["reference_us"] = ref_us[si];
+    winners.push_back(w);
     table.add_row({labels[si], space.name_of(points[best]), wb::fixed(best_us, 2), wb::fixed(rate.of(shape, best_us), 2),
                    wb::fixed(ref_us[si] > 0 ? ref_us[si] : -1, 2), wb::fixed(ref_us[si] > 0 ? ref_us[si] / best_us : -1, 2),
                    wb::fixed(heur_us > 0 ? heur_us : -1, 2)});
@@ -334,14 +364,11 @@ wb::Json tune_one(const Job& job, const Options& o, const cudaDeviceProp& p, con
   const std::optional<size_t> overall = wb::tune::overall_index(us);
   const bool ref_all = std::all_of(ref_us.begin(), ref_us.end(), [](double t) { return t > 0; });
   const double ref_geomean = ref_all ? geomean(ref_us) : 0;
-  wb::Json overall_json;
+  Json overall_json;
   if (overall) {
     const double g = geomean(us[*overall]);
-    overall_json = wb::Json::object();
-    overall_json.set("config", points[*overall].to_json());
-    overall_json.set("name", space.name_of(points[*overall]));
-    overall_json.set("geomean_us", g);
-    if (ref_all) overall_json.set("reference_geomean_us", ref_geomean);
+    overall_json = {{"config", points[*overall].to_json()}, {"name", space.name_of(points[*overall])}, {"geomean_us", g}};
+    if (ref_all) overall_json["reference_geomean_us"] = ref_geomean;
     std::printf("overall (best geometric mean over the %zu shapes): %s, %.2f us%s\n", shapes.size(),
                 space.name_of(points[*overall]).c_str(), g,
                 ref_all ? (std::string(", ") + wb::fixed(ref_geomean / g, 2) + "x the reference").c_str() : "");
@@ -354,18 +381,17 @@ wb::Json tune_one(const Job& job, const Options& o, const cudaDeviceProp& p, con
     md += " |";
   };
   md += "\n### " + c.id() + " (" + v.name + ") on " + p.name + "\n\n| shape | winner | us | reference us |\n|---|---|---|---|\n";
-  for (const wb::Json& w : winners.array_items()) {
+  for (const Json& w : winners) {
     std::string shape_text;
-    for (const auto& [d, val] : w.find("shape")->object_items()) {
+    for (const auto& [d, val] : w["shape"].items()) {
       if (!shape_text.empty()) shape_text += ' ';
-      shape_text += d + "=" + std::to_string(static_cast<int64_t>(val.number()));
+      shape_text += d + "=" + std::to_string(val.get<int64_t>());
     }
-    const wb::Json* ref = w.find("reference_us");
     md += "|";
     cell(shape_text);
-    cell(w.find("name")->string());
-    cell(wb::fixed(w.find("us")->number(), 2));
-    cell(ref ? wb::fixed(ref->number(), 2) : std::string("-"));
+    cell(w["name"].get<std::string>());
+    cell(wb::fixed(w["us"].get<double>(), 2));
+    cell(w.contains("reference_us") ? wb::fixed(w["reference_us"].get<double>(), 2) : std::string("-"));
     md += "\n";
   }
   const std::vector<std::pair<std::string, int64_t>> fact_names =
@@ -405,23 +431,22 @@ wb::Json tune_one(const Job& job, const Options& o, const cudaDeviceProp& p, con
     md += "\n";
   }
 
-  wb::Json entry = wb::Json::object();
-  entry.set("gpu", std::string(p.name));
-  entry.set("compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor));
-  entry.set("sms", dev.sms);
-  entry.set("date", now_text());
-  entry.set("commit", wb::git_commit());
-  entry.set("space", space.name);
-  entry.set("variant", v.name);
-  entry.set("winners", winners);
-  if (overall) entry.set("overall", overall_json);
-  entry.set("sweep", sweep);
+  Json entry = {{"gpu", std::string(p.name)},
+                {"compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor)},
+                {"sms", dev.sms},
+                {"date", now_text()},
+                {"commit", wb::git_commit()},
+                {"space", space.name},
+                {"variant", v.name},
+                {"winners", winners}};
+  if (overall) entry["overall"] = overall_json;
+  entry["sweep"] = sweep;
   return entry;
 }
 
 int run(const std::vector<Job>& jobs, const Options& o) {
   // An existing config file that is not one stops the run before anything is measured.
-  std::vector<std::optional<wb::Json>> existing;
+  std::vector<std::optional<Json>> existing;
   for (const Job& j : jobs) existing.push_back(j.path.empty() ? std::nullopt : existing_config(j.path));
   if (auto reason = wb::gpu_missing_reason()) {
     std::fprintf(stderr, "%s: %s: the autotuner measures on a GPU and cannot run here\n", kTool, reason->c_str());
@@ -436,14 +461,15 @@ int run(const std::vector<Job>& jobs, const Options& o) {
   const uint64_t seed = wb::run_seed();
   std::printf("%s: %s (sm_%d%d, %d SMs); %s\n", kTool, p.name, p.major, p.minor, dev.sms, wb::seed_hint().c_str());
   std::string md;
+  Json results = wb::results::tuning_document(kTool, WB_CHAPTER_ID, dev);
   for (size_t i = 0; i < jobs.size(); ++i) {
     const Job& j = jobs[i];
-    const wb::Json entry = tune_one(j, o, p, dev, seed, md);
+    const Json entry = tune_one(j, o, p, dev, seed, md, results);
     if (o.dry_run) {
       std::printf("(--dry-run: no config file written)\n");
       continue;
     }
-    const wb::Json doc = wb::tune::merge_entry(existing[i] ? &*existing[i] : nullptr,
+    const Json doc = wb::tune::merge_entry(existing[i] ? &*existing[i] : nullptr,
                                                "Tuned configs of " + j.space->name + " per GPU; written by " + kTool,
                                                key, entry);
     wb::write_file_atomically(j.path, doc.dump(2) + "\n");
@@ -452,6 +478,12 @@ int run(const std::vector<Job>& jobs, const Options& o) {
   if (!o.markdown.empty()) {
     wb::write_file_atomically(o.markdown, md);
     std::printf("wrote %s\n", o.markdown.c_str());
+  }
+  if (!o.json.empty()) {
+    const std::string problem =
+        wb::write_whole(o.json, [&](const std::string& path) { return wb::results::write(path, results); });
+    if (!problem.empty()) throw std::runtime_error(problem);
+    std::printf("results: %s\n", o.json.c_str());
   }
   return 0;
 }
@@ -480,6 +512,8 @@ int main(int argc, char** argv) {
                  "repository's configs/")->transform(wb::cli::not_empty());
   app.add_option("--markdown", o.markdown, "also write the winners and the sweep as Markdown tables (for the docs)")
       ->transform(wb::cli::not_empty());
+  app.add_option("--json", o.json, "also write every point's time or outcome as a results file (kind tuning; - for "
+                 "standard output)")->transform(wb::cli::not_empty());
   app.add_flag("--dry-run", o.dry_run, "measure and print, write no config file");
   std::vector<Job> jobs;
   try {

@@ -6,7 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "report/json.h"
+#include <nlohmann/json.hpp>
+
 #include "runtime/output_file.h"
 
 namespace gpt2 {
@@ -28,40 +29,43 @@ ReferenceLogits read_reference(const std::string& json_path) {
   if (!in) fail(json_path, "cannot open");
   std::stringstream text;
   text << in.rdbuf();
-  wb::Json j;
+  using Json = nlohmann::json;
+  Json j;
   try {
-    j = wb::Json::parse(text.str());
-  } catch (const std::runtime_error& e) {
+    j = Json::parse(text.str());
+  } catch (const Json::parse_error& e) {
     fail(json_path, std::string("not valid JSON (") + e.what() + ")");
   }
-  auto field = [&](const char* key) -> const wb::Json& {
-    const wb::Json* v = j.find(key);
-    if (v == nullptr) fail(json_path, std::string("no \"") + key + "\" field");
+  if (!j.is_object()) fail(json_path, "not a JSON object");
+  auto field = [&](const char* key) -> const Json& {
+    const auto v = j.find(key);
+    if (v == j.end()) fail(json_path, std::string("no \"") + key + "\" field");
     return *v;
   };
-  if (!field("format").is_string() || field("format").string() != "gpt2-logits") {
+  if (!field("format").is_string() || field("format").get<std::string>() != "gpt2-logits") {
     fail(json_path, "\"format\" is not \"gpt2-logits\"");
   }
-  if (!field("logits_dtype").is_string() || field("logits_dtype").string() != "float32-le") {
+  if (!field("logits_dtype").is_string() || field("logits_dtype").get<std::string>() != "float32-le") {
     fail(json_path, "\"logits_dtype\" is not \"float32-le\" (the only one this reader knows)");
   }
   ReferenceLogits ref;
-  if (!field("tokens").is_array() || field("tokens").array_items().empty()) fail(json_path, "\"tokens\" is not a list of ids");
-  for (const auto& t : field("tokens").array_items()) {
-    if (!t.is_number() || t.number() < 0 || t.number() != std::floor(t.number()) || t.number() > 2e9) {
-      fail(json_path, "\"tokens\" holds something that is not a token id");
-    }
-    ref.tokens.push_back(static_cast<int32_t>(t.number()));
+  if (!field("tokens").is_array() || field("tokens").empty()) fail(json_path, "\"tokens\" is not a list of ids");
+  for (const auto& t : field("tokens")) {
+    const double id = t.is_number() ? t.get<double>() : -1;
+    if (id < 0 || id != std::floor(id) || id > 2e9) fail(json_path, "\"tokens\" holds something that is not a token id");
+    ref.tokens.push_back(static_cast<int32_t>(id));
   }
-  if (!field("vocab").is_number() || field("vocab").number() < 1) fail(json_path, "\"vocab\" is not a positive number");
-  ref.vocab = static_cast<int64_t>(field("vocab").number());
-  if (!field("positions").is_number() || field("positions").number() != static_cast<double>(ref.tokens.size())) {
+  if (!field("vocab").is_number() || field("vocab").get<double>() < 1) {
+    fail(json_path, "\"vocab\" is not a positive number");
+  }
+  ref.vocab = static_cast<int64_t>(field("vocab").get<double>());
+  if (!field("positions").is_number() || field("positions").get<double>() != static_cast<double>(ref.tokens.size())) {
     fail(json_path, "\"positions\" is not the number of tokens (" + std::to_string(ref.tokens.size()) + ")");
   }
-  if (const wb::Json* s = j.find("source"); s != nullptr && s->is_string()) ref.source = s->string();
+  if (const auto s = j.find("source"); s != j.end() && s->is_string()) ref.source = s->get<std::string>();
   if (!field("logits_file").is_string()) fail(json_path, "\"logits_file\" is not a file name");
 
-  const fs::path data = fs::path(json_path).parent_path() / field("logits_file").string();
+  const fs::path data = fs::path(json_path).parent_path() / field("logits_file").get<std::string>();
   const size_t n = ref.tokens.size() * static_cast<size_t>(ref.vocab);
   std::error_code ec;
   const auto size = fs::file_size(data, ec);
@@ -88,16 +92,13 @@ void write_reference(const std::string& dir, const ReferenceLogits& ref, bool ov
   for (const auto& p : {json_path, data}) {
     if (!overwrite && fs::exists(p, ec)) fail(p.string(), "already exists (not overwritten)");
   }
-  wb::Json j = wb::Json::object();
-  j.set("format", "gpt2-logits");
-  wb::Json tokens = wb::Json::array();
-  for (int32_t t : ref.tokens) tokens.push(t);
-  j.set("tokens", tokens);
-  j.set("positions", static_cast<int64_t>(ref.tokens.size()));
-  j.set("vocab", ref.vocab);
-  j.set("logits_file", "logits.f32");
-  j.set("logits_dtype", "float32-le");
-  j.set("source", ref.source);
+  const nlohmann::ordered_json j = {{"format", "gpt2-logits"},
+                                    {"tokens", ref.tokens},
+                                    {"positions", static_cast<int64_t>(ref.tokens.size())},
+                                    {"vocab", ref.vocab},
+                                    {"logits_file", "logits.f32"},
+                                    {"logits_dtype", "float32-le"},
+                                    {"source", ref.source}};
   // Each file appears whole or not at all; the logits first, since reference.json names them.
   try {
     wb::write_file_atomically(data.string(),

@@ -13,7 +13,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "report/json.h"
+#include <nlohmann/json.hpp>
+
 #include "runtime/output_file.h"
 
 static_assert(std::endian::native == std::endian::little,
@@ -46,10 +47,13 @@ constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53: JSON numbers a
   throw FormatError(path + ": tensor '" + tensor + "': " + what);
 }
 
+using Json = nlohmann::ordered_json;  // tensors in the order the header lists them
+
 // A JSON number that must be a whole number >= 0.
-uint64_t whole_number(const wb::Json& v, const std::string& path, const std::string& tensor, const char* what) {
+uint64_t whole_number(const Json& v, const std::string& path, const std::string& tensor, const char* what) {
   if (!v.is_number()) fail_tensor(path, tensor, std::string(what) + " holds a value that is not a number");
-  const double d = v.number();
+  if (v.is_number_unsigned() && v.get<uint64_t>() <= kMaxExactInteger) return v.get<uint64_t>();
+  const double d = v.get<double>();
   if (!(d >= 0) || d != std::floor(d) || d > kMaxExactInteger) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.17g", d);
@@ -175,11 +179,11 @@ File File::open(const std::string& path) {
 
   // 2. The header: a JSON object.
   const std::string_view text(reinterpret_cast<const char*>(all.data() + 8), header_len);
-  wb::Json header;
+  Json header;
   try {
-    header = wb::Json::parse(text);
-  } catch (const std::runtime_error& e) {
-    fail(path, std::string("the header is not valid JSON (") + e.what() + ")");
+    header = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    fail(path, "the header is not valid JSON (at offset " + std::to_string(e.byte) + ": " + e.what() + ")");
   }
   if (!header.is_object()) fail(path, "the header is JSON but not an object of tensors");
 
@@ -192,30 +196,31 @@ File File::open(const std::string& path) {
     size_t index;
   };
   std::vector<Range> ranges;
-  for (const auto& [name, entry] : header.object_items()) {
+  for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") {
       if (!entry.is_object()) fail(path, "__metadata__ is not an object of strings");
-      for (const auto& [key, value] : entry.object_items()) {
+      for (const auto& [key, value] : entry.items()) {
         if (!value.is_string()) fail(path, "__metadata__ '" + key + "' is not a string (the format allows strings only)");
-        f.metadata_[key] = value.string();
+        f.metadata_[key] = value.get<std::string>();
       }
       continue;
     }
     if (!entry.is_object()) fail_tensor(path, name, "its entry is not an object {dtype, shape, data_offsets}");
-    const wb::Json* jdtype = entry.find("dtype");
-    const wb::Json* jshape = entry.find("shape");
-    const wb::Json* joffsets = entry.find("data_offsets");
-    if (jdtype == nullptr || !jdtype->is_string()) fail_tensor(path, name, "no \"dtype\" string");
-    if (jshape == nullptr || !jshape->is_array()) fail_tensor(path, name, "no \"shape\" array");
-    if (joffsets == nullptr || !joffsets->is_array() || joffsets->array_items().size() != 2) {
+    const auto jdtype = entry.find("dtype");
+    const auto jshape = entry.find("shape");
+    const auto joffsets = entry.find("data_offsets");
+    if (jdtype == entry.end() || !jdtype->is_string()) fail_tensor(path, name, "no \"dtype\" string");
+    if (jshape == entry.end() || !jshape->is_array()) fail_tensor(path, name, "no \"shape\" array");
+    if (joffsets == entry.end() || !joffsets->is_array() || joffsets->size() != 2) {
       fail_tensor(path, name, "no \"data_offsets\" array of two numbers [begin, end]");
     }
 
     TensorView t;
     t.name = name;
-    const auto dtype = dtype_from_name(jdtype->string());
+    const std::string dtype_text = jdtype->get<std::string>();
+    const auto dtype = dtype_from_name(dtype_text);
     if (!dtype) {
-      fail_tensor(path, name, "unknown dtype '" + jdtype->string() +
+      fail_tensor(path, name, "unknown dtype '" + dtype_text +
                                   "' (the format defines BOOL, U8, I8, F8_E5M2, F8_E4M3, I16, U16, F16, BF16, "
                                   "I32, U32, F32, F64, I64, U64)");
     }
@@ -224,15 +229,15 @@ File File::open(const std::string& path) {
     // numel * size, refusing any product that could not fit in the data section.
     uint64_t bytes = static_cast<uint64_t>(dtype_size(t.dtype));
     bool too_big = false, has_zero = false;
-    for (const auto& d : jshape->array_items()) {
+    for (const auto& d : *jshape) {
       const uint64_t dim = whole_number(d, path, name, "shape");
       t.shape.push_back(static_cast<int64_t>(dim));
       too_big |= __builtin_mul_overflow(bytes, dim, &bytes) || bytes > kMaxExactInteger;
       has_zero |= dim == 0;
     }
     if (has_zero) bytes = 0, too_big = false;
-    const uint64_t begin = whole_number(joffsets->array_items()[0], path, name, "data_offsets");
-    const uint64_t end = whole_number(joffsets->array_items()[1], path, name, "data_offsets");
+    const uint64_t begin = whole_number((*joffsets)[0], path, name, "data_offsets");
+    const uint64_t end = whole_number((*joffsets)[1], path, name, "data_offsets");
     if (begin > end) {
       fail_tensor(path, name, "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
                                   "] begins after it ends");
@@ -292,14 +297,15 @@ File File::open(const std::string& path) {
 namespace {
 
 std::string header_json(const std::vector<TensorSpec>& tensors, const std::map<std::string, std::string>& metadata) {
-  // Written by hand rather than with Json::dump, which prints numbers with 10 significant
-  // digits: offsets of files over 10 GB need more. Json(...).dump() still quotes the strings.
+  // Written by hand, so that the keys keep this order and the numbers stay whole; the JSON
+  // library quotes the strings.
+  const auto quoted = [](const std::string& s) { return nlohmann::json(s).dump(); };
   std::string h = "{";
   if (!metadata.empty()) {
     h += "\"__metadata__\":{";
     bool first = true;
     for (const auto& [k, v] : metadata) {
-      h += (first ? "" : ",") + wb::Json(k).dump(0) + ":" + wb::Json(v).dump(0);
+      h += (first ? "" : ",") + quoted(k) + ":" + quoted(v);
       first = false;
     }
     h += "}";
@@ -311,7 +317,7 @@ std::string header_json(const std::vector<TensorSpec>& tensors, const std::map<s
     std::string shape = "[";
     for (size_t d = 0; d < t.shape.size(); ++d) shape += (d ? "," : "") + std::to_string(t.shape[d]);
     shape += "]";
-    h += (h.size() > 1 ? "," : "") + wb::Json(t.name).dump(0) + ":{\"dtype\":\"" + std::string(dtype_name(t.dtype)) +
+    h += (h.size() > 1 ? "," : "") + quoted(t.name) + ":{\"dtype\":\"" + std::string(dtype_name(t.dtype)) +
          "\",\"shape\":" + shape + ",\"data_offsets\":[" + std::to_string(offset) + "," + std::to_string(end) + "]}";
     offset = end;
   }

@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include "report/json.h"
+#include <nlohmann/json.hpp>
 
 namespace gpt2 {
 
@@ -162,10 +162,10 @@ std::vector<SizeSource> size_sources(const safetensors::File& file) {
     std::ifstream in(cfg);
     std::stringstream text;
     text << in.rdbuf();
-    wb::Json j;
+    nlohmann::json j;
     try {
-      j = wb::Json::parse(text.str());
-    } catch (const std::runtime_error& e) {
+      j = nlohmann::json::parse(text.str());
+    } catch (const nlohmann::json::parse_error& e) {
       fail(cfg.string(), std::string("not valid JSON (") + e.what() + "); it is read for n_head beside " + file.path());
     }
     SizeSource hf{cfg.string(), {}};
@@ -173,8 +173,8 @@ std::vector<SizeSource> size_sources(const safetensors::File& file) {
     const std::pair<const char*, const char*> keys[] = {
         {"n_layer", "n_layer"}, {"n_head", "n_head"}, {"n_embd", "n_embd"}, {"vocab_size", "vocab"}, {"n_positions", "n_ctx"}};
     for (const auto& [json_key, field] : keys) {
-      const wb::Json* v = j.find(json_key);
-      if (v != nullptr && v->is_number()) hf.sizes[field] = static_cast<int>(v->number());
+      const auto v = j.is_object() ? j.find(json_key) : j.end();
+      if (v != j.end() && v->is_number()) hf.sizes[field] = static_cast<int>(v->get<double>());
     }
     if (!hf.sizes.empty()) out.push_back(hf);
   }

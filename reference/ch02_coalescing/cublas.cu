@@ -22,7 +22,8 @@ namespace {
 
 void strided_copy(const float* in, float* out, int n, int stride, cudaStream_t stream) {
   if (n == 0) return;
-  CUBLAS_CHECK(cublasScopy(wb::cublas_for(stream), n, in, stride, out, 1));
+  // The 64-bit form: the last element read, in[(n - 1) * stride], may lie past 2^31.
+  CUBLAS_CHECK(cublasScopy_64(wb::cublas_for(stream), n, in, stride, out, 1));
 }
 
 void transpose_f32(const float* in, float* out, int rows, int cols, cudaStream_t stream) {

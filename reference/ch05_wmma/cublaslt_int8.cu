@@ -53,6 +53,7 @@
 #include "runtime/buffers.cuh"
 #include "runtime/cublaslt_check.cuh"
 #include "runtime/errors.cuh"
+#include "device/math.cuh"
 
 namespace ch05::reference {
 namespace {
@@ -94,8 +95,6 @@ constexpr Candidate kCandidates[] = {
     {Route::Direct, 1, 1}, {Route::Padded, 1, 4}, {Route::Padded, 16, 16}, {Route::Padded, 64, 64},
     {Route::Kernel, 1, 1}};
 constexpr int kCandidateCount = sizeof kCandidates / sizeof kCandidates[0];
-
-int round_up(int x, int to) { return (x + to - 1) / to * to; }
 
 using Shape = std::tuple<int, int, int>;              // M, N, K
 using PlanKey = std::tuple<int, int, int, bool, bool>;  // M, N, K, with C, pointers aligned
@@ -227,9 +226,9 @@ std::unique_ptr<Plan> build_plan(DeviceState& s, const PlanKey& key, int first, 
     p->candidate = c;
     if (cand.route == Route::Kernel) return p;
     if (cand.route == Route::Direct && !(aligned && N % 4 == 0 && K % 4 == 0)) continue;
-    p->Mp = round_up(M, cand.pad_m);
-    p->Np = round_up(N, cand.pad_nk);
-    p->Kp = round_up(K, cand.pad_nk);
+    p->Mp = wb::round_up(M, cand.pad_m);
+    p->Np = wb::round_up(N, cand.pad_nk);
+    p->Kp = wb::round_up(K, cand.pad_nk);
     if (!find_algorithm(s, *p)) continue;
     if (cand.route == Route::Padded) p->scratch = &scratch_for(s, p->Mp, p->Np, p->Kp, stream);
     return p;

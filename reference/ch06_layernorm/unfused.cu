@@ -13,6 +13,8 @@
 #include <cstdint>
 
 #include "runtime/errors.cuh"
+#include "device/math.cuh"
+#include "device/reduce.cuh"
 #include "reference.cuh"
 
 namespace ch06::reference {
@@ -21,7 +23,8 @@ namespace {
 constexpr int kAddThreads = 256;
 constexpr int kNormThreads = 256;
 
-inline int ceil_div(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }
+using wb::block_sum;  // the block's sum to every thread, one barrier (harness/device/reduce.cuh)
+using wb::ceil_div;
 
 // One thread per 8 elements of a row (16 bytes), rows ld apart; `vec` when every row starts
 // 16-byte aligned. The tail of a row (C % 8) and misaligned rows go element by element.
@@ -53,18 +56,6 @@ __global__ void __launch_bounds__(kAddThreads)
   }
 }
 
-// The block's sum, to every thread (warp shuffles, one exchange; `ex` holds one float per
-// warp and must not be reused before the next barrier).
-__device__ float block_sum(float v, float* ex) {
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
-  if (threadIdx.x % 32 == 0) ex[threadIdx.x / 32] = v;
-  __syncthreads();
-  float t = 0.0f;
-  for (int w = 0; w < kNormThreads / 32; ++w) t += ex[w];
-  return t;
-}
-
 // One block per row of h: the row is copied into shared memory once (C BF16), both
 // statistics and y come from there.
 template <bool kLayer>
@@ -82,7 +73,7 @@ __global__ void __launch_bounds__(kNormThreads)
     const float f = __bfloat162float(v);
     s += kLayer ? f : f * f;
   }
-  s = block_sum(s, ex[0]);
+  s = block_sum<kNormThreads>(s, ex[0]);
   float mean = 0.0f, rstd;
   if constexpr (kLayer) {
     mean = s / C;
@@ -91,7 +82,7 @@ __global__ void __launch_bounds__(kNormThreads)
       const float d = __bfloat162float(row[c]) - mean;  // each thread reads what it stored
       q += d * d;
     }
-    rstd = rsqrtf(block_sum(q, ex[1]) / C + eps);
+    rstd = rsqrtf(block_sum<kNormThreads>(q, ex[1]) / C + eps);
   } else {
     rstd = rsqrtf(s / C + eps);
   }

@@ -15,6 +15,9 @@
 // defines 0: a small kernel looks at one probability per row and zeroes the rare such row.
 #include <cub/device/device_segmented_radix_sort.cuh>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "ch07.cuh"
 #include "runtime/cudnn_check.cuh"
 #include "runtime/errors.cuh"
@@ -75,6 +78,16 @@ void cudnn_softmax_rows(const float* x, float* probs, int B, int V, cudaStream_t
   CUDA_CHECK(cudaGetLastError());
 }
 
+// Rows per pass: the libraries take int element counts and offsets, and the sort needs four
+// copies of what it sorts as scratch, so a batch of more than 2^26 logits (past 2^31 in all,
+// 8,193 rows of 262,144) is worked through in passes of at most 2^26 logits (at least one
+// row), and at most 65,535 rows (the sort's row-index grid is gridDim.y). Every benchmark
+// shape fits in one pass.
+int rows_per_pass(int B, int V) {
+  const int64_t rows = std::max<int64_t>(1, (int64_t{1} << 26) / V);
+  return static_cast<int>(std::min<int64_t>({B, rows, 65535}));
+}
+
 size_t sort_temp_bytes(int B, int V) {
   size_t bytes = 0;
   CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairsDescending(
@@ -84,8 +97,7 @@ size_t sort_temp_bytes(int B, int V) {
   return bytes;
 }
 
-// The workspace: sorted keys, the index payload in and out, the segment offsets, CUB's
-// scratch, and (softmax + top-k) the probabilities.
+// Scratch for one pass of `B` rows (rows_per_pass of the whole batch).
 struct Scratch {
   float *keys_out, *probs;
   int32_t *index_in, *index_out;
@@ -123,17 +135,26 @@ void sort_rows(const float* x, const Scratch& s, int B, int V, cudaStream_t stre
 void topk_pipeline(const float* x, float* probs_out, float* values, int32_t* indices, int B, int V, int k,
                    bool probabilities, void* workspace, cudaStream_t stream) {
   require_valid(B, V, k);
-  const Scratch s(workspace, B, V);
-  float* probs = probs_out ? probs_out : s.probs;
-  if (probabilities) cudnn_softmax_rows(x, probs, B, V, stream);
-  sort_rows(x, s, B, V, stream);
-  gather_topk<<<B, kMaxK, 0, stream>>>(s.index_out, probabilities ? probs : x, values, indices, V, k);
-  CUDA_CHECK(cudaGetLastError());
+  const int pass = rows_per_pass(B, V);
+  const Scratch s(workspace, pass, V);
+  for (int b0 = 0; b0 < B; b0 += pass) {
+    const int rows = std::min(pass, B - b0);
+    const size_t at = size_t(b0) * V;
+    float* probs = probs_out ? probs_out + at : s.probs;
+    if (probabilities) cudnn_softmax_rows(x + at, probs, rows, V, stream);
+    sort_rows(x + at, s, rows, V, stream);
+    gather_topk<<<rows, kMaxK, 0, stream>>>(s.index_out, probabilities ? probs : x + at, values + size_t(b0) * k,
+                                            indices + size_t(b0) * k, V, k);
+    CUDA_CHECK(cudaGetLastError());
+  }
 }
 
 void cudnn_softmax(const float* x, float* probs, int B, int V, cudaStream_t stream) {
   require_valid(B, V, 0, false);
-  cudnn_softmax_rows(x, probs, B, V, stream);
+  const int pass = rows_per_pass(B, V);
+  for (int b0 = 0; b0 < B; b0 += pass) {
+    cudnn_softmax_rows(x + size_t(b0) * V, probs + size_t(b0) * V, std::min(pass, B - b0), V, stream);
+  }
 }
 
 void cub_topk(const float* x, float* values, int32_t* indices, int B, int V, int k, void* ws, cudaStream_t stream) {
@@ -153,7 +174,10 @@ void cudnn_cub_softmax_topk_probs(const float* x, float* probs, float* values, i
 }  // namespace
 
 WB_VARIANTS(ch07_reference, wb::Role::Reference) {
-  const auto scratch = [](const wb::Shape& s) { return Scratch::bytes(int(s["B"]), int(s["V"])); };
+  const auto scratch = [](const wb::Shape& s) {
+    const int B = int(s["B"]), V = int(s["V"]);
+    return Scratch::bytes(rows_per_pass(B, V), V);
+  };
   const std::string sort_note = "CUB segmented radix sort of every row (CUB has no DeviceTopK here), first k taken";
   return {
       wb::variant("softmax/f32", "cudnn_softmax", &cudnn_softmax).is_library().with_note("cudnnSoftmaxForward, accurate"),

@@ -50,6 +50,7 @@
 #include "ch08.cuh"
 #include "runtime/buffers.cuh"
 #include "runtime/errors.cuh"
+#include "device/reduce.cuh"
 
 namespace ch08::unfused {
 
@@ -82,23 +83,6 @@ inline void* own_scratch(size_t bytes) {
   return ptr;
 }
 
-// The block's max or sum, to every thread. `red` holds one float per warp; the barrier in
-// front keeps a second reduction from overwriting it while the first is still being read.
-template <bool kMax>
-__device__ __forceinline__ float block_reduce(float v, float* red) {
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2) {
-    const float w = __shfl_xor_sync(0xFFFFFFFFu, v, o);
-    v = kMax ? fmaxf(v, w) : v + w;
-  }
-  __syncthreads();
-  if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = v;
-  __syncthreads();
-  float t = red[0];
-  for (int w = 1; w < kSoftmaxThreads / 32; ++w) t = kMax ? fmaxf(t, red[w]) : t + red[w];
-  return t;
-}
-
 // One block per row r = bh * Sq + i of S (Sk floats): the keys the mask leaves visible are
 // j < visible = min(Sk, i + Sk - Sq + 1) with the mask, all Sk without. p may be s itself
 // (FP32: in place; each thread reads an element before it writes the same element).
@@ -113,10 +97,11 @@ __global__ void __launch_bounds__(kSoftmaxThreads)
   P* out = p + row * Sk;
   float mx = -INFINITY;
   for (int j = threadIdx.x; j < visible; j += kSoftmaxThreads) mx = fmaxf(mx, in[j]);
-  mx = block_reduce<true>(mx, red);
+  mx = wb::block_reduce<kSoftmaxThreads>(mx, wb::Max{}, red);  // to every thread
   float sum = 0.0f;
   for (int j = threadIdx.x; j < visible; j += kSoftmaxThreads) sum += expf(in[j] - mx);
-  sum = block_reduce<false>(sum, red);
+  __syncthreads();  // every thread has read red: it may be written again
+  sum = wb::block_reduce<kSoftmaxThreads>(sum, wb::Sum{}, red);
   const float inv = visible > 0 ? 1.0f / sum : 0.0f;
   for (int j = threadIdx.x; j < Sk; j += kSoftmaxThreads) {
     const float v = j < visible ? expf(in[j] - mx) * inv : 0.0f;
@@ -223,10 +208,11 @@ __global__ void __launch_bounds__(kSoftmaxThreads)
   P* out = p + row * L_max;
   float mx = -INFINITY;
   for (int j = threadIdx.x; j < visible; j += kSoftmaxThreads) mx = fmaxf(mx, in[j]);
-  mx = block_reduce<true>(mx, red);
+  mx = wb::block_reduce<kSoftmaxThreads>(mx, wb::Max{}, red);  // to every thread
   float sum = 0.0f;
   for (int j = threadIdx.x; j < visible; j += kSoftmaxThreads) sum += expf(in[j] - mx);
-  sum = block_reduce<false>(sum, red);
+  __syncthreads();  // every thread has read red: it may be written again
+  sum = wb::block_reduce<kSoftmaxThreads>(sum, wb::Sum{}, red);
   const float inv = visible > 0 ? 1.0f / sum : 0.0f;
   for (int j = threadIdx.x; j < L_max; j += kSoftmaxThreads) {
     const float v = j < visible ? expf(in[j] - mx) * inv : 0.0f;

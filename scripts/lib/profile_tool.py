@@ -18,11 +18,14 @@
 """
 import argparse
 import csv
-import json
+import os
 import re
 import shlex
 import sys
 import textwrap
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import wb_results  # noqa: E402  (the one reader of results files)
 
 # --- the metrics ------------------------------------------------------------------------
 
@@ -77,15 +80,9 @@ def fail(message, code=2):
 
 def load_results(path):
     try:
-        with open(path) as f:
-            doc = json.load(f)
-    except OSError as e:
-        fail(f"cannot read {path}: {e.strerror}")
-    except json.JSONDecodeError as e:
-        fail(f"{path} is not valid JSON (line {e.lineno}, column {e.colno}: {e.msg})")
-    if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
-        fail(f"{path} is not a benchmark results file (no 'results' list)")
-    return doc
+        return wb_results.load(path)
+    except wb_results.ResultsError as e:
+        fail(str(e))
 
 
 def cmd_plan(args):
@@ -151,9 +148,9 @@ def cmd_plan(args):
 
 def cmd_verdict(args):
     doc = load_results(args.results)
-    for r in doc["results"]:
-        verdict = r.get("outcome") or r.get("verdict")  # results files of schema 2 say "outcome"
-        if r.get("impl") == args.impl and verdict and verdict != "not run":
+    for r in wb_results.rows(doc):
+        verdict = r["verdict"]  # the outcome code in words: pass, not implemented, wrong ...
+        if r.get("impl") == args.impl and verdict != "not run":
             print(verdict)
             return
     print("not run")

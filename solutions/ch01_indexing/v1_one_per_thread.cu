@@ -8,6 +8,7 @@
 // Run: cmake --workflow --preset ch01-solution   (tests)
 //      build/ch01/bin/ch01_bench --impl=v1_one_per_thread,reference
 #include "runtime/errors.cuh"
+#include "device/math.cuh"
 #include "ladder.cuh"
 
 namespace ch01::solution {
@@ -37,8 +38,9 @@ __global__ void matrix_add_kernel(const float* a, int lda, const float* b, int l
   c[static_cast<size_t>(row) * ldc + col] = a[static_cast<size_t>(row) * lda + col] + b[static_cast<size_t>(row) * ldb + col];
 }
 
-// Not (a + b - 1) / b: for a near 2^31 the sum overflows int (the test's n = 2^31 - 1 does).
-int ceil_div(int a, int b) { return a / b + (a % b != 0); }
+// a / b rounded up, and not as (a + b - 1) / b: for a near 2^31 that sum overflows int (the
+// test's n = 2^31 - 1 does). The one every chapter uses: harness/device/math.cuh.
+using wb::ceil_div;
 
 }  // namespace
 

@@ -15,6 +15,8 @@
 #include <cstdint>
 
 #include "runtime/errors.cuh"
+#include "device/math.cuh"
+#include "device/vec.cuh"
 #include "ladder.cuh"
 
 namespace ch01::solution {
@@ -82,8 +84,8 @@ __global__ void matrix_add4_kernel(const float* a, int lda, const float* b, int 
   reinterpret_cast<float4*>(c + static_cast<size_t>(row) * ldc)[col4] = add4(x, y);
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-int ceil_div(int a, int b) { return a / b + (a % b != 0); }  // (a + b - 1) / b overflows near 2^31
+using wb::aligned16;  // p % 16 == 0: float4 access allowed (harness/device/vec.cuh)
+using wb::ceil_div;   // a / b rounded up without overflow near 2^31 (harness/device/math.cuh)
 
 }  // namespace
 

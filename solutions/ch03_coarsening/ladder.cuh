@@ -42,4 +42,10 @@ WorkspaceFn v5_workspace_bytes;
 RowSumFn v6_row_sum;
 RowWorkspaceFn v6_row_workspace_bytes;
 
+// v7_atomic_sum.cu — beside v5, not after it: v4's loop, and each block's total added
+// straight into *out with atomicAdd (zeroed on the stream first). No workspace, one
+// kernel; the last bits change from run to run, which chapter 3's sums accept.
+ReduceFn v7_atomic_sum_f32;
+WorkspaceFn v7_workspace_bytes;
+
 }  // namespace ch03::solution

@@ -13,13 +13,15 @@
 
 #include "ch03.cuh"
 #include "runtime/errors.cuh"
+#include "device/math.cuh"
+#include "device/vec.cuh"
 
 namespace ch03::solution {
 
 constexpr int kThreads = 256;    // threads per block in every step
 constexpr int kMaxBlocks = 4096; // the most partial results a resident grid writes
 
-inline int ceil_div(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }
+using wb::ceil_div;  // grids: harness/device/math.cuh
 
 // --- the two operations: a combine and its identity (what an empty input reduces to) ----
 
@@ -35,8 +37,7 @@ struct MaxOp {
 
 // --- loads -------------------------------------------------------------------------------
 
-__device__ __forceinline__ float to_float(float v) { return v; }
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+using wb::to_float;  // FP32 or BF16 to FP32 (harness/device/vec.cuh)
 
 // Four elements in one load: a float4 (16 bytes) for FP32, a uint2 (8 bytes) for BF16.
 template <class T> struct Vec4;

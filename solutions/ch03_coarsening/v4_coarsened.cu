@@ -53,7 +53,7 @@ template <class T, class Op, int F>
 void launch(const T* x, int n, float* out, void* ws, size_t ws_bytes, cudaStream_t stream, const char* who) {
   static const int resident = resident_blocks(coarsened_kernel<T, Op, F>, kThreads);
   // No more blocks than there are chunks of work, and at least one (n = 0 writes the identity).
-  const int blocks = std::clamp(ceil_div(n / 4, int64_t{kThreads} * F), 1, resident);
+  const int blocks = std::clamp(ceil_div(n / 4, kThreads * F), 1, resident);
   if (blocks == 1) {  // a single block writes the result itself
     coarsened_kernel<T, Op, F><<<1, kThreads, 0, stream>>>(x, n, out);
     WB_CHECK_LAUNCH();

@@ -57,7 +57,7 @@ __global__ void __launch_bounds__(kThreads)
 template <class T, class Op>
 void launch(const T* x, int n, float* out, void* ws, size_t ws_bytes, cudaStream_t stream, const char* who) {
   static const int resident = resident_blocks(one_pass_kernel<T, Op, kFactor>, kThreads);
-  const int blocks = std::clamp(ceil_div(n / 4, int64_t{kThreads} * kFactor), 1, resident);
+  const int blocks = std::clamp(ceil_div(n / 4, kThreads * kFactor), 1, resident);
   const Workspace w = split_workspace(ws, ws_bytes, 1, blocks, who);
   one_pass_kernel<T, Op, kFactor><<<blocks, kThreads, 0, stream>>>(x, n, out, w.counters, w.partials);
   WB_CHECK_LAUNCH();

@@ -5,11 +5,14 @@
 
 #include <cstdint>
 
+#include "device/math.cuh"
+#include "device/vec.cuh"
+
 namespace ch04::solution {
 
-constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
+using wb::ceil_div;  // grids: harness/device/math.cuh
 
-inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+using wb::aligned16;  // harness/device/vec.cuh
 
 // float4 access to a matrix is allowed when its base is 16-byte aligned and its row
 // stride is a multiple of 4 floats: then every row starts 16-byte aligned too.

@@ -1,17 +1,6 @@
-// PTX wrappers for v5 (and the Hopper fallback): ldmatrix, mma.sync and the epilogue that
-// writes mma.sync's accumulator layout to D.
-//
-// mma.sync.aligned.m16n8k16.row.col (FP16/BF16 in, FP32 accumulate), per lane l of a warp,
-// with g = l / 4 and q = l % 4:
-//   A (16 x 16, 4 registers of 2 elements): a0 = (row g,   k 2q..2q+1)   a1 = (row g+8, k 2q..)
-//                                           a2 = (row g,   k 2q+8..)     a3 = (row g+8, k 2q+8..)
-//   B (16 x 8, 2 registers):                b0 = (k 2q..2q+1, col g)     b1 = (k 2q+8.., col g)
-//   C/D (16 x 8, 4 floats):                 d0,d1 = (row g, cols 2q, 2q+1)  d2,d3 = (row g+8, ...)
-// ldmatrix.x4 loads four 8 x 8 matrices of 16-bit elements; lanes 0-7, 8-15, 16-23, 24-31
-// give the row addresses of matrices 0-3, and lane l receives, from matrix i, elements
-// (row l / 4, cols 2(l % 4), +1) in register i: exactly the A layout above when the four
-// matrices are the four 8 x 8 quarters of a 16 x 16 A tile. With .trans each matrix is
-// transposed on the way, which turns rows of a row-major B (k, n) into the B layout.
+// What v5 and the Hopper bonus share besides the PTX wrappers (ldmatrix and mma.sync, with
+// their lane maps, are in harness/device/mma.cuh): the epilogue that writes mma.sync's
+// accumulator layout (d0, d1 = row g, cols 2q, 2q + 1; d2, d3 = row g + 8) to D.
 #pragma once
 #include <cstdint>
 #include <type_traits>
@@ -19,44 +8,6 @@
 #include "ch05.cuh"
 
 namespace ch05::solution {
-
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-#endif
-}
-
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-#endif
-}
-
-// d += a * b for one 16 x 8 x 16 step; In is __half or __nv_bfloat16.
-template <class In>
-__device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (std::is_same_v<In, __nv_bfloat16>) {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-#endif
-}
 
 // Writes D(r, c) and D(r, c + 1) from two FP32 accumulators: C added, rounded once to Out,
 // elements outside M x N skipped; one 2-element store when both are inside and aligned.

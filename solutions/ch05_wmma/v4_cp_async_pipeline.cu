@@ -19,8 +19,8 @@
 // Why faster: global-memory latency is hidden behind two tiles of tensor-core work.
 //
 // Run: build/ch05/bin/ch05_bench --impl=v4_cp_async_pipeline,v3_wmma_warp_tiles,reference
-#include "async_copy.cuh"
 #include "runtime/errors.cuh"
+#include "device/async_copy.cuh"
 #include "ladder.cuh"
 #include "wmma_common.cuh"
 
@@ -28,6 +28,7 @@ namespace ch05::solution {
 namespace {
 
 using namespace nvcuda;
+using namespace wb::ptx;  // cp.async (harness/device/async_copy.cuh)
 
 constexpr int kBM = 128, kBN = 128, kBK = 32, kStages = 3;
 constexpr int kWarpsM = 2, kWarpsN = 4;

@@ -26,13 +26,16 @@
 // and there are no store_matrix_sync / reload round trips.
 //
 // Run: build/ch05/bin/ch05_bench --impl=v5_mma_sync,v4_cp_async_pipeline,reference
-#include "async_copy.cuh"
 #include "runtime/errors.cuh"
+#include "device/async_copy.cuh"
+#include "device/mma.cuh"
 #include "ladder.cuh"
 #include "mma_common.cuh"
 
 namespace ch05::solution {
 namespace {
+
+using namespace wb::ptx;  // cp.async, ldmatrix, mma.sync (harness/device/async_copy.cuh, mma.cuh)
 
 // A tile configuration: block tile BM x BN, step BK along K, WARPS_M x WARPS_N warps,
 // STAGES shared-memory stages.

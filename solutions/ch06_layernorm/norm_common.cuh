@@ -10,6 +10,9 @@
 
 #include "ch06.cuh"
 #include "runtime/errors.cuh"
+#include "device/math.cuh"
+#include "device/reduce.cuh"
+#include "device/vec.cuh"
 
 namespace ch06::solution {
 
@@ -17,7 +20,7 @@ namespace ch06::solution {
 // (the mean square only, gamma only).
 enum class Norm { Layer, Rms };
 
-inline int ceil_div(int64_t a, int64_t b) { return static_cast<int>((a + b - 1) / b); }
+using wb::ceil_div;  // grids: harness/device/math.cuh
 
 // The first element of row n: size_t, because N * ld passes 2^31 at 32768 x 65536.
 template <class T>
@@ -25,11 +28,8 @@ __device__ __forceinline__ T* row_ptr(T* p, int n, int ld) {
   return p + static_cast<size_t>(n) * ld;
 }
 
-__device__ __forceinline__ float to_float(float v) { return v; }
-__device__ __forceinline__ float to_float(bf16 v) { return __bfloat162float(v); }
-template <class T> __device__ __forceinline__ T from_float(float v);
-template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
-template <> __device__ __forceinline__ bf16 from_float<bf16>(float v) { return __float2bfloat16_rn(v); }
+using wb::from_float;  // FP32 to the element type, rounded once (harness/device/vec.cuh)
+using wb::to_float;    // the element to FP32
 
 // --- 16 bytes of elements: 8 BF16 or 4 floats, held as four 32-bit words ------------------
 //
@@ -99,36 +99,11 @@ struct Pack {
 
 // --- sums across lanes and warps ----------------------------------------------------------
 
-// The xor butterfly: after five steps EVERY lane holds the warp's total. The partners of a
-// step compute a + b and b + a, which IEEE addition makes bit-identical, so all 32 lanes
-// end with the same bits (and so normalise their elements with the same mean).
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_xor_sync(0xFFFFFFFFu, v, offset);
-  return v;
-}
-
-// The sum over the whole block, returned to every thread, bit-identical in every thread.
-// `exchange` is a __shared__ array of kBlock / 32 floats. One barrier. Two consecutive
-// calls must use two different arrays (the second call's writes would otherwise race with
-// the first call's reads); a third call may reuse the first array, since every thread has
-// passed the second call's barrier, and so finished reading the first array, by then.
-template <int kBlock>
-__device__ __forceinline__ float block_sum(float v, float* exchange) {
-  static_assert(kBlock % 32 == 0 && kBlock >= 32 && kBlock <= 1024, "a whole number of warps");
-  constexpr int kWarps = kBlock / 32;
-  v = warp_sum(v);
-  if constexpr (kWarps == 1) {
-    return v;
-  } else {
-    if (threadIdx.x % 32 == 0) exchange[threadIdx.x / 32] = v;
-    __syncthreads();
-    float total = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) total += exchange[w];  // same order in every thread
-    return total;
-  }
-}
+// warp_sum: the xor butterfly, the warp's total in every lane, bit-identical in all 32.
+// block_sum<kBlock>(v, exchange): the block's total in every thread after one barrier.
+// Both come from harness/device/reduce.cuh, which the later chapters and the GPT-2 model use.
+using wb::block_sum;
+using wb::warp_sum;
 
 // How many blocks of `kernel` fit on the GPU at once (SMs x blocks per SM), at least 1.
 template <class Kernel>

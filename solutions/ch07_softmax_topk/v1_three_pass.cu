@@ -10,6 +10,7 @@
 #include <cfloat>
 
 #include "runtime/errors.cuh"
+#include "device/reduce.cuh"
 #include "ladder.cuh"
 #include "row_topk.cuh"
 
@@ -18,17 +19,6 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-
-template <class Op>
-__device__ float block_reduce(float v, Op op, float* area) {
-  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(kFull, v, o));
-  if ((threadIdx.x & 31) == 0) area[threadIdx.x / 32] = v;
-  __syncthreads();
-  float all = area[0];
-  for (int w = 1; w < kWarps; ++w) all = op(all, area[w]);
-  __syncthreads();
-  return all;
-}
 
 // grid (B): one block per row; V logits per row.
 __global__ void __launch_bounds__(kThreads) three_pass_kernel(const float* __restrict__ x, float* __restrict__ probs,
@@ -39,13 +29,14 @@ __global__ void __launch_bounds__(kThreads) three_pass_kernel(const float* __res
 
   float m = -INFINITY;  // pass 1: the max
   for (int v = threadIdx.x; v < V; v += kThreads) m = fmaxf(m, row[v]);
-  m = block_reduce(m, [](float a, float b) { return fmaxf(a, b); }, area);
+  m = wb::block_reduce<kThreads>(m, wb::Max{}, area);  // the block's max (harness/device/reduce.cuh)
+  __syncthreads();                                     // every thread has read area: it may be reused
 
   float s = 0.0f;  // pass 2: the sum of exp(x - M); a row of -inf only sums to 0
   if (m != -INFINITY) {
     for (int v = threadIdx.x; v < V; v += kThreads) s += exp_rel(row[v], m);
   }
-  s = block_reduce(s, [](float a, float b) { return a + b; }, area);
+  s = wb::block_reduce<kThreads>(s, wb::Sum{}, area);
 
   for (int v = threadIdx.x; v < V; v += kThreads) out[v] = probability(row[v], {m, s});  // pass 3
 }

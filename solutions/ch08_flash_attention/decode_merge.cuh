@@ -19,6 +19,7 @@
 
 #include "ch08.cuh"
 #include "device/pdl.cuh"
+#include "device/reduce.cuh"
 
 namespace ch08::solution {
 namespace {
@@ -49,28 +50,23 @@ __device__ __forceinline__ void merge_team_sync() {
 // order either way, so the same bits.
 template <bool kMax, int kTeam>
 __device__ __forceinline__ float merge_reduce(float (&v)[kDecodeMergeThreads / kTeam], float* red) {
+  using Op = std::conditional_t<kMax, wb::Max, wb::Sum>;  // harness/device/reduce.cuh
   constexpr int kPlays = kDecodeMergeThreads / kTeam;
 #pragma unroll
-  for (int j = 0; j < kPlays; ++j) {
-#pragma unroll
-    for (int off = 16; off > 0; off /= 2) {
-      const float u = __shfl_xor_sync(0xFFFFFFFFu, v[j], off);
-      v[j] = kMax ? fmaxf(v[j], u) : v[j] + u;
-    }
-  }
+  for (int j = 0; j < kPlays; ++j) v[j] = wb::warp_reduce(v[j], Op{});
   if constexpr (kTeam == kDecodeMergeThreads) {
     if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = v[0];
     __syncthreads();
     float all = red[0];
 #pragma unroll
-    for (int w = 1; w < kDecodeMergeWarps; ++w) all = kMax ? fmaxf(all, red[w]) : all + red[w];
+    for (int w = 1; w < kDecodeMergeWarps; ++w) all = Op{}(all, red[w]);
     __syncthreads();  // red is free for the next call
     return all;
   } else {
     static_assert(kTeam == 32, "a team is the block of 128 threads or one warp");
     float all = v[0];
 #pragma unroll
-    for (int w = 1; w < kDecodeMergeWarps; ++w) all = kMax ? fmaxf(all, v[w]) : all + v[w];
+    for (int w = 1; w < kDecodeMergeWarps; ++w) all = Op{}(all, v[w]);
     return all;
   }
 }

@@ -21,6 +21,7 @@
 
 #include "attention_common.cuh"
 #include "runtime/errors.cuh"
+#include "device/reduce.cuh"
 #include "ladder.cuh"
 
 namespace ch08::solution {
@@ -53,23 +54,6 @@ __global__ void mask_kernel(float* s, int Sq, int Sk, size_t n) {
   }
 }
 
-// The block's max or sum, to every thread (the barrier in front protects `red` from the
-// previous reduction's readers).
-template <bool kMax>
-__device__ float block_reduce(float v, float* red) {
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2) {
-    const float w = __shfl_xor_sync(0xFFFFFFFFu, v, o);
-    v = kMax ? fmaxf(v, w) : v + w;
-  }
-  __syncthreads();
-  if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = v;
-  __syncthreads();
-  float t = red[0];
-  for (int w = 1; w < kRowThreads / 32; ++w) t = kMax ? fmaxf(t, red[w]) : t + red[w];
-  return t;
-}
-
 // One block per row of S (B * H * Sq rows): max, sum of exp, then p in place. A row of only
 // -inf (it sees no key) becomes 0s with lse = -inf.
 __global__ void softmax_kernel(float* s, float* lse, int Sk) {
@@ -77,7 +61,7 @@ __global__ void softmax_kernel(float* s, float* lse, int Sk) {
   float* row = s + static_cast<size_t>(blockIdx.x) * Sk;
   float mx = -INFINITY;
   for (int j = threadIdx.x; j < Sk; j += kRowThreads) mx = fmaxf(mx, row[j]);
-  mx = block_reduce<true>(mx, red);
+  mx = wb::block_reduce<kRowThreads>(mx, wb::Max{}, red);  // to every thread (harness/device/reduce.cuh)
   if (mx == -INFINITY) {  // the same in every thread: the whole block leaves here
     for (int j = threadIdx.x; j < Sk; j += kRowThreads) row[j] = 0.0f;
     if (threadIdx.x == 0 && lse != nullptr) lse[blockIdx.x] = -INFINITY;
@@ -85,7 +69,8 @@ __global__ void softmax_kernel(float* s, float* lse, int Sk) {
   }
   float sum = 0.0f;
   for (int j = threadIdx.x; j < Sk; j += kRowThreads) sum += expf(row[j] - mx);  // exp(-inf) = 0
-  sum = block_reduce<false>(sum, red);
+  __syncthreads();  // every thread has read red: it may be written again
+  sum = wb::block_reduce<kRowThreads>(sum, wb::Sum{}, red);
   const float inv = 1.0f / sum;
   for (int j = threadIdx.x; j < Sk; j += kRowThreads) row[j] = expf(row[j] - mx) * inv;
   if (threadIdx.x == 0 && lse != nullptr) lse[blockIdx.x] = mx + logf(sum);

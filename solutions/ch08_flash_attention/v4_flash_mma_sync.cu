@@ -32,7 +32,7 @@
 // tile t - 1's K and V stages may be overwritten with tile t + 1.
 //
 // Lane maps (lane l of a warp, g = l / 4, c = l % 4; mma.sync.m16n8k16.row.col, BF16 in,
-// FP32 accumulate; ldmatrix as in solutions/ch05_wmma/mma_common.cuh). Rows below are those of
+// FP32 accumulate; ldmatrix as in harness/device/mma.cuh). Rows below are those of
 // one m16 tile mt of warp w: row g is the block's row 16 kMT w + 16 mt + g, row g + 8 is
 // 16 kMT w + 16 mt + g + 8; every tile mt has the same maps, its own accumulators.
 //   A (16 x 16)  a0 = (row g, k 2c, 2c+1)   a1 = (row g+8, k 2c..)   a2 = (row g, k 2c+8..)
@@ -123,22 +123,16 @@
 // Run: build/ch08/bin/ch08_bench --op=attention --dtype=bf16 --impl=v4_flash_mma_sync,cudnn_sdpa,cublas_unfused
 #include <cstdint>
 
-#include "../ch05_wmma/async_copy.cuh"
-#include "../ch05_wmma/mma_common.cuh"
 #include "attention_common.cuh"
 #include "runtime/errors.cuh"
+#include "device/async_copy.cuh"
+#include "device/mma.cuh"
 #include "ladder.cuh"
 
 namespace ch08::solution {
 namespace {
 
-using ch05::solution::cp_async_16;
-using ch05::solution::cp_async_commit;
-using ch05::solution::cp_async_wait;
-using ch05::solution::ldmatrix_x4;
-using ch05::solution::ldmatrix_x4_trans;
-using ch05::solution::mma_16816;
-using ch05::solution::smem_u32;
+using namespace wb::ptx;  // cp.async, ldmatrix, mma.sync (harness/device/async_copy.cuh, mma.cuh)
 
 // A tile configuration: head size kD (the padded one), kWarps warps of kMT m16 tiles of query
 // rows each, kBc keys per tile. kQRegs: Q's A fragments stay in registers for the whole loop

@@ -44,18 +44,17 @@
 // Run: build/ch08/bin/ch08_bench --op=attention_decode --impl=v5_split_kv_decode,cublas_decode
 #include <cstdint>
 
-#include "../ch05_wmma/async_copy.cuh"
 #include "attention_common.cuh"
 #include "runtime/errors.cuh"
+#include "device/async_copy.cuh"
+#include "device/reduce.cuh"
 #include "decode_merge.cuh"
 #include "ladder.cuh"
 
 namespace ch08::solution {
 namespace {
 
-using ch05::solution::cp_async_16;
-using ch05::solution::cp_async_commit;
-using ch05::solution::cp_async_wait;
+using namespace wb::ptx;  // cp.async (harness/device/async_copy.cuh)
 
 constexpr int kMaxGroup = 64;  // query heads per kv head this version takes (shared memory)
 
@@ -175,8 +174,7 @@ __global__ void __launch_bounds__(Cfg::kThreads)
       float mx = -INFINITY;
 #pragma unroll
       for (int j = lane; j < kBc; j += 32) mx = fmaxf(mx, sg[j]);
-#pragma unroll
-      for (int o2 = 16; o2 > 0; o2 /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, o2));
+      mx = wb::warp_max(mx);
       const float m_old = sM[g], m_new = fmaxf(m_old, mx);
       const float base = m_new == -INFINITY ? 0.0f : m_new;  // nothing visible yet: no -inf - -inf
       float sum = 0.0f;
@@ -186,8 +184,7 @@ __global__ void __launch_bounds__(Cfg::kThreads)
         sg[j] = p;
         sum += p;
       }
-#pragma unroll
-      for (int o2 = 16; o2 > 0; o2 /= 2) sum += __shfl_xor_sync(0xFFFFFFFFu, sum, o2);
+      sum = wb::warp_sum(sum);
       __syncwarp();  // every lane has read m_old and l before lane 0 replaces them
       if (lane == 0) {
         const float alpha = exp2f(m_old - base);  // m_old = -inf: 0

@@ -71,10 +71,10 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "../ch05_wmma/async_copy.cuh"
-#include "../ch05_wmma/mma_common.cuh"
 #include "attention_common.cuh"
 #include "runtime/errors.cuh"
+#include "device/async_copy.cuh"
+#include "device/mma.cuh"
 #include "device/pdl.cuh"
 #include "decode_merge.cuh"
 #include "ladder.cuh"
@@ -82,13 +82,7 @@
 namespace ch08::solution {
 namespace {
 
-using ch05::solution::cp_async_16;
-using ch05::solution::cp_async_commit;
-using ch05::solution::cp_async_wait;
-using ch05::solution::ldmatrix_x4;
-using ch05::solution::ldmatrix_x4_trans;
-using ch05::solution::mma_16816;
-using ch05::solution::smem_u32;
+using namespace wb::ptx;  // cp.async, ldmatrix, mma.sync (harness/device/async_copy.cuh, mma.cuh)
 
 constexpr int kRowsPerCta = 16;  // query heads of a group per CTA: the M of one mma tile
 constexpr int kFoldRows = 4;     // the most rows per CTA whose merge the last CTA does (launch)

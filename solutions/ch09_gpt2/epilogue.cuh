@@ -8,16 +8,15 @@
 #include <cstdint>
 
 #include "ch09.cuh"
+#include "device/math.cuh"
+#include "device/vec.cuh"
 #include "ladder.cuh"
 
 namespace ch09::solution {
 
-__device__ __forceinline__ float to_f32(float v) { return v; }
-__device__ __forceinline__ float to_f32(bf16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float to_f32(int8_t v) { return float(v); }  // an INT8 weight, unscaled
-template <class T> __device__ __forceinline__ T from_f32(float v);
-template <> __device__ __forceinline__ float from_f32<float>(float v) { return v; }
-template <> __device__ __forceinline__ bf16 from_f32<bf16>(float v) { return __float2bfloat16(v); }
+using wb::from_float;  // FP32 to the element type, rounded once (harness/device/vec.cuh)
+using wb::to_float;    // FP32 or BF16 to FP32
+__device__ __forceinline__ float to_float(int8_t v) { return float(v); }  // an INT8 weight, unscaled
 
 // acc (FP32) -> bias added in FP32 -> GELU in FP32 -> one rounding to T. epilogue_value takes
 // the bias as a value already loaded (ignored for Epilogue::None).
@@ -25,11 +24,11 @@ template <class T>
 __device__ __forceinline__ T epilogue_value(float acc, float bias, Epilogue epi) {
   if (epi != Epilogue::None) acc += bias;
   if (epi == Epilogue::BiasGelu) acc = gelu_tanh(acc);
-  return from_f32<T>(acc);
+  return from_float<T>(acc);
 }
 template <class T>
 __device__ __forceinline__ T epilogue(float acc, const T* b, int n, Epilogue epi) {
-  return epilogue_value<T>(acc, epi != Epilogue::None ? to_f32(b[n]) : 0.0f, epi);
+  return epilogue_value<T>(acc, epi != Epilogue::None ? to_float(b[n]) : 0.0f, epi);
 }
 
 // The dot product of two 16-byte pieces (4 floats, or 8 BF16) in FP32, in a fixed order:
@@ -98,6 +97,6 @@ __device__ __forceinline__ void store_kv(const KvCacheTarget<T>& kv, int n, T v)
   cache[(size_t(h) * kv.P + *kv.pos) * kv.D + d] = v;
 }
 
-inline unsigned ceil_div(long long a, long long b) { return static_cast<unsigned>((a + b - 1) / b); }
+using wb::ceil_div;  // grids: harness/device/math.cuh
 
 }  // namespace ch09::solution

@@ -19,7 +19,7 @@ __global__ void linear_naive_kernel(const T* x, const T* w, const T* b, T* y, in
   const T* xr = x + size_t(m) * K;  // row m of x (K)
   const T* wr = w + size_t(n) * K;  // row n of W (K): W is [N, K]
   float acc = 0.0f;
-  for (int k = 0; k < K; ++k) acc += to_f32(xr[k]) * to_f32(wr[k]);
+  for (int k = 0; k < K; ++k) acc += to_float(xr[k]) * to_float(wr[k]);
   y[size_t(m) * N + n] = epilogue(acc, b, n, epi);
 }
 
@@ -30,7 +30,7 @@ __global__ void gemv_naive_kernel(const T* x, const T* w, const T* b, T* y, int 
   if (n >= N) return;
   const T* wr = w + size_t(n) * K;
   float acc = 0.0f;
-  for (int k = 0; k < K; ++k) acc += to_f32(wr[k]) * to_f32(x[k]);
+  for (int k = 0; k < K; ++k) acc += to_float(wr[k]) * to_float(x[k]);
   y[n] = epilogue(acc, b, n, epi);
 }
 

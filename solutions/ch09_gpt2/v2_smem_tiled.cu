@@ -33,8 +33,8 @@ __global__ void __launch_bounds__(kThreads) linear_tiled_kernel(const T* x, cons
     for (int e = tid; e < BM * BK; e += kThreads) {
       const int r = e / BK, k = e % BK, gk = k0 + k;
       const int gm = m0 + r, gn = n0 + r;
-      sX[k][r] = (gm < M && gk < K) ? to_f32(x[size_t(gm) * K + gk]) : 0.0f;
-      sW[k][r] = (gn < N && gk < K) ? to_f32(w[size_t(gn) * K + gk]) : 0.0f;
+      sX[k][r] = (gm < M && gk < K) ? to_float(x[size_t(gm) * K + gk]) : 0.0f;
+      sW[k][r] = (gn < N && gk < K) ? to_float(w[size_t(gn) * K + gk]) : 0.0f;
     }
     __syncthreads();
 #pragma unroll

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "runtime/errors.cuh"
+#include "device/reduce.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 
@@ -36,10 +37,9 @@ __global__ void __launch_bounds__(32 * kWarps) gemv_warp_kernel(const T* x, cons
 #pragma unroll 4
     for (int p = lane; p < pieces; p += 32) acc += dot16(__ldg(w4 + p), __ldg(x4 + p), T{});
   } else {
-    for (int k = lane; k < K; k += 32) acc += to_f32(row[k]) * to_f32(x[k]);
+    for (int k = lane; k < K; k += 32) acc += to_float(row[k]) * to_float(x[k]);
   }
-#pragma unroll
-  for (int off = 16; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+  acc = wb::warp_sum(acc);  // the xor butterfly (harness/device/reduce.cuh)
   if (lane == 0) y[n] = epilogue(acc, b, n, epi);
 }
 

@@ -30,6 +30,7 @@
 #include <cstdint>
 
 #include "runtime/errors.cuh"
+#include "device/reduce.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 
@@ -58,8 +59,7 @@ __global__ void __launch_bounds__(32 * kWarps) gemv_w8a16_kernel(const bf16* x, 
     k_tail = pieces * kPer;
   }
   for (int k = k_tail + lane; k < K; k += 32) acc += float(row[k]) * __bfloat162float(x[k]);
-#pragma unroll
-  for (int off = 16; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+  acc = wb::warp_sum(acc);
   if (lane == 0) y[n] = epilogue(acc * scale[n], b, n, epi);  // the row's scale, once
 }
 

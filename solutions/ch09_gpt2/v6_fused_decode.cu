@@ -80,17 +80,17 @@
 #include <string>
 #include <type_traits>
 
-#include "../ch06_layernorm/norm_common.cuh"
 #include "runtime/errors.cuh"
 #include "device/pdl.cuh"
+#include "device/reduce.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 
 namespace ch09::solution {
 namespace {
 
-using ch06::solution::block_sum;  // chapter 6's sums over a warp and a CTA (one barrier each)
-using ch06::solution::warp_sum;
+using wb::block_sum;  // sums over a warp and a CTA, one barrier each (harness/device/reduce.cuh)
+using wb::warp_sum;
 
 constexpr int kWarps = 8, kThreads = 32 * kWarps;  // a CTA: 8 warps
 constexpr int kAhead = 4;       // 16-byte pieces per lane requested before the LayerNorm (1024 BF16 of a row)
@@ -250,20 +250,20 @@ __device__ __forceinline__ void stage_row(const RowGemvArgs<T, W>& a, T* s_row, 
       T* oe = reinterpret_cast<T*>(&out);
 #pragma unroll
       for (int e = 0; e < kE; ++e) {
-        float v = to_f32(xe[e]);
-        if (a.r != nullptr) v += to_f32(re[e]);
-        oe[e] = from_f32<T>(v);
-        if constexpr (kNorm) sum += to_f32(oe[e]);
+        float v = to_float(xe[e]);
+        if (a.r != nullptr) v += to_float(re[e]);
+        oe[e] = from_float<T>(v);
+        if constexpr (kNorm) sum += to_float(oe[e]);
       }
       reinterpret_cast<uint4*>(s_row)[i] = out;
       if (a.h != nullptr && blockIdx.x == 0) reinterpret_cast<uint4*>(a.h)[i] = out;
     } else {
-      float v = to_f32(a.x[i]);
-      if (a.r != nullptr) v += to_f32(a.r[i]);
-      const T vt = from_f32<T>(v);
+      float v = to_float(a.x[i]);
+      if (a.r != nullptr) v += to_float(a.r[i]);
+      const T vt = from_float<T>(v);
       s_row[i] = vt;
       if (a.h != nullptr && blockIdx.x == 0) a.h[i] = vt;
-      if constexpr (kNorm) sum += to_f32(vt);
+      if constexpr (kNorm) sum += to_float(vt);
     }
   }
   if constexpr (kNorm) {
@@ -275,7 +275,7 @@ __device__ __forceinline__ void stage_row(const RowGemvArgs<T, W>& a, T* s_row, 
     float sq = 0.0f;
     for (int i = threadIdx.x; i < count; i += kThreads) {
       for (int e = 0; e < per; ++e) {
-        const float d = to_f32(s_row[i * per + e]) - mean;
+        const float d = to_float(s_row[i * per + e]) - mean;
         sq += d * d;
       }
     }
@@ -289,10 +289,10 @@ __device__ __forceinline__ void stage_row(const RowGemvArgs<T, W>& a, T* s_row, 
 #pragma unroll
         for (int e = 0; e < kE; ++e) {
           T& v = s_row[i * kE + e];
-          v = from_f32<T>((to_f32(v) - mean) * rstd * to_f32(ge[e]) + to_f32(be[e]));
+          v = from_float<T>((to_float(v) - mean) * rstd * to_float(ge[e]) + to_float(be[e]));
         }
       } else {
-        s_row[i] = from_f32<T>((to_f32(s_row[i]) - mean) * rstd * to_f32(a.gamma[i]) + to_f32(a.beta[i]));
+        s_row[i] = from_float<T>((to_float(s_row[i]) - mean) * rstd * to_float(a.gamma[i]) + to_float(a.beta[i]));
       }
     }
   }
@@ -322,8 +322,7 @@ __device__ __forceinline__ void merge_argmax(const RowGemvArgs<T, W>& a, Key bes
   const volatile Key* part = a.ws->part;  // volatile: read from L2, never a stale L1 line
   Key k = 0;
   for (int i = threadIdx.x; i < static_cast<int>(gridDim.x); i += kThreads) k = key_max(k, part[i]);
-#pragma unroll
-  for (int off = 16; off > 0; off /= 2) k = key_max(k, __shfl_xor_sync(0xffffffffu, k, off));
+  k = wb::warp_reduce(k, [](Key x, Key y) { return key_max(x, y); });
   if (lane == 0) warp_best[warp] = k;  // thread 0 finished reading warp_best before the last barrier
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -391,7 +390,7 @@ __global__ void __launch_bounds__(kThreads, 4) row_gemv_kernel(const RowGemvArgs
     const W* row = a.w + size_t(n) * a.K;
     // The row's bias (and INT8 scale) are requested now and used after the dot product: their
     // trips to L2 overlap the row's, instead of following them.
-    const float bias = a.epi != Epilogue::None ? to_f32(a.b[n]) : 0.0f;
+    const float bias = a.epi != Epilogue::None ? to_float(a.b[n]) : 0.0f;
     const float sc = row_scale<W>(a.scale, n);
     float acc = 0.0f;
     if (a.vec) {
@@ -408,7 +407,7 @@ __global__ void __launch_bounds__(kThreads, 4) row_gemv_kernel(const RowGemvArgs
 #pragma unroll kUnroll
       for (int p = p0; p < pieces; p += 32) acc += dot_piece<T, W>(__ldg(w4 + p), x4, p);
     } else {
-      for (int k = lane; k < a.K; k += 32) acc += to_f32(row[k]) * to_f32(s_row[k]);
+      for (int k = lane; k < a.K; k += 32) acc += to_float(row[k]) * to_float(s_row[k]);
     }
     acc = warp_sum(acc);
     const T out = epilogue_value<T>(scaled<W>(acc, sc), bias, a.epi);  // [x scale,] + bias, GELU, one rounding
@@ -416,7 +415,7 @@ __global__ void __launch_bounds__(kThreads, 4) row_gemv_kernel(const RowGemvArgs
       a.y[n] = out;
       if (a.kv.k_cache != nullptr) store_kv(a.kv, n, out);
     }
-    if constexpr (kArgmax) best = key_max(best, make_key(to_f32(out), n));  // every lane: the same key
+    if constexpr (kArgmax) best = key_max(best, make_key(to_float(out), n));  // every lane: the same key
   }
   wb::pdl_trigger();  // this CTA's rows are done: the next kernel may start its CTAs
   if constexpr (kArgmax) merge_argmax(a, best, warp_best, &last_cta);
@@ -442,9 +441,9 @@ __global__ void __launch_bounds__(kThreads) gemv_residual_kernel(const T* x, con
   prefetch_rows(w, static_cast<long long>(blockIdx.x) * kRows, kRows, N, K, kThreads);
   // The epilogue's operands are requested early, so that their trips to L2 overlap the row's:
   // the bias and scale (constants) before the wait, res[n] (the previous kernels') after it.
-  const float bias = writer ? to_f32(b[n]) : 0.0f, sc = writer ? row_scale<W>(scale, n) : 0.0f;
+  const float bias = writer ? to_float(b[n]) : 0.0f, sc = writer ? row_scale<W>(scale, n) : 0.0f;
   wb::pdl_wait();  // x and res are the previous kernels' outputs
-  const float resid = writer ? to_f32(res[n]) : 0.0f;
+  const float resid = writer ? to_float(res[n]) : 0.0f;
   float acc = 0.0f;
   if (n < N) {  // no early return: every thread reaches the barrier below
     const W* row = w + size_t(n) * K;
@@ -456,7 +455,7 @@ __global__ void __launch_bounds__(kThreads) gemv_residual_kernel(const T* x, con
 #pragma unroll 4
       for (int p = j * 32 + lane; p < pieces; p += 32 * kSplit) acc += dot_piece<T, W>(__ldg(w4 + p), x4, p);
     } else {
-      for (int k = j * 32 + lane; k < K; k += 32 * kSplit) acc += to_f32(row[k]) * to_f32(x[k]);
+      for (int k = j * 32 + lane; k < K; k += 32 * kSplit) acc += to_float(row[k]) * to_float(x[k]);
     }
     acc = warp_sum(acc);
   }
@@ -467,13 +466,13 @@ __global__ void __launch_bounds__(kThreads) gemv_residual_kernel(const T* x, con
     float sum = 0.0f;
 #pragma unroll
     for (int i = 0; i < kSplit; ++i) sum += partial[warp + i];  // a fixed order: the same bits every run
-    y[n] = from_f32<T>(resid + (scaled<W>(sum, sc) + bias));  // one rounding
+    y[n] = from_float<T>(resid + (scaled<W>(sum, sc) + bias));  // one rounding
   }
 }
 
 // --- launchers -----------------------------------------------------------------------------
 
-bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+using wb::aligned16;  // harness/device/vec.cuh
 
 void require_row(const char* name, int K) {
   if (K > kMaxRow) {

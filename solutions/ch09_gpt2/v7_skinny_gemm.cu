@@ -16,6 +16,7 @@
 #include <string>
 
 #include "runtime/errors.cuh"
+#include "device/reduce.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 
@@ -50,18 +51,16 @@ __global__ void __launch_bounds__(32 * kWarps) skinny_kernel(const T* x, const T
     }
   } else {
     for (int k = lane; k < K; k += 32) {
-      const float wk = to_f32(row[k]);
+      const float wk = to_float(row[k]);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
-        if (r < rows) acc[r] += wk * to_f32(xs[size_t(r) * K + k]);
+        if (r < rows) acc[r] += wk * to_float(xs[size_t(r) * K + k]);
       }
     }
   }
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
-    float a = acc[r];
-#pragma unroll
-    for (int off = 16; off > 0; off /= 2) a += __shfl_xor_sync(0xffffffffu, a, off);
+    const float a = wb::warp_sum(acc[r]);
     if (lane == 0 && r < rows) y[size_t(m0 + r) * N + n] = epilogue(a, b, n, epi);
   }
 }
@@ -71,7 +70,7 @@ __global__ void __launch_bounds__(32 * kWarps) skinny_kernel(const T* x, const T
 template <class T>
 void linear_skinny(const T* x, const T* w, const T* b, T* y, int M, int N, int K, Epilogue epi, cudaStream_t stream) {
   require_valid(M, N, K, epi, b);
-  if (ceil_div(M, kRows) > 65535u) {
+  if (ceil_div(M, kRows) > 65535) {
     throw std::invalid_argument("M = " + std::to_string(M) + ": above the grid's 65535 passes of 8 rows; this step is "
                                 "for a few rows (v3 takes large M)");
   }

@@ -38,21 +38,16 @@
 // Run: build/ch09/bin/ch09_bench --op=linear_bias/bf16
 #include <cstdint>
 
-#include "../ch05_wmma/async_copy.cuh"
-#include "../ch05_wmma/mma_common.cuh"
 #include "runtime/errors.cuh"
+#include "device/async_copy.cuh"
+#include "device/mma.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 
 namespace ch09::solution {
 namespace {
 
-using ch05::solution::cp_async_16;
-using ch05::solution::cp_async_commit;
-using ch05::solution::cp_async_wait;
-using ch05::solution::ldmatrix_x4;
-using ch05::solution::mma_16816;
-using ch05::solution::smem_u32;
+using namespace wb::ptx;  // chapter 5's cp.async, ldmatrix, mma.sync (harness/device/async_copy.cuh, mma.cuh)
 
 // A tile configuration: block tile BM x BN, step BK along K, WARPS_M x WARPS_N warps,
 // STAGES shared-memory stages, MIN_BLOCKS CTAs per SM for __launch_bounds__.

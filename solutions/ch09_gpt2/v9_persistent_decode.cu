@@ -49,20 +49,18 @@
 #include <stdexcept>
 #include <string>
 
-#include "../ch05_wmma/async_copy.cuh"
-#include "../ch06_layernorm/norm_common.cuh"
 #include "runtime/errors.cuh"
+#include "device/async_copy.cuh"
+#include "device/reduce.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 
 namespace ch09::solution {
 namespace {
 
-using ch05::solution::cp_async_16;
-using ch05::solution::cp_async_commit;
-using ch05::solution::cp_async_wait;
-using ch06::solution::block_sum;  // chapter 6's sums over a warp and a CTA (one barrier each)
-using ch06::solution::warp_sum;
+using namespace wb::ptx;  // chapter 5's cp.async (harness/device/async_copy.cuh)
+using wb::block_sum;  // sums over a warp and a CTA, one barrier each (harness/device/reduce.cuh)
+using wb::warp_sum;
 
 constexpr int kWarps = 16, kThreads = 32 * kWarps;  // one CTA per SM
 constexpr int kMaxD = 128;                          // head size at most (4 elements per lane)

@@ -3,7 +3,8 @@
 # machine (scripts/slurm-local-cluster.sh; root, Debian). No GPU is needed or used: each job
 # builds its submission and runs the host-side tests, and lists "no GPU on node".
 #
-# A class of chapter 1 submissions, put together from the fixture class:
+# A class of chapter 1 submissions, put together from the fixture class (made from
+# tests/leaderboard/classes/):
 #   correct           the fixture's fast kernels            -> no GPU on node
 #   not-compiling     the fixture's                          -> did not build
 #   no-files          no chapter files (the fixture's "-dash ..dots")  -> missing files (no job)
@@ -20,7 +21,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
-lb="$here/tools/leaderboard/leaderboard.py"
+lb="$here/scripts/leaderboard.sh"
 me=slurm-check
 keep=0
 [ "${1:-}" = --keep ] && keep=1
@@ -46,7 +47,9 @@ cleanup() {
 trap cleanup EXIT
 
 # --- the class -------------------------------------------------------------------------------
-fixture="$here/tests/leaderboard/fixture-class"
+fixture="$work/fixture-class"
+PYTHONPATH="$here/tools/leaderboard" python3 -m wb_leaderboard.classes fixture "$fixture" ||
+  fail "cannot make the fixture class (tests/leaderboard/classes/)"
 mkdir -p "$work/class" "$work/key"
 chmod 700 "$work/key"
 cp -a "$fixture/fast" "$work/class/correct"
@@ -61,15 +64,16 @@ export LEADERBOARD_POLL_S=2
 
 # --- submit --------------------------------------------------------------------------------
 say "submitting the class ..."
-"$here/scripts/leaderboard.sh" --slurm --chapter ch01 --partition debug --gres none --time 20 --cpus-per-task 2 \
+"$lb" --slurm --chapter ch01 --partition debug --gres none --time 20 --cpus-per-task 2 \
   --timeout 300 "${common[@]}" "$work/class" | tee "$work/submit.log"
 run_id=$(sed -n 's/^kernel-workbook leaderboard on Slurm, run \([^ ]*\) .*/\1/p' "$work/submit.log")
 [ -n "$run_id" ] || fail "no run id in the submission's output"
 run="$shared/$run_id"
 task_of() { python3 -c 'import json, sys
 print([t["task"] for t in json.load(open(sys.argv[1]))["tasks"] if t["student"] == sys.argv[2]][0])' "$run/run.json" "$1"; }
-state_of() { python3 "$lb" jobs --run-dir "$run" | awk -F'\t' -v t="$1" '$1 == t { print $3 }'; }
-job_of() { python3 "$lb" jobs --run-dir "$run" | awk -F'\t' -v t="$1" '$1 == t { print $2 }'; }
+jobs() { "$lb" --status "$run_id" "${common[@]}"; }  # task, job, state, record, student
+state_of() { jobs | awk -F'\t' -v t="$1" '$1 == t { print $3 }'; }
+job_of() { jobs | awk -F'\t' -v t="$1" '$1 == t { print $2 }'; }
 wait_until() {  # seconds, description, command...
   local limit=$1 what=$2 t0
   shift 2
@@ -80,7 +84,7 @@ wait_until() {  # seconds, description, command...
   done
 }
 is_state() { [ "$(state_of "$1")" = "$2" ]; }
-all_ended() { ! python3 "$lb" jobs --run-dir "$run" | awk -F'\t' '{ print $3 }' | grep -qE '^(PENDING|RUNNING|CONFIGURING|COMPLETING)$'; }
+all_ended() { ! jobs | awk -F'\t' '{ print $3 }' | grep -qE '^(PENDING|RUNNING|CONFIGURING|COMPLETING)$'; }
 
 # --- a job killed while it runs ----------------------------------------------------------
 killed=$(task_of killed-mid-run)
@@ -102,13 +106,13 @@ say "cut the record of job $corrupted_job in half"
 
 # --- collect, twice --------------------------------------------------------------------------
 say "collecting ..."
-"$here/scripts/leaderboard.sh" --collect "$run_id" "${common[@]}" \
+"$lb" --collect "$run_id" "${common[@]}" \
   --expect "$here/tests/leaderboard/slurm-expected.json" | tee "$work/collect1.log" ||
   fail "the first collect does not match tests/leaderboard/slurm-expected.json"
 grep -q "Slurm state CANCELLED" "$out/leaderboard.md" || fail "the cancelled job's reason does not name Slurm's state"
 grep -q "truncated or not valid JSON" "$work/collect1.log" || fail "the cut record is not reported as such"
 cp "$out/history.jsonl" "$work/history.1"
-"$here/scripts/leaderboard.sh" --collect "$run_id" "${common[@]}" > "$work/collect2.log" ||
+"$lb" --collect "$run_id" "${common[@]}" > "$work/collect2.log" ||
   fail "the second collect failed"
 cmp -s "$out/history.jsonl" "$work/history.1" || fail "a second collect of the same run changed the history"
 grep -q "0 merged now" "$work/collect2.log" || fail "the second collect merged something again"
@@ -116,14 +120,14 @@ say "a second collect added nothing"
 
 # --- rerun the two jobs alone ---------------------------------------------------------------
 say "running jobs $killed_job and $corrupted_job again ..."
-"$here/scripts/leaderboard.sh" --rerun "$killed_job" --rerun "$corrupted_job" --wait "${common[@]}" \
+"$lb" --rerun "$killed_job" --rerun "$corrupted_job" --wait "${common[@]}" \
   --expect "$here/tests/leaderboard/slurm-expected-rerun.json" | tee "$work/rerun.log" ||
   fail "after the reruns, the report does not match tests/leaderboard/slurm-expected-rerun.json"
 head -c "$(stat -c %s "$work/history.1")" "$out/history.jsonl" | cmp -s - "$work/history.1" ||
   fail "the reruns rewrote earlier lines of the history"
 [ "$(wc -l < "$out/history.jsonl")" = $(( $(wc -l < "$work/history.1") + 2 )) ] ||
   fail "the reruns should add exactly two lines to the history"
-python3 "$lb" verify --history "$out/history.jsonl" --key "$work/key/leaderboard.key" || fail "the history does not verify"
+"$lb" --verify --out "$out" --key "$work/key/leaderboard.key" || fail "the history does not verify"
 python3 - "$out/leaderboard.json" <<'EOF' || fail "the final report still lists jobs without a result"
 import json, sys
 doc = json.load(open(sys.argv[1]))
@@ -149,7 +153,7 @@ fields=$(sacct --helpformat | tr -s ' \n' ',' | sed 's/^,//; s/,$//')
   for array in $(python3 -c 'import json, sys; print(" ".join(j["array_job"] for j in json.load(open(sys.argv[1]))["jobs"]))' "$run/run.json"); do
     scontrol -dd show job "$array"
     sacct -j "$array" -P -a --format="$fields"
-    for job in $(python3 "$lb" jobs --run-dir "$run" | awk -F'\t' '{ print $2 }'); do
+    for job in $(jobs | awk -F'\t' '{ print $2 }'); do
       scontrol write batch_script "$job" - 2> /dev/null || true
     done
   done

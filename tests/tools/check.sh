@@ -3,7 +3,7 @@
 # Each case runs a script on recorded inputs (tests/tools/fixtures) with stand-ins for the
 # GPU tools (tests/tools/fake), so no GPU, ncu or compute-sanitizer is needed.
 #
-# usage: tests/tools/check.sh CASE WORK_DIR
+# usage: tests/tools/check.sh CASE WORK_DIR [PROGRAM]   (bench_flags: PROGRAM is a chapter's benchmark)
 # Exit status: 0 pass, 1 fail, 77 skipped (matplotlib missing, for the plotting cases).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -138,6 +138,27 @@ case "$case_name" in
       WORKBOOK_GPU_FAKE=none "$root/scripts/sanitize.sh" ch01
     expect 77 "cannot profile: no NVIDIA GPU is visible" -- env NCU="$fake/ncu" WORKBOOK_GPU_FAKE=none \
       "$root/scripts/profile.sh" ch01 --skip-code 77
+    ;;
+  bench_flags)
+    # A chapter's benchmark refuses bad flags (its own and Google Benchmark's) with a message
+    # naming the flag and listing the known ones, exit status 2, before it looks for a GPU.
+    bench=${3:?bench_flags needs the benchmark program}
+    expect 2 "unknown option '--nonsense'" -- "$bench" --nonsense
+    expect 2 "--samples: -5 is out of range" -- "$bench" --samples=-5
+    expect 2 "--samples: 'abc' is not a whole number" -- "$bench" --samples=abc
+    expect 2 "--benchmark_repetitions: 'abc' is not a whole number" -- "$bench" --benchmark_repetitions=abc
+    expect 2 "--benchmark_format: 'xml' is not one of console\|json\|csv" -- "$bench" --benchmark_format=xml
+    expect 2 "Google Benchmark's flags are --benchmark_filter" -- "$bench" --benchmark_nonsense=1
+    expect 2 "--benchmark_min_time: '-1' is not a number of seconds" -- "$bench" --benchmark_min_time=-1
+    expect 2 "--benchmark_filter: '\(v3' is not a regular expression" -- "$bench" "--benchmark_filter=(v3"
+    expect 2 "--json and --benchmark_out both name a results file" -- "$bench" --json=a.json --benchmark_out=b.json
+    expect 2 "--benchmark_repetitions=N" -- "$bench" --benchmark_repetitions=0
+    expect 0 "--benchmark_filter=REGEX" -- "$bench" --help
+    # Without a GPU, good flags end in a clear message (and no results file).
+    . "$root/scripts/lib/common.sh"
+    if [ -n "$(wb_gpu_missing_reason)" ]; then
+      expect 1 "cannot benchmark: .*The command line is valid" -- "$bench" --benchmark_filter=v3 --benchmark_format=json
+    fi
     ;;
   new_chapter_bad_input)
     # On a stand-in tree of its own (--root), so that whatever else happens in the repository

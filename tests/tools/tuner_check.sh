@@ -45,6 +45,8 @@ expect 2 "^$t: --out=$work/missing/x.json: the folder $work/missing does not exi
 expect 2 "^$t: --out-dir=$work/missing: the folder $work/missing does not exist" -- "$tool" --out-dir="$work/missing"
 expect 2 "^$t: --markdown=$work/missing/t.md: the folder $work/missing does not exist" -- \
   "$tool" "${one[@]}" --dry-run --markdown="$work/missing/t.md"
+expect 2 "^$t: --json=$work/missing/r.json: the folder $work/missing does not exist" -- \
+  "$tool" "${one[@]}" --dry-run --json="$work/missing/r.json"
 expect 2 "^$t: --out=$work: it is a folder" -- "$tool" "${one[@]}" --out="$work"
 expect 2 "^$t: WORKBOOK_CONFIG_DIR=$work/missing: the folder $work/missing does not exist" -- \
   env WORKBOOK_CONFIG_DIR="$work/missing" "$tool" "${one[@]}"
@@ -65,8 +67,8 @@ cmp -s "$work/other.json" "$work/other.copy" || fail "the refused run changed $w
 
 if ! has_gpu; then
   expect 1 "^$t: .*(GPU|driver).*the autotuner measures on a GPU and cannot run here" -- \
-    "$tool" "${one[@]}" --out="$out" --markdown="$md"
+    "$tool" "${one[@]}" --out="$out" --markdown="$md" --json="$work/results.json"
 fi
-nothing_left "$out" "$md" "$work/missing"
+nothing_left "$out" "$md" "$work/results.json" "$work/missing"
 no_temporaries "$work"
 echo "$t: every bad input refused, nothing left behind"

@@ -43,8 +43,6 @@ using bf16 = __nv_bfloat16;
 
 namespace {
 
-size_t round_up(size_t n) { return (n + 255) / 256 * 256; }
-
 char* at(void* base, size_t bytes) { return static_cast<char*>(base) + bytes; }
 
 // Sets a flag for the life of a scope, and clears it also when an op throws.

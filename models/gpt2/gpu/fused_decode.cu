@@ -53,8 +53,6 @@ using bf16 = __nv_bfloat16;
 
 namespace {
 
-size_t round_up(size_t n) { return (n + 255) / 256 * 256; }
-
 template <class T>
 const T* in(const void* p) {
   return static_cast<const T*>(p);

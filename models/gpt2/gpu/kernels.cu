@@ -7,16 +7,13 @@
 #include <string>
 
 #include "runtime/errors.cuh"
+#include "device/math.cuh"
+#include "device/reduce.cuh"
+#include "device/vec.cuh"
 #include "kernels.cuh"
 
 namespace gpt2::kernels {
 namespace {
-
-__device__ __forceinline__ float f32(float v) { return v; }
-__device__ __forceinline__ float f32(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <class T> __device__ __forceinline__ T cast(float v);
-template <> __device__ __forceinline__ float cast<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 cast<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
 
 constexpr int kMaxD = 128;       // head size the attention kernel holds per thread block
 constexpr int kAttnThreads = 128;
@@ -37,7 +34,7 @@ __global__ void embedding_kernel(const int32_t* tokens, const int* pos, const T*
 template <class T>
 __global__ void residual_add_kernel(const T* x, const T* r, T* h, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    h[i] = cast<T>(f32(x[i]) + f32(r[i]));
+    h[i] = wb::from_float<T>(wb::to_float(x[i]) + wb::to_float(r[i]));
   }
 }
 
@@ -55,15 +52,6 @@ __global__ void kv_append_kernel(const T* qkv, T* k_cache, T* v_cache, const int
   }
 }
 
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
-  return v;
-}
-__device__ __forceinline__ float warp_max(float v) {
-  for (int off = 16; off > 0; off /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
-  return v;
-}
-
 // grid (n, H), block (128), dynamic smem: P floats of scores + a few words.
 // Query t of head h: s[j] = scale * q · k_j for j <= *pos + t; softmax; o = sum_j p_j v_j.
 template <class T>
@@ -77,7 +65,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(const T* qkv, c
   const int keys = *pos + t + 1;        // causal: positions 0 .. pos + t
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = kAttnThreads / 32;
   const T* qrow = qkv + size_t(t) * 3 * C + h * D;
-  for (int d = threadIdx.x; d < D; d += kAttnThreads) q[d] = f32(qrow[d]);
+  for (int d = threadIdx.x; d < D; d += kAttnThreads) q[d] = wb::to_float(qrow[d]);
   __syncthreads();
 
   // Scores: warp w takes keys w, w + warps, ...; its lanes split the D products.
@@ -85,8 +73,8 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(const T* qkv, c
   for (int j = warp; j < keys; j += warps) {
     const T* kj = kh + size_t(j) * D;
     float dot = 0.0f;
-    for (int d = lane; d < D; d += 32) dot += q[d] * f32(kj[d]);
-    dot = warp_sum(dot);
+    for (int d = lane; d < D; d += 32) dot += q[d] * wb::to_float(kj[d]);
+    dot = wb::warp_sum(dot);
     if (lane == 0) s[j] = dot * scale;
   }
   __syncthreads();
@@ -94,11 +82,7 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(const T* qkv, c
   // The row's max, then exp and sum (FP32).
   float m = -INFINITY;
   for (int j = threadIdx.x; j < keys; j += kAttnThreads) m = fmaxf(m, s[j]);
-  m = warp_max(m);
-  if (lane == 0) red[warp] = m;
-  __syncthreads();
-  m = red[0];
-  for (int w = 1; w < warps; ++w) m = fmaxf(m, red[w]);
+  m = wb::block_reduce<kAttnThreads>(m, wb::Max{}, red);
   __syncthreads();  // red is reused below
   float l = 0.0f;
   for (int j = threadIdx.x; j < keys; j += kAttnThreads) {
@@ -106,25 +90,21 @@ __global__ void __launch_bounds__(kAttnThreads) attention_kernel(const T* qkv, c
     s[j] = e;
     l += e;
   }
-  l = warp_sum(l);
-  if (lane == 0) red[warp] = l;
-  __syncthreads();
-  l = 0.0f;
-  for (int w = 0; w < warps; ++w) l += red[w];
+  l = wb::block_sum<kAttnThreads>(l, red);
   const float inv = 1.0f / l;  // l >= 1: the max's own term is exp(0)
 
   // o[d] = sum_j p_j v_j[d]: thread d walks the keys (consecutive d, consecutive addresses).
   const T* vh = v_cache + size_t(h) * P * D;
   for (int d = threadIdx.x; d < D; d += kAttnThreads) {
     float o = 0.0f;
-    for (int j = 0; j < keys; ++j) o += s[j] * f32(vh[size_t(j) * D + d]);
-    att[size_t(t) * C + h * D + d] = cast<T>(o * inv);
+    for (int j = 0; j < keys; ++j) o += s[j] * wb::to_float(vh[size_t(j) * D + d]);
+    att[size_t(t) * C + h * D + d] = wb::from_float<T>(o * inv);
   }
 }
 
 template <class T>
 __global__ void to_float_kernel(const T* in, float* out, int n) {
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = f32(in[i]);
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = wb::to_float(in[i]);
 }
 
 __global__ void advance_kernel(const int32_t* index, int32_t* next, int32_t* token, int* pos, int32_t* history,
@@ -196,7 +176,7 @@ __global__ void split_qkv_kernel(const __nv_bfloat16* qkv, __nv_bfloat16* q, __n
 }
 
 unsigned blocks_for(int64_t n, int threads) {
-  const int64_t b = (n + threads - 1) / threads;
+  const int64_t b = wb::ceil_div(n, threads);
   return static_cast<unsigned>(b < 4096 ? (b < 1 ? 1 : b) : 4096);
 }
 

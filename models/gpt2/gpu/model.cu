@@ -36,8 +36,6 @@ using bf16 = __nv_bfloat16;
 
 namespace {
 
-size_t round_up(size_t n) { return (n + 255) / 256 * 256; }
-
 // Chapter 7's library top-k lives in an unnamed namespace: it is reached through the
 // variant it registers with the harness, which also says how much workspace it needs.
 const wb::Variant& library_topk() {

@@ -11,10 +11,15 @@
 
 #include "ch07.cuh"
 #include "runtime/buffers.cuh"
+#include "device/math.cuh"
 #include "model.h"
 #include "ops.h"
 
 namespace gpt2 {
+
+// The bytes a buffer carved from one of the model's allocations takes: its size rounded up to
+// 256, so that the next buffer starts 256-byte aligned.
+inline size_t round_up(size_t n) { return wb::round_up(n, size_t{256}); }
 
 struct Model::Impl final : Ops {
   Impl(const Weights& w, const Options& o);

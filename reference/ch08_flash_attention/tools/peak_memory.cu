@@ -25,12 +25,13 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cublas_attention.cuh"
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
 #include "runtime/options.h"
 #include "runtime/output_file.h"
-#include "report/json.h"
 #include "ladder.cuh"
 
 namespace {
@@ -185,7 +186,7 @@ int main(int argc, char** argv) {
   std::printf("ch08_memory on %s: B=%d H=%d D=%d, Sq = Sk = S, no mask; MB = 10^6 bytes\n", dev.name.c_str(), B, H, D);
   for (const auto& im : impls) measure(im, B, H, 256, D);  // warm-up: handles, code, workspaces
   std::printf("%-26s %7s %12s %12s %12s  %s\n", "impl", "S", "tensors MB", "buffer MB", "measured MB", "");
-  wb::Json rows = wb::Json::array();
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (int S = 1024; S <= max_s; S *= 2) {
     for (const auto& im : impls) {
       const Row r = measure(im, B, H, S, D);
@@ -195,24 +196,17 @@ int main(int argc, char** argv) {
         std::printf("%-26s %7d %12.1f %12.1f %12s  %s\n", r.impl.c_str(), S, r.tensors_mb, r.scratch_mb, "-",
                     r.note.c_str());
       }
-      wb::Json j = wb::Json::object();
-      j.set("impl", r.impl);
-      j.set("S", S);
-      j.set("tensors_mb", r.tensors_mb);
-      j.set("buffer_mb", r.scratch_mb);
-      j.set("measured_mb", r.measured_mb >= 0 ? wb::Json(r.measured_mb) : wb::Json(nullptr));
-      j.set("note", r.note);
-      rows.push(std::move(j));
+      rows.push_back({{"impl", r.impl},
+                      {"S", S},
+                      {"tensors_mb", r.tensors_mb},
+                      {"buffer_mb", r.scratch_mb},
+                      {"measured_mb", r.measured_mb >= 0 ? nlohmann::ordered_json(r.measured_mb) : nullptr},
+                      {"note", r.note}});
     }
   }
   if (!json_path.empty()) {
-    wb::Json out = wb::Json::object();
-    out.set("device", dev.name);
-    out.set("B", B);
-    out.set("H", H);
-    out.set("D", D);
-    out.set("rows", std::move(rows));
-    wb::write_file_atomically(json_path, out.dump() + "\n");
+    const nlohmann::ordered_json out = {{"device", dev.name}, {"B", B}, {"H", H}, {"D", D}, {"rows", std::move(rows)}};
+    wb::write_file_atomically(json_path, out.dump(2) + "\n");
     std::printf("wrote %s\n", json_path.c_str());
   }
   return 0;

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "sgemm_config.h"
 
 #ifndef WB_CH04_CONFIG_DIR
@@ -83,10 +85,10 @@ TEST(SgemmSpace, ConfigsRoundTripThroughTheConfigFormat) {
   const wb::tune::Space s = sgemm_space(valid_candidates());
   const SgemmConfig p{128, 128, 8, 64, 32, 8, 8, 256, 1};
   EXPECT_EQ(p.name(), "128x128x8_w64x32_t8x8_n256_pf");
-  EXPECT_EQ(from_tune(s.from_json(wb::Json::parse(to_tune(p).to_json().dump()))), p);
+  EXPECT_EQ(from_tune(s.from_json(wb::tune::Json::parse(to_tune(p).to_json().dump()))), p);
   const SgemmConfig c{64, 128, 16, 32, 64, 8, 8, 128};
   EXPECT_EQ(from_tune(s.from_json(to_tune(c).to_json())), c);
-  EXPECT_THROW(s.from_json(wb::Json::parse(R"({"bm": 128})")), std::runtime_error);
+  EXPECT_THROW(s.from_json(wb::tune::Json::parse(R"({"bm": 128})")), std::runtime_error);
   // Valid values one by one, but not a configuration this build compiles.
   EXPECT_THROW(s.from_json(to_tune({64, 64, 8, 32, 64, 8, 8, 128}).to_json()), std::runtime_error);
   EXPECT_THROW(s.from_json(to_tune({96, 96, 8, 48, 24, 8, 8, 256}).to_json()), std::runtime_error);
@@ -95,27 +97,13 @@ TEST(SgemmSpace, ConfigsRoundTripThroughTheConfigFormat) {
 // A config document as ch04_tune writes it: per-shape winners and the overall one.
 std::string file_with(const std::string& key, const std::vector<std::pair<wb::Shape, SgemmConfig>>& winners,
                       const SgemmConfig* overall) {
-  wb::Json entry = wb::Json::object();
-  entry.set("gpu", "test GPU");
-  entry.set("space", "ch04_sgemm");
-  wb::Json list = wb::Json::array();
+  using Json = wb::tune::Json;
+  Json entry = {{"gpu", "test GPU"}, {"space", "ch04_sgemm"}, {"winners", Json::array()}};
   for (const auto& [shape, c] : winners) {
-    wb::Json w = wb::Json::object();
-    wb::Json sj = wb::Json::object();
-    for (const char* d : {"M", "N", "K"}) sj.set(d, shape[d]);
-    w.set("shape", sj);
-    w.set("config", to_tune(c).to_json());
-    w.set("name", c.name());
-    w.set("us", 100.0);
-    list.push(w);
+    const Json sj = {{"M", shape["M"]}, {"N", shape["N"]}, {"K", shape["K"]}};
+    entry["winners"].push_back({{"shape", sj}, {"config", to_tune(c).to_json()}, {"name", c.name()}, {"us", 100.0}});
   }
-  entry.set("winners", list);
-  if (overall) {
-    wb::Json o = wb::Json::object();
-    o.set("config", to_tune(*overall).to_json());
-    o.set("name", overall->name());
-    entry.set("overall", o);
-  }
+  if (overall) entry["overall"] = {{"config", to_tune(*overall).to_json()}, {"name", overall->name()}};
   return wb::tune::merge_entry(nullptr, "about", key, entry).dump(2);
 }
 
@@ -169,8 +157,8 @@ TEST(SgemmSpace, TheRepositorysConfigFileIsInTheSharedFormat) {
   const auto small = wb::tune::nearest(s, t.winners, wb::Shape{{"M", 1024}, {"N", 1024}, {"K", 1024}});
   ASSERT_TRUE(small.has_value());
   EXPECT_EQ(s.name_of(*small), "64x128x16_w32x64_t8x8_n128");
-  const wb::Json doc = wb::Json::parse(text.str());
-  EXPECT_EQ(doc.find("gpus")->find(h100)->find("space")->string(), "ch04_sgemm");
+  const wb::tune::Json doc = wb::tune::Json::parse(text.str());
+  EXPECT_EQ(doc["gpus"][h100]["space"].get<std::string>(), "ch04_sgemm");
 }
 
 }  // namespace

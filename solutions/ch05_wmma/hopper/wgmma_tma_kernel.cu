@@ -53,9 +53,9 @@
 #include <type_traits>
 
 #include "runtime/errors.cuh"
+#include "device/sm90.cuh"
 #include "hopper.cuh"
 #include "mma_common.cuh"
-#include "sm90.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define CH05_SM90A 1
@@ -64,7 +64,8 @@
 namespace ch05::solution::hopper {
 namespace {
 
-using namespace sm90;  // the PTX wrappers (sm90.cuh)
+using namespace wb::sm90;  // the PTX wrappers (harness/device/sm90.cuh)
+using wb::ptx::smem_u32;
 
 constexpr int kBM = 128, kBN = 256, kBK = 64;
 constexpr int kConsumers = 2;                          // consumer warpgroups, 64 rows each
@@ -189,13 +190,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_init(full(s), 1);                // the producer's arrive (plus the TMA bytes)
       mbar_init(empty(s), kConsumers * 4);  // one arrive per consumer warp
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the copy engine
+    fence_mbarrier_init();  // visible to the copy engine
   }
   __syncthreads();
 
   if (warpgroup == 0) {
     // Producer: one thread issues every copy; the warpgroup's registers go to the consumers.
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    setmaxnreg_dec<40>();
     if (threadIdx.x == 0) {
       int stage = 0;
       uint32_t phase = 0;
@@ -216,7 +217,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   } else {
     // Consumers: warpgroup 1 computes rows 0-63 of each tile, warpgroup 2 rows 64-127.
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    setmaxnreg_inc<232>();
     const int cw = warpgroup - 1, warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
     auto release = [&](int s) {  // this warp is done with stage s
       if (lane == 0) mbar_arrive(empty(s));

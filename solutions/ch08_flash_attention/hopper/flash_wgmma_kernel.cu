@@ -61,10 +61,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "../ch05_wmma/hopper/sm90.cuh"
-#include "../ch05_wmma/mma_common.cuh"
 #include "attention_common.cuh"
 #include "runtime/errors.cuh"
+#include "device/sm90.cuh"
 #include "hopper.cuh"
 #include "wgmma_bf16.cuh"
 
@@ -75,8 +74,8 @@
 namespace ch08::solution::hopper {
 namespace {
 
-using namespace ch05::solution::sm90;  // mbarriers, TMA, wgmma fence / commit / wait, descriptors
-using ch05::solution::smem_u32;
+using namespace wb::sm90;  // mbarriers, TMA, wgmma fence / commit / wait, descriptors (harness/device/sm90.cuh)
+using wb::ptx::smem_u32;
 
 template <int kD_>
 struct WgCfg {
@@ -150,14 +149,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       mbar_init(k_empty(s), Cfg::kConsumers * 4);  // one arrive per consumer warp
       mbar_init(v_empty(s), Cfg::kConsumers * 4);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the copy engine
+    fence_mbarrier_init();  // visible to the copy engine
   }
   __syncthreads();
 
   const int warpgroup = threadIdx.x / 128;
   if (warpgroup == 0) {
     // --- producer: one thread asks for every box; the others only give their registers away
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
+    setmaxnreg_dec<24>();
     if (threadIdx.x == 0) {
       mbar_arrive_expect_tx(q_full, Cfg::kQBytes);
 #pragma unroll
@@ -184,7 +183,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   }
 
   // --- consumers: warpgroup c (1 or 2) owns rows 64 (c - 1) .. 64 (c - 1) + 63 of the block --------
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
+  setmaxnreg_inc<240>();
   const int cw = warpgroup - 1, warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, qd = lane % 4;
   const int wg_row0 = q0 + cw * 64;                         // the warpgroup's first row

@@ -7,7 +7,7 @@
 #pragma once
 #include <cstdint>
 
-#include "../../ch05_wmma/hopper/sm90.cuh"  // WB_WGMMA_D*
+#include "device/sm90.cuh"  // WB_WGMMA_D*
 
 namespace ch08::solution::hopper {
 

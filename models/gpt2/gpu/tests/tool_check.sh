@@ -86,7 +86,7 @@ fi
 json=$work/run.json
 expect 0 "TTFT: .*tokens/s.*kernels per token.*attn_qkv" -- "$tool" --weights="$tiny" --prompt-len=8 --new=16 \
   --kernels=library,solution --json="$json"
-grep -q '"schema_version": 1' "$json" || fail "$json has no schema_version 1"
+grep -q '"schema_version": 3' "$json" || fail "$json has no schema_version 3 (harness/report/results.schema.json)"
 grep -q '"tool": "gpt2"' "$json" || fail "$json does not name the tool"
 [ "$(grep -c '"decode_tok_s"' "$json")" = 2 ] || fail "$json should hold two runs"
 expect 0 "check: .* all within tolerance.*float64 CPU forward.*ok.*recompute.*ok.*bit for bit" -- \

@@ -45,7 +45,7 @@
 #include "runtime/launch.cuh"
 #include "runtime/options.h"
 #include "runtime/output_file.h"
-#include "report/json.h"
+#include "report/results.h"
 #include "report/table.h"
 #include "model.h"
 #include "tool_args.h"
@@ -581,50 +581,45 @@ int main(int argc, char** argv) {
     for (const auto& k : a.kernels) runs.push_back(run_one(w, a, k, prompt, dev, checks_ok));
 
     if (!a.json.empty()) {
-      wb::Json doc = wb::Json::object();
-      doc.set("schema_version", 1);
-      doc.set("tool", "gpt2");
-      doc.set("gpu", dev.name);
-      wb::Json list = wb::Json::array();
+      using Json = wb::results::Json;
+      Json doc = wb::results::model_document("gpt2", dev);  // harness/report/results.schema.json, kind model
+      doc["runs"] = Json::array();
       for (const auto& r : runs) {
-        wb::Json j = wb::Json::object();
-        j.set("kernels", r.kernels);
-        j.set("ttft_ms", r.ttft_ms);
-        j.set("decode_tok_s", r.decode_tok_s);
-        if (a.int8) j.set("int8", true);
+        Json j = {{"kernels", r.kernels}, {"ttft_ms", r.ttft_ms}, {"decode_tok_s", r.decode_tok_s}};
+        if (a.int8) j["int8"] = true;
         if (r.overlap) {
-          wb::Json ov = wb::Json::object();
-          ov.set("alone_ms", r.overlap->alone_ms);
-          ov.set("together_ms", r.overlap->together_ms);
-          ov.set("decode_alone_ms", r.overlap->decode_alone_ms);
-          ov.set("decode_together_ms", r.overlap->decode_together_ms);
-          ov.set("prefill_alone_ms", r.overlap->prefill_alone_ms);
-          ov.set("prefill_together_ms", r.overlap->prefill_together_ms);
-          ov.set("same_tokens", r.overlap->same_tokens);
-          j.set("overlap", ov);
+          j["overlap"] = {{"alone_ms", r.overlap->alone_ms},
+                          {"together_ms", r.overlap->together_ms},
+                          {"decode_alone_ms", r.overlap->decode_alone_ms},
+                          {"decode_together_ms", r.overlap->decode_together_ms},
+                          {"prefill_alone_ms", r.overlap->prefill_alone_ms},
+                          {"prefill_together_ms", r.overlap->prefill_together_ms},
+                          {"same_tokens", r.overlap->same_tokens}};
         }
         if (!r.batch.empty()) {
-          wb::Json rows = wb::Json::array();
+          j["batch"] = Json::array();
           for (const BatchRow& b : r.batch) {
-            wb::Json row = wb::Json::object();
-            row.set("batch", b.batch);
-            row.set("tok_s", b.tok_s);
-            row.set("tok_s_per_seq", b.tok_s_per_seq);
-            row.set("ms_per_step", b.ms_per_step);
-            row.set("bytes_per_step", b.cost.bytes);
-            row.set("gbps", b.gbps);
-            row.set("flops_per_step", b.cost.flops);
-            row.set("tflops", b.tflops);
-            row.set("bound", b.bound);
-            row.set("linear_bound", b.linear_bound);
-            rows.push(row);
+            j["batch"].push_back({{"batch", b.batch},
+                                  {"tok_s", b.tok_s},
+                                  {"tok_s_per_seq", b.tok_s_per_seq},
+                                  {"ms_per_step", b.ms_per_step},
+                                  {"bytes_per_step", b.cost.bytes},
+                                  {"gbps", b.gbps},
+                                  {"flops_per_step", b.cost.flops},
+                                  {"tflops", b.tflops},
+                                  {"bound", b.bound},
+                                  {"linear_bound", b.linear_bound}});
           }
-          j.set("batch", rows);
         }
-        list.push(j);
+        doc["runs"].push_back(std::move(j));
       }
-      doc.set("runs", list);
-      wb::write_file_atomically(a.json, doc.dump() + "\n");
+      // Written whole at the end: a temporary beside --json, renamed when complete.
+      const std::string problem =
+          wb::write_whole(a.json, [&](const std::string& path) { return wb::results::write(path, doc); });
+      if (!problem.empty()) {
+        std::fprintf(stderr, "gpt2: %s\n", problem.c_str());
+        return 1;
+      }
       std::printf("wrote %s\n", a.json.c_str());
     }
     if (!checks_ok) {

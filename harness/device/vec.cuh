@@ -1,0 +1,29 @@
+// Elements and 16-byte vectors.
+//
+//   aligned16(p)     whether p may be read or written 16 bytes at a time (float4, uint4):
+//                    chapter 1 teaches it (v3_vectorized: a float4 load needs an address that
+//                    is a multiple of 16, or the kernel faults), chapters 2 to 9 test it before
+//                    taking their vector paths.
+//   to_float(x)      an element (FP32 or BF16) widened to FP32, and
+//   from_float<T>(v) an FP32 value rounded once (to nearest even) to the element type:
+//                    chapter 3 teaches the pattern (BF16 in memory, FP32 in the arithmetic:
+//                    exercise 3's sum); chapters 6 and 9 and the GPT-2 model use these.
+#pragma once
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+namespace wb {
+
+__host__ __device__ inline bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <class T> __device__ __forceinline__ T from_float(float v);
+template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+}  // namespace wb

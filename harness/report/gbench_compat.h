@@ -1,0 +1,40 @@
+// Google Benchmark renamed a run's error fields in 1.8 (error_occurred/error_message became
+// skipped/skip_message): these read and set them on either, so the workbook builds against
+// Debian 12's 1.7 and the 1.8/1.9 of newer distributions alike.
+#pragma once
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+namespace wb::report {
+
+template <class Run>
+bool run_failed(const Run& r) {
+  if constexpr (requires { r.error_occurred; }) {
+    return r.error_occurred;
+  } else {
+    return r.skipped == benchmark::internal::SkippedWithError;
+  }
+}
+
+template <class Run>
+std::string run_failure(const Run& r) {
+  if constexpr (requires { r.error_message; }) {
+    return r.error_message;
+  } else {
+    return r.skip_message;
+  }
+}
+
+template <class Run>
+void mark_failed(Run& r, std::string message) {
+  if constexpr (requires { r.error_occurred; }) {
+    r.error_occurred = true;
+    r.error_message = std::move(message);
+  } else {
+    r.skipped = benchmark::internal::SkippedWithError;
+    r.skip_message = std::move(message);
+  }
+}
+
+}  // namespace wb::report

@@ -1,0 +1,221 @@
+"""crosscheck.py: the leaderboard's own checks of a benchmark's numbers, whatever outcome code a
+row has (the measured ceilings, the baseline's bytes and reference times, numbers that follow
+from the time, one document only); every chapter's score (several references per shape, the
+library first; rows without a reference); chapter 9's whole-model score."""
+
+import json
+import os
+import shutil
+import tempfile
+import unittest
+
+from support import RESULTS, decoder_text, trusted
+from wb_leaderboard import classify, crosscheck as X
+from wb_leaderboard.outcomes import OUTCOME_KIND
+
+
+class CrossChecks(unittest.TestCase):
+    def setUp(self):
+        with open(os.path.join(RESULTS, "fast", "bench.json")) as f:
+            self.doc = json.load(f)
+
+    def classify(self, doc, base=None):
+        return X.classify_bench(0, json.dumps(doc), trusted() if base is None else base)
+
+    def student(self, doc, shape="n=16777216", impl="student"):
+        return [r for r in doc["results"] if r["role"] == "student" and r["shape"] == shape and r["impl"] == impl][0]
+
+    def test_an_honest_run_passes(self):
+        reasons, shapes, notes = self.classify(self.doc)
+        self.assertEqual(reasons, [])
+        self.assertEqual(len(shapes), 6)
+
+    def test_above_the_measured_copy_ceiling_is_implausible(self):
+        self.student(self.doc)["median_us"] = 201326592.0 / (3700 * 1.2) / 1e3  # 120% of the copy ceiling
+        reasons, _, _ = self.classify(self.doc)
+        self.assertEqual(reasons[0]["kind"], "implausible")
+        self.assertIn("120% of the measured copy ceiling (3700 GB/s)", reasons[0]["detail"])
+
+    def test_a_few_percent_above_is_noise(self):
+        self.student(self.doc)["median_us"] = 201326592.0 / (3700 * 1.03) / 1e3
+        self.student(self.doc)["gbps"] = 3700 * 1.03
+        reasons, _, _ = self.classify(self.doc)
+        self.assertEqual(reasons, [])
+
+    def test_the_baseline_ceilings_win_over_the_runs_own(self):
+        self.doc["measured_ceilings"]["copy_gbps"] = 1e9  # a forged ceiling
+        reasons, _, _ = self.classify(self.doc)
+        self.assertEqual(reasons[0]["kind"], "implausible")
+        self.assertIn("the leaderboard measured 3700", reasons[0]["detail"])
+
+    def test_without_a_baseline_the_runs_own_ceilings_and_a_note(self):
+        reasons, _, notes = X.classify_bench(0, json.dumps(self.doc), None)
+        self.assertEqual(reasons, [])
+        self.assertIn("no baseline run", " ".join(notes))
+
+    def test_fewer_bytes_than_the_chapter_declares_is_implausible(self):
+        self.student(self.doc)["bytes"] = 1.0
+        reasons, _, _ = self.classify(self.doc)
+        self.assertEqual(reasons[0]["kind"], "implausible")
+
+    def test_derived_numbers_must_follow_from_the_time(self):
+        self.student(self.doc)["gbps"] = 1.0
+        reasons, _, _ = self.classify(self.doc)
+        self.assertIn("does not follow from its time", reasons[0]["detail"])
+
+    def test_a_reference_far_from_the_baseline_is_implausible(self):
+        for r in self.doc["results"]:
+            if r["role"] == "reference":
+                r["median_us"] *= 3  # the student slowed the library down in its own process
+        reasons, _, _ = self.classify(self.doc)
+        self.assertEqual(reasons[0]["kind"], "implausible")
+        self.assertIn("when the leaderboard timed it alone", reasons[0]["detail"])
+
+    def test_compute_above_the_ceiling_is_implausible(self):
+        row = self.student(self.doc)
+        row["flops"] = 1e15
+        base = trusted()
+        for r in base["results"]:
+            r["flops"] = 1e15
+        reasons, _, _ = self.classify(self.doc, base)
+        self.assertEqual(reasons[0]["kind"], "implausible")
+        self.assertIn("TFLOP/s", reasons[0]["detail"])
+
+    def test_any_code_but_pass_never_ranks(self):
+        for code, kind in OUTCOME_KIND.items():
+            if code == "pass":
+                continue
+            doc = json.loads(json.dumps(self.doc))
+            self.student(doc)["outcome"] = code
+            reasons, _, _ = self.classify(doc)
+            with self.subTest(code=code):
+                self.assertEqual(reasons[0]["kind"], kind)
+        doc = json.loads(json.dumps(self.doc))
+        self.student(doc)["outcome"] = "PASS"
+        self.assertEqual(self.classify(doc)[0][0]["kind"], "no-result")
+
+    def test_a_second_document_in_the_stream_is_rejected(self):
+        text = json.dumps(self.doc) + "\n" + json.dumps(self.doc)
+        reasons, _, _ = X.classify_bench(0, text, trusted())
+        self.assertEqual(reasons[0]["kind"], "implausible")
+        self.assertIn("more than one document", reasons[0]["detail"])
+
+    def test_schema_1_only_for_old_history(self):
+        with open(os.path.join(RESULTS, "schema-v1", "bench.json")) as f:
+            text = f.read()
+        self.assertEqual(X.classify_bench(0, text, trusted())[0][0]["kind"], "no-result")
+        reasons, shapes, _ = X.classify_bench(0, text, trusted(), legacy=True)
+        self.assertEqual((reasons, len(shapes)), ([], 6))
+
+    def test_a_row_whose_names_are_not_plain_text_is_implausible(self):
+        for r in self.doc["results"]:
+            if r["role"] == "student":
+                r["impl"] = r["impl"] + "\n--remeasure"
+        reasons, _, _ = X.classify_bench(0, json.dumps(self.doc))
+        self.assertIn("implausible", [r["kind"] for r in reasons])
+
+
+class ChapterScores(unittest.TestCase):
+    """Chapters after the first five: several references per shape (the library first),
+    rows without a reference, and chapter 9's whole-model score."""
+
+    def doc(self):
+        """A chapter 6-like run: per shape the library (cuDNN), an unfused baseline, a student."""
+        rows = []
+        for shape, lib_us, unfused_us, student_us in (("N=16384,C=4096", 100.0, 180.0, 80.0),
+                                                      ("N=1,C=4096", 4.0, 9.0, 5.0)):
+            for impl, role, us in (("cudnn_norm", "reference", lib_us),
+                                   ("unfused_add_then_norm", "reference", unfused_us),
+                                   ("ex2_residual_layernorm", "student", student_us)):
+                rows.append({"op": "residual_layernorm/bf16", "shape": shape, "impl": impl, "role": role,
+                             "bytes": 1e6, "flops": 0.0, "peak": "bf16-tensor", "median_us": us,
+                             "gbps": 1e6 / (us * 1e3), "outcome": "pass"})
+        return {"schema_version": 2, "chapter": "ch06", "measured_ceilings": {"copy_gbps": 3700.0},
+                "spec_ceilings": {"dram_gbps": 3352.0}, "results": rows}
+
+    def base(self):
+        d = self.doc()
+        d["results"] = [r for r in d["results"] if r["role"] == "reference"]
+        return d
+
+    def test_the_library_is_the_first_reference_of_a_shape(self):
+        reasons, shapes, _ = X.classify_bench(0, json.dumps(self.doc()), self.base())
+        self.assertEqual(reasons, [])
+        self.assertEqual([round(s["vs_reference"], 6) for s in shapes], [1.25, 0.8])
+        self.assertEqual([s["reference_us"] for s in shapes], [100.0, 4.0])
+
+    def test_each_reference_is_checked_against_its_own_baseline(self):
+        doc = self.doc()
+        for r in doc["results"]:
+            if r["impl"] == "unfused_add_then_norm":
+                r["median_us"] *= 2  # the unfused baseline slowed down in the student's process
+        reasons, _, _ = X.classify_bench(0, json.dumps(doc), self.base())
+        self.assertEqual(reasons[0]["kind"], "implausible")
+        self.assertIn("[unfused_add_then_norm]", reasons[0]["detail"])
+
+    def test_a_run_without_a_reference_the_baseline_timed_is_implausible(self):
+        doc = self.doc()
+        doc["results"] = [r for r in doc["results"] if not (r["impl"] == "cudnn_norm" and r["shape"] == "N=1,C=4096")]
+        reasons, _, _ = X.classify_bench(0, json.dumps(doc), self.base())
+        self.assertEqual(reasons[0]["kind"], "implausible")
+        self.assertIn("the baseline timed this reference", reasons[0]["detail"])
+
+    def test_a_row_without_a_library_reference_is_shown_not_scored(self):
+        doc = self.doc()
+        doc["results"].append({"op": "layernorm_decode/bf16", "shape": "N=1,C=4096", "impl": "ex4", "role": "student",
+                               "bytes": 1e4, "flops": 0.0, "peak": "bf16-tensor", "median_us": 3.0,
+                               "gbps": 1e4 / 3e3, "outcome": "pass"})
+        reasons, shapes, notes = X.classify_bench(0, json.dumps(doc), self.base())
+        self.assertEqual(reasons, [])
+        self.assertEqual(len(shapes), 3)
+        self.assertIsNone(shapes[2]["vs_reference"])
+        self.assertIn("1 timed row(s) have no library reference", " ".join(notes))
+
+    def test_decoder_score_is_the_geomean_of_decode_rate_and_first_token_time(self):
+        base = json.loads(decoder_text("baseline.json"))
+        reasons, shapes, _ = X.classify_bench(0, decoder_text("faster.json"), base)
+        self.assertEqual(reasons, [])
+        self.assertEqual([s["shape"] for s in shapes], ["decode", "ttft"])
+        self.assertAlmostEqual(shapes[0]["vs_reference"], 2000.0 / 1000.0)
+        self.assertAlmostEqual(shapes[1]["vs_reference"], 4.0 / 5.0)
+        self.assertAlmostEqual(classify.geomean([s["vs_reference"] for s in shapes]), (2.0 * 0.8) ** 0.5)
+        reasons, shapes, _ = X.classify_bench(0, decoder_text("slower.json"), base)
+        self.assertEqual(reasons, [])
+        self.assertAlmostEqual(classify.geomean([s["vs_reference"] for s in shapes]),
+                               ((245 / 980) * (4.2 / 16.8)) ** 0.5)
+
+    def test_decoder_results_that_cannot_rank(self):
+        base = json.loads(decoder_text("baseline.json"))
+        for name, kind, words in (("no-student.json", "no-result", "no run of the student kernels"),
+                                  ("two-student-runs.json", "no-result", "two runs of the student kernels"),
+                                  ("zero-rate.json", "no-result", "no valid decode_tok_s"),
+                                  ("library-slowed.json", "implausible", "when the leaderboard ran the library alone"),
+                                  ("schema-2.json", "no-result", "schema_version 2, not 1")):
+            with self.subTest(name=name):
+                reasons, shapes, _ = X.classify_bench(0, decoder_text(name), base)
+                self.assertEqual(reasons[0]["kind"], kind, reasons)
+                self.assertIn(words, reasons[0]["detail"])
+        text = decoder_text("faster.json")
+        self.assertEqual(X.classify_bench(0, text + text, base)[0][0]["kind"], "implausible")
+        self.assertEqual(X.classify_bench(124, text, base)[0][0]["kind"], "hung")
+
+    def test_a_decoder_chapter_ranks_like_any_other(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        entry = os.path.join(tmp, "entry")
+        shutil.copytree(os.path.join(RESULTS, "fast"), entry)
+        with open(os.path.join(entry, "meta.json")) as f:
+            meta = json.load(f)
+        meta.update(chapter="ch09", chapter_dir="ch09_transformer")
+        with open(os.path.join(entry, "meta.json"), "w") as f:
+            json.dump(meta, f)
+        shutil.copy(os.path.join(os.path.dirname(RESULTS), "decoder", "faster.json"), os.path.join(entry, "bench.json"))
+        rec = classify.classify_entry(entry, trusted=json.loads(decoder_text("baseline.json")))
+        self.assertEqual(rec["status"], "ranked", rec["reasons"])
+        self.assertAlmostEqual(rec["score"]["geomean_vs_reference"], (2.0 * 0.8) ** 0.5)
+        self.assertEqual(rec["score"]["shapes"], 2)
+        self.assertIsNone(rec["score"]["roofline_measured_pct"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
