@@ -219,6 +219,8 @@ endfunction()
 
 # A chapter whose solution declares tunable variants (.tuned_by(space), harness/tune) gets
 # an autotuner, chNN_tune, from its extra.cmake:  workbook_add_tuner(${id})
+# Its command line is host-tested (label `host`): bad input is refused by name, with status 2,
+# before any GPU work, and no config file or Markdown is left behind (tests/tools/tuner_check.sh).
 function(workbook_add_tuner id)
   add_executable(${id}_tune ${PROJECT_SOURCE_DIR}/harness/tune/tune_main.cu)
   target_compile_definitions(${id}_tune PRIVATE WB_CHAPTER_ID="${id}" WB_CONFIG_DIR="${PROJECT_SOURCE_DIR}/configs")
@@ -226,6 +228,10 @@ function(workbook_add_tuner id)
     "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_spec>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_solution>"
     "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_reference>")
   workbook_cuda_options(${id}_tune)
+  add_test(NAME ${id}.tune_bad_input
+           COMMAND bash ${PROJECT_SOURCE_DIR}/tests/tools/tuner_check.sh $<TARGET_FILE:${id}_tune> ${id}
+                   ${CMAKE_CURRENT_BINARY_DIR}/tuner-check/${id})
+  set_tests_properties(${id}.tune_bad_input PROPERTIES LABELS host TIMEOUT 120)
 endfunction()
 
 # A chapter's Hopper bonus, solutions/chNN_name/hopper/*.cu: wgmma, TMA and setmaxnreg exist

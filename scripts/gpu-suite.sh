@@ -5,8 +5,8 @@
 #      self-tests' and harness's tests through ctest (-j, labels, timeouts, JUnit)
 #   3. run the learner's stubs (the chNN_tests programs of the same build): every exercise
 #      must be reported "not written yet"
-#   4. with --autotune: run ch04_autotune and every chapter's chNN_tune (harness/tune), which
-#      write this GPU's winners into configs/ (copies go to the output folder)
+#   4. with --autotune: run every chapter's chNN_tune (harness/tune: ch04's SGEMM tiles, ch07's
+#      top-k), which write this GPU's winners into configs/ (copies go to the output folder)
 #   5. run every chapter's benchmark (twice with --repeat, to show run-to-run agreement)
 #   6. with --peers: the PyTorch peer scripts (scripts/torch_*_peer.py) on this GPU, and the GPT-2
 #      float64 CPU forward against transformers' logits (scripts/gpt2_torch_reference.py)
@@ -177,14 +177,8 @@ step_stubs() {
   done
 }
 
-# --- the autotuner writes this GPU's best SGEMM configuration before the benchmarks -----
+# --- the autotuners write this GPU's best configurations before the benchmarks -------------
 step_tune() {
-  if [ -x "$bin/bin/ch04_autotune" ]; then
-    start=$(date +%s)
-    "$bin/bin/ch04_autotune" --markdown="$out/ch04-autotune.md" > "$out/ch04-autotune.log" 2>&1
-    note "ch04_autotune: exit $? in $(( $(date +%s) - start )) s (log ch04-autotune.log)"
-    [ -f configs/ch04_sgemm.json ] && cp configs/ch04_sgemm.json "$out/"
-  fi
   for ch in ${bench_chapters:-$chapters}; do
     [ -x "$bin/bin/${ch}_tune" ] || continue
     past_deadline "${ch}_tune" && continue

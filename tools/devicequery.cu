@@ -7,7 +7,7 @@
 #include "measure/ceilings.cuh"
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
-#include "runtime/cli.h"
+#include "runtime/options.h"
 #include "report/results.h"
 
 namespace {
@@ -82,16 +82,16 @@ wb::results::Json to_json(const wb::DeviceInfo& d, const wb::MeasuredCeilings* m
 int main(int argc, char** argv) {
   int64_t device = 0;
   bool json = false, measure = false, remeasure = false;
-  wb::ArgParser args("devicequery", "Prints the GPU, its limits, its tensor-core paths and its peaks.");
-  args.add_int("device", "which GPU (default 0)", &device, 0, 1024);
-  args.add_flag("measure", "also show the measured ceilings (measured once per GPU, then cached)", &measure);
-  args.add_flag("remeasure", "measure the ceilings again, ignoring the cache", &remeasure);
-  args.add_flag("json", "print JSON instead of text", &json);
+  CLI::App app("Prints the GPU, its limits, its tensor-core paths and its peaks.", "devicequery");
+  wb::cli::conventions(app);
+  app.add_option("--device", device, "which GPU (default 0)")->transform(wb::cli::whole_number(0, 1024));
+  app.add_flag("--measure", measure, "also show the measured ceilings (measured once per GPU, then cached)");
+  app.add_flag("--remeasure", remeasure, "measure the ceilings again, ignoring the cache");
+  app.add_flag("--json", json, "print JSON instead of text");
   try {
-    if (!args.parse(argc, argv)) return 0;
+    if (!wb::cli::parse(app, argc, argv)) return 0;
   } catch (const wb::UsageError& e) {
-    std::fprintf(stderr, "devicequery: %s\n", e.what());
-    return 2;
+    return wb::cli::refuse(app, e.what());
   }
   try {
     if (const int code = wb::select_tool_device("devicequery", device)) return code;

@@ -24,7 +24,7 @@
 #include "runtime/buffers.cuh"
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
-#include "runtime/cli.h"
+#include "runtime/options.h"
 
 namespace {
 
@@ -164,14 +164,14 @@ std::vector<Result> measure(const wb::DeviceInfo& d) {
 int main(int argc, char** argv) {
   int64_t device = 0;
   bool json = false;
-  wb::ArgParser args("instpeak", "Measures the peak throughput of FFMA and mma.sync, with no memory traffic.");
-  args.add_int("device", "which GPU (default 0)", &device, 0, 1024);
-  args.add_flag("json", "print JSON instead of text", &json);
+  CLI::App app("Measures the peak throughput of FFMA and mma.sync, with no memory traffic.", "instpeak");
+  wb::cli::conventions(app);
+  app.add_option("--device", device, "which GPU (default 0)")->transform(wb::cli::whole_number(0, 1024));
+  app.add_flag("--json", json, "print JSON instead of text");
   try {
-    if (!args.parse(argc, argv)) return 0;
+    if (!wb::cli::parse(app, argc, argv)) return 0;
   } catch (const wb::UsageError& e) {
-    std::fprintf(stderr, "instpeak: %s\n", e.what());
-    return 2;
+    return wb::cli::refuse(app, e.what());
   }
   try {
     if (const int code = wb::select_tool_device("instpeak", device)) return code;

@@ -16,3 +16,10 @@ workbook_cuda_options(${id}_memory)
 # sm_90a alone (workbook_add_hopper_library, cmake/Workbook.cmake), with the sm_90a PTX
 # wrappers that chapter 5 teaches (harness/device/sm90.cuh).
 workbook_add_hopper_library(${id} "v7_flash_wgmma_tma")
+
+# ch08_memory's command line: bad input refused by name before the GPU is looked for, and no
+# --json file left behind (tests/tools/memory_tool_check.sh; no GPU needed).
+add_test(NAME ${id}.memory_bad_input
+         COMMAND bash ${PROJECT_SOURCE_DIR}/tests/tools/memory_tool_check.sh $<TARGET_FILE:${id}_memory>
+                 ${CMAKE_CURRENT_BINARY_DIR}/memory-tool-check)
+set_tests_properties(${id}.memory_bad_input PROPERTIES LABELS host TIMEOUT 60)

@@ -77,7 +77,9 @@ workbook_add_program_exercise(${id} ex3_block chapters/ch09_gpt2/ex3_block.cu ch
 workbook_add_program_exercise(${id} ex4_decode_graph chapters/ch09_gpt2/ex4_decode_graph.cu ch09_model_tests
                               "StudentComposition.DecodeGraphReplayEqualsEager:StudentComposition.CaptureErrorPathLeavesStreamUsable")
 
-# The tool's command line: bad arguments refused by name, no GPU refused with a message.
+# The tool's command line: bad arguments, bad combinations and bad files (missing, truncated,
+# not safetensors) refused by name with status 2 before any GPU work, no GPU refused with a
+# message, and no --json file left behind by a refused or failed run.
 add_test(NAME ${id}.gpt2_tool COMMAND bash ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/tests/tool_check.sh
          $<TARGET_FILE:gpt2> $<TARGET_FILE:gpt2_random_weights> ${CMAKE_CURRENT_BINARY_DIR}/gpt2-tool-check)
 set_tests_properties(${id}.gpt2_tool PROPERTIES LABELS host TIMEOUT 300)

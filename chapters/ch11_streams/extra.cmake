@@ -20,3 +20,9 @@ if(WORKBOOK_PYTHON3)
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/scripts/lib)
   set_tests_properties(${id}.timeline_plot PROPERTIES LABELS host TIMEOUT 120)
 endif()
+
+# ch11_overlap's command line: bad input refused by name before the GPU is looked for
+# (tests/tools/overlap_tool_check.sh; no GPU needed).
+add_test(NAME ${id}.overlap_bad_input
+         COMMAND bash ${PROJECT_SOURCE_DIR}/tests/tools/overlap_tool_check.sh $<TARGET_FILE:${id}_overlap>)
+set_tests_properties(${id}.overlap_bad_input PROPERTIES LABELS host TIMEOUT 60)

@@ -30,6 +30,7 @@
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
 #include "runtime/launch.cuh"
+#include "runtime/options.h"
 #include "declare/op.cuh"
 
 namespace {
@@ -44,29 +45,29 @@ struct Options {
   bool strict = false;
 };
 
+// The options, checked before the GPU is looked for (CLI11: runtime/options.h); a mistake
+// exits with status 2 and a message naming it.
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const auto value = [&](const char* key) -> const char* {
-      const std::string k = std::string(key) + "=";
-      return a.rfind(k, 0) == 0 ? a.c_str() + k.size() : nullptr;
-    };
-    if (const char* v = value("--n")) o.n = std::atoll(v);
-    else if (const char* v = value("--steps")) o.steps = std::atoi(v);
-    else if (const char* v = value("--chain-n")) o.chain_n = std::atoi(v);
-    else if (const char* v = value("--m")) o.m = std::atoi(v);
-    else if (const char* v = value("--k")) o.k = std::atoi(v);
-    else if (a == "--strict") o.strict = true;
-    else {
-      std::fprintf(stderr, "ch11_overlap: unknown argument '%s' (see the file's header for the options)\n", a.c_str());
-      std::exit(2);
-    }
+  int64_t steps = o.steps, chain_n = o.chain_n, m = o.m, k = o.k;
+  CLI::App app("Chapter 11's four ratios, each against its target: the pipeline's overlap efficiency, a graph "
+               "replay against eager launches, an update against a replay, fork/join against the serial form.",
+               "ch11_overlap");
+  wb::cli::conventions(app);
+  app.add_option("--n", o.n, "pipeline elements (default 268435456: 1 GiB of floats each way)")
+      ->transform(wb::cli::whole_number(1, int64_t{1} << 34));
+  app.add_option("--steps", steps, "kernels in the graph's chain (default 100)")->transform(wb::cli::whole_number(1, 1 << 20));
+  app.add_option("--chain-n", chain_n, "elements per chained kernel (default 4096)")
+      ->transform(wb::cli::whole_number(1, INT32_MAX));
+  app.add_option("--m", m, "rows of each fork/join GEMV (default 64)")->transform(wb::cli::whole_number(1, INT32_MAX));
+  app.add_option("--k", k, "columns of each fork/join GEMV (default 2097152)")->transform(wb::cli::whole_number(1, INT32_MAX));
+  app.add_flag("--strict", o.strict, "exit 1 when a ratio of the solution misses its target");
+  try {
+    if (!wb::cli::parse(app, argc, argv)) std::exit(0);
+  } catch (const wb::UsageError& e) {
+    std::exit(wb::cli::refuse(app, e.what()));
   }
-  if (o.n < 1 || o.steps < 1 || o.chain_n < 1 || o.m < 1 || o.k < 1) {
-    std::fprintf(stderr, "ch11_overlap: every size must be at least 1\n");
-    std::exit(2);
-  }
+  o.steps = static_cast<int>(steps), o.chain_n = static_cast<int>(chain_n), o.m = static_cast<int>(m), o.k = static_cast<int>(k);
   return o;
 }
 

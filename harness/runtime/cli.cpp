@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "runtime/options.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <iostream>
@@ -10,8 +12,7 @@ namespace wb {
 
 ArgParser::ArgParser(std::string program, std::string summary)
     : program_(std::move(program)), app_(std::make_unique<CLI::App>(std::move(summary), program_)) {
-  app_->allow_extras();  // unknown ones are refused in parse(), passed-through ones kept
-  app_->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // the last one given wins
+  cli::conventions(*app_);  // the last of a repeated option wins; unknown ones refused in parse()
 }
 
 ArgParser::~ArgParser() = default;
@@ -54,31 +55,7 @@ void ArgParser::add_string(const std::string& name, const std::string& help, std
 bool ArgParser::parse(int argc, char** argv, std::vector<std::string>* passthrough,
                       const std::vector<std::string>& passthrough_prefixes) {
   if (passthrough) passthrough->push_back(argc > 0 ? argv[0] : program_);
-  try {
-    app_->parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << usage();
-    return false;
-  } catch (const CLI::ArgumentMismatch& e) {
-    const std::string what = e.what();
-    throw UsageError(what.substr(0, what.find(':')) + " needs a value");
-  } catch (const CLI::ConversionError& e) {
-    // A flag given a value it cannot take (--full=maybe; --full=true and --full=0 are fine).
-    throw UsageError(std::string(e.what()) + ": a flag takes no value (or true/false)");
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(e.what());
-  }
-  for (const std::string& arg : app_->remaining()) {
-    bool passed = false;
-    for (const auto& prefix : passthrough_prefixes) passed = passed || arg.rfind(prefix, 0) == 0;
-    if (passed && passthrough) {
-      passthrough->push_back(arg);
-      continue;
-    }
-    if (arg.rfind("-", 0) != 0) throw UsageError("unexpected argument '" + arg + "'; options start with --, see --help");
-    throw UsageError("unknown option '" + arg + "'; see --help for the options");
-  }
-  return true;
+  return cli::parse(*app_, argc, argv, passthrough, passthrough_prefixes);
 }
 
 std::string ArgParser::usage() const { return app_->help(); }

@@ -1,6 +1,7 @@
-// Command-line options for the book's programs (benchmarks, tuners, tools), on CLI11:
-// --name=value or --name value. Anything wrong (unknown option, not a number, negative size)
-// is a UsageError whose message names the argument and says what would be accepted.
+// Command-line options of the benchmarks, on CLI11: --name=value or --name value. Anything
+// wrong (unknown option, not a number, negative size) is a UsageError whose message names the
+// argument and says what would be accepted. The tools build their CLI11 apps directly
+// (runtime/options.h, which also parses for ArgParser and says what is wrong).
 #pragma once
 #include <cstdint>
 #include <memory>

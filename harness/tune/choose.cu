@@ -1,6 +1,6 @@
 // Which config a tunable launcher runs (harness/tune/tune.h): the one the autotuner is
 // trying right now, else this GPU's tuned winner nearest the shape (configs/<space>.json),
-// else the space's heuristic.
+// else the entry's overall winner (spaces that prefer it), else the space's heuristic.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -48,24 +48,48 @@ const Gpu& current_gpu() {
   return gpu;
 }
 
-// The winners of a space on this GPU, read once per program.
-const std::vector<Winner>& winners(const Space& space, const std::string& key) {
-  static std::map<std::string, std::vector<Winner>> cache;
+// What the config file says for this GPU, and where that came from.
+struct Known {
+  Tuned tuned;
+  std::string source;  // for describe()
+};
+
+// "ch04_tune" for the space "ch04_sgemm": the chapter's autotuner.
+std::string tuner_of(const Space& space) {
+  const std::string& n = space.name;
+  return n.size() > 4 && n.rfind("ch", 0) == 0 ? n.substr(0, 4) + "_tune" : "the chapter's autotuner";
+}
+
+// The tuned configs of a space on this GPU, read once per program.
+const Known& known(const Space& space, const std::string& key) {
+  static std::map<std::string, Known> cache;
   auto it = cache.find(space.name);
   if (it != cache.end()) return it->second;
-  std::vector<Winner> w;
+  Known k;
   const std::string path = config_path(std::getenv("WORKBOOK_CONFIG_DIR"), WB_CONFIG_DIR, space.name);
   std::ifstream in(path);
-  if (in && !key.empty()) {
+  if (key.empty()) {
+    k.source = "no GPU";
+  } else if (!in) {
+    k.source = "no config file " + path + "; run " + tuner_of(space) + " to make one";
+  } else {
     std::stringstream text;
     text << in.rdbuf();
     try {
-      w = read_winners(text.str(), path, key, space);
+      k.tuned = read_tuned(text.str(), path, key, space);
+      if (!k.tuned.has_entry) {
+        k.source = path + " has no entry for '" + key + "'; run " + tuner_of(space) + " on this GPU";
+      } else {
+        k.source = path + ", entry '" + key + "' (" + std::to_string(k.tuned.winners.size()) + " tuned shapes" +
+                   (k.tuned.overall ? ", overall " + space.name_of(*k.tuned.overall) : std::string()) + ")";
+      }
     } catch (const std::exception& e) {
       std::fprintf(stderr, "kernel-workbook: %s; using the built-in choice instead\n", e.what());
+      k.tuned = {};
+      k.source = std::string(e.what());
     }
   }
-  return cache.emplace(space.name, std::move(w)).first->second;
+  return cache.emplace(space.name, std::move(k)).first->second;
 }
 
 }  // namespace
@@ -73,10 +97,24 @@ const std::vector<Winner>& winners(const Space& space, const std::string& key) {
 Config choose(const Space& space, const Shape& shape) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (auto it = forced().find(space.name); it != forced().end()) return it->second;
-  if (auto c = nearest(space, winners(space, current_gpu().key), shape)) {
-    if (!space.problem || !space.problem(*c, shape)) return *c;
-  }
+  const Tuned& tuned = known(space, current_gpu().key).tuned;
+  const auto usable = [&](const std::optional<Config>& c) { return c && (!space.problem || !space.problem(*c, shape)); };
+  if (auto c = nearest(space, tuned.winners, shape); usable(c)) return *c;
+  if (space.prefer_overall && usable(tuned.overall)) return *tuned.overall;
   return space.heuristic(shape, current_gpu().facts);
+}
+
+std::string describe(const Space& space) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  const Known& k = known(space, current_gpu().key);
+  if (!k.tuned.has_entry) return "built-in choice (" + k.source + ")";
+  std::string out = k.source;
+  for (const Winner& w : k.tuned.winners) {
+    std::string shape;
+    for (const std::string& d : space.dims) shape += (shape.empty() ? "" : " ") + d + "=" + std::to_string(w.shape[d]);
+    out += "\n  near " + shape + ": " + space.name_of(w.config);
+  }
+  return out;
 }
 
 Facts current_facts() { return current_gpu().facts; }

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
+
+#include "runtime/cli.h"
 
 namespace wb::tune {
 
@@ -28,6 +31,7 @@ Json Config::to_json() const {
 }
 
 std::vector<Config> Space::all() const {
+  if (!points.empty()) return points;
   std::vector<Config> out{Config{}};
   for (const Param& p : params) {
     std::vector<Config> next;
@@ -42,6 +46,8 @@ std::vector<Config> Space::all() const {
   }
   return out;
 }
+
+std::string Space::name_of(const Config& c) const { return label ? label(c) : c.name(); }
 
 Config Space::from_json(const Json& j) const {
   if (!j.is_object()) throw std::runtime_error("a config must be an object of parameter values");
@@ -59,7 +65,11 @@ Config Space::from_json(const Json& j) const {
     const bool known = std::any_of(params.begin(), params.end(), [&](const Param& p) { return p.name == key; });
     if (!known && key != "name") throw std::runtime_error("unknown parameter '" + key + "'");
   }
-  return Config(std::move(values));
+  Config c(std::move(values));
+  if (!points.empty() && std::find(points.begin(), points.end(), c) == points.end()) {
+    throw std::runtime_error(name_of(c) + " is not one of the points this build has");
+  }
+  return c;
 }
 
 std::string gpu_key(const std::string& gpu_name, int major, int minor) {
@@ -72,8 +82,7 @@ std::string config_path(const char* env_dir, const std::string& default_dir, con
   return dir + space + ".json";
 }
 
-std::vector<Winner> read_winners(std::string_view text, const std::string& path, const std::string& key,
-                                 const Space& space) {
+Tuned read_tuned(std::string_view text, const std::string& path, const std::string& key, const Space& space) {
   const auto fail = [&](const std::string& what) {
     return std::runtime_error(path + ": " + what + " (delete the file or run the autotuner again to rewrite it)");
   };
@@ -85,11 +94,12 @@ std::vector<Winner> read_winners(std::string_view text, const std::string& path,
   }
   const Json* gpus = doc.is_object() && doc.contains("gpus") ? &doc["gpus"] : nullptr;
   if (gpus == nullptr || !gpus->is_object()) throw fail("no \"gpus\" object");
-  if (!gpus->contains(key)) return {};
+  Tuned out;
+  if (!gpus->contains(key)) return out;
+  out.has_entry = true;
   const Json& entry = (*gpus)[key];
   const Json* winners = entry.is_object() && entry.contains("winners") ? &entry["winners"] : nullptr;
   if (winners == nullptr || !winners->is_array()) throw fail("the entry of " + key + " has no \"winners\" list");
-  std::vector<Winner> out;
   for (const Json& w : *winners) {
     try {
       if (!w.is_object() || !w.contains("shape") || !w["shape"].is_object() || !w.contains("config")) {
@@ -104,12 +114,27 @@ std::vector<Winner> read_winners(std::string_view text, const std::string& path,
       }
       win.config = space.from_json(w["config"]);
       if (const auto us = w.find("us"); us != w.end() && us->is_number()) win.us = us->get<double>();
-      out.push_back(std::move(win));
+      out.winners.push_back(std::move(win));
     } catch (const std::exception& e) {
       throw fail("a winner of " + key + ": " + e.what());
     }
   }
+  if (const auto overall = entry.find("overall"); overall != entry.end() && !overall->is_null()) {
+    if (!overall->is_object() || !overall->contains("config")) {
+      throw fail("the overall winner of " + key + " has no \"config\"");
+    }
+    try {
+      out.overall = space.from_json((*overall)["config"]);
+    } catch (const std::exception& e) {
+      throw fail("the overall winner of " + key + ": " + e.what());
+    }
+  }
   return out;
+}
+
+std::vector<Winner> read_winners(std::string_view text, const std::string& path, const std::string& key,
+                                 const Space& space) {
+  return read_tuned(text, path, key, space).winners;
 }
 
 double distance(const Space& space, const Shape& a, const Shape& b) {
@@ -132,6 +157,50 @@ std::optional<Config> nearest(const Space& space, const std::vector<Winner>& win
   }
   if (best == nullptr || best_d > std::log(within)) return std::nullopt;
   return best->config;
+}
+
+std::optional<size_t> overall_index(const std::vector<std::vector<double>>& us) {
+  std::optional<size_t> best;
+  double best_log = 0;
+  for (size_t p = 0; p < us.size(); ++p) {
+    if (us[p].empty()) continue;
+    double log_sum = 0;
+    bool all = true;
+    for (double t : us[p]) {
+      all = all && t > 0;
+      if (t > 0) log_sum += std::log(t);
+    }
+    if (!all) continue;
+    const double mean = log_sum / static_cast<double>(us[p].size());
+    if (!best || mean < best_log) best = p, best_log = mean;
+  }
+  return best;
+}
+
+std::vector<Shape> parse_shapes(const std::string& text, const Space& space, const Shape& like) {
+  if (space.dims.empty()) throw UsageError("--shapes: the space " + space.name + " matches no dimensions");
+  std::string form;
+  for (const std::string& d : space.dims) form += (form.empty() ? "" : "x") + d;
+  std::vector<Shape> out;
+  std::stringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    if (item.empty()) throw UsageError("--shapes='" + text + "': an empty shape between commas; give " + form + ",...");
+    std::vector<int64_t> sizes;
+    std::stringstream parts(item);
+    std::string part;
+    while (std::getline(parts, part, 'x')) sizes.push_back(parse_int("--shapes (" + item + ")", part, 1, int64_t{1} << 31));
+    if (!item.empty() && item.back() == 'x') sizes.clear();
+    if (sizes.size() == 1) sizes.assign(space.dims.size(), sizes[0]);
+    if (sizes.size() != space.dims.size()) {
+      throw UsageError("--shapes: '" + item + "' is neither one size (all of " + form + ") nor " + form);
+    }
+    Shape s = like;
+    for (size_t i = 0; i < sizes.size(); ++i) s.set(space.dims[i], sizes[i]);
+    out.push_back(s);
+  }
+  if (out.empty()) throw UsageError("--shapes: no shape given; give " + form + ",...");
+  return out;
 }
 
 Json merge_entry(const Json* existing, const std::string& about, const std::string& key, const Json& entry) {

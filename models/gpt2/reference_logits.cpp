@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/output_file.h"
+
 namespace gpt2 {
 
 namespace {
@@ -97,11 +99,15 @@ void write_reference(const std::string& dir, const ReferenceLogits& ref, bool ov
                                     {"logits_file", "logits.f32"},
                                     {"logits_dtype", "float32-le"},
                                     {"source", ref.source}};
-  std::ofstream bin(data, std::ios::binary | std::ios::trunc);
-  bin.write(reinterpret_cast<const char*>(ref.logits.data()), static_cast<std::streamsize>(ref.logits.size() * 4));
-  std::ofstream out(json_path, std::ios::trunc);
-  out << j.dump() << "\n";
-  if (!bin || !out) fail(dir, "writing failed");
+  // Each file appears whole or not at all; the logits first, since reference.json names them.
+  try {
+    wb::write_file_atomically(data.string(),
+                              std::string_view(reinterpret_cast<const char*>(ref.logits.data()), ref.logits.size() * 4),
+                              true);
+    wb::write_file_atomically(json_path.string(), j.dump() + "\n");
+  } catch (const std::exception& e) {
+    fail(dir, std::string("writing failed: ") + e.what());
+  }
 }
 
 LogitsComparison compare_logits(std::span<const float> expected, std::span<const double> got, int64_t vocab) {

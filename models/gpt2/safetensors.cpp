@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/output_file.h"
+
 static_assert(std::endian::native == std::endian::little,
               "safetensors stores little-endian numbers; this reader assumes a little-endian host");
 
@@ -345,36 +347,26 @@ void write_streaming(const std::string& path, const std::vector<TensorSpec>& ten
   if (!overwrite && fs::exists(path, ec)) fail(path, "already exists (not overwritten)");
 
   const std::string header = header_json(tensors, metadata);
-  const std::string partial = path + ".partial";
-  {
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    if (!out) fail(path, "cannot write " + partial + ": " + std::strerror(errno));
-    const uint64_t n = header.size();
-    out.write(reinterpret_cast<const char*>(&n), 8);
-    out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    std::vector<std::byte> buffer;
-    for (size_t i = 0; i < tensors.size(); ++i) {
-      buffer.assign(static_cast<size_t>(tensors[i].bytes()), std::byte{0});
-      try {
-        fill(i, buffer);
-      } catch (...) {
-        out.close();
-        fs::remove(partial, ec);
-        throw;
-      }
-      out.write(reinterpret_cast<const char*>(buffer.data()), static_cast<std::streamsize>(buffer.size()));
-    }
-    out.flush();
-    if (!out) {
-      out.close();
-      fs::remove(partial, ec);
-      fail(path, "writing failed (disk full?)");
-    }
+  std::optional<wb::OutputFile> file;  // PATH.tmp.*, renamed to PATH when complete
+  try {
+    file.emplace(path, true);
+  } catch (const std::exception& e) {
+    fail(path, std::string("cannot write: ") + e.what());
   }
-  fs::rename(partial, path, ec);
-  if (ec) {
-    fs::remove(partial, ec);
-    fail(path, "cannot move the finished file into place: " + ec.message());
+  std::ofstream& out = file->stream();
+  const uint64_t n = header.size();
+  out.write(reinterpret_cast<const char*>(&n), 8);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  std::vector<std::byte> buffer;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    buffer.assign(static_cast<size_t>(tensors[i].bytes()), std::byte{0});
+    fill(i, buffer);  // throws: the temporary is removed with `file`
+    out.write(reinterpret_cast<const char*>(buffer.data()), static_cast<std::streamsize>(buffer.size()));
+  }
+  try {
+    file->commit();
+  } catch (const std::exception& e) {
+    throw FormatError(e.what());
   }
 }
 

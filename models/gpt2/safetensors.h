@@ -108,7 +108,8 @@ struct TensorSpec {
 // Writes `tensors` in the given order, contiguous, with `metadata` as "__metadata__" (left
 // out when empty). `fill(i, out)` writes tensor i's bytes into `out` (exactly bytes() of
 // them), one tensor at a time, so a large file never has to sit in memory whole.
-// The file appears only when complete (written as PATH.partial, then renamed). Refuses an
+// The file appears only when complete (written under a temporary name beside it, then
+// renamed: runtime/output_file.h). Refuses an
 // existing PATH unless `overwrite`. Throws FormatError on any problem.
 void write_streaming(const std::string& path, const std::vector<TensorSpec>& tensors,
                      const std::map<std::string, std::string>& metadata,

@@ -7,6 +7,7 @@
 
 #include "ch04.cuh"
 #include "sgemm_config.h"
+#include "tune/tune.h"
 
 namespace ch04::solution {
 
@@ -27,8 +28,12 @@ struct V8Entry {
 };
 const std::vector<V8Entry>& v8_registry();
 
-// Which configuration v8_double_buffering uses on the current GPU, and where it came from
-// (the config file's entry for this GPU, or the built-in default and why).
+// v8's tunable space (tune/v8_space.cu): the compiled configurations, what this GPU allows
+// of them; the autotuner sweeps it, v8_double_buffering chooses from it (harness/tune).
+const wb::tune::Space& v8_space();
+
+// Which configurations v8_double_buffering runs on the current GPU, and where they came from
+// (configs/ch04_sgemm.json's entry for this GPU, or the built-in default and why).
 std::string v8_config_note();
 
 }  // namespace ch04::solution

@@ -12,13 +12,13 @@
 //   * __launch_bounds__(THREADS, min blocks) caps the registers (128 for 2 x 256 threads
 //     per SM) so that two blocks fit on an SM and one block's barrier wait is covered by
 //     the other's FMAs; -Xptxas -v must show no spill (docs/ch04-tiled-gemm.md).
-//   * The tile sizes are template parameters. ch04_autotune sweeps the configurations of
-//     v8_configs.cu over several shapes and writes the winner for this GPU into
-//     configs/ch04_sgemm.json; this launcher reads that file once, at its first call, and
-//     falls back to 128x128x8, warp 64x32, thread 8x8, 256 threads when the file has no
-//     entry for this GPU. The sweep also keeps each shape's winner: a problem near one of
-//     the swept shapes runs that shape's winner (small grids want small tiles, large ones
-//     large tiles). It says which configurations it runs, and why, once on stderr.
+//   * The tile sizes are template parameters. ch04_tune (the book's autotuner, harness/tune)
+//     sweeps the configurations of v8_configs.cu over several shapes and writes each shape's
+//     winner and the overall winner for this GPU into configs/ch04_sgemm.json; this
+//     launcher asks wb::tune::choose for its shape: a problem near one of the swept shapes
+//     runs that shape's winner (small grids want small tiles, large ones large tiles), any
+//     other the overall winner, and a GPU the file has no entry for 128x128x8, warp 64x32,
+//     thread 8x8, 256 threads. It says which configurations it runs, and why, once on stderr.
 //   * Optionally (configurations named "_pf"), each k's fragments are read from shared
 //     memory one step ahead, into a second set of registers.
 // Arithmetic intensity (128 x 128 tiles): 32 FLOP per byte from L2, and each element of A
@@ -28,26 +28,17 @@
 // address arithmetic and the barriers take a few percent more.
 //
 // Run: build/ch04/bin/ch04_bench --impl=v8_double_buffering,reference
-// Tune: build/ch04/bin/ch04_autotune
+// Tune: build/ch04/bin/ch04_tune
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 
 #include "runtime/errors.cuh"
 #include "ladder.cuh"
+#include "tune/choose.cuh"
 #include "v8_double_buffering.cuh"
-
-#ifndef WB_CH04_CONFIG_DIR
-#define WB_CH04_CONFIG_DIR "configs"
-#endif
 
 namespace ch04::solution {
 namespace {
-
-struct Chosen {
-  ConfigChoice choice;
-  std::string note;
-};
 
 const V8Entry& entry_for(const SgemmConfig& c) {
   const auto& reg = v8_registry();
@@ -56,39 +47,28 @@ const V8Entry& entry_for(const SgemmConfig& c) {
   return *it;
 }
 
-// Decided once per process, on the first call (the current GPU then).
-const Chosen& chosen() {
-  static const Chosen c = [] {
-    int device = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    cudaDeviceProp prop{};
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-    const std::string key = gpu_key(prop.name, prop.major, prop.minor);
-    std::vector<SgemmConfig> available;
-    for (const auto& e : v8_registry()) available.push_back(e.config);
-    const std::string path = sgemm_config_path(std::getenv("WORKBOOK_CONFIG_DIR"), WB_CH04_CONFIG_DIR);
-    Chosen out{choose_sgemm_config_file(path, key, available), ""};
-    entry_for(out.choice.config);  // the fallback must be compiled in
-    out.note = "v8_double_buffering: config " + out.choice.config.name() + " on " + key + ", from " +
-               out.choice.source;
-    for (const auto& w : out.choice.by_shape) {
-      out.note += "\n  near " + std::to_string(w.m) + "x" + std::to_string(w.n) + "x" + std::to_string(w.k) + ": " +
-                  w.config.name();
-    }
-    std::fprintf(stderr, "%s\n", out.note.c_str());
+// Said once per process, on the first call (the current GPU then).
+const std::string& note() {
+  static const std::string n = [] {
+    const std::string where = wb::tune::describe(v8_space());
+    const std::string out = where.rfind("built-in", 0) == 0
+                                ? "v8_double_buffering: " + kSgemmDefault.name() + ", the " + where
+                                : "v8_double_buffering: tuned configs from " + where;
+    std::fprintf(stderr, "%s\n", out.c_str());
     return out;
   }();
-  return c;
+  return n;
 }
 
 }  // namespace
 
-std::string v8_config_note() { return chosen().note; }
+std::string v8_config_note() { return note(); }
 
 void v8_double_buffering(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                          float beta, float* C, int ldc, cudaStream_t stream) {
   if (M == 0 || N == 0) return;
-  const SgemmConfig c = config_for_shape(chosen().choice, M, N, K);
+  note();
+  const SgemmConfig c = from_tune(wb::tune::choose(v8_space(), wb::Shape{{"M", M}, {"N", N}, {"K", K}}));
   entry_for(c).launch(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
 }
 

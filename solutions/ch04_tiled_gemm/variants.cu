@@ -1,6 +1,7 @@
 // The ladder as the harness sees it, in the order a learner meets it, then every tile
 // configuration of v8 that the autotuner may pick: v8_double_buffering runs whichever one
-// configs/ch04_sgemm.json names for this GPU, so each must be right, not only the default.
+// configs/ch04_sgemm.json names for this GPU and shape, so each must be right, not only the
+// default. v8 is tuned by v8_space() (ch04_tune, harness/tune).
 //
 // The default benchmark (4096^3) runs the steps from v4 on and v8 as this GPU configures
 // it; v1..v3 (seconds per call at that size) and the single configurations run under --full.
@@ -19,7 +20,7 @@ WB_VARIANTS(ch04_solution, wb::Role::Solution) {
       wb::variant("sgemm/f32", "v5_2d_register_blocking", &v5_2d_register_blocking),
       wb::variant("sgemm/f32", "v6_vectorized_smem", &v6_vectorized_smem),
       wb::variant("sgemm/f32", "v7_warp_tiling", &v7_warp_tiling),
-      wb::variant("sgemm/f32", "v8_double_buffering", &v8_double_buffering),
+      wb::variant("sgemm/f32", "v8_double_buffering", &v8_double_buffering).tuned_by(v8_space()),
   };
   // Each configuration on the awkward shapes, with the three argument sets of the spec
   // (packed with beta = 0; pad 4 with beta != 0; an odd pad with beta != 0).

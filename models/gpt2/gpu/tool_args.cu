@@ -1,8 +1,8 @@
 // build/ch09/bin/gpt2's arguments (tool_args.h).
 #include <cstdio>
 
-#include "runtime/cli.h"
 #include "declare/rng.h"
+#include "runtime/options.h"
 #include "tool_args.h"
 
 namespace gpt2 {
@@ -84,41 +84,44 @@ ToolArgs parse_tool_args(int argc, char** argv) {
   std::string tokens, dtype = "bf16", kernels = "solution", upload = "staged", decode = "ops", batch;
   int64_t prompt_len = 0, new_tokens = 128;
   bool no_graph = false;
-  wb::ArgParser p("gpt2",
-                  "GPT-2 on the GPU from the book's kernels: prints the generated ids, TTFT, decode tokens/s, kernels per "
-                  "token and the per-op table.");
-  p.add_string("weights", "a GPT-2 safetensors file (gpt2_random_weights writes one)", &a.weights);
-  p.add_string("tokens", "the prompt: token ids, ID,ID,...", &tokens);
-  p.add_int("prompt-len", "or a prompt of N seeded pseudo-random ids", &prompt_len, 1, 1 << 20);
-  p.add_int("new", "tokens to generate after the prompt (default 128)", &new_tokens, 1, 1 << 20);
-  p.add_string("dtype", "bf16 (default) or f32", &dtype);
-  p.add_string("kernels", "whose kernels: library, solution (default) or student; a list runs each", &kernels);
-  p.add_string("use", "per-op choice over --kernels: op:who,... (ops: " + [] {
+  CLI::App p("GPT-2 on the GPU from the book's kernels: prints the generated ids, TTFT, decode tokens/s, kernels per "
+             "token and the per-op table.",
+             "gpt2");
+  wb::cli::conventions(p);
+  p.add_option("--weights", a.weights, "a GPT-2 safetensors file (gpt2_random_weights writes one)");
+  p.add_option("--tokens", tokens, "the prompt: token ids, ID,ID,...");
+  p.add_option("--prompt-len", prompt_len, "or a prompt of N seeded pseudo-random ids")->transform(wb::cli::whole_number(1, 1 << 20));
+  p.add_option("--new", new_tokens, "tokens to generate after the prompt (default 128)")->transform(wb::cli::whole_number(1, 1 << 20));
+  p.add_option("--dtype", dtype, "bf16 (default) or f32");
+  p.add_option("--kernels", kernels, "whose kernels: library, solution (default) or student; a list runs each");
+  p.add_option("--use", a.use, "per-op choice over --kernels: op:who,... (ops: " + [] {
     std::string s;
     for (const auto& n : Kernels::op_names()) s += (s.empty() ? "" : ", ") + n;
     return s;
-  }() + ")", &a.use);
-  p.add_flag("no-graph", "decode step by step, without the CUDA Graph", &no_graph);
-  p.add_string("upload", "how the weights reach the GPU: staged (default; pinned buffers, a copy stream) or plain "
-               "(cudaMemcpy from pageable memory)", &upload);
-  p.add_flag("check", "check every op, the forward against the float64 CPU forward, decode against recompute, "
-             "the graph against eager", &a.check);
-  p.add_flag("int8", "decode GEMVs (attn_qkv, attn_proj, mlp_fc, mlp_proj) from INT8 weights quantized per row "
+  }() + ")");
+  p.add_flag("--no-graph", no_graph, "decode step by step, without the CUDA Graph");
+  p.add_option("--upload", upload, "how the weights reach the GPU: staged (default; pinned buffers, a copy stream) or "
+               "plain (cudaMemcpy from pageable memory)");
+  p.add_flag("--check", a.check, "check every op, the forward against the float64 CPU forward, decode against recompute, "
+             "the graph against eager");
+  p.add_flag("--int8", a.int8, "decode GEMVs (attn_qkv, attn_proj, mlp_fc, mlp_proj) from INT8 weights quantized per row "
              "on load (bf16 only; prefill and the LM head stay BF16, so both copies are kept); with --decode=fused "
-             "the fused step's kernels read them", &a.int8);
-  p.add_string("decode", "the decode step: ops (default; one kernel per op, as --kernels picks) or fused (the "
+             "the fused step's kernels read them");
+  p.add_option("--decode", decode, "the decode step: ops (default; one kernel per op, as --kernels picks) or fused (the "
                "solution's fused kernels: LayerNorm in the GEMV's prologue, the residual add in its epilogue, the "
                "LM head with its argmax; chapter 8's split-KV attention) or persistent (the fused step with its layers in one "
-               "persistent kernel, bf16 without --int8)", &decode);
-  p.add_string("batch", "also run the batched decode benchmark at each size, e.g. 1,4,16,64: that many sequences "
+               "persistent kernel, bf16 without --int8)");
+  p.add_option("--batch", batch, "also run the batched decode benchmark at each size, e.g. 1,4,16,64: that many sequences "
                "(seeded prompts of the same length) decoding together; a table of tokens/s, bytes, FLOPs and the "
-               "bound per size", &batch);
-  p.add_flag("overlap", "also measure a second request's prefill (a second model: its own weights, cache and "
-             "stream) running while this request decodes, against the two one after the other", &a.overlap);
-  p.add_string("json", "write the runs' TTFT and tokens/s to this file", &a.json);
-  p.add_int("device", "GPU index (default 0)", &a.device, 0, 1024);
-  p.add_int("seed", "seed of --prompt-len's ids (default 1)", &a.seed, 0, INT64_MAX);
-  if (!p.parse(argc, argv)) {
+               "bound per size");
+  p.add_flag("--overlap", a.overlap, "also measure a second request's prefill (a second model: its own weights, cache and "
+             "stream) running while this request decodes, against the two one after the other");
+  p.add_option("--json", a.json, "write the runs' TTFT and tokens/s to this file (it appears only when the run is done)")
+      ->transform(wb::cli::not_empty());
+  p.add_option("--device", a.device, "GPU index (default 0)")->transform(wb::cli::whole_number(0, 1024));
+  p.add_option("--seed", a.seed, "seed of --prompt-len's ids and of the other sequences' prompts (default 1)")
+      ->transform(wb::cli::whole_number(0));
+  if (!wb::cli::parse(p, argc, argv)) {
     a.help = true;
     return a;
   }

@@ -9,14 +9,16 @@
 //   build/<preset>/bin/gpt2_cpu_check --weights=m.safetensors --write-expect=DIR [--tokens=1,2,3]
 //
 // Exit status: 0 when the error is within --tol, 1 when not (or on a bad file), 2 on bad
-// arguments.
+// arguments. The arguments, the files named and the output folder are checked before the
+// (possibly long) forward; the written files appear whole or not at all.
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 
 #include "cpu_forward.h"
-#include "runtime/cli.h"
 #include "reference_logits.h"
+#include "runtime/options.h"
+#include "runtime/output_file.h"
 #include "weights.h"
 
 namespace {
@@ -35,31 +37,64 @@ std::vector<int32_t> parse_tokens(const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string weights_path, expect_path, write_dir, tokens_text, tol_text = "1e-5";
+  namespace fs = std::filesystem;
+  std::string weights_path, expect_path, write_dir, tokens_text;
   int64_t n_head = 0, prompt_len = 16;
+  double tol = 1e-5;
   bool force = false;
-  wb::ArgParser args("gpt2_cpu_check", "Compare the float64 CPU forward of GPT-2 with expected logits.");
-  args.add_string("weights", "the safetensors file (required)", &weights_path);
-  args.add_string("expect", "reference.json of the expected logits (see models/gpt2/reference_logits.h)", &expect_path);
-  args.add_string("write-expect", "instead: write this forward's logits into this folder", &write_dir);
-  args.add_string("tokens", "with --write-expect: the prompt, ID,ID,... (default: --prompt-len ids)", &tokens_text);
-  args.add_int("prompt-len", "with --write-expect and no --tokens: prompt length (default 16)", &prompt_len, 1, 1 << 20);
-  args.add_int("n-head", "heads, when neither the file nor a config.json beside it says", &n_head, 1, 1 << 16);
-  args.add_string("tol", "largest relative L2 error that passes (default 1e-5)", &tol_text);
-  args.add_flag("force", "with --write-expect: replace existing files", &force);
+  std::vector<int32_t> tokens;
+  CLI::App app("Compare the float64 CPU forward of GPT-2 with expected logits.", "gpt2_cpu_check");
+  wb::cli::conventions(app);
+  app.add_option("--weights", weights_path, "the safetensors file (required)");
+  app.add_option("--expect", expect_path, "reference.json of the expected logits (see models/gpt2/reference_logits.h)");
+  app.add_option("--write-expect", write_dir, "instead: write this forward's logits into this folder");
+  app.add_option("--tokens", tokens_text, "with --write-expect: the prompt, ID,ID,... (default: --prompt-len ids)");
+  app.add_option("--prompt-len", prompt_len, "with --write-expect and no --tokens: prompt length (default 16)")
+      ->transform(wb::cli::whole_number(1, 1 << 20));
+  app.add_option("--n-head", n_head, "heads, when neither the file nor a config.json beside it says")
+      ->transform(wb::cli::whole_number(1, 1 << 16));
+  app.add_option("--tol", tol, "largest relative L2 error that passes (default 1e-5)")->transform(wb::cli::positive_number());
+  app.add_flag("--force", force, "with --write-expect: replace existing files");
   try {
-    if (!args.parse(argc, argv)) return 0;
-    if (weights_path.empty()) throw wb::UsageError("--weights is required");
+    if (!wb::cli::parse(app, argc, argv)) return 0;
+    if (weights_path.empty()) throw wb::UsageError("--weights is required: the safetensors file to run");
     if (expect_path.empty() == write_dir.empty()) throw wb::UsageError("give one of --expect=FILE or --write-expect=DIR");
     if (!tokens_text.empty() && write_dir.empty()) throw wb::UsageError("--tokens goes with --write-expect (--expect files hold their tokens)");
-    double tol = 0;
-    try {
-      size_t used = 0;
-      tol = std::stod(tol_text, &used);
-      if (used != tol_text.size() || !(tol > 0)) throw std::invalid_argument("");
-    } catch (const std::exception&) {
-      throw wb::UsageError("--tol: '" + tol_text + "' is not a positive number");
+    if (app.count("--prompt-len") && write_dir.empty()) {
+      throw wb::UsageError("--prompt-len goes with --write-expect (--expect files hold their tokens)");
     }
+    if (force && write_dir.empty()) throw wb::UsageError("--force goes with --write-expect (--expect only reads)");
+    if (!tokens_text.empty() && app.count("--prompt-len")) {
+      throw wb::UsageError("give the prompt one way: --tokens=ID,ID,... or --prompt-len=N, not both");
+    }
+    if (!tokens_text.empty()) tokens = parse_tokens(tokens_text);
+    std::error_code ec;
+    if (!fs::exists(weights_path, ec)) {
+      throw wb::UsageError("--weights=" + weights_path + ": no such file (gpt2_random_weights writes one)");
+    }
+    if (!expect_path.empty() && !fs::exists(expect_path, ec)) {
+      throw wb::UsageError("--expect=" + expect_path + ": no such file (--write-expect=DIR or "
+                           "scripts/gpt2_torch_reference.py writes one)");
+    }
+    if (!write_dir.empty()) {
+      if (!fs::is_directory(write_dir, ec)) {
+        throw wb::UsageError("--write-expect=" + write_dir + ": no such folder; create it first");
+      }
+      for (const char* name : {"reference.json", "logits.f32"}) {
+        const fs::path p = fs::path(write_dir) / name;
+        if (auto why = wb::output_path_problem(p.string())) throw wb::UsageError("--write-expect=" + write_dir + ": " + *why);
+        if (!force && fs::exists(p, ec)) {
+          throw wb::UsageError("--write-expect=" + write_dir + ": " + p.string() + " already exists; add --force to replace it");
+        }
+      }
+    }
+  } catch (const wb::UsageError& e) {
+    return wb::cli::refuse(app, e.what());
+  }
+  try {
+    // The expected logits first: a bad file is reported before the weights are read.
+    gpt2::ReferenceLogits ref;
+    if (!expect_path.empty()) ref = gpt2::read_reference(expect_path);
 
     gpt2::LoadOptions lo;
     lo.n_head = static_cast<int>(n_head);
@@ -75,20 +110,19 @@ int main(int argc, char** argv) {
     const gpt2::cpu::Model model(w);
 
     if (!write_dir.empty()) {
-      gpt2::ReferenceLogits ref;
-      ref.tokens = tokens_text.empty() ? gpt2::default_prompt(static_cast<int>(std::min<int64_t>(prompt_len, w.config.n_ctx)), w.config.vocab)
-                                       : parse_tokens(tokens_text);
-      ref.vocab = w.config.vocab;
-      const std::vector<double> logits = model.forward(ref.tokens);
-      ref.logits.assign(logits.begin(), logits.end());
-      ref.source = "gpt2_cpu_check float64 forward of " + weights_path;
-      gpt2::write_reference(write_dir, ref, force);
+      gpt2::ReferenceLogits out;
+      out.tokens = tokens.empty() ? gpt2::default_prompt(static_cast<int>(std::min<int64_t>(prompt_len, w.config.n_ctx)), w.config.vocab)
+                                  : tokens;
+      out.vocab = w.config.vocab;
+      const std::vector<double> logits = model.forward(out.tokens);
+      out.logits.assign(logits.begin(), logits.end());
+      out.source = "gpt2_cpu_check float64 forward of " + weights_path;
+      gpt2::write_reference(write_dir, out, force);
       std::printf("wrote %s/reference.json and logits.f32: %zu positions x %d logits\n", write_dir.c_str(),
-                  ref.tokens.size(), w.config.vocab);
+                  out.tokens.size(), w.config.vocab);
       return 0;
     }
 
-    const gpt2::ReferenceLogits ref = gpt2::read_reference(expect_path);
     std::printf("expect   %s: %zu positions x %lld logits from %s\n", expect_path.c_str(), ref.tokens.size(),
                 static_cast<long long>(ref.vocab), ref.source.empty() ? "(source not given)" : ref.source.c_str());
     if (ref.vocab != w.config.vocab) {
@@ -106,9 +140,6 @@ int main(int argc, char** argv) {
     const bool pass = c.finite && c.rel_l2 <= tol;
     std::printf("%s\n", pass ? "PASS" : c.finite ? "FAIL: the error is above --tol" : "FAIL: NaN or infinity in the logits");
     return pass ? 0 : 1;
-  } catch (const wb::UsageError& e) {
-    std::fprintf(stderr, "gpt2_cpu_check: %s\n", e.what());
-    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpt2_cpu_check: %s\n", e.what());
     return 1;

@@ -8,27 +8,28 @@
 // described in models/gpt2/random_weights.h.
 #include <cstdio>
 #include <filesystem>
-#include <iostream>
 
-#include "runtime/cli.h"
 #include "random_weights.h"
+#include "runtime/options.h"
+#include "runtime/output_file.h"
 
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;
   std::string config_text, dtype_text = "f32", out;
   int64_t seed = 1;
   bool no_prefix = false, untied = false, gpt2_affine = false, force = false;
-  wb::ArgParser args("gpt2_random_weights", "Write a GPT-2 with random weights as a safetensors file.");
-  args.add_string("config", "tiny | 124M | 355M | 774M | 1.5B | L=..,C=..,H=..,V=..,P=.. (required)", &config_text);
-  args.add_int("seed", "seed of the random values (default 1)", &seed, 0);
-  args.add_string("dtype", "f32 | bf16 | f16 (default f32)", &dtype_text);
-  args.add_string("out", "the file to write (required; never replaced without --force)", &out);
-  args.add_flag("no-prefix", "names without 'transformer.' (wte.weight, h.0...)", &no_prefix);
-  args.add_flag("untied", "also write lm_head.weight, a copy of wte.weight", &untied);
-  args.add_flag("gpt2-affine", "LayerNorm gains 1, shifts and biases 0 (GPT-2's init) instead of random", &gpt2_affine);
-  args.add_flag("force", "replace --out if it exists", &force);
+  CLI::App app("Write a GPT-2 with random weights as a safetensors file.", "gpt2_random_weights");
+  wb::cli::conventions(app);
+  app.add_option("--config", config_text, "tiny | 124M | 355M | 774M | 1.5B | L=..,C=..,H=..,V=..,P=.. (required)");
+  app.add_option("--seed", seed, "seed of the random values (default 1)")->transform(wb::cli::whole_number(0));
+  app.add_option("--dtype", dtype_text, "f32 | bf16 | f16 (default f32)")->transform(wb::cli::one_of({"f32", "bf16", "f16"}));
+  app.add_option("--out", out, "the file to write (required; never replaced without --force)");
+  app.add_flag("--no-prefix", no_prefix, "names without 'transformer.' (wte.weight, h.0...)");
+  app.add_flag("--untied", untied, "also write lm_head.weight, a copy of wte.weight");
+  app.add_flag("--gpt2-affine", gpt2_affine, "LayerNorm gains 1, shifts and biases 0 (GPT-2's init) instead of random");
+  app.add_flag("--force", force, "replace --out if it exists");
   try {
-    if (!args.parse(argc, argv)) return 0;
+    if (!wb::cli::parse(app, argc, argv)) return 0;
     if (config_text.empty()) throw wb::UsageError("--config is required: tiny, 124M, 355M, 774M, 1.5B or L=..,C=..,H=..,V=..,P=..");
     if (out.empty()) throw wb::UsageError("--out is required: the file to write");
 
@@ -45,17 +46,13 @@ int main(int argc, char** argv) {
     o.gpt2_affine = gpt2_affine;
     if (dtype_text == "f32") o.dtype = safetensors::Dtype::F32;
     else if (dtype_text == "bf16") o.dtype = safetensors::Dtype::BF16;
-    else if (dtype_text == "f16") o.dtype = safetensors::Dtype::F16;
-    else throw wb::UsageError("--dtype: '" + dtype_text + "' is not one of f32, bf16, f16");
+    else o.dtype = safetensors::Dtype::F16;
 
     std::error_code ec;
-    if (fs::exists(out, ec) && !force) {
+    if (fs::exists(out, ec) && !force && !fs::is_directory(out, ec)) {
       throw wb::UsageError("--out: " + out + " already exists; add --force to replace it");
     }
-    const fs::path parent = fs::path(out).parent_path();
-    if (!parent.empty() && !fs::is_directory(parent, ec)) {
-      throw wb::UsageError("--out: the folder " + parent.string() + " does not exist");
-    }
+    if (auto why = wb::output_path_problem(out)) throw wb::UsageError("--out: " + *why);
 
     const bool large = config.n_params() > 50'000'000;
     if (large) {  // a line per tenth of the tensors
@@ -72,8 +69,7 @@ int main(int argc, char** argv) {
     std::printf("wrote %s (%lld bytes)\n", out.c_str(), static_cast<long long>(fs::file_size(out)));
     return 0;
   } catch (const wb::UsageError& e) {
-    std::fprintf(stderr, "gpt2_random_weights: %s\n", e.what());
-    return 2;
+    return wb::cli::refuse(app, e.what());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpt2_random_weights: %s\n", e.what());
     return 1;

@@ -4,6 +4,9 @@
 //
 //   build/ch08/bin/ch08_memory [--batch=1] [--heads=16] [--d=128] [--max-s=32768] [--json=FILE]
 //
+// The options are checked before the GPU is looked for (D a multiple of 8 up to 128, --max-s
+// at least 1024, the --json folder exists); the JSON file appears only when the run is done.
+//
 // For S = 1024, 2048, ... max-s (Sq = Sk = S, no mask) and each implementation
 //   BF16  cublas_unfused (reference, S in FP32 and P in BF16)   v4_flash_mma_sync (solution)
 //   FP32  v1_unfused (solution, S in FP32)                     v3_flash_f32 (solution)
@@ -17,8 +20,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
 #include <functional>
 #include <type_traits>
 #include <string>
@@ -29,6 +30,8 @@
 #include "cublas_attention.cuh"
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
+#include "runtime/options.h"
+#include "runtime/output_file.h"
 #include "ladder.cuh"
 
 namespace {
@@ -118,33 +121,38 @@ Row measure(const Impl& im, int B, int H, int S, int D) {
   return row;
 }
 
-int arg_int(int argc, char** argv, const char* name, int fallback) {
-  const std::string key = std::string("--") + name + "=";
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], key.c_str(), key.size()) == 0) return std::atoi(argv[i] + key.size());
-  }
-  return fallback;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0) {
-      std::printf("usage: %s [--batch=1] [--heads=16] [--d=128] [--max-s=32768] [--json=FILE]\n", argv[0]);
-      return 0;
+  int64_t batch_arg = 1, heads_arg = 16, d_arg = 128, max_s_arg = 32768;
+  std::string json_path;
+  CLI::App app("The device memory attention needs, unfused against fused, for S = 1024, 2048, ... --max-s "
+               "(Sq = Sk = S, no mask).", "ch08_memory");
+  wb::cli::conventions(app);
+  app.add_option("--batch", batch_arg, "batch size B (default 1)")->transform(wb::cli::whole_number(1, 4096));
+  app.add_option("--heads", heads_arg, "heads H (default 16)")->transform(wb::cli::whole_number(1, 4096));
+  app.add_option("--d", d_arg, "head size D: a multiple of 8 up to 128 (default 128)")->transform(wb::cli::whole_number(8, 128));
+  app.add_option("--max-s", max_s_arg, "the longest sequence, from 1024 (default 32768)")
+      ->transform(wb::cli::whole_number(1024, 1 << 20));
+  app.add_option("--json", json_path, "also write the rows to this file")->transform(wb::cli::not_empty());
+  try {
+    if (!wb::cli::parse(app, argc, argv)) return 0;
+    if (d_arg % 8 != 0) {
+      throw wb::UsageError("--d: " + std::to_string(d_arg) + " is not a multiple of 8 (the kernels read rows in "
+                           "16-byte pieces); give 64 or 128, for example");
     }
+    if (!json_path.empty()) {
+      if (auto why = wb::output_path_problem(json_path)) throw wb::UsageError("--json=" + json_path + ": " + *why);
+    }
+  } catch (const wb::UsageError& e) {
+    return wb::cli::refuse(app, e.what());
   }
   if (auto reason = wb::gpu_missing_reason()) {
     std::printf("ch08_memory: %s: nothing to measure\n", reason->c_str());
     return 77;
   }
-  const int B = arg_int(argc, argv, "batch", 1), H = arg_int(argc, argv, "heads", 16), D = arg_int(argc, argv, "d", 128);
-  const int max_s = arg_int(argc, argv, "max-s", 32768);
-  std::string json_path;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--json=", 7) == 0) json_path = argv[i] + 7;
-  }
+  const int B = static_cast<int>(batch_arg), H = static_cast<int>(heads_arg), D = static_cast<int>(d_arg);
+  const int max_s = static_cast<int>(max_s_arg);
   const float scale = ch08::attention_scale(D);
   const std::vector<Impl> impls = {
       {"cublas_unfused (BF16)", true,
@@ -198,7 +206,7 @@ int main(int argc, char** argv) {
   }
   if (!json_path.empty()) {
     const nlohmann::ordered_json out = {{"device", dev.name}, {"B", B}, {"H", H}, {"D", D}, {"rows", std::move(rows)}};
-    std::ofstream(json_path) << out.dump(2) << "\n";
+    wb::write_file_atomically(json_path, out.dump(2) + "\n");
     std::printf("wrote %s\n", json_path.c_str());
   }
   return 0;

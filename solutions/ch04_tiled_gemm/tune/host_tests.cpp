@@ -1,15 +1,19 @@
-// Host tests of chapter 4's autotuning plumbing: which tile configurations are valid, and
-// how the per-GPU config file is read, chosen from and merged. No GPU needed.
+// Host tests of chapter 4's autotuning: which tile configurations are valid, v8's tunable
+// space, and its config file in the book's one format (harness/tune/tune.h), the
+// repository's own configs/ch04_sgemm.json included. No GPU needed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <fstream>
-#include <iterator>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "sgemm_config.h"
+
+#ifndef WB_CH04_CONFIG_DIR
+#error "WB_CH04_CONFIG_DIR must name the repository's configs folder (set by the build)"
+#endif
 
 namespace ch04 {
 namespace {
@@ -59,120 +63,102 @@ TEST(SgemmConfig, SharedMemoryOfTheDefault) {
   EXPECT_EQ(sgemm_smem_bytes(kSgemmDefault), 2 * (8 * 132 + 8 * 128) * 4);
 }
 
-TEST(SgemmConfigFile, JsonRoundTrip) {
-  const SgemmConfig c{64, 128, 16, 32, 64, 8, 8, 128};
-  EXPECT_EQ(config_from_json(Json::parse(config_to_json(c).dump())), c);
+TEST(SgemmSpace, ThePointsAreTheCompiledConfigurations) {
+  const auto valid = valid_candidates();
+  const wb::tune::Space s = sgemm_space(valid);
+  EXPECT_EQ(s.name, "ch04_sgemm") << "the config file is configs/ch04_sgemm.json";
+  ASSERT_EQ(s.all().size(), valid.size());
+  for (size_t i = 0; i < valid.size(); ++i) {
+    EXPECT_EQ(from_tune(s.all()[i]), valid[i]);
+    EXPECT_EQ(s.name_of(s.all()[i]), valid[i].name()) << "points keep their readable names";
+  }
+  EXPECT_EQ(s.dims, (std::vector<std::string>{"M", "N", "K"}));
+  EXPECT_EQ(from_tune(s.heuristic(wb::Shape{{"M", 5}, {"N", 5}, {"K", 5}}, {132, 90})), kSgemmDefault);
+  EXPECT_TRUE(s.prefer_overall) << "far from every tuned shape: the overall winner, not the default";
+  ASSERT_EQ(s.shapes.size(), 4u) << "the sweep's shapes: 1024^3, 2048^3, 4096^3, 4096x1024x8192";
+  EXPECT_EQ(s.shapes[3].label(), "M4096_N1024_K8192_pad0_alpha1_beta0.5");
+  ASSERT_EQ(s.check_shapes.size(), 2u);
+  EXPECT_EQ(s.check_shapes[0]["pad"], 3) << "misaligned rows";
+}
+
+TEST(SgemmSpace, ConfigsRoundTripThroughTheConfigFormat) {
+  const wb::tune::Space s = sgemm_space(valid_candidates());
   const SgemmConfig p{128, 128, 8, 64, 32, 8, 8, 256, 1};
   EXPECT_EQ(p.name(), "128x128x8_w64x32_t8x8_n256_pf");
-  EXPECT_EQ(config_from_json(Json::parse(config_to_json(p).dump())), p);
-  // Files written before "pf" existed still read, as pf = 0.
-  EXPECT_EQ(config_from_json(Json::parse(
-                R"({"bm":64,"bn":128,"bk":16,"wm":32,"wn":64,"tm":8,"tn":8,"threads":128})")),
-            c);
-  EXPECT_THROW(config_from_json(Json::parse(R"({"bm": 128})")), std::runtime_error);
-  EXPECT_THROW(config_from_json(Json::parse(
-                   R"({"bm":128,"bn":128,"bk":8.5,"wm":64,"wn":32,"tm":8,"tn":8,"threads":256})")),
-               std::runtime_error);
+  EXPECT_EQ(from_tune(s.from_json(wb::tune::Json::parse(to_tune(p).to_json().dump()))), p);
+  const SgemmConfig c{64, 128, 16, 32, 64, 8, 8, 128};
+  EXPECT_EQ(from_tune(s.from_json(to_tune(c).to_json())), c);
+  EXPECT_THROW(s.from_json(wb::tune::Json::parse(R"({"bm": 128})")), std::runtime_error);
+  // Valid values one by one, but not a configuration this build compiles.
+  EXPECT_THROW(s.from_json(to_tune({64, 64, 8, 32, 64, 8, 8, 128}).to_json()), std::runtime_error);
+  EXPECT_THROW(s.from_json(to_tune({96, 96, 8, 48, 24, 8, 8, 256}).to_json()), std::runtime_error);
 }
 
-TEST(SgemmConfigFile, PathFromTheEnvironmentOrTheRepository) {
-  EXPECT_EQ(sgemm_config_path(nullptr, "/repo/configs"), "/repo/configs/ch04_sgemm.json");
-  EXPECT_EQ(sgemm_config_path("", "/repo/configs/"), "/repo/configs/ch04_sgemm.json");
-  EXPECT_EQ(sgemm_config_path("/tmp/mine", "/repo/configs"), "/tmp/mine/ch04_sgemm.json");
-}
-
-std::string file_with(const std::string& key, const SgemmConfig& c) {
-  const Json entry = {{"gpu", "test GPU"}, {"best", config_to_json(c)}};
-  return merge_tune_entry(Json(), key, entry).dump();
-}
-
-TEST(SgemmConfigFile, PicksTheEntryOfThisGpu) {
-  const auto available = valid_candidates();
-  const SgemmConfig tuned{128, 128, 16, 32, 64, 8, 8, 256};
-  const std::string key = gpu_key("NVIDIA H100 80GB HBM3", 9, 0);
-  EXPECT_EQ(key, "NVIDIA H100 80GB HBM3 sm_90");
-  const auto choice = choose_sgemm_config(file_with(key, tuned), "configs/ch04_sgemm.json", key, available);
-  EXPECT_TRUE(choice.from_file);
-  EXPECT_EQ(choice.config, tuned);
-  EXPECT_NE(choice.source.find("configs/ch04_sgemm.json"), std::string::npos) << choice.source;
-  EXPECT_NE(choice.source.find(key), std::string::npos) << choice.source;
-}
-
-TEST(SgemmConfigFile, FallsBackToTheDefaultAndSaysWhy) {
-  const auto available = valid_candidates();
-  const std::string key = gpu_key("NVIDIA H200", 9, 0);
-  struct Case {
-    std::optional<std::string> text;
-    std::string expect;
-  } cases[] = {
-      {std::nullopt, "no config file"},
-      {"{ not json", "could not be read"},
-      {R"({"about": "x"})", "no \"gpus\""},
-      {file_with(gpu_key("NVIDIA A100-SXM4-80GB", 8, 0), {128, 128, 16, 32, 64, 8, 8, 256}), "no entry for"},
-      {file_with(key, {96, 96, 8, 48, 24, 8, 8, 256}), "does not compile"},
-      {R"({"gpus": {"NVIDIA H200 sm_90": {"best": {"bm": 128}}}})", "could not be read"},
-  };
-  for (const auto& c : cases) {
-    const auto choice = choose_sgemm_config(c.text, "f.json", key, available);
-    EXPECT_FALSE(choice.from_file);
-    EXPECT_EQ(choice.config, kSgemmDefault);
-    EXPECT_NE(choice.source.find("built-in default"), std::string::npos) << choice.source;
-    EXPECT_NE(choice.source.find(c.expect), std::string::npos) << choice.source;
+// A config document as ch04_tune writes it: per-shape winners and the overall one.
+std::string file_with(const std::string& key, const std::vector<std::pair<wb::Shape, SgemmConfig>>& winners,
+                      const SgemmConfig* overall) {
+  using Json = wb::tune::Json;
+  Json entry = {{"gpu", "test GPU"}, {"space", "ch04_sgemm"}, {"winners", Json::array()}};
+  for (const auto& [shape, c] : winners) {
+    const Json sj = {{"M", shape["M"]}, {"N", shape["N"]}, {"K", shape["K"]}};
+    entry["winners"].push_back({{"shape", sj}, {"config", to_tune(c).to_json()}, {"name", c.name()}, {"us", 100.0}});
   }
+  if (overall) entry["overall"] = {{"config", to_tune(*overall).to_json()}, {"name", overall->name()}};
+  return wb::tune::merge_entry(nullptr, "about", key, entry).dump(2);
 }
 
-TEST(SgemmConfigFile, ReadsTheFileFromDisk) {
-  const std::string path = ::testing::TempDir() + "ch04_sgemm_host_test.json";
-  const std::string key = gpu_key("NVIDIA H100 PCIe", 9, 0);
-  const SgemmConfig tuned{64, 128, 8, 32, 64, 8, 8, 128};
-  {
-    std::ofstream out(path);
-    out << file_with(key, tuned);
-  }
-  const auto choice = choose_sgemm_config_file(path, key, valid_candidates());
-  EXPECT_TRUE(choice.from_file) << choice.source;
-  EXPECT_EQ(choice.config, tuned);
-  std::remove(path.c_str());
-  EXPECT_FALSE(choose_sgemm_config_file(path, key, valid_candidates()).from_file);
-}
-
-TEST(SgemmConfigFile, MergingKeepsTheOtherGpus) {
-  const std::string h100 = gpu_key("NVIDIA H100 80GB HBM3", 9, 0), a100 = gpu_key("NVIDIA A100-SXM4-80GB", 8, 0);
-  const Json one = {{"best", config_to_json(kSgemmDefault)}};
-  const Json two = {{"best", config_to_json({128, 64, 8, 64, 32, 8, 8, 128})}};
-  Json doc = merge_tune_entry(Json(), h100, one);
-  doc = merge_tune_entry(Json::parse(doc.dump()), a100, two);
-  ASSERT_TRUE(doc.contains("gpus"));
-  EXPECT_TRUE(doc["gpus"].contains(h100));
-  EXPECT_TRUE(doc["gpus"].contains(a100));
-  // Tuning the same GPU again replaces its entry only.
-  doc = merge_tune_entry(doc, h100, two);
-  EXPECT_EQ(config_from_json(doc["gpus"][h100]["best"]), (SgemmConfig{128, 64, 8, 64, 32, 8, 8, 128}));
-  EXPECT_EQ(doc["gpus"].size(), 2u);
-  EXPECT_THROW(merge_tune_entry(Json::parse("[1, 2]"), h100, one), std::runtime_error);
-}
-
-TEST(SgemmConfigFile, PerShapeWinnersAreUsedForNearbyShapes) {
+TEST(SgemmSpace, PerShapeWinnersForNearbyShapesTheOverallOneElsewhere) {
+  const wb::tune::Space s = sgemm_space(valid_candidates());
   const SgemmConfig best = {128, 128, 8, 32, 64, 8, 8, 256};
   const SgemmConfig small = {64, 128, 16, 32, 64, 8, 8, 128};
   const SgemmConfig large = {128, 128, 16, 64, 64, 16, 8, 128};
-  const std::string text = R"({"gpus": {"G sm_90": {"best": )" + config_to_json(best).dump() +
-                           R"(, "shapes": [{"shape": "M1024_N1024_K1024", "best": ")" + small.name() +
-                           R"("}, {"shape": "M4096_N4096_K4096", "best": ")" + large.name() +
-                           R"("}, {"shape": "M2048_N2048_K2048", "best": "not_compiled_in"}, {"shape": "junk", "best": ")" +
-                           small.name() + R"("}]}}})";
-  const auto choice = choose_sgemm_config(text, "f.json", "G sm_90", {best, small, large});
-  ASSERT_TRUE(choice.from_file) << choice.source;
-  ASSERT_EQ(choice.by_shape.size(), 2u) << "the unknown config and the malformed shape are left out";
-  EXPECT_EQ(config_for_shape(choice, 1024, 1024, 1024), small);
-  EXPECT_EQ(config_for_shape(choice, 1000, 1100, 900), small);
-  EXPECT_EQ(config_for_shape(choice, 4096, 4096, 4096), large);
-  EXPECT_EQ(config_for_shape(choice, 4096, 2048, 8192), large);
-  EXPECT_EQ(config_for_shape(choice, 7, 5, 3), best) << "far from every swept shape: the overall winner";
-  EXPECT_EQ(config_for_shape(ConfigChoice{best, false, "default", {}}, 1024, 1024, 1024), best);
-  EXPECT_FALSE(parse_shape_key("M1_N2").has_value());
-  EXPECT_FALSE(parse_shape_key("M1_N2_K3x").has_value());
-  EXPECT_EQ(parse_shape_key("M4096_N1024_K8192")->n, 1024);
+  const std::string key = wb::tune::gpu_key("NVIDIA H100 80GB HBM3", 9, 0);
+  const std::string text = file_with(key,
+                                     {{wb::Shape{{"M", 1024}, {"N", 1024}, {"K", 1024}}, small},
+                                      {wb::Shape{{"M", 4096}, {"N", 4096}, {"K", 4096}}, large}},
+                                     &best);
+  const wb::tune::Tuned t = wb::tune::read_tuned(text, "f.json", key, s);
+  ASSERT_TRUE(t.has_entry);
+  ASSERT_EQ(t.winners.size(), 2u);
+  auto near = [&](int64_t m, int64_t n, int64_t k) {
+    return wb::tune::nearest(s, t.winners, wb::Shape{{"M", m}, {"N", n}, {"K", k}});
+  };
+  EXPECT_EQ(from_tune(*near(1024, 1024, 1024)), small);
+  EXPECT_EQ(from_tune(*near(1000, 1100, 900)), small);
+  EXPECT_EQ(from_tune(*near(4096, 2048, 8192)), large);
+  EXPECT_FALSE(near(7, 5, 3).has_value()) << "far from every swept shape";
+  ASSERT_TRUE(t.overall.has_value());
+  EXPECT_EQ(from_tune(*t.overall), best) << "what a far shape runs";
+  EXPECT_FALSE(wb::tune::read_tuned(text, "f.json", wb::tune::gpu_key("NVIDIA A100-SXM4-80GB", 8, 0), s).has_entry);
+  // A winner this build does not compile makes the file unusable, named in the message.
+  const std::string bad = file_with(key, {{wb::Shape{{"M", 64}, {"N", 64}, {"K", 64}}, {96, 96, 8, 48, 24, 8, 8, 256}}}, nullptr);
+  try {
+    wb::tune::read_tuned(bad, "configs/ch04_sgemm.json", key, s);
+    ADD_FAILURE() << "accepted a configuration that is not compiled";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("configs/ch04_sgemm.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("bm = 96"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SgemmSpace, TheRepositorysConfigFileIsInTheSharedFormat) {
+  const std::string path = std::string(WB_CH04_CONFIG_DIR) + "/ch04_sgemm.json";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  std::stringstream text;
+  text << in.rdbuf();
+  const wb::tune::Space s = sgemm_space(valid_candidates());
+  const std::string h100 = wb::tune::gpu_key("NVIDIA H100 80GB HBM3", 9, 0);
+  const wb::tune::Tuned t = wb::tune::read_tuned(text.str(), path, h100, s);
+  ASSERT_TRUE(t.has_entry) << path << " has no entry for " << h100;
+  EXPECT_EQ(t.winners.size(), 4u) << "one winner per swept shape";
+  ASSERT_TRUE(t.overall.has_value());
+  EXPECT_EQ(s.name_of(*t.overall), "128x128x8_w32x64_t8x8_n256");
+  const auto small = wb::tune::nearest(s, t.winners, wb::Shape{{"M", 1024}, {"N", 1024}, {"K", 1024}});
+  ASSERT_TRUE(small.has_value());
+  EXPECT_EQ(s.name_of(*small), "64x128x16_w32x64_t8x8_n128");
+  const wb::tune::Json doc = wb::tune::Json::parse(text.str());
+  EXPECT_EQ(doc["gpus"][h100]["space"].get<std::string>(), "ch04_sgemm");
 }
 
 }  // namespace

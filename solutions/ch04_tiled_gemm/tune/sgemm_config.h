@@ -1,26 +1,16 @@
 // Tile configurations of the chapter's best SGEMM (solutions/ch04_tiled_gemm/
-// v8_double_buffering.cuh), the autotuner's candidates, and the per-GPU config file that
-// the autotuner writes and the solution reads. Plain C++, tested on any machine
-// (solutions/ch04_tiled_gemm/tune/host_tests.cpp).
-//
-// The config file (configs/ch04_sgemm.json unless WORKBOOK_CONFIG_DIR names another folder):
-//   { "about": "...",
-//     "gpus": { "<GPU name> sm_<major><minor>": {
-//                  "gpu": "...", "compute_capability": "9.0", "date": "...", "commit": "...",
-//                  "best": { "bm": 128, "bn": 128, "bk": 8, "wm": 64, "wn": 32, "tm": 8, "tn": 8,
-//                            "threads": 256, "name": "128x128x8_w64x32_t8x8_n256" },
-//                  "shapes": [ per-shape winners ], "sweep": [ every measurement ] } } }
+// v8_double_buffering.cuh), the autotuner's candidates, and v8's tunable space: the book's
+// one autotuner (harness/tune, built as ch04_tune) sweeps it and writes the winners per GPU
+// into configs/ch04_sgemm.json (unless WORKBOOK_CONFIG_DIR names another folder), in the
+// one config format of harness/tune/tune.h; v8_double_buffering reads them through
+// wb::tune::choose. Plain C++, tested on any machine (solutions/ch04_tiled_gemm/tune/host_tests.cpp).
 #pragma once
-#include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include "tune/tune.h"
 
 namespace ch04 {
-
-using Json = nlohmann::ordered_json;
 
 struct SgemmConfig {
   int bm = 0, bn = 0, bk = 0;  // block tile: (BM x BN) of C, BK of K per step
@@ -108,52 +98,22 @@ inline constexpr SgemmConfig kSgemmCandidates[] = {
     {256, 256, 8, 128, 64, 16, 16, 256}, // invalid: 256 accumulators per thread
 };
 
-// "NVIDIA H100 80GB HBM3 sm_90": the key of a GPU's entry in the config file.
-std::string gpu_key(const std::string& gpu_name, int major, int minor);
+// v8's space: configs/ch04_sgemm.json.
+inline constexpr const char* kSgemmSpace = "ch04_sgemm";
 
-// The config file's path: $WORKBOOK_CONFIG_DIR/ch04_sgemm.json when that variable is set
-// and not empty (pass getenv's result), else <default_dir>/ch04_sgemm.json.
-std::string sgemm_config_path(const char* env_dir, const std::string& default_dir);
+// A configuration as a point of the space (parameters bm, bn, bk, wm, wn, tm, tn, threads,
+// pf), and back (throws std::out_of_range naming a missing parameter).
+wb::tune::Config to_tune(const SgemmConfig& c);
+SgemmConfig from_tune(const wb::tune::Config& c);
 
-Json config_to_json(const SgemmConfig& c);
-// Throws std::runtime_error naming the missing or malformed field.
-SgemmConfig config_from_json(const Json& j);
-
-// The winner on one of the sweep's shapes.
-struct ShapeWinner {
-  long long m = 0, n = 0, k = 0;
-  SgemmConfig config;
-};
-
-// Which configuration to run, and a sentence saying where it came from. `by_shape` holds
-// the sweep's per-shape winners that this build compiles (empty without a file entry).
-struct ConfigChoice {
-  SgemmConfig config;
-  bool from_file = false;
-  std::string source;
-  std::vector<ShapeWinner> by_shape;
-};
-
-// The configuration for one problem: the winner of the sweep shape nearest to (m, n, k)
-// (distance: the sum of |log| ratios of the three sizes), or `choice.config` when there
-// are no per-shape winners or the nearest is more than a factor of 4 away in total.
-SgemmConfig config_for_shape(const ConfigChoice& choice, long long m, long long n, long long k);
-
-// "M1024_N1024_K1024" -> (1024, 1024, 1024); nullopt if it is not of that form.
-std::optional<ShapeWinner> parse_shape_key(const std::string& key);
-// From the file's text (`path` only names it in messages); nullopt text: no such file.
-// Falls back to `fallback` when the file is missing or malformed, has no entry for
-// `key`, or names a configuration that is not in `available` (not compiled in).
-ConfigChoice choose_sgemm_config(const std::optional<std::string>& text, const std::string& path,
-                                 const std::string& key, const std::vector<SgemmConfig>& available,
-                                 const SgemmConfig& fallback = kSgemmDefault);
-// The same, reading `path` (missing file: the fallback).
-ConfigChoice choose_sgemm_config_file(const std::string& path, const std::string& key,
-                                      const std::vector<SgemmConfig>& available,
-                                      const SgemmConfig& fallback = kSgemmDefault);
-
-// The config document with `entry` stored under gpus[key]; every other GPU's entry is kept.
-// `existing` may be null (no file yet). Throws if it is not a config document.
-Json merge_tune_entry(const Json& existing, const std::string& key, const Json& entry);
+// v8's tunable space, host side: the points are `compiled` (the configurations this build
+// instantiates, v8_configs.cu), each named as SgemmConfig::name() says; winners are matched
+// on M, N and K; a GPU never tuned runs kSgemmDefault, and a shape far from every tuned one
+// the overall winner (the best geometric mean over the tuned shapes). The autotuner sweeps
+// 1024^3, 2048^3, 4096^3 and 4096x1024x8192 (C = A*B + 0.5*C, packed rows, as the
+// benchmark's) after checking every point on two awkward shapes (primes, misaligned rows,
+// beta != 0 and beta == 0). The solution adds what needs the GPU (tune/v8_space.cu): the
+// shared memory and threads this GPU allows, and each kernel's registers and spills.
+wb::tune::Space sgemm_space(const std::vector<SgemmConfig>& compiled);
 
 }  // namespace ch04

@@ -1,28 +1,18 @@
 #!/usr/bin/env bash
 # Host test of build/ch09/bin/gpt2's command line (ctest ch09.gpt2_tool, label `host`): bad
-# arguments are refused with a message naming them and exit status 2, before any GPU work;
-# without a GPU a good line ends with a message saying so (status 1); with one, a short run
-# on a tiny random model works and --json writes the leaderboard's fields.
+# arguments, impossible combinations and bad weights files (missing, truncated, not
+# safetensors, a prompt the model cannot hold) are refused with a message naming them and
+# exit status 2, before any GPU work, and leave no --json file; without a GPU a good line
+# ends with a message saying so (status 1) and writes no --json file either; with one, a
+# short run on a tiny random model works and --json writes the leaderboard's fields.
 #
 # usage: tool_check.sh GPT2 GPT2_RANDOM_WEIGHTS WORK_DIR
 set -uo pipefail
+source "$(cd "$(dirname "$0")/../../../.." && pwd)/tests/tools/lib/expect.sh"  # expect, nothing_left, has_gpu
 tool=${1:?usage: tool_check.sh GPT2 GPT2_RANDOM_WEIGHTS WORK_DIR}
 gen=${2:?usage}
 work=${3:?usage}
 rm -rf "$work" && mkdir -p "$work" || exit 1
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-expect() {  # expect RC PATTERN -- COMMAND...
-  local want_rc=$1 pattern=$2
-  shift 3
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  echo "\$ ${*##*/}"
-  echo "$out" | sed 's/^/  /' | head -n 40
-  [ "$rc" = "$want_rc" ] || fail "exit status $rc, expected $want_rc: $*"
-  echo "$out" | grep -E -z -q -- "$pattern" || fail "output does not match /$pattern/: $*"
-}
 
 tiny=$work/tiny.safetensors
 "$gen" --config=tiny --seed=2 --out="$tiny" >/dev/null || fail "gpt2_random_weights could not write $tiny"
@@ -47,15 +37,52 @@ expect 2 "--batch.*'x' is not a whole number" -- "$tool" --weights="$tiny" --tok
 expect 2 "--batch.*1 to 1024" -- "$tool" --weights="$tiny" --tokens=1 --batch=5000
 expect 2 "--batch with --decode=fused" -- "$tool" --weights="$tiny" --tokens=1 --batch=4 --decode=fused
 expect 2 "--batch with --int8" -- "$tool" --weights="$tiny" --tokens=1 --batch=4 --int8
+expect 2 "--overlap with --decode=persistent.*--decode=fused" -- "$tool" --weights="$tiny" --prompt-len=4 --overlap --decode=persistent
+expect 2 "--overlap with --new=1.*--new=2 or more" -- "$tool" --weights="$tiny" --prompt-len=4 --new=1 --overlap
+expect 2 "--decode=persistent runs on BF16 weights without --int8" -- "$tool" --weights="$tiny" --tokens=1 --decode=persistent --int8
 
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
-  expect 1 "gpt2: .*(device|GPU|driver)" -- "$tool" --weights="$tiny" --tokens=1,2,3 --new=4
+# Numbers, unknown options, missing values.
+expect 2 "^gpt2: --new: 'ten' is not a whole number" -- "$tool" --weights="$tiny" --tokens=1 --new=ten
+expect 2 "^gpt2: --prompt-len: -4 is out of range" -- "$tool" --weights="$tiny" --prompt-len=-4
+expect 2 "^gpt2: --device: 'gpu0' is not a whole number" -- "$tool" --weights="$tiny" --tokens=1 --device=gpu0
+expect 2 "^gpt2: unknown option '--promt-len=8'; did you mean --prompt-len\\?" -- "$tool" --weights="$tiny" --promt-len=8
+expect 2 "^gpt2: --weights needs a value" -- "$tool" --tokens=1 --weights
+expect 2 "^gpt2: unexpected argument 'tiny.safetensors'" -- "$tool" tiny.safetensors --tokens=1
+
+# Bad weights files are named before the GPU is looked for.
+head -c 3000 "$tiny" > "$work/truncated.safetensors"
+expect 2 "^gpt2: --weights: .*truncated.safetensors: .*past the end.*gpt2_random_weights" -- \
+  "$tool" --weights="$work/truncated.safetensors" --tokens=1
+head -c 5 "$tiny" > "$work/five-bytes.safetensors"
+expect 2 "^gpt2: --weights: .*five-bytes.safetensors" -- "$tool" --weights="$work/five-bytes.safetensors" --tokens=1
+printf 'not a safetensors file, but long enough to have a header length\n' > "$work/text.safetensors"
+expect 2 "^gpt2: --weights: .*text.safetensors" -- "$tool" --weights="$work/text.safetensors" --tokens=1
+expect 2 "^gpt2: --weights: .*$work: " -- "$tool" --weights="$work" --tokens=1
+# The prompt against the model (vocabulary 251, 64 positions), before the GPU too.
+expect 2 "^gpt2: --tokens: id 1 is 251, but the vocabulary is 0..250" -- "$tool" --weights="$tiny" --tokens=1,251 --new=4
+expect 2 "^gpt2: the prompt \\(60\\) plus --new=10 is 70 positions; this model holds 64 \\(n_ctx\\)" -- \
+  "$tool" --weights="$tiny" --prompt-len=60 --new=10
+
+# --json: a folder that does not exist, a folder; a refused or failed run leaves no file.
+json_missing=$work/no-such-folder/run.json
+expect 2 "^gpt2: --json=$json_missing: the folder $work/no-such-folder does not exist" -- \
+  "$tool" --weights="$tiny" --tokens=1 --new=4 --json="$json_missing"
+expect 2 "^gpt2: --json=$work: it is a folder" -- "$tool" --weights="$tiny" --tokens=1 --new=4 --json="$work"
+json_refused=$work/refused.json
+expect 2 "--int8 with --dtype=f32" -- "$tool" --weights="$tiny" --tokens=1 --int8 --dtype=f32 --json="$json_refused"
+expect 2 "--weights: .*truncated" -- "$tool" --weights="$work/truncated.safetensors" --tokens=1 --new=4 --json="$json_refused"
+expect 2 "--tokens: id 0 is 300" -- "$tool" --weights="$tiny" --tokens=300 --new=4 --json="$json_refused"
+nothing_left "$json_missing" "$json_refused" "$work/no-such-folder"
+
+if ! has_gpu; then
+  json_failed=$work/failed.json
+  expect 1 "gpt2: .*(device|GPU|driver)" -- "$tool" --weights="$tiny" --tokens=1,2,3 --new=4 --json="$json_failed"
+  nothing_left "$json_failed"
+  no_temporaries "$work"
   echo "no GPU: the argument checks passed; the run itself needs a GPU"
   exit 0
 fi
 
-expect 2 "vocabulary is 0..250" -- "$tool" --weights="$tiny" --tokens=1,251 --new=4
-expect 2 "n_ctx" -- "$tool" --weights="$tiny" --prompt-len=60 --new=10
 json=$work/run.json
 expect 0 "TTFT: .*tokens/s.*kernels per token.*attn_qkv" -- "$tool" --weights="$tiny" --prompt-len=8 --new=16 \
   --kernels=library,solution --json="$json"
@@ -77,4 +104,5 @@ expect 0 "check: batched step \\(4 sequences.*ok.*batched decode.*tokens/s per s
 json_b=$work/batch.json
 expect 0 "batched decode.*tokens/s per seq" -- "$tool" --weights="$tiny" --prompt-len=8 --new=8 --batch=1,3 --json="$json_b"
 [ "$(grep -c '"tok_s_per_seq"' "$json_b")" = 2 ] || fail "$json_b should hold two batch rows"
+no_temporaries "$work"
 echo "all gpt2 tool checks passed"

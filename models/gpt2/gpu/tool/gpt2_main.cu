@@ -20,11 +20,17 @@
 // prompt's length, seeded prompts, one token each per step: the linears become GEMMs with
 // M = B) and prints tokens/s, bytes and FLOPs per step and the bound that applies; --check
 // also compares a batched step with single-sequence steps. Not with --decode=fused or --int8.
+//
+// Everything the command line names is checked before the GPU is looked for, so a mistake
+// is reported on any machine (exit status 2): the options and their combinations, the
+// weights file (its header and every tensor's shape and byte range: a truncated or foreign
+// file is named), the prompt against the model's vocabulary and context, and the --json
+// folder. --json's file appears only when the run is done (never empty or half written).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <thread>
@@ -37,7 +43,8 @@
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
 #include "runtime/launch.cuh"
-#include "runtime/cli.h"
+#include "runtime/options.h"
+#include "runtime/output_file.h"
 #include "report/results.h"
 #include "report/table.h"
 #include "model.h"
@@ -473,31 +480,61 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
   return run;
 }
 
+// What the command line names, checked before the GPU is looked for: the --json folder; the
+// weights file, opened (mapped) and checked without reading its values (the header, every
+// tensor's dtype, shape and byte range, and the config they imply); the prompt against that
+// config. Throws wb::UsageError naming the option and the problem.
+struct Checked {
+  std::optional<safetensors::File> file;
+  gpt2::Config config;
+  std::vector<int32_t> prompt;
+};
+
+Checked check_inputs(const gpt2::ToolArgs& a) {
+  Checked c;
+  if (!a.json.empty()) {
+    if (auto why = wb::output_path_problem(a.json)) throw wb::UsageError("--json=" + a.json + ": " + *why);
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(a.weights, ec)) {
+    throw wb::UsageError("--weights=" + a.weights + ": cannot open the file (does it exist? gpt2_random_weights writes one)");
+  }
+  try {
+    c.file.emplace(safetensors::File::open(a.weights));
+    c.config = gpt2::read_config(*c.file);
+  } catch (const std::exception& e) {  // FormatError, WeightsError: "FILE: tensor 'NAME': problem"
+    throw wb::UsageError("--weights: " + std::string(e.what()) +
+                         " (not a complete GPT-2 safetensors file: copy or convert it again, or write one with "
+                         "gpt2_random_weights)");
+  }
+  const gpt2::Config& cfg = c.config;
+  c.prompt = a.tokens.empty() ? gpt2::seeded_prompt(a.prompt_len, cfg.vocab, a.seed) : a.tokens;
+  for (size_t i = 0; i < c.prompt.size(); ++i) {
+    if (c.prompt[i] >= cfg.vocab) {
+      throw wb::UsageError("--tokens: id " + std::to_string(i) + " is " + std::to_string(c.prompt[i]) +
+                           ", but the vocabulary is 0.." + std::to_string(cfg.vocab - 1));
+    }
+  }
+  if (static_cast<int>(c.prompt.size()) + a.new_tokens > cfg.n_ctx) {
+    throw wb::UsageError("the prompt (" + std::to_string(c.prompt.size()) + ") plus --new=" + std::to_string(a.new_tokens) +
+                         " is " + std::to_string(c.prompt.size() + a.new_tokens) + " positions; this model holds " +
+                         std::to_string(cfg.n_ctx) + " (n_ctx): give a shorter prompt or a smaller --new");
+  }
+  return c;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   gpt2::ToolArgs a;
+  Checked in;
   try {
     a = gpt2::parse_tool_args(argc, argv);
+    if (a.help) return 0;
+    in = check_inputs(a);
   } catch (const wb::UsageError& e) {
-    std::fprintf(stderr, "gpt2: %s\n", e.what());
+    std::fprintf(stderr, "gpt2: %s\n(gpt2 --help lists the options)\n", e.what());
     return 2;
-  }
-  if (a.help) return 0;
-  {
-    std::ifstream f(a.weights, std::ios::binary);
-    if (!f) {
-      std::fprintf(stderr, "gpt2: --weights=%s: cannot open the file (does it exist? gpt2_random_weights writes one)\n",
-                   a.weights.c_str());
-      return 2;
-    }
-  }
-  if (!a.json.empty()) {
-    std::ofstream f(a.json, std::ios::app);
-    if (!f) {
-      std::fprintf(stderr, "gpt2: --json=%s: cannot write there\n", a.json.c_str());
-      return 2;
-    }
   }
   if (const int rc = wb::select_tool_device("gpt2", a.device)) return rc;
 
@@ -513,21 +550,9 @@ int main(int argc, char** argv) {
         last_percent = percent;
       }
     };
-    const gpt2::Weights w = gpt2::load_weights(a.weights, lo);
+    const gpt2::Weights w = gpt2::load_weights(*in.file, lo);
     std::fprintf(stderr, "\n");
-    std::vector<int32_t> prompt = a.tokens.empty() ? gpt2::seeded_prompt(a.prompt_len, w.config.vocab, a.seed) : a.tokens;
-    for (size_t i = 0; i < prompt.size(); ++i) {
-      if (prompt[i] >= w.config.vocab) {
-        std::fprintf(stderr, "gpt2: --tokens: id %zu is %d, but the vocabulary is 0..%d\n", i, prompt[i],
-                     w.config.vocab - 1);
-        return 2;
-      }
-    }
-    if (static_cast<int>(prompt.size()) + a.new_tokens > w.config.n_ctx) {
-      std::fprintf(stderr, "gpt2: the prompt (%zu) plus --new=%d is %zu positions; this model holds %d (n_ctx)\n",
-                   prompt.size(), a.new_tokens, prompt.size() + a.new_tokens, w.config.n_ctx);
-      return 2;
-    }
+    const std::vector<int32_t>& prompt = in.prompt;
     const wb::DeviceInfo dev = wb::query_device();
     if (!a.batch.empty()) {
       // The batched caches must fit beside the model: refuse before loading it.
@@ -588,7 +613,10 @@ int main(int argc, char** argv) {
         }
         doc["runs"].push_back(std::move(j));
       }
-      if (const std::string problem = wb::results::write(a.json, doc); !problem.empty()) {
+      // Written whole at the end: a temporary beside --json, renamed when complete.
+      const std::string problem =
+          wb::write_whole(a.json, [&](const std::string& path) { return wb::results::write(path, doc); });
+      if (!problem.empty()) {
         std::fprintf(stderr, "gpt2: %s\n", problem.c_str());
         return 1;
       }
