@@ -70,15 +70,26 @@ def default_prompt(n, vocab):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", help="tiny | 124M | 355M | 774M | 1.5B | L=..,C=..,H=..,V=..,P=..")
-    ap.add_argument("--pretrained", metavar="DIR",
-                    help="instead of --config: a Hugging Face GPT-2 checkpoint folder (config.json, model.safetensors)")
+    ap.add_argument(
+        "--pretrained",
+        metavar="DIR",
+        help="instead of --config: a Hugging Face GPT-2 checkpoint folder (config.json, model.safetensors)",
+    )
     ap.add_argument("--seed", type=int, default=1, help="seed of the random weights (default 1)")
     ap.add_argument("--out-dir", required=True, help="folder to write into (created if missing)")
     ap.add_argument("--prompt-len", type=int, default=16, help="tokens in the fixed prompt (default 16, at most n_ctx)")
-    ap.add_argument("--weights-dtype", choices=["f32", "bf16", "f16"], default="f32",
-                    help="round the random weights to this type and save them in it (default f32)")
-    ap.add_argument("--affine", choices=["random", "gpt2"], default="random",
-                    help="random: LayerNorm gains/shifts and biases drawn; gpt2: 1 and 0 as GPT-2 starts")
+    ap.add_argument(
+        "--weights-dtype",
+        choices=["f32", "bf16", "f16"],
+        default="f32",
+        help="round the random weights to this type and save them in it (default f32)",
+    )
+    ap.add_argument(
+        "--affine",
+        choices=["random", "gpt2"],
+        default="random",
+        help="random: LayerNorm gains/shifts and biases drawn; gpt2: 1 and 0 as GPT-2 starts",
+    )
     ap.add_argument("--force", action="store_true", help="replace files already in --out-dir")
     args = ap.parse_args()
 
@@ -96,14 +107,19 @@ def main():
             ap.error(f"--config: {e}")
     if args.pretrained is not None and not os.path.isfile(os.path.join(args.pretrained, "config.json")):
         ap.error(f"--pretrained: {args.pretrained} has no config.json; give a Hugging Face checkpoint folder")
-    outputs = ["reference.json", "logits.f32"] + (["model.safetensors", "config.json"] if args.pretrained is None else [])
+    outputs = ["reference.json", "logits.f32"] + (
+        ["model.safetensors", "config.json"] if args.pretrained is None else []
+    )
     existing = [f for f in outputs if os.path.exists(os.path.join(args.out_dir, f))]
     if existing and not args.force:
         ap.error(f"--out-dir: {args.out_dir} already holds {', '.join(existing)}; add --force to replace them")
 
     missing = []
-    for module, hint in (("torch", "pip install torch"), ("transformers", "pip install transformers"),
-                         ("safetensors", "pip install safetensors")):
+    for module, hint in (
+        ("torch", "pip install torch"),
+        ("transformers", "pip install transformers"),
+        ("safetensors", "pip install safetensors"),
+    ):
         try:
             __import__(module)
         except ImportError:
@@ -123,9 +139,19 @@ def main():
         where = args.pretrained
     else:
         L, H, C, V, P = sizes
-        cfg = GPT2Config(vocab_size=V, n_positions=P, n_embd=C, n_layer=L, n_head=H,
-                         activation_function="gelu_new", layer_norm_epsilon=1e-5,
-                         resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, tie_word_embeddings=True)
+        cfg = GPT2Config(
+            vocab_size=V,
+            n_positions=P,
+            n_embd=C,
+            n_layer=L,
+            n_head=H,
+            activation_function="gelu_new",
+            layer_norm_epsilon=1e-5,
+            resid_pdrop=0.0,
+            embd_pdrop=0.0,
+            attn_pdrop=0.0,
+            tie_word_embeddings=True,
+        )
         model = GPT2LMHeadModel(cfg)  # transformers' GPT-2 init: N(0, 0.02²), c_proj scaled by 1/sqrt(2L)
         with torch.no_grad():
             if args.affine == "random":
@@ -150,14 +176,19 @@ def main():
     with torch.no_grad():
         logits = model(torch.tensor([tokens], dtype=torch.long)).logits[0].to(torch.float32)  # (T, V)
     if tuple(logits.shape) != (n, cfg.vocab_size):
-        print(f"gpt2_torch_reference: logits of shape {tuple(logits.shape)}, expected {(n, cfg.vocab_size)}",
-              file=sys.stderr)
+        print(
+            f"gpt2_torch_reference: logits of shape {tuple(logits.shape)}, expected {(n, cfg.vocab_size)}",
+            file=sys.stderr,
+        )
         return 1
 
     os.makedirs(args.out_dir, exist_ok=True)
     if args.pretrained is None:
-        save = model if args.weights_dtype == "f32" else model.to(
-            torch.bfloat16 if args.weights_dtype == "bf16" else torch.float16)
+        save = (
+            model
+            if args.weights_dtype == "f32"
+            else model.to(torch.bfloat16 if args.weights_dtype == "bf16" else torch.float16)
+        )
         # One file, however large (save_pretrained would otherwise split it).
         save.save_pretrained(args.out_dir, safe_serialization=True, max_shard_size="1000GB")
     values = array.array("f", logits.reshape(-1).tolist())
@@ -172,9 +203,16 @@ def main():
         "vocab": cfg.vocab_size,
         "logits_file": "logits.f32",
         "logits_dtype": "float32-le",
-        "source": f"transformers {transformers.__version__} GPT2LMHeadModel, torch {torch.__version__}, FP32 on the CPU",
-        "config": {"n_layer": cfg.n_layer, "n_head": cfg.n_head, "n_embd": cfg.n_embd, "vocab": cfg.vocab_size,
-                   "n_ctx": cfg.n_positions},
+        "source": (
+            f"transformers {transformers.__version__} GPT2LMHeadModel, torch {torch.__version__}, FP32 on the CPU"
+        ),
+        "config": {
+            "n_layer": cfg.n_layer,
+            "n_head": cfg.n_head,
+            "n_embd": cfg.n_embd,
+            "vocab": cfg.vocab_size,
+            "n_ctx": cfg.n_positions,
+        },
         "seed": args.seed if args.pretrained is None else None,
         "weights_dtype": args.weights_dtype if args.pretrained is None else "as stored",
         "affine": args.affine if args.pretrained is None else "as stored",
@@ -183,8 +221,10 @@ def main():
         json.dump(reference, f, indent=1)
         f.write("\n")
     weights = os.path.join(where, "model.safetensors")
-    print(f"wrote {os.path.join(args.out_dir, 'reference.json')}: {n} positions x {cfg.vocab_size} logits "
-          f"({reference['source']})")
+    print(
+        f"wrote {os.path.join(args.out_dir, 'reference.json')}: {n} positions x {cfg.vocab_size} logits "
+        f"({reference['source']})"
+    )
     print(f"weights: {weights}")
     print(f"check:   gpt2_cpu_check --weights={weights} --expect={os.path.join(args.out_dir, 'reference.json')}")
     return 0

@@ -26,8 +26,11 @@ PROG = "plot_progress"
 
 
 def best_pct(rows, role):
-    vals = [float(r["roofline_measured_pct"]) for r in rows
-            if r["role"] == role and wr.measured(r) and isinstance(r.get("roofline_measured_pct"), (int, float))]
+    vals = [
+        float(r["roofline_measured_pct"])
+        for r in rows
+        if r["role"] == role and wr.measured(r) and isinstance(r.get("roofline_measured_pct"), (int, float))
+    ]
     return max(vals) if vals else None
 
 
@@ -76,10 +79,14 @@ def main():
     print(f"{'chapter':<8} {'done':>6} {'yours %':>8} {'solution %':>11} {'reference %':>12}   run")
     for ch in chapters:
         s = scores[ch]
+
         def cell(v, w):
             return f"{v:>{w}.1f}" if v is not None else f"{'-':>{w}}"
-        print(f"{ch:<8} {s['done']:>3}/{s['ops']:<2} {cell(s['student'], 8)} {cell(s['solution'], 11)} "
-              f"{cell(s['reference'], 12)}   {newest[ch].get('date', '')}")
+
+        print(
+            f"{ch:<8} {s['done']:>3}/{s['ops']:<2} {cell(s['student'], 8)} {cell(s['solution'], 11)} "
+            f"{cell(s['reference'], 12)}   {newest[ch].get('date', '')}"
+        )
 
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
@@ -106,6 +113,7 @@ def main():
         # The chapter's title up to its first ':', ',' or ';', wrapped to fit under its bars.
         short = re.split(r"[:,;]", newest[ch].get("title", ""))[0].strip()
         return "\n".join(textwrap.wrap(f"{ch}: {short}", 22)) + f"\n{status}"
+
     ax.set_xticks(range(len(chapters)))
     ax.set_xticklabels([tick(ch) for ch in chapters], fontsize=8.5)
     ax.set_xlim(-0.6, len(chapters) - 0.4)
@@ -115,8 +123,13 @@ def main():
     gpus = sorted({str((d.get("device") or {}).get("name", "?")) for d in newest.values()})
     who = f" of {args.name}" if args.name else ""
     ax.set_title(f"Progress{who} through the workbook  ·  {', '.join(gpus)}", fontsize=11)
-    ax.legend(handles=[Patch(color=colors[r], label=names[r]) for r in ("student", "solution", "reference")],
-              loc="upper left", fontsize=8.5, frameon=False, ncol=3)
+    ax.legend(
+        handles=[Patch(color=colors[r], label=names[r]) for r in ("student", "solution", "reference")],
+        loc="upper left",
+        fontsize=8.5,
+        frameon=False,
+        ncol=3,
+    )
     fig.tight_layout()
     try:
         os.makedirs(args.out, exist_ok=True)

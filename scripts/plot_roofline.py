@@ -35,8 +35,12 @@ MEAS_STYLE = dict(color="#2b6cb0", linestyle="-", linewidth=2.0)
 def ladder_colors(n):
     """Light to dark blue-green for v1 ... vN."""
     import matplotlib
-    cmap = matplotlib.colormaps.get_cmap("viridis") if hasattr(matplotlib, "colormaps") else \
-        matplotlib.cm.get_cmap("viridis")
+
+    cmap = (
+        matplotlib.colormaps.get_cmap("viridis")
+        if hasattr(matplotlib, "colormaps")
+        else matplotlib.cm.get_cmap("viridis")
+    )
     if n == 1:
         return [cmap(0.35)]
     return [cmap(0.85 - 0.7 * i / (n - 1)) for i in range(n)]
@@ -47,8 +51,9 @@ def point_style(r, ladder_index, n_ladder):
         return dict(marker="*", s=260, color=STUDENT, zorder=6, edgecolor="white", linewidth=0.6)
     if r["role"] == "reference":
         return dict(marker="s", s=90, color=REFERENCE, zorder=5, edgecolor="white", linewidth=0.6)
-    return dict(marker="o", s=80, color=ladder_colors(n_ladder)[ladder_index], zorder=5,
-                edgecolor="white", linewidth=0.6)
+    return dict(
+        marker="o", s=80, color=ladder_colors(n_ladder)[ladder_index], zorder=5, edgecolor="white", linewidth=0.6
+    )
 
 
 def label_of(r):
@@ -93,10 +98,19 @@ def place_labels(ax, points, xlim, ylim, right):
         placed = [p + shift for p in placed]
     for (x, y, text, color), ly in zip(points, placed):
         lx = x * (3.2 if right else 1 / 3.2)
-        ax.annotate(text, xy=(x, y), xytext=(lx, 10 ** ly), textcoords="data", fontsize=8.5,
-                    ha="left" if right else "right", va="center", color=color, zorder=7,
-                    bbox=dict(facecolor="white", edgecolor="none", alpha=0.75, pad=0.4),
-                    arrowprops=dict(arrowstyle="-", color="#999999", linewidth=0.7, shrinkA=2, shrinkB=5))
+        ax.annotate(
+            text,
+            xy=(x, y),
+            xytext=(lx, 10**ly),
+            textcoords="data",
+            fontsize=8.5,
+            ha="left" if right else "right",
+            va="center",
+            color=color,
+            zorder=7,
+            bbox=dict(facecolor="white", edgecolor="none", alpha=0.75, pad=0.4),
+            arrowprops=dict(arrowstyle="-", color="#999999", linewidth=0.7, shrinkA=2, shrinkB=5),
+        )
 
 
 def roofline_panel(ax, doc, op, shape, rows):
@@ -131,8 +145,16 @@ def roofline_panel(ax, doc, op, shape, rows):
             boxed.append(f"{name:<8}  {bw:>6,.0f} GB/s   (no {peak_label} ceiling)")
         # The bandwidth slope's label, along the line near the left edge (rotated once laid out).
         x0 = xlim[0] * 1.6
-        label = ax.text(x0, x0 * bw / 1e3 * (1.35 if above else 0.74), f"{name} {bw:,.0f} GB/s", fontsize=7.5,
-                        color=style["color"], va="bottom" if above else "top", ha="left", rotation_mode="anchor")
+        label = ax.text(
+            x0,
+            x0 * bw / 1e3 * (1.35 if above else 0.74),
+            f"{name} {bw:,.0f} GB/s",
+            fontsize=7.5,
+            color=style["color"],
+            va="bottom" if above else "top",
+            ha="left",
+            rotation_mode="anchor",
+        )
         slope_labels.append((label, x0, x0 * bw / 1e3))
     ax._wb_slope_labels = slope_labels
 
@@ -147,9 +169,18 @@ def roofline_panel(ax, doc, op, shape, rows):
     right = not pts or math.log10(sum(xs) / len(xs)) < (math.log10(xlim[0]) + math.log10(xlim[1])) / 2
     place_labels(ax, labels, xlim, ylim, right)
     # The ceilings in numbers, in the corner away from the points (below the roof, empty).
-    ax.text(0.98 if right else 0.02, 0.03, "\n".join(boxed), transform=ax.transAxes, fontsize=7.5,
-            family="monospace", ha="right" if right else "left", va="bottom", color="#333333",
-            bbox=dict(facecolor="white", edgecolor="#cccccc", alpha=0.9, pad=3))
+    ax.text(
+        0.98 if right else 0.02,
+        0.03,
+        "\n".join(boxed),
+        transform=ax.transAxes,
+        fontsize=7.5,
+        family="monospace",
+        ha="right" if right else "left",
+        va="bottom",
+        color="#333333",
+        bbox=dict(facecolor="white", edgecolor="#cccccc", alpha=0.9, pad=3),
+    )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(*xlim)
@@ -185,16 +216,38 @@ def bandwidth_panel(ax, doc, op, shape, rows):
         pct = r.get("roofline_measured_pct")
         text = f"{v:,.0f} GB/s" + (f"  ({pct:.0f}%)" if isinstance(pct, (int, float)) else "")
         inside = v > 0.55 * top
-        ax.text(v * (0.98 if inside else 1.0) + (0 if inside else top * 0.01), y, text, va="center",
-                ha="right" if inside else "left", fontsize=8.5, color="white" if inside else "#222222", zorder=4)
+        ax.text(
+            v * (0.98 if inside else 1.0) + (0 if inside else top * 0.01),
+            y,
+            text,
+            va="center",
+            ha="right" if inside else "left",
+            fontsize=8.5,
+            color="white" if inside else "#222222",
+            zorder=4,
+        )
     if spec_bw > 0:
         ax.axvline(spec_bw, **SPEC_STYLE, label="spec ceiling", zorder=2)
-        ax.text(spec_bw, len(values) - 0.35, f" spec\n {spec_bw:,.0f}", fontsize=7.5, color=SPEC_STYLE["color"],
-                va="bottom", ha="left")
+        ax.text(
+            spec_bw,
+            len(values) - 0.35,
+            f" spec\n {spec_bw:,.0f}",
+            fontsize=7.5,
+            color=SPEC_STYLE["color"],
+            va="bottom",
+            ha="left",
+        )
     if meas_bw > 0:
         ax.axvline(meas_bw, **MEAS_STYLE, label="measured ceiling", zorder=2)
-        ax.text(meas_bw, len(values) - 0.35, f"measured \n{meas_bw:,.0f} ", fontsize=7.5, color=MEAS_STYLE["color"],
-                va="bottom", ha="right")
+        ax.text(
+            meas_bw,
+            len(values) - 0.35,
+            f"measured \n{meas_bw:,.0f} ",
+            fontsize=7.5,
+            color=MEAS_STYLE["color"],
+            va="bottom",
+            ha="right",
+        )
     ax.set_yticks(ypos)
     ax.set_yticklabels(names, fontsize=8.5)
     ax.set_ylim(-0.7, len(values) + 0.6)
@@ -208,10 +261,21 @@ def bandwidth_panel(ax, doc, op, shape, rows):
 def not_timed_note(ax, rows):
     if not rows:
         return
-    text = "not timed: " + "; ".join(f"{'yours' if r['impl'] == 'student' else r['impl']} "
-                                     f"({r.get('verdict', '?')})" for r in rows)
-    ax.text(0.02, 0.97, text, transform=ax.transAxes, fontsize=7.5, color=STUDENT, va="top", ha="left",
-            wrap=True, bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=1.5))
+    text = "not timed: " + "; ".join(
+        f"{'yours' if r['impl'] == 'student' else r['impl']} " f"({r.get('verdict', '?')})" for r in rows
+    )
+    ax.text(
+        0.02,
+        0.97,
+        text,
+        transform=ax.transAxes,
+        fontsize=7.5,
+        color=STUDENT,
+        va="top",
+        ha="left",
+        wrap=True,
+        bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=1.5),
+    )
 
 
 def panels_of(doc, args):
@@ -249,25 +313,31 @@ def draw(doc, args, plt):
         flops = any(float(r.get("flops") or 0) > 0 for r in rows)
         missing = (roofline_panel if flops else bandwidth_panel)(ax, doc, op, shape, rows)
         not_timed_note(ax, missing)
-    for ax in list(axes.flat)[len(panels):]:
+    for ax in list(axes.flat)[len(panels) :]:
         ax.axis("off")
     dev = doc.get("device") or {}
-    spec, meas = doc.get("spec_ceilings") or {}, doc.get("measured_ceilings") or {}
     title = f"{doc['chapter']}: {doc.get('title', '')}"
-    sub = (f"{dev.get('name', 'unknown GPU')}   ·   {doc.get('date', '')}   ·   "
-           f"{os.path.basename(doc['_path'])}")
+    sub = f"{dev.get('name', 'unknown GPU')}   ·   {doc.get('date', '')}   ·   " f"{os.path.basename(doc['_path'])}"
     fig.suptitle(title + "\n" + sub, fontsize=11.5)
     from matplotlib.lines import Line2D
-    handles = [Line2D([], [], **SPEC_STYLE, label="spec ceiling (datasheet)"),
-               Line2D([], [], **MEAS_STYLE, label="measured ceiling (this GPU: copy, cuBLAS)"),
-               Line2D([], [], marker="*", color=STUDENT, linestyle="none", markersize=13, label="your kernel"),
-               Line2D([], [], marker="o", color=ladder_colors(3)[1], linestyle="none", markersize=8,
-                      label="solution ladder v1 ... vN (light to dark)"),
-               Line2D([], [], marker="s", color=REFERENCE, linestyle="none", markersize=8,
-                      label="library reference")]
+
+    handles = [
+        Line2D([], [], **SPEC_STYLE, label="spec ceiling (datasheet)"),
+        Line2D([], [], **MEAS_STYLE, label="measured ceiling (this GPU: copy, cuBLAS)"),
+        Line2D([], [], marker="*", color=STUDENT, linestyle="none", markersize=13, label="your kernel"),
+        Line2D(
+            [],
+            [],
+            marker="o",
+            color=ladder_colors(3)[1],
+            linestyle="none",
+            markersize=8,
+            label="solution ladder v1 ... vN (light to dark)",
+        ),
+        Line2D([], [], marker="s", color=REFERENCE, linestyle="none", markersize=8, label="library reference"),
+    ]
     fig.legend(handles=handles, loc="lower center", ncol=5 if ncols > 1 else 3, fontsize=8.5, frameon=False)
-    fig.text(0.995, 0.005, "labels: % of the measured roofline", ha="right", va="bottom", fontsize=7.5,
-             color="#666666")
+    fig.text(0.995, 0.005, "labels: % of the measured roofline", ha="right", va="bottom", fontsize=7.5, color="#666666")
     fig.tight_layout(rect=(0, 0.05 if ncols > 1 else 0.08, 1, 0.93))
     fig.canvas.draw()
     for ax in axes.flat:  # turn the slope labels to the slope's angle on the page
@@ -278,8 +348,7 @@ def draw(doc, args, plt):
 
 
 def main():
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
-                                     epilog="See docs/tools.md.")
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0], epilog="See docs/tools.md.")
     parser.add_argument("results", nargs="+", help="results JSON files written by chNN_bench")
     parser.add_argument("--out", default="results/plots", help="output folder (default: results/plots)")
     parser.add_argument("--shape", help="draw this shape (exact or a unique part of its name) where an op has it")
@@ -290,6 +359,7 @@ def main():
     docs = wr.load_all(args.results, PROG)
     matplotlib = wr.need_matplotlib(PROG)
     import matplotlib.pyplot as plt
+
     del matplotlib
     try:
         os.makedirs(args.out, exist_ok=True)

@@ -60,13 +60,19 @@ def main():
     try:
         from torch.nn.attention import SDPBackend, sdpa_kernel
     except ImportError:
-        print(f"torch_attention_peer: PyTorch {torch.__version__} has no torch.nn.attention.sdpa_kernel "
-              "(2.3 or newer needed): skipping")
+        print(
+            f"torch_attention_peer: PyTorch {torch.__version__} has no torch.nn.attention.sdpa_kernel "
+            "(2.3 or newer needed): skipping"
+        )
         return SKIP
 
     backends = []
-    for name, attr in (("flash", "FLASH_ATTENTION"), ("cudnn", "CUDNN_ATTENTION"),
-                       ("efficient", "EFFICIENT_ATTENTION"), ("math", "MATH")):
+    for name, attr in (
+        ("flash", "FLASH_ATTENTION"),
+        ("cudnn", "CUDNN_ATTENTION"),
+        ("efficient", "EFFICIENT_ATTENTION"),
+        ("math", "MATH"),
+    ):
         if hasattr(SDPBackend, attr):
             backends.append((name, getattr(SDPBackend, attr)))
 
@@ -111,8 +117,9 @@ def main():
         del q, k, v
         torch.cuda.empty_cache()
 
-    print(f"PyTorch {torch.__version__} on {torch.cuda.get_device_name(0)}; BF16, median of {args.samples}, "
-          "L2 flushed")
+    print(
+        f"PyTorch {torch.__version__} on {torch.cuda.get_device_name(0)}; BF16, median of {args.samples}, " "L2 flushed"
+    )
     print(f"{'backend':10} {'B':>2} {'H':>3} {'S':>6} {'D':>4} {'causal':>6} {'median us':>11} {'TFLOPS':>8}")
     for r in rows:
         head = f"{r['backend']:10} {r['B']:>2} {r['H']:>3} {r['S']:>6} {r['D']:>4} {str(r['causal']):>6}"
@@ -122,8 +129,16 @@ def main():
             print(f"{head}   not measured: {r['not_measured']}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"torch": torch.__version__, "device": torch.cuda.get_device_name(0),
-                       "samples": args.samples, "results": rows}, f, indent=2)
+            json.dump(
+                {
+                    "torch": torch.__version__,
+                    "device": torch.cuda.get_device_name(0),
+                    "samples": args.samples,
+                    "results": rows,
+                },
+                f,
+                indent=2,
+            )
         print(f"wrote {args.json}")
     return 0
 

@@ -18,7 +18,6 @@ Without PyTorch, transformers or a CUDA GPU it prints why and exits 77 (a skip).
 """
 import argparse
 import json
-import math
 import statistics
 import sys
 
@@ -58,11 +57,10 @@ class StaticGpt2:
 
     def step(self, tokens):
         """T tokens at positions pos .. pos+T-1 -> argmax of the last logits; advances pos."""
-        t, F = self.t, self.t.nn.functional
+        F = self.t.nn.functional
         T = tokens.shape[0]
         positions = self.pos + self.arange[:T]
         x = self.wte[tokens] + self.wpe[positions]
-        keys = self.pos + T
         # Causal over the cache: query i (position pos+i) sees key j when j <= pos+i; keys
         # past the filled part are masked too, so the mask has a static shape (T, P).
         mask = self.arange[None, :] <= positions[:, None]
@@ -149,10 +147,17 @@ def measure(name, args, torch, transformers):
             ev[1].record()
             torch.cuda.synchronize()
             rates.append(args.new / (ev[0].elapsed_time(ev[1]) / 1e3))
-    res = {"config": name, "ttft_ms": statistics.median(ttft), "decode_tok_s": statistics.median(rates),
-           "graph": graph is not None, "check_rel_l2": err}
-    print(f"{name}: TTFT {res['ttft_ms']:.2f} ms (prompt {args.prompt_len}), decode {res['decode_tok_s']:.0f} tok/s "
-          f"({'CUDA graph' if graph is not None else 'eager'})")
+    res = {
+        "config": name,
+        "ttft_ms": statistics.median(ttft),
+        "decode_tok_s": statistics.median(rates),
+        "graph": graph is not None,
+        "check_rel_l2": err,
+    }
+    print(
+        f"{name}: TTFT {res['ttft_ms']:.2f} ms (prompt {args.prompt_len}), decode {res['decode_tok_s']:.0f} tok/s "
+        f"({'CUDA graph' if graph is not None else 'eager'})"
+    )
     del hf, m
     torch.cuda.empty_cache()
     return res
@@ -183,9 +188,16 @@ def main():
     if not torch.cuda.is_available():
         skip("PyTorch found, but no CUDA GPU")
     results = [measure(n, args, torch, transformers) for n in names]
-    doc = {"schema_version": 1, "tool": "torch_gpt2_peer", "gpu": torch.cuda.get_device_name(),
-           "torch": torch.__version__, "transformers": transformers.__version__,
-           "prompt_len": args.prompt_len, "new": args.new, "runs": results}
+    doc = {
+        "schema_version": 1,
+        "tool": "torch_gpt2_peer",
+        "gpu": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "prompt_len": args.prompt_len,
+        "new": args.new,
+        "runs": results,
+    }
     if args.json:
         with open(args.json, "w") as f:
             json.dump(doc, f, indent=2)

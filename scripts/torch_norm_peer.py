@@ -94,8 +94,17 @@ def main():
             except Exception as e:  # torch.compile may be unavailable (no triton, ...)
                 print(f"{op} {mode} {n}x{c}: not measured ({type(e).__name__}: {e})", file=sys.stderr)
                 continue
-            rows.append({"op": "residual_" + op, "mode": mode, "N": n, "C": c, "median_us": us,
-                         "bytes": nbytes, "GBps": nbytes / us / 1e3})
+            rows.append(
+                {
+                    "op": "residual_" + op,
+                    "mode": mode,
+                    "N": n,
+                    "C": c,
+                    "median_us": us,
+                    "bytes": nbytes,
+                    "GBps": nbytes / us / 1e3,
+                }
+            )
 
     print(f"PyTorch {torch.__version__} on {torch.cuda.get_device_name(0)}; median of {args.samples}, L2 flushed")
     print(f"{'op':20} {'mode':8} {'shape':>12} {'median us':>10} {'GB/s':>8}")
@@ -104,8 +113,17 @@ def main():
         print(f"{row['op']:20} {row['mode']:8} {shape:>12} {row['median_us']:10.2f} {row['GBps']:8.0f}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"torch": torch.__version__, "device": torch.cuda.get_device_name(0),
-                       "samples": args.samples, "eps": EPS, "results": rows}, f, indent=2)
+            json.dump(
+                {
+                    "torch": torch.__version__,
+                    "device": torch.cuda.get_device_name(0),
+                    "samples": args.samples,
+                    "eps": EPS,
+                    "results": rows,
+                },
+                f,
+                indent=2,
+            )
         print(f"wrote {args.json}")
     return 0
 

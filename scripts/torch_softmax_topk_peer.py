@@ -68,7 +68,7 @@ def main():
 
     rows = []
     print(f"{'shape':<22} {'form':<8} {'us':>9} {'roofline us':>12} {'% roofline':>10}")
-    for (B, V, k) in SHAPES:
+    for B, V, k in SHAPES:
         x = torch.randn(B, V, device=dev) * 2
         src = torch.empty_like(x)
         copy_us = time_us(lambda: src.copy_(x))  # reads and writes B*V*4 bytes
@@ -76,8 +76,18 @@ def main():
         roof_us = x.numel() * 4 / bandwidth * 1e6
         for name, fn in forms():
             us = time_us(lambda: fn(x, k))
-            rows.append({"B": B, "V": V, "k": k, "form": name, "us": us, "roofline_us": roof_us,
-                         "copy_gbs": bandwidth / 1e9, "gpu": torch.cuda.get_device_name()})
+            rows.append(
+                {
+                    "B": B,
+                    "V": V,
+                    "k": k,
+                    "form": name,
+                    "us": us,
+                    "roofline_us": roof_us,
+                    "copy_gbs": bandwidth / 1e9,
+                    "gpu": torch.cuda.get_device_name(),
+                }
+            )
             print(f"{f'B{B} V{V} k{k}':<22} {name:<8} {us:>9.1f} {roof_us:>12.1f} {100 * roof_us / us:>9.1f}%")
     if args.json:
         with open(args.json, "w") as f:

@@ -42,7 +42,8 @@ void print_text(const wb::DeviceInfo& d, const wb::MeasuredCeilings* m) {
     const auto& v = m->values;
     std::printf("  measured ceilings (%s %s)\n", m->from_cache ? "cached in" : "measured now, cached in",
                 m->cache_path.c_str());
-    std::printf("    device copy        %.0f GB/s (%.0f%% of spec)\n", v.dram_gbps, 100 * v.dram_gbps / d.spec.dram_gbps);
+    std::printf("    device copy        %.0f GB/s (%.0f%% of spec)\n", v.dram_gbps,
+                100 * v.dram_gbps / d.spec.dram_gbps);
     std::printf("    cuBLAS FP32 4096^3 %.1f TFLOPS (TF32 off)\n", v.fp32_tflops);
     std::printf("    cuBLAS FP16 8192^3 %.0f TFLOPS\n", v.f16_tflops);
     std::printf("    cuBLAS BF16 8192^3 %.0f TFLOPS\n", v.bf16_tflops);
@@ -70,8 +71,12 @@ wb::results::Json to_json(const wb::DeviceInfo& d, const wb::MeasuredCeilings* m
                          {"smem_per_sm", d.smem_per_sm},
                          {"regs_per_block", d.regs_per_block},
                          {"regs_per_sm", d.regs_per_sm}};
-  j["paths"] = {{"wmma_fp16", d.has_wmma_f16()}, {"wmma_bf16", d.has_wmma_bf16()}, {"wmma_int8", d.has_wmma_i8()},
-                {"cp_async", d.has_cp_async()},  {"tma", d.has_tma()},            {"wgmma", d.has_wgmma()}};
+  j["paths"] = {{"wmma_fp16", d.has_wmma_f16()},
+                {"wmma_bf16", d.has_wmma_bf16()},
+                {"wmma_int8", d.has_wmma_i8()},
+                {"cp_async", d.has_cp_async()},
+                {"tma", d.has_tma()},
+                {"wgmma", d.has_wgmma()}};
   j["spec"] = wb::results::spec_ceilings(d.spec);
   if (m) j["measured"] = wb::results::measured_ceilings(*m);
   return j;

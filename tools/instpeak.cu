@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(kThreads) mma_peak(const uint32_t* in, uint32_
 }
 // Per warp: kIters * kChains instructions of m16n8k16 (4096 FLOPs) or m16n8k32 (8192 OPs).
 template <Mma kType>
-constexpr double kMmaFlopsPerWarp = double(kIters) * kChains * (kType == Mma::s8 ? 8192.0 : 4096.0);
+constexpr double kMmaFlopsPerWarp = double(kIters) * kChains*(kType == Mma::s8 ? 8192.0 : 4096.0);
 
 struct Result {
   std::string name, unit;

@@ -30,7 +30,8 @@ __global__ void swapped_kernel(const float* a, int lda, const float* b, int ldb,
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   const int col = blockIdx.y * blockDim.y + threadIdx.y;
   if (row >= cols || col >= rows) return;
-  c[static_cast<size_t>(row) * ldc + col] = a[static_cast<size_t>(row) * lda + col] + b[static_cast<size_t>(row) * ldb + col];
+  c[static_cast<size_t>(row) * ldc + col] =
+      a[static_cast<size_t>(row) * lda + col] + b[static_cast<size_t>(row) * ldb + col];
 }
 void swapped(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows, int cols, cudaStream_t s) {
   const dim3 block(32, 8);
@@ -129,7 +130,8 @@ void on_legacy_stream(const float* a, const float* b, float* c, int n, cudaStrea
 void last_eighth_on_legacy(const float* a, const float* b, float* c, int n, cudaStream_t s) {
   const int head = n - n / 8;
   add_kernel<<<(head + 255) / 256, 256, 0, s>>>(a, b, c, head);
-  if (n > head) add_kernel<<<(n - head + 255) / 256, 256, 0, cudaStreamLegacy>>>(a + head, b + head, c + head, n - head);
+  if (n > head)
+    add_kernel<<<(n - head + 255) / 256, 256, 0, cudaStreamLegacy>>>(a + head, b + head, c + head, n - head);
   WB_CHECK_LAUNCH();
 }
 void on_per_thread_stream(const float* a, const float* b, float* c, int n, cudaStream_t) {
@@ -137,24 +139,34 @@ void on_per_thread_stream(const float* a, const float* b, float* c, int n, cudaS
   WB_CHECK_LAUNCH();
 }
 void on_own_blocking_stream(const float* a, const float* b, float* c, int n, cudaStream_t) {
-  static cudaStream_t own = [] { cudaStream_t x; CUDA_CHECK(cudaStreamCreate(&x)); return x; }();
+  static cudaStream_t own = [] {
+    cudaStream_t x;
+    CUDA_CHECK(cudaStreamCreate(&x));
+    return x;
+  }();
   add_kernel<<<(n + 255) / 256, 256, 0, own>>>(a, b, c, n);
   WB_CHECK_LAUNCH();
 }
 void on_own_nonblocking_stream(const float* a, const float* b, float* c, int n, cudaStream_t) {
-  static cudaStream_t own = [] { cudaStream_t x; CUDA_CHECK(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking)); return x; }();
+  static cudaStream_t own = [] {
+    cudaStream_t x;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking));
+    return x;
+  }();
   add_kernel<<<(n + 255) / 256, 256, 0, own>>>(a, b, c, n);
   WB_CHECK_LAUNCH();
 }
 
 // Row and column offsets in int: right until rows * ldc passes 2^31.
-__global__ void int_index_kernel(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows, int cols) {
+__global__ void int_index_kernel(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows,
+                                 int cols) {
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
   const int row = blockIdx.y * blockDim.y + threadIdx.y;
   if (row >= rows || col >= cols) return;
   c[row * ldc + col] = a[row * lda + col] + b[row * ldb + col];
 }
-void int_index(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows, int cols, cudaStream_t s) {
+void int_index(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows, int cols,
+               cudaStream_t s) {
   const dim3 block(32, 8), grid((cols + 31) / 32, (rows + 7) / 8);
   int_index_kernel<<<grid, block, 0, s>>>(a, lda, b, ldb, c, ldc, rows, cols);
   WB_CHECK_LAUNCH();
@@ -190,10 +202,12 @@ WB_VARIANTS(ch01_broken, wb::Role::Broken) {
       vec("reads_past_end", &reads_past_end).rejected_as({Code::OobRead}, "loads before the bounds check"),
       vec("caching", &caching).rejected_as({Code::Cached}, "skips a call it has seen before"),
       vec("on_legacy_stream", &on_legacy_stream).rejected_as(outside, "launch without the stream"),
-      vec("last_eighth_on_legacy", &last_eighth_on_legacy).rejected_as(outside, "part of the work on the default stream"),
+      vec("last_eighth_on_legacy", &last_eighth_on_legacy)
+          .rejected_as(outside, "part of the work on the default stream"),
       vec("on_per_thread_stream", &on_per_thread_stream).rejected_as(outside, "cudaStreamPerThread"),
       vec("on_own_blocking_stream", &on_own_blocking_stream).rejected_as(outside, "a blocking stream of its own"),
-      vec("on_own_nonblocking_stream", &on_own_nonblocking_stream).rejected_as(outside, "a non-blocking stream of its own"),
+      vec("on_own_nonblocking_stream", &on_own_nonblocking_stream)
+          .rejected_as(outside, "a non-blocking stream of its own"),
       wb::variant("matrix_add/f32", "rows_and_cols_swapped", &swapped)
           .rejected_as({Code::Unwritten, Code::Wrong, Code::OobWrite, Code::WrotePadding}, "x follows the row"),
       // On padded rows the extra column lands in the padding; without padding it would run into
@@ -202,7 +216,8 @@ WB_VARIANTS(ch01_broken, wb::Role::Broken) {
           .rejected_as({Code::WrotePadding}, "col <= cols")
           .on({wb::Shape{{"rows", 33}, {"cols", 70}, {"pad", 5}}, wb::Shape{{"rows", 1}, {"cols", 1}, {"pad", 3}}}),
       wb::variant("matrix_add/f32", "int_index", &int_index)
-          .rejected_as({Code::Fault, Code::OobWrite, Code::Wrong, Code::Unwritten, Code::OobRead}, "int row * ldc overflows")
+          .rejected_as({Code::Fault, Code::OobWrite, Code::Wrong, Code::Unwritten, Code::OobRead},
+                       "int row * ldc overflows")
           .on({wb::Shape{{"rows", 46341}, {"cols", 46341}, {"pad", 0}}}),
       wb::variant("rgb_to_grey/f32", "skips_last_row", &skip_last_row).rejected_as({Code::Unwritten}, "y < height - 1"),
       // The leak check counts this process's allocations (wb::AllocationCount): a leak of 4 KB

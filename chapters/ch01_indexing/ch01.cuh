@@ -11,7 +11,6 @@
 #pragma once
 #include <cuda_runtime.h>
 
-
 namespace ch01 {
 
 // ex0: c[i] = a[i] + b[i] on HOST arrays of n floats: allocate device memory, copy a and b

@@ -33,20 +33,20 @@ wb::OpSpec<VectorAddFn> vector_add() {
                   wb::output("c", {"n"}, DType::F32, wb::tol::terms([](const wb::Shape&) { return 2; }))},
       .reference = [](const wb::RefCtx& r, int64_t i) { r.expect("c", i, r.in("a").get(i) + r.in("b").get(i)); },
       .ref_rows = [](const wb::Shape& s) { return s["n"]; },
-      .test_shapes = [] {
-        auto s = wb::shapes::sizes("n");
-        s.push_back(wb::Shape{{"n", kLargestInt}}.tag("large"));  // indices and byte offsets past 2^31
-        return s;
-      }(),
+      .test_shapes =
+          [] {
+            auto s = wb::shapes::sizes("n");
+            s.push_back(wb::Shape{{"n", kLargestInt}}.tag("large"));  // indices and byte offsets past 2^31
+            return s;
+          }(),
       .random_shapes = wb::shapes::random(3, {{"n", int64_t{1} << 22}}),
       .bench_shapes = {wb::Shape{{"n", int64_t{1} << 26}}},
       .full_bench_shapes = {wb::Shape{{"n", int64_t{1} << 24}}, wb::Shape{{"n", int64_t{1} << 28}}},
       .bytes = [](const wb::Shape& s) { return 12.0 * s["n"]; },
       .flops = [](const wb::Shape& s) { return 1.0 * s["n"]; },
       .peak = wb::Peak::FP32,
-      .launch = [](VectorAddFn* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<float>("a"), a.in<float>("b"), a.out<float>("c"), a.i("n"), st);
-      },
+      .launch = [](VectorAddFn* fn, const wb::Args& a,
+                   cudaStream_t st) { fn(a.in<float>("a"), a.in<float>("b"), a.out<float>("c"), a.i("n"), st); },
   };
 }
 
@@ -67,44 +67,46 @@ wb::OpSpec<VectorAddProgramFn> vector_add_program() {
       .reference = spec.reference,
       .ref_rows = spec.ref_rows,
       .test_shapes = {wb::Shape{{"n", 1}}, wb::Shape{{"n", 1025}}, wb::Shape{{"n", (int64_t{1} << 22) + 3}}},
-      .launch = [](VectorAddProgramFn* fn, const wb::Args& a, cudaStream_t st) {
-        const int n = a.i("n");
-        if (wb::gpu_missing_reason()) {  // the program cannot run; a stub still says so
-          std::vector<float> one(1, 1.0f);
-          fn(one.data(), one.data(), one.data(), 1);
-          return;
-        }
-        std::vector<float> ha(n), hb(n), hc(n, NAN);
-        const size_t bytes = sizeof(float) * size_t(n);
-        CUDA_CHECK(cudaStreamSynchronize(st));
-        CUDA_CHECK(cudaMemcpy(ha.data(), a.in<float>("a"), bytes, cudaMemcpyDeviceToHost));
-        CUDA_CHECK(cudaMemcpy(hb.data(), a.in<float>("b"), bytes, cudaMemcpyDeviceToHost));
-        wb::AllocationCount count;
-        const bool counting = count.start();
-        try {
-          fn(ha.data(), hb.data(), hc.data(), n);
-        } catch (...) {
-          count.stop();
-          throw;
-        }
-        CUDA_CHECK(cudaDeviceSynchronize());
-        if (counting) {
-          const auto left = count.stop();
-          if (left.count > 0) {
-            throw std::runtime_error("device memory is still allocated after the program returned (" +
-                                     std::to_string(left.count) + (left.count == 1 ? " allocation, " : " allocations, ") +
-                                     std::to_string(left.bytes) + " bytes): every cudaMalloc needs its cudaFree");
-          }
-        } else {
-          static const bool told = [&] {
-            std::fprintf(stderr, "kernel-workbook: the device-memory leak check of exercise 0 is off: %s\n",
-                         count.why().c_str());
-            return true;
-          }();
-          (void)told;
-        }
-        CUDA_CHECK(cudaMemcpy(a.out<float>("c"), hc.data(), bytes, cudaMemcpyHostToDevice));
-      },
+      .launch =
+          [](VectorAddProgramFn* fn, const wb::Args& a, cudaStream_t st) {
+            const int n = a.i("n");
+            if (wb::gpu_missing_reason()) {  // the program cannot run; a stub still says so
+              std::vector<float> one(1, 1.0f);
+              fn(one.data(), one.data(), one.data(), 1);
+              return;
+            }
+            std::vector<float> ha(n), hb(n), hc(n, NAN);
+            const size_t bytes = sizeof(float) * size_t(n);
+            CUDA_CHECK(cudaStreamSynchronize(st));
+            CUDA_CHECK(cudaMemcpy(ha.data(), a.in<float>("a"), bytes, cudaMemcpyDeviceToHost));
+            CUDA_CHECK(cudaMemcpy(hb.data(), a.in<float>("b"), bytes, cudaMemcpyDeviceToHost));
+            wb::AllocationCount count;
+            const bool counting = count.start();
+            try {
+              fn(ha.data(), hb.data(), hc.data(), n);
+            } catch (...) {
+              count.stop();
+              throw;
+            }
+            CUDA_CHECK(cudaDeviceSynchronize());
+            if (counting) {
+              const auto left = count.stop();
+              if (left.count > 0) {
+                throw std::runtime_error("device memory is still allocated after the program returned (" +
+                                         std::to_string(left.count) +
+                                         (left.count == 1 ? " allocation, " : " allocations, ") +
+                                         std::to_string(left.bytes) + " bytes): every cudaMalloc needs its cudaFree");
+              }
+            } else {
+              static const bool told = [&] {
+                std::fprintf(stderr, "kernel-workbook: the device-memory leak check of exercise 0 is off: %s\n",
+                             count.why().c_str());
+                return true;
+              }();
+              (void)told;
+            }
+            CUDA_CHECK(cudaMemcpy(a.out<float>("c"), hc.data(), bytes, cudaMemcpyHostToDevice));
+          },
       .checks = {.stream = false},  // the program uses its own stream and copies: nothing to capture
   };
 }
@@ -120,8 +122,8 @@ wb::OpSpec<RgbToGreyFn> rgb_to_grey() {
           [] {
             auto rgb = wb::input("rgb", {"planes", "height", "pitch"}, DType::F32, wb::dist::uniform(0, 1));
             rgb.view = {"planes", "height", "width"};
-            auto grey = wb::output("grey", {"height", "pitch"}, DType::F32,
-                                   wb::tol::terms([](const wb::Shape&) { return 3; }));
+            auto grey =
+                wb::output("grey", {"height", "pitch"}, DType::F32, wb::tol::terms([](const wb::Shape&) { return 3; }));
             grey.view = {"height", "width"};
             return std::vector<wb::TensorSpec>{rgb, grey};
           }(),
@@ -138,25 +140,28 @@ wb::OpSpec<RgbToGreyFn> rgb_to_grey() {
             }
           },
       .ref_rows = [](const wb::Shape& s) { return s["height"]; },
-      .test_shapes = [] {
-        auto s = wb::shapes::each_with(wb::shapes::rows_by_cols("height", "width"), "pad", {0, 5});
-        // Three planes past 2^31 floats in all: plane offsets overflow an int.
-        s.push_back(wb::Shape{{"height", 16385}, {"width", 43691}, {"pad", 0}}.tag("large"));
-        return s;
-      }(),
-      .random_shapes = [](wb::Rng& rng) {
-        auto s = wb::shapes::random(3, {{"height", 1500}, {"width", 1500}})(rng);
-        for (auto& x : s) x.set("pad", rng.range(0, 7));
-        return s;
-      },
+      .test_shapes =
+          [] {
+            auto s = wb::shapes::each_with(wb::shapes::rows_by_cols("height", "width"), "pad", {0, 5});
+            // Three planes past 2^31 floats in all: plane offsets overflow an int.
+            s.push_back(wb::Shape{{"height", 16385}, {"width", 43691}, {"pad", 0}}.tag("large"));
+            return s;
+          }(),
+      .random_shapes =
+          [](wb::Rng& rng) {
+            auto s = wb::shapes::random(3, {{"height", 1500}, {"width", 1500}})(rng);
+            for (auto& x : s) x.set("pad", rng.range(0, 7));
+            return s;
+          },
       .bench_shapes = {wb::Shape{{"height", 2160}, {"width", 3840}, {"pad", 0}}},
       .full_bench_shapes = {wb::Shape{{"height", 4321}, {"width", 7681}, {"pad", 0}}},
       .bytes = [](const wb::Shape& s) { return 16.0 * s["height"] * s["width"]; },
       .flops = [](const wb::Shape& s) { return 5.0 * s["height"] * s["width"]; },
       .peak = wb::Peak::FP32,
-      .launch = [](RgbToGreyFn* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<float>("rgb"), a.out<float>("grey"), a.i("height"), a.i("width"), a.i("pitch"), st);
-      },
+      .launch =
+          [](RgbToGreyFn* fn, const wb::Args& a, cudaStream_t st) {
+            fn(a.in<float>("rgb"), a.out<float>("grey"), a.i("height"), a.i("width"), a.i("pitch"), st);
+          },
   };
 }
 
@@ -189,26 +194,29 @@ wb::OpSpec<MatrixAddFn> matrix_add() {
             }
           },
       .ref_rows = [](const wb::Shape& s) { return s["rows"]; },
-      .test_shapes = [] {
-        auto s = wb::shapes::each_with(wb::shapes::rows_by_cols("rows", "cols"), "pad", {0, 3});
-        s.push_back(wb::Shape{{"rows", 46341}, {"cols", 46341}, {"pad", 0}}.tag("large"));  // rows*cols > 2^31
-        return s;
-      }(),
-      .random_shapes = [](wb::Rng& rng) {
-        auto s = wb::shapes::random(3, {{"rows", 1500}, {"cols", 1500}})(rng);
-        for (auto& x : s) x.set("pad", rng.range(0, 5));
-        return s;
-      },
+      .test_shapes =
+          [] {
+            auto s = wb::shapes::each_with(wb::shapes::rows_by_cols("rows", "cols"), "pad", {0, 3});
+            s.push_back(wb::Shape{{"rows", 46341}, {"cols", 46341}, {"pad", 0}}.tag("large"));  // rows*cols > 2^31
+            return s;
+          }(),
+      .random_shapes =
+          [](wb::Rng& rng) {
+            auto s = wb::shapes::random(3, {{"rows", 1500}, {"cols", 1500}})(rng);
+            for (auto& x : s) x.set("pad", rng.range(0, 5));
+            return s;
+          },
       .bench_shapes = {wb::Shape{{"rows", 4096}, {"cols", 4096}, {"pad", 0}}},
       .full_bench_shapes = {wb::Shape{{"rows", 2047}, {"cols", 16385}, {"pad", 0}},
                             wb::Shape{{"rows", 16385}, {"cols", 2047}, {"pad", 0}}},
       .bytes = [](const wb::Shape& s) { return 12.0 * s["rows"] * s["cols"]; },
       .flops = [](const wb::Shape& s) { return 1.0 * s["rows"] * s["cols"]; },
       .peak = wb::Peak::FP32,
-      .launch = [](MatrixAddFn* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<float>("A"), a.i("lda"), a.in<float>("B"), a.i("ldb"), a.out<float>("C"), a.i("ldc"), a.i("rows"),
-           a.i("cols"), st);
-      },
+      .launch =
+          [](MatrixAddFn* fn, const wb::Args& a, cudaStream_t st) {
+            fn(a.in<float>("A"), a.i("lda"), a.in<float>("B"), a.i("ldb"), a.out<float>("C"), a.i("ldc"), a.i("rows"),
+               a.i("cols"), st);
+          },
   };
 }
 

@@ -39,7 +39,7 @@ __global__ void whole_tiles_only_kernel(const float* in, float* out, int rows, i
   if (c0 + ty < cols && r0 + tx < rows) out[static_cast<size_t>(c0 + ty) * rows + r0 + tx] = tile[tx][ty];
 }
 void whole_tiles_only(const float* in, float* out, int rows, int cols, cudaStream_t s) {
-  const dim3 grid(cols / 32, rows / 32);  // should round up
+  const dim3 grid(cols / 32, rows / 32);   // should round up
   if (grid.x == 0 || grid.y == 0) return;  // (a zero-sized grid would be a launch error)
   whole_tiles_only_kernel<<<grid, dim3(32, 32), 0, s>>>(in, out, rows, cols);
   WB_CHECK_LAUNCH();
@@ -168,9 +168,12 @@ __global__ void vec4_cols_only_kernel(const float* in, float* out, int rows, int
   if (r + 4 <= rows && c + 4 <= cols) {
     float4 a[4];
     for (int i = 0; i < 4; ++i) a[i] = *reinterpret_cast<const float4*>(in + size_t(r + i) * cols + c);
-    const float4 t[4] = {{a[0].x, a[1].x, a[2].x, a[3].x}, {a[0].y, a[1].y, a[2].y, a[3].y},
-                         {a[0].z, a[1].z, a[2].z, a[3].z}, {a[0].w, a[1].w, a[2].w, a[3].w}};
-    for (int j = 0; j < 4; ++j) *reinterpret_cast<float4*>(out + size_t(c + j) * rows + r) = t[j];  // rows % 4 unchecked
+    const float4 t[4] = {{a[0].x, a[1].x, a[2].x, a[3].x},
+                         {a[0].y, a[1].y, a[2].y, a[3].y},
+                         {a[0].z, a[1].z, a[2].z, a[3].z},
+                         {a[0].w, a[1].w, a[2].w, a[3].w}};
+    for (int j = 0; j < 4; ++j)
+      *reinterpret_cast<float4*>(out + size_t(c + j) * rows + r) = t[j];  // rows % 4 unchecked
     return;
   }
   for (int i = r; i < min(r + 4, rows); ++i) {
@@ -189,8 +192,8 @@ void vec4_cols_only(const float* in, float* out, int rows, int cols, cudaStream_
 WB_VARIANTS(ch02_broken, wb::Role::Broken) {
   const auto f32 = [](const char* name, TransposeF32Fn* fn) { return wb::variant("transpose/f32", name, fn); };
   const auto copy = [](const char* name, StridedCopyFn* fn) { return wb::variant("strided_copy/f32", name, fn); };
-  const std::vector<Code> int_overflow = {Code::Fault, Code::OobWrite, Code::OobRead, Code::Wrong, Code::Unwritten,
-                                          Code::NaN};
+  const std::vector<Code> int_overflow = {Code::Fault, Code::OobWrite,  Code::OobRead,
+                                          Code::Wrong, Code::Unwritten, Code::NaN};
   return {
       // Right on squares; on a rectangle most writes land past rows * cols and are dropped
       // (unwritten), the rest at the wrong places (wrong).

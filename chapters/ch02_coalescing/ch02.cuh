@@ -27,14 +27,13 @@ using StridedCopyFn = void(const float* in, float* out, int n, int stride, cudaS
 // rows and cols are any sizes >= 1 (the tests use 1 x 1000, 1025 x 17, 2049 x 1021 ...), and
 // rows * cols may pass 2^31 (46344 x 46344), as may (n - 1) * stride: offsets in 64 bits.
 using TransposeF32Fn = void(const float* in, float* out, int rows, int cols, cudaStream_t stream);
-using TransposeBF16Fn = void(const __nv_bfloat16* in, __nv_bfloat16* out, int rows, int cols,
-                             cudaStream_t stream);
+using TransposeBF16Fn = void(const __nv_bfloat16* in, __nv_bfloat16* out, int rows, int cols, cudaStream_t stream);
 
 namespace student {
-StridedCopyFn strided_copy;       // ex1
-TransposeF32Fn transpose_naive;   // ex2
-TransposeF32Fn transpose;         // ex3
-TransposeBF16Fn transpose_bf16;   // ex4
+StridedCopyFn strided_copy;      // ex1
+TransposeF32Fn transpose_naive;  // ex2
+TransposeF32Fn transpose;        // ex3
+TransposeBF16Fn transpose_bf16;  // ex4
 }  // namespace student
 
 }  // namespace ch02

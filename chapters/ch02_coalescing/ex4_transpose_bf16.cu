@@ -35,8 +35,7 @@ __global__ void transpose_bf16_kernel(const __nv_bfloat16* in, __nv_bfloat16* ou
 
 }  // namespace
 
-void student::transpose_bf16(const __nv_bfloat16* in, __nv_bfloat16* out, int rows, int cols,
-                             cudaStream_t stream) {
+void student::transpose_bf16(const __nv_bfloat16* in, __nv_bfloat16* out, int rows, int cols, cudaStream_t stream) {
   WB_NOT_IMPLEMENTED("chapters/ch02_coalescing/ex4_transpose_bf16.cu");  // delete this line when you start
 
   const dim3 block(kTile, kTile);

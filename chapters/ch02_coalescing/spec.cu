@@ -54,22 +54,24 @@ wb::OpSpec<StridedCopyFn> strided_copy() {
       .derive = [](wb::Shape& s) { s.set("in_len", s["n"] > 0 ? (s["n"] - 1) * s["stride"] + 1 : 0); },
       .reference = [](const wb::RefCtx& r, int64_t i) { r.expect("out", i, r.in("in").get(i * r["stride"])); },
       .ref_rows = [](const wb::Shape& s) { return s["n"]; },
-      .test_shapes = [] {
-        std::vector<wb::Shape> out;
-        for (int64_t n : wb::sizes_1d(int64_t{1} << 20)) {
-          for (int64_t stride : kStrides) out.push_back(copy_shape(n, stride));
-        }
-        // i * stride passes 2^31 for the last 2^20 elements: 8.7 GB of input, 0.3 GB of output.
-        out.push_back(copy_shape(kLargeCopyN, 32).tag("large"));
-        return out;
-      }(),
-      .random_shapes = [](wb::Rng& rng) {
-        std::vector<wb::Shape> out;
-        for (int64_t n : wb::random_sizes_1d(rng, 4, int64_t{1} << 20)) {
-          out.push_back(copy_shape(n, rng.range(1, 40)).tag("random"));
-        }
-        return out;
-      },
+      .test_shapes =
+          [] {
+            std::vector<wb::Shape> out;
+            for (int64_t n : wb::sizes_1d(int64_t{1} << 20)) {
+              for (int64_t stride : kStrides) out.push_back(copy_shape(n, stride));
+            }
+            // i * stride passes 2^31 for the last 2^20 elements: 8.7 GB of input, 0.3 GB of output.
+            out.push_back(copy_shape(kLargeCopyN, 32).tag("large"));
+            return out;
+          }(),
+      .random_shapes =
+          [](wb::Rng& rng) {
+            std::vector<wb::Shape> out;
+            for (int64_t n : wb::random_sizes_1d(rng, 4, int64_t{1} << 20)) {
+              out.push_back(copy_shape(n, rng.range(1, 40)).tag("random"));
+            }
+            return out;
+          },
       // The headline: 2^26 floats at stride 1, the same bytes as an 8192 x 8192 FP32
       // transpose (its yardstick). --full: the same 2^24 useful floats at growing strides
       // (the input grows with the stride: 1 GiB at stride 16).
@@ -80,9 +82,8 @@ wb::OpSpec<StridedCopyFn> strided_copy() {
       .bytes = [](const wb::Shape& s) { return 8.0 * s["n"]; },
       .flops = [](const wb::Shape&) { return 0.0; },
       .peak = wb::Peak::FP32,
-      .launch = [](StridedCopyFn* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<float>("in"), a.out<float>("out"), a.i("n"), a.i("stride"), st);
-      },
+      .launch = [](StridedCopyFn* fn, const wb::Args& a,
+                   cudaStream_t st) { fn(a.in<float>("in"), a.out<float>("out"), a.i("n"), a.i("stride"), st); },
   };
 }
 
@@ -97,12 +98,20 @@ wb::Shape matrix(int64_t rows, int64_t cols) { return wb::Shape{{"rows", rows}, 
 // it): 4.3 GB per BF16 matrix, 8.6 GB per FP32 one, in and out.
 std::vector<wb::Shape> transpose_shapes() {
   auto s = wb::shapes::rows_by_cols("rows", "cols", 2048);
-  for (auto [r, c] : {std::pair<int64_t, int64_t>{4, 4}, {4, 8}, {8, 4}, {64, 64}, {60, 68}, {68, 196}, {132, 260},
-                      {192, 128}}) {
+  for (auto [r, c] :
+       {std::pair<int64_t, int64_t>{4, 4}, {4, 8}, {8, 4}, {64, 64}, {60, 68}, {68, 196}, {132, 260}, {192, 128}}) {
     s.push_back(matrix(r, c));
   }
-  for (auto [r, c] : {std::pair<int64_t, int64_t>{257, 256}, {256, 257}, {130, 68}, {68, 130}, {1003, 1000},
-                      {1000, 1003}, {36, 1002}, {1002, 36}, {69, 264}, {264, 69}}) {
+  for (auto [r, c] : {std::pair<int64_t, int64_t>{257, 256},
+                      {256, 257},
+                      {130, 68},
+                      {68, 130},
+                      {1003, 1000},
+                      {1000, 1003},
+                      {36, 1002},
+                      {1002, 36},
+                      {69, 264},
+                      {264, 69}}) {
     s.push_back(matrix(r, c));
   }
   s.push_back(matrix(46344, 46344).tag("large"));
@@ -152,9 +161,8 @@ wb::OpSpec<Fn> transpose(const char* dtype, DType t, wb::Peak peak) {
       .bytes = [](const wb::Shape& s) { return 2.0 * sizeof(T) * s["rows"] * s["cols"]; },
       .flops = [](const wb::Shape&) { return 0.0; },
       .peak = peak,
-      .launch = [](Fn* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<T>("in"), a.out<T>("out"), a.i("rows"), a.i("cols"), st);
-      },
+      .launch = [](Fn* fn, const wb::Args& a,
+                   cudaStream_t st) { fn(a.in<T>("in"), a.out<T>("out"), a.i("rows"), a.i("cols"), st); },
   };
 }
 

@@ -343,8 +343,8 @@ WB_VARIANTS(ch03_broken, wb::Role::Broken) {
   const auto sum = [&](const char* name, ReduceFn* fn) {
     return wb::variant("sum/f32", name, fn).with_workspace(partials);
   };
-  const std::vector<Code> int_overflow = {Code::Fault, Code::OobRead, Code::OobWrite, Code::Wrong, Code::NaN,
-                                          Code::Unwritten};
+  const std::vector<Code> int_overflow = {Code::Fault, Code::OobRead, Code::OobWrite,
+                                          Code::Wrong, Code::NaN,     Code::Unwritten};
   return {
       // Whether a block reads a tile slot before it is stored depends on timing: a wrong
       // result (or NaN from stale shared memory) when the race shows in the answer. Sums are
@@ -375,7 +375,8 @@ WB_VARIANTS(ch03_broken, wb::Role::Broken) {
           .rejected_as({Code::Wrong, Code::Cached},
                        "a running total in the workspace is not zeroed before it is added to"),
       // Right only when some value is > 0: the max inputs are all negative.
-      wb::variant("max/f32", "max_from_zero", &max_from_zero).rejected_as({Code::Wrong}, "starts from 0, not -infinity"),
+      wb::variant("max/f32", "max_from_zero", &max_from_zero)
+          .rejected_as({Code::Wrong}, "starts from 0, not -infinity"),
       wb::variant("row_sum/f32", "writes_past_end", &row_sum_writes_past_end)
           .rejected_as({Code::OobWrite}, "bound r <= rows"),
       // Class: 32-bit indices. Right below 2^31; the large cases wrap.

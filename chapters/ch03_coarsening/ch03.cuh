@@ -47,8 +47,7 @@ namespace ch03 {
 
 // *out = x[0] + x[1] + ... + x[n-1], FP32 accumulate (0 when n = 0).     (ex1)
 // *out = max(x[0], ..., x[n-1])                 (-infinity when n = 0).   (ex2)
-using ReduceFn = void(const float* x, int n, float* out, void* workspace, size_t workspace_bytes,
-                      cudaStream_t stream);
+using ReduceFn = void(const float* x, int n, float* out, void* workspace, size_t workspace_bytes, cudaStream_t stream);
 
 // *out = x[0] + ... + x[n-1] for BF16 x, converted to FP32 and accumulated in FP32.  (ex3)
 using ReduceBf16Fn = void(const __nv_bfloat16* x, int n, float* out, void* workspace, size_t workspace_bytes,

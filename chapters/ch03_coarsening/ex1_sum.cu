@@ -57,8 +57,7 @@ size_t student::workspace_bytes(int n) {
   return 256 + 4096 * sizeof(float);
 }
 
-void student::sum_f32(const float* x, int n, float* out, void* workspace, size_t workspace_bytes,
-                      cudaStream_t stream) {
+void student::sum_f32(const float* x, int n, float* out, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
   WB_NOT_IMPLEMENTED("chapters/ch03_coarsening/ex1_sum.cu");  // delete this line when you start
 
   float* partials = static_cast<float*>(workspace);

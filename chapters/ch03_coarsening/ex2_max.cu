@@ -36,8 +36,7 @@ __global__ void block_max_kernel(const float* x, int n, float* partials) {
 
 }  // namespace
 
-void student::max_f32(const float* x, int n, float* out, void* workspace, size_t workspace_bytes,
-                      cudaStream_t stream) {
+void student::max_f32(const float* x, int n, float* out, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
   WB_NOT_IMPLEMENTED("chapters/ch03_coarsening/ex2_max.cu");  // delete this line when you start
 
   float* partials = static_cast<float*>(workspace);

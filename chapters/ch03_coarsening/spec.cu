@@ -106,14 +106,15 @@ wb::Dist sum_input(const char* cols_dim) {
 enum class MaxAt { First, Last, Random };
 wb::Dist max_input(MaxAt at) {
   const char* where = at == MaxAt::First ? "first" : at == MaxAt::Last ? "last" : "at a random position";
-  return wb::dist::custom(std::string("uniform(-2, -1), the max in [-1, -0.5) ") + where,
-                          [at](wb::HostTensor& t, const wb::Shape& s, wb::Rng& rng) {
-                            wb::fill(t, wb::dist::uniform(-2, -1), s, rng.next());
-                            const int64_t n = t.count();
-                            if (n == 0) return;
-                            const int64_t pos = at == MaxAt::First ? 0 : at == MaxAt::Last ? n - 1 : rng.range(0, n - 1);
-                            t.set(pos, rng.uniform(-1.0, -0.5));
-                          });
+  return wb::dist::custom(
+      std::string("uniform(-2, -1), the max in [-1, -0.5) ") + where,
+      [at](wb::HostTensor& t, const wb::Shape& s, wb::Rng& rng) {
+        wb::fill(t, wb::dist::uniform(-2, -1), s, rng.next());
+        const int64_t n = t.count();
+        if (n == 0) return;
+        const int64_t pos = at == MaxAt::First ? 0 : at == MaxAt::Last ? n - 1 : rng.range(0, n - 1);
+        t.set(pos, rng.uniform(-1.0, -0.5));
+      });
 }
 
 // The float64 sum of x[0, n), as the device holds it (BF16 already rounded); shared out to
@@ -137,7 +138,8 @@ wb::Dist masked_input(bool one_finite) {
   return wb::dist::custom(one_finite ? "-inf everywhere but one value in [-1e30, -1e20)" : "-inf everywhere",
                           [one_finite](wb::HostTensor& t, const wb::Shape&, wb::Rng& rng) {
                             for (int64_t i = 0; i < t.count(); ++i) t.set(i, -INFINITY);
-                            if (one_finite && t.count() > 0) t.set(rng.range(0, t.count() - 1), rng.uniform(-1e30, -1e20));
+                            if (one_finite && t.count() > 0)
+                              t.set(rng.range(0, t.count() - 1), rng.uniform(-1e30, -1e20));
                           });
 }
 
@@ -148,8 +150,7 @@ wb::OpSpec<Fn> sum(const char* dtype, DType t, std::vector<wb::Shape> bench, std
       .dtype = dtype,
       .title = "*out = x[0] + ... + x[n-1], FP32 accumulate",
       .docs = kDocs,
-      .tensors = {wb::input("x", {"n"}, t, sum_input("n")),
-                  wb::output("out", {}, DType::F32, wb::tol::sum_of({"n"}))},
+      .tensors = {wb::input("x", {"n"}, t, sum_input("n")), wb::output("out", {}, DType::F32, wb::tol::sum_of({"n"}))},
       .reference = sum_reference,
       .ref_rows = [](const wb::Shape&) { return int64_t{1}; },
       .test_shapes = reduce_sizes(),
@@ -160,9 +161,10 @@ wb::OpSpec<Fn> sum(const char* dtype, DType t, std::vector<wb::Shape> bench, std
       .bytes = [](const wb::Shape& s) { return double(sizeof(T)) * s["n"]; },
       .flops = [](const wb::Shape& s) { return 1.0 * s["n"]; },
       .peak = wb::Peak::FP32,
-      .launch = [](Fn* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<T>("x"), a.i("n"), a.out<float>("out"), a.workspace(), a.workspace_bytes(), st);
-      },
+      .launch =
+          [](Fn* fn, const wb::Args& a, cudaStream_t st) {
+            fn(a.in<T>("x"), a.i("n"), a.out<float>("out"), a.workspace(), a.workspace_bytes(), st);
+          },
       // Any order of additions is accepted (see the top of this file): no determinism run.
       .checks = {.deterministic = 0},
   };
@@ -195,7 +197,8 @@ wb::OpSpec<ReduceFn> maximum() {
       .test_shapes = reduce_sizes(false),
       .random_shapes = random_sizes(),
       .input_sets = {{"max_first", {{"x", max_input(MaxAt::First)}}, wb::shapes::sizes("n", int64_t{1} << 24)},
-                     {"max_last", {{"x", max_input(MaxAt::Last)}},
+                     {"max_last",
+                      {{"x", max_input(MaxAt::Last)}},
                       [] {
                         auto s = wb::shapes::sizes("n", int64_t{1} << 24);
                         s.push_back(wb::Shape{{"n", kLargestInt}}.tag("large"));
@@ -208,9 +211,10 @@ wb::OpSpec<ReduceFn> maximum() {
       .bytes = [](const wb::Shape& s) { return 4.0 * s["n"]; },
       .flops = [](const wb::Shape& s) { return 1.0 * s["n"]; },
       .peak = wb::Peak::FP32,
-      .launch = [](ReduceFn* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<float>("x"), a.i("n"), a.out<float>("out"), a.workspace(), a.workspace_bytes(), st);
-      },
+      .launch =
+          [](ReduceFn* fn, const wb::Args& a, cudaStream_t st) {
+            fn(a.in<float>("x"), a.i("n"), a.out<float>("out"), a.workspace(), a.workspace_bytes(), st);
+          },
       // Exact in any order, so a correct max writes the same bits every run: a third run that
       // differs is a race.
       .checks = {.deterministic = 1},
@@ -224,11 +228,30 @@ wb::Shape matrix(int64_t rows, int64_t cols) { return wb::Shape{{"rows", rows}, 
 std::vector<wb::Shape> row_shapes() {
   std::vector<wb::Shape> s;
   for (auto [r, c] : std::vector<std::pair<int64_t, int64_t>>{
-           {1, 1},      {1, 3},      {2, 3},      {7, 1},     {3, 0},      {33, 65},    {1, 1000},
-           {1, 1000000}, {100000, 7}, {65537, 32}, {1000, 64}, {1000, 65},  {4097, 1025}, {33, 4095},
-           {5, 4096},   {3, 5003},   {257, 4100}, {2, 100003}, {1500, 8191},
+           {1, 1},
+           {1, 3},
+           {2, 3},
+           {7, 1},
+           {3, 0},
+           {33, 65},
+           {1, 1000},
+           {1, 1000000},
+           {100000, 7},
+           {65537, 32},
+           {1000, 64},
+           {1000, 65},
+           {4097, 1025},
+           {33, 4095},
+           {5, 4096},
+           {3, 5003},
+           {257, 4100},
+           {2, 100003},
+           {1500, 8191},
            // vector tails: row lengths 1, 2 and 3 past a multiple of 4 (and of 8), on several rows
-           {1001, 1025}, {1000, 1026}, {999, 1027}, {37, 4098}}) {
+           {1001, 1025},
+           {1000, 1026},
+           {999, 1027},
+           {37, 4098}}) {
     s.push_back(matrix(r, c));
   }
   // More than 2^31 elements, the last ~2^22 past 2^31 (the last row starts at 2,151,675,900):
@@ -274,9 +297,10 @@ wb::OpSpec<RowSumFn> row_sum() {
       .bytes = [](const wb::Shape& s) { return 4.0 * s["rows"] * s["cols"] + 4.0 * s["rows"]; },
       .flops = [](const wb::Shape& s) { return 1.0 * s["rows"] * s["cols"]; },
       .peak = wb::Peak::FP32,
-      .launch = [](RowSumFn* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<float>("x"), a.i("rows"), a.i("cols"), a.out<float>("out"), a.workspace(), a.workspace_bytes(), st);
-      },
+      .launch =
+          [](RowSumFn* fn, const wb::Args& a, cudaStream_t st) {
+            fn(a.in<float>("x"), a.i("rows"), a.i("cols"), a.out<float>("out"), a.workspace(), a.workspace_bytes(), st);
+          },
       // As the full sums: partials of a split row may meet through atomicAdd.
       .checks = {.deterministic = 0},
   };

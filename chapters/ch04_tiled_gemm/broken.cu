@@ -131,8 +131,8 @@ template <bool kReadsC>
 void beta_bug(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta, float* C,
               int ldc, cudaStream_t s) {
   if (M == 0 || N == 0) return;
-  beta_kernel<kReadsC><<<dim3((N + 31) / 32, (M + 7) / 8), dim3(32, 8), 0, s>>>(M, N, K, alpha, A, lda, B, ldb, beta,
-                                                                                 C, ldc);
+  beta_kernel<kReadsC>
+      <<<dim3((N + 31) / 32, (M + 7) / 8), dim3(32, 8), 0, s>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   WB_CHECK_LAUNCH();
 }
 
@@ -174,7 +174,7 @@ void reads_past_end(int M, int N, int K, float alpha, const float* A, int lda, c
                     float* C, int ldc, cudaStream_t s) {
   if (M == 0 || N == 0) return;
   early_load_kernel<<<dim3((N + 31) / 32, (M + 7) / 8), dim3(32, 8), 0, s>>>(M, N, K, alpha, A, lda, B, ldb, beta, C,
-                                                                            ldc);
+                                                                             ldc);
   WB_CHECK_LAUNCH();
 }
 
@@ -197,7 +197,7 @@ void writes_past_rows(int M, int N, int K, float alpha, const float* A, int lda,
                       float* C, int ldc, cudaStream_t s) {
   if (M == 0 || N == 0) return;
   one_row_past_kernel<<<dim3((N + 31) / 32, M / 8 + 1), dim3(32, 8), 0, s>>>(M, N, K, alpha, A, lda, B, ldb, beta, C,
-                                                                            ldc);
+                                                                             ldc);
   WB_CHECK_LAUNCH();
 }
 
@@ -231,7 +231,7 @@ void no_trailing_sync(int M, int N, int K, float alpha, const float* A, int lda,
                       float* C, int ldc, cudaStream_t s) {
   if (M == 0 || N == 0) return;
   no_trailing_sync_kernel<<<dim3((N + 31) / 32, (M + 31) / 32), dim3(32, 32), 0, s>>>(M, N, K, alpha, A, lda, B, ldb,
-                                                                                     beta, C, ldc);
+                                                                                      beta, C, ldc);
   WB_CHECK_LAUNCH();
 }
 

@@ -50,8 +50,8 @@ __global__ void sgemm_smem_kernel(int M, int N, int K, float alpha, const float*
 
 }  // namespace
 
-void student::sgemm_smem(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
-                         float beta, float* C, int ldc, cudaStream_t stream) {
+void student::sgemm_smem(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+                         float* C, int ldc, cudaStream_t stream) {
   WB_NOT_IMPLEMENTED("chapters/ch04_tiled_gemm/ex2_smem_tiling.cu");  // delete this line when you start
 
   constexpr int kTile = 32;

@@ -67,8 +67,8 @@ void student::sgemm_registers(int M, int N, int K, float alpha, const float* A, 
   constexpr int kBM = 128, kBN = 128, kBK = 8, kTM = 8, kTN = 8;
   const dim3 block((kBM / kTM) * (kBN / kTN));
   const dim3 grid(1, 1);  // TODO: one block per (BM x BN) tile of C, rounding up
-  sgemm_registers_kernel<kBM, kBN, kBK, kTM, kTN><<<grid, block, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C,
-                                                                             ldc);
+  sgemm_registers_kernel<kBM, kBN, kBK, kTM, kTN>
+      <<<grid, block, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
   WB_CHECK_LAUNCH();
 }
 

@@ -60,8 +60,8 @@ std::vector<wb::Shape> test_shapes() {
   }
   base.push_back(gemm_shape(257, 255, 263));  // one off 256 in every dimension, the other way round
   // Empty problems: M or N = 0 launches nothing; K = 0 leaves C = beta * C.
-  for (const auto& s : {gemm_shape(0, 5, 7), gemm_shape(5, 0, 7), gemm_shape(0, 0, 0), gemm_shape(5, 7, 0),
-                        gemm_shape(130, 129, 0)}) {
+  for (const auto& s :
+       {gemm_shape(0, 5, 7), gemm_shape(5, 0, 7), gemm_shape(0, 0, 0), gemm_shape(5, 7, 0), gemm_shape(130, 129, 0)}) {
     base.push_back(wb::Shape(s).tag("empty"));
   }
   return with_standard_args(base);
@@ -178,10 +178,11 @@ wb::OpSpec<SgemmFn> sgemm() {
       .full_bench_shapes = {bench_shape(1024, 1024, 1024), bench_shape(2048, 2048, 2048),
                             bench_shape(4096, 1024, 8192)},
       // Minimum traffic of one call: A and B read once, C read once and written once.
-      .bytes = [](const wb::Shape& s) {
-        const double m = s["M"], n = s["N"], k = s["K"];
-        return 4.0 * (m * k + k * n + 2.0 * m * n);
-      },
+      .bytes =
+          [](const wb::Shape& s) {
+            const double m = s["M"], n = s["N"], k = s["K"];
+            return 4.0 * (m * k + k * n + 2.0 * m * n);
+          },
       .flops = [](const wb::Shape& s) { return 2.0 * s["M"] * s["N"] * s["K"]; },
       .peak = wb::Peak::FP32,
       .launch =

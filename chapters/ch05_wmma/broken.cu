@@ -113,14 +113,15 @@ void a_col_major(int M, int N, int K, const __half* A, const __half* B, const fl
 
 __device__ void cp16(void* dst, const void* src) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(dst))),
-               "l"(src)
-               : "memory");
+  asm volatile(
+      "cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(dst))),
+      "l"(src)
+      : "memory");
 #endif
 }
 
-[[maybe_unused]] __device__ void load_stage(__half* sa, __half* sb, const __half* A, const __half* B, int N, int K, int r0, int c0,
-                           int k0) {
+[[maybe_unused]] __device__ void load_stage(__half* sa, __half* sb, const __half* A, const __half* B, int N, int K,
+                                            int r0, int c0, int k0) {
   for (int c = threadIdx.x; c < kPBM * kPBK / 8; c += blockDim.x) {  // A: 64 rows x 4 pieces of 8
     const int r = c / 4, k = (c % 4) * 8;
     cp16(sa + (k / 16) * kPBM * kPLd + r * kPLd + k % 16, A + size_t(r0 + r) * K + k0 + k);
@@ -308,7 +309,8 @@ WB_VARIANTS(ch05_broken, wb::Role::Broken) {
       // on DRAM and arrive late. Caught as wrong values, NaN, or two runs that differ.
       f16_f32("pipeline_without_cp_async_wait", &no_wait)
           .needs_cc(80)
-          .rejected_as({Code::Wrong, Code::NaN, Code::Nondeterministic}, "no cp.async.wait_group before reading a stage")
+          .rejected_as({Code::Wrong, Code::NaN, Code::Nondeterministic},
+                       "no cp.async.wait_group before reading a stage")
           .on({cube4096, cube4096, cube4096, cube4096, cube4096, cube4096}),
       // Within the FP16 output tolerance on short sums, far worse than cuBLAS on long ones.
       wb::variant("gemm/f16_f16", "accumulates_in_fp16", &f16_acc)

@@ -60,11 +60,16 @@ using GemmI8I32 = GemmFn<int8_t, int32_t>;
 enum class Types { F16_F32, F16_F16, BF16_F32, BF16_BF16, I8_I32 };
 inline const char* types_name(Types t) {
   switch (t) {
-    case Types::F16_F32: return "f16_f32";
-    case Types::F16_F16: return "f16_f16";
-    case Types::BF16_F32: return "bf16_f32";
-    case Types::BF16_BF16: return "bf16_bf16";
-    case Types::I8_I32: return "i8_i32";
+    case Types::F16_F32:
+      return "f16_f32";
+    case Types::F16_F16:
+      return "f16_f16";
+    case Types::BF16_F32:
+      return "bf16_f32";
+    case Types::BF16_BF16:
+      return "bf16_bf16";
+    case Types::I8_I32:
+      return "i8_i32";
   }
   return "?";
 }
@@ -77,10 +82,13 @@ inline const std::vector<Types>& all_types() {
 inline int types_min_cc(Types t) {
   switch (t) {
     case Types::F16_F32:
-    case Types::F16_F16: return 70;
+    case Types::F16_F16:
+      return 70;
     case Types::BF16_F32:
-    case Types::BF16_BF16: return 80;
-    case Types::I8_I32: return 75;
+    case Types::BF16_BF16:
+      return 80;
+    case Types::I8_I32:
+      return 75;
   }
   return 0;
 }
@@ -88,41 +96,64 @@ inline int types_min_cc(Types t) {
 // --- device helpers for your kernels --------------------------------------------------
 
 // The accumulator type of an input type: float for FP16/BF16, int for INT8.
-template <class In> struct AccumulatorOf { using type = float; };
-template <> struct AccumulatorOf<int8_t> { using type = int; };
-template <class In> using acc_t = typename AccumulatorOf<In>::type;
+template <class In>
+struct AccumulatorOf {
+  using type = float;
+};
+template <>
+struct AccumulatorOf<int8_t> {
+  using type = int;
+};
+template <class In>
+using acc_t = typename AccumulatorOf<In>::type;
 
 // Whether the architecture being compiled has WMMA for In. The build compiles every kernel
 // for several architectures (sm_75 among them, which has no BF16 tensor cores), so wrap the
 // body of a kernel templated on In in `if constexpr (has_tensor_cores<In>()) { ... }`:
 // the tests skip on GPUs that lack the type, and the build needs the guard.
-template <class In> __host__ __device__ constexpr bool has_tensor_cores() {
+template <class In>
+__host__ __device__ constexpr bool has_tensor_cores() {
 #if defined(__CUDA_ARCH__)
-  if constexpr (std::is_same_v<In, __nv_bfloat16>) return __CUDA_ARCH__ >= 800;
-  else if constexpr (std::is_same_v<In, int8_t>) return __CUDA_ARCH__ >= 720;
-  else return __CUDA_ARCH__ >= 700;
+  if constexpr (std::is_same_v<In, __nv_bfloat16>)
+    return __CUDA_ARCH__ >= 800;
+  else if constexpr (std::is_same_v<In, int8_t>)
+    return __CUDA_ARCH__ >= 720;
+  else
+    return __CUDA_ARCH__ >= 700;
 #else
   return true;
 #endif
 }
 
 // An element of C as an accumulator value, and an accumulator rounded to the output type.
-template <class Acc, class Out> __device__ __forceinline__ Acc to_acc(Out v) {
-  if constexpr (std::is_same_v<Out, __half>) return __half2float(v);
-  else if constexpr (std::is_same_v<Out, __nv_bfloat16>) return __bfloat162float(v);
-  else return static_cast<Acc>(v);
+template <class Acc, class Out>
+__device__ __forceinline__ Acc to_acc(Out v) {
+  if constexpr (std::is_same_v<Out, __half>)
+    return __half2float(v);
+  else if constexpr (std::is_same_v<Out, __nv_bfloat16>)
+    return __bfloat162float(v);
+  else
+    return static_cast<Acc>(v);
 }
-template <class Out, class Acc> __device__ __forceinline__ Out to_out(Acc v) {
-  if constexpr (std::is_same_v<Out, __half>) return __float2half_rn(v);
-  else if constexpr (std::is_same_v<Out, __nv_bfloat16>) return __float2bfloat16_rn(v);
-  else return static_cast<Out>(v);
+template <class Out, class Acc>
+__device__ __forceinline__ Out to_out(Acc v) {
+  if constexpr (std::is_same_v<Out, __half>)
+    return __float2half_rn(v);
+  else if constexpr (std::is_same_v<Out, __nv_bfloat16>)
+    return __float2bfloat16_rn(v);
+  else
+    return static_cast<Out>(v);
 }
 
 // A zero of a device element type (the 16-bit float types have no constructor from 0).
-template <class T> __device__ __forceinline__ T zero() {
-  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(0.0f);
-  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(0.0f);
-  else return T(0);
+template <class T>
+__device__ __forceinline__ T zero() {
+  if constexpr (std::is_same_v<T, __half>)
+    return __float2half_rn(0.0f);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __float2bfloat16_rn(0.0f);
+  else
+    return T(0);
 }
 
 namespace student {

@@ -27,12 +27,28 @@
 
 namespace ch05::cublas {
 
-template <class T> struct DataType;
-template <> struct DataType<__half> { static constexpr cudaDataType_t value = CUDA_R_16F; };
-template <> struct DataType<__nv_bfloat16> { static constexpr cudaDataType_t value = CUDA_R_16BF; };
-template <> struct DataType<float> { static constexpr cudaDataType_t value = CUDA_R_32F; };
-template <> struct DataType<int8_t> { static constexpr cudaDataType_t value = CUDA_R_8I; };
-template <> struct DataType<int32_t> { static constexpr cudaDataType_t value = CUDA_R_32I; };
+template <class T>
+struct DataType;
+template <>
+struct DataType<__half> {
+  static constexpr cudaDataType_t value = CUDA_R_16F;
+};
+template <>
+struct DataType<__nv_bfloat16> {
+  static constexpr cudaDataType_t value = CUDA_R_16BF;
+};
+template <>
+struct DataType<float> {
+  static constexpr cudaDataType_t value = CUDA_R_32F;
+};
+template <>
+struct DataType<int8_t> {
+  static constexpr cudaDataType_t value = CUDA_R_8I;
+};
+template <>
+struct DataType<int32_t> {
+  static constexpr cudaDataType_t value = CUDA_R_32I;
+};
 
 // INT8 GemmEx on M x N x K, with A (ld K), B (ld N), D (ld N); returns cuBLAS's status.
 inline cublasStatus_t gemm_i8_direct(int M, int N, int K, const int8_t* A, int lda, const int8_t* B, int ldb,
@@ -101,9 +117,9 @@ void gemm(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, c
       CUDA_CHECK(cudaMemcpyAsync(D, C, sizeof(Out) * size_t(M) * N, cudaMemcpyDeviceToDevice, stream));
     }
     const float alpha = 1.0f, beta = C != nullptr ? 1.0f : 0.0f;
-    CUBLAS_CHECK(cublasGemmEx(wb::cublas_for(stream), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B,
-                              DataType<In>::value, N, A, DataType<In>::value, K, &beta, D, DataType<Out>::value, N,
-                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    CUBLAS_CHECK(cublasGemmEx(wb::cublas_for(stream), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, DataType<In>::value,
+                              N, A, DataType<In>::value, K, &beta, D, DataType<Out>::value, N, CUBLAS_COMPUTE_32F,
+                              CUBLAS_GEMM_DEFAULT));
   }
 }
 

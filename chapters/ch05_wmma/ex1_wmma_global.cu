@@ -72,8 +72,8 @@ void student::wmma_global_f16_f16(int M, int N, int K, const __half* A, const __
                                   cudaStream_t stream) {
   launch(M, N, K, A, B, C, D, stream);
 }
-void student::wmma_global_bf16_f32(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B,
-                                   const float* C, float* D, cudaStream_t stream) {
+void student::wmma_global_bf16_f32(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, const float* C,
+                                   float* D, cudaStream_t stream) {
   launch(M, N, K, A, B, C, D, stream);
 }
 void student::wmma_global_bf16_bf16(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B,

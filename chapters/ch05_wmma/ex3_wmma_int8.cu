@@ -38,8 +38,7 @@ using namespace nvcuda;
 
 constexpr int kThreads = 128;
 
-__global__ void wmma_int8_kernel(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t* C,
-                                 int32_t* D) {
+__global__ void wmma_int8_kernel(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t* C, int32_t* D) {
   if constexpr (has_tensor_cores<int8_t>()) {
     // TODO: exercise 2's kernel with signed char fragments and int accumulators.
   }

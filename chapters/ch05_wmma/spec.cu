@@ -105,8 +105,14 @@ std::vector<wb::Shape> race_shapes() { return {gemm_shape(4100, 8200, 64)}; }
 // The type pairs that share their main loop with one above (only the epilogue differs)
 // meet the shapes that exercise the edges.
 std::vector<wb::Shape> edge_shapes() {
-  return as_shapes({{1, 1, 1}, {15, 17, 31}, {17, 33, 65}, {257, 255, 17}, {67, 129, 4097}, {136, 264, 72},
-                    {520, 776, 1032}, {1024, 1024, 1024}});
+  return as_shapes({{1, 1, 1},
+                    {15, 17, 31},
+                    {17, 33, 65},
+                    {257, 255, 17},
+                    {67, 129, 4097},
+                    {136, 264, 72},
+                    {520, 776, 1032},
+                    {1024, 1024, 1024}});
 }
 
 // D = A * B + C, for every type pair.
@@ -202,8 +208,7 @@ std::string diagnose(const wb::Diagnosis& d) {
   // Does the output match a plausible wrong computation on every listed element?
   const auto matches = [&](auto alt) {
     if (!d.got || !d.inputs) return false;
-    const wb::Tolerance tol = wb::tolerance_for(
-        d.inputs->specs().back().dtype, K + (with_c(s) ? 1 : 0));
+    const wb::Tolerance tol = wb::tolerance_for(d.inputs->specs().back().dtype, K + (with_c(s) ? 1 : 0));
     int matched = 0;
     for (int64_t idx : d.bad) {
       const double g = d.got(idx);
@@ -260,7 +265,8 @@ wb::OpSpec<GemmFn<In, Out>> gemm_op(const char* dtype, std::vector<wb::Shape> sh
     // 2^24 from K = 1033 on: an accumulator or epilogue through float loses the low bits.
     const auto same_sign = wb::dist::custom("int8 in {-128, -127} (sums past 2^24)",
                                             [](wb::HostTensor& t, const wb::Shape&, wb::Rng& rng) {
-                                              for (int64_t i = 0; i < t.count(); ++i) t.set(i, rng.range(0, 1) ? -128 : -127);
+                                              for (int64_t i = 0; i < t.count(); ++i)
+                                                t.set(i, rng.range(0, 1) ? -128 : -127);
                                             });
     sets.push_back({"extremes",
                     {{"A", wb::dist::extremes()}, {"B", wb::dist::extremes()}},
@@ -295,15 +301,17 @@ wb::OpSpec<GemmFn<In, Out>> gemm_op(const char* dtype, std::vector<wb::Shape> sh
       .random_shapes = &random_shapes,
       .input_sets = std::move(sets),
       .race_shapes = race_shapes(),
-      .bytes = [=](const wb::Shape& s) {
-        const double m = s["M"], n = s["N"], k = s["K"];
-        return in_bytes * (m * k + k * n) + out_bytes * m * n;  // A and B read once, D written once
-      },
+      .bytes =
+          [=](const wb::Shape& s) {
+            const double m = s["M"], n = s["N"], k = s["K"];
+            return in_bytes * (m * k + k * n) + out_bytes * m * n;  // A and B read once, D written once
+          },
       .flops = [](const wb::Shape& s) { return 2.0 * s["M"] * s["N"] * s["K"]; },
       .peak = peak,
-      .launch = [](Fn* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.i("M"), a.i("N"), a.i("K"), a.in<In>("A"), a.in<In>("B"), a.in<Out>("C"), a.out<Out>("D"), st);
-      },
+      .launch =
+          [](Fn* fn, const wb::Args& a, cudaStream_t st) {
+            fn(a.i("M"), a.i("N"), a.i("K"), a.in<In>("A"), a.in<In>("B"), a.in<Out>("C"), a.out<Out>("D"), st);
+          },
       .checks = {.deterministic = 1},
       .diagnose = &diagnose,
       // cuBLAS's own error bounds a float kernel's (integer outputs are exact anyway).
@@ -335,8 +343,8 @@ WB_OPS(ch05) {
   f16_f16.full_bench_shapes = {kCube4096};
   auto bf16_f32 = gemm_op<__nv_bfloat16, float>("bf16_f32", edges);
   // The benchmark's size, sampled: rows of D are checked on a sample.
-  auto bf16_bf16 = gemm_op<__nv_bfloat16, __nv_bfloat16>(
-      "bf16_bf16", concat(every, {wb::Shape(kCube4096).tag("large")}));
+  auto bf16_bf16 =
+      gemm_op<__nv_bfloat16, __nv_bfloat16>("bf16_bf16", concat(every, {wb::Shape(kCube4096).tag("large")}));
   bf16_bf16.bench_shapes = {kCube4096};
   bf16_bf16.full_bench_shapes = {kCube8192};
   auto i8_i32 = gemm_op<int8_t, int32_t>("i8_i32", every);

@@ -87,7 +87,7 @@ template <Mistake kM>
 struct Columns {
   int C, t, ld;
   __device__ int limit() const {
-    if constexpr (kM == Mistake::DropsTail) return C / 8 * 8;  // the packs, and no tail
+    if constexpr (kM == Mistake::DropsTail) return C / 8 * 8;                              // the packs, and no tail
     if constexpr (kM == Mistake::AlignedRowsDropTail) return ld % 8 == 0 ? C / 8 * 8 : C;  // packs on aligned rows
     return C;
   }
@@ -137,7 +137,8 @@ __global__ void __launch_bounds__(kThreads)
       float d2 = 0.0f;
       for (int i = 0; i < count; ++i) {
         const float d = __bfloat162float(__float2bfloat16_rn(__bfloat162float(x[base + cols.col(i)]) +
-                                                             __bfloat162float(r[base + cols.col(i)]))) - mean;
+                                                             __bfloat162float(r[base + cols.col(i)]))) -
+                        mean;
         d2 += d * d;
       }
       var = block_sum<kRacy>(d2, ex[1]) / C;
@@ -194,7 +195,8 @@ __global__ void __launch_bounds__(kThreads)
     }
     const float rstd = rsqrtf(block_sum<false>(q, ex) / C + eps);
     for (int c = threadIdx.x; c < C; c += kThreads) {
-      const float hv = __bfloat162float(__float2bfloat16_rn(__bfloat162float(x[base + c]) + __bfloat162float(r[base + c])));
+      const float hv =
+          __bfloat162float(__float2bfloat16_rn(__bfloat162float(x[base + c]) + __bfloat162float(r[base + c])));
       y[base + c] = __float2bfloat16_rn(hv * rstd * __bfloat162float(gamma[c]));
     }
     if (threadIdx.x == 0) rstd_out[n] = rstd;
@@ -243,8 +245,8 @@ void forgets_h_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h,
 }
 
 // y = (h - mean) * rstd * gamma: the shift beta is never added.
-void no_beta_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y,
-                       float* mean, float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
+void no_beta_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y, float* mean,
+                       float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
   layernorm<Mistake::NoBeta>(x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps, stream);
 }
 
@@ -310,8 +312,10 @@ WB_VARIANTS(ch06_broken, wb::Role::Broken) {
           .rejected_as(racy, "block reduction without __syncthreads"),
       wb::variant(rms, "missing_barrier", &missing_barrier_rmsnorm)
           .rejected_as(racy, "block reduction without __syncthreads"),
-      wb::variant(ln, "drops_tail", &drops_tail_layernorm).rejected_as(wrongish, "drops the tail of a row not a multiple of 8"),
-      wb::variant(rms, "drops_tail", &drops_tail_rmsnorm).rejected_as(wrongish, "drops the tail of a row not a multiple of 8"),
+      wb::variant(ln, "drops_tail", &drops_tail_layernorm)
+          .rejected_as(wrongish, "drops the tail of a row not a multiple of 8"),
+      wb::variant(rms, "drops_tail", &drops_tail_rmsnorm)
+          .rejected_as(wrongish, "drops the tail of a row not a multiple of 8"),
       wb::variant(ln, "forgets_h", &forgets_h_layernorm).rejected_as({Code::Unwritten}, "never writes h"),
       wb::variant(rms, "forgets_h", &forgets_h_rmsnorm).rejected_as({Code::Unwritten}, "never writes h"),
       wb::variant(ln, "no_beta", &no_beta_layernorm).rejected_as({Code::Wrong}, "applies gamma but not beta"),

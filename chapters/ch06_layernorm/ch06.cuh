@@ -68,27 +68,26 @@ inline constexpr float kEps = 1e-5f;
 // ex1: LayerNorm forward, FP32, two passes over the statistics (the mean, then the sum of
 // (x - mean)^2): y = (x - mean) * rstd * gamma + beta with rstd = 1 / sqrt(var + eps) and
 // var the biased (1/C) variance. Writes mean[N] and rstd[N] (FP32).
-using LayerNormF32Fn = void(const float* x, const float* gamma, const float* beta, float* y, float* mean,
-                            float* rstd, int N, int C, int ld, float eps, cudaStream_t stream);
+using LayerNormF32Fn = void(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
+                            int N, int C, int ld, float eps, cudaStream_t stream);
 
 // ex2 (and ex4, the one-warp-per-row decode form): residual add fused with LayerNorm, BF16
 // in and out, FP32 statistics:
 //   h = bf16(x + r)   (the sum rounded once to BF16: the new residual stream, written to h),
 //   then y = LayerNorm(h) computed from h AS ROUNDED, y rounded to BF16; writes mean[N] and
 //   rstd[N].
-using ResidualLayerNormFn = void(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h,
-                                 bf16* y, float* mean, float* rstd, int N, int C, int ld, float eps,
-                                 cudaStream_t stream);
+using ResidualLayerNormFn = void(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y,
+                                 float* mean, float* rstd, int N, int C, int ld, float eps, cudaStream_t stream);
 
 // ex3: residual add fused with RMSNorm, BF16: h = bf16(x + r);
 // y = h * rsqrt(mean(h^2) + eps) * gamma; writes rstd[N].
-using ResidualRmsNormFn = void(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd,
-                               int N, int C, int ld, float eps, cudaStream_t stream);
+using ResidualRmsNormFn = void(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N,
+                               int C, int ld, float eps, cudaStream_t stream);
 
 namespace student {
-LayerNormF32Fn layernorm_f32;              // ex1_layernorm_f32.cu
-ResidualLayerNormFn residual_layernorm;    // ex2_residual_layernorm.cu
-ResidualRmsNormFn residual_rmsnorm;        // ex3_residual_rmsnorm.cu
+LayerNormF32Fn layernorm_f32;                 // ex1_layernorm_f32.cu
+ResidualLayerNormFn residual_layernorm;       // ex2_residual_layernorm.cu
+ResidualRmsNormFn residual_rmsnorm;           // ex3_residual_rmsnorm.cu
 ResidualLayerNormFn residual_layernorm_warp;  // ex4_decode_warp_per_row.cu
 }  // namespace student
 

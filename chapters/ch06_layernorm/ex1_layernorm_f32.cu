@@ -50,11 +50,11 @@ __global__ void layernorm_f32_kernel(const float* x, const float* gamma, const f
 
 }  // namespace
 
-void student::layernorm_f32(const float* x, const float* gamma, const float* beta, float* y, float* mean,
-                            float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
+void student::layernorm_f32(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
+                            int N, int C, int ld, float eps, cudaStream_t stream) {
   WB_NOT_IMPLEMENTED("chapters/ch06_layernorm/ex1_layernorm_f32.cu");  // delete this line when you start
 
-  if (N == 0) return;   // nothing to do: a grid of zero blocks is a launch error
+  if (N == 0) return;    // nothing to do: a grid of zero blocks is a launch error
   const int blocks = 1;  // TODO: one block per row
   layernorm_f32_kernel<<<blocks, kThreads, 0, stream>>>(x, gamma, beta, y, mean, rstd, N, C, ld, eps);
   WB_CHECK_LAUNCH();

@@ -39,9 +39,8 @@ namespace {
 constexpr int kThreads = 256;
 
 // One block per row.
-__global__ void residual_layernorm_kernel(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta,
-                                          bf16* h, bf16* y, float* mean, float* rstd, int N, int C, int ld,
-                                          float eps) {
+__global__ void residual_layernorm_kernel(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h,
+                                          bf16* y, float* mean, float* rstd, int N, int C, int ld, float eps) {
   // TODO: h[c] = __float2bfloat16(__bfloat162float(x[c]) + __bfloat162float(r[c])); store it,
   //       and keep the ROUNDED value (convert it back to float) for the statistics.
   // TODO: mean of h over the row (block reduction), then the sum of (h - mean)^2.
@@ -51,9 +50,8 @@ __global__ void residual_layernorm_kernel(const bf16* x, const bf16* r, const bf
 
 }  // namespace
 
-void student::residual_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h,
-                                 bf16* y, float* mean, float* rstd, int N, int C, int ld, float eps,
-                                 cudaStream_t stream) {
+void student::residual_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y,
+                                 float* mean, float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
   WB_NOT_IMPLEMENTED("chapters/ch06_layernorm/ex2_residual_layernorm.cu");  // delete this line when you start
 
   if (N == 0) return;

@@ -32,8 +32,8 @@ namespace {
 constexpr int kThreads = 256;
 
 // One block per row.
-__global__ void residual_rmsnorm_kernel(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y,
-                                        float* rstd, int N, int C, int ld, float eps) {
+__global__ void residual_rmsnorm_kernel(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd,
+                                        int N, int C, int ld, float eps) {
   // TODO: h = bf16(x + r), stored; the sum of h^2 (h as rounded) over the row.
   // TODO: rstd = rsqrtf(sum / C + eps); y[c] = bf16(h[c] * rstd * gamma[c]).
   // TODO: thread 0 writes rstd[row].
@@ -41,8 +41,8 @@ __global__ void residual_rmsnorm_kernel(const bf16* x, const bf16* r, const bf16
 
 }  // namespace
 
-void student::residual_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd,
-                               int N, int C, int ld, float eps, cudaStream_t stream) {
+void student::residual_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N,
+                               int C, int ld, float eps, cudaStream_t stream) {
   WB_NOT_IMPLEMENTED("chapters/ch06_layernorm/ex3_residual_rmsnorm.cu");  // delete this line when you start
 
   if (N == 0) return;

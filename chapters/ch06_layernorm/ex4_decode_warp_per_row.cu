@@ -53,8 +53,8 @@ void student::residual_layernorm_warp(const bf16* x, const bf16* r, const bf16* 
 
   if (N == 0) return;
   const int blocks = 1;  // TODO: enough blocks for N rows at kWarpsPerBlock rows each (round up)
-  residual_layernorm_warp_kernel<<<blocks, kWarpsPerBlock * 32, 0, stream>>>(x, r, gamma, beta, h, y, mean, rstd,
-                                                                              N, C, ld, eps);
+  residual_layernorm_warp_kernel<<<blocks, kWarpsPerBlock * 32, 0, stream>>>(x, r, gamma, beta, h, y, mean, rstd, N, C,
+                                                                             ld, eps);
   WB_CHECK_LAUNCH();
 }
 

@@ -71,13 +71,13 @@ std::vector<wb::Shape> test_shapes() {
   std::vector<wb::Shape> out;
   for (int64_t c : {1, 3, 127, 768, 769, 1000, 1024, 4096, 5120, 8192, 12288}) {
     for (int64_t n : {1, 33}) out.push_back(wb::Shape{{"N", n}, {"C", c}, {"pad", 0}});
-    out.push_back(wb::Shape{{"N", 7}, {"C", c}, {"pad", 3}});   // pitched, rows not 16-byte aligned
-    out.push_back(wb::Shape{{"N", 5}, {"C", c}, {"pad", 8}});   // pitched, rows aligned
+    out.push_back(wb::Shape{{"N", 7}, {"C", c}, {"pad", 3}});  // pitched, rows not 16-byte aligned
+    out.push_back(wb::Shape{{"N", 5}, {"C", c}, {"pad", 8}});  // pitched, rows aligned
   }
   for (int64_t n : {1000, 16384}) out.push_back(wb::Shape{{"N", n}, {"C", 1024}, {"pad", 0}});
   // Vector tails. ld a multiple of 8, C not: C = 769 + 7, 1003 + 5, 13 + 3, 4095 + 1, 4099 + 5.
-  for (auto [c, pad] : std::initializer_list<std::pair<int64_t, int64_t>>{{769, 7}, {1003, 5}, {13, 3}, {4095, 1},
-                                                                           {4099, 5}}) {
+  for (auto [c, pad] :
+       std::initializer_list<std::pair<int64_t, int64_t>>{{769, 7}, {1003, 5}, {13, 3}, {4095, 1}, {4099, 5}}) {
     out.push_back(wb::Shape{{"N", 9}, {"C", c}, {"pad", pad}});
   }
   // The reverse: C a multiple of 8, ld a multiple of 4 but not 8 (rows 8-byte aligned in
@@ -192,9 +192,11 @@ wb::OpSpec<LayerNormF32Fn> layernorm_f32() {
       .ref_rows = [](const wb::Shape& s) { return s["N"]; },
       .test_shapes = test_shapes(),
       .random_shapes = random_shapes,
-      .input_sets = {{"mean_1000", {{"x", wb::dist::normal(1000, 1)}},
+      .input_sets = {{"mean_1000",
+                      {{"x", wb::dist::normal(1000, 1)}},
                       {wb::Shape{{"N", 64}, {"C", 4096}, {"pad", 0}}.set_param("xmean", 1000).set_param("xstd", 1)}},
-                     {"mean_minus_1e4", {{"x", wb::dist::normal(-1e4, 1)}},
+                     {"mean_minus_1e4",
+                      {{"x", wb::dist::normal(-1e4, 1)}},
                       {wb::Shape{{"N", 64}, {"C", 768}, {"pad", 0}}.set_param("xmean", -1e4).set_param("xstd", 1)}},
                      {"large_rows", {{"x", wb::dist::uniform(-2, 2)}}, {kLargeRows}}},
       .race_shapes = race_shapes(),
@@ -202,10 +204,11 @@ wb::OpSpec<LayerNormF32Fn> layernorm_f32() {
       .bytes = [](const wb::Shape& s) { return 2 * norm_bytes(s, 2, 2, 2); },
       .flops = [](const wb::Shape& s) { return 8.0 * s["N"] * s["C"]; },
       .peak = wb::Peak::FP32,
-      .launch = [](LayerNormF32Fn* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<float>("x"), a.in<float>("gamma"), a.in<float>("beta"), a.out<float>("y"), a.out<float>("mean"),
-           a.out<float>("rstd"), a.i("N"), a.i("C"), a.i("ld"), kEps, st);
-      },
+      .launch =
+          [](LayerNormF32Fn* fn, const wb::Args& a, cudaStream_t st) {
+            fn(a.in<float>("x"), a.in<float>("gamma"), a.in<float>("beta"), a.out<float>("y"), a.out<float>("mean"),
+               a.out<float>("rstd"), a.i("N"), a.i("C"), a.i("ld"), kEps, st);
+          },
       .checks = {.deterministic = 1},
   };
 }
@@ -246,13 +249,15 @@ wb::OpSpec<ResidualLayerNormFn> residual_layernorm() {
       .bytes = [](const wb::Shape& s) { return norm_bytes(s, 4, 2, 2); },
       .flops = [](const wb::Shape& s) { return 8.0 * s["N"] * s["C"]; },
       .peak = wb::Peak::FP32,
-      .launch = [](ResidualLayerNormFn* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<bf16>("x"), a.in<bf16>("r"), a.in<bf16>("gamma"), a.in<bf16>("beta"), a.out<bf16>("h"),
-           a.out<bf16>("y"), a.out<float>("mean"), a.out<float>("rstd"), a.i("N"), a.i("C"), a.i("ld"), kEps, st);
-      },
+      .launch =
+          [](ResidualLayerNormFn* fn, const wb::Args& a, cudaStream_t st) {
+            fn(a.in<bf16>("x"), a.in<bf16>("r"), a.in<bf16>("gamma"), a.in<bf16>("beta"), a.out<bf16>("h"),
+               a.out<bf16>("y"), a.out<float>("mean"), a.out<float>("rstd"), a.i("N"), a.i("C"), a.i("ld"), kEps, st);
+          },
       .checks = {.deterministic = 1},
       .diagnose = [](const wb::Diagnosis& d) -> std::string {
-        if (d.output == "h" && d.code == wb::Code::Unwritten) return "h is never written: the fused kernel must store the new residual h = x + r as well as y";
+        if (d.output == "h" && d.code == wb::Code::Unwritten)
+          return "h is never written: the fused kernel must store the new residual h = x + r as well as y";
         if (d.output == "y" && d.shape.param_or("xmean", 0) != 0) {
           return "wrong only when the inputs have a large mean: catastrophic cancellation in a one-pass variance "
                  "E[x^2] - E[x]^2; compute the mean first, then the sum of (x - mean)^2 (two passes over registers)";
@@ -290,14 +295,16 @@ wb::OpSpec<ResidualRmsNormFn> residual_rmsnorm() {
       .input_sets = {{"large_rows", {{"x", wb::dist::uniform(-2, 2)}, {"r", wb::dist::uniform(-1, 1)}}, {kLargeRows}}},
       .race_shapes = race_shapes(),
       .bench_shapes = {wb::Shape{{"N", 16384}, {"C", 4096}, {"pad", 0}}},
-      .full_bench_shapes = {wb::Shape{{"N", 4096}, {"C", 8192}, {"pad", 0}}, wb::Shape{{"N", 32768}, {"C", 1024}, {"pad", 0}}},
+      .full_bench_shapes = {wb::Shape{{"N", 4096}, {"C", 8192}, {"pad", 0}},
+                            wb::Shape{{"N", 32768}, {"C", 1024}, {"pad", 0}}},
       .bytes = [](const wb::Shape& s) { return norm_bytes(s, 4, 1, 1); },
       .flops = [](const wb::Shape& s) { return 5.0 * s["N"] * s["C"]; },
       .peak = wb::Peak::FP32,
-      .launch = [](ResidualRmsNormFn* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<bf16>("x"), a.in<bf16>("r"), a.in<bf16>("gamma"), a.out<bf16>("h"), a.out<bf16>("y"),
-           a.out<float>("rstd"), a.i("N"), a.i("C"), a.i("ld"), kEps, st);
-      },
+      .launch =
+          [](ResidualRmsNormFn* fn, const wb::Args& a, cudaStream_t st) {
+            fn(a.in<bf16>("x"), a.in<bf16>("r"), a.in<bf16>("gamma"), a.out<bf16>("h"), a.out<bf16>("y"),
+               a.out<float>("rstd"), a.i("N"), a.i("C"), a.i("ld"), kEps, st);
+          },
       .checks = {.deterministic = 1},
   };
 }

@@ -67,7 +67,7 @@ __global__ void serial_topk_kernel(const float* x, float* values, int32_t* indic
   for (int v = 0; v < V; ++v) {
     // HigherIndexTies: the index itself in the low bits, so the HIGHER index wins a tie.
     const Key key = kMistake == Serial::HigherIndexTies ? (Key(ordered_bits(row[v])) << 32) | Key(uint32_t(v))
-                                                         : make_key(row[v], v);
+                                                        : make_key(row[v], v);
     int pos = 0;  // how many kept keys are larger
     if (kMistake == Serial::Pow2K) {
       for (int step = k / 2; step >= 1; step /= 2) {
@@ -268,12 +268,13 @@ void int_row_offset_topk(const float* x, float* values, int32_t* indices, int B,
 WB_VARIANTS(ch07_broken, wb::Role::Broken) {
   using wb::Code;
   // An empty list holds no index: a kernel that lost part of a row may then read outside it.
-  const std::vector<Code> wrongish = {Code::Wrong,          Code::Unwritten, Code::NaN,
-                                      Code::Nondeterministic, Code::OobRead, Code::Fault};
+  const std::vector<Code> wrongish = {Code::Wrong,   Code::Unwritten, Code::NaN, Code::Nondeterministic,
+                                      Code::OobRead, Code::Fault};
   const auto scratch = [](const wb::Shape& s) { return workspace_bytes(s["B"]); };
   return {
       wb::variant("softmax/f32", "no_max_softmax", &no_max_softmax)
-          .rejected_as({Code::NaN, Code::Wrong}, "exp(x) without subtracting the row's max: overflows at logits of 1e4"),
+          .rejected_as({Code::NaN, Code::Wrong},
+                       "exp(x) without subtracting the row's max: overflows at logits of 1e4"),
       wb::variant("topk/f32", "pow2_k_only", &pow2_k_only)
           .rejected_as({Code::Wrong}, "a binary search that is right only when k is a power of two"),
       wb::variant("topk/f32", "forgets_k_above_v", &forgets_k_above_v)

@@ -34,12 +34,13 @@ std::vector<double> expected(const std::string& op, int64_t B, int64_t V, int64_
   return {};
 }
 
-const std::vector<double> kRows = {1, 3, 3, -kInf, 3, 0,              // ties at 3: indices 1, 2, 4
+const std::vector<double> kRows = {1,     3,     3,     -kInf, 3,     0,       // ties at 3: indices 1, 2, 4
                                    -kInf, -kInf, -kInf, -kInf, -kInf, -kInf};  // all masked
 
 TEST(Ch07Reference, TopKOrdersByLogitThenLowerIndexAndMaskedRowsByIndex) {
   EXPECT_EQ(expected("topk/f32", 2, 6, 4, kRows, "indices"), (std::vector<double>{1, 2, 4, 0, 0, 1, 2, 3}));
-  EXPECT_EQ(expected("topk/f32", 2, 6, 4, kRows, "values"), (std::vector<double>{3, 3, 3, 1, -kInf, -kInf, -kInf, -kInf}));
+  EXPECT_EQ(expected("topk/f32", 2, 6, 4, kRows, "values"),
+            (std::vector<double>{3, 3, 3, 1, -kInf, -kInf, -kInf, -kInf}));
 }
 
 TEST(Ch07Reference, SoftmaxTopKGivesProbabilitiesAndZeroForAMaskedRow) {

@@ -67,9 +67,8 @@ Row read_row(const wb::RefCtx& r, int64_t b) {
 std::vector<int64_t> top_indices(const Row& row, int64_t k) {
   std::vector<int64_t> idx(row.x.size());
   std::iota(idx.begin(), idx.end(), 0);
-  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int64_t a, int64_t b) {
-    return row.x[a] != row.x[b] ? row.x[a] > row.x[b] : a < b;
-  });
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
+                    [&](int64_t a, int64_t b) { return row.x[a] != row.x[b] ? row.x[a] > row.x[b] : a < b; });
   idx.resize(k);
   return idx;
 }
@@ -115,9 +114,15 @@ std::vector<wb::Shape> topk_shapes() {
     if (V <= kMaxK && std::find(ks.begin(), ks.end(), V) == ks.end()) ks.push_back(V);  // k = V
     for (int64_t k : ks) out.push_back(wb::Shape{{"B", V > 100000 ? 2 : 3}, {"V", V}, {"k", k}});
   }
-  for (auto [B, V, k] : std::initializer_list<std::array<int64_t, 3>>{
-           {64, 32000, 50}, {256, 1000, 5}, {17, 128256, 64}, {1, 262144, 64}, {1, 128256, 50}, {130, 7, 7},
-           {5, 1002, 50}, {5, 4100, 64}, {5, 32003, 5}}) {  // the last three: vector tails
+  for (auto [B, V, k] : std::initializer_list<std::array<int64_t, 3>>{{64, 32000, 50},
+                                                                      {256, 1000, 5},
+                                                                      {17, 128256, 64},
+                                                                      {1, 262144, 64},
+                                                                      {1, 128256, 50},
+                                                                      {130, 7, 7},
+                                                                      {5, 1002, 50},
+                                                                      {5, 4100, 64},
+                                                                      {5, 32003, 5}}) {  // the last three: vector tails
     out.push_back(wb::Shape{{"B", B}, {"V", V}, {"k", k}});
   }
   return out;
@@ -203,7 +208,7 @@ std::vector<wb::InputSet> input_sets(bool with_k) {
     return s;
   };
   return {
-      {"logits_1e4", {{"x", wb::dist::normal(1e4, 4)}}, shapes(1e4, false)},   // exp(x) overflows FP32
+      {"logits_1e4", {{"x", wb::dist::normal(1e4, 4)}}, shapes(1e4, false)},  // exp(x) overflows FP32
       {"wide_1e4", {{"x", wb::dist::uniform(-1e4, 1e4)}}, shapes(1e4, false)},
       {"ties", {{"x", wb::dist::ties(6, -3, 3)}}, shapes(0, true)},
       {"masked", {{"x", wb::dist::normal(0, 2).with_neg_inf(0.6)}}, shapes(0, false)},
@@ -264,9 +269,8 @@ wb::OpSpec<SoftmaxFn> softmax() {
       .full_bench_shapes = {bs(256, 128256), bs(1, 128256)},
       .bytes = [](const wb::Shape& s) { return 8.0 * s["B"] * s["V"]; },
       .peak = wb::Peak::FP32,
-      .launch = [](SoftmaxFn* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<float>("x"), a.out<float>("probs"), a.i("B"), a.i("V"), st);
-      },
+      .launch = [](SoftmaxFn* fn, const wb::Args& a,
+                   cudaStream_t st) { fn(a.in<float>("x"), a.out<float>("probs"), a.i("B"), a.i("V"), st); },
       .checks = {.deterministic = 1},
       .diagnose = diagnose,
       .refused = refusals(false),
@@ -285,7 +289,8 @@ wb::OpSpec<TopKFn> topk(bool probabilities) {
                   probabilities ? wb::output("values", {"B", "k"}, DType::F32, prob_tol())
                                 : wb::output("values", {"B", "k"}, DType::F32, wb::tol::exact()),
                   indices()},
-      .reference = [probabilities](const wb::RefCtx& r, int64_t b) { expect_topk(r, read_row(r, b), b, probabilities); },
+      .reference = [probabilities](const wb::RefCtx& r,
+                                   int64_t b) { expect_topk(r, read_row(r, b), b, probabilities); },
       .ref_rows = [](const wb::Shape& s) { return s["B"]; },
       .test_shapes = topk_shapes(),
       .random_shapes = random_topk_shapes,
@@ -294,14 +299,16 @@ wb::OpSpec<TopKFn> topk(bool probabilities) {
       .bench_shapes = probabilities ? std::vector<wb::Shape>{bs(1, 128256, 50), bs(64, 128256, 50), bs(256, 128256, 50),
                                                              bs(64, 262144, 64)}
                                     : std::vector<wb::Shape>{bs(64, 128256, 50)},
-      .full_bench_shapes = probabilities ? std::vector<wb::Shape>{bs(16, 128256, 50), bs(64, 50257, 50), bs(128, 151936, 50)}
-                                         : std::vector<wb::Shape>{bs(1, 128256, 50), bs(256, 128256, 64)},
+      .full_bench_shapes = probabilities
+                               ? std::vector<wb::Shape>{bs(16, 128256, 50), bs(64, 50257, 50), bs(128, 151936, 50)}
+                               : std::vector<wb::Shape>{bs(1, 128256, 50), bs(256, 128256, 64)},
       .bytes = [](const wb::Shape& s) { return 4.0 * s["B"] * s["V"] + 8.0 * s["B"] * s["k"]; },
       .peak = wb::Peak::FP32,
-      .launch = [](TopKFn* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<float>("x"), a.out<float>("values"), a.out<int32_t>("indices"), a.i("B"), a.i("V"), a.i("k"),
-           a.workspace(), st);
-      },
+      .launch =
+          [](TopKFn* fn, const wb::Args& a, cudaStream_t st) {
+            fn(a.in<float>("x"), a.out<float>("values"), a.out<int32_t>("indices"), a.i("B"), a.i("V"), a.i("k"),
+               a.workspace(), st);
+          },
       .checks = {.deterministic = 1},
       .diagnose = diagnose,
       .refused = refusals(true),
@@ -330,10 +337,11 @@ wb::OpSpec<SoftmaxTopKProbsFn> softmax_topk_probs() {
       .full_bench_shapes = {bs(1, 128256, 50), bs(256, 128256, 50)},
       .bytes = [](const wb::Shape& s) { return 8.0 * s["B"] * s["V"] + 8.0 * s["B"] * s["k"]; },
       .peak = wb::Peak::FP32,
-      .launch = [](SoftmaxTopKProbsFn* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<float>("x"), a.out<float>("probs"), a.out<float>("values"), a.out<int32_t>("indices"), a.i("B"),
-           a.i("V"), a.i("k"), a.workspace(), st);
-      },
+      .launch =
+          [](SoftmaxTopKProbsFn* fn, const wb::Args& a, cudaStream_t st) {
+            fn(a.in<float>("x"), a.out<float>("probs"), a.out<float>("values"), a.out<int32_t>("indices"), a.i("B"),
+               a.i("V"), a.i("k"), a.workspace(), st);
+          },
       .checks = {.deterministic = 1},
       .diagnose = diagnose,
       .refused = refusals(true),

@@ -79,14 +79,13 @@ __device__ __forceinline__ void copy16(float* dst, const float* src, bool valid)
 
 // Dynamic shared memory: q rows and o rows (kRows x D each), the k and v tiles (kKeys x D).
 template <Mistake kM>
-__global__ void __launch_bounds__(kRows)
-    broken_flash(const float* q, const float* k, const float* v, float* o, float* lse, int Sq, int Sk, int D,
-                 float scale, bool causal) {
+__global__ void __launch_bounds__(kRows) broken_flash(const float* q, const float* k, const float* v, float* o,
+                                                      float* lse, int Sq, int Sk, int D, float scale, bool causal) {
   extern __shared__ __align__(16) float smem[];
-  float* qs = smem;                // (kRows, D)
-  float* os = qs + kRows * D;      // (kRows, D)
-  float* ks = os + kRows * D;      // (kKeys, D)
-  float* vs = ks + kKeys * D;      // (kKeys, D)
+  float* qs = smem;            // (kRows, D)
+  float* os = qs + kRows * D;  // (kRows, D)
+  float* ks = os + kRows * D;  // (kKeys, D)
+  float* vs = ks + kKeys * D;  // (kKeys, D)
   const int tid = threadIdx.x, row = blockIdx.x * kRows + tid;
   const size_t bh = blockIdx.y;
   const float* kh = k + bh * Sk * D;
@@ -119,7 +118,7 @@ __global__ void __launch_bounds__(kRows)
         float dot = 0.0f;
         for (int d = 0; d < D; ++d) dot = fmaf(qs[tid * D + d], ks[j * D + d], dot);
         const float s = dot * s_scale;
-        if (s > m) {  // a new max: rescale what was accumulated under the old one
+        if (s > m) {                        // a new max: rescale what was accumulated under the old one
           const float alpha = expf(m - s);  // m = -inf: 0
           l *= alpha;
           if constexpr (kM != Mistake::NoRescale) {
@@ -146,8 +145,8 @@ template <Mistake kM>
 void run(const float* q, const float* k, const float* v, float* o, float* lse, int B, int H, int Sq, int Sk, int D,
          float scale, bool causal, cudaStream_t stream) {
   const int smem = (2 * kRows + 2 * kKeys) * D * static_cast<int>(sizeof(float));  // 48 KB at D = 128
-  broken_flash<kM><<<dim3((Sq + kRows - 1) / kRows, B * H), kRows, smem, stream>>>(q, k, v, o, lse, Sq, Sk, D, scale,
-                                                                                   causal);
+  broken_flash<kM>
+      <<<dim3((Sq + kRows - 1) / kRows, B * H), kRows, smem, stream>>>(q, k, v, o, lse, Sq, Sk, D, scale, causal);
   WB_CHECK_LAUNCH();
 }
 
@@ -173,8 +172,8 @@ void reads_past_last_tile(const float* q, const float* k, const float* v, float*
 }
 
 // Uses the key and value tiles before their copies have landed.
-void missing_barrier(const float* q, const float* k, const float* v, float* o, float* lse, int B, int H, int Sq,
-                     int Sk, int D, float scale, bool causal, void*, cudaStream_t stream) {
+void missing_barrier(const float* q, const float* k, const float* v, float* o, float* lse, int B, int H, int Sq, int Sk,
+                     int D, float scale, bool causal, void*, cudaStream_t stream) {
   run<Mistake::MissingBarrier>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream);
 }
 
@@ -271,8 +270,9 @@ __global__ void ragged_rows(const bf16* q, const bf16* k, const bf16* v, bf16* o
   for (int d = 0; d < D; ++d) acc[d] = 0.0f;
   float m = -INFINITY, l = 0.0f;
   const size_t ldq = static_cast<size_t>(Hq) * D, ldk = static_cast<size_t>(Hkv) * D;
-  fold_keys(q + static_cast<size_t>(t) * ldq + static_cast<size_t>(hq) * D, k + start * ldk + static_cast<size_t>(hkv) * D,
-            v + start * ldk + static_cast<size_t>(hkv) * D, ldk, 0, visible, D, scale, m, l, acc);
+  fold_keys(q + static_cast<size_t>(t) * ldq + static_cast<size_t>(hq) * D,
+            k + start * ldk + static_cast<size_t>(hkv) * D, v + start * ldk + static_cast<size_t>(hkv) * D, ldk, 0,
+            visible, D, scale, m, l, acc);
   write_row(o + static_cast<size_t>(t) * ldq + static_cast<size_t>(hq) * D, lse + static_cast<size_t>(hq) * T + t, acc,
             m, l, D);
 }
@@ -357,8 +357,8 @@ void decode_run(const bf16* q, const bf16* kc, const bf16* vc, const int* seq_le
   float* part_o = static_cast<float*>(scratch);
   float* part_lse = part_o + static_cast<size_t>(chunks) * rows * D;
   const unsigned blocks = static_cast<unsigned>((rows + kRowThreads - 1) / kRowThreads);
-  decode_chunks<kM><<<dim3(blocks, chunks), kRowThreads, 0, stream>>>(q, kc, vc, seq_lens, part_o, part_lse, B, Hq,
-                                                                     Hkv, L_max, D, chunk, scale);
+  decode_chunks<kM><<<dim3(blocks, chunks), kRowThreads, 0, stream>>>(q, kc, vc, seq_lens, part_o, part_lse, B, Hq, Hkv,
+                                                                      L_max, D, chunk, scale);
   WB_CHECK_LAUNCH();
   decode_merge<kM><<<blocks, kRowThreads, 0, stream>>>(part_o, part_lse, o, lse, rows, chunks, D);
   WB_CHECK_LAUNCH();
@@ -406,13 +406,14 @@ WB_VARIANTS(ch08_broken_part2, wb::Role::Broken) {
   // Small shapes only: these kernels take a thread per row and a key at a time.
   const auto ragged_shape = [](int64_t mix, int64_t causal) {
     int64_t T = 0, longest = 0, B = 0;
-    for (int64_t n : mix == 2 ? std::vector<int64_t>{65, 1, 64, 63} : std::vector<int64_t>{17, 129, 1000, 2, 64, 65, 127, 300}) {
+    for (int64_t n :
+         mix == 2 ? std::vector<int64_t>{65, 1, 64, 63} : std::vector<int64_t>{17, 129, 1000, 2, 64, 65, 127, 300}) {
       T += n;
       longest = std::max(longest, n);
       ++B;
     }
-    return wb::Shape{{"B", B}, {"B1", B + 1}, {"T", T}, {"maxlen", longest}, {"Hq", 3},
-                     {"Hkv", 3}, {"D", 32}, {"causal", causal}, {"mix", mix}};
+    return wb::Shape{{"B", B},   {"B1", B + 1}, {"T", T},           {"maxlen", longest}, {"Hq", 3},
+                     {"Hkv", 3}, {"D", 32},     {"causal", causal}, {"mix", mix}};
   };
   const auto gqa = [](int64_t Hq, int64_t Hkv, int64_t S, int64_t causal) {
     return wb::Shape{{"B", 1}, {"Hq", Hq}, {"Hkv", Hkv}, {"Sq", S}, {"Sk", S}, {"D", 64}, {"causal", causal}};
@@ -423,8 +424,9 @@ WB_VARIANTS(ch08_broken_part2, wb::Role::Broken) {
   return {
       wb::variant("attention_ragged/bf16", "ragged_reads_next", &ragged_reads_next)
           .on({ragged_shape(2, 0), ragged_shape(3, 0), ragged_shape(3, 1)})
-          .rejected_as({Code::Wrong}, "the last key tile of a sequence masked at the end of the batch, not of the "
-                                      "sequence: it reads the next sequence's tokens"),
+          .rejected_as({Code::Wrong},
+                       "the last key tile of a sequence masked at the end of the batch, not of the "
+                       "sequence: it reads the next sequence's tokens"),
       wb::variant("attention_gqa/bf16", "gqa_wrong_head", &gqa_wrong_head)
           .on({gqa(12, 12, 17, 1), gqa(32, 8, 17, 0), gqa(32, 8, 65, 1)})
           .rejected_as({Code::Wrong}, "query head hq reads kv head hq % Hkv (right only when Hq = Hkv)"),
@@ -464,9 +466,16 @@ enum class RowMistake { MaxFromZero, IntOffsets };
 
 __device__ __forceinline__ float as_float(float v) { return v; }
 __device__ __forceinline__ float as_float(bf16 v) { return __bfloat162float(v); }
-template <class T> __device__ __forceinline__ T as_elem(float v);
-template <> __device__ __forceinline__ float as_elem<float>(float v) { return v; }
-template <> __device__ __forceinline__ bf16 as_elem<bf16>(float v) { return __float2bfloat16_rn(v); }
+template <class T>
+__device__ __forceinline__ T as_elem(float v);
+template <>
+__device__ __forceinline__ float as_elem<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ bf16 as_elem<bf16>(float v) {
+  return __float2bfloat16_rn(v);
+}
 
 // grid (ceil(B H Sq / 64)), a thread per query row.
 template <class T, RowMistake kM>
@@ -511,8 +520,8 @@ void attention_rows_run(const T* q, const T* k, const T* v, T* o, float* lse, in
                         float scale, bool causal, cudaStream_t stream) {
   const long long rows = static_cast<long long>(B) * H * Sq;
   if (rows == 0) return;
-  attention_rows<T, kM><<<static_cast<unsigned>((rows + 63) / 64), 64, 0, stream>>>(q, k, v, o, lse, B, H, Sq, Sk, D,
-                                                                                   scale, causal);
+  attention_rows<T, kM>
+      <<<static_cast<unsigned>((rows + 63) / 64), 64, 0, stream>>>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal);
   WB_CHECK_LAUNCH();
 }
 

@@ -103,8 +103,8 @@ inline size_t scratch_bytes_f32(int B, int H, int Sq, int Sk) {
 }
 
 // ex1 and ex3: attention forward in FP32. `scratch` is null unless the variant asks for it.
-using AttentionF32Fn = void(const float* q, const float* k, const float* v, float* o, float* lse, int B, int H,
-                            int Sq, int Sk, int D, float scale, bool causal, void* scratch, cudaStream_t stream);
+using AttentionF32Fn = void(const float* q, const float* k, const float* v, float* o, float* lse, int B, int H, int Sq,
+                            int Sk, int D, float scale, bool causal, void* scratch, cudaStream_t stream);
 
 // ex2: the probabilities alone, p = softmax(scale * q k^T, masked), written as FP32
 // p[b][h][i][j] (0 where the mask hides key j, and a row that sees no key is all 0).
@@ -216,12 +216,12 @@ inline void require_groups(const char* who, int Hq, int Hkv) {
 }
 
 namespace student {
-AttentionF32Fn unfused_attention;       // ex1_unfused_attention.cu
+AttentionF32Fn unfused_attention;         // ex1_unfused_attention.cu
 ScoresSoftmaxF32Fn fused_scores_softmax;  // ex2_fused_scores_softmax.cu
-AttentionF32Fn flash_attention_f32;     // ex3_flash_attention_f32.cu
-AttentionBf16Fn flash_attention_mma;    // ex4_flash_attention_mma.cu
-DecodeAttentionBf16Fn decode_attention;  // ex5_decode_attention.cu
-RaggedAttentionBf16Fn ragged_attention;  // ex6_ragged_attention.cu
+AttentionF32Fn flash_attention_f32;       // ex3_flash_attention_f32.cu
+AttentionBf16Fn flash_attention_mma;      // ex4_flash_attention_mma.cu
+DecodeAttentionBf16Fn decode_attention;   // ex5_decode_attention.cu
+RaggedAttentionBf16Fn ragged_attention;   // ex6_ragged_attention.cu
 }  // namespace student
 
 }  // namespace ch08

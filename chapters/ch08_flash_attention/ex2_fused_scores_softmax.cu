@@ -35,7 +35,7 @@
 namespace ch08 {
 namespace {
 
-constexpr int kRows = 64;      // query rows per block
+constexpr int kRows = 64;  // query rows per block
 constexpr int kThreads = 256;
 
 // blockIdx.x: a tile of kRows query rows; blockIdx.y: bh.

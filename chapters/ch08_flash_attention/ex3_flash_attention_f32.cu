@@ -59,7 +59,7 @@ void student::flash_attention_f32(const float* q, const float* k, const float* v
                                   int Sq, int Sk, int D, float scale, bool causal, void* scratch, cudaStream_t stream) {
   WB_NOT_IMPLEMENTED("chapters/ch08_flash_attention/ex3_flash_attention_f32.cu");  // delete this line when you start
 
-  (void)scratch;  // not needed: nothing is written but o and lse
+  (void)scratch;                                 // not needed: nothing is written but o and lse
   const dim3 grid((Sq + kBr - 1) / kBr, B * H);  // tiles of kBr query rows x heads
   flash_f32_kernel<<<grid, kThreads, 0, stream>>>(q, k, v, o, lse, Sq, Sk, D, scale, causal);
   WB_CHECK_LAUNCH();

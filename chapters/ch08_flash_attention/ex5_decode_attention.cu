@@ -73,8 +73,8 @@ void student::decode_attention(const bf16* q, const bf16* k_cache, const bf16* v
   const int chunk = (L_max + chunks - 1) / chunks;  // keys per chunk (a multiple of kBc is kinder to the loop)
   float* part_o = static_cast<float*>(scratch);
   float* part_lse = part_o + static_cast<size_t>(chunks) * B * Hq * D;
-  decode_chunk_kernel<<<dim3(chunks, B * Hkv), kThreads, 0, stream>>>(q, k_cache, v_cache, seq_lens, part_o,
-                                                                      part_lse, Hkv, Hq / Hkv, L_max, D, chunk, scale);
+  decode_chunk_kernel<<<dim3(chunks, B * Hkv), kThreads, 0, stream>>>(q, k_cache, v_cache, seq_lens, part_o, part_lse,
+                                                                      Hkv, Hq / Hkv, L_max, D, chunk, scale);
   WB_CHECK_LAUNCH();
   decode_merge_kernel<<<B * Hq, kThreads, 0, stream>>>(part_o, part_lse, o, lse, chunks, D);
   WB_CHECK_LAUNCH();

@@ -108,11 +108,15 @@ wb::Tol o_tol() {
           "FP32 scores and sums (grow with sqrt(D) and sqrt(Sk)); in BF16, p and o rounded to BF16"};
 }
 wb::Tol lse_tol() {
-  return {[](const wb::Shape& s, DType) { return wb::Tolerance{p_rel(s) + 1e-6, 4 * kU32}; },
+  return {[](const wb::Shape& s, DType) {
+            return wb::Tolerance{p_rel(s) + 1e-6, 4 * kU32};
+          },
           "FP32 scores and the FP32 sum of Sk terms"};
 }
 wb::Tol p_tol() {
-  return {[](const wb::Shape& s, DType) { return wb::Tolerance{1e-9, p_rel(s)}; },
+  return {[](const wb::Shape& s, DType) {
+            return wb::Tolerance{1e-9, p_rel(s)};
+          },
           "FP32 scores, exp and the FP32 sum of Sk terms"};
 }
 
@@ -128,7 +132,8 @@ double lse_floor(const wb::Shape& s) {
 }
 wb::TensorSpec o_out(DType t, double floor, std::vector<std::string> dims = {"B", "H", "Sq", "D"}) {
   auto o = wb::output("o", std::move(dims), t, o_tol());
-  if (floor >= 0) o.yardstick_floor = [floor](const wb::Shape& s) { return floor + far_floor(s); };  // negative: the default
+  if (floor >= 0)
+    o.yardstick_floor = [floor](const wb::Shape& s) { return floor + far_floor(s); };  // negative: the default
   return o;
 }
 wb::TensorSpec lse_out(std::vector<std::string> dims = {"B", "H", "Sq"}) {
@@ -162,8 +167,8 @@ std::vector<wb::Shape> attention_shapes() {
   out.push_back(attn(1, 1, 4096, 4096, 96, 1));
   // Sq != Sk: decode-like (1 query), fewer queries than keys, and more (whose first Sq - Sk
   // rows see no key when masked).
-  const int64_t pairs[][3] = {{1, 1000, 64}, {17, 129, 128}, {64, 1000, 64}, {127, 4096, 128},
-                              {129, 17, 64},  {1000, 65, 128}, {65, 64, 32}};
+  const int64_t pairs[][3] = {{1, 1000, 64}, {17, 129, 128},  {64, 1000, 64}, {127, 4096, 128},
+                              {129, 17, 64}, {1000, 65, 128}, {65, 64, 32}};
   for (const auto& [sq, sk, d] : pairs) {
     for (int64_t c : {0, 1}) out.push_back(attn(1, 2, sq, sk, d, c));
   }
@@ -204,16 +209,16 @@ std::vector<wb::Shape> random_shapes(wb::Rng& rng) {
 // The row maximum then keeps rising from one key tile to the next, so an online softmax
 // that forgets to rescale what it has accumulated is caught on every row.
 wb::Dist rising_keys() {
-  return wb::dist::custom("normal(0, 0.25 + 2 j / Sk), rising along the keys",
-                          [](wb::HostTensor& t, const wb::Shape& s, wb::Rng& rng) {
-                            const int64_t Sk = s["Sk"], D = s["D"];
-                            for (int64_t e = 0; e < t.count(); ++e) {
-                              const int64_t j = (e / D) % Sk;
-                              const double u1 = rng.uniform(1e-12, 1.0), u2 = rng.uniform(0.0, 1.0);
-                              const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-                              t.set(e, z * (0.25 + 2.0 * static_cast<double>(j) / static_cast<double>(std::max<int64_t>(Sk - 1, 1))));
-                            }
-                          });
+  return wb::dist::custom(
+      "normal(0, 0.25 + 2 j / Sk), rising along the keys", [](wb::HostTensor& t, const wb::Shape& s, wb::Rng& rng) {
+        const int64_t Sk = s["Sk"], D = s["D"];
+        for (int64_t e = 0; e < t.count(); ++e) {
+          const int64_t j = (e / D) % Sk;
+          const double u1 = rng.uniform(1e-12, 1.0), u2 = rng.uniform(0.0, 1.0);
+          const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+          t.set(e, z * (0.25 + 2.0 * static_cast<double>(j) / static_cast<double>(std::max<int64_t>(Sk - 1, 1))));
+        }
+      });
 }
 
 // Scores far below or far above zero: q in [4, 5) and the keys in [-5, -4) or [4, 5). A score
@@ -279,7 +284,8 @@ std::vector<wb::Shape> attention_race_shapes() { return {attn(8, 4, 4801, 129, 3
 // going through HostTensor::get's per-element dispatch.
 class Reader {
  public:
-  explicit Reader(const wb::HostTensor& t) : p_(static_cast<const unsigned char*>(t.raw())), bf16_(t.dtype() == DType::BF16) {}
+  explicit Reader(const wb::HostTensor& t)
+      : p_(static_cast<const unsigned char*>(t.raw())), bf16_(t.dtype() == DType::BF16) {}
   double operator()(int64_t i) const {
     if (bf16_) {
       uint16_t b;
@@ -419,11 +425,12 @@ wb::OpSpec<Fn> attention_op(const char* dtype, const char* title, Fn* yardstick,
       .bytes = [](const wb::Shape& s) { return attention_bytes(s, sizeof(T)); },
       .flops = attention_flops,
       .peak = peak,
-      .launch = [](Fn* fn, const wb::Args& a, cudaStream_t st) {
-        const int D = a.i("D");
-        fn(a.in<T>("q"), a.in<T>("k"), a.in<T>("v"), a.out<T>("o"), a.out<float>("lse"), a.i("B"), a.i("H"),
-           a.i("Sq"), a.i("Sk"), D, attention_scale(D), a.i("causal") != 0, a.workspace(), st);
-      },
+      .launch =
+          [](Fn* fn, const wb::Args& a, cudaStream_t st) {
+            const int D = a.i("D");
+            fn(a.in<T>("q"), a.in<T>("k"), a.in<T>("v"), a.out<T>("o"), a.out<float>("lse"), a.i("B"), a.i("H"),
+               a.i("Sq"), a.i("Sk"), D, attention_scale(D), a.i("causal") != 0, a.workspace(), st);
+          },
       .checks = {.deterministic = 1},
       .diagnose = diagnose,
       .yardstick = yardstick,
@@ -451,17 +458,21 @@ wb::OpSpec<ScoresSoftmaxF32Fn> probs_op() {
       .bench_shapes = {attn(1, 4, 4096, 4096, 64, 0)},
       .full_bench_shapes = bench(4, 4096, {64, 128}),
       // Read q and k once, write p once.
-      .bytes = [](const wb::Shape& s) {
-        const double bh = static_cast<double>(s["B"]) * s["H"];
-        return 4.0 * bh * ((s["Sq"] + s["Sk"]) * static_cast<double>(s["D"]) + static_cast<double>(s["Sq"]) * s["Sk"]);
-      },
-      .flops = [](const wb::Shape& s) { return 2.0 * static_cast<double>(s["B"]) * s["H"] * s["D"] * visible_pairs(s); },
+      .bytes =
+          [](const wb::Shape& s) {
+            const double bh = static_cast<double>(s["B"]) * s["H"];
+            return 4.0 * bh *
+                   ((s["Sq"] + s["Sk"]) * static_cast<double>(s["D"]) + static_cast<double>(s["Sq"]) * s["Sk"]);
+          },
+      .flops =
+          [](const wb::Shape& s) { return 2.0 * static_cast<double>(s["B"]) * s["H"] * s["D"] * visible_pairs(s); },
       .peak = wb::Peak::FP32,
-      .launch = [](ScoresSoftmaxF32Fn* fn, const wb::Args& a, cudaStream_t st) {
-        const int D = a.i("D");
-        fn(a.in<float>("q"), a.in<float>("k"), a.out<float>("p"), a.i("B"), a.i("H"), a.i("Sq"), a.i("Sk"), D,
-           attention_scale(D), a.i("causal") != 0, st);
-      },
+      .launch =
+          [](ScoresSoftmaxF32Fn* fn, const wb::Args& a, cudaStream_t st) {
+            const int D = a.i("D");
+            fn(a.in<float>("q"), a.in<float>("k"), a.out<float>("p"), a.i("B"), a.i("H"), a.i("Sq"), a.i("Sk"), D,
+               attention_scale(D), a.i("causal") != 0, st);
+          },
       .checks = {.deterministic = 1},
       .diagnose = diagnose,
       .yardstick = &unfused::probs_f32,
@@ -539,8 +550,8 @@ std::vector<wb::Shape> gqa_shapes() {
       }
     }
     for (int64_t c : {0, 1}) {
-      out.push_back(gqa(1, hq, hkv, 1, 1000, 128, c));    // decode-like: one query, many keys
-      out.push_back(gqa(1, hq, hkv, 129, 17, 64, c));     // more queries than keys
+      out.push_back(gqa(1, hq, hkv, 1, 1000, 128, c));  // decode-like: one query, many keys
+      out.push_back(gqa(1, hq, hkv, 129, 17, 64, c));   // more queries than keys
       out.push_back(gqa(1, hq, hkv, 64, 1000, 64, c));
     }
   }
@@ -568,7 +579,8 @@ wb::OpSpec<AttentionGqaBf16Fn> gqa_op() {
             const int64_t bh = row / Sq, i = row % Sq, b = bh / Hq, hq = bh % Hq;
             const int64_t bkv = b * Hkv + hq / (Hq / Hkv);
             const int64_t visible = r["causal"] != 0 ? std::clamp<int64_t>(i + Sk - Sq + 1, 0, Sk) : Sk;
-            attend_row(r, "k", "v", row * D, [&](int64_t j) { return (bkv * Sk + j) * D; }, visible, row * D, row);
+            attend_row(
+                r, "k", "v", row * D, [&](int64_t j) { return (bkv * Sk + j) * D; }, visible, row * D, row);
           },
       .ref_rows = [](const wb::Shape& s) { return s["B"] * s["Hq"] * s["Sq"]; },
       .test_shapes = gqa_shapes(),
@@ -603,18 +615,17 @@ wb::OpSpec<AttentionGqaBf16Fn> gqa_op() {
           [](AttentionGqaBf16Fn* fn, const wb::Args& a, cudaStream_t st) {
             const int D = a.i("D");
             fn(a.in<bf16>("q"), a.in<bf16>("k"), a.in<bf16>("v"), a.out<bf16>("o"), a.out<float>("lse"), a.i("B"),
-               a.i("Hq"), a.i("Hkv"), a.i("Sq"), a.i("Sk"), D, attention_scale(D), a.i("causal") != 0,
-               a.workspace(), st);
+               a.i("Hq"), a.i("Hkv"), a.i("Sq"), a.i("Sk"), D, attention_scale(D), a.i("causal") != 0, a.workspace(),
+               st);
           },
       .checks = {.deterministic = 1},
-      .diagnose =
-          [](const wb::Diagnosis& d) -> std::string {
-            if (d.code == wb::Code::Wrong && d.shape["Hq"] != d.shape["Hkv"]) {
-              return "wrong with grouped heads: query head hq reads kv head hq / (Hq / Hkv) (neighbouring query "
-                     "heads share a kv head; hq % Hkv is the other, wrong, convention)";
-            }
-            return {};
-          },
+      .diagnose = [](const wb::Diagnosis& d) -> std::string {
+        if (d.code == wb::Code::Wrong && d.shape["Hq"] != d.shape["Hkv"]) {
+          return "wrong with grouped heads: query head hq reads kv head hq / (Hq / Hkv) (neighbouring query "
+                 "heads share a kv head; hq % Hkv is the other, wrong, convention)";
+        }
+        return {};
+      },
       .yardstick = &unfused::attention_gqa_bf16,
       .yardstick_factor = 2.0,
       .refused = {{gqa(1, 12, 8, 17, 17, 64, 0), "Hkv does not divide Hq"}},
@@ -626,13 +637,20 @@ wb::OpSpec<AttentionGqaBf16Fn> gqa_op() {
 // The lengths of a ragged batch, by the shape's "mix": a fixed list, or generated from it.
 std::vector<int64_t> ragged_lengths(int64_t mix) {
   switch (mix) {
-    case 1: return {1, 63, 64, 65, 8191};
-    case 2: return {65, 1, 64, 63};
-    case 3: return {17, 129, 1000, 2, 64, 65, 127, 300};
-    case 4: return {128, 128, 128, 128};
-    case 5: return std::vector<int64_t>(4097, 4096);  // the large case: 16,781,312 tokens
-    case 6: return std::vector<int64_t>(600, 257);    // the race pass: 600 sequences of 5 tiles
-    default: break;
+    case 1:
+      return {1, 63, 64, 65, 8191};
+    case 2:
+      return {65, 1, 64, 63};
+    case 3:
+      return {17, 129, 1000, 2, 64, 65, 127, 300};
+    case 4:
+      return {128, 128, 128, 128};
+    case 5:
+      return std::vector<int64_t>(4097, 4096);  // the large case: 16,781,312 tokens
+    case 6:
+      return std::vector<int64_t>(600, 257);  // the race pass: 600 sequences of 5 tiles
+    default:
+      break;
   }
   std::vector<int64_t> out;
   if (mix >= 100 && mix < 200) {  // random shapes: 1 to 6 sequences of 1 to 700 tokens
@@ -659,7 +677,7 @@ wb::Shape ragged(int64_t mix, int64_t Hq, int64_t Hkv, int64_t D, int64_t causal
     longest = std::max(longest, n);
   }
   const int64_t B = static_cast<int64_t>(lens.size());
-  return wb::Shape{{"B", B},   {"B1", B + 1}, {"T", T},   {"maxlen", longest}, {"Hq", Hq},
+  return wb::Shape{{"B", B},     {"B1", B + 1}, {"T", T},           {"maxlen", longest}, {"Hq", Hq},
                    {"Hkv", Hkv}, {"D", D},      {"causal", causal}, {"mix", mix}};
 }
 
@@ -707,8 +725,9 @@ wb::OpSpec<RaggedAttentionBf16Fn> ragged_op() {
             const int64_t start = static_cast<int64_t>(cu.get(b)), len = static_cast<int64_t>(cu.get(b + 1)) - start;
             const int64_t i = t - start;
             const int64_t visible = r["causal"] != 0 ? i + 1 : len;
-            attend_row(r, "k", "v", row * D, [&](int64_t j) { return ((start + j) * Hkv + hkv) * D; }, visible,
-                       row * D, hq * T + t);
+            attend_row(
+                r, "k", "v", row * D, [&](int64_t j) { return ((start + j) * Hkv + hkv) * D; }, visible, row * D,
+                hq * T + t);
           },
       .ref_rows = [](const wb::Shape& s) { return s["T"] * s["Hq"]; },
       .test_shapes = ragged_shapes(),
@@ -756,15 +775,14 @@ wb::OpSpec<RaggedAttentionBf16Fn> ragged_op() {
                attention_scale(D), a.i("causal") != 0, a.workspace(), st);
           },
       .checks = {.deterministic = 1},
-      .diagnose =
-          [](const wb::Diagnosis& d) -> std::string {
-            if (d.code == wb::Code::Wrong) {
-              return "wrong on a ragged batch: sequence b is tokens cu_seqlens[b] .. cu_seqlens[b + 1] - 1, a row "
-                     "of q is Hq * D elements after the previous one, lse is [Hq][T], and a token sees only its "
-                     "own sequence (never a token of the next one, even inside a tile)";
-            }
-            return {};
-          },
+      .diagnose = [](const wb::Diagnosis& d) -> std::string {
+        if (d.code == wb::Code::Wrong) {
+          return "wrong on a ragged batch: sequence b is tokens cu_seqlens[b] .. cu_seqlens[b + 1] - 1, a row "
+                 "of q is Hq * D elements after the previous one, lse is [Hq][T], and a token sees only its "
+                 "own sequence (never a token of the next one, even inside a tile)";
+        }
+        return {};
+      },
   };
 }
 
@@ -846,8 +864,8 @@ wb::OpSpec<DecodeAttentionBf16Fn> decode_op() {
             const int64_t Hq = r["Hq"], Hkv = r["Hkv"], L = r["Lmax"], D = r["D"];
             const int64_t b = row / Hq, hq = row % Hq, bkv = b * Hkv + hq / (Hq / Hkv);
             const int64_t visible = static_cast<int64_t>(r.in("seq_lens").get(b));
-            attend_row(r, "k_cache", "v_cache", row * D, [&](int64_t j) { return (bkv * L + j) * D; }, visible,
-                       row * D, row);
+            attend_row(
+                r, "k_cache", "v_cache", row * D, [&](int64_t j) { return (bkv * L + j) * D; }, visible, row * D, row);
           },
       .ref_rows = [](const wb::Shape& s) { return s["B"] * s["Hq"]; },
       .test_shapes = decode_shapes(),
@@ -856,8 +874,8 @@ wb::OpSpec<DecodeAttentionBf16Fn> decode_op() {
             std::vector<wb::Shape> out;
             for (int n = 0; n < 3; ++n) {
               const int64_t hkv = rng.range(1, 4), G = rng.range(1, 8);
-              out.push_back(decode(rng.range(1, 8), hkv * G, hkv, rng.range(1, 3000), 32 * rng.range(1, 4),
-                                   rng.range(0, 1)));
+              out.push_back(
+                  decode(rng.range(1, 8), hkv * G, hkv, rng.range(1, 3000), 32 * rng.range(1, 4), rng.range(0, 1)));
             }
             return out;
           },
@@ -875,8 +893,8 @@ wb::OpSpec<DecodeAttentionBf16Fn> decode_op() {
       // Batch 1, 32 query heads over 8 kv heads, D 128: the bandwidth target's shapes (32768 in
       // --full, with the batched ones).
       .bench_shapes = {decode(1, 32, 8, 8192, 128, 0)},
-      .full_bench_shapes = {decode(1, 32, 8, 32768, 128, 0), decode(16, 32, 8, 4096, 128, 0), decode(64, 32, 8, 2048, 128, 0),
-                            decode(1, 32, 1, 32768, 128, 0)},
+      .full_bench_shapes = {decode(1, 32, 8, 32768, 128, 0), decode(16, 32, 8, 4096, 128, 0),
+                            decode(64, 32, 8, 2048, 128, 0), decode(1, 32, 1, 32768, 128, 0)},
       // The cache read once (the L_b valid entries of k and v), q read and o, lse written.
       .bytes =
           [](const wb::Shape& s) {
@@ -893,17 +911,16 @@ wb::OpSpec<DecodeAttentionBf16Fn> decode_op() {
                attention_scale(D), a.workspace(), st);
           },
       .checks = {.deterministic = 1},
-      .diagnose =
-          [](const wb::Diagnosis& d) -> std::string {
-            if (d.code != wb::Code::Wrong) return {};
-            if (d.shape["Lmax"] == 1) {
-              return "wrong with a cache of ONE entry: the new token's own key and value are in the cache at "
-                     "j = L_b - 1 and must be attended to (keys 0 .. L_b - 1 inclusive)";
-            }
-            return "wrong in decode: keys 0 .. seq_lens[b] - 1 count (the last one is the new token), nothing at "
-                   "or past seq_lens[b]; chunks merge as o = sum_c exp(lse_c - lse) o_c with "
-                   "lse = log sum_c exp(lse_c), not as a plain average";
-          },
+      .diagnose = [](const wb::Diagnosis& d) -> std::string {
+        if (d.code != wb::Code::Wrong) return {};
+        if (d.shape["Lmax"] == 1) {
+          return "wrong with a cache of ONE entry: the new token's own key and value are in the cache at "
+                 "j = L_b - 1 and must be attended to (keys 0 .. L_b - 1 inclusive)";
+        }
+        return "wrong in decode: keys 0 .. seq_lens[b] - 1 count (the last one is the new token), nothing at "
+               "or past seq_lens[b]; chunks merge as o = sum_c exp(lse_c - lse) o_c with "
+               "lse = log sum_c exp(lse_c), not as a plain average";
+      },
       .yardstick = &unfused::decode_bf16,
       .yardstick_factor = 2.0,
       .refused = {{decode(1, 12, 8, 17, 64, 0), "Hkv does not divide Hq"}},

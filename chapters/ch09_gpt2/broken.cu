@@ -38,8 +38,14 @@ __device__ __forceinline__ float gelu_tanh_from_exp(float v) {
 
 __device__ __forceinline__ float f32(float v) { return v; }
 __device__ __forceinline__ float f32(bf16 v) { return __bfloat162float(v); }
-template <class T> __device__ __forceinline__ T out(float v) { return T(v); }
-template <> __device__ __forceinline__ bf16 out<bf16>(float v) { return __float2bfloat16(v); }
+template <class T>
+__device__ __forceinline__ T out(float v) {
+  return T(v);
+}
+template <>
+__device__ __forceinline__ bf16 out<bf16>(float v) {
+  return __float2bfloat16(v);
+}
 
 // grid (ceil(N / 16), ceil(M / 16)), block (16, 16).
 template <class T, Mistake kMistake>
@@ -74,9 +80,12 @@ __global__ void linear_kernel(const T* x, const T* w, const T* b, T* y, int M, i
     if (kMistake == Mistake::BiasTwice) acc += f32(b[n]);
   }
   if (epi == Epilogue::BiasGelu) {
-    if (kMistake == Mistake::GeluErf) acc = 0.5f * acc * (1.0f + erff(acc * 0.70710678f));
-    else if (kMistake == Mistake::TanhFromExp) acc = gelu_tanh_from_exp(acc);
-    else acc = gelu_tanh(acc);
+    if (kMistake == Mistake::GeluErf)
+      acc = 0.5f * acc * (1.0f + erff(acc * 0.70710678f));
+    else if (kMistake == Mistake::TanhFromExp)
+      acc = gelu_tanh_from_exp(acc);
+    else
+      acc = gelu_tanh(acc);
   }
   y[size_t(m) * N + n] = out<T>(acc);
 }

@@ -77,8 +77,7 @@ inline void require_valid(int M, int N, int K, Epilogue epi, const void* b) {
 // ex1: y (M, N) = epilogue(x (M, K) · W (N, K)ᵀ + b (N)). T is bf16 (the exercise) or float
 // (the solution's and the library's FP32 model path).
 template <class T>
-using LinearFn = void(const T* x, const T* w, const T* b, T* y, int M, int N, int K, Epilogue epi,
-                      cudaStream_t stream);
+using LinearFn = void(const T* x, const T* w, const T* b, T* y, int M, int N, int K, Epilogue epi, cudaStream_t stream);
 
 // ex2: the batch-1 form, y (N) = epilogue(W (N, K) · x (K) + b (N)).
 template <class T>
@@ -104,14 +103,13 @@ using GemvW8Fn = void(const bf16* x, const int8_t* q, const float* scale, const 
 //                  workspace is zeroed once when allocated; a launcher leaves it as it found it.
 //                  K <= 8192.
 template <class T>
-using LnGemvFn = void(const T* x, const T* r, const T* gamma, const T* beta, const T* w, const T* b, T* h, T* y,
-                      int N, int C, Epilogue epi, float eps, cudaStream_t stream);
+using LnGemvFn = void(const T* x, const T* r, const T* gamma, const T* beta, const T* w, const T* b, T* h, T* y, int N,
+                      int C, Epilogue epi, float eps, cudaStream_t stream);
 template <class T>
-using GemvResidualFn = void(const T* x, const T* w, const T* b, const T* res, T* y, int N, int K,
-                            cudaStream_t stream);
+using GemvResidualFn = void(const T* x, const T* w, const T* b, const T* res, T* y, int N, int K, cudaStream_t stream);
 template <class T>
-using GemvArgmaxFn = void(const T* x, const T* w, T* y, int32_t* index, float* value, int N, int K,
-                          void* workspace, cudaStream_t stream);
+using GemvArgmaxFn = void(const T* x, const T* w, T* y, int32_t* index, float* value, int N, int K, void* workspace,
+                          cudaStream_t stream);
 
 // ... and ln_gemv and gemv_residual on INT8 weights (W8A16, as GemvW8Fn): W held as int8 q and
 // one FP32 scale per row, W[n][k] ~ q[n][k] * scale[n]; x, r, gamma, beta, b, res, h, y BF16:

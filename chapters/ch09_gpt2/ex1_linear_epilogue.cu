@@ -43,8 +43,7 @@ constexpr int kTile = 16;  // (kTile, kTile) threads, one output each, to start 
 
 // grid (ceil(N / 16), ceil(M / 16)), block (16, 16): thread (tx, ty) owns y[m][n] with
 // n = blockIdx.x * 16 + tx and m = blockIdx.y * 16 + ty.
-__global__ void linear_kernel(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K,
-                              Epilogue epi) {
+__global__ void linear_kernel(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi) {
   // TODO: const int n = ..., m = ...;  return when outside (m >= M or n >= N).
   // TODO: float acc = 0; for k: acc += float(x[m * K + k]) * float(w[n * K + k]);
   //       (size_t for the offsets: M * K can pass 2^31)

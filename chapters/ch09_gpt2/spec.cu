@@ -48,7 +48,9 @@ using wb::DType;
 constexpr const char* kDocs = "docs/ch09-transformer.md";
 
 constexpr double kPi = 3.14159265358979323846;
-double gelu_tanh_ref(double v) { return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / kPi) * (v + 0.044715 * v * v * v))); }
+double gelu_tanh_ref(double v) {
+  return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / kPi) * (v + 0.044715 * v * v * v)));
+}
 double gelu_erf(double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); }
 
 // The tolerance of y: the dot product's rounding (by terms), and for the GELU ops an allowance
@@ -83,9 +85,10 @@ std::vector<wb::InputSet> gelu_sets(std::vector<wb::Shape> shapes) {
   constexpr double kWmax = 1.0 / 64;
   auto tail = shapes;
   for (auto& x : tail) x.set_param("gelu_tail", kWmax);
-  const wb::Dist far = wb::dist::custom("+-[90, 200], random signs", [](wb::HostTensor& t, const wb::Shape&, wb::Rng& rng) {
-    for (int64_t i = 0; i < t.count(); ++i) t.set(i, (rng.next() & 1 ? 1.0 : -1.0) * rng.uniform(90, 200));
-  });
+  const wb::Dist far =
+      wb::dist::custom("+-[90, 200], random signs", [](wb::HostTensor& t, const wb::Shape&, wb::Rng& rng) {
+        for (int64_t i = 0; i < t.count(); ++i) t.set(i, (rng.next() & 1 ? 1.0 : -1.0) * rng.uniform(90, 200));
+      });
   return {{"gelu_tail", {{"w", wb::dist::uniform(-kWmax, kWmax)}, {"b", wb::dist::uniform(-3.7, -2.6)}}, tail},
           {"gelu_large", {{"b", far}}, shapes}};
 }
@@ -142,10 +145,27 @@ template <class T>
 std::vector<wb::Shape> gemv_shapes() {
   std::vector<wb::Shape> out;
   for (auto [n, k] : std::initializer_list<std::pair<int64_t, int64_t>>{
-           {1, 1}, {1, 7}, {7, 1}, {3, 129}, {31, 63}, {257, 129}, {129, 769}, {1000, 768}, {2304, 768},
-           {3072, 768}, {768, 3072}, {769, 1023}, {6400, 1600}, {1600, 6400}, {1, 4097}, {50257, 768},
+           {1, 1},
+           {1, 7},
+           {7, 1},
+           {3, 129},
+           {31, 63},
+           {257, 129},
+           {129, 769},
+           {1000, 768},
+           {2304, 768},
+           {3072, 768},
+           {768, 3072},
+           {769, 1023},
+           {6400, 1600},
+           {1600, 6400},
+           {1, 4097},
+           {50257, 768},
            // vector tails: rows of W 8-byte aligned (K = 772, 4100), 4-byte aligned (1030); y's tail (N = 1001)
-           {257, 772}, {3, 4100}, {129, 1030}, {1001, 768}}) {
+           {257, 772},
+           {3, 4100},
+           {129, 1030},
+           {1001, 768}}) {
     out.push_back(wb::Shape{{"N", n}, {"K", k}});
   }
   // W past 2^31 elements: rows 2,796,203 and on start past element 2^31.
@@ -156,9 +176,13 @@ std::vector<wb::Shape> gemv_shapes() {
 std::vector<wb::Shape> linear_shapes() {
   auto s = wb::shapes::gemm("M", "N", "K");
   // GPT-2's own: the QKV projection and the MLP of 124M at a 64-token prompt, 1.5B's MLP down.
-  for (auto [m, n, k] : std::initializer_list<std::array<int64_t, 3>>{{64, 2304, 768}, {17, 3072, 768}, {9, 1600, 6400},
-                                                                       // vector tails (see gemv_shapes)
-                                                                       {17, 129, 772}, {9, 65, 1030}, {9, 1001, 768}}) {
+  for (auto [m, n, k] : std::initializer_list<std::array<int64_t, 3>>{{64, 2304, 768},
+                                                                      {17, 3072, 768},
+                                                                      {9, 1600, 6400},
+                                                                      // vector tails (see gemv_shapes)
+                                                                      {17, 129, 772},
+                                                                      {9, 65, 1030},
+                                                                      {9, 1001, 768}}) {
     s.push_back(wb::Shape{{"M", m}, {"N", n}, {"K", k}});
   }
   // y past 2^31 elements (rows 65,536 and on start past it), K = 8: 4.3 GB in BF16.
@@ -196,15 +220,17 @@ wb::OpSpec<LinearFn<T>> linear_op(const char* name, Epilogue epi) {
       .bench_shapes = {wb::Shape{{"M", 512}, {"N", epi == Epilogue::BiasGelu ? 3072 : 2304}, {"K", 768}},
                        wb::Shape{{"M", 16}, {"N", epi == Epilogue::BiasGelu ? 3072 : 2304}, {"K", 768}}},
       .full_bench_shapes = {wb::Shape{{"M", 512}, {"N", epi == Epilogue::BiasGelu ? 6400 : 4800}, {"K", 1600}}},
-      .bytes = [](const wb::Shape& s) {
-        const double m = s["M"], n = s["N"], k = s["K"];
-        return sizeof(T) * (m * k + n * k + n + m * n);
-      },
+      .bytes =
+          [](const wb::Shape& s) {
+            const double m = s["M"], n = s["N"], k = s["K"];
+            return sizeof(T) * (m * k + n * k + n + m * n);
+          },
       .flops = [](const wb::Shape& s) { return 2.0 * s["M"] * s["N"] * s["K"]; },
       .peak = kT == DType::F32 ? wb::Peak::FP32 : wb::Peak::BF16Tensor,
-      .launch = [epi](LinearFn<T>* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<T>("x"), a.in<T>("w"), a.in<T>("b"), a.out<T>("y"), a.i("M"), a.i("N"), a.i("K"), epi, st);
-      },
+      .launch =
+          [epi](LinearFn<T>* fn, const wb::Args& a, cudaStream_t st) {
+            fn(a.in<T>("x"), a.in<T>("w"), a.in<T>("b"), a.out<T>("y"), a.i("M"), a.i("N"), a.i("K"), epi, st);
+          },
       .checks = {.deterministic = 1},
       .diagnose = [epi](const wb::Diagnosis& d) { return diagnose(epi, false, d); },
   };
@@ -223,7 +249,9 @@ wb::OpSpec<GemvFn<T>> gemv_op(const char* name, Epilogue epi) {
       .name = name,
       .dtype = kT == DType::F32 ? "f32" : "bf16",
       .title = std::string("one token: y = ") +
-               (epi == Epilogue::None ? "W · x" : epi == Epilogue::Bias ? "W · x + b" : "gelu_tanh(W · x + b)") +
+               (epi == Epilogue::None   ? "W · x"
+                : epi == Epilogue::Bias ? "W · x + b"
+                                        : "gelu_tanh(W · x + b)") +
                ", W [N, K] streamed once",
       .docs = kDocs,
       .tensors = tensors,
@@ -240,16 +268,18 @@ wb::OpSpec<GemvFn<T>> gemv_op(const char* name, Epilogue epi) {
       .race_shapes = {wb::Shape{{"N", 20011}, {"K", 768}}},
       .bench_shapes = {big ? wb::Shape{{"N", 50257}, {"K", 768}} : wb::Shape{{"N", 3072}, {"K", 768}}},
       .full_bench_shapes = {big ? wb::Shape{{"N", 50257}, {"K", 1600}} : wb::Shape{{"N", 6400}, {"K", 1600}}},
-      .bytes = [](const wb::Shape& s) {
-        const double n = s["N"], k = s["K"];
-        return sizeof(T) * (n * k + k + 2 * n);
-      },
+      .bytes =
+          [](const wb::Shape& s) {
+            const double n = s["N"], k = s["K"];
+            return sizeof(T) * (n * k + k + 2 * n);
+          },
       .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["K"]; },
       .peak = wb::Peak::FP32,
-      .launch = [epi](GemvFn<T>* fn, const wb::Args& a, cudaStream_t st) {
-        const T* b = epi == Epilogue::None ? nullptr : a.in<T>("b");
-        fn(a.in<T>("x"), a.in<T>("w"), b, a.out<T>("y"), a.i("N"), a.i("K"), epi, st);
-      },
+      .launch =
+          [epi](GemvFn<T>* fn, const wb::Args& a, cudaStream_t st) {
+            const T* b = epi == Epilogue::None ? nullptr : a.in<T>("b");
+            fn(a.in<T>("x"), a.in<T>("w"), b, a.out<T>("y"), a.i("N"), a.i("K"), epi, st);
+          },
       .checks = {.deterministic = 1},
       .diagnose = [epi](const wb::Diagnosis& d) { return diagnose(epi, true, d); },
   };
@@ -299,9 +329,10 @@ std::vector<wb::Shape> gemv_w8a16_shapes() {
   // K: 1, the 16-weight load's edges (15, 16, 17), GPT-2's 768, 1600 and 6400, and primes; N:
   // 1, 3, 124M's QKV width (2304) and the vocabulary (50257).
   for (auto [n, k] : std::initializer_list<std::pair<int64_t, int64_t>>{
-           {1, 1}, {1, 15}, {1, 16}, {1, 17}, {3, 1}, {3, 15}, {3, 16}, {3, 17}, {3, 768}, {3, 1600}, {3, 6400},
-           {1, 6400}, {31, 63}, {257, 129}, {129, 769}, {2304, 1}, {2304, 17}, {2304, 768}, {2304, 1600},
-           {2304, 6400}, {4800, 1600}, {1600, 6400}, {50257, 16}, {50257, 17}, {50257, 768}, {50257, 1600}}) {
+           {1, 1},       {1, 15},     {1, 16},     {1, 17},      {3, 1},       {3, 15},      {3, 16},
+           {3, 17},      {3, 768},    {3, 1600},   {3, 6400},    {1, 6400},    {31, 63},     {257, 129},
+           {129, 769},   {2304, 1},   {2304, 17},  {2304, 768},  {2304, 1600}, {2304, 6400}, {4800, 1600},
+           {1600, 6400}, {50257, 16}, {50257, 17}, {50257, 768}, {50257, 1600}}) {
     out.push_back(wb::Shape{{"N", n}, {"K", k}});
   }
   return out;
@@ -335,7 +366,9 @@ wb::OpSpec<GemvW8Fn> gemv_w8a16_op(const char* name, Epilogue epi) {
       .name = name,
       .dtype = "bf16",
       .title = std::string("one token, INT8 weights: y = ") +
-               (epi == Epilogue::None ? "s · (q · x)" : epi == Epilogue::Bias ? "s · (q · x) + b" : "gelu_tanh(s · (q · x) + b)") +
+               (epi == Epilogue::None   ? "s · (q · x)"
+                : epi == Epilogue::Bias ? "s · (q · x) + b"
+                                        : "gelu_tanh(s · (q · x) + b)") +
                ", q [N, K] int8, s [N] FP32",
       .docs = kDocs,
       .tensors = tensors,
@@ -351,16 +384,19 @@ wb::OpSpec<GemvW8Fn> gemv_w8a16_op(const char* name, Epilogue epi) {
       .bench_shapes = bench,
       .full_bench_shapes = full,
       // int8 weights, FP32 scales, x in, y out (and the bias): what a decode step streams.
-      .bytes = [epi](const wb::Shape& s) {
-        const double n = s["N"], k = s["K"];
-        return n * k + 4 * n + 2 * k + 2 * n + (epi == Epilogue::None ? 0 : 2 * n);
-      },
+      .bytes =
+          [epi](const wb::Shape& s) {
+            const double n = s["N"], k = s["K"];
+            return n * k + 4 * n + 2 * k + 2 * n + (epi == Epilogue::None ? 0 : 2 * n);
+          },
       .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["K"]; },
       .peak = wb::Peak::FP32,
-      .launch = [epi](GemvW8Fn* fn, const wb::Args& a, cudaStream_t st) {
-        const bf16* b = epi == Epilogue::None ? nullptr : a.in<bf16>("b");
-        fn(a.in<bf16>("x"), a.in<int8_t>("q"), a.in<float>("scale"), b, a.out<bf16>("y"), a.i("N"), a.i("K"), epi, st);
-      },
+      .launch =
+          [epi](GemvW8Fn* fn, const wb::Args& a, cudaStream_t st) {
+            const bf16* b = epi == Epilogue::None ? nullptr : a.in<bf16>("b");
+            fn(a.in<bf16>("x"), a.in<int8_t>("q"), a.in<float>("scale"), b, a.out<bf16>("y"), a.i("N"), a.i("K"), epi,
+               st);
+          },
       .checks = {.deterministic = 1},
       .diagnose = [epi](const wb::Diagnosis& d) { return diagnose_w8a16(epi, d); },
   };
@@ -446,16 +482,15 @@ wb::OpSpec<LnGemvFn<T>> ln_gemv_op() {
                   wb::input("gamma", {"C"}, kT, wb::dist::uniform(0.5, 1.5)),
                   wb::input("beta", {"C"}, kT, wb::dist::uniform(-0.5, 0.5)),
                   wb::input("w", {"N", "C"}, kT, wb::dist::uniform(-0.1, 0.1)),
-                  wb::input("b", {"N"}, kT, wb::dist::uniform(-1, 1)),
-                  wb::output("h", {"C"}, kT, wb::tol::exact()),
+                  wb::input("b", {"N"}, kT, wb::dist::uniform(-1, 1)), wb::output("h", {"C"}, kT, wb::tol::exact()),
                   // C + 1 terms of up to 0.1 * 3; in BF16 the normalised row is rounded to BF16
                   // before the product (as the unfused path stores it), which the scale covers.
                   wb::output("y", {"N"}, kT, wb::tol::terms([](const wb::Shape& s) { return s["C"] + 1; }, 0.3))},
       .reference =
           [](const wb::RefCtx& r, int64_t n) {
             if (n == 0) expect_h<T>(r);
-            r.expect("y", n, apply(r["gelu"] ? Epilogue::BiasGelu : Epilogue::Bias, ln_dot<T>(r, n, "w"),
-                                   r.in("b").get(n)));
+            r.expect("y", n,
+                     apply(r["gelu"] ? Epilogue::BiasGelu : Epilogue::Bias, ln_dot<T>(r, n, "w"), r.in("b").get(n)));
           },
       .ref_rows = [](const wb::Shape& s) { return s["N"]; },
       .test_shapes = ln_gemv_shapes(),
@@ -467,16 +502,18 @@ wb::OpSpec<LnGemvFn<T>> ln_gemv_op() {
           },
       .bench_shapes = {wb::Shape{{"N", 3072}, {"C", 768}, {"gelu", 1}}},
       .full_bench_shapes = {wb::Shape{{"N", 6400}, {"C", 1600}, {"gelu", 1}}},
-      .bytes = [](const wb::Shape& s) {
-        const double n = s["N"], c = s["C"];
-        return sizeof(T) * (n * c + 2 * n + 5 * c);  // W, b, y; x, r, gamma, beta, h
-      },
+      .bytes =
+          [](const wb::Shape& s) {
+            const double n = s["N"], c = s["C"];
+            return sizeof(T) * (n * c + 2 * n + 5 * c);  // W, b, y; x, r, gamma, beta, h
+          },
       .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["C"]; },
       .peak = wb::Peak::FP32,
-      .launch = [](LnGemvFn<T>* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<T>("x"), a.in<T>("r"), a.in<T>("gamma"), a.in<T>("beta"), a.in<T>("w"), a.in<T>("b"), a.out<T>("h"),
-           a.out<T>("y"), a.i("N"), a.i("C"), a.dim("gelu") ? Epilogue::BiasGelu : Epilogue::Bias, kLnEps, st);
-      },
+      .launch =
+          [](LnGemvFn<T>* fn, const wb::Args& a, cudaStream_t st) {
+            fn(a.in<T>("x"), a.in<T>("r"), a.in<T>("gamma"), a.in<T>("beta"), a.in<T>("w"), a.in<T>("b"), a.out<T>("h"),
+               a.out<T>("y"), a.i("N"), a.i("C"), a.dim("gelu") ? Epilogue::BiasGelu : Epilogue::Bias, kLnEps, st);
+          },
       .checks = {.deterministic = 1},
       .refused = {{wb::Shape{{"N", 8}, {"C", 8193}, {"gelu", 0}}, "C > 8192 (the row is staged in shared memory)"}},
   };
@@ -487,9 +524,22 @@ wb::OpSpec<GemvResidualFn<T>> gemv_residual_op() {
   constexpr DType kT = wb::dtype_of<T>();
   std::vector<wb::Shape> shapes;
   // N = C rows (1 and 3 too), K = C or 4C, and tails: K % 8 != 0, K = 1, a prime N.
-  for (auto [n, k] : std::initializer_list<std::pair<int64_t, int64_t>>{
-           {1, 1}, {1, 7}, {7, 1}, {3, 64}, {3, 129}, {1, 6400}, {31, 4097}, {257, 129}, {768, 768}, {768, 3072},
-           {769, 1023}, {1600, 1600}, {1600, 6400}, {2304, 768}, {6400, 1600}, {50257, 64}}) {
+  for (auto [n, k] : std::initializer_list<std::pair<int64_t, int64_t>>{{1, 1},
+                                                                        {1, 7},
+                                                                        {7, 1},
+                                                                        {3, 64},
+                                                                        {3, 129},
+                                                                        {1, 6400},
+                                                                        {31, 4097},
+                                                                        {257, 129},
+                                                                        {768, 768},
+                                                                        {768, 3072},
+                                                                        {769, 1023},
+                                                                        {1600, 1600},
+                                                                        {1600, 6400},
+                                                                        {2304, 768},
+                                                                        {6400, 1600},
+                                                                        {50257, 64}}) {
     shapes.push_back(wb::Shape{{"N", n}, {"K", k}});
   }
   return {
@@ -502,24 +552,24 @@ wb::OpSpec<GemvResidualFn<T>> gemv_residual_op() {
                   wb::input("b", {"N"}, kT, wb::dist::uniform(-2, 2)),
                   wb::input("res", {"N"}, kT, wb::dist::uniform(-4, 4)),
                   wb::output("y", {"N"}, kT, wb::tol::terms([](const wb::Shape& s) { return s["K"] + 2; }, 0.1))},
-      .reference =
-          [](const wb::RefCtx& r, int64_t n) {
-            r.expect("y", n, r.in("res").get(n) + (dot(r, 0, n) + r.in("b").get(n)));
-          },
+      .reference = [](const wb::RefCtx& r,
+                      int64_t n) { r.expect("y", n, r.in("res").get(n) + (dot(r, 0, n) + r.in("b").get(n))); },
       .ref_rows = [](const wb::Shape& s) { return s["N"]; },
       .test_shapes = shapes,
       .random_shapes = wb::shapes::random(3, {{"N", 5000}, {"K", 7000}}),
       .bench_shapes = {wb::Shape{{"N", 768}, {"K", 3072}}},
       .full_bench_shapes = {wb::Shape{{"N", 1600}, {"K", 6400}}},
-      .bytes = [](const wb::Shape& s) {
-        const double n = s["N"], k = s["K"];
-        return sizeof(T) * (n * k + k + 3 * n);  // W, x; b, res, y
-      },
+      .bytes =
+          [](const wb::Shape& s) {
+            const double n = s["N"], k = s["K"];
+            return sizeof(T) * (n * k + k + 3 * n);  // W, x; b, res, y
+          },
       .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["K"]; },
       .peak = wb::Peak::FP32,
-      .launch = [](GemvResidualFn<T>* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<T>("x"), a.in<T>("w"), a.in<T>("b"), a.in<T>("res"), a.out<T>("y"), a.i("N"), a.i("K"), st);
-      },
+      .launch =
+          [](GemvResidualFn<T>* fn, const wb::Args& a, cudaStream_t st) {
+            fn(a.in<T>("x"), a.in<T>("w"), a.in<T>("b"), a.in<T>("res"), a.out<T>("y"), a.i("N"), a.i("K"), st);
+          },
       .checks = {.deterministic = 1},
   };
 }
@@ -561,8 +611,8 @@ wb::OpSpec<GemvArgmaxFn<T>> gemv_argmax_op() {
       .title = "one token's logits y = W · x and their argmax (equal values: the lower index), in one kernel",
       .docs = kDocs,
       .tensors = {wb::input("x", {"K"}, kT, wb::dist::ints(-3, 3)),
-                  wb::input("w", {"N", "K"}, kT, wb::dist::ints(-3, 3)),
-                  wb::output("y", {"N"}, kT, wb::tol::exact()), wb::output("index", {}, DType::I32, wb::tol::exact()),
+                  wb::input("w", {"N", "K"}, kT, wb::dist::ints(-3, 3)), wb::output("y", {"N"}, kT, wb::tol::exact()),
+                  wb::output("index", {}, DType::I32, wb::tol::exact()),
                   wb::output("value", {}, DType::F32, wb::tol::exact())},
       .reference =
           [](const wb::RefCtx& r, int64_t) {
@@ -577,16 +627,18 @@ wb::OpSpec<GemvArgmaxFn<T>> gemv_argmax_op() {
       .random_shapes = wb::shapes::random(3, {{"N", 20000}, {"K", 2000}}),
       .bench_shapes = {wb::Shape{{"N", 50257}, {"K", 768}}},
       .full_bench_shapes = {wb::Shape{{"N", 50257}, {"K", 1600}}},
-      .bytes = [](const wb::Shape& s) {
-        const double n = s["N"], k = s["K"];
-        return sizeof(T) * (n * k + k + n);
-      },
+      .bytes =
+          [](const wb::Shape& s) {
+            const double n = s["N"], k = s["K"];
+            return sizeof(T) * (n * k + k + n);
+          },
       .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["K"]; },
       .peak = wb::Peak::FP32,
-      .launch = [](GemvArgmaxFn<T>* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<T>("x"), a.in<T>("w"), a.out<T>("y"), a.out<int32_t>("index"), a.out<float>("value"), a.i("N"),
-           a.i("K"), a.workspace(), st);
-      },
+      .launch =
+          [](GemvArgmaxFn<T>* fn, const wb::Args& a, cudaStream_t st) {
+            fn(a.in<T>("x"), a.in<T>("w"), a.out<T>("y"), a.out<int32_t>("index"), a.out<float>("value"), a.i("N"),
+               a.i("K"), a.workspace(), st);
+          },
       .checks = {.deterministic = 1},
       .diagnose = [](const wb::Diagnosis& d) -> std::string {
         if (d.output != "index" || d.inputs == nullptr || !d.got) return {};
@@ -651,8 +703,9 @@ wb::OpSpec<LnGemvW8Fn> ln_gemv_w8a16_op() {
   return {
       .name = "ln_gemv_w8a16",
       .dtype = "bf16",
-      .title = "one token, INT8 weights: h = x + r, y = [gelu_tanh](s · (q · LayerNorm(h)) + b), q [N, C] int8, "
-               "s [N] FP32",
+      .title =
+          "one token, INT8 weights: h = x + r, y = [gelu_tanh](s · (q · LayerNorm(h)) + b), q [N, C] int8, "
+          "s [N] FP32",
       .docs = kDocs,
       .tensors = {wb::input("x", {"C"}, DType::BF16, wb::dist::uniform(-2, 2)),
                   wb::input("r", {"C"}, DType::BF16, wb::dist::uniform(-1, 1)),
@@ -680,17 +733,19 @@ wb::OpSpec<LnGemvW8Fn> ln_gemv_w8a16_op() {
           },
       .bench_shapes = {wb::Shape{{"N", 3072}, {"C", 768}, {"gelu", 1}}},
       .full_bench_shapes = {wb::Shape{{"N", 6400}, {"C", 1600}, {"gelu", 1}}},
-      .bytes = [](const wb::Shape& s) {
-        const double n = s["N"], c = s["C"];
-        return n * c + 4 * n + 2 * (2 * n + 5 * c);  // q, scale; b, y; x, r, gamma, beta, h
-      },
+      .bytes =
+          [](const wb::Shape& s) {
+            const double n = s["N"], c = s["C"];
+            return n * c + 4 * n + 2 * (2 * n + 5 * c);  // q, scale; b, y; x, r, gamma, beta, h
+          },
       .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["C"]; },
       .peak = wb::Peak::FP32,
-      .launch = [](LnGemvW8Fn* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<bf16>("x"), a.in<bf16>("r"), a.in<bf16>("gamma"), a.in<bf16>("beta"), a.in<int8_t>("q"),
-           a.in<float>("scale"), a.in<bf16>("b"), a.out<bf16>("h"), a.out<bf16>("y"), a.i("N"), a.i("C"),
-           a.dim("gelu") ? Epilogue::BiasGelu : Epilogue::Bias, kLnEps, st);
-      },
+      .launch =
+          [](LnGemvW8Fn* fn, const wb::Args& a, cudaStream_t st) {
+            fn(a.in<bf16>("x"), a.in<bf16>("r"), a.in<bf16>("gamma"), a.in<bf16>("beta"), a.in<int8_t>("q"),
+               a.in<float>("scale"), a.in<bf16>("b"), a.out<bf16>("h"), a.out<bf16>("y"), a.i("N"), a.i("C"),
+               a.dim("gelu") ? Epilogue::BiasGelu : Epilogue::Bias, kLnEps, st);
+          },
       .checks = {.deterministic = 1},
       .diagnose = [](const wb::Diagnosis& d) -> std::string {
         if (d.inputs == nullptr) return {};
@@ -708,16 +763,32 @@ wb::OpSpec<GemvResidualW8Fn> gemv_residual_w8a16_op() {
   std::vector<wb::Shape> shapes;
   // gemv_residual's shapes, and K = 16, 24 (one int8 piece; a row of whole BF16 pieces that is
   // not one of int8 pieces).
-  for (auto [n, k] : std::initializer_list<std::pair<int64_t, int64_t>>{
-           {1, 1}, {1, 7}, {7, 1}, {3, 16}, {3, 24}, {3, 64}, {3, 129}, {1, 6400}, {31, 4097}, {257, 129},
-           {768, 768}, {768, 3072}, {769, 1023}, {1600, 1600}, {1600, 6400}, {2304, 768}, {6400, 1600}, {50257, 64}}) {
+  for (auto [n, k] : std::initializer_list<std::pair<int64_t, int64_t>>{{1, 1},
+                                                                        {1, 7},
+                                                                        {7, 1},
+                                                                        {3, 16},
+                                                                        {3, 24},
+                                                                        {3, 64},
+                                                                        {3, 129},
+                                                                        {1, 6400},
+                                                                        {31, 4097},
+                                                                        {257, 129},
+                                                                        {768, 768},
+                                                                        {768, 3072},
+                                                                        {769, 1023},
+                                                                        {1600, 1600},
+                                                                        {1600, 6400},
+                                                                        {2304, 768},
+                                                                        {6400, 1600},
+                                                                        {50257, 64}}) {
     shapes.push_back(wb::Shape{{"N", n}, {"K", k}});
   }
   return {
       .name = "gemv_residual_w8a16",
       .dtype = "bf16",
-      .title = "one token, INT8 weights: y = res + s · (q · x) + b, q [N, K] int8, s [N] FP32, the residual add in "
-               "the epilogue",
+      .title =
+          "one token, INT8 weights: y = res + s · (q · x) + b, q [N, K] int8, s [N] FP32, the residual add in "
+          "the epilogue",
       .docs = kDocs,
       .tensors = {wb::input("x", {"K"}, DType::BF16, wb::dist::uniform(-1, 1)),
                   wb::input("q", {"N", "K"}, DType::I8, wb::dist::ints(-127, 127)),
@@ -735,24 +806,25 @@ wb::OpSpec<GemvResidualW8Fn> gemv_residual_w8a16_op() {
       .random_shapes = wb::shapes::random(3, {{"N", 5000}, {"K", 7000}}),
       .bench_shapes = {wb::Shape{{"N", 768}, {"K", 3072}}},
       .full_bench_shapes = {wb::Shape{{"N", 1600}, {"K", 6400}}},
-      .bytes = [](const wb::Shape& s) {
-        const double n = s["N"], k = s["K"];
-        return n * k + 4 * n + 2 * (k + 3 * n);  // q, scale; x; b, res, y
-      },
+      .bytes =
+          [](const wb::Shape& s) {
+            const double n = s["N"], k = s["K"];
+            return n * k + 4 * n + 2 * (k + 3 * n);  // q, scale; x; b, res, y
+          },
       .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["K"]; },
       .peak = wb::Peak::FP32,
-      .launch = [](GemvResidualW8Fn* fn, const wb::Args& a, cudaStream_t st) {
-        fn(a.in<bf16>("x"), a.in<int8_t>("q"), a.in<float>("scale"), a.in<bf16>("b"), a.in<bf16>("res"),
-           a.out<bf16>("y"), a.i("N"), a.i("K"), st);
-      },
+      .launch =
+          [](GemvResidualW8Fn* fn, const wb::Args& a, cudaStream_t st) {
+            fn(a.in<bf16>("x"), a.in<int8_t>("q"), a.in<float>("scale"), a.in<bf16>("b"), a.in<bf16>("res"),
+               a.out<bf16>("y"), a.i("N"), a.i("K"), st);
+          },
       .checks = {.deterministic = 1},
       .diagnose = [](const wb::Diagnosis& d) -> std::string {
         if (d.inputs == nullptr) return {};
         const wb::RefCtx& r = *d.inputs;
         const auto raw = wb::tolerance_for(DType::BF16, r["K"] + 2, 0.1 * 127);  // terms up to 127 times larger
-        return diagnose_unscaled(d, raw, [&r](int64_t n) {
-          return r.in("res").get(n) + (dot_q(r, n) + r.in("b").get(n));
-        });
+        return diagnose_unscaled(d, raw,
+                                 [&r](int64_t n) { return r.in("res").get(n) + (dot_q(r, n) + r.in("b").get(n)); });
       },
   };
 }

@@ -169,8 +169,8 @@ void slipped_pipeline(const float* hx, float* hy, float* dx, float* dy, int64_t 
     const size_t bytes = sizeof(float) * len;
     cudaStream_t s = sd.s[c % kStreams];
     CUDA_CHECK(cudaMemcpyAsync(dx + at, hx + at, bytes, cudaMemcpyHostToDevice, s));
-    axpb_kernel<<<blocks_for(len), 256, 0, slip == Slip::KernelOnLegacy ? cudaStreamLegacy : s>>>(dx + at, dy + at,
-                                                                                                 len, a, b);
+    axpb_kernel<<<blocks_for(len), 256, 0, slip == Slip::KernelOnLegacy ? cudaStreamLegacy : s>>>(dx + at, dy + at, len,
+                                                                                                  a, b);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaMemcpyAsync(hy + at, dy + at, bytes, cudaMemcpyDeviceToHost, s));
   }
@@ -198,8 +198,8 @@ __global__ void gemv_kernel(const float* A, const float* x, float* y, int k) {
 }
 
 template <Slip slip>
-void slipped_fork_join(const float* A1, const float* x1, float* y1, const float* A2, const float* x2, float* y2,
-                       int m, int k, cudaStream_t st) {
+void slipped_fork_join(const float* A1, const float* x1, float* y1, const float* A2, const float* x2, float* y2, int m,
+                       int k, cudaStream_t st) {
   const Side& sd = side();
   cudaStream_t other = slip == Slip::KernelOnLegacy ? cudaStreamLegacy : sd.s[0];
   if (slip != Slip::NoFork && slip != Slip::KernelOnLegacy) {
@@ -283,7 +283,8 @@ WB_VARIANTS(ch11_broken, wb::Role::Broken) {
       fj("second_on_legacy", &slipped_fork_join<Slip::KernelOnLegacy>)
           .rejected_as(outside, "the second GEMV on the legacy default stream"),
       wb::variant("chain/f32", "never_updated", &never_updated)
-          .rejected_as({Code::Wrong, Code::Fault, Code::Cached}, "replays the first graph of a size without updating it"),
+          .rejected_as({Code::Wrong, Code::Fault, Code::Cached},
+                       "replays the first graph of a size without updating it"),
       wb::variant("chain/f32", "replays_on_legacy", &replays_on_legacy)
           .rejected_as(outside, "cudaGraphLaunch on the legacy default stream"),
   };

@@ -59,8 +59,8 @@ using PipelineFn = void(const float* host_x, float* host_y, float* dev_x, float*
 // m. Fork: one of them on a second stream of your own; join: `stream` waits for it before
 // the call returns. Each GEMV alone leaves half the GPU idle, so together they take about
 // the time of one.
-using ForkJoinFn = void(const float* A1, const float* x1, float* y1, const float* A2, const float* x2, float* y2,
-                        int m, int k, cudaStream_t stream);
+using ForkJoinFn = void(const float* A1, const float* x1, float* y1, const float* A2, const float* x2, float* y2, int m,
+                        int k, cudaStream_t stream);
 
 // --- ex4: a CUDA graph -------------------------------------------------------------------
 // A chain of `steps` small kernels, one launch per step: step 0 computes y[i] = x[i] * w[0]

@@ -35,8 +35,8 @@ __global__ void gemv_kernel(const float* A, const float* x, float* y, int m, int
 
 }  // namespace
 
-void student::fork_join(const float* A1, const float* x1, float* y1, const float* A2, const float* x2, float* y2,
-                        int m, int k, cudaStream_t stream) {
+void student::fork_join(const float* A1, const float* x1, float* y1, const float* A2, const float* x2, float* y2, int m,
+                        int k, cudaStream_t stream) {
   WB_NOT_IMPLEMENTED("chapters/ch11_streams/ex3_fork_join.cu");  // delete this line when you start
 
   // Serial, for a start: both on `stream`. TODO: the second on a side stream, forked and joined.

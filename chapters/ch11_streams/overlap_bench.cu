@@ -50,24 +50,28 @@ struct Options {
 Options parse(int argc, char** argv) {
   Options o;
   int64_t steps = o.steps, chain_n = o.chain_n, m = o.m, k = o.k;
-  CLI::App app("Chapter 11's four ratios, each against its target: the pipeline's overlap efficiency, a graph "
-               "replay against eager launches, an update against a replay, fork/join against the serial form.",
-               "ch11_overlap");
+  CLI::App app(
+      "Chapter 11's four ratios, each against its target: the pipeline's overlap efficiency, a graph "
+      "replay against eager launches, an update against a replay, fork/join against the serial form.",
+      "ch11_overlap");
   wb::cli::conventions(app);
   app.add_option("--n", o.n, "pipeline elements (default 268435456: 1 GiB of floats each way)")
       ->transform(wb::cli::whole_number(1, int64_t{1} << 34));
-  app.add_option("--steps", steps, "kernels in the graph's chain (default 100)")->transform(wb::cli::whole_number(1, 1 << 20));
+  app.add_option("--steps", steps, "kernels in the graph's chain (default 100)")
+      ->transform(wb::cli::whole_number(1, 1 << 20));
   app.add_option("--chain-n", chain_n, "elements per chained kernel (default 4096)")
       ->transform(wb::cli::whole_number(1, INT32_MAX));
   app.add_option("--m", m, "rows of each fork/join GEMV (default 64)")->transform(wb::cli::whole_number(1, INT32_MAX));
-  app.add_option("--k", k, "columns of each fork/join GEMV (default 2097152)")->transform(wb::cli::whole_number(1, INT32_MAX));
+  app.add_option("--k", k, "columns of each fork/join GEMV (default 2097152)")
+      ->transform(wb::cli::whole_number(1, INT32_MAX));
   app.add_flag("--strict", o.strict, "exit 1 when a ratio of the solution misses its target");
   try {
     if (!wb::cli::parse(app, argc, argv)) std::exit(0);
   } catch (const wb::UsageError& e) {
     std::exit(wb::cli::refuse(app, e.what()));
   }
-  o.steps = static_cast<int>(steps), o.chain_n = static_cast<int>(chain_n), o.m = static_cast<int>(m), o.k = static_cast<int>(k);
+  o.steps = static_cast<int>(steps), o.chain_n = static_cast<int>(chain_n), o.m = static_cast<int>(m),
+  o.k = static_cast<int>(k);
   return o;
 }
 
@@ -132,17 +136,15 @@ void pipeline_section(const Options& o, cudaStream_t s, Ratios& r) {
 
   std::printf("pipeline: y = a x + b, n = %lld floats (%.2f GiB each way), pinned host memory\n",
               static_cast<long long>(n), bytes / 1073741824.0);
-  const double h2d = time_ms(s, 5, 1, [&](int) {
-    CUDA_CHECK(cudaMemcpyAsync(dx.data(), hx, bytes, cudaMemcpyHostToDevice, s));
-  });
+  const double h2d =
+      time_ms(s, 5, 1, [&](int) { CUDA_CHECK(cudaMemcpyAsync(dx.data(), hx, bytes, cudaMemcpyHostToDevice, s)); });
   const double kernel = time_ms(s, 5, 1, [&](int) {
     axpb_kernel<<<static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 65536)), 256, 0, s>>>(dx.data(), dy.data(),
-                                                                                                  n, a, b);
+                                                                                                 n, a, b);
     CUDA_CHECK(cudaGetLastError());
   });
-  const double d2h = time_ms(s, 5, 1, [&](int) {
-    CUDA_CHECK(cudaMemcpyAsync(hy, dy.data(), bytes, cudaMemcpyDeviceToHost, s));
-  });
+  const double d2h =
+      time_ms(s, 5, 1, [&](int) { CUDA_CHECK(cudaMemcpyAsync(hy, dy.data(), bytes, cudaMemcpyDeviceToHost, s)); });
   const double slowest = std::max({h2d, kernel, d2h});
   std::printf("  each step alone:  copy in %.3f ms (%.1f GB/s)  kernel %.3f ms  copy out %.3f ms (%.1f GB/s)\n", h2d,
               bytes / h2d / 1e6, kernel, d2h, bytes / d2h / 1e6);
@@ -159,7 +161,8 @@ void pipeline_section(const Options& o, cudaStream_t s, Ratios& r) {
       for (int64_t i = 0; i < n; i += std::max<int64_t>(1, n / 4099)) bad += std::fabs(hy[i] - (a * hx[i] + b)) > 1e-5f;
       bad += std::fabs(hy[n - 1] - (a * hx[n - 1] + b)) > 1e-5f;
       if (bad) {
-        std::printf("  %-22s  WRONG: %lld sampled elements differ; not timed\n", label.c_str(), static_cast<long long>(bad));
+        std::printf("  %-22s  WRONG: %lld sampled elements differ; not timed\n", label.c_str(),
+                    static_cast<long long>(bad));
         continue;
       }
       std::printf("  %-22s %10.3f %9.2f    (ideal 1.00)\n", label.c_str(), t, slowest / t);
@@ -207,11 +210,10 @@ void graph_section(const Options& o, cudaStream_t s, Ratios& r) {
     ChainFn* fn = fn_of<ChainFn>(*v);
     const std::string label = std::string(wb::role_name(v->role)) + " " + v->name;
     try {
-      const double t = time_ms(s, 5, 50, [&](int i) {
-        fn(x.data(), w.data(), y.data(), n, steps, i % 2 ? 0.5f : 0.25f, s);
-      });
-      std::printf("  %-34s %9.1f us per chain   %.2fx a plain replay (capture + update + replay)\n",
-                  label.c_str(), t * 1e3, t / t_replay);
+      const double t =
+          time_ms(s, 5, 50, [&](int i) { fn(x.data(), w.data(), y.data(), n, steps, i % 2 ? 0.5f : 0.25f, s); });
+      std::printf("  %-34s %9.1f us per chain   %.2fx a plain replay (capture + update + replay)\n", label.c_str(),
+                  t * 1e3, t / t_replay);
       if (v->name == "v4_graph") r.update = t / t_replay;
     } catch (const wb::NotImplemented&) {
       std::printf("  %-34s not written yet\n", label.c_str());
@@ -239,7 +241,8 @@ void fork_join_section(const Options& o, cudaStream_t s, Ratios& r) {
     ForkJoinFn* fn = fn_of<ForkJoinFn>(*v);
     const std::string label = std::string(wb::role_name(v->role)) + " " + v->name;
     try {
-      const double t = time_ms(s, 5, 3, [&](int) { fn(A1.data(), x1.data(), y1.data(), A2.data(), x2.data(), y2.data(), m, k, s); });
+      const double t =
+          time_ms(s, 5, 3, [&](int) { fn(A1.data(), x1.data(), y1.data(), A2.data(), x2.data(), y2.data(), m, k, s); });
       if (v == serial) t_serial = t;
       std::printf("  %-34s %9.3f ms", label.c_str(), t);
       if (v != serial && t_serial > 0) std::printf("   %.2fx the serial form", t_serial / t);

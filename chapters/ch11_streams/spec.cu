@@ -114,7 +114,9 @@ std::vector<wb::TensorSpec> axpb_tensors() {
           wb::output("y", {"n"}, DType::F32, wb::tol::terms([](const wb::Shape&) { return 2; }))};
 }
 
-void axpb_reference(const wb::RefCtx& r, int64_t i) { r.expect("y", i, r.param("a") * r.in("x").get(i) + r.param("b")); }
+void axpb_reference(const wb::RefCtx& r, int64_t i) {
+  r.expect("y", i, r.param("a") * r.in("x").get(i) + r.param("b"));
+}
 
 uint32_t float_poison() { return static_cast<uint32_t>(wb::poison_bits(DType::F32)); }
 
@@ -157,8 +159,8 @@ class StagingOwner {
 
 void check_staging(const Staging& s, size_t count) {
   if (s.count != count) {
-    throw std::runtime_error("staging_create(" + std::to_string(count) + ") returned count = " +
-                             std::to_string(s.count) + ": record the size you allocated");
+    throw std::runtime_error("staging_create(" + std::to_string(count) +
+                             ") returned count = " + std::to_string(s.count) + ": record the size you allocated");
   }
   const cudaMemoryType host = memory_type(s.pinned);
   if (host != cudaMemoryTypeHost) {
@@ -273,16 +275,18 @@ wb::OpSpec<PipelineFn> pipeline() {
       .tensors = axpb_tensors(),
       .reference = axpb_reference,
       .ref_rows = [](const wb::Shape& s) { return s["n"]; },
-      .test_shapes = [] {
-        auto s = axpb_shapes({1, 1000, 65537, (int64_t{1} << 22) + 3, (int64_t{1} << 24) + 7});
-        s.push_back(axpb_shape(int64_t{1} << 28).tag("large"));  // 1 GiB each way
-        return s;
-      }(),
-      .random_shapes = [](wb::Rng& rng) {
-        auto s = wb::shapes::random(3, {{"n", int64_t{1} << 22}})(rng);
-        for (auto& x : s) x.set_param("a", -0.75).set_param("b", 2.0);
-        return s;
-      },
+      .test_shapes =
+          [] {
+            auto s = axpb_shapes({1, 1000, 65537, (int64_t{1} << 22) + 3, (int64_t{1} << 24) + 7});
+            s.push_back(axpb_shape(int64_t{1} << 28).tag("large"));  // 1 GiB each way
+            return s;
+          }(),
+      .random_shapes =
+          [](wb::Rng& rng) {
+            auto s = wb::shapes::random(3, {{"n", int64_t{1} << 22}})(rng);
+            for (auto& x : s) x.set_param("a", -0.75).set_param("b", 2.0);
+            return s;
+          },
       .bench_shapes = {axpb_shape(int64_t{1} << 28)},
       .full_bench_shapes = {axpb_shape(int64_t{1} << 24), axpb_shape(int64_t{1} << 26)},
       // Host memory traffic: x in and y out. (The benchmark row also holds one copy of y back
@@ -353,7 +357,9 @@ wb::OpSpec<ForkJoinFn> fork_join() {
 
 // --- a chain of small kernels: exercise 4 ---------------------------------------------------
 
-wb::Shape chain_shape(int64_t n, int64_t steps, double c) { return wb::Shape{{"n", n}, {"steps", steps}}.set_param("c", c); }
+wb::Shape chain_shape(int64_t n, int64_t steps, double c) {
+  return wb::Shape{{"n", n}, {"steps", steps}}.set_param("c", c);
+}
 
 wb::OpSpec<ChainFn> chain() {
   return {

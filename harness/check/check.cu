@@ -39,10 +39,14 @@ namespace wb {
 
 const char* role_name(Role r) {
   switch (r) {
-    case Role::Reference: return "reference";
-    case Role::Solution: return "solution";
-    case Role::Student: return "student";
-    case Role::Broken: return "broken";
+    case Role::Reference:
+      return "reference";
+    case Role::Solution:
+      return "solution";
+    case Role::Student:
+      return "student";
+    case Role::Broken:
+      return "broken";
   }
   return "?";
 }
@@ -83,11 +87,11 @@ struct Problem {
   const OpBase& op;
   const Variant& v;
   Shape shape;
-  std::vector<HostTensor> host;                          // per tensor: inputs, and starting contents of in-outs
-  std::vector<std::unique_ptr<FencedBuffer>> in_buf;     // per tensor (inputs only)
-  std::vector<std::unique_ptr<GuardedBuffer>> out_buf;   // per tensor (outputs and in-outs)
+  std::vector<HostTensor> host;                         // per tensor: inputs, and starting contents of in-outs
+  std::vector<std::unique_ptr<FencedBuffer>> in_buf;    // per tensor (inputs only)
+  std::vector<std::unique_ptr<GuardedBuffer>> out_buf;  // per tensor (outputs and in-outs)
   DeviceBuffer<unsigned char> workspace;
-  mutable DeviceBuffer<unsigned long long> counter{1};   // for count_unpoisoned, allocated up front
+  mutable DeviceBuffer<unsigned long long> counter{1};  // for count_unpoisoned, allocated up front
 
   const std::vector<TensorSpec>& specs() const { return op.common().tensors; }
 
@@ -99,8 +103,10 @@ struct Problem {
     for (size_t i = 0; i < t.size(); ++i) {
       if (!t[i].present_in(shape)) continue;
       const size_t bytes = static_cast<size_t>(t[i].count(shape)) * dtype_size(t[i].dtype);
-      if (t[i].role == TensorRole::In) in_buf[i] = std::make_unique<FencedBuffer>(bytes);
-      else out_buf[i] = std::make_unique<GuardedBuffer>(bytes);
+      if (t[i].role == TensorRole::In)
+        in_buf[i] = std::make_unique<FencedBuffer>(bytes);
+      else
+        out_buf[i] = std::make_unique<GuardedBuffer>(bytes);
     }
     const size_t ws = v.workspace ? v.workspace(shape) : 0;
     if (ws > 0) {
@@ -118,7 +124,8 @@ struct Problem {
       if (out_buf[i]) p = out_buf[i]->data();
       slots.push_back({&t[i], p});
     }
-    return Args(shape, std::move(slots), workspace.size() ? static_cast<void*>(const_cast<unsigned char*>(workspace.data())) : nullptr,
+    return Args(shape, std::move(slots),
+                workspace.size() ? static_cast<void*>(const_cast<unsigned char*>(workspace.data())) : nullptr,
                 workspace.size());
   }
 
@@ -160,7 +167,8 @@ struct Problem {
       if (!t[i].present_in(shape)) continue;
       if (in_buf[i]) {
         in_buf[i]->poison_tail(t[i].dtype);
-        if (host[i].bytes()) CUDA_CHECK(cudaMemcpy(in_buf[i]->data(), host[i].raw(), host[i].bytes(), cudaMemcpyHostToDevice));
+        if (host[i].bytes())
+          CUDA_CHECK(cudaMemcpy(in_buf[i]->data(), host[i].raw(), host[i].bytes(), cudaMemcpyHostToDevice));
       } else if (out_buf[i]) {
         out_buf[i]->poison(t[i].dtype, stream);
         if (t[i].role == TensorRole::InOut && host[i].bytes()) {
@@ -261,8 +269,7 @@ int64_t changed_now(const Problem& p, cudaStream_t stream) {
   int64_t n = 0;
   for (size_t i = 0; i < p.specs().size(); ++i) {
     if (p.out_buf[i]) {
-      n += count_unpoisoned(p.out_buf[i]->data(), p.out_buf[i]->bytes(), p.specs()[i].dtype,
-                            p.counter.data(), stream);
+      n += count_unpoisoned(p.out_buf[i]->data(), p.out_buf[i]->bytes(), p.specs()[i].dtype, p.counter.data(), stream);
     }
   }
   return n;
@@ -302,8 +309,8 @@ struct Expected {
 Expected compute_reference(const OpCommon& c, const Shape& s, const std::vector<HostTensor>& in, bool full, Rng& rng) {
   const auto rows = rows_to_check(c, s, full, rng);
   constexpr size_t kRowsPerThreadMin = 8;
-  const size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
-                                          rows.size() / kRowsPerThreadMin);
+  const size_t threads =
+      std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), rows.size() / kRowsPerThreadMin);
   std::vector<std::unique_ptr<RefCtx>> ctx;
   for (size_t t = 0; t < std::max<size_t>(threads, 1); ++t) ctx.push_back(std::make_unique<RefCtx>(s, in, c.tensors));
   if (threads <= 1) {
@@ -341,8 +348,8 @@ Expected compute_reference(const OpCommon& c, const Shape& s, const std::vector<
 
 struct OutputVerdict {
   Code code = Code::Pass;
-  std::string text;    // the detail lines
-  std::string summary; // one line
+  std::string text;     // the detail lines
+  std::string summary;  // one line
   Diagnosis* diag = nullptr;
   double max_err = 0, max_ref = 0;
 };
@@ -444,14 +451,18 @@ OutputVerdict compare_output(const TensorSpec& t, const Shape& s, const HostTens
   counts[2] += r.wrong;
   counts[3] += r.checked;
   if (r.ok && padding_writes == 0) {
-    v.summary = t.name + ": " + std::to_string(r.checked) + (all_rows ? "" : " sampled") + " elements within " +
-                tol.describe();
+    v.summary =
+        t.name + ": " + std::to_string(r.checked) + (all_rows ? "" : " sampled") + " elements within " + tol.describe();
     return v;
   }
-  if (r.unwritten) v.code = Code::Unwritten;
-  else if (r.nonfinite) v.code = Code::NaN;
-  else if (r.wrong) v.code = Code::Wrong;
-  else v.code = Code::WrotePadding;
+  if (r.unwritten)
+    v.code = Code::Unwritten;
+  else if (r.nonfinite)
+    v.code = Code::NaN;
+  else if (r.wrong)
+    v.code = Code::Wrong;
+  else
+    v.code = Code::WrotePadding;
 
   std::ostringstream out;
   std::vector<std::string> parts;
@@ -470,18 +481,23 @@ OutputVerdict compare_output(const TensorSpec& t, const Shape& s, const HostTens
   for (const auto& m : r.first) {
     out << "    " << ax.coords(t.name, m.index) << ": ";
     switch (m.fault) {
-      case Fault::Unwritten: out << "never written (still holds the poison)"; break;
-      case Fault::NonFinite: out << "got " << fmt(m.got); break;
-      case Fault::Wrong: out << "expected " << fmt(m.expected) << ", got " << fmt(m.got); break;
+      case Fault::Unwritten:
+        out << "never written (still holds the poison)";
+        break;
+      case Fault::NonFinite:
+        out << "got " << fmt(m.got);
+        break;
+      case Fault::Wrong:
+        out << "expected " << fmt(m.expected) << ", got " << fmt(m.got);
+        break;
     }
     out << "\n";
     bad_out->push_back(m.index);
   }
   if (r.wrong) out << "    tolerance " << tol.describe() << " (" << t.tol.text << ")\n";
   if (padding_writes) {
-    out << "    " << padding_writes << " writes into the padding of " << t.name
-        << " (allocated element " << first_pad << "): write only the first "
-        << (t.view.empty() ? "" : t.view.back()) << " of each row\n";
+    out << "    " << padding_writes << " writes into the padding of " << t.name << " (allocated element " << first_pad
+        << "): write only the first " << (t.view.empty() ? "" : t.view.back()) << " of each row\n";
   }
   if (!r.tile_map.empty()) {
     std::string map = r.tile_map;
@@ -513,7 +529,9 @@ std::string generic_cause(const Diagnosis& d) {
       }
       if (!d.bad.empty()) {
         const int64_t r0 = d.bad.front() / d.cols, c0 = d.bad.front() % d.cols;
-        if (r0 > 0 && c0 == 0) return "whole rows at the end were never written: the grid's y extent is rounded down, or rows and columns are swapped";
+        if (r0 > 0 && c0 == 0)
+          return "whole rows at the end were never written: the grid's y extent is rounded down, or rows and columns "
+                 "are swapped";
         return "some elements were never written: a grid dimension is rounded down, or the threads of a "
                "partial tile at the edge return before writing";
       }
@@ -530,7 +548,8 @@ std::string generic_cause(const Diagnosis& d) {
     case Code::WrotePadding:
       return "the kernel writes past the logical width into the row padding: bound the column index by the "
              "width, not the pitch";
-    default: return {};
+    default:
+      return {};
   }
 }
 
@@ -561,8 +580,9 @@ PassVerdict judge(const Problem& p, const std::vector<HostTensor>& got, const Ex
                       (outside == 1 ? " element" : " elements") + " written OUTSIDE the output";
       if (g.after) {
         const int64_t k = g.first_after / size;  // 0: the element right after the last one
-        m += k == 0 ? ", the first right after its last element (index " + std::to_string(n) + ")"
-                    : ", the first " + std::to_string(k) + " elements after its end (index " + std::to_string(n + k) + ")";
+        m += k == 0
+                 ? ", the first right after its last element (index " + std::to_string(n) + ")"
+                 : ", the first " + std::to_string(k) + " elements after its end (index " + std::to_string(n + k) + ")";
       }
       if (g.before) m += std::string(g.after ? " and" : ",") + " some before its start";
       text += m + "\n";
@@ -588,8 +608,17 @@ PassVerdict judge(const Problem& p, const std::vector<HostTensor>& got, const Ex
       const TensorView ax(specs[i], p.shape);
       const int64_t cols = ax.vis.empty() ? 1 : ax.vis.back();
       const int64_t total = specs[i].view_count(p.shape);
-      Diagnosis d{p.shape, specs[i].name, v.code, cols ? total / cols : 0, cols, bad, counts[0] + counts[1] + counts[2],
-                  counts[0], counts[2], counts[1], counts[3]};
+      Diagnosis d{p.shape,
+                  specs[i].name,
+                  v.code,
+                  cols ? total / cols : 0,
+                  cols,
+                  bad,
+                  counts[0] + counts[1] + counts[2],
+                  counts[0],
+                  counts[2],
+                  counts[1],
+                  counts[3]};
       const RefCtx inputs(p.shape, p.host, specs);
       d.inputs = &inputs;
       d.got = [&](int64_t k) { return got[i].get(ax.alloc_index(k)); };
@@ -601,7 +630,9 @@ PassVerdict judge(const Problem& p, const std::vector<HostTensor>& got, const Ex
     pv.outcome = Outcome::pass();
     return pv;
   }
-  pv.outcome = Outcome::fail(code, summary + "\n" + text + (cause.empty() ? "" : "  likely cause: " + cause + docs_pointer(p.op.common()) + "\n"));
+  pv.outcome =
+      Outcome::fail(code, summary + "\n" + text +
+                              (cause.empty() ? "" : "  likely cause: " + cause + docs_pointer(p.op.common()) + "\n"));
   return pv;
 }
 
@@ -632,7 +663,8 @@ Outcome yardstick_check(const Problem& p, const Expected& e, const PassVerdict& 
   Problem q(p.op, y, p.shape);
   q.host = p.host;
   q.upload(stream);
-  if (auto o = call(q, q.args(), stream); !o.passed()) return Outcome::pass();  // no yardstick here: skip the comparison
+  if (auto o = call(q, q.args(), stream); !o.passed())
+    return Outcome::pass();  // no yardstick here: skip the comparison
   if (auto o = finish(stream, "yardstick"); !o.passed()) return Outcome::pass();
   const auto got = q.download(stream);
   for (size_t i = 0; i < p.specs().size(); ++i) {
@@ -654,7 +686,8 @@ Outcome yardstick_check(const Problem& p, const Expected& e, const PassVerdict& 
                                             " is more than " + fmt(c.yardstick_factor) + "x the library's own (" +
                                             fmt(yerr) + ") plus " + fmt(floor) + ": allowed " + fmt(allowed) +
                                             "\n  likely cause: accumulating in a narrower type than FP32, or rounding "
-                                            "an intermediate result" + docs_pointer(c) + "\n");
+                                            "an intermediate result" +
+                                            docs_pointer(c) + "\n");
     }
   }
   return Outcome::pass();
@@ -749,7 +782,7 @@ Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOp
   const bool inputs_after_capture = capture && !v.prepare && !inout;
   const uint64_t seed1 = rng.next();
   if (!inputs_after_capture) p.draw_inputs(seed1, opt.inputs);
-  p.upload(stream);  // without drawn inputs: the outputs poisoned, nothing else
+  p.upload(stream);                           // without drawn inputs: the outputs poisoned, nothing else
   if (inputs_after_capture) p.zero_inputs();  // what work escaping the capture would read: no wild indices
   if (v.prepare) {
     try {
@@ -775,14 +808,18 @@ Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOp
     }
     if (end != cudaSuccess || (!o.passed() && o.message.find("StreamCapture") != std::string::npos)) {
       if (auto f = finish(stream, what); !f.passed()) return headed(p, f, "");
-      return headed(p, Outcome::fail(Code::OutsideStream,
-                                     "the launcher made a call that does not belong on its stream (" +
-                                         std::string(cudaGetErrorName(end != cudaSuccess ? end : cudaErrorStreamCaptureUnsupported)) +
-                                         "): a synchronous copy or memset, a device-wide synchronize, an allocation, "
-                                         "or a launch on another stream.\n  " + o.message +
-                                         "\n  likely cause: launch every kernel and copy on the stream you are given, "
-                                         "with the *Async forms of copies and memsets"),
-                    "");
+      return headed(
+          p,
+          Outcome::fail(
+              Code::OutsideStream,
+              "the launcher made a call that does not belong on its stream (" +
+                  std::string(cudaGetErrorName(end != cudaSuccess ? end : cudaErrorStreamCaptureUnsupported)) +
+                  "): a synchronous copy or memset, a device-wide synchronize, an allocation, "
+                  "or a launch on another stream.\n  " +
+                  o.message +
+                  "\n  likely cause: launch every kernel and copy on the stream you are given, "
+                  "with the *Async forms of copies and memsets"),
+          "");
     }
     if (!o.passed()) {
       if (auto f = finish(stream, what); !f.passed()) return headed(p, f, "");
@@ -790,12 +827,14 @@ Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOp
     }
     if (auto f = finish(stream, what); !f.passed()) return headed(p, f, "");
     if (const int64_t n = changed_now(p, reader); n > 0) {
-      return headed(p, Outcome::fail(Code::OutsideStream,
-                                     std::to_string(n) + " output elements were written before the work on the given "
-                                     "stream was allowed to run: some of the launcher's work runs on another stream "
-                                     "(the default stream, cudaStreamPerThread, or a stream of its own).\n"
-                                     "  likely cause: a <<<grid, block>>> launch without the stream argument, or a "
-                                     "stream the launcher creates; launch everything on the stream it is given"),
+      return headed(p,
+                    Outcome::fail(Code::OutsideStream,
+                                  std::to_string(n) +
+                                      " output elements were written before the work on the given "
+                                      "stream was allowed to run: some of the launcher's work runs on another stream "
+                                      "(the default stream, cudaStreamPerThread, or a stream of its own).\n"
+                                      "  likely cause: a <<<grid, block>>> launch without the stream argument, or a "
+                                      "stream the launcher creates; launch everything on the stream it is given"),
                     "");
     }
     if (inputs_after_capture) {
@@ -806,8 +845,10 @@ Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOp
       cudaGraphExec_t exec = nullptr;
       CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
       const cudaError_t launched = cudaGraphLaunch(exec, stream);
-      Outcome f = launched == cudaSuccess ? finish(stream, what)
-                                          : Outcome::fail(Code::LaunchError, std::string("the captured work could not run: ") + cudaGetErrorName(launched));
+      Outcome f = launched == cudaSuccess
+                      ? finish(stream, what)
+                      : Outcome::fail(Code::LaunchError,
+                                      std::string("the captured work could not run: ") + cudaGetErrorName(launched));
       cudaGraphExecDestroy(exec);
       if (!f.passed()) return headed(p, f, "");
     }
@@ -858,13 +899,19 @@ Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOp
       if (f.passed()) f = finish(stream, what);
       if (!f.passed()) {
         if (f.code == Code::Fault && c.checks.fence_inputs) {
-          return headed(p, Outcome::fail(Code::OobRead,
-                                         "the kernel faulted reading past the end of an input: pass 1 ran cleanly with "
-                                         "the memory after each input mapped; this call, with the first byte past each "
-                                         "input unmapped, faulted (" + f.message + ").\n"
-                                         "  likely cause: a load before the bounds check, e.g. `float x = a[i]; if (i < n) ...`; "
-                                         "load only inside `if (i < n)`" + docs_pointer(c)),
-                        "second call, inputs fenced");
+          return headed(
+              p,
+              Outcome::fail(
+                  Code::OobRead,
+                  "the kernel faulted reading past the end of an input: pass 1 ran cleanly with "
+                  "the memory after each input mapped; this call, with the first byte past each "
+                  "input unmapped, faulted (" +
+                      f.message +
+                      ").\n"
+                      "  likely cause: a load before the bounds check, e.g. `float x = a[i]; if (i < n) ...`; "
+                      "load only inside `if (i < n)`" +
+                      docs_pointer(c)),
+              "second call, inputs fenced");
         }
         return headed(p, f, "second call");
       }
@@ -873,12 +920,13 @@ Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOp
     times.mark("pass2");
     const auto got2 = p.download(reader);
     if (seen < changed_elements(p, got2)) {
-      return headed(p, Outcome::fail(Code::OutsideStream,
-                                     "when the given stream had finished, part of the output was still unwritten; it "
-                                     "was written later, by work on the default stream or a blocking stream.\n"
-                                     "  likely cause: a launch without the stream argument (<<<grid, block>>>), on "
-                                     "cudaStreamPerThread, or on a stream the launcher creates; launch everything on "
-                                     "the stream it is given"),
+      return headed(p,
+                    Outcome::fail(Code::OutsideStream,
+                                  "when the given stream had finished, part of the output was still unwritten; it "
+                                  "was written later, by work on the default stream or a blocking stream.\n"
+                                  "  likely cause: a launch without the stream argument (<<<grid, block>>>), on "
+                                  "cudaStreamPerThread, or on a stream the launcher creates; launch everything on "
+                                  "the stream it is given"),
                     "second call");
     }
     Rng ref_rng2(opt.seed ^ 0x12345);
@@ -888,18 +936,21 @@ Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOp
     if (!v2.outcome.passed()) {
       bool same = true;
       for (size_t i = 0; i < got1.size() && same; ++i) {
-        if (got1[i].bytes() != got2[i].bytes()) same = false;
-        else if (got1[i].bytes()) same = std::memcmp(got1[i].raw(), got2[i].raw(), got1[i].bytes()) == 0;
+        if (got1[i].bytes() != got2[i].bytes())
+          same = false;
+        else if (got1[i].bytes())
+          same = std::memcmp(got1[i].raw(), got2[i].raw(), got1[i].bytes()) == 0;
       }
       // A launcher that skips the second call leaves the fresh poison (or an in-out's new start).
       if (same || changed_elements(p, got2) == 0) {
-        return headed(p, Outcome::fail(Code::Cached,
-                                       "called again on the same buffers with new input values, the launcher left "
-                                       "exactly the previous call's output, or wrote nothing at all: it reuses an "
-                                       "earlier result.\n"
-                                       "  likely cause: the launcher skips work it thinks it has done before (keyed on "
-                                       "pointers or sizes); compute from the inputs on every call\n" +
-                                           v2.outcome.message),
+        return headed(p,
+                      Outcome::fail(Code::Cached,
+                                    "called again on the same buffers with new input values, the launcher left "
+                                    "exactly the previous call's output, or wrote nothing at all: it reuses an "
+                                    "earlier result.\n"
+                                    "  likely cause: the launcher skips work it thinks it has done before (keyed on "
+                                    "pointers or sizes); compute from the inputs on every call\n" +
+                                        v2.outcome.message),
                       "second call, new inputs");
       }
       return headed(p, v2.outcome, "second call, new inputs");
@@ -918,12 +969,15 @@ Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOp
           for (int64_t q = 0; q < got3[i].count(); ++q) {
             if (got3[i].bits(q) != got2[i].bits(q) && diff++ == 0) first = q;
           }
-          return headed(p, Outcome::fail(Code::Nondeterministic,
-                                         p.specs()[i].name + ": two runs on the same inputs wrote different bits in " +
-                                             std::to_string(diff) + " elements (first at allocated element " +
-                                             std::to_string(first) + ").\n  likely cause: a race (a missing "
-                                             "__syncthreads() between writing shared memory and reading it), or "
-                                             "atomics whose order changes the rounding" + docs_pointer(c)),
+          return headed(p,
+                        Outcome::fail(Code::Nondeterministic,
+                                      p.specs()[i].name + ": two runs on the same inputs wrote different bits in " +
+                                          std::to_string(diff) + " elements (first at allocated element " +
+                                          std::to_string(first) +
+                                          ").\n  likely cause: a race (a missing "
+                                          "__syncthreads() between writing shared memory and reading it), or "
+                                          "atomics whose order changes the rounding" +
+                                          docs_pointer(c)),
                         "determinism run");
         }
       }

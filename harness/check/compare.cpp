@@ -16,9 +16,7 @@ Layout Layout::matrix(int64_t rows, int64_t cols, std::string row, std::string c
   return {{std::move(row), std::move(col)}, {rows, cols}};
 }
 
-int64_t Layout::count() const {
-  return std::accumulate(sizes.begin(), sizes.end(), int64_t{1}, std::multiplies<>());
-}
+int64_t Layout::count() const { return std::accumulate(sizes.begin(), sizes.end(), int64_t{1}, std::multiplies<>()); }
 
 std::string Layout::coords(int64_t index) const {
   std::vector<int64_t> c(sizes.size());
@@ -48,11 +46,16 @@ constexpr int kMapCols = 32;
 // Severity of a cell, highest wins: unchecked < right < wrong < NaN/Inf < unwritten.
 int severity(char c) {
   switch (c) {
-    case '.': return 1;
-    case 'x': return 2;
-    case 'n': return 3;
-    case 'u': return 4;
-    default: return 0;
+    case '.':
+      return 1;
+    case 'x':
+      return 2;
+    case 'n':
+      return 3;
+    case 'u':
+      return 4;
+    default:
+      return 0;
   }
 }
 
@@ -62,7 +65,8 @@ struct CellGrid {
   std::vector<char> cells;
 
   explicit CellGrid(const Layout& l)
-      : rows(std::max<int64_t>(l.rows(), 1)), cols(std::max<int64_t>(l.cols(), 1)),
+      : rows(std::max<int64_t>(l.rows(), 1)),
+        cols(std::max<int64_t>(l.cols(), 1)),
         grid_rows(static_cast<int>(std::min<int64_t>(rows, kMapRows))),
         grid_cols(static_cast<int>(std::min<int64_t>(cols, kMapCols))),
         cells(static_cast<size_t>(grid_rows) * grid_cols, ' ') {}
@@ -93,9 +97,8 @@ std::string format_value(double v) {
 }  // namespace
 
 CheckResult check_elements(const Layout& layout, const std::function<double(int64_t)>& got,
-                           const std::function<bool(int64_t)>& poisoned,
-                           const std::function<double(int64_t)>& ref, const Tolerance& tol,
-                           const CheckOptions& opt) {
+                           const std::function<bool(int64_t)>& poisoned, const std::function<double(int64_t)>& ref,
+                           const Tolerance& tol, const CheckOptions& opt) {
   CheckResult r;
   r.layout = layout;
   r.tol = tol;
@@ -149,15 +152,14 @@ CheckResult check_elements(const Layout& layout, const std::function<double(int6
     r.sampled = true;
     const int64_t cols = layout.cols();
     const int64_t edge = std::min<int64_t>(cols, opt.samples / 4);
-    for (int64_t i = 0; i < edge; ++i) compare(i);                  // first row
-    for (int64_t i = n - edge; i < n; ++i) compare(i);              // last row
+    for (int64_t i = 0; i < edge; ++i) compare(i);      // first row
+    for (int64_t i = n - edge; i < n; ++i) compare(i);  // last row
     Rng rng(opt.sample_seed);
     for (int64_t s = 0; s < opt.samples; ++s) compare(rng.range(0, n - 1));
   }
 
   std::sort(problems.begin(), problems.end(), [](auto& a, auto& b) { return a.index < b.index; });
-  problems.erase(std::unique(problems.begin(), problems.end(),
-                             [](auto& a, auto& b) { return a.index == b.index; }),
+  problems.erase(std::unique(problems.begin(), problems.end(), [](auto& a, auto& b) { return a.index == b.index; }),
                  problems.end());
   if (static_cast<int>(problems.size()) > opt.max_listed) problems.resize(opt.max_listed);
   r.first = std::move(problems);
@@ -192,8 +194,12 @@ std::string CheckResult::report() const {
   for (const auto& m : first) {
     s << "  " << layout.coords(m.index) << ": ";
     switch (m.fault) {
-      case Fault::Unwritten: s << "never written (still holds the poison)"; break;
-      case Fault::NonFinite: s << "got " << format_value(m.got); break;
+      case Fault::Unwritten:
+        s << "never written (still holds the poison)";
+        break;
+      case Fault::NonFinite:
+        s << "got " << format_value(m.got);
+        break;
       case Fault::Wrong:
         s << "expected " << format_value(m.expected) << ", got " << format_value(m.got);
         break;

@@ -32,14 +32,31 @@ struct Layout {
 // What the harness writes into an output before the kernel runs. Float poisons are NaNs
 // with a payload no arithmetic produces, so an element left unwritten can never pass and
 // is reported as "unwritten" rather than as a wrong value.
-template <class T> struct Poison;
-template <> struct Poison<float> { static constexpr uint32_t bits = 0x7FA5A5A5u; };
-template <> struct Poison<Half> { static constexpr uint16_t bits = 0x7DA5u; };
-template <> struct Poison<BFloat16> { static constexpr uint16_t bits = 0x7FA5u; };
-template <> struct Poison<int32_t> { static constexpr uint32_t bits = 0xA5A5A5A5u; };
-template <> struct Poison<int8_t> { static constexpr uint8_t bits = 0xA5u; };
+template <class T>
+struct Poison;
+template <>
+struct Poison<float> {
+  static constexpr uint32_t bits = 0x7FA5A5A5u;
+};
+template <>
+struct Poison<Half> {
+  static constexpr uint16_t bits = 0x7DA5u;
+};
+template <>
+struct Poison<BFloat16> {
+  static constexpr uint16_t bits = 0x7FA5u;
+};
+template <>
+struct Poison<int32_t> {
+  static constexpr uint32_t bits = 0xA5A5A5A5u;
+};
+template <>
+struct Poison<int8_t> {
+  static constexpr uint8_t bits = 0xA5u;
+};
 
-template <class T> bool is_poison(const T& v) {
+template <class T>
+bool is_poison(const T& v) {
   std::remove_const_t<decltype(Poison<T>::bits)> b;
   static_assert(sizeof b == sizeof v);
   std::memcpy(&b, &v, sizeof b);
@@ -65,11 +82,11 @@ struct CheckResult {
   bool ok = true;
   Layout layout;
   Tolerance tol;
-  int64_t checked = 0;     // elements compared with the reference
-  int64_t wrong = 0;       // of those, outside the tolerance
-  int64_t unwritten = 0;   // poison still in place (every element is scanned)
-  int64_t nonfinite = 0;   // NaN or Inf written by the kernel (every element is scanned)
-  bool sampled = false;    // values compared on a sample, not every element
+  int64_t checked = 0;          // elements compared with the reference
+  int64_t wrong = 0;            // of those, outside the tolerance
+  int64_t unwritten = 0;        // poison still in place (every element is scanned)
+  int64_t nonfinite = 0;        // NaN or Inf written by the kernel (every element is scanned)
+  bool sampled = false;         // values compared on a sample, not every element
   std::vector<Mismatch> first;  // the first few problems, in index order
   std::string tile_map;
   std::string report() const;   // the full failure message
@@ -91,17 +108,15 @@ struct CheckOptions {
 // The element-type-free core: `got(i)` returns element i as double, `poisoned(i)` says
 // whether it still holds the poison, `ref(i)` computes the float64 reference.
 CheckResult check_elements(const Layout& layout, const std::function<double(int64_t)>& got,
-                           const std::function<bool(int64_t)>& poisoned,
-                           const std::function<double(int64_t)>& ref, const Tolerance& tol,
-                           const CheckOptions& opt = {});
+                           const std::function<bool(int64_t)>& poisoned, const std::function<double(int64_t)>& ref,
+                           const Tolerance& tol, const CheckOptions& opt = {});
 
 template <class T>
-CheckResult check_output(const std::vector<T>& got, const Layout& layout,
-                         const std::function<double(int64_t)>& ref, const Tolerance& tol,
-                         const CheckOptions& opt = {}) {
+CheckResult check_output(const std::vector<T>& got, const Layout& layout, const std::function<double(int64_t)>& ref,
+                         const Tolerance& tol, const CheckOptions& opt = {}) {
   return check_elements(
-      layout, [&](int64_t i) { return to_double(got[i]); },
-      [&](int64_t i) { return is_poison(got[i]); }, ref, tol, opt);
+      layout, [&](int64_t i) { return to_double(got[i]); }, [&](int64_t i) { return is_poison(got[i]); }, ref, tol,
+      opt);
 }
 
 }  // namespace wb

@@ -57,16 +57,16 @@ struct Driver {
 
 bool cu_ok(CUresult r) { return r == CUDA_SUCCESS; }
 
-#define CU_CHECK(call)                                                                            \
-  do {                                                                                            \
-    const CUresult wb_cu_ = (call);                                                               \
-    if (wb_cu_ != CUDA_SUCCESS) {                                                                 \
-      const char* wb_name_ = nullptr;                                                             \
-      Driver::get().get_error_name(wb_cu_, &wb_name_);                                            \
-      throw ::wb::CudaError(std::string(#call) + " failed: " + (wb_name_ ? wb_name_ : "?") + " at " + \
-                                __FILE__ + ":" + std::to_string(__LINE__),                        \
-                            false);                                                               \
-    }                                                                                             \
+#define CU_CHECK(call)                                                                                                 \
+  do {                                                                                                                 \
+    const CUresult wb_cu_ = (call);                                                                                    \
+    if (wb_cu_ != CUDA_SUCCESS) {                                                                                      \
+      const char* wb_name_ = nullptr;                                                                                  \
+      Driver::get().get_error_name(wb_cu_, &wb_name_);                                                                 \
+      throw ::wb::CudaError(std::string(#call) + " failed: " + (wb_name_ ? wb_name_ : "?") + " at " + __FILE__ + ":" + \
+                                std::to_string(__LINE__),                                                              \
+                            false);                                                                                    \
+    }                                                                                                                  \
   } while (0)
 
 CUmemAllocationProp device_prop() {
@@ -135,10 +135,18 @@ int64_t count_unpoisoned(const void* ptr, size_t bytes, DType t, unsigned long l
   CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof(unsigned long long), stream));
   const uint64_t b = poison_bits(t);
   switch (size) {
-    case 1: launch_count<uint8_t>(ptr, n, b, counter, stream); break;
-    case 2: launch_count<uint16_t>(ptr, n, b, counter, stream); break;
-    case 4: launch_count<uint32_t>(ptr, n, b, counter, stream); break;
-    default: launch_count<unsigned long long>(ptr, n, b, counter, stream); break;
+    case 1:
+      launch_count<uint8_t>(ptr, n, b, counter, stream);
+      break;
+    case 2:
+      launch_count<uint16_t>(ptr, n, b, counter, stream);
+      break;
+    case 4:
+      launch_count<uint32_t>(ptr, n, b, counter, stream);
+      break;
+    default:
+      launch_count<unsigned long long>(ptr, n, b, counter, stream);
+      break;
   }
   unsigned long long host = 0;
   CUDA_CHECK(cudaMemcpyAsync(&host, counter, sizeof host, cudaMemcpyDeviceToHost, stream));
@@ -150,9 +158,15 @@ void fill_poison(void* ptr, size_t bytes, DType t, cudaStream_t stream) {
   if (bytes == 0) return;
   const uint64_t b = poison_bits(t);
   switch (dtype_size(t)) {
-    case 1: CUDA_CHECK(cudaMemsetAsync(ptr, static_cast<int>(b & 0xFF), bytes, stream)); return;
-    case 2: fill_pattern(ptr, bytes, static_cast<uint32_t>(b), 2, stream); return;
-    case 4: fill_pattern(ptr, bytes, static_cast<uint32_t>(b), 4, stream); return;
+    case 1:
+      CUDA_CHECK(cudaMemsetAsync(ptr, static_cast<int>(b & 0xFF), bytes, stream));
+      return;
+    case 2:
+      fill_pattern(ptr, bytes, static_cast<uint32_t>(b), 2, stream);
+      return;
+    case 4:
+      fill_pattern(ptr, bytes, static_cast<uint32_t>(b), 4, stream);
+      return;
     case 8: {
       const size_t n = bytes / 8;
       const unsigned blocks = static_cast<unsigned>(std::min<size_t>((n + 255) / 256, 4096));
@@ -254,8 +268,8 @@ GuardedBuffer::GuardDamage GuardedBuffer::check_guards(DType t) const {
   std::vector<unsigned char> before(kGuardBefore), after(kGuardAfter);
   CUDA_CHECK(cudaMemcpy(before.data(), base_, kGuardBefore, cudaMemcpyDeviceToHost));
   // The guard after starts right after the last element (the rounding slack included).
-  CUDA_CHECK(cudaMemcpy(after.data(), static_cast<char*>(base_) + kGuardBefore + bytes_, kGuardAfter,
-                        cudaMemcpyDeviceToHost));
+  CUDA_CHECK(
+      cudaMemcpy(after.data(), static_cast<char*>(base_) + kGuardBefore + bytes_, kGuardAfter, cudaMemcpyDeviceToHost));
   auto changed = [&](const unsigned char* p) {
     uint64_t b = 0;
     std::memcpy(&b, p, size);

@@ -63,8 +63,9 @@ Outcome check_refusal(const OpBase& op, const Variant& v, const Refusal& r) {
   }
 
   const std::string head = op.common().id() + " " + v.name + " with " + shape.text() + " (" + r.why + "): ";
-  const std::string how = "check the arguments before launching and throw std::invalid_argument with a message "
-                          "that says which argument is wrong and what is allowed";
+  const std::string how =
+      "check the arguments before launching and throw std::invalid_argument with a message "
+      "that says which argument is wrong and what is allowed";
   if (!refused) {
     return Outcome::fail(Code::AcceptedBadArgs,
                          head + (other.empty() ? "accepted" : "failed with '" + other + "' instead of refusing") +

@@ -84,7 +84,7 @@ struct CaseDef {
   int random_index = -1;             // Kind::Random
   int64_t size = 0;
   bool large = false;
-  bool race = false;                 // one of the op's race shapes (OpSpec::race_shapes)
+  bool race = false;  // one of the op's race shapes (OpSpec::race_shapes)
   std::string full_name() const { return suite + "." + name; }
 };
 
@@ -350,9 +350,12 @@ int run_exercise(const std::string& name, const std::string& chapter) {
   std::vector<std::pair<const Variant*, CaseDef>> small, large, refusals;
   for (const Variant* v : it->second) {
     for (CaseDef& d : cases_of(*find_op(v->op), *v)) {
-      if (d.kind == CaseDef::Kind::Refusal) refusals.emplace_back(v, std::move(d));
-      else if (d.large) large.emplace_back(v, std::move(d));
-      else small.emplace_back(v, std::move(d));
+      if (d.kind == CaseDef::Kind::Refusal)
+        refusals.emplace_back(v, std::move(d));
+      else if (d.large)
+        large.emplace_back(v, std::move(d));
+      else
+        small.emplace_back(v, std::move(d));
     }
   }
   // Fixed shapes smallest first, across the exercise's ops and dtypes; the seeded random
@@ -362,7 +365,8 @@ int run_exercise(const std::string& name, const std::string& chapter) {
     const bool ra = a.second.kind == CaseDef::Kind::Random, rb = b.second.kind == CaseDef::Kind::Random;
     return ra != rb ? rb : a.second.size < b.second.size;
   });
-  std::stable_sort(large.begin(), large.end(), [](const auto& a, const auto& b) { return a.second.size < b.second.size; });
+  std::stable_sort(large.begin(), large.end(),
+                   [](const auto& a, const auto& b) { return a.second.size < b.second.size; });
   small.insert(small.end(), refusals.begin(), refusals.end());
 
   nlohmann::ordered_json j = {{"exercise", name}, {"chapter", chapter}, {"file", file}};
@@ -375,7 +379,8 @@ int run_exercise(const std::string& name, const std::string& chapter) {
     append_record(j);
   };
   const auto detail_command = [&](const CaseDef& d) {
-    return "WORKBOOK_SEED=" + std::to_string(run_seed()) + " " + self_path() + " --gtest_filter='" + d.full_name() + "'";
+    return "WORKBOOK_SEED=" + std::to_string(run_seed()) + " " + self_path() + " --gtest_filter='" + d.full_name() +
+           "'";
   };
   const auto say_failure = [&](const Stage& st, const char* stage) {
     const auto& [d, o] = *st.failed;
@@ -390,8 +395,8 @@ int run_exercise(const std::string& name, const std::string& chapter) {
       finish("not_run", code, "no GPU here to run it", "");
       return 1;
     }
-    const std::string line = std::string(stage) + d.suite.substr(0, d.suite.rfind('/')) + " " + st.failed_shape +
-                             " [" + code + "]: " + first_line_of(o.message);
+    const std::string line = std::string(stage) + d.suite.substr(0, d.suite.rfind('/')) + " " + st.failed_shape + " [" +
+                             code + "]: " + first_line_of(o.message);
     std::printf("%s: FAILED %s\n  in full: %s\n", name.c_str(), line.c_str(), detail_command(d).c_str());
     finish("failed", code, line, detail_command(d));
     return 1;
@@ -411,7 +416,8 @@ int run_exercise(const std::string& name, const std::string& chapter) {
     if (d.race) race.push_back(d.full_name());
   }
   for (auto it2 = small.rbegin(); race.empty() && it2 != small.rend(); ++it2) {  // no race shapes declared
-    if (it2->second.kind == CaseDef::Kind::Shape && it2->second.size <= kRaceElements) race.push_back(it2->second.full_name());
+    if (it2->second.kind == CaseDef::Kind::Shape && it2->second.size <= kRaceElements)
+      race.push_back(it2->second.full_name());
   }
   if (race.size() == 1) {
     for (auto it2 = small.rbegin(); it2 != small.rend(); ++it2) {
@@ -435,8 +441,10 @@ int run_exercise(const std::string& name, const std::string& chapter) {
         for (size_t at = 0; at < output.size();) {
           const size_t nl = output.find('\n', at);
           const std::string line = output.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
-          if (hazard.empty() && line.find("Race reported") != std::string::npos) hazard = line;
-          else if (hazard.empty() && line.find("hazard") != std::string::npos) hazard = line;
+          if (hazard.empty() && line.find("Race reported") != std::string::npos)
+            hazard = line;
+          else if (hazard.empty() && line.find("hazard") != std::string::npos)
+            hazard = line;
           if (nl == std::string::npos) break;
           at = nl + 1;
         }
@@ -563,8 +571,9 @@ class BrokenTest : public ::testing::Test {
                     s.text().c_str(), set ? (" with " + set->name + " inputs").c_str() : "", v_.mistake.c_str());
         return;
       }
-      ADD_FAILURE() << v_.name << " (" << v_.mistake << ") was rejected on " << s.text() << " as "
-                    << code_name(o.code) << ", but should be rejected as " << expected << ":\n" << o.message;
+      ADD_FAILURE() << v_.name << " (" << v_.mistake << ") was rejected on " << s.text() << " as " << code_name(o.code)
+                    << ", but should be rejected as " << expected << ":\n"
+                    << o.message;
       return;
     }
     if (std::find(v_.expect.begin(), v_.expect.end(), Code::Race) != v_.expect.end()) return race_pass();
@@ -592,7 +601,8 @@ class BrokenTest : public ::testing::Test {
     }
     const std::string tail = output.size() > 3000 ? output.substr(output.size() - 3000) : output;
     ADD_FAILURE() << v_.name << " (" << v_.mistake << ") passed every shape, and racecheck reported no hazard "
-                  << "(exit status " << status << "): neither the checks nor the race pass catch it.\n" << tail;
+                  << "(exit status " << status << "): neither the checks nor the race pass catch it.\n"
+                  << tail;
   }
 
   // Inner side, under the sanitizer: the smallest shape the op runs, once through the checks.
@@ -653,12 +663,21 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     const auto value = [&](const char* flag, std::string& out) {
       const std::string f = flag;
-      if (a == f && i + 1 < argc) { out = argv[++i]; return true; }
-      if (a.rfind(f + "=", 0) == 0) { out = a.substr(f.size() + 1); return true; }
+      if (a == f && i + 1 < argc) {
+        out = argv[++i];
+        return true;
+      }
+      if (a.rfind(f + "=", 0) == 0) {
+        out = a.substr(f.size() + 1);
+        return true;
+      }
       return false;
     };
     if (value("--exercise", exercise) || value("--chapter", chapter)) continue;
-    if (a == "--list-exercises") { list = true; continue; }
+    if (a == "--list-exercises") {
+      list = true;
+      continue;
+    }
     std::fprintf(stderr, "%s: unknown argument '%s'\n%s", argv[0], a.c_str(), wb::kUsage);
     return 2;
   }
@@ -676,7 +695,8 @@ int main(int argc, char** argv) {
   }
   if (!GTEST_FLAG_GET(list_tests)) {
     std::printf("kernel-workbook: %s\n", wb::seed_hint().c_str());
-    if (auto reason = wb::gpu_missing_reason()) std::printf("kernel-workbook: %s: kernels are compiled, not run\n", reason->c_str());
+    if (auto reason = wb::gpu_missing_reason())
+      std::printf("kernel-workbook: %s: kernels are compiled, not run\n", reason->c_str());
   }
   return RUN_ALL_TESTS();
 }

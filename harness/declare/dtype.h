@@ -21,12 +21,16 @@ double unit_roundoff(DType t);
 
 // Host-side storage for the 16-bit float types (the bits, nothing more), so host code
 // never needs cuda_fp16.h / cuda_bf16.h.
-struct Half { uint16_t bits; };
-struct BFloat16 { uint16_t bits; };
+struct Half {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
+};
 
 float half_to_float(Half h);
-Half float_to_half(float f);          // round to nearest even
+Half float_to_half(float f);  // round to nearest even
 float bf16_to_float(BFloat16 b);
-BFloat16 float_to_bf16(float f);      // round to nearest even
+BFloat16 float_to_bf16(float f);  // round to nearest even
 
 }  // namespace wb

@@ -46,13 +46,32 @@ enum class Role { Reference, Solution, Student, Broken };
 const char* role_name(Role r);
 
 // The dtype of a device element type.
-template <class T> constexpr DType dtype_of();
-template <> constexpr DType dtype_of<float>() { return DType::F32; }
-template <> constexpr DType dtype_of<__half>() { return DType::F16; }
-template <> constexpr DType dtype_of<__nv_bfloat16>() { return DType::BF16; }
-template <> constexpr DType dtype_of<int8_t>() { return DType::I8; }
-template <> constexpr DType dtype_of<int32_t>() { return DType::I32; }
-template <> constexpr DType dtype_of<int64_t>() { return DType::I64; }
+template <class T>
+constexpr DType dtype_of();
+template <>
+constexpr DType dtype_of<float>() {
+  return DType::F32;
+}
+template <>
+constexpr DType dtype_of<__half>() {
+  return DType::F16;
+}
+template <>
+constexpr DType dtype_of<__nv_bfloat16>() {
+  return DType::BF16;
+}
+template <>
+constexpr DType dtype_of<int8_t>() {
+  return DType::I8;
+}
+template <>
+constexpr DType dtype_of<int32_t>() {
+  return DType::I32;
+}
+template <>
+constexpr DType dtype_of<int64_t>() {
+  return DType::I64;
+}
 
 // The buffers and sizes of one call, as a launch adapter sees them.
 class Args {
@@ -64,8 +83,14 @@ class Args {
   Args(const Shape& shape, std::vector<Slot> slots, void* workspace, size_t workspace_bytes)
       : shape_(shape), slots_(std::move(slots)), workspace_(workspace), workspace_bytes_(workspace_bytes) {}
 
-  template <class T> const T* in(std::string_view name) const { return static_cast<const T*>(find(name, dtype_of<T>(), false)); }
-  template <class T> T* out(std::string_view name) const { return static_cast<T*>(find(name, dtype_of<T>(), true)); }
+  template <class T>
+  const T* in(std::string_view name) const {
+    return static_cast<const T*>(find(name, dtype_of<T>(), false));
+  }
+  template <class T>
+  T* out(std::string_view name) const {
+    return static_cast<T*>(find(name, dtype_of<T>(), true));
+  }
   int64_t dim(std::string_view name) const { return shape_[name]; }
   int i(std::string_view name) const;  // a dimension as int (throws if it does not fit)
   double param(std::string_view name) const { return shape_.param(name); }
@@ -83,40 +108,71 @@ class Args {
 
 // One launcher of one library for one op.
 struct Variant {
-  std::string op;         // the op's id, "vector_add/f32"
-  std::string name;       // "ex1_vector_add", "v3_vectorized", "cublas_geam"
+  std::string op;    // the op's id, "vector_add/f32"
+  std::string name;  // "ex1_vector_add", "v3_vectorized", "cublas_geam"
   Role role = Role::Student;
   const void* fn = nullptr;
   std::type_index type = typeid(void);
-  std::string file;       // where the learner writes it (named first in failure messages)
-  int min_cc = 0;         // compute capability needed, major*10+minor
-  bool sm90a = false;     // built for sm_90a only: runs on compute capability 9.0 alone
-  bool library = false;   // a library call: trusted to use its stream, not captured
-  bool slow = false;      // left out of the default benchmark (a teaching step, far off the roof)
+  std::string file;      // where the learner writes it (named first in failure messages)
+  int min_cc = 0;        // compute capability needed, major*10+minor
+  bool sm90a = false;    // built for sm_90a only: runs on compute capability 9.0 alone
+  bool library = false;  // a library call: trusted to use its stream, not captured
+  bool slow = false;     // left out of the default benchmark (a teaching step, far off the roof)
   std::string note;
-  std::function<size_t(const Shape&)> workspace;            // scratch bytes it needs
-  std::function<void(const Args&, cudaStream_t)> prepare;   // untimed work after inputs change
-  std::vector<Code> expect;   // Role::Broken: the check must fail with one of these codes
-  std::vector<Shape> shapes;  // shapes to test it on (default: the op's test shapes)
-  std::string mistake;        // Role::Broken: the mistake, in words
-  const tune::Space* space = nullptr;  // tunable: its launcher reads a tune::Config (harness/tune)
+  std::function<size_t(const Shape&)> workspace;           // scratch bytes it needs
+  std::function<void(const Args&, cudaStream_t)> prepare;  // untimed work after inputs change
+  std::vector<Code> expect;                                // Role::Broken: the check must fail with one of these codes
+  std::vector<Shape> shapes;                               // shapes to test it on (default: the op's test shapes)
+  std::string mistake;                                     // Role::Broken: the mistake, in words
+  const tune::Space* space = nullptr;                      // tunable: its launcher reads a tune::Config (harness/tune)
 
-  Variant& in_file(std::string f) { file = std::move(f); return *this; }
-  Variant& needs_cc(int cc) { min_cc = cc; return *this; }
-  Variant& hopper_only() { sm90a = true; min_cc = 90; return *this; }
-  Variant& is_library() { library = true; return *this; }
-  Variant& is_slow() { slow = true; return *this; }
-  Variant& with_note(std::string n) { note = std::move(n); return *this; }
-  Variant& with_workspace(std::function<size_t(const Shape&)> w) { workspace = std::move(w); return *this; }
-  Variant& with_prepare(std::function<void(const Args&, cudaStream_t)> p) { prepare = std::move(p); return *this; }
+  Variant& in_file(std::string f) {
+    file = std::move(f);
+    return *this;
+  }
+  Variant& needs_cc(int cc) {
+    min_cc = cc;
+    return *this;
+  }
+  Variant& hopper_only() {
+    sm90a = true;
+    min_cc = 90;
+    return *this;
+  }
+  Variant& is_library() {
+    library = true;
+    return *this;
+  }
+  Variant& is_slow() {
+    slow = true;
+    return *this;
+  }
+  Variant& with_note(std::string n) {
+    note = std::move(n);
+    return *this;
+  }
+  Variant& with_workspace(std::function<size_t(const Shape&)> w) {
+    workspace = std::move(w);
+    return *this;
+  }
+  Variant& with_prepare(std::function<void(const Args&, cudaStream_t)> p) {
+    prepare = std::move(p);
+    return *this;
+  }
   Variant& rejected_as(std::vector<Code> codes, std::string what) {
     role = Role::Broken;
     expect = std::move(codes);
     mistake = std::move(what);
     return *this;
   }
-  Variant& on(std::vector<Shape> s) { shapes = std::move(s); return *this; }
-  Variant& tuned_by(const tune::Space& s) { space = &s; return *this; }
+  Variant& on(std::vector<Shape> s) {
+    shapes = std::move(s);
+    return *this;
+  }
+  Variant& tuned_by(const tune::Space& s) {
+    space = &s;
+    return *this;
+  }
 };
 
 template <class Fn>
@@ -140,10 +196,10 @@ struct InputSet {
 // What a failure looks like to a chapter's diagnosis hook.
 struct Diagnosis {
   const Shape& shape;
-  std::string output;          // which output failed
+  std::string output;  // which output failed
   Code code;
-  int64_t rows, cols;          // the output's logical view folded to 2-D
-  std::vector<int64_t> bad;    // logical indices of the first problems (sorted)
+  int64_t rows, cols;        // the output's logical view folded to 2-D
+  std::vector<int64_t> bad;  // logical indices of the first problems (sorted)
   int64_t bad_count = 0;
   int64_t unwritten = 0, wrong = 0, nonfinite = 0, checked = 0;
   // The failing pass itself, for a hook that tests a guess ("the output equals A^T * B"):
@@ -168,23 +224,23 @@ struct Checks {
 // The part of an op that does not depend on the launcher's type.
 struct OpCommon {
   std::string name, dtype, title;
-  std::string docs;                                        // "docs/ch01-indexing.md"
+  std::string docs;  // "docs/ch01-indexing.md"
   std::vector<TensorSpec> tensors;
-  std::function<void(Shape&)> derive;                      // derived dims (ld = C + pad)
-  std::function<int64_t(const Shape&)> ref_rows;           // default: 1
+  std::function<void(Shape&)> derive;             // derived dims (ld = C + pad)
+  std::function<int64_t(const Shape&)> ref_rows;  // default: 1
   std::function<void(const RefCtx&, int64_t)> reference;
   std::vector<Shape> test_shapes;
   std::function<std::vector<Shape>(Rng&)> random_shapes;
   std::vector<InputSet> input_sets;
-  std::vector<Shape> race_shapes;                          // see OpSpec::race_shapes
+  std::vector<Shape> race_shapes;  // see OpSpec::race_shapes
   std::vector<Shape> bench_shapes, full_bench_shapes;
   std::function<double(const Shape&)> bytes, flops;
   Peak peak = Peak::FP32;
   Checks checks;
   std::function<std::string(const Diagnosis&)> diagnose;
-  double yardstick_factor = 0;                             // > 0: compare errors with the yardstick
+  double yardstick_factor = 0;                                          // > 0: compare errors with the yardstick
   std::function<std::optional<std::string>(const Shape&)> unsupported;  // shapes a variant may refuse
-  std::vector<Refusal> refused;                            // arguments every variant must refuse
+  std::vector<Refusal> refused;                                         // arguments every variant must refuse
 
   std::string id() const { return dtype.empty() ? name : name + "/" + dtype; }
 };
@@ -232,8 +288,8 @@ struct OpSpec {
   std::function<void(Fn*, const Args&, cudaStream_t)> launch;
   Checks checks;
   std::function<std::string(const Diagnosis&)> diagnose;
-  Fn* yardstick = nullptr;       // a library launcher whose own error bounds the kernel's
-  double yardstick_factor = 4.0; // kernel error <= factor * yardstick error + one rounding step
+  Fn* yardstick = nullptr;        // a library launcher whose own error bounds the kernel's
+  double yardstick_factor = 4.0;  // kernel error <= factor * yardstick error + one rounding step
   std::function<std::optional<std::string>(const Shape&)> unsupported;
   std::vector<Refusal> refused;  // arguments every launcher must refuse (see Refusal)
 };
@@ -242,12 +298,19 @@ template <class Fn>
 class Op final : public OpBase {
  public:
   explicit Op(OpSpec<Fn> s)
-      : OpBase(OpCommon{s.name, s.dtype, s.title, s.docs, s.tensors, s.derive, s.ref_rows, s.reference,
-                        s.test_shapes, s.random_shapes, s.input_sets, s.race_shapes, s.bench_shapes,
-                        s.full_bench_shapes,
-                        s.bytes, s.flops, s.peak, s.checks, s.diagnose,
-                        s.yardstick ? s.yardstick_factor : 0.0, s.unsupported, s.refused}),
-        launch_(std::move(s.launch)), yardstick_(s.yardstick) {}
+      : OpBase(OpCommon{s.name,         s.dtype,
+                        s.title,        s.docs,
+                        s.tensors,      s.derive,
+                        s.ref_rows,     s.reference,
+                        s.test_shapes,  s.random_shapes,
+                        s.input_sets,   s.race_shapes,
+                        s.bench_shapes, s.full_bench_shapes,
+                        s.bytes,        s.flops,
+                        s.peak,         s.checks,
+                        s.diagnose,     s.yardstick ? s.yardstick_factor : 0.0,
+                        s.unsupported,  s.refused}),
+        launch_(std::move(s.launch)),
+        yardstick_(s.yardstick) {}
   std::type_index fn_type() const override { return typeid(Fn); }
   void invoke(const void* fn, const Args& a, cudaStream_t stream) const override {
     launch_(reinterpret_cast<Fn*>(const_cast<void*>(fn)), a, stream);
@@ -262,7 +325,10 @@ class Op final : public OpBase {
 // --- registry: filled by WB_OPS / WB_VARIANTS blocks in whatever is linked ---------------
 
 void add_op(std::unique_ptr<OpBase> op);
-template <class Fn> void add_op(OpSpec<Fn> spec) { add_op(std::make_unique<Op<Fn>>(std::move(spec))); }
+template <class Fn>
+void add_op(OpSpec<Fn> spec) {
+  add_op(std::make_unique<Op<Fn>>(std::move(spec)));
+}
 
 using VariantList = std::vector<Variant>;
 void defer_ops(void (*fn)());
@@ -274,25 +340,25 @@ const OpBase* find_op(const std::string& id);
 
 // A chapter's spec.cu:        WB_OPS(ch01) { wb::add_op(...); }
 // A library's variants.cu:    WB_VARIANTS(ch01_student, wb::Role::Student) { return {...}; }
-#define WB_OPS(tag)                                                                   \
-  static void wb_ops_##tag();                                                         \
+#define WB_OPS(tag)                                                                                    \
+  static void wb_ops_##tag();                                                                          \
   [[maybe_unused]] static const bool wb_ops_registered_##tag = (::wb::defer_ops(&wb_ops_##tag), true); \
   static void wb_ops_##tag()
 
-#define WB_VARIANTS(tag, role)                                                        \
-  static ::wb::VariantList wb_variants_##tag();                                       \
-  [[maybe_unused]] static const bool wb_variants_registered_##tag =                   \
-      (::wb::defer_variants(role, &wb_variants_##tag), true);                         \
+#define WB_VARIANTS(tag, role)                                      \
+  static ::wb::VariantList wb_variants_##tag();                     \
+  [[maybe_unused]] static const bool wb_variants_registered_##tag = \
+      (::wb::defer_variants(role, &wb_variants_##tag), true);       \
   static ::wb::VariantList wb_variants_##tag()
 
 // --- checking -------------------------------------------------------------------------------
 
 struct CaseOptions {
-  uint64_t seed = 1;                  // inputs of this case
-  const InputSet* inputs = nullptr;   // replaces the default distributions
-  bool full_check = false;            // compare every element even of large outputs
-  bool first_pass_only = false;       // the benchmark's gate: pass 1 (the stream captured, the
-                                      // output compared); the tests run the other passes
+  uint64_t seed = 1;                 // inputs of this case
+  const InputSet* inputs = nullptr;  // replaces the default distributions
+  bool full_check = false;           // compare every element even of large outputs
+  bool first_pass_only = false;      // the benchmark's gate: pass 1 (the stream captured, the
+                                     // output compared); the tests run the other passes
 };
 
 // The whole check of one variant on one shape (see harness/check/check.cu for the passes).

@@ -63,8 +63,8 @@ const std::vector<Variant>& all_variants() {
         if (op == nullptr) {
           std::string known;
           for (const auto& o : all_ops()) known.append(" ").append(o->common().id());
-          throw std::logic_error("variant " + v.name + " is for op '" + v.op + "', which no spec declares (ops:" +
-                                 known + ")");
+          throw std::logic_error("variant " + v.name + " is for op '" + v.op +
+                                 "', which no spec declares (ops:" + known + ")");
         }
         if (op->fn_type() != v.type) {
           throw std::logic_error("variant " + v.name + " has a launcher whose type does not match op " + v.op +

@@ -116,9 +116,7 @@ uint64_t Rng::next() {
   return result;
 }
 
-double Rng::uniform(double lo, double hi) {
-  return lo + (hi - lo) * (static_cast<double>(next() >> 11) * 0x1.0p-53);
-}
+double Rng::uniform(double lo, double hi) { return lo + (hi - lo) * (static_cast<double>(next() >> 11) * 0x1.0p-53); }
 
 int64_t Rng::range(int64_t lo, int64_t hi) {
   const uint64_t span = static_cast<uint64_t>(hi - lo) + 1;

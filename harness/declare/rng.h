@@ -23,8 +23,8 @@ class Rng {
  public:
   explicit Rng(uint64_t seed);
   uint64_t next();
-  double uniform(double lo, double hi);           // [lo, hi)
-  int64_t range(int64_t lo, int64_t hi);          // [lo, hi], inclusive
+  double uniform(double lo, double hi);   // [lo, hi)
+  int64_t range(int64_t lo, int64_t hi);  // [lo, hi], inclusive
  private:
   uint64_t s_[4];
 };

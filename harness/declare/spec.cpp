@@ -99,12 +99,18 @@ std::string Shape::text() const {
 
 uint64_t poison_bits(DType t) {
   switch (t) {
-    case DType::F32: return 0x7FA5A5A5u;
-    case DType::F16: return 0x7DA5u;
-    case DType::BF16: return 0x7FA5u;
-    case DType::I8: return 0xA5u;
-    case DType::I32: return 0xA5A5A5A5u;
-    case DType::I64: return 0xA5A5A5A5A5A5A5A5ull;
+    case DType::F32:
+      return 0x7FA5A5A5u;
+    case DType::F16:
+      return 0x7DA5u;
+    case DType::BF16:
+      return 0x7FA5u;
+    case DType::I8:
+      return 0xA5u;
+    case DType::I32:
+      return 0xA5A5A5A5u;
+    case DType::I64:
+      return 0xA5A5A5A5A5A5A5A5ull;
   }
   return 0;
 }
@@ -124,7 +130,8 @@ HostTensor::HostTensor(std::string name, DType dtype, int64_t count)
 }
 
 namespace {
-template <class I> I saturate(double v) {
+template <class I>
+I saturate(double v) {
   if (std::isnan(v)) return 0;
   const double r = std::nearbyint(v);
   if (r <= static_cast<double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
@@ -136,12 +143,36 @@ template <class I> I saturate(double v) {
 void HostTensor::set(int64_t i, double v) {
   unsigned char* p = data_.data() + static_cast<size_t>(i) * size_;
   switch (dtype_) {
-    case DType::F32: { const float f = static_cast<float>(v); std::memcpy(p, &f, 4); return; }
-    case DType::F16: { const Half h = float_to_half(static_cast<float>(v)); std::memcpy(p, &h.bits, 2); return; }
-    case DType::BF16: { const BFloat16 b = float_to_bf16(static_cast<float>(v)); std::memcpy(p, &b.bits, 2); return; }
-    case DType::I8: { const int8_t x = saturate<int8_t>(v); std::memcpy(p, &x, 1); return; }
-    case DType::I32: { const int32_t x = saturate<int32_t>(v); std::memcpy(p, &x, 4); return; }
-    case DType::I64: { const int64_t x = saturate<int64_t>(v); std::memcpy(p, &x, 8); return; }
+    case DType::F32: {
+      const float f = static_cast<float>(v);
+      std::memcpy(p, &f, 4);
+      return;
+    }
+    case DType::F16: {
+      const Half h = float_to_half(static_cast<float>(v));
+      std::memcpy(p, &h.bits, 2);
+      return;
+    }
+    case DType::BF16: {
+      const BFloat16 b = float_to_bf16(static_cast<float>(v));
+      std::memcpy(p, &b.bits, 2);
+      return;
+    }
+    case DType::I8: {
+      const int8_t x = saturate<int8_t>(v);
+      std::memcpy(p, &x, 1);
+      return;
+    }
+    case DType::I32: {
+      const int32_t x = saturate<int32_t>(v);
+      std::memcpy(p, &x, 4);
+      return;
+    }
+    case DType::I64: {
+      const int64_t x = saturate<int64_t>(v);
+      std::memcpy(p, &x, 8);
+      return;
+    }
   }
 }
 
@@ -160,12 +191,18 @@ Dist& Dist::with_neg_inf(double fraction) {
 std::string Dist::describe() const {
   if (!text.empty()) return text;
   switch (kind) {
-    case Kind::Uniform: return "uniform(" + number_text(a) + ", " + number_text(b) + ")";
-    case Kind::Normal: return "normal(" + number_text(a) + ", " + number_text(b) + ")";
-    case Kind::Ints: return "integers in [" + number_text(a) + ", " + number_text(b) + "]";
-    case Kind::Extremes: return "+-largest finite values";
-    case Kind::Ties: return number_text(b) + " distinct values (ties)";
-    case Kind::Custom: return "custom";
+    case Kind::Uniform:
+      return "uniform(" + number_text(a) + ", " + number_text(b) + ")";
+    case Kind::Normal:
+      return "normal(" + number_text(a) + ", " + number_text(b) + ")";
+    case Kind::Ints:
+      return "integers in [" + number_text(a) + ", " + number_text(b) + "]";
+    case Kind::Extremes:
+      return "+-largest finite values";
+    case Kind::Ties:
+      return number_text(b) + " distinct values (ties)";
+    case Kind::Custom:
+      return "custom";
   }
   return "?";
 }
@@ -205,12 +242,18 @@ namespace {
 
 double largest_finite(DType t) {
   switch (t) {
-    case DType::F32: return std::numeric_limits<float>::max();
-    case DType::F16: return 65504.0;
-    case DType::BF16: return bf16_to_float({0x7F7F});
-    case DType::I8: return 127;
-    case DType::I32: return std::numeric_limits<int32_t>::max();
-    case DType::I64: return 9.2e18;
+    case DType::F32:
+      return std::numeric_limits<float>::max();
+    case DType::F16:
+      return 65504.0;
+    case DType::BF16:
+      return bf16_to_float({0x7F7F});
+    case DType::I8:
+      return 127;
+    case DType::I32:
+      return std::numeric_limits<int32_t>::max();
+    case DType::I64:
+      return 9.2e18;
   }
   return 1;
 }
@@ -218,19 +261,22 @@ double largest_finite(DType t) {
 // One element of a built-in distribution.
 double draw(const Dist& d, DType t, Rng& rng) {
   switch (d.kind) {
-    case Dist::Kind::Uniform: return rng.uniform(d.a, d.b);
+    case Dist::Kind::Uniform:
+      return rng.uniform(d.a, d.b);
     case Dist::Kind::Normal: {
       // Box-Muller; u1 in (0, 1].
       const double u1 = 1.0 - rng.uniform(0.0, 1.0), u2 = rng.uniform(0.0, 1.0);
       return d.a + d.b * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
     }
-    case Dist::Kind::Ints: return static_cast<double>(rng.range(static_cast<int64_t>(d.a), static_cast<int64_t>(d.b)));
+    case Dist::Kind::Ints:
+      return static_cast<double>(rng.range(static_cast<int64_t>(d.a), static_cast<int64_t>(d.b)));
     case Dist::Kind::Extremes: {
       const bool negative = rng.range(0, 1) == 1;
       if (t == DType::I8) return negative ? -128 : 127;
       return negative ? -largest_finite(t) : largest_finite(t);
     }
-    default: return 0;
+    default:
+      return 0;
   }
 }
 
@@ -421,7 +467,8 @@ std::vector<Shape> gemm(const std::string& m, const std::string& n, const std::s
   return out;
 }
 
-std::vector<Shape> each_with(const std::vector<Shape>& base, const std::string& dim, const std::vector<int64_t>& values) {
+std::vector<Shape> each_with(const std::vector<Shape>& base, const std::string& dim,
+                             const std::vector<int64_t>& values) {
   std::vector<Shape> out;
   for (const auto& s : base) {
     for (int64_t v : values) {
@@ -432,7 +479,8 @@ std::vector<Shape> each_with(const std::vector<Shape>& base, const std::string& 
   return out;
 }
 
-std::vector<Shape> each_with_param(const std::vector<Shape>& base, const std::string& name, const std::vector<double>& values) {
+std::vector<Shape> each_with_param(const std::vector<Shape>& base, const std::string& name,
+                                   const std::vector<double>& values) {
   std::vector<Shape> out;
   for (const auto& s : base) {
     for (double v : values) {

@@ -34,10 +34,13 @@ class Shape {
   int64_t operator[](std::string_view name) const;  // throws std::out_of_range naming the dim
   bool has(std::string_view name) const;
   Shape& set(const std::string& name, int64_t value);
-  double param(std::string_view name) const;        // throws when absent
+  double param(std::string_view name) const;  // throws when absent
   double param_or(std::string_view name, double fallback) const;
   Shape& set_param(const std::string& name, double value);
-  Shape& tag(std::string t) { tag_ = std::move(t); return *this; }
+  Shape& tag(std::string t) {
+    tag_ = std::move(t);
+    return *this;
+  }
   const std::string& tag() const { return tag_; }
 
   // Product of the named dimensions (1 for none).
@@ -72,28 +75,65 @@ class HostTensor {
   void* raw() { return data_.data(); }
   const void* raw() const { return data_.data(); }
 
-  double get(int64_t i) const {       // the stored value, exactly, as double
+  double get(int64_t i) const {  // the stored value, exactly, as double
     const unsigned char* p = data_.data() + static_cast<size_t>(i) * size_;
     switch (dtype_) {
-      case DType::F32: { float v; std::memcpy(&v, p, 4); return v; }
-      case DType::F16: { Half h; std::memcpy(&h.bits, p, 2); return half_to_float(h); }
-      case DType::BF16: { BFloat16 b; std::memcpy(&b.bits, p, 2); return bf16_to_float(b); }
-      case DType::I8: { int8_t v; std::memcpy(&v, p, 1); return v; }
-      case DType::I32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-      case DType::I64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+      case DType::F32: {
+        float v;
+        std::memcpy(&v, p, 4);
+        return v;
+      }
+      case DType::F16: {
+        Half h;
+        std::memcpy(&h.bits, p, 2);
+        return half_to_float(h);
+      }
+      case DType::BF16: {
+        BFloat16 b;
+        std::memcpy(&b.bits, p, 2);
+        return bf16_to_float(b);
+      }
+      case DType::I8: {
+        int8_t v;
+        std::memcpy(&v, p, 1);
+        return v;
+      }
+      case DType::I32: {
+        int32_t v;
+        std::memcpy(&v, p, 4);
+        return v;
+      }
+      case DType::I64: {
+        int64_t v;
+        std::memcpy(&v, p, 8);
+        return static_cast<double>(v);
+      }
     }
     return 0;
   }
-  void set(int64_t i, double v);      // rounds to the dtype (nearest even; ints saturate)
+  void set(int64_t i, double v);                                  // rounds to the dtype (nearest even; ints saturate)
   bool is_poison(int64_t i) const { return bits(i) == poison_; }  // holds the harness's poison pattern
   void fill_poison();
-  uint64_t bits(int64_t i) const {    // raw bits, for bit-exact comparisons
+  uint64_t bits(int64_t i) const {  // raw bits, for bit-exact comparisons
     const unsigned char* p = data_.data() + static_cast<size_t>(i) * size_;
     switch (size_) {  // fixed-size copies compile to one load; a variable size is a call
-      case 1: return *p;
-      case 2: { uint16_t b; std::memcpy(&b, p, 2); return b; }
-      case 4: { uint32_t b; std::memcpy(&b, p, 4); return b; }
-      default: { uint64_t b; std::memcpy(&b, p, 8); return b; }
+      case 1:
+        return *p;
+      case 2: {
+        uint16_t b;
+        std::memcpy(&b, p, 2);
+        return b;
+      }
+      case 4: {
+        uint32_t b;
+        std::memcpy(&b, p, 4);
+        return b;
+      }
+      default: {
+        uint64_t b;
+        std::memcpy(&b, p, 8);
+        return b;
+      }
     }
   }
 
@@ -102,18 +142,28 @@ class HostTensor {
   // for a large tensor (a single-threaded zeroing of 8 GB was most of a 2^31-element test).
   template <class T>
   struct NoInit : std::allocator<T> {
-    template <class U> struct rebind { using other = NoInit<U>; };
+    template <class U>
+    struct rebind {
+      using other = NoInit<U>;
+    };
     NoInit() = default;
-    template <class U> NoInit(const NoInit<U>&) {}
-    template <class U> void construct(U* p) { ::new (static_cast<void*>(p)) U; }
-    template <class U, class... A> void construct(U* p, A&&... a) { ::new (static_cast<void*>(p)) U(std::forward<A>(a)...); }
+    template <class U>
+    NoInit(const NoInit<U>&) {}
+    template <class U>
+    void construct(U* p) {
+      ::new (static_cast<void*>(p)) U;
+    }
+    template <class U, class... A>
+    void construct(U* p, A&&... a) {
+      ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
+    }
   };
 
   std::string name_;
   DType dtype_ = DType::F32;
   int64_t count_ = 0;
-  size_t size_ = 4;        // bytes per element
-  uint64_t poison_ = 0;    // poison_bits(dtype_)
+  size_t size_ = 4;      // bytes per element
+  uint64_t poison_ = 0;  // poison_bits(dtype_)
   std::vector<unsigned char, NoInit<unsigned char>> data_;
 };
 
@@ -129,7 +179,7 @@ struct Dist {
   double a = -1, b = 1;         // uniform [a, b); normal mean a, std b; ints [a, b]; ties: b levels
   double neg_inf_fraction = 0;  // this share of elements becomes -inf (masks)
   std::function<void(HostTensor&, const class Shape&, Rng&)> custom;
-  std::string text;             // "normal(1000, 1)" for messages
+  std::string text;  // "normal(1000, 1)" for messages
 
   Dist& with_neg_inf(double fraction);
   std::string describe() const;
@@ -138,9 +188,9 @@ struct Dist {
 namespace dist {
 Dist uniform(double lo, double hi);
 Dist normal(double mean, double stddev);
-Dist ints(int64_t lo, int64_t hi);           // integers, inclusive
-Dist extremes();                             // +-largest finite value of the dtype (+-127/-128 for int8)
-Dist ties(int levels, double lo, double hi); // only `levels` distinct values: many equal elements
+Dist ints(int64_t lo, int64_t hi);            // integers, inclusive
+Dist extremes();                              // +-largest finite value of the dtype (+-127/-128 for int8)
+Dist ties(int levels, double lo, double hi);  // only `levels` distinct values: many equal elements
 Dist custom(std::string text, std::function<void(HostTensor&, const Shape&, Rng&)> fill);
 }  // namespace dist
 
@@ -156,8 +206,8 @@ struct Tol {
 };
 
 namespace tol {
-Tol exact();                                                   // bit-for-bit value equality
-Tol sum_of(std::vector<std::string> dims, double scale = 1.0); // a sum over these dims (tolerance_for)
+Tol exact();                                                    // bit-for-bit value equality
+Tol sum_of(std::vector<std::string> dims, double scale = 1.0);  // a sum over these dims (tolerance_for)
 Tol terms(std::function<int64_t(const Shape&)> n, double scale = 1.0);
 Tol abs_rel(double atol, double rtol);
 // `base` plus a fixed allowance, for an error the base model does not cover (e.g. a fast tanh
@@ -177,9 +227,9 @@ struct TensorSpec {
   std::vector<std::string> dims;
   DType dtype = DType::F32;
   TensorRole role = TensorRole::In;
-  Dist dist = dist::uniform(-1, 1);   // inputs, and the starting contents of in-out tensors
-  Tol tol = tol::exact();             // outputs
-  std::vector<std::string> view;      // empty: no padding
+  Dist dist = dist::uniform(-1, 1);  // inputs, and the starting contents of in-out tensors
+  Tol tol = tol::exact();            // outputs
+  std::vector<std::string> view;     // empty: no padding
   std::function<bool(const Shape&)> present;
   // The yardstick check (an op with a library yardstick): this output's largest error may be
   // at most the op's factor x the library's own largest error, plus this floor, per shape (it
@@ -203,7 +253,7 @@ struct TensorView {
   std::vector<std::string> names;  // the logical axes' dimension names
   TensorView(const TensorSpec& t, const Shape& s);
   int64_t alloc_index(int64_t logical) const;
-  bool is_padding(int64_t alloc) const;            // outside the view on some axis
+  bool is_padding(int64_t alloc) const;                                  // outside the view on some axis
   std::string coords(const std::string& tensor, int64_t logical) const;  // "y[3][1024]"
   std::string legend(const std::string& tensor) const;                   // "y[N][C]"
 };
@@ -221,8 +271,8 @@ class RefCtx {
   const Shape& shape() const { return shape_; }
   int64_t operator[](std::string_view dim) const { return shape_[dim]; }
   double param(std::string_view name) const { return shape_.param(name); }
-  const HostTensor& in(std::string_view name) const;    // throws naming the tensor
-  bool has(std::string_view name) const;                // present in this shape
+  const HostTensor& in(std::string_view name) const;  // throws naming the tensor
+  bool has(std::string_view name) const;              // present in this shape
   void expect(std::string_view output, int64_t index, double value) const;
 
   // Filled by expect(): per output, (logical index, value) pairs.
@@ -246,8 +296,10 @@ std::vector<Shape> rows_by_cols(const std::string& rows, const std::string& cols
 // GEMM sizes (host/shapes.h gemm_shapes).
 std::vector<Shape> gemm(const std::string& m, const std::string& n, const std::string& k, int64_t large = 2048);
 // Every shape once per value of a new dimension (pad 0 and pad 3 ...).
-std::vector<Shape> each_with(const std::vector<Shape>& base, const std::string& dim, const std::vector<int64_t>& values);
-std::vector<Shape> each_with_param(const std::vector<Shape>& base, const std::string& name, const std::vector<double>& values);
+std::vector<Shape> each_with(const std::vector<Shape>& base, const std::string& dim,
+                             const std::vector<int64_t>& values);
+std::vector<Shape> each_with_param(const std::vector<Shape>& base, const std::string& name,
+                                   const std::vector<double>& values);
 // `count` random shapes with each named dim in [1, max].
 std::function<std::vector<Shape>(Rng&)> random(int count, std::vector<std::pair<std::string, int64_t>> max);
 // Marks shapes (for the reader: "large" shapes may be skipped for memory).

@@ -67,10 +67,11 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
 
 // A 3-D box whose corner is at (c0 inner, c1, c2 outer): chapter 8 maps (D, S, B * H) so that
 // a box of rows never runs from one head into the next (rows past S arrive as zeros).
-__device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2, uint32_t bar) {
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2,
+                                            uint32_t bar) {
   asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
-          dst),
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::
+          "r"(dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
       : "memory");
 }
@@ -86,15 +87,11 @@ __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, uint32_t sr
 __device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 // Waits until this thread's earlier bulk stores have read their shared memory (it may be
 // written again) ...
-__device__ __forceinline__ void bulk_wait_read() {
-  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-}
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
 // ... or until they are complete.
 __device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 // Makes this thread's ordinary shared-memory writes visible to the copy engine.
-__device__ __forceinline__ void fence_async_shared() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
+__device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 // The warpgroup's registers per thread lowered (a producer that only issues copies) or
 // raised (the consumers that hold the accumulators) to kRegs, a multiple of 8 from 24 to 256.
 // Every thread of the warpgroup must call it.
@@ -107,9 +104,7 @@ __device__ __forceinline__ void setmaxnreg_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
 }
 // A barrier for the 128 threads of one warpgroup (ids 1, 2; 0 is __syncthreads).
-__device__ __forceinline__ void warpgroup_barrier(int id) {
-  asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
-}
+__device__ __forceinline__ void warpgroup_barrier(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -120,7 +115,7 @@ __device__ __forceinline__ void wgmma_wait() {
 
 // The accumulator operands of a wgmma's inline asm, in order: "+f"(d[i]) ... for 32, 64 or 128
 // FP32 registers (the asm's own "%0, %1, ..." list must match).
-#define WB_WGMMA_D8(d, i)                                                                                    \
+#define WB_WGMMA_D8(d, i)                                                                                     \
   "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), \
       "+f"(d[i + 7])
 #define WB_WGMMA_D32(d, i) WB_WGMMA_D8(d, i), WB_WGMMA_D8(d, i + 8), WB_WGMMA_D8(d, i + 16), WB_WGMMA_D8(d, i + 24)
@@ -143,7 +138,6 @@ __device__ __forceinline__ uint64_t make_desc(uint32_t smem_addr, uint32_t leadi
   desc |= uint64_t(1) << 62;  // 128-byte swizzle
   return desc;
 }
-
 
 // --- host ------------------------------------------------------------------------------
 

@@ -25,9 +25,12 @@ namespace wb::bench {
 
 const char* role_name(Role r) {
   switch (r) {
-    case Role::Reference: return "reference";
-    case Role::Solution: return "solution";
-    case Role::Student: return "student";
+    case Role::Reference:
+      return "reference";
+    case Role::Solution:
+      return "solution";
+    case Role::Student:
+      return "student";
   }
   return "?";
 }
@@ -94,16 +97,24 @@ Suite::Suite(std::string chapter, std::string title)
       title_(std::move(title)),
       args_(chapter_ + "_bench", title_ + ": every variant checked, then timed (Google Benchmark, CUDA events)"),
       log_(std::make_unique<report::Log>()) {
-  args_.add_flag("full", "the whole sweep of shapes and every ladder step (default: the headline shapes and the "
-                 "ladder's steps that are not marked slow)", &full_);
-  args_.add_string("impl", "only these, comma-separated: student, solution, reference (the roles, which the "
-                   "names do not hold), or a version name; a slow step named here runs without --full", &impl_filter_);
-  args_.add_string("shape", "only shapes whose label or text contains this (e.g. --shape=n67108864); a whole label or "
-                   "text selects that shape alone (n=1024, not n=10240)", &shape_filter_);
+  args_.add_flag("full",
+                 "the whole sweep of shapes and every ladder step (default: the headline shapes and the "
+                 "ladder's steps that are not marked slow)",
+                 &full_);
+  args_.add_string("impl",
+                   "only these, comma-separated: student, solution, reference (the roles, which the "
+                   "names do not hold), or a version name; a slow step named here runs without --full",
+                   &impl_filter_);
+  args_.add_string("shape",
+                   "only shapes whose label or text contains this (e.g. --shape=n67108864); a whole label or "
+                   "text selects that shape alone (n=1024, not n=10240)",
+                   &shape_filter_);
   args_.add_string("dtype", "only this dtype form of each op (f32, bf16, ...)", &dtype_filter_);
   args_.add_string("op", "only this op (e.g. --op=transpose)", &op_filter_);
-  args_.add_string("json", "the results file (the same as --benchmark_out=FILE; default results/" + chapter_ +
-                   "-<date>-<time>.json)", &json_path_);
+  args_.add_string(
+      "json",
+      "the results file (the same as --benchmark_out=FILE; default results/" + chapter_ + "-<date>-<time>.json)",
+      &json_path_);
   args_.add_string("markdown", "also write the table as Markdown to this file (for docs and class notes)",
                    &markdown_path_);
   args_.add_int("samples", "timed launches per repetition, instead of --benchmark_min_time's GPU time", &samples_, 1,
@@ -226,7 +237,8 @@ void Suite::run_case(size_t index, void* state_ptr) {
   }
   const Case& c = cases_[index];
   st.SetBytesProcessed(static_cast<int64_t>(c.bytes) * st.iterations());
-  if (c.flops > 0) st.counters["flops_per_second"] = benchmark::Counter(c.flops, benchmark::Counter::kIsIterationInvariantRate);
+  if (c.flops > 0)
+    st.counters["flops_per_second"] = benchmark::Counter(c.flops, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // After the last repetition of a case (Google Benchmark reports it): the output of its last
@@ -259,8 +271,9 @@ void Suite::finish_case(size_t index) {
   active_.reset();
   // One line per case on stderr, so a slow case shows in a log while the run goes on.
   const std::string code = res.outcome ? std::string(code_name(res.outcome->code)) : "not run";
-  std::fprintf(stderr, "  [%zu/%zu] %s: %s, check %.1f s, total %.1f s\n", index + 1, cases_.size(), what(index).c_str(),
-               code.c_str(), check_s_[index], started_[index] > 0 ? seconds_since(started_[index]) : 0.0);
+  std::fprintf(stderr, "  [%zu/%zu] %s: %s, check %.1f s, total %.1f s\n", index + 1, cases_.size(),
+               what(index).c_str(), code.c_str(), check_s_[index],
+               started_[index] > 0 ? seconds_since(started_[index]) : 0.0);
 }
 
 std::string Suite::usage() const { return args_.usage() + "\n" + benchmark_flags_help(); }
@@ -302,8 +315,9 @@ int Suite::run(int argc, char** argv, const std::function<void()>& build_cases) 
       throw UsageError("--json and --benchmark_out both name a results file: give one of them");
     }
     if (samples_ > 0 && flags.min_time) {
-      throw UsageError("--samples fixes the launches per repetition, so --benchmark_min_time would be ignored: give "
-                       "one of them");
+      throw UsageError(
+          "--samples fixes the launches per repetition, so --benchmark_min_time would be ignored: give "
+          "one of them");
     }
     if (!json_path_.empty()) check_writable("--json", json_path_);
     if (!flags.out.empty()) check_writable("--benchmark_out", flags.out);
@@ -362,12 +376,13 @@ int Suite::run(int argc, char** argv, const std::function<void()>& build_cases) 
     }
     if (cases_.empty()) {
       std::fprintf(stderr, "%s: nothing selected (--impl=%s --shape=%s --dtype=%s --op=%s); run with --help\n",
-                   prog.c_str(), impl_filter_.c_str(), shape_filter_.c_str(), dtype_filter_.c_str(), op_filter_.c_str());
+                   prog.c_str(), impl_filter_.c_str(), shape_filter_.c_str(), dtype_filter_.c_str(),
+                   op_filter_.c_str());
       return 2;
     }
     for (const Case& c : cases_) {
-      log.cases.push_back({c.op + "/" + c.shape_label + "/" + c.impl, c.op, c.shape, c.dtype, c.impl,
-                           role_name(c.role), c.bytes, c.flops, c.peak});
+      log.cases.push_back({c.op + "/" + c.shape_label + "/" + c.impl, c.op, c.shape, c.dtype, c.impl, role_name(c.role),
+                           c.bytes, c.flops, c.peak});
     }
     log.results.assign(cases_.size(), report::CaseResult{});
     check_s_.assign(cases_.size(), 0);
@@ -392,8 +407,10 @@ int Suite::run(int argc, char** argv, const std::function<void()>& build_cases) 
     const size_t matched = benchmark::RunSpecifiedBenchmarks(&display, file.get());
     benchmark::Shutdown();
     if (matched == 0) {
-      std::fprintf(stderr, "%s: no case matches --benchmark_filter='%s' (names are op/dtype/shape/impl; "
-                   "--benchmark_list_tests lists them)\n", prog.c_str(), flags.filter.c_str());
+      std::fprintf(stderr,
+                   "%s: no case matches --benchmark_filter='%s' (names are op/dtype/shape/impl; "
+                   "--benchmark_list_tests lists them)\n",
+                   prog.c_str(), flags.filter.c_str());
       return 2;
     }
     if (flags.list) return list_and_write(listing.str(), out_path);

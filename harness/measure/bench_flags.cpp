@@ -23,26 +23,37 @@ struct Flag {
 
 // Google Benchmark 1.7's flags, as benchmark::Initialize parses them.
 constexpr Flag kFlags[] = {
-    {"benchmark_filter", Kind::Regex, "REGEX", "run the cases whose name matches this regular expression (a leading '-' "
-                                          "negates it); names are op/dtype/shape/impl, e.g. vector_add/f32/n16777216/v3_vectorized"},
-    {"benchmark_list_tests", Kind::Bool, "true|false", "list the selected cases (and write them, not run, to the results file)"},
-    {"benchmark_repetitions", Kind::Int, "N", "repetitions of each case (the workbook's default: 5); the table gives their "
-                                             "median and spread"},
-    {"benchmark_min_time", Kind::Seconds, "SECONDS", "seconds of GPU time per repetition (the workbook's default: 0.01)"},
+    {"benchmark_filter", Kind::Regex, "REGEX",
+     "run the cases whose name matches this regular expression (a leading '-' "
+     "negates it); names are op/dtype/shape/impl, e.g. vector_add/f32/n16777216/v3_vectorized"},
+    {"benchmark_list_tests", Kind::Bool, "true|false",
+     "list the selected cases (and write them, not run, to the results file)"},
+    {"benchmark_repetitions", Kind::Int, "N",
+     "repetitions of each case (the workbook's default: 5); the table gives their "
+     "median and spread"},
+    {"benchmark_min_time", Kind::Seconds, "SECONDS",
+     "seconds of GPU time per repetition (the workbook's default: 0.01)"},
     {"benchmark_min_warmup_time", Kind::Seconds, "SECONDS", "seconds of untimed launches before the repetitions"},
-    {"benchmark_enable_random_interleaving", Kind::Bool, "true|false", "run the repetitions of all cases in a random order"},
+    {"benchmark_enable_random_interleaving", Kind::Bool, "true|false",
+     "run the repetitions of all cases in a random order"},
     {"benchmark_report_aggregates_only", Kind::Bool, "true|false", "report only the statistics of the repetitions"},
-    {"benchmark_display_aggregates_only", Kind::Bool, "true|false", "display only the statistics (files keep every repetition)"},
-    {"benchmark_format", Kind::Choice, "console|json|csv", "what is printed: console (the roofline table), json (the "
-                                                           "results file), csv (Google Benchmark's)"},
-    {"benchmark_out", Kind::Text, "FILE", "also write to this file (the results file, unless --benchmark_out_format says otherwise)"},
+    {"benchmark_display_aggregates_only", Kind::Bool, "true|false",
+     "display only the statistics (files keep every repetition)"},
+    {"benchmark_format", Kind::Choice, "console|json|csv",
+     "what is printed: console (the roofline table), json (the "
+     "results file), csv (Google Benchmark's)"},
+    {"benchmark_out", Kind::Text, "FILE",
+     "also write to this file (the results file, unless --benchmark_out_format says otherwise)"},
     {"benchmark_out_format", Kind::Choice, "json|console|csv", "the format of --benchmark_out"},
-    {"benchmark_color", Kind::Choice, "auto|true|false|yes|no|1|0", "colours in Google Benchmark's console format "
-                                                                     "(--benchmark_out_format=console)"},
-    {"benchmark_counters_tabular", Kind::Bool, "true|false", "counters as columns in Google Benchmark's console format"},
+    {"benchmark_color", Kind::Choice, "auto|true|false|yes|no|1|0",
+     "colours in Google Benchmark's console format "
+     "(--benchmark_out_format=console)"},
+    {"benchmark_counters_tabular", Kind::Bool, "true|false",
+     "counters as columns in Google Benchmark's console format"},
     {"benchmark_perf_counters", Kind::Text, "NAMES", "CPU performance counters to read (libpfm names)"},
     {"benchmark_context", Kind::Pairs, "KEY=VALUE,...", "added to the context of the results file"},
-    {"benchmark_time_unit", Kind::Choice, "ns|us|ms|s", "the unit of Google Benchmark's times (the workbook's default: us)"},
+    {"benchmark_time_unit", Kind::Choice, "ns|us|ms|s",
+     "the unit of Google Benchmark's times (the workbook's default: us)"},
     {"v", Kind::Int, "N", "Google Benchmark's verbosity"},
 };
 

@@ -23,9 +23,12 @@ namespace {
 
 wb::bench::Role bench_role(wb::Role r) {
   switch (r) {
-    case wb::Role::Reference: return wb::bench::Role::Reference;
-    case wb::Role::Solution: return wb::bench::Role::Solution;
-    default: return wb::bench::Role::Student;
+    case wb::Role::Reference:
+      return wb::bench::Role::Reference;
+    case wb::Role::Solution:
+      return wb::bench::Role::Solution;
+    default:
+      return wb::bench::Role::Student;
   }
 }
 

@@ -61,8 +61,8 @@ double measure_copy_gbps() {
   int sms = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   auto kernel_copy = [&](cudaStream_t s) {
-    copy16_kernel<<<sms * 8, 512, 0, s>>>(reinterpret_cast<const int4*>(src.data()), reinterpret_cast<int4*>(dst.data()),
-                                          bytes / 16);
+    copy16_kernel<<<sms * 8, 512, 0, s>>>(reinterpret_cast<const int4*>(src.data()),
+                                          reinterpret_cast<int4*>(dst.data()), bytes / 16);
     WB_CHECK_LAUNCH();
   };
   TimingOptions opt;
@@ -91,8 +91,8 @@ double measure_gemm_tflops(Peak type, int n) {
       af = DeviceBuffer<float>(count), bf = DeviceBuffer<float>(count), cf = DeviceBuffer<float>(count);
       fill_random(af, 1), fill_random(bf, 2);
       run = [&](cudaStream_t) {
-        CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, af.data(), n, bf.data(), n, &zero,
-                                 cf.data(), n));
+        CUBLAS_CHECK(
+            cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, af.data(), n, bf.data(), n, &zero, cf.data(), n));
       };
       break;
     case Peak::F16Tensor:

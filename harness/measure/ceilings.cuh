@@ -12,7 +12,7 @@
 namespace wb {
 
 struct MeasuredCeilings {
-  Ceilings values;        // 0 where a measurement was not possible
+  Ceilings values;  // 0 where a measurement was not possible
   std::string cache_path;
   bool from_cache = false;
 };

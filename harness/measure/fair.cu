@@ -76,13 +76,19 @@ std::optional<double> FairSampler::sample() {
       const int64_t later = t_.unwritten(stream_);
       const std::string sample = "timed launch " + std::to_string(taken_);
       if (later < gap) {
-        disqualify(Code::OutsideStream, sample + " had left " + std::to_string(gap) + " output elements unwritten when "
-                   "its stream finished; work on another stream wrote " + std::to_string(gap - later) + " of them "
-                   "later. Launch everything on the stream the launcher is given.");
+        disqualify(Code::OutsideStream, sample + " had left " + std::to_string(gap) +
+                                            " output elements unwritten when "
+                                            "its stream finished; work on another stream wrote " +
+                                            std::to_string(gap - later) +
+                                            " of them "
+                                            "later. Launch everything on the stream the launcher is given.");
       } else {
-        disqualify(Code::StaleAfterTiming, sample + " left " + std::to_string(gap) + " output elements unwritten "
-                   "(they still hold the poison written before it): the launcher skipped work on that call. Compute "
-                   "from the inputs on every call.");
+        disqualify(
+            Code::StaleAfterTiming,
+            sample + " left " + std::to_string(gap) +
+                " output elements unwritten "
+                "(they still hold the poison written before it): the launcher skipped work on that call. Compute "
+                "from the inputs on every call.");
       }
       return std::nullopt;
     }
@@ -93,8 +99,9 @@ std::optional<double> FairSampler::sample() {
   const double behind_ms = legacy_.ms_since(stop_);
   if (behind_ms > std::max(0.010, 0.2 * ms)) {
     disqualify(Code::OutsideStream, "work on the default stream (or a blocking stream) finished " + micro(behind_ms) +
-               " after the timed stream (the timed launch took " + micro(ms) + "): launch everything on the stream "
-               "the launcher is given.");
+                                        " after the timed stream (the timed launch took " + micro(ms) +
+                                        "): launch everything on the stream "
+                                        "the launcher is given.");
     return std::nullopt;
   }
   return ms;
@@ -108,10 +115,12 @@ bool FairSampler::end_run() {
   run_ms_.clear();
   run_waits_ms_.clear();
   if (left_ms > std::max(0.010, 0.2 * timed_ms)) {
-    return disqualify(Code::OutsideStream, "left work running: the GPU was still busy a median of " + micro(left_ms) +
-                      " after the timed stream had finished (the timed launch took " + micro(timed_ms) + "). The "
-                      "launcher returns before its work is done, or puts work on a stream of its own: launch "
-                      "everything on the stream it is given, so the time measured is the time it takes.");
+    return disqualify(Code::OutsideStream,
+                      "left work running: the GPU was still busy a median of " + micro(left_ms) +
+                          " after the timed stream had finished (the timed launch took " + micro(timed_ms) +
+                          "). The "
+                          "launcher returns before its work is done, or puts work on a stream of its own: launch "
+                          "everything on the stream it is given, so the time measured is the time it takes.");
   }
   return true;
 }
@@ -120,9 +129,11 @@ bool FairSampler::finish() {
   if (!end_run()) return false;
   const Outcome last = t_.check_last();
   if (!last.passed()) {
-    return disqualify(Code::StaleAfterTiming, "after timing, the output of the last timed launch is wrong for the "
+    return disqualify(Code::StaleAfterTiming,
+                      "after timing, the output of the last timed launch is wrong for the "
                       "inputs it was given (the inputs change before every timed launch). Does the launcher reuse a "
-                      "result from an earlier call, or skip work it has seen before? " + last.message);
+                      "result from an earlier call, or skip work it has seen before? " +
+                          last.message);
   }
   return true;
 }
@@ -136,7 +147,8 @@ ClockWatch::ClockWatch() {
   auto by_index = reinterpret_cast<int (*)(unsigned, void**)>(dlsym(lib_, "nvmlDeviceGetHandleByIndex_v2"));
   clock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib_, "nvmlDeviceGetClockInfo"));
   max_clock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib_, "nvmlDeviceGetMaxClockInfo"));
-  reasons_ = reinterpret_cast<int (*)(void*, unsigned long long*)>(dlsym(lib_, "nvmlDeviceGetCurrentClocksThrottleReasons"));
+  reasons_ =
+      reinterpret_cast<int (*)(void*, unsigned long long*)>(dlsym(lib_, "nvmlDeviceGetCurrentClocksThrottleReasons"));
   int dev = 0;
   cudaGetDevice(&dev);
   if (!init || !by_index || !clock_ || init() != 0 || by_index(static_cast<unsigned>(dev), &device_) != 0) {

@@ -6,10 +6,14 @@ namespace wb {
 
 const char* peak_name(Peak p) {
   switch (p) {
-    case Peak::FP32: return "fp32";
-    case Peak::F16Tensor: return "fp16-tensor";
-    case Peak::BF16Tensor: return "bf16-tensor";
-    case Peak::I8Tensor: return "int8-tensor";
+    case Peak::FP32:
+      return "fp32";
+    case Peak::F16Tensor:
+      return "fp16-tensor";
+    case Peak::BF16Tensor:
+      return "bf16-tensor";
+    case Peak::I8Tensor:
+      return "int8-tensor";
   }
   return "?";
 }
@@ -33,16 +37,19 @@ ArchRates arch_rates(int major, int minor) {
 
 double Ceilings::compute(Peak p) const {
   switch (p) {
-    case Peak::FP32: return fp32_tflops;
-    case Peak::F16Tensor: return f16_tflops;
-    case Peak::BF16Tensor: return bf16_tflops;
-    case Peak::I8Tensor: return i8_tops;
+    case Peak::FP32:
+      return fp32_tflops;
+    case Peak::F16Tensor:
+      return f16_tflops;
+    case Peak::BF16Tensor:
+      return bf16_tflops;
+    case Peak::I8Tensor:
+      return i8_tops;
   }
   return 0;
 }
 
-Ceilings spec_ceilings(int major, int minor, int sms, double sm_clock_khz, double mem_clock_khz,
-                       int bus_width_bits) {
+Ceilings spec_ceilings(int major, int minor, int sms, double sm_clock_khz, double mem_clock_khz, int bus_width_bits) {
   const ArchRates r = arch_rates(major, minor);
   const double per_clock_to_tera = sms * sm_clock_khz * 1e3 / 1e12;
   Ceilings c;

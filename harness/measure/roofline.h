@@ -12,11 +12,11 @@ const char* peak_name(Peak p);
 // Per-SM, per-clock throughput of one architecture (dense, no sparsity), from the
 // vendors' published architecture whitepapers. Tensor rates are for FP32 accumulate.
 struct ArchRates {
-  int fp32_lanes = 0;           // FP32 FMA lanes per SM (each FMA is 2 FLOPs)
-  int f16_tensor_flops = 0;     // FP16/BF16 tensor FLOPs per SM per clock (0: none)
+  int fp32_lanes = 0;        // FP32 FMA lanes per SM (each FMA is 2 FLOPs)
+  int f16_tensor_flops = 0;  // FP16/BF16 tensor FLOPs per SM per clock (0: none)
   int bf16_tensor_flops = 0;
-  int i8_tensor_ops = 0;        // INT8 tensor ops per SM per clock (0: none)
-  bool known = false;           // false: guessed from the nearest older architecture
+  int i8_tensor_ops = 0;  // INT8 tensor ops per SM per clock (0: none)
+  bool known = false;     // false: guessed from the nearest older architecture
 };
 ArchRates arch_rates(int major, int minor);
 
@@ -32,8 +32,7 @@ struct Ceilings {
 
 // Spec ceilings: DRAM = 2 (double data rate) * memory clock * bus width; compute =
 // rate per SM per clock * SMs * boost clock.
-Ceilings spec_ceilings(int major, int minor, int sms, double sm_clock_khz, double mem_clock_khz,
-                       int bus_width_bits);
+Ceilings spec_ceilings(int major, int minor, int sms, double sm_clock_khz, double mem_clock_khz, int bus_width_bits);
 
 // Roofline share: the time the op cannot beat on these ceilings (its bytes at full
 // bandwidth, or its FLOPs at full compute, whichever is longer) over the time it took.

@@ -135,7 +135,8 @@ bench::Timed prepare_timed(const OpBase& op, const Variant& v, Shape shape, uint
     }
     if (wrong == 0) return Outcome::pass();
     return Outcome::fail(Code::StaleAfterTiming, std::to_string(wrong) + " of " + std::to_string(checked) +
-                                                     " sampled elements wrong after the last timed launch (" + first + ")");
+                                                     " sampled elements wrong after the last timed launch (" + first +
+                                                     ")");
   };
   return timed;
 }

@@ -43,8 +43,8 @@ void L2Flusher::flush(cudaStream_t stream) {
   CUDA_CHECK(cudaGetLastError());
 }
 
-Stats time_launcher(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
-                    const std::string& what, const TimingOptions& opt) {
+Stats time_launcher(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream, const std::string& what,
+                    const TimingOptions& opt) {
   L2Flusher flusher;
   Event start, stop;
   for (int i = 0; i < opt.warmup; ++i) launch(stream);

@@ -37,7 +37,7 @@ struct TimingOptions {
 
 // Runs `launch` (already checked for correctness) and returns the sample statistics in
 // milliseconds. `what` names it in a hang message.
-Stats time_launcher(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
-                    const std::string& what, const TimingOptions& opt = {});
+Stats time_launcher(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream, const std::string& what,
+                    const TimingOptions& opt = {});
 
 }  // namespace wb

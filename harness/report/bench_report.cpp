@@ -48,7 +48,8 @@ std::optional<size_t> Log::find(const std::string& registered_name) const {
 std::optional<size_t> Log::find_instance(const std::string& instance_name) const {
   for (size_t i = 0; i < cases.size(); ++i) {
     const std::string& n = cases[i].name;
-    if (instance_name.compare(0, n.size(), n) == 0 && (instance_name.size() == n.size() || instance_name[n.size()] == '/')) {
+    if (instance_name.compare(0, n.size(), n) == 0 &&
+        (instance_name.size() == n.size() || instance_name[n.size()] == '/')) {
       return i;
     }
   }
@@ -57,7 +58,7 @@ std::optional<size_t> Log::find_instance(const std::string& instance_name) const
 
 std::vector<Row> summarize(const Log& log, const std::vector<Run>& runs) {
   struct Seen {
-    std::vector<double> us;        // each repetition's mean launch time
+    std::vector<double> us;  // each repetition's mean launch time
     int64_t iterations = 0, repetitions = 0;
     double agg_median_us = -1, agg_cv_pct = -1;
     int64_t agg_iterations = 0, agg_repetitions = 0;
@@ -110,8 +111,10 @@ std::vector<Row> summarize(const Log& log, const std::vector<Run>& runs) {
     row.samples = s.iterations > 0 ? s.iterations : s.agg_iterations * s.agg_repetitions;
     row.timed = res.outcome && res.outcome->passed() && s.error.empty() && row.median_us > 0;
     if (!row.timed) {
-      if (!res.outcome && s.error.empty()) row.note = "not run";
-      else row.note = std::string(code_name(row.outcome.code));
+      if (!res.outcome && s.error.empty())
+        row.note = "not run";
+      else
+        row.note = std::string(code_name(row.outcome.code));
       rows.push_back(std::move(row));
       continue;
     }
@@ -149,8 +152,8 @@ std::vector<Row> summarize(const Log& log, const std::vector<Run>& runs) {
 namespace {
 
 Table make_table(const Log& log, const std::vector<Row>& rows) {
-  Table t({"op", "shape", "impl", "role", "median us", "cv %", "n", "GB/s", "TFLOPS", "%spec", "%meas", "x ref",
-           "note"});
+  Table t(
+      {"op", "shape", "impl", "role", "median us", "cv %", "n", "GB/s", "TFLOPS", "%spec", "%meas", "x ref", "note"});
   const bool measured_ceiling = log.run.measured.values.dram_gbps > 0;
   std::string last_group;
   for (const Row& r : rows) {
@@ -187,12 +190,14 @@ std::string table(const Log& log, const std::vector<Row>& rows) {
   out += fmt::format("ceilings: spec {:.0f} GB/s; measured copy {:.0f} GB/s ({})\n", dev.spec.dram_gbps,
                      run.measured.values.dram_gbps, run.measured.from_cache ? "cached" : "measured now");
   out += "timing: " + timing_text(run) + " (Google Benchmark, CUDA events); cv % = their spread\n";
-  out += "roofline % = the time the op cannot beat on the ceilings / its median time; x ref = reference time / this "
-         "time\n\n";
+  out +=
+      "roofline % = the time the op cannot beat on the ceilings / its median time; x ref = reference time / this "
+      "time\n\n";
   out += make_table(log, rows).str();
   if (std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.note == "THROTTLED"; })) {
-    out += "\nTHROTTLED: the SM clock fell below 85% of its maximum (or the GPU reported a thermal/power slowdown) "
-           "during those rows; their times are not the GPU's best.\n";
+    out +=
+        "\nTHROTTLED: the SM clock fell below 85% of its maximum (or the GPU reported a thermal/power slowdown) "
+        "during those rows; their times are not the GPU's best.\n";
   }
   return out;
 }
@@ -211,7 +216,8 @@ Json context_json(const benchmark::BenchmarkReporter::Context& c) {
   }
   j["num_cpus"] = info.num_cpus;
   j["mhz_per_cpu"] = std::lround(info.cycles_per_second / 1e6);
-  if (info.scaling != benchmark::CPUInfo::UNKNOWN) j["cpu_scaling_enabled"] = info.scaling == benchmark::CPUInfo::ENABLED;
+  if (info.scaling != benchmark::CPUInfo::UNKNOWN)
+    j["cpu_scaling_enabled"] = info.scaling == benchmark::CPUInfo::ENABLED;
   j["caches"] = Json::array();
   for (const auto& cache : info.caches) {
     j["caches"].push_back(
@@ -272,9 +278,9 @@ Json document(const Log& log, const std::vector<Row>& rows, const Json& context,
   for (const Row& r : rows) {
     const CaseInfo& c = log.cases[r.index];
     const CaseResult& res = log.results.size() > r.index ? log.results[r.index] : CaseResult{};
-    Json row = {{"op", c.op},       {"shape", c.shape},     {"impl", c.impl},   {"role", c.role},
-                {"dtype", c.dtype}, {"benchmark", c.name},  {"bytes", c.bytes}, {"flops", c.flops},
-                {"peak", peak_name(c.peak)}};
+    Json row = {{"op", c.op},       {"shape", c.shape}, {"impl", c.impl},
+                {"role", c.role},   {"dtype", c.dtype}, {"benchmark", c.name},
+                {"bytes", c.bytes}, {"flops", c.flops}, {"peak", peak_name(c.peak)}};
     if (!r.timed) {
       row["outcome"] = res.outcome || r.outcome.code != Code::Pass ? std::string(code_name(r.outcome.code)) : "not_run";
       if (!r.outcome.message.empty()) row["message"] = r.outcome.message;
@@ -333,12 +339,17 @@ void Reporter::ReportRuns(const std::vector<Run>& runs) {
 
 void Reporter::Finalize() {
   switch (format_) {
-    case Format::Table: GetOutputStream() << table(log_, rows()) << std::flush; break;
+    case Format::Table:
+      GetOutputStream() << table(log_, rows()) << std::flush;
+      break;
     case Format::Json:
       GetOutputStream() << document(log_, rows(), context_, runs_).dump(1, ' ', false, Json::error_handler_t::replace)
-                        << "\n" << std::flush;
+                        << "\n"
+                        << std::flush;
       break;
-    case Format::Csv: csv_->Finalize(); break;
+    case Format::Csv:
+      csv_->Finalize();
+      break;
   }
 }
 

@@ -32,7 +32,7 @@ using Run = benchmark::BenchmarkReporter::Run;
 struct CaseInfo {
   std::string name;  // the registered name, what --benchmark_filter matches: "vector_add/f32/n16777216/v3_vectorized"
   std::string op, shape, dtype, impl, role;  // role: reference, solution, student
-  double bytes = 0;  // minimum traffic per call
+  double bytes = 0;                          // minimum traffic per call
   double flops = 0;
   Peak peak = Peak::FP32;
 };
@@ -75,16 +75,16 @@ struct Log {
 
 // One case summarised.
 struct Row {
-  size_t index = 0;           // into Log::cases
-  Outcome outcome;            // implausible when timed above the spec roofline
+  size_t index = 0;  // into Log::cases
+  Outcome outcome;   // implausible when timed above the spec roofline
   bool timed = false;
-  double median_us = 0;       // median over the repetitions of their mean launch time
-  double cv_pct = -1;         // spread of the repetitions; -1 with one repetition
-  int64_t samples = 0;        // timed launches, all repetitions
+  double median_us = 0;  // median over the repetitions of their mean launch time
+  double cv_pct = -1;    // spread of the repetitions; -1 with one repetition
+  int64_t samples = 0;   // timed launches, all repetitions
   int64_t repetitions = 0;
   double gbps = 0, tflops = 0, spec_pct = 0, meas_pct = 0;
-  double vs_reference = -1;   // the first timed reference of the op and shape / this; -1: none
-  std::string note;           // the table's note column
+  double vs_reference = -1;  // the first timed reference of the op and shape / this; -1: none
+  std::string note;          // the table's note column
 };
 
 // The rows of the cases that `runs` holds (every case when the run only listed them), in
@@ -96,7 +96,7 @@ std::string markdown(const Log& log, const std::vector<Row>& rows);  // for docs
 // The results file: the workbook's context and rows, Google Benchmark's context and runs.
 Json document(const Log& log, const std::vector<Row>& rows, const Json& context, const std::vector<Run>& runs);
 Json context_json(const benchmark::BenchmarkReporter::Context& c);  // as Google Benchmark's JSON has it
-Json run_json(const Run& r);                                         // likewise
+Json run_json(const Run& r);                                        // likewise
 
 // Google Benchmark's reporters for a benchmark program. A Reporter keeps what it is given
 // and writes its format at the end; the display one also calls Log::on_case_done once per

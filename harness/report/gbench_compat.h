@@ -8,12 +8,16 @@
 
 namespace wb::report {
 
+// benchmark::internal::SkippedWithError of 1.8+ (NotSkipped, SkippedWithMessage, SkippedWithError),
+// by value: the name does not exist in 1.7, and a branch of `if constexpr` must still compile.
+inline constexpr int kSkippedWithError = 2;
+
 template <class Run>
 bool run_failed(const Run& r) {
   if constexpr (requires { r.error_occurred; }) {
     return r.error_occurred;
   } else {
-    return r.skipped == benchmark::internal::SkippedWithError;
+    return static_cast<int>(r.skipped) == kSkippedWithError;
   }
 }
 
@@ -32,7 +36,7 @@ void mark_failed(Run& r, std::string message) {
     r.error_occurred = true;
     r.error_message = std::move(message);
   } else {
-    r.skipped = benchmark::internal::SkippedWithError;
+    r.skipped = static_cast<decltype(r.skipped)>(kSkippedWithError);
     r.skip_message = std::move(message);
   }
 }

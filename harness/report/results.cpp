@@ -52,12 +52,9 @@ Json spec_ceilings(const Ceilings& c) {
 }
 
 Json measured_ceilings(const MeasuredCeilings& m) {
-  return {{"copy_gbps", m.values.dram_gbps},
-          {"fp32_tflops", m.values.fp32_tflops},
-          {"fp16_tflops", m.values.f16_tflops},
-          {"bf16_tflops", m.values.bf16_tflops},
-          {"int8_tops", m.values.i8_tops},
-          {"cache", m.cache_path},
+  return {{"copy_gbps", m.values.dram_gbps},    {"fp32_tflops", m.values.fp32_tflops},
+          {"fp16_tflops", m.values.f16_tflops}, {"bf16_tflops", m.values.bf16_tflops},
+          {"int8_tops", m.values.i8_tops},      {"cache", m.cache_path},
           {"from_cache", m.from_cache}};
 }
 

@@ -50,45 +50,59 @@ bool print_learner(const std::vector<Verdict>& verdicts, const std::string& titl
   std::sort(v.begin(), v.end(), [](const Verdict& a, const Verdict& b) { return a.exercise < b.exercise; });
   int passed = 0, failed = 0, missing = 0, not_run = 0;
   for (const auto& x : v) {
-    if (x.verdict == "passed") ++passed;
-    else if (x.verdict == "not_written") ++missing;
-    else if (x.verdict == "not_run") ++not_run;
-    else ++failed;
+    if (x.verdict == "passed")
+      ++passed;
+    else if (x.verdict == "not_written")
+      ++missing;
+    else if (x.verdict == "not_run")
+      ++not_run;
+    else
+      ++failed;
   }
   std::string chapter = title.empty() ? v.front().chapter : title;
   std::printf("%s\n", std::string(78, '=').c_str());
-  std::printf("%s, your kernels: %d passed, %d failed, %d not written yet", chapter.empty() ? "kernel-workbook" : chapter.c_str(),
-              passed, failed, missing);
+  std::printf("%s, your kernels: %d passed, %d failed, %d not written yet",
+              chapter.empty() ? "kernel-workbook" : chapter.c_str(), passed, failed, missing);
   if (not_run) std::printf(", %d compiled but NOT RUN (no GPU)", not_run);
   std::printf("\n");
   size_t width = 0;
   for (const auto& x : v) width = std::max(width, x.exercise.size());
   const Verdict* next = nullptr;
   for (const auto& x : v) {
-    const char* what = x.verdict == "passed" ? "passed" : x.verdict == "not_written" ? "not written yet"
-                       : x.verdict == "not_run" ? "compiled, not run" : "FAILED";
+    const char* what = x.verdict == "passed"        ? "passed"
+                       : x.verdict == "not_written" ? "not written yet"
+                       : x.verdict == "not_run"     ? "compiled, not run"
+                                                    : "FAILED";
     std::printf("  %-*s  %-17s %s\n", static_cast<int>(width), x.exercise.c_str(), what, x.line.c_str());
-    if (!x.detail.empty()) std::printf("  %-*s  %-17s in full: %s\n", static_cast<int>(width), "", "", x.detail.c_str());
+    if (!x.detail.empty())
+      std::printf("  %-*s  %-17s in full: %s\n", static_cast<int>(width), "", "", x.detail.c_str());
     if (!next && x.verdict == "failed") next = &x;
   }
   if (!next) {
     for (const auto& x : v) {
-      if (x.verdict == "not_written") { next = &x; break; }
+      if (x.verdict == "not_written") {
+        next = &x;
+        break;
+      }
     }
   }
   if (not_run > 0) {
-    std::printf("NOT CHECKED: no GPU here, so written kernels were compiled but not run: whether they are right\n"
-                "  is unknown. Run the same command on a machine with an NVIDIA GPU (docs/ch00-setup.md, \"No NVIDIA GPU?\").\n");
+    std::printf(
+        "NOT CHECKED: no GPU here, so written kernels were compiled but not run: whether they are right\n"
+        "  is unknown. Run the same command on a machine with an NVIDIA GPU (docs/ch00-setup.md, \"No NVIDIA "
+        "GPU?\").\n");
   }
   const std::string again = chapter.empty() ? "ctest" : "ctest --preset " + chapter;
   if (next && next->verdict == "failed") {
-    std::printf("next: fix %s (the command above shows that case in full), then: %s\n", next->file.c_str(), again.c_str());
+    std::printf("next: fix %s (the command above shows that case in full), then: %s\n", next->file.c_str(),
+                again.c_str());
   } else if (next) {
     std::printf("next: write %s (delete its WB_NOT_IMPLEMENTED line), then: %s\n", next->file.c_str(), again.c_str());
   } else if (not_run == 0) {
-    std::printf("next: every exercise passes. Time them beside the solutions: build/%s/bin/%s_bench "
-                "(cmake --build --preset %s --target %s_bench)\n",
-                chapter.c_str(), chapter.c_str(), chapter.c_str(), chapter.c_str());
+    std::printf(
+        "next: every exercise passes. Time them beside the solutions: build/%s/bin/%s_bench "
+        "(cmake --build --preset %s --target %s_bench)\n",
+        chapter.c_str(), chapter.c_str(), chapter.c_str(), chapter.c_str());
   }
   std::printf("%s\n", std::string(78, '=').c_str());
   return failed == 0 && missing == 0 && not_run == 0;
@@ -101,13 +115,19 @@ int main(int argc, char** argv) {
   bool strict = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a.rfind("--dir=", 0) == 0) dir = a.substr(6);
-    else if (a == "--dir" && i + 1 < argc) dir = argv[++i];
-    else if (a.rfind("--title=", 0) == 0) title = a.substr(8);
-    else if (a == "--title" && i + 1 < argc) title = argv[++i];
-    else if (a == "--strict") strict = true;
+    if (a.rfind("--dir=", 0) == 0)
+      dir = a.substr(6);
+    else if (a == "--dir" && i + 1 < argc)
+      dir = argv[++i];
+    else if (a.rfind("--title=", 0) == 0)
+      title = a.substr(8);
+    else if (a == "--title" && i + 1 < argc)
+      title = argv[++i];
+    else if (a == "--strict")
+      strict = true;
     else {
-      std::fprintf(stderr, "workbook_summary: unknown argument '%s' (use --dir DIR [--title T] [--strict])\n", a.c_str());
+      std::fprintf(stderr, "workbook_summary: unknown argument '%s' (use --dir DIR [--title T] [--strict])\n",
+                   a.c_str());
       return 2;
     }
   }
@@ -157,10 +177,14 @@ int main(int argc, char** argv) {
   int passed = 0, not_run = 0, skipped = 0, failed = 0, missing = 0;
   std::map<std::string, std::vector<const Record*>> failures;  // by file/variant/op
   for (const auto& r : records) {
-    if (r.code == "pass") ++passed;
-    else if (r.code == "compiled_not_run") ++not_run;
-    else if (r.code == "skipped" || r.code == "no_engine") ++skipped;
-    else if (r.code == "not_implemented") ++missing;
+    if (r.code == "pass")
+      ++passed;
+    else if (r.code == "compiled_not_run")
+      ++not_run;
+    else if (r.code == "skipped" || r.code == "no_engine")
+      ++skipped;
+    else if (r.code == "not_implemented")
+      ++missing;
     else {
       ++failed;
       failures[(r.file.empty() ? r.variant : r.file) + " [" + r.variant + "] " + r.op].push_back(&r);
@@ -170,11 +194,12 @@ int main(int argc, char** argv) {
               title.empty() ? "" : (" " + title).c_str(), records.size(), passed, failed, missing, skipped, not_run);
   if (not_run > 0) {
     std::printf("%s\n", std::string(78, '-').c_str());
-    std::printf("NOT CHECKED: %d cases of written kernels were compiled but NOT RUN: there is no GPU here.\n"
-                "  The build checked that they compile; whether they are right and how fast they are is\n"
-                "  unknown. Run the same command on a machine with an NVIDIA GPU (a lab or cluster machine,\n"
-                "  or a cloud GPU instance): see \"No NVIDIA GPU?\" in docs/ch00-setup.md.\n",
-                not_run);
+    std::printf(
+        "NOT CHECKED: %d cases of written kernels were compiled but NOT RUN: there is no GPU here.\n"
+        "  The build checked that they compile; whether they are right and how fast they are is\n"
+        "  unknown. Run the same command on a machine with an NVIDIA GPU (a lab or cluster machine,\n"
+        "  or a cloud GPU instance): see \"No NVIDIA GPU?\" in docs/ch00-setup.md.\n",
+        not_run);
   }
   if (missing > 0) {
     std::map<std::string, int> files;

@@ -10,8 +10,8 @@ class Table {
   explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
   void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
   void add_rule() { rows_.emplace_back(); }  // an empty row prints as a rule
-  std::string str() const;       // aligned columns, rules between groups: for a terminal
-  std::string markdown() const;  // a Markdown table (rules left out, '|' escaped): for docs
+  std::string str() const;                   // aligned columns, rules between groups: for a terminal
+  std::string markdown() const;              // a Markdown table (rules left out, '|' escaped): for docs
 
  private:
   std::vector<std::string> header_;

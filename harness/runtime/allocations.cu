@@ -60,18 +60,28 @@ std::string result_text(const Cupti& c, CUptiResult r) {
 }
 
 constexpr CUpti_CallbackId kRuntimeCalls[] = {
-    CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,         CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000,  CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020, CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
-    CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020,     CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020,
 };
 constexpr CUpti_CallbackId kDriverCalls[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,          CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged,      CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
-    CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz,   CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync,
-    CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
-    CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync,         CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz,
 };
 
 }  // namespace
@@ -128,7 +138,8 @@ struct AllocationCount::State {
         case CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020:
         case CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020:
           return self->freed(reinterpret_cast<uintptr_t>(static_cast<const cudaFreeAsync_v11020_params*>(p)->devPtr));
-        default: return;
+        default:
+          return;
       }
     }
     if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
@@ -161,7 +172,8 @@ struct AllocationCount::State {
       case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync:
       case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz:
         return self->freed(static_cast<uintptr_t>(static_cast<const cuMemFreeAsync_params*>(p)->dptr));
-      default: return;
+      default:
+        return;
     }
   }
 };
@@ -179,8 +191,8 @@ bool AllocationCount::start() {
     why_ = c.problem;
     return false;
   }
-  const CUptiResult r = c.subscribe(&state_->subscriber, reinterpret_cast<CUpti_CallbackFunc>(&State::callback),
-                                    state_.get());
+  const CUptiResult r =
+      c.subscribe(&state_->subscriber, reinterpret_cast<CUpti_CallbackFunc>(&State::callback), state_.get());
   if (r != CUPTI_SUCCESS) {
     why_ = "CUPTI refused a subscriber (" + result_text(c, r) + "; is a profiler attached?)";
     state_->subscriber = nullptr;

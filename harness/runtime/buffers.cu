@@ -41,10 +41,17 @@ void fill_uniform(float* ptr, size_t n, uint64_t seed, float lo, float hi, cudaS
 
 void fill_pattern(void* ptr, size_t bytes, uint32_t pattern, int pattern_size, cudaStream_t stream) {
   switch (pattern_size) {
-    case 1: CUDA_CHECK(cudaMemsetAsync(ptr, static_cast<int>(pattern & 0xFF), bytes, stream)); break;
-    case 2: fill(ptr, bytes / 2, static_cast<uint16_t>(pattern), stream); break;
-    case 4: fill(ptr, bytes / 4, pattern, stream); break;
-    default: throw std::invalid_argument("fill_pattern: pattern size must be 1, 2 or 4");
+    case 1:
+      CUDA_CHECK(cudaMemsetAsync(ptr, static_cast<int>(pattern & 0xFF), bytes, stream));
+      break;
+    case 2:
+      fill(ptr, bytes / 2, static_cast<uint16_t>(pattern), stream);
+      break;
+    case 4:
+      fill(ptr, bytes / 4, pattern, stream);
+      break;
+    default:
+      throw std::invalid_argument("fill_pattern: pattern size must be 1, 2 or 4");
   }
 }
 

@@ -6,14 +6,14 @@
 
 #include "runtime/errors.cuh"
 
-#define CUDNN_CHECK(call)                                                                   \
-  do {                                                                                      \
-    const cudnnStatus_t wb_status_ = (call);                                                \
-    if (wb_status_ != CUDNN_STATUS_SUCCESS) {                                               \
-      throw ::wb::CudaError(std::string(#call) + " failed at " + __FILE__ + ":" +           \
-                                std::to_string(__LINE__) + ": " + cudnnGetErrorString(wb_status_), \
-                            false);                                                         \
-    }                                                                                       \
+#define CUDNN_CHECK(call)                                                                                           \
+  do {                                                                                                              \
+    const cudnnStatus_t wb_status_ = (call);                                                                        \
+    if (wb_status_ != CUDNN_STATUS_SUCCESS) {                                                                       \
+      throw ::wb::CudaError(std::string(#call) + " failed at " + __FILE__ + ":" + std::to_string(__LINE__) + ": " + \
+                                cudnnGetErrorString(wb_status_),                                                    \
+                            false);                                                                                 \
+    }                                                                                                               \
   } while (0)
 
 #include <map>

@@ -20,7 +20,8 @@ std::optional<std::string> gpu_missing_reason() {
     if (err == cudaErrorInsufficientDriver || err == cudaErrorNoDevice) {
       // With no NVIDIA driver at all, CUDA reports an "insufficient" driver: that is not
       // a driver to upgrade, it is no GPU.
-      const bool driver_present = std::filesystem::exists("/dev/nvidiactl") || std::filesystem::exists("/proc/driver/nvidia");
+      const bool driver_present =
+          std::filesystem::exists("/dev/nvidiactl") || std::filesystem::exists("/proc/driver/nvidia");
       if (!driver_present) return std::string("no GPU: this machine has no NVIDIA GPU or driver");
     }
     if (err != cudaSuccess) {
@@ -42,8 +43,7 @@ int select_tool_device(const char* tool, long long index) {
   int count = 0;
   CUDA_CHECK(cudaGetDeviceCount(&count));
   if (index < 0 || index >= count) {
-    std::fprintf(stderr, "%s: --device=%lld, but this machine has %d GPU(s) (0..%d)\n", tool, index, count,
-                 count - 1);
+    std::fprintf(stderr, "%s: --device=%lld, but this machine has %d GPU(s) (0..%d)\n", tool, index, count, count - 1);
     return 2;
   }
   CUDA_CHECK(cudaSetDevice(static_cast<int>(index)));

@@ -33,20 +33,20 @@ bool is_sticky(cudaError_t err);
 
 }  // namespace wb
 
-#define CUDA_CHECK(call)                                                          \
-  do {                                                                            \
-    const cudaError_t wb_status_ = (call);                                        \
-    if (wb_status_ != cudaSuccess) {                                              \
-      ::wb::throw_cuda_error(wb_status_, #call, __FILE__, __LINE__);              \
-    }                                                                             \
+#define CUDA_CHECK(call)                                             \
+  do {                                                               \
+    const cudaError_t wb_status_ = (call);                           \
+    if (wb_status_ != cudaSuccess) {                                 \
+      ::wb::throw_cuda_error(wb_status_, #call, __FILE__, __LINE__); \
+    }                                                                \
   } while (0)
 
-#define CUBLAS_CHECK(call)                                                        \
-  do {                                                                            \
-    const cublasStatus_t wb_status_ = (call);                                     \
-    if (wb_status_ != CUBLAS_STATUS_SUCCESS) {                                    \
-      ::wb::throw_cublas_error(wb_status_, #call, __FILE__, __LINE__);            \
-    }                                                                             \
+#define CUBLAS_CHECK(call)                                             \
+  do {                                                                 \
+    const cublasStatus_t wb_status_ = (call);                          \
+    if (wb_status_ != CUBLAS_STATUS_SUCCESS) {                         \
+      ::wb::throw_cublas_error(wb_status_, #call, __FILE__, __LINE__); \
+    }                                                                  \
   } while (0)
 
 // After a <<<...>>> launch: catches bad launch configurations at once.

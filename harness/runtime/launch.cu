@@ -109,25 +109,26 @@ double device_sync_with_deadline(const std::string& what) {
   return std::chrono::duration<double, std::milli>(end - start).count();
 }
 
-Outcome run_launcher(const std::string& what, const std::function<void(cudaStream_t)>& launch,
-                     cudaStream_t stream) {
+Outcome run_launcher(const std::string& what, const std::function<void(cudaStream_t)>& launch, cudaStream_t stream) {
   try {
     launch(stream);
   } catch (const NotImplemented& e) {
     return Outcome::fail(Code::NotImplemented, what + ": " + e.what());
   } catch (const CudaError& e) {
     return Outcome::fail(e.sticky ? Code::Fault : Code::LaunchError,
-            what + ": the launcher failed: " + e.what() +
-                (e.sticky ? "" : "\n  (check the grid and block sizes: at most 1024 threads per block, and a grid of at least one block)"));
+                         what + ": the launcher failed: " + e.what() +
+                             (e.sticky ? ""
+                                       : "\n  (check the grid and block sizes: at most 1024 threads per block, and a "
+                                         "grid of at least one block)"));
   }
   try {
     sync_with_deadline(stream, what);
   } catch (const CudaError& e) {
     return Outcome::fail(Code::Fault,
-            what + ": the kernel faulted: " + e.what() +
-                "\n  The CUDA context is lost; later GPU calls in this process fail too."
-                "\n  Find the bad access with:"
-                "\n    compute-sanitizer --tool memcheck <test binary> --gtest_filter=<this test>");
+                         what + ": the kernel faulted: " + e.what() +
+                             "\n  The CUDA context is lost; later GPU calls in this process fail too."
+                             "\n  Find the bad access with:"
+                             "\n    compute-sanitizer --tool memcheck <test binary> --gtest_filter=<this test>");
   }
   return Outcome::pass();
 }

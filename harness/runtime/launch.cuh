@@ -33,7 +33,7 @@ struct Rejected : std::runtime_error {
 };
 
 // In a stub launcher: WB_NOT_IMPLEMENTED("chapters/ch01_indexing/ex1_vector_add.cu");
-#define WB_NOT_IMPLEMENTED(file)                                                              \
+#define WB_NOT_IMPLEMENTED(file)                                                               \
   throw ::wb::NotImplemented(std::string("not implemented yet: write the kernel in ") + file + \
                              " and delete the WB_NOT_IMPLEMENTED line in its launcher")
 
@@ -43,8 +43,7 @@ inline std::string_view kind_name(Code c) { return code_name(c); }
 // Runs `launch` on `stream` and waits for it (at most WORKBOOK_KERNEL_TIMEOUT seconds,
 // default 60). `what` names the op and shape for the messages ("vector_add n=1025").
 // Returns Pass when the kernel ran to completion without an error.
-Outcome run_launcher(const std::string& what, const std::function<void(cudaStream_t)>& launch,
-                     cudaStream_t stream);
+Outcome run_launcher(const std::string& what, const std::function<void(cudaStream_t)>& launch, cudaStream_t stream);
 
 // Waits for `stream`; if the work is still running after the time limit, prints what hung
 // and ends the process with exit code 124. Errors are thrown as CudaError.

@@ -52,8 +52,8 @@ void conventions(CLI::App& app) {
 }
 
 CLI::Validator whole_number(int64_t min, int64_t max) {
-  const std::string range = max == INT64_MAX ? "at least " + std::to_string(min)
-                                              : std::to_string(min) + ".." + std::to_string(max);
+  const std::string range =
+      max == INT64_MAX ? "at least " + std::to_string(min) : std::to_string(min) + ".." + std::to_string(max);
   return CLI::Validator(
       [min, max](std::string& text) -> std::string {
         try {
@@ -122,7 +122,8 @@ bool parse(CLI::App& app, int argc, const char* const* argv, std::vector<std::st
       const std::string name = m.substr(lead.size(), eq - lead.size()), value = m.substr(eq + 3);
       const CLI::Option* o = app.get_option_no_throw(name);
       if (o != nullptr && o->get_expected_max() == 0) {
-        throw wb::UsageError(name + " is a switch and takes no value: give " + name + " alone ('" + value + "' was given)");
+        throw wb::UsageError(name + " is a switch and takes no value: give " + name + " alone ('" + value +
+                             "' was given)");
       }
       throw wb::UsageError(name + ": '" + value + "' is not a value it takes");
     }

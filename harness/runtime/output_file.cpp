@@ -55,7 +55,8 @@ std::optional<std::string> output_path_problem(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) return "it is a folder; give a file name (for example " + path + "/out.json)";
   const fs::path folder = folder_of(path);
-  if (!fs::exists(folder, ec)) return "the folder " + folder.string() + " does not exist; create it first or write elsewhere";
+  if (!fs::exists(folder, ec))
+    return "the folder " + folder.string() + " does not exist; create it first or write elsewhere";
   if (!fs::is_directory(folder, ec)) return folder.string() + " is not a folder";
   if (::access(folder.c_str(), W_OK) != 0) {
     return "the folder " + folder.string() + " is not writable (" + std::strerror(errno) + ")";

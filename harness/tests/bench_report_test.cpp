@@ -38,8 +38,8 @@ Log test_log() {
   log.run.min_time_s = 0.01;
   const double bytes = 12e6;  // 12 MB: 5 us at 2400 GB/s
   for (const auto& [shape, label] : {std::pair{"n=1000000", "n1000000"}, std::pair{"n=10", "n10"}}) {
-    for (const auto& [impl, role] : {std::pair{"cublas_geam", "reference"}, std::pair{"v2_fast", "solution"},
-                                     std::pair{"student", "student"}}) {
+    for (const auto& [impl, role] :
+         {std::pair{"cublas_geam", "reference"}, std::pair{"v2_fast", "solution"}, std::pair{"student", "student"}}) {
       log.cases.push_back({std::string("vector_add/f32/") + label + "/" + impl, "vector_add/f32", shape, "f32", impl,
                            role, bytes, bytes / 12, Peak::FP32});
     }
@@ -298,10 +298,9 @@ namespace wb::bench {
 namespace {
 
 TEST(BenchFlags, GoodFlagsAreKeptInOrder) {
-  const auto f = check_benchmark_flags({"--benchmark_filter=v3", "--benchmark_repetitions=7",
-                                        "--benchmark_format=json", "--benchmark_min_time=0.05",
-                                        "--benchmark_out=/tmp/x.json", "--benchmark_list_tests",
-                                        "--benchmark_context=class=A,room=2", "--v=1"});
+  const auto f = check_benchmark_flags({"--benchmark_filter=v3", "--benchmark_repetitions=7", "--benchmark_format=json",
+                                        "--benchmark_min_time=0.05", "--benchmark_out=/tmp/x.json",
+                                        "--benchmark_list_tests", "--benchmark_context=class=A,room=2", "--v=1"});
   EXPECT_EQ(f.args.size(), 8u);
   EXPECT_EQ(f.filter, "v3");
   EXPECT_EQ(f.repetitions, 7);

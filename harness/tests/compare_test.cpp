@@ -13,7 +13,8 @@ Tolerance tight() { return tolerance_for(DType::F32, 1); }
 
 TEST(Compare, ExactMatchPasses) {
   std::vector<float> got = {1.0f, -2.5f, 3.25f};
-  auto r = check_output(got, Layout::vector(3), [&](int64_t i) { return double(got[i]); }, tight());
+  auto r = check_output(
+      got, Layout::vector(3), [&](int64_t i) { return double(got[i]); }, tight());
   EXPECT_TRUE(r.ok) << r.report();
   EXPECT_EQ(r.checked, 3);
 }
@@ -21,7 +22,8 @@ TEST(Compare, ExactMatchPasses) {
 TEST(Compare, WrongValueIsReportedWithCoordinates) {
   std::vector<float> got(6, 1.0f);
   got[4] = 2.0f;  // (row 1, col 1) of a 2 x 3 matrix
-  auto r = check_output(got, Layout::matrix(2, 3), [](int64_t) { return 1.0; }, tight());
+  auto r = check_output(
+      got, Layout::matrix(2, 3), [](int64_t) { return 1.0; }, tight());
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.wrong, 1);
   const std::string rep = r.report();
@@ -32,7 +34,8 @@ TEST(Compare, WrongValueIsReportedWithCoordinates) {
 TEST(Compare, PoisonIsReportedAsUnwritten) {
   std::vector<float> got(4, 0.5f);
   std::memcpy(&got[3], &Poison<float>::bits, sizeof(float));
-  auto r = check_output(got, Layout::vector(4), [](int64_t) { return 0.5; }, tight());
+  auto r = check_output(
+      got, Layout::vector(4), [](int64_t) { return 0.5; }, tight());
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.unwritten, 1);
   EXPECT_EQ(r.wrong, 0);
@@ -42,7 +45,8 @@ TEST(Compare, PoisonIsReportedAsUnwritten) {
 TEST(Compare, NanAndInfNeverPass) {
   for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
     std::vector<float> got = {1.0f, bad};
-    auto r = check_output(got, Layout::vector(2), [](int64_t) { return 1.0; }, tolerance_for(DType::BF16, 1 << 20));
+    auto r = check_output(
+        got, Layout::vector(2), [](int64_t) { return 1.0; }, tolerance_for(DType::BF16, 1 << 20));
     EXPECT_FALSE(r.ok);
     EXPECT_EQ(r.nonfinite, 1);
   }
@@ -54,7 +58,8 @@ TEST(Compare, TileMapMarksOnlyTheBadRegion) {
   const int64_t rows = 16, cols = 64;
   std::vector<float> got(rows * cols, 1.0f);
   for (int64_t r = 0; r < rows; ++r) got[r * cols + cols - 1] = 7.0f;
-  auto res = check_output(got, Layout::matrix(rows, cols), [](int64_t) { return 1.0; }, tight());
+  auto res = check_output(
+      got, Layout::matrix(rows, cols), [](int64_t) { return 1.0; }, tight());
   ASSERT_FALSE(res.ok);
   EXPECT_NE(res.tile_map.find("|...............................x|"), std::string::npos) << res.tile_map;
 }
@@ -65,7 +70,8 @@ TEST(Compare, LargeOutputsAreSampledButStillScannedForPoison) {
   std::memcpy(&got[n / 2], &Poison<float>::bits, sizeof(float));
   CheckOptions opt;
   opt.samples = 1000;
-  auto r = check_output(got, Layout::vector(n), [](int64_t) { return 2.0; }, tight(), opt);
+  auto r = check_output(
+      got, Layout::vector(n), [](int64_t) { return 2.0; }, tight(), opt);
   EXPECT_TRUE(r.sampled);
   EXPECT_EQ(r.unwritten, 1);  // found by the full scan, whatever the sample
   EXPECT_LT(r.checked, n);
@@ -78,7 +84,8 @@ TEST(Compare, SamplingAlwaysCoversTheLastRow) {
   CheckOptions opt;
   opt.full_check_limit = 1000;
   opt.samples = 1000;
-  auto r = check_output(got, Layout::matrix(rows, cols), [](int64_t) { return 1.0; }, tight(), opt);
+  auto r = check_output(
+      got, Layout::matrix(rows, cols), [](int64_t) { return 1.0; }, tight(), opt);
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.wrong, 1);
 }

@@ -51,7 +51,8 @@ TEST(HarnessGpu, PoisonFillsEveryElementAndKernelsOverwriteIt) {
   WB_CHECK_LAUNCH();
   CUDA_CHECK(cudaDeviceSynchronize());
   host = b.download();
-  auto r = check_output(host, Layout::vector(n), [](int64_t i) { return double(i); }, tolerance_for(DType::F32, 1));
+  auto r = check_output(
+      host, Layout::vector(n), [](int64_t i) { return double(i); }, tolerance_for(DType::F32, 1));
   EXPECT_FALSE(r.ok);
   EXPECT_EQ(r.unwritten, n / 2);
   EXPECT_EQ(r.wrong, 0);
@@ -70,7 +71,8 @@ TEST(HarnessGpu, SixteenBitPoisonIsNaN) {
 TEST(HarnessGpu, NotImplementedIsReportedAsSuch) {
   WB_REQUIRE_GPU();
   Stream s;
-  const Outcome o = run_launcher("op n=1", [](cudaStream_t) { WB_NOT_IMPLEMENTED("chapters/x/ex1.cu"); }, s);
+  const Outcome o = run_launcher(
+      "op n=1", [](cudaStream_t) { WB_NOT_IMPLEMENTED("chapters/x/ex1.cu"); }, s);
   EXPECT_EQ(o.code, Code::NotImplemented);
   EXPECT_NE(o.message.find("not implemented yet"), std::string::npos) << o.message;
   EXPECT_NE(o.message.find("chapters/x/ex1.cu"), std::string::npos) << o.message;
@@ -79,10 +81,13 @@ TEST(HarnessGpu, NotImplementedIsReportedAsSuch) {
 TEST(HarnessGpu, BadLaunchConfigurationIsALaunchError) {
   WB_REQUIRE_GPU();
   Stream s;
-  const Outcome o = run_launcher("op n=1", [](cudaStream_t st) {
-    write_index<<<1, 4096, 0, st>>>(nullptr, 0);  // too many threads per block
-    WB_CHECK_LAUNCH();
-  }, s);
+  const Outcome o = run_launcher(
+      "op n=1",
+      [](cudaStream_t st) {
+        write_index<<<1, 4096, 0, st>>>(nullptr, 0);  // too many threads per block
+        WB_CHECK_LAUNCH();
+      },
+      s);
   EXPECT_EQ(o.code, Code::LaunchError);
   EXPECT_NE(o.message.find("1024 threads"), std::string::npos) << o.message;
 }
@@ -91,10 +96,13 @@ TEST(HarnessGpu, FaultIsReportedWithShapeAndSanitizerHint) {
   WB_REQUIRE_GPU();
   Stream s;
   DeviceBuffer<float> b(32);
-  const Outcome o = run_launcher("op n=32", [&](cudaStream_t st) {
-    write_out_of_bounds<<<1, 32, 0, st>>>(b.data());
-    WB_CHECK_LAUNCH();
-  }, s);
+  const Outcome o = run_launcher(
+      "op n=32",
+      [&](cudaStream_t st) {
+        write_out_of_bounds<<<1, 32, 0, st>>>(b.data());
+        WB_CHECK_LAUNCH();
+      },
+      s);
   EXPECT_EQ(o.code, Code::Fault);
   EXPECT_NE(o.message.find("op n=32"), std::string::npos) << o.message;
   EXPECT_NE(o.message.find("compute-sanitizer"), std::string::npos) << o.message;
@@ -180,7 +188,9 @@ TEST(HarnessGpu, FairTimingRejectsWorkOnAStreamOfItsOwn) {
 Outcome fair_outcome_counting(DeviceBuffer<float>& out, const std::function<void(cudaStream_t)>& launch) {
   bench::Timed t;
   t.launch = launch;
-  t.next_inputs = [&](cudaStream_t st) { CUDA_CHECK(cudaMemsetAsync(out.data(), 0xFF, out.size() * sizeof(float), st)); };
+  t.next_inputs = [&](cudaStream_t st) {
+    CUDA_CHECK(cudaMemsetAsync(out.data(), 0xFF, out.size() * sizeof(float), st));
+  };
   t.check_last = [] { return Outcome::pass(); };
   t.unwritten = [&](cudaStream_t st) {
     std::vector<uint32_t> h(out.size());
@@ -222,7 +232,8 @@ TEST(HarnessGpu, FairTimingCatchesASmallTailOnAnotherStream) {
 TEST(HarnessGpu, FairTimingAcceptsALauncherThatWritesItsWholeOutputEveryTime) {
   WB_REQUIRE_GPU();
   DeviceBuffer<float> out(1024);
-  const Outcome o = fair_outcome_counting(out, [&](cudaStream_t st) { write_index<<<4, 256, 0, st>>>(out.data(), 1024); });
+  const Outcome o =
+      fair_outcome_counting(out, [&](cudaStream_t st) { write_index<<<4, 256, 0, st>>>(out.data(), 1024); });
   EXPECT_TRUE(o.passed()) << o.message;
 }
 
@@ -244,12 +255,11 @@ TEST(HarnessGpu, MeasuredCopyIsBelowSpec) {
   EXPECT_LT(gbps, 1.0 * d.spec.dram_gbps) << "a copy faster than the spec bandwidth means the timing is wrong";
 }
 
-
 // --- AllocationCount: what this process allocated and did not free ---------------------------
 
-#define WB_START_COUNT(count)                                                                   \
-  do {                                                                                          \
-    if (!(count).start()) GTEST_SKIP() << "cannot count allocations here: " << (count).why();  \
+#define WB_START_COUNT(count)                                                                 \
+  do {                                                                                        \
+    if (!(count).start()) GTEST_SKIP() << "cannot count allocations here: " << (count).why(); \
   } while (0)
 
 TEST(AllocationCount, CountsWhatIsLeftAllocated) {
@@ -318,8 +328,9 @@ TEST(AllocationCount, AnotherProcessAllocatingIsNotCounted) {
   CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
   AllocationCount count;
   WB_START_COUNT(count);
-  const std::string command = std::string("'") + self +
-                              "' --gtest_also_run_disabled_tests --gtest_filter=AllocationCount.DISABLED_HelperHoldsMemory";
+  const std::string command =
+      std::string("'") + self +
+      "' --gtest_also_run_disabled_tests --gtest_filter=AllocationCount.DISABLED_HelperHoldsMemory";
   FILE* child = popen(command.c_str(), "r");
   ASSERT_NE(child, nullptr);
   bool holding = false;

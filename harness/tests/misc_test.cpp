@@ -45,7 +45,8 @@ TEST(Shapes, CatalogueHasTinyPrimeAndOffByOneSizes) {
   const bool has_rect_both_ways = std::any_of(m.begin(), m.end(), [](auto e) { return e.rows > 8 * e.cols; }) &&
                                   std::any_of(m.begin(), m.end(), [](auto e) { return e.cols > 8 * e.rows; });
   EXPECT_TRUE(has_rect_both_ways);
-  const bool none_is_tile_multiple_only = std::any_of(m.begin(), m.end(), [](auto e) { return e.rows % 32 != 0 && e.cols % 32 != 0 && e.rows > 32; });
+  const bool none_is_tile_multiple_only =
+      std::any_of(m.begin(), m.end(), [](auto e) { return e.rows % 32 != 0 && e.cols % 32 != 0 && e.rows > 32; });
   EXPECT_TRUE(none_is_tile_multiple_only);
   EXPECT_EQ(label_2d({3, 1025}), "rows3_cols1025");
 }

@@ -70,7 +70,8 @@ TEST(Options, ChoicesValuesAndUnknownArguments) {
   EXPECT_EQ(Line().parse({"--frobnicate"}), "unknown option '--frobnicate'");
   EXPECT_EQ(Line().parse({"--devcie=3"}), "unknown option '--devcie=3'; did you mean --device?");
   EXPECT_EQ(Line().parse({"--dev=3"}), "unknown option '--dev=3'; did you mean --device?");
-  EXPECT_EQ(Line().parse({"--quick=abc"}), "--quick is a switch and takes no value: give --quick alone ('abc' was given)");
+  EXPECT_EQ(Line().parse({"--quick=abc"}),
+            "--quick is a switch and takes no value: give --quick alone ('abc' was given)");
   EXPECT_EQ(Line().parse({"x.json"}), "unexpected argument 'x.json': options start with --, as in --name=value");
 }
 

@@ -113,7 +113,12 @@ TEST(OutputFile, DevicesAreWrittenInPlaceNotReplaced) {
   write_file_atomically("/dev/null", "x");
   EXPECT_TRUE(fs::is_character_file("/dev/null")) << "still the device";
   std::string given;
-  EXPECT_EQ(write_whole("/dev/null", [&](const std::string& name) { given = name; return std::string(); }), "");
+  EXPECT_EQ(write_whole("/dev/null",
+                        [&](const std::string& name) {
+                          given = name;
+                          return std::string();
+                        }),
+            "");
   EXPECT_EQ(given, "/dev/null");
 }
 

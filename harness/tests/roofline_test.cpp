@@ -10,9 +10,9 @@ Ceilings h100() { return spec_ceilings(9, 0, 132, 1980000, 2619000, 5120); }
 
 TEST(Roofline, H100SpecNumbersMatchTheDatasheetOrder) {
   const Ceilings c = h100();
-  EXPECT_NEAR(c.dram_gbps, 3352, 5);            // datasheet: 3.35 TB/s
-  EXPECT_NEAR(c.fp32_tflops, 66.9, 0.5);        // datasheet: 67 TFLOPS
-  EXPECT_NEAR(c.bf16_tflops, 1070, 5);          // 4096 FLOPs/clk/SM at the boost clock
+  EXPECT_NEAR(c.dram_gbps, 3352, 5);      // datasheet: 3.35 TB/s
+  EXPECT_NEAR(c.fp32_tflops, 66.9, 0.5);  // datasheet: 67 TFLOPS
+  EXPECT_NEAR(c.bf16_tflops, 1070, 5);    // 4096 FLOPs/clk/SM at the boost clock
   EXPECT_NEAR(c.i8_tops, 2 * c.bf16_tflops, 1);
 }
 

@@ -49,7 +49,7 @@ __global__ void neighbour_sum(const float* in, float* out, int n) {
   const int t = threadIdx.x;
   const int i = blockIdx.x * kThreads + t;
   tile[t] = i < n ? in[i] : 0.0f;
-  if constexpr (kWithBarrier) __syncthreads();  // BUG when false: the barrier is missing
+  if constexpr (kWithBarrier) __syncthreads();    // BUG when false: the barrier is missing
   const float right = tile[(t + 32) % kThreads];  // written by the next warp
   if (i < n) out[i] = tile[t] + right;
 }

@@ -82,7 +82,7 @@ TEST(TensorView, MapsLogicalIndicesIntoPitchedRowsAndFindsThePadding) {
   t.view = {"N", "C"};
   const TensorView v(t, Shape{{"N", 3}, {"C", 5}, {"ld", 8}});
   EXPECT_EQ(v.alloc_index(0), 0);
-  EXPECT_EQ(v.alloc_index(5), 8);   // row 1, column 0
+  EXPECT_EQ(v.alloc_index(5), 8);    // row 1, column 0
   EXPECT_EQ(v.alloc_index(14), 20);  // row 2, column 4
   EXPECT_FALSE(v.is_padding(4));
   EXPECT_TRUE(v.is_padding(5));

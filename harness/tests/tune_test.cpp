@@ -52,9 +52,10 @@ TEST(TuneFile, WinnersOfOneGpuNearestShapeWithinAFactor) {
 
 TEST(TuneFile, MalformedFileNamesTheFileAndTheProblem) {
   const Space s = two_knobs();
-  for (const char* bad : {"{", R"({"gpus": 3})", R"({"gpus": {"G": {}}})",
-                          R"({"gpus": {"G": {"winners": [{"shape": {"B": 1}, "config": {"threads": 128, "splits": 1}}]}}})",
-                          R"({"gpus": {"G": {"winners": [{"shape": {"B": 1, "V": 2}, "config": {"threads": 99, "splits": 1}}]}}})"}) {
+  for (const char* bad :
+       {"{", R"({"gpus": 3})", R"({"gpus": {"G": {}}})",
+        R"({"gpus": {"G": {"winners": [{"shape": {"B": 1}, "config": {"threads": 128, "splits": 1}}]}}})",
+        R"({"gpus": {"G": {"winners": [{"shape": {"B": 1, "V": 2}, "config": {"threads": 99, "splits": 1}}]}}})"}) {
     try {
       read_winners(bad, "configs/test_space.json", "G", s);
       ADD_FAILURE() << "accepted " << bad;
@@ -138,7 +139,8 @@ TEST(TuneShapes, DimsInOrderOrOneSizeForAll) {
     }
     return std::string("accepted");
   };
-  EXPECT_NE(refusal("1024x1024").find("is neither one size (all of MxNxK) nor MxNxK"), std::string::npos) << refusal("1024x1024");
+  EXPECT_NE(refusal("1024x1024").find("is neither one size (all of MxNxK) nor MxNxK"), std::string::npos)
+      << refusal("1024x1024");
   EXPECT_NE(refusal("1024,,2048").find("an empty shape"), std::string::npos);
   EXPECT_NE(refusal("1024xabcx4").find("'abc' is not a whole number"), std::string::npos) << refusal("1024xabcx4");
   EXPECT_NE(refusal("0").find("out of range"), std::string::npos);

@@ -98,7 +98,9 @@ Config choose(const Space& space, const Shape& shape) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (auto it = forced().find(space.name); it != forced().end()) return it->second;
   const Tuned& tuned = known(space, current_gpu().key).tuned;
-  const auto usable = [&](const std::optional<Config>& c) { return c && (!space.problem || !space.problem(*c, shape)); };
+  const auto usable = [&](const std::optional<Config>& c) {
+    return c && (!space.problem || !space.problem(*c, shape));
+  };
   if (auto c = nearest(space, tuned.winners, shape); usable(c)) return *c;
   if (space.prefer_overall && usable(tuned.overall)) return *tuned.overall;
   return space.heuristic(shape, current_gpu().facts);

@@ -109,7 +109,8 @@ Tuned read_tuned(std::string_view text, const std::string& path, const std::stri
       Winner win;
       for (const std::string& d : space.dims) {
         const auto v = shape.find(d);
-        if (v == shape.end() || !v->is_number() || v->get<double>() < 1) throw std::runtime_error("its shape lacks dimension " + d);
+        if (v == shape.end() || !v->is_number() || v->get<double>() < 1)
+          throw std::runtime_error("its shape lacks dimension " + d);
         win.shape.set(d, v->get<int64_t>());
       }
       win.config = space.from_json(w["config"]);
@@ -189,7 +190,8 @@ std::vector<Shape> parse_shapes(const std::string& text, const Space& space, con
     std::vector<int64_t> sizes;
     std::stringstream parts(item);
     std::string part;
-    while (std::getline(parts, part, 'x')) sizes.push_back(parse_int("--shapes (" + item + ")", part, 1, int64_t{1} << 31));
+    while (std::getline(parts, part, 'x'))
+      sizes.push_back(parse_int("--shapes (" + item + ")", part, 1, int64_t{1} << 31));
     if (!item.empty() && item.back() == 'x') sizes.clear();
     if (sizes.size() == 1) sizes.assign(space.dims.size(), sizes[0]);
     if (sizes.size() != space.dims.size()) {

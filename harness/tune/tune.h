@@ -90,7 +90,7 @@ struct Space {
   // Optional: what the autotuner records of a point besides its times (registers, spills).
   std::function<std::vector<std::pair<std::string, int64_t>>(const Config& c)> facts;
 
-  std::vector<Config> all() const;  // `points`, or every combination, the first parameter slowest
+  std::vector<Config> all() const;             // `points`, or every combination, the first parameter slowest
   std::string name_of(const Config& c) const;  // label(c), or c.name()
   // `j` as a config of this space: every parameter present, a listed value (one of `points`
   // when the space lists them). Throws std::runtime_error naming the problem.

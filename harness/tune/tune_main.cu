@@ -134,7 +134,8 @@ std::vector<Job> plan(const Options& o) {
     std::string names;
     for (const auto& s : spaces) names += (names.empty() ? "" : ", ") + s;
     throw wb::UsageError("--out=" + o.out + " names one config file, but " + std::to_string(spaces.size()) +
-                         " spaces would be tuned (" + names + "); narrow the sweep with --op or --impl, or "
+                         " spaces would be tuned (" + names +
+                         "); narrow the sweep with --op or --impl, or "
                          "give a folder with --out-dir");
   }
   if (!o.markdown.empty()) {
@@ -161,12 +162,12 @@ std::vector<Job> plan(const Options& o) {
     }
     if (j.shapes.empty()) throw wb::UsageError("op " + c.id() + " declares no shapes to tune on; give --shapes");
     if (o.dry_run) continue;
-    j.path = !o.out.empty() ? o.out
-                            : wb::tune::config_path(o.out_dir.empty() ? env_dir : o.out_dir.c_str(), WB_CONFIG_DIR,
-                                                    j.space->name);
+    j.path = !o.out.empty()
+                 ? o.out
+                 : wb::tune::config_path(o.out_dir.empty() ? env_dir : o.out_dir.c_str(), WB_CONFIG_DIR, j.space->name);
     if (auto why = wb::output_path_problem(j.path)) {
-      const std::string flag = !o.out.empty() ? "--out=" + o.out
-                               : !o.out_dir.empty() ? "--out-dir=" + o.out_dir
+      const std::string flag = !o.out.empty()          ? "--out=" + o.out
+                               : !o.out_dir.empty()    ? "--out-dir=" + o.out_dir
                                : (env_dir && *env_dir) ? "WORKBOOK_CONFIG_DIR=" + std::string(env_dir)
                                                        : j.path;
       throw wb::UsageError(flag + ": " + *why);
@@ -188,13 +189,14 @@ std::optional<Json> existing_config(const std::string& path) {
     throw std::runtime_error(path + " is not JSON (" + e.what() + "); move it away or write elsewhere with --out");
   }
   if (!doc.is_object() || !doc.contains("gpus") || !doc["gpus"].is_object()) {
-    throw std::runtime_error(path + " is not a config file (no \"gpus\" object); move it away or write elsewhere with --out");
+    throw std::runtime_error(path +
+                             " is not a config file (no \"gpus\" object); move it away or write elsewhere with --out");
   }
   return doc;
 }
 
 struct Timing {
-  double us = 0;        // median; 0 when not measured
+  double us = 0;  // median; 0 when not measured
   int64_t samples = 0;
   std::string outcome;  // a code name: pass, or why the last timed output was refused
 };
@@ -327,21 +329,25 @@ Json tune_one(const Job& job, const Options& o, const cudaDeviceProp& p, const w
         } else {
           const Timing t = time_variant(op, v, shape, seed, o.quick);
           row_of(t.outcome, t.us > 0 ? "" : "the last timed output was wrong", t);
-          if (t.us > 0) us[pi][si] = t.us;
-          else skipped = t.outcome + " after timing";
+          if (t.us > 0)
+            us[pi][si] = t.us;
+          else
+            skipped = t.outcome + " after timing";
         }
       }
       if (!skipped.empty()) {
         row["skipped"] = skipped;
         sweep.push_back(row);
-        if (rejected[pi].empty()) std::printf("[%3zu/%3zu] %-24s %-32s %s\n", done, total, labels[si].c_str(), name.c_str(), skipped.c_str());
+        if (rejected[pi].empty())
+          std::printf("[%3zu/%3zu] %-24s %-32s %s\n", done, total, labels[si].c_str(), name.c_str(), skipped.c_str());
         continue;
       }
       row["us"] = us[pi][si];
       sweep.push_back(row);
-      std::printf("[%3zu/%3zu] %-24s %-32s %10.2f us %9.2f %s%s\n", done, total, labels[si].c_str(), name.c_str(),
-                  us[pi][si], rate.of(shape, us[pi][si]), rate.unit.c_str(),
-                  ref_us[si] > 0 ? (std::string(" ") + wb::fixed(ref_us[si] / us[pi][si], 2) + "x reference").c_str() : "");
+      std::printf(
+          "[%3zu/%3zu] %-24s %-32s %10.2f us %9.2f %s%s\n", done, total, labels[si].c_str(), name.c_str(), us[pi][si],
+          rate.of(shape, us[pi][si]), rate.unit.c_str(),
+          ref_us[si] > 0 ? (std::string(" ") + wb::fixed(ref_us[si] / us[pi][si], 2) + "x reference").c_str() : "");
       std::fflush(stdout);
       if (point == heuristic) heur_us = us[pi][si];
       if (best_us == 0 || us[pi][si] < best_us) best_us = us[pi][si], best = pi;
@@ -352,12 +358,13 @@ Json tune_one(const Job& job, const Options& o, const cudaDeviceProp& p, const w
     }
     Json sj = Json::object();
     for (const std::string& d : space.dims) sj[d] = shape[d];
-    Json w = {{"shape", sj}, {"config", points[best].to_json()}, {"name", space.name_of(points[best])}, {"us", best_us}};
+    Json w = {
+        {"shape", sj}, {"config", points[best].to_json()}, {"name", space.name_of(points[best])}, {"us", best_us}};
     if (ref_us[si] > 0) w["reference_us"] = ref_us[si];
     winners.push_back(w);
-    table.add_row({labels[si], space.name_of(points[best]), wb::fixed(best_us, 2), wb::fixed(rate.of(shape, best_us), 2),
-                   wb::fixed(ref_us[si] > 0 ? ref_us[si] : -1, 2), wb::fixed(ref_us[si] > 0 ? ref_us[si] / best_us : -1, 2),
-                   wb::fixed(heur_us > 0 ? heur_us : -1, 2)});
+    table.add_row({labels[si], space.name_of(points[best]), wb::fixed(best_us, 2),
+                   wb::fixed(rate.of(shape, best_us), 2), wb::fixed(ref_us[si] > 0 ? ref_us[si] : -1, 2),
+                   wb::fixed(ref_us[si] > 0 ? ref_us[si] / best_us : -1, 2), wb::fixed(heur_us > 0 ? heur_us : -1, 2)});
   }
   std::printf("%s", table.str().c_str());
 
@@ -367,7 +374,8 @@ Json tune_one(const Job& job, const Options& o, const cudaDeviceProp& p, const w
   Json overall_json;
   if (overall) {
     const double g = geomean(us[*overall]);
-    overall_json = {{"config", points[*overall].to_json()}, {"name", space.name_of(points[*overall])}, {"geomean_us", g}};
+    overall_json = {
+        {"config", points[*overall].to_json()}, {"name", space.name_of(points[*overall])}, {"geomean_us", g}};
     if (ref_all) overall_json["reference_geomean_us"] = ref_geomean;
     std::printf("overall (best geometric mean over the %zu shapes): %s, %.2f us%s\n", shapes.size(),
                 space.name_of(points[*overall]).c_str(), g,
@@ -380,7 +388,8 @@ Json tune_one(const Job& job, const Options& o, const cudaDeviceProp& p, const w
     md += text;
     md += " |";
   };
-  md += "\n### " + c.id() + " (" + v.name + ") on " + p.name + "\n\n| shape | winner | us | reference us |\n|---|---|---|---|\n";
+  md += "\n### " + c.id() + " (" + v.name + ") on " + p.name +
+        "\n\n| shape | winner | us | reference us |\n|---|---|---|---|\n";
   for (const Json& w : winners) {
     std::string shape_text;
     for (const auto& [d, val] : w["shape"].items()) {
@@ -469,9 +478,9 @@ int run(const std::vector<Job>& jobs, const Options& o) {
       std::printf("(--dry-run: no config file written)\n");
       continue;
     }
-    const Json doc = wb::tune::merge_entry(existing[i] ? &*existing[i] : nullptr,
-                                               "Tuned configs of " + j.space->name + " per GPU; written by " + kTool,
-                                               key, entry);
+    const Json doc =
+        wb::tune::merge_entry(existing[i] ? &*existing[i] : nullptr,
+                              "Tuned configs of " + j.space->name + " per GPU; written by " + kTool, key, entry);
     wb::write_file_atomically(j.path, doc.dump(2) + "\n");
     std::printf("wrote %s (entry \"%s\")\n", j.path.c_str(), key.c_str());
   }
@@ -494,9 +503,10 @@ int main(int argc, char** argv) {
   wb::mark_main_started();
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress reaches a log file even if the run is cut short
   Options o;
-  CLI::App app("Sweeps the chapter's tunable kernels on this GPU and writes the winners per GPU into "
-               "configs/<space>.json, which the kernels read at run time.",
-               kTool);
+  CLI::App app(
+      "Sweeps the chapter's tunable kernels on this GPU and writes the winners per GPU into "
+      "configs/<space>.json, which the kernels read at run time.",
+      kTool);
   wb::cli::conventions(app);
   app.add_option("--op", o.op, "tune only this op (e.g. softmax_topk/f32)")->transform(wb::cli::not_empty());
   app.add_option("--impl", o.impl, "tune only this variant (e.g. v5_radix_select)")->transform(wb::cli::not_empty());
@@ -508,12 +518,16 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", o.quick, "fewer samples per point");
   app.add_option("--out", o.out, "write the config to this file (one space only) instead of configs/<space>.json")
       ->transform(wb::cli::not_empty());
-  app.add_option("--out-dir", o.out_dir, "write configs into this folder instead of $WORKBOOK_CONFIG_DIR or the "
-                 "repository's configs/")->transform(wb::cli::not_empty());
+  app.add_option("--out-dir", o.out_dir,
+                 "write configs into this folder instead of $WORKBOOK_CONFIG_DIR or the "
+                 "repository's configs/")
+      ->transform(wb::cli::not_empty());
   app.add_option("--markdown", o.markdown, "also write the winners and the sweep as Markdown tables (for the docs)")
       ->transform(wb::cli::not_empty());
-  app.add_option("--json", o.json, "also write every point's time or outcome as a results file (kind tuning; - for "
-                 "standard output)")->transform(wb::cli::not_empty());
+  app.add_option("--json", o.json,
+                 "also write every point's time or outcome as a results file (kind tuning; - for "
+                 "standard output)")
+      ->transform(wb::cli::not_empty());
   app.add_flag("--dry-run", o.dry_run, "measure and print, write no config file");
   std::vector<Job> jobs;
   try {

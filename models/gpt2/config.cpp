@@ -18,20 +18,19 @@ struct Named {
 // {n_layer, n_head, n_embd, vocab, n_ctx}
 const Named kPresets[] = {
     {"tiny", {2, 4, 64, 251, 64}},  // prime vocabulary: no size is a multiple of a tile
-    {"124M", {12, 12, 768, 50257, 1024}},
-    {"355M", {24, 16, 1024, 50257, 1024}},
-    {"774M", {36, 20, 1280, 50257, 1024}},
-    {"1.5B", {48, 25, 1600, 50257, 1024}},
+    {"124M", {12, 12, 768, 50257, 1024}},  {"355M", {24, 16, 1024, 50257, 1024}},
+    {"774M", {36, 20, 1280, 50257, 1024}}, {"1.5B", {48, 25, 1600, 50257, 1024}},
 };
 
-constexpr const char* kAccepted = "tiny, 124M, 355M, 774M, 1.5B, or L=..,C=..,H=..,V=..,P=.. (layers, channels, "
-                                  "heads, vocabulary, context)";
+constexpr const char* kAccepted =
+    "tiny, 124M, 355M, 774M, 1.5B, or L=..,C=..,H=..,V=..,P=.. (layers, channels, "
+    "heads, vocabulary, context)";
 
 }  // namespace
 
 int64_t Config::n_params() const {
   const int64_t C = n_embd;
-  const int64_t per_layer = 2 * C               // ln_1
+  const int64_t per_layer = 2 * C                // ln_1
                             + C * 3 * C + 3 * C  // c_attn
                             + C * C + C          // attn.c_proj
                             + 2 * C              // ln_2

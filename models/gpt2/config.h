@@ -15,9 +15,9 @@ struct Config {
   int n_ctx = 0;    // P: positions (the longest sequence)
 
   int head_dim() const { return n_embd / n_head; }
-  int64_t n_params() const;  // embeddings, blocks, final LayerNorm (the LM head is tied to wte)
+  int64_t n_params() const;      // embeddings, blocks, final LayerNorm (the LM head is tied to wte)
   std::string describe() const;  // "L=12 C=768 H=12 V=50257 P=1024 (124.4M parameters)"
-  void validate() const;     // throws std::invalid_argument naming the field that is wrong
+  void validate() const;         // throws std::invalid_argument naming the field that is wrong
   bool operator==(const Config&) const = default;
 };
 

@@ -164,7 +164,8 @@ std::vector<double> Decoder::prefill(std::span<const int32_t> prompt) {
 std::vector<double> Decoder::decode(int32_t token) {
   const Config& c = m_.config;
   const int64_t C = c.n_embd, H = c.n_head, D = c.head_dim();
-  if (pos_ >= c.n_ctx) throw std::invalid_argument("decode: the context of " + std::to_string(c.n_ctx) + " positions is full");
+  if (pos_ >= c.n_ctx)
+    throw std::invalid_argument("decode: the context of " + std::to_string(c.n_ctx) + " positions is full");
   check_token(c, token, pos_);
   const int64_t n = pos_ + 1;  // positions this token attends to, itself included
 

@@ -54,7 +54,7 @@ std::vector<double> forward(const Weights& w, std::span<const int32_t> tokens); 
 // One sequence, one token at a time, with a KV cache.
 class Decoder {
  public:
-  explicit Decoder(const Model& model);  // the model must outlive the decoder
+  explicit Decoder(const Model& model);                          // the model must outlive the decoder
   std::vector<double> prefill(std::span<const int32_t> prompt);  // the last position's logits (V)
   std::vector<double> decode(int32_t token);                     // logits (V) of the next position
   int position() const { return pos_; }                          // tokens seen so far

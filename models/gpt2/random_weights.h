@@ -24,8 +24,8 @@ namespace gpt2 {
 struct RandomOptions {
   uint64_t seed = 1;
   safetensors::Dtype dtype = safetensors::Dtype::F32;  // F32, F16 or BF16 (rounded to nearest even)
-  bool prefix = true;        // names "transformer.h.0…" (false: "h.0…")
-  bool untied = false;       // also write lm_head.weight, a copy of wte.weight
+  bool prefix = true;                                  // names "transformer.h.0…" (false: "h.0…")
+  bool untied = false;                                 // also write lm_head.weight, a copy of wte.weight
   bool gpt2_affine = false;  // LayerNorm gains 1, shifts and biases 0, exactly as GPT-2 starts
   std::function<void(size_t tensors_done, size_t tensors_total)> progress = nullptr;  // may be empty
 };

@@ -13,7 +13,9 @@
 namespace gpt2 {
 
 namespace {
-[[noreturn]] void fail(const std::string& path, const std::string& what) { throw std::runtime_error(path + ": " + what); }
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw std::runtime_error(path + ": " + what);
+}
 }  // namespace
 
 std::vector<int32_t> default_prompt(int n, int vocab) {
@@ -52,7 +54,8 @@ ReferenceLogits read_reference(const std::string& json_path) {
   if (!field("tokens").is_array() || field("tokens").empty()) fail(json_path, "\"tokens\" is not a list of ids");
   for (const auto& t : field("tokens")) {
     const double id = t.is_number() ? t.get<double>() : -1;
-    if (id < 0 || id != std::floor(id) || id > 2e9) fail(json_path, "\"tokens\" holds something that is not a token id");
+    if (id < 0 || id != std::floor(id) || id > 2e9)
+      fail(json_path, "\"tokens\" holds something that is not a token id");
     ref.tokens.push_back(static_cast<int32_t>(id));
   }
   if (!field("vocab").is_number() || field("vocab").get<double>() < 1) {
@@ -92,18 +95,14 @@ void write_reference(const std::string& dir, const ReferenceLogits& ref, bool ov
   for (const auto& p : {json_path, data}) {
     if (!overwrite && fs::exists(p, ec)) fail(p.string(), "already exists (not overwritten)");
   }
-  const nlohmann::ordered_json j = {{"format", "gpt2-logits"},
-                                    {"tokens", ref.tokens},
-                                    {"positions", static_cast<int64_t>(ref.tokens.size())},
-                                    {"vocab", ref.vocab},
-                                    {"logits_file", "logits.f32"},
-                                    {"logits_dtype", "float32-le"},
-                                    {"source", ref.source}};
+  const nlohmann::ordered_json j = {
+      {"format", "gpt2-logits"}, {"tokens", ref.tokens},        {"positions", static_cast<int64_t>(ref.tokens.size())},
+      {"vocab", ref.vocab},      {"logits_file", "logits.f32"}, {"logits_dtype", "float32-le"},
+      {"source", ref.source}};
   // Each file appears whole or not at all; the logits first, since reference.json names them.
   try {
-    wb::write_file_atomically(data.string(),
-                              std::string_view(reinterpret_cast<const char*>(ref.logits.data()), ref.logits.size() * 4),
-                              true);
+    wb::write_file_atomically(
+        data.string(), std::string_view(reinterpret_cast<const char*>(ref.logits.data()), ref.logits.size() * 4), true);
     wb::write_file_atomically(json_path.string(), j.dump() + "\n");
   } catch (const std::exception& e) {
     fail(dir, std::string("writing failed: ") + e.what());

@@ -28,12 +28,12 @@ ReferenceLogits read_reference(const std::string& json_path);
 void write_reference(const std::string& dir, const ReferenceLogits& ref, bool overwrite = false);
 
 struct LogitsComparison {
-  double rel_l2 = 0;       // ||got - expected||₂ / ||expected||₂ over all T·V logits
-  double max_abs = 0;      // the largest |got - expected|
+  double rel_l2 = 0;                        // ||got - expected||₂ / ||expected||₂ over all T·V logits
+  double max_abs = 0;                       // the largest |got - expected|
   int64_t max_position = 0, max_token = 0;  // where it is
-  int top1_equal = 0;      // positions whose argmax agrees
+  int top1_equal = 0;                       // positions whose argmax agrees
   int positions = 0;
-  bool finite = true;      // false when any value is NaN or infinite (then rel_l2 is NaN)
+  bool finite = true;  // false when any value is NaN or infinite (then rel_l2 is NaN)
 };
 LogitsComparison compare_logits(std::span<const float> expected, std::span<const double> got, int64_t vocab);
 

@@ -30,19 +30,16 @@ struct DtypeInfo {
   int size;
 };
 constexpr DtypeInfo kDtypes[] = {
-    {Dtype::BOOL, "BOOL", 1}, {Dtype::U8, "U8", 1},   {Dtype::I8, "I8", 1},
-    {Dtype::F8_E5M2, "F8_E5M2", 1}, {Dtype::F8_E4M3, "F8_E4M3", 1}, {Dtype::I16, "I16", 2},
-    {Dtype::U16, "U16", 2},   {Dtype::F16, "F16", 2}, {Dtype::BF16, "BF16", 2},
-    {Dtype::I32, "I32", 4},   {Dtype::U32, "U32", 4}, {Dtype::F32, "F32", 4},
-    {Dtype::F64, "F64", 8},   {Dtype::I64, "I64", 8}, {Dtype::U64, "U64", 8},
+    {Dtype::BOOL, "BOOL", 1},       {Dtype::U8, "U8", 1},   {Dtype::I8, "I8", 1},   {Dtype::F8_E5M2, "F8_E5M2", 1},
+    {Dtype::F8_E4M3, "F8_E4M3", 1}, {Dtype::I16, "I16", 2}, {Dtype::U16, "U16", 2}, {Dtype::F16, "F16", 2},
+    {Dtype::BF16, "BF16", 2},       {Dtype::I32, "I32", 4}, {Dtype::U32, "U32", 4}, {Dtype::F32, "F32", 4},
+    {Dtype::F64, "F64", 8},         {Dtype::I64, "I64", 8}, {Dtype::U64, "U64", 8},
 };
 
-constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the format's own limit
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;        // the format's own limit
 constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53: JSON numbers are doubles here
 
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw FormatError(path + ": " + what);
-}
+[[noreturn]] void fail(const std::string& path, const std::string& what) { throw FormatError(path + ": " + what); }
 [[noreturn]] void fail_tensor(const std::string& path, const std::string& tensor, const std::string& what) {
   throw FormatError(path + ": tensor '" + tensor + "': " + what);
 }
@@ -200,7 +197,8 @@ File File::open(const std::string& path) {
     if (name == "__metadata__") {
       if (!entry.is_object()) fail(path, "__metadata__ is not an object of strings");
       for (const auto& [key, value] : entry.items()) {
-        if (!value.is_string()) fail(path, "__metadata__ '" + key + "' is not a string (the format allows strings only)");
+        if (!value.is_string())
+          fail(path, "__metadata__ '" + key + "' is not a string (the format allows strings only)");
         f.metadata_[key] = value.get<std::string>();
       }
       continue;
@@ -220,9 +218,10 @@ File File::open(const std::string& path) {
     const std::string dtype_text = jdtype->get<std::string>();
     const auto dtype = dtype_from_name(dtype_text);
     if (!dtype) {
-      fail_tensor(path, name, "unknown dtype '" + dtype_text +
-                                  "' (the format defines BOOL, U8, I8, F8_E5M2, F8_E4M3, I16, U16, F16, BF16, "
-                                  "I32, U32, F32, F64, I64, U64)");
+      fail_tensor(path, name,
+                  "unknown dtype '" + dtype_text +
+                      "' (the format defines BOOL, U8, I8, F8_E5M2, F8_E4M3, I16, U16, F16, BF16, "
+                      "I32, U32, F32, F64, I64, U64)");
     }
     t.dtype = *dtype;
 
@@ -239,19 +238,21 @@ File File::open(const std::string& path) {
     const uint64_t begin = whole_number((*joffsets)[0], path, name, "data_offsets");
     const uint64_t end = whole_number((*joffsets)[1], path, name, "data_offsets");
     if (begin > end) {
-      fail_tensor(path, name, "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                                  "] begins after it ends");
+      fail_tensor(path, name,
+                  "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] begins after it ends");
     }
     if (too_big || bytes != end - begin) {
-      fail_tensor(path, name, "shape " + shape_string(t.shape) + " of " + std::string(dtype_name(t.dtype)) +
-                                  " needs " + (too_big ? std::string("more bytes than the file has") : std::to_string(bytes) + " bytes") +
-                                  ", but data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                                  "] hold " + std::to_string(end - begin));
+      fail_tensor(path, name,
+                  "shape " + shape_string(t.shape) + " of " + std::string(dtype_name(t.dtype)) + " needs " +
+                      (too_big ? std::string("more bytes than the file has") : std::to_string(bytes) + " bytes") +
+                      ", but data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] hold " +
+                      std::to_string(end - begin));
     }
     if (end > f.data_bytes_) {
-      fail_tensor(path, name, "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                                  "] reach past the end of the data section (" + std::to_string(f.data_bytes_) +
-                                  " bytes): the file is truncated or the offsets are wrong");
+      fail_tensor(path, name,
+                  "data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                      "] reach past the end of the data section (" + std::to_string(f.data_bytes_) +
+                      " bytes): the file is truncated or the offsets are wrong");
     }
     t.data = std::span<const std::byte>(data + begin, end - begin);
     ranges.push_back({begin, end, f.tensors_.size()});
@@ -266,13 +267,15 @@ File File::open(const std::string& path) {
   for (const Range& r : ranges) {
     const std::string& name = f.tensors_[r.index].name;
     if (r.begin < covered) {
-      fail_tensor(path, name, "data_offsets [" + std::to_string(r.begin) + ", " + std::to_string(r.end) +
-                                  "] overlap tensor '" + last + "' (which ends at " + std::to_string(covered) + ")");
+      fail_tensor(path, name,
+                  "data_offsets [" + std::to_string(r.begin) + ", " + std::to_string(r.end) + "] overlap tensor '" +
+                      last + "' (which ends at " + std::to_string(covered) + ")");
     }
     if (r.begin > covered) {
-      fail_tensor(path, name, "a hole of " + std::to_string(r.begin - covered) + " bytes before it (bytes " +
-                                  std::to_string(covered) + " to " + std::to_string(r.begin) +
-                                  " of the data section belong to no tensor)");
+      fail_tensor(path, name,
+                  "a hole of " + std::to_string(r.begin - covered) + " bytes before it (bytes " +
+                      std::to_string(covered) + " to " + std::to_string(r.begin) +
+                      " of the data section belong to no tensor)");
     }
     if (r.end > covered || last.empty()) {
       covered = r.end;
@@ -375,16 +378,16 @@ void write(const std::string& path, const std::vector<OwnedTensor>& tensors,
   std::vector<TensorSpec> specs;
   for (const auto& t : tensors) {
     if (static_cast<int64_t>(t.data.size()) != t.spec.bytes()) {
-      fail_tensor(path, t.spec.name, "shape " + shape_string(t.spec.shape) + " of " +
-                                         std::string(dtype_name(t.spec.dtype)) + " needs " +
-                                         std::to_string(t.spec.bytes()) + " bytes, " +
-                                         std::to_string(t.data.size()) + " given");
+      fail_tensor(path, t.spec.name,
+                  "shape " + shape_string(t.spec.shape) + " of " + std::string(dtype_name(t.spec.dtype)) + " needs " +
+                      std::to_string(t.spec.bytes()) + " bytes, " + std::to_string(t.data.size()) + " given");
     }
     specs.push_back(t.spec);
   }
-  write_streaming(path, specs, metadata,
-                  [&](size_t i, std::span<std::byte> out) { std::memcpy(out.data(), tensors[i].data.data(), out.size()); },
-                  overwrite);
+  write_streaming(
+      path, specs, metadata,
+      [&](size_t i, std::span<std::byte> out) { std::memcpy(out.data(), tensors[i].data.data(), out.size()); },
+      overwrite);
 }
 
 }  // namespace safetensors

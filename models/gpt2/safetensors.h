@@ -35,8 +35,8 @@ namespace safetensors {
 // Every dtype the format defines (its spelling in the header is the enumerator's name).
 enum class Dtype { BOOL, U8, I8, F8_E5M2, F8_E4M3, I16, U16, F16, BF16, I32, U32, F32, F64, I64, U64 };
 
-std::string_view dtype_name(Dtype t);                        // "F32"
-int dtype_size(Dtype t);                                     // bytes per element
+std::string_view dtype_name(Dtype t);                         // "F32"
+int dtype_size(Dtype t);                                      // bytes per element
 std::optional<Dtype> dtype_from_name(std::string_view name);  // nullopt when unknown
 
 // Any problem with a file: its message names the file, the tensor when there is one, and

@@ -24,12 +24,18 @@ struct LayerParam {
   int in_mult, out_mult;
 };
 constexpr LayerParam kLayerParams[] = {
-    {"ln_1.weight", &Layer::ln_1_w, 1, 0},        {"ln_1.bias", &Layer::ln_1_b, 1, 0},
-    {"attn.c_attn.weight", &Layer::attn_w, 1, 3}, {"attn.c_attn.bias", &Layer::attn_b, 3, 0},
-    {"attn.c_proj.weight", &Layer::attn_proj_w, 1, 1}, {"attn.c_proj.bias", &Layer::attn_proj_b, 1, 0},
-    {"ln_2.weight", &Layer::ln_2_w, 1, 0},        {"ln_2.bias", &Layer::ln_2_b, 1, 0},
-    {"mlp.c_fc.weight", &Layer::fc_w, 1, 4},      {"mlp.c_fc.bias", &Layer::fc_b, 4, 0},
-    {"mlp.c_proj.weight", &Layer::fc_proj_w, 4, 1}, {"mlp.c_proj.bias", &Layer::fc_proj_b, 1, 0},
+    {"ln_1.weight", &Layer::ln_1_w, 1, 0},
+    {"ln_1.bias", &Layer::ln_1_b, 1, 0},
+    {"attn.c_attn.weight", &Layer::attn_w, 1, 3},
+    {"attn.c_attn.bias", &Layer::attn_b, 3, 0},
+    {"attn.c_proj.weight", &Layer::attn_proj_w, 1, 1},
+    {"attn.c_proj.bias", &Layer::attn_proj_b, 1, 0},
+    {"ln_2.weight", &Layer::ln_2_w, 1, 0},
+    {"ln_2.bias", &Layer::ln_2_b, 1, 0},
+    {"mlp.c_fc.weight", &Layer::fc_w, 1, 4},
+    {"mlp.c_fc.bias", &Layer::fc_b, 4, 0},
+    {"mlp.c_proj.weight", &Layer::fc_proj_w, 4, 1},
+    {"mlp.c_proj.bias", &Layer::fc_proj_b, 1, 0},
 };
 // Buffers, not parameters, that some exporters save per block: ignored.
 constexpr std::string_view kIgnoredSuffixes[] = {"attn.bias", "attn.masked_bias"};
@@ -41,7 +47,8 @@ bool split_layer_name(std::string_view name, int* layer, std::string_view* suffi
   if (name.substr(0, 2) != "h.") return false;
   size_t i = 2;
   int n = 0;
-  while (i < name.size() && name[i] >= '0' && name[i] <= '9' && i < 7) n = n * 10 + (name[i++] - '0');  // h.0 .. h.99999
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9' && i < 7)
+    n = n * 10 + (name[i++] - '0');  // h.0 .. h.99999
   if (i == 2 || i >= name.size() || name[i] != '.') return false;
   *layer = n;
   *suffix = name.substr(i + 1);
@@ -84,9 +91,10 @@ Index build_index(const safetensors::File& file) {
       if (known) ix.n_layer = std::max(ix.n_layer, layer + 1);
     }
     if (!known) {
-      fail(file.path(), "tensor '" + t.name +
-                            "' is not a GPT-2 parameter (expected wte, wpe, ln_f, h.N.{ln_1, attn.c_attn, attn.c_proj, "
-                            "ln_2, mlp.c_fc, mlp.c_proj}.{weight, bias}, with or without 'transformer.', and lm_head.weight)");
+      fail(file.path(),
+           "tensor '" + t.name +
+               "' is not a GPT-2 parameter (expected wte, wpe, ln_f, h.N.{ln_1, attn.c_attn, attn.c_proj, "
+               "ln_2, mlp.c_fc, mlp.c_proj}.{weight, bias}, with or without 'transformer.', and lm_head.weight)");
     }
     const auto [it, inserted] = spelled.emplace(std::string(name), t.name);
     if (!inserted) {
@@ -124,8 +132,7 @@ void check_against(const safetensors::File& file, const Index& ix, const Config&
   }
   if (ix.lm_head != nullptr && ix.lm_head->shape != std::vector<int64_t>{c.vocab, c.n_embd}) {
     fail(file.path(), "tensor 'lm_head.weight' has shape " + safetensors::shape_string(ix.lm_head->shape) +
-                          ", but the LM head is tied to wte, shape " +
-                          safetensors::shape_string({c.vocab, c.n_embd}));
+                          ", but the LM head is tied to wte, shape " + safetensors::shape_string({c.vocab, c.n_embd}));
   }
 }
 
@@ -170,8 +177,11 @@ std::vector<SizeSource> size_sources(const safetensors::File& file) {
     }
     SizeSource hf{cfg.string(), {}};
     // Hugging Face's GPT2Config spells the sizes this way.
-    const std::pair<const char*, const char*> keys[] = {
-        {"n_layer", "n_layer"}, {"n_head", "n_head"}, {"n_embd", "n_embd"}, {"vocab_size", "vocab"}, {"n_positions", "n_ctx"}};
+    const std::pair<const char*, const char*> keys[] = {{"n_layer", "n_layer"},
+                                                        {"n_head", "n_head"},
+                                                        {"n_embd", "n_embd"},
+                                                        {"vocab_size", "vocab"},
+                                                        {"n_positions", "n_ctx"}};
     for (const auto& [json_key, field] : keys) {
       const auto v = j.is_object() ? j.find(json_key) : j.end();
       if (v != j.end() && v->is_number()) hf.sizes[field] = static_cast<int>(v->get<double>());
@@ -236,9 +246,11 @@ Config resolve_config(const safetensors::File& file, const Index& ix, int n_head
     }
     if (ps.size() != 2 || ps[0] < 1 || ps[1] != ws[1]) {
       fail(path, "tensor '" + wpe->second->name + "' has shape " + safetensors::shape_string(ps) +
-                     "; the position embedding is (n_ctx, n_embd) with n_embd = " + std::to_string(ws[1]) + " as in wte");
+                     "; the position embedding is (n_ctx, n_embd) with n_embd = " + std::to_string(ws[1]) +
+                     " as in wte");
     }
-    if (ix.n_layer == 0) fail(path, "no transformer block: no tensor named " + ix.file_name("h.0.ln_1.weight") + " or the like");
+    if (ix.n_layer == 0)
+      fail(path, "no transformer block: no tensor named " + ix.file_name("h.0.ln_1.weight") + " or the like");
     c.vocab = static_cast<int>(ws[0]);
     c.n_embd = static_cast<int>(ws[1]);
     c.n_ctx = static_cast<int>(ps[0]);
@@ -254,12 +266,16 @@ Config resolve_config(const safetensors::File& file, const Index& ix, int n_head
     }
     if (c.n_head == 0) c.n_head = preset_n_head_for(c.n_embd);
     if (c.n_head == 0) {
-      fail(path, "n_head is not in the file's __metadata__, there is no config.json beside it, and no GPT-2 preset has "
-                 "n_embd = " + std::to_string(c.n_embd) +
-                 "; the shapes cannot tell the number of heads: give it (e.g. --n-head=N) or add \"n_head\" to __metadata__");
+      fail(path,
+           "n_head is not in the file's __metadata__, there is no config.json beside it, and no GPT-2 preset has "
+           "n_embd = " +
+               std::to_string(c.n_embd) +
+               "; the shapes cannot tell the number of heads: give it (e.g. --n-head=N) or add \"n_head\" to "
+               "__metadata__");
     }
   } else if (n_head_option > 0 && n_head_option != c.n_head) {
-    fail(path, "n_head " + std::to_string(n_head_option) + " was given, but the expected config has " + std::to_string(c.n_head));
+    fail(path, "n_head " + std::to_string(n_head_option) + " was given, but the expected config has " +
+                   std::to_string(c.n_head));
   }
   try {
     c.validate();
@@ -269,8 +285,9 @@ Config resolve_config(const safetensors::File& file, const Index& ix, int n_head
 
   // The tensors first, so a mismatch names a tensor and its shape; then every other
   // statement of the sizes must agree.
-  check_against(file, ix, c,
-                expect ? "the expected config (" + c.describe() + ")" : "the config read from the shapes (" + c.describe() + ")");
+  check_against(
+      file, ix, c,
+      expect ? "the expected config (" + c.describe() + ")" : "the config read from the shapes (" + c.describe() + ")");
   const std::pair<const char*, int> fields[] = {
       {"n_layer", c.n_layer}, {"n_head", c.n_head}, {"n_embd", c.n_embd}, {"vocab", c.vocab}, {"n_ctx", c.n_ctx}};
   for (const auto& s : sources) {
@@ -303,7 +320,8 @@ float stored_element(const safetensors::TensorView& t, int64_t i) {
       std::memcpy(&b.bits, p + 2 * i, 2);
       return wb::bf16_to_float(b);
     }
-    default: return NAN;  // refused before conversion starts
+    default:
+      return NAN;  // refused before conversion starts
   }
 }
 
@@ -314,8 +332,10 @@ Tensor convert(const std::string& path, const safetensors::TensorView& t, wb::DT
   out.shape = transpose ? std::vector<int64_t>{t.shape[1], t.shape[0]} : t.shape;
   const int64_t n = t.numel();
   const int64_t rows = transpose ? t.shape[0] : 1, cols = transpose ? t.shape[1] : n;  // stored (in, out)
-  if (to == wb::DType::F32) out.f32.resize(static_cast<size_t>(n));
-  else out.bf16.resize(static_cast<size_t>(n));
+  if (to == wb::DType::F32)
+    out.f32.resize(static_cast<size_t>(n));
+  else
+    out.bf16.resize(static_cast<size_t>(n));
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < cols; ++c) {
       const int64_t src = r * cols + c;
@@ -325,8 +345,10 @@ Tensor convert(const std::string& path, const safetensors::TensorView& t, wb::DT
         fail(path, "tensor '" + t.name + "' holds " + std::to_string(v) + " at element " + std::to_string(src) +
                        "; weights must be finite");
       }
-      if (to == wb::DType::F32) out.f32[static_cast<size_t>(dst)] = v;
-      else out.bf16[static_cast<size_t>(dst)] = wb::float_to_bf16(v);  // round to nearest even
+      if (to == wb::DType::F32)
+        out.f32[static_cast<size_t>(dst)] = v;
+      else
+        out.bf16[static_cast<size_t>(dst)] = wb::float_to_bf16(v);  // round to nearest even
     }
   }
   return out;
@@ -355,7 +377,8 @@ Weights load_weights(const safetensors::File& file, const LoadOptions& options) 
   for (const auto& [name, t] : ix.params) stored.push_back(t);
   if (ix.lm_head != nullptr) stored.push_back(ix.lm_head);
   for (const safetensors::TensorView* t : stored) {
-    if (t->dtype != safetensors::Dtype::F32 && t->dtype != safetensors::Dtype::F16 && t->dtype != safetensors::Dtype::BF16) {
+    if (t->dtype != safetensors::Dtype::F32 && t->dtype != safetensors::Dtype::F16 &&
+        t->dtype != safetensors::Dtype::BF16) {
       fail(path, "tensor '" + t->name + "' is " + std::string(safetensors::dtype_name(t->dtype)) +
                      "; GPT-2 weights must be F32, F16 or BF16");
     }

@@ -53,20 +53,20 @@ struct Tensor {
   size_t bytes() const { return static_cast<size_t>(numel()) * (dtype == wb::DType::F32 ? 4 : 2); }
 };
 
-struct Layer {           // one transformer block; C = n_embd
-  Tensor ln_1_w, ln_1_b;          // (C)      ln_1.weight, ln_1.bias
-  Tensor attn_w, attn_b;          // (3C, C), (3C)  attn.c_attn: rows [q | k | v], head h at h*D
+struct Layer {                      // one transformer block; C = n_embd
+  Tensor ln_1_w, ln_1_b;            // (C)      ln_1.weight, ln_1.bias
+  Tensor attn_w, attn_b;            // (3C, C), (3C)  attn.c_attn: rows [q | k | v], head h at h*D
   Tensor attn_proj_w, attn_proj_b;  // (C, C), (C)  attn.c_proj
-  Tensor ln_2_w, ln_2_b;          // (C)      ln_2
-  Tensor fc_w, fc_b;              // (4C, C), (4C)  mlp.c_fc
-  Tensor fc_proj_w, fc_proj_b;    // (C, 4C), (C)   mlp.c_proj
+  Tensor ln_2_w, ln_2_b;            // (C)      ln_2
+  Tensor fc_w, fc_b;                // (4C, C), (4C)  mlp.c_fc
+  Tensor fc_proj_w, fc_proj_b;      // (C, 4C), (C)   mlp.c_proj
 };
 
 struct Weights {
   Config config;
   wb::DType dtype = wb::DType::F32;
-  Tensor wte;             // (V, C) token embedding, also the LM head
-  Tensor wpe;             // (P, C) position embedding
+  Tensor wte;  // (V, C) token embedding, also the LM head
+  Tensor wpe;  // (P, C) position embedding
   std::vector<Layer> layers;
   Tensor ln_f_w, ln_f_b;  // (C)
 };
@@ -74,13 +74,13 @@ struct Weights {
 struct LoadProgress {
   int64_t bytes_done, bytes_total;  // of the file's tensor data
   int tensors_done, tensors_total;
-  std::string_view tensor;          // the one just converted
+  std::string_view tensor;  // the one just converted
 };
 
 struct LoadOptions {
-  wb::DType dtype = wb::DType::F32;  // compute dtype of the host buffers: F32 or BF16
-  int n_head = 0;                    // 0: find it (read_config says where)
-  const Config* expect = nullptr;    // when set, the file must hold exactly this config
+  wb::DType dtype = wb::DType::F32;                             // compute dtype of the host buffers: F32 or BF16
+  int n_head = 0;                                               // 0: find it (read_config says where)
+  const Config* expect = nullptr;                               // when set, the file must hold exactly this config
   std::function<void(const LoadProgress&)> progress = nullptr;  // after each tensor; may be empty
 };
 

@@ -16,8 +16,8 @@ namespace {
 void geam(cudaStream_t stream, int rows, int cols, float alpha, const float* a, int lda, float beta, const float* b,
           int ldb, float* c, int ldc) {
   if (rows == 0 || cols == 0) return;
-  CUBLAS_CHECK(cublasSgeam(wb::cublas_for(stream), CUBLAS_OP_N, CUBLAS_OP_N, cols, rows, &alpha, a, lda, &beta, b,
-                           ldb, c, ldc));
+  CUBLAS_CHECK(
+      cublasSgeam(wb::cublas_for(stream), CUBLAS_OP_N, CUBLAS_OP_N, cols, rows, &alpha, a, lda, &beta, b, ldb, c, ldc));
 }
 
 void vector_add(const float* a, const float* b, float* c, int n, cudaStream_t stream) {

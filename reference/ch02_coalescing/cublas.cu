@@ -29,8 +29,8 @@ void strided_copy(const float* in, float* out, int n, int stride, cudaStream_t s
 void transpose_f32(const float* in, float* out, int rows, int cols, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
   const float one = 1.0f, zero = 0.0f;
-  CUBLAS_CHECK(cublasSgeam(wb::cublas_for(stream), CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one, in, cols, &zero,
-                           nullptr, rows, out, rows));
+  CUBLAS_CHECK(cublasSgeam(wb::cublas_for(stream), CUBLAS_OP_T, CUBLAS_OP_N, rows, cols, &one, in, cols, &zero, nullptr,
+                           rows, out, rows));
 }
 
 // One cuBLASLt handle per thread, and the descriptors of the last shape, so that a timed

@@ -91,12 +91,14 @@ struct Candidate {
   Route route;
   int pad_m, pad_nk;  // round M up to pad_m, N and K up to pad_nk
 };
-constexpr Candidate kCandidates[] = {
-    {Route::Direct, 1, 1}, {Route::Padded, 1, 4}, {Route::Padded, 16, 16}, {Route::Padded, 64, 64},
-    {Route::Kernel, 1, 1}};
+constexpr Candidate kCandidates[] = {{Route::Direct, 1, 1},
+                                     {Route::Padded, 1, 4},
+                                     {Route::Padded, 16, 16},
+                                     {Route::Padded, 64, 64},
+                                     {Route::Kernel, 1, 1}};
 constexpr int kCandidateCount = sizeof kCandidates / sizeof kCandidates[0];
 
-using Shape = std::tuple<int, int, int>;              // M, N, K
+using Shape = std::tuple<int, int, int>;                // M, N, K
 using PlanKey = std::tuple<int, int, int, bool, bool>;  // M, N, K, with C, pointers aligned
 
 // Zero-padded copies of A (Mp x Kp) and of C / the result (Mp x Np) for the padded route.
@@ -154,8 +156,8 @@ DeviceState& device_state() {
     CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     s->preference.reset(pref);
     const uint64_t max_workspace = kWorkspaceBytes;
-    CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                        &max_workspace, sizeof max_workspace));
+    CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace,
+                                                        sizeof max_workspace));
     s->workspace = wb::DeviceBuffer<int8_t>(kWorkspaceBytes);
     slot = std::move(s);
   }
@@ -272,9 +274,8 @@ constexpr int kSimpleTile = 16;
 
 // The last resort: D = A * B (+ C) with integer multiply-adds on CUDA cores, row-major
 // operands read as they are. Exact; used only when cuBLASLt runs none of the paddings.
-__global__ void gemm_i8_simple_kernel(int M, int N, int K, const int8_t* __restrict__ A,
-                                      const int8_t* __restrict__ B, const int32_t* __restrict__ C,
-                                      int32_t* __restrict__ D) {
+__global__ void gemm_i8_simple_kernel(int M, int N, int K, const int8_t* __restrict__ A, const int8_t* __restrict__ B,
+                                      const int32_t* __restrict__ C, int32_t* __restrict__ D) {
   __shared__ int a_tile[kSimpleTile][kSimpleTile];
   __shared__ int b_tile[kSimpleTile][kSimpleTile];
   const int tx = threadIdx.x, ty = threadIdx.y;
@@ -310,8 +311,7 @@ void arrange(Arranged& rec, const Plan& p, int N, int K, const int8_t* B, cudaSt
 
 // B^T as the plan needs it: the prepared copy if it came from this B with this padding,
 // else arranged now (inline: correct, but inside whatever the caller times).
-const int8_t* arranged_for(DeviceState& s, const Plan& p, int M, int N, int K, const int8_t* B,
-                           cudaStream_t stream) {
+const int8_t* arranged_for(DeviceState& s, const Plan& p, int M, int N, int K, const int8_t* B, cudaStream_t stream) {
   Arranged& rec = s.arranged[Shape{M, N, K}];
   if (rec.source != B || rec.Np != p.Np || rec.Kp != p.Kp) arrange(rec, p, N, K, B, stream);
   return rec.bt.data();
@@ -328,11 +328,13 @@ cublasStatus_t run_matmul(DeviceState& s, const Plan& p, const int8_t* bt, const
 
 std::string describe(const Plan& p) {
   switch (p.route) {
-    case Route::Direct: return "cublasLt direct";
+    case Route::Direct:
+      return "cublasLt direct";
     case Route::Padded:
       return "cublasLt on copies padded to " + std::to_string(p.Mp) + " x " + std::to_string(p.Np) + " x " +
              std::to_string(p.Kp);
-    case Route::Kernel: return "integer kernel (cuBLASLt took no padding)";
+    case Route::Kernel:
+      return "integer kernel (cuBLASLt took no padding)";
   }
   return "?";
 }
@@ -388,13 +390,13 @@ void cublaslt_i8(int M, int N, int K, const int8_t* A, const int8_t* B, const in
       Scratch& x = *p.scratch;
       CUDA_CHECK(cudaMemcpy2DAsync(x.a.data(), p.Kp, A, K, K, M, cudaMemcpyDeviceToDevice, stream));
       if (with_C) {
-        CUDA_CHECK(cudaMemcpy2DAsync(x.d.data(), sizeof(int32_t) * p.Np, C, sizeof(int32_t) * N,
-                                     sizeof(int32_t) * N, M, cudaMemcpyDeviceToDevice, stream));
+        CUDA_CHECK(cudaMemcpy2DAsync(x.d.data(), sizeof(int32_t) * p.Np, C, sizeof(int32_t) * N, sizeof(int32_t) * N, M,
+                                     cudaMemcpyDeviceToDevice, stream));
       }
       status = run_matmul(s, p, bt, x.a.data(), x.d.data(), x.d.data(), with_C, stream);
       if (status == CUBLAS_STATUS_SUCCESS) {
-        CUDA_CHECK(cudaMemcpy2DAsync(D, sizeof(int32_t) * N, x.d.data(), sizeof(int32_t) * p.Np,
-                                     sizeof(int32_t) * N, M, cudaMemcpyDeviceToDevice, stream));
+        CUDA_CHECK(cudaMemcpy2DAsync(D, sizeof(int32_t) * N, x.d.data(), sizeof(int32_t) * p.Np, sizeof(int32_t) * N, M,
+                                     cudaMemcpyDeviceToDevice, stream));
       }
     }
     if (status == CUBLAS_STATUS_SUCCESS) return;

@@ -123,7 +123,8 @@ std::unique_ptr<Plan> build_plan(NormMode mode, NormType type, NormGraph graph, 
     op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, tr);
     op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, th);
     const cudnnStatus_t st = op.finalize();
-    if (st != CUDNN_STATUS_SUCCESS) throw NoEngine(what + ": pointwise operation refused: " + wb::cudnn::last_message(st));
+    if (st != CUDNN_STATUS_SUCCESS)
+      throw NoEngine(what + ": pointwise operation refused: " + wb::cudnn::last_message(st));
     p->keep.push_back(std::move(pw));
     p->keep.push_back(std::move(op));
     ops.push_back(p->keep.back().get());
@@ -162,15 +163,18 @@ std::unique_ptr<Plan> build_plan(NormMode mode, NormType type, NormGraph graph, 
   norm.set_desc(CUDNN_ATTR_OPERATION_NORM_FWD_EPSILON_DESC, find(kEps));
   norm.set_desc(CUDNN_ATTR_OPERATION_NORM_FWD_YDESC, find(kY));
   cudnnStatus_t st = norm.finalize();
-  if (st != CUDNN_STATUS_SUCCESS) throw NoEngine(what + ": the NORM_FORWARD operation was refused: " + wb::cudnn::last_message(st));
+  if (st != CUDNN_STATUS_SUCCESS)
+    throw NoEngine(what + ": the NORM_FORWARD operation was refused: " + wb::cudnn::last_message(st));
   p->keep.push_back(std::move(norm));
   ops.push_back(p->keep.back().get());
 
   Descriptor op_graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-  op_graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, ops.data(), static_cast<int64_t>(ops.size()));
+  op_graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, ops.data(),
+               static_cast<int64_t>(ops.size()));
   op_graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &handle);
   st = op_graph.finalize();
-  if (st != CUDNN_STATUS_SUCCESS) throw NoEngine(what + ": the operation graph was refused: " + wb::cudnn::last_message(st));
+  if (st != CUDNN_STATUS_SUCCESS)
+    throw NoEngine(what + ": the operation graph was refused: " + wb::cudnn::last_message(st));
 
   std::string said;  // what the heuristics and the plans answered, for the NoEngine message
   if (auto found = wb::cudnn::first_plan(handle, op_graph, &said)) {

@@ -42,9 +42,9 @@ __global__ void __launch_bounds__(kAddThreads)
     uint32_t hw[4];
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      const __nv_bfloat162 s = __floats2bfloat162_rn(
-          __uint_as_float(aw[k] << 16) + __uint_as_float(bw[k] << 16),
-          __uint_as_float(aw[k] & 0xFFFF0000u) + __uint_as_float(bw[k] & 0xFFFF0000u));
+      const __nv_bfloat162 s =
+          __floats2bfloat162_rn(__uint_as_float(aw[k] << 16) + __uint_as_float(bw[k] << 16),
+                                __uint_as_float(aw[k] & 0xFFFF0000u) + __uint_as_float(bw[k] & 0xFFFF0000u));
       hw[k] = *reinterpret_cast<const uint32_t*>(&s);
     }
     *reinterpret_cast<uint4*>(h + at) = make_uint4(hw[0], hw[1], hw[2], hw[3]);
@@ -103,8 +103,8 @@ void launch_norm(const bf16* h, const bf16* gamma, const bf16* beta, bf16* y, fl
                  int ld, float eps, cudaStream_t stream) {
   const size_t smem = static_cast<size_t>(C) * sizeof(bf16);
   if (smem > 48 * 1024) {  // beyond the default: opt in (up to 227 KB on sm_90, 163 KB on sm_80)
-    CUDA_CHECK(cudaFuncSetAttribute(norm_kernel<kLayer>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(smem)));
+    CUDA_CHECK(
+        cudaFuncSetAttribute(norm_kernel<kLayer>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   }
   norm_kernel<kLayer><<<N, kNormThreads, smem, stream>>>(h, gamma, beta, y, mean, rstd, C, ld, eps);
   WB_CHECK_LAUNCH();
@@ -118,7 +118,7 @@ void residual_add(const bf16* x, const bf16* r, bf16* h, int N, int C, int ld, c
                    reinterpret_cast<uintptr_t>(r) % 16 == 0 && reinterpret_cast<uintptr_t>(h) % 16 == 0;
   const int packs = ceil_div(C, 8);
   add_kernel<<<ceil_div(static_cast<int64_t>(N) * packs, kAddThreads), kAddThreads, 0, stream>>>(x, r, h, N, C, ld,
-                                                                                                  packs, vec);
+                                                                                                 packs, vec);
   WB_CHECK_LAUNCH();
 }
 

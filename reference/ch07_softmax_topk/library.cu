@@ -72,8 +72,8 @@ void cudnn_softmax_rows(const float* x, float* probs, int B, int V, cudaStream_t
   CUDNN_CHECK(cudnnSetStream(h, stream));
   const TensorDesc desc(B, V);
   const float one = 1.0f, zero = 0.0f;
-  CUDNN_CHECK(cudnnSoftmaxForward(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, desc, x, &zero, desc,
-                                  probs));
+  CUDNN_CHECK(
+      cudnnSoftmaxForward(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, desc, x, &zero, desc, probs));
   zero_masked_rows<<<B, 256, 0, stream>>>(probs, V);
   CUDA_CHECK(cudaGetLastError());
 }
@@ -92,8 +92,8 @@ size_t sort_temp_bytes(int B, int V) {
   size_t bytes = 0;
   CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairsDescending(
       nullptr, bytes, static_cast<const float*>(nullptr), static_cast<float*>(nullptr),
-      static_cast<const int32_t*>(nullptr), static_cast<int32_t*>(nullptr), B * V, B,
-      static_cast<const int*>(nullptr), static_cast<const int*>(nullptr)));
+      static_cast<const int32_t*>(nullptr), static_cast<int32_t*>(nullptr), B * V, B, static_cast<const int*>(nullptr),
+      static_cast<const int*>(nullptr)));
   return bytes;
 }
 
@@ -127,9 +127,8 @@ void sort_rows(const float* x, const Scratch& s, int B, int V, cudaStream_t stre
   iota_rows<<<dim3((V + 255) / 256, B), 256, 0, stream>>>(s.index_in, s.offsets, B, V);
   CUDA_CHECK(cudaGetLastError());
   size_t temp_bytes = s.temp_bytes;
-  CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairsDescending(s.temp, temp_bytes, x, s.keys_out, s.index_in,
-                                                                s.index_out, B * V, B, s.offsets,
-                                                                s.offsets + 1, 0, 32, stream));
+  CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairsDescending(
+      s.temp, temp_bytes, x, s.keys_out, s.index_in, s.index_out, B * V, B, s.offsets, s.offsets + 1, 0, 32, stream));
 }
 
 void topk_pipeline(const float* x, float* probs_out, float* values, int32_t* indices, int B, int V, int k,
@@ -180,7 +179,9 @@ WB_VARIANTS(ch07_reference, wb::Role::Reference) {
   };
   const std::string sort_note = "CUB segmented radix sort of every row (CUB has no DeviceTopK here), first k taken";
   return {
-      wb::variant("softmax/f32", "cudnn_softmax", &cudnn_softmax).is_library().with_note("cudnnSoftmaxForward, accurate"),
+      wb::variant("softmax/f32", "cudnn_softmax", &cudnn_softmax)
+          .is_library()
+          .with_note("cudnnSoftmaxForward, accurate"),
       wb::variant("topk/f32", "cub_sort_topk", &cub_topk).is_library().with_workspace(scratch).with_note(sort_note),
       wb::variant("softmax_topk/f32", "cudnn_cub_topk", &cudnn_cub_softmax_topk)
           .is_library()

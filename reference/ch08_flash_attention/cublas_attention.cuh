@@ -105,8 +105,10 @@ __global__ void __launch_bounds__(kSoftmaxThreads)
   const float inv = visible > 0 ? 1.0f / sum : 0.0f;
   for (int j = threadIdx.x; j < Sk; j += kSoftmaxThreads) {
     const float v = j < visible ? expf(in[j] - mx) * inv : 0.0f;
-    if constexpr (std::is_same_v<P, float>) out[j] = v;
-    else out[j] = __float2bfloat16_rn(v);
+    if constexpr (std::is_same_v<P, float>)
+      out[j] = v;
+    else
+      out[j] = __float2bfloat16_rn(v);
   }
   if (threadIdx.x == 0 && lse != nullptr) lse[row] = visible > 0 ? mx + logf(sum) : -INFINITY;
 }
@@ -181,9 +183,8 @@ inline void attention_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o,
 // they are ONE row-major (G * Sq) x D matrix against that head's K and V: the GEMMs run over
 // B * Hkv batches of G * Sq rows, and the softmax over the B * Hq * Sq rows of S in (b, hq, i)
 // order, with its mask by i, exactly as in the dense pipeline.
-inline void attention_gqa_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, int B, int Hq,
-                               int Hkv, int Sq, int Sk, int D, float scale, bool causal, void* scratch,
-                               cudaStream_t stream) {
+inline void attention_gqa_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, int B, int Hq, int Hkv,
+                               int Sq, int Sk, int D, float scale, bool causal, void* scratch, cudaStream_t stream) {
   if (Hkv < 1 || Hq % Hkv != 0) throw std::invalid_argument("cublas_unfused: Hkv must divide Hq");
   const int G = Hq / Hkv, bkv = B * Hkv;
   char* base = static_cast<char*>(scratch != nullptr ? scratch : own_scratch(scratch_bytes_bf16(B, Hq, Sq, Sk)));
@@ -216,8 +217,10 @@ __global__ void __launch_bounds__(kSoftmaxThreads)
   const float inv = visible > 0 ? 1.0f / sum : 0.0f;
   for (int j = threadIdx.x; j < L_max; j += kSoftmaxThreads) {
     const float v = j < visible ? expf(in[j] - mx) * inv : 0.0f;
-    if constexpr (std::is_same_v<P, float>) out[j] = v;
-    else out[j] = __float2bfloat16_rn(v);
+    if constexpr (std::is_same_v<P, float>)
+      out[j] = v;
+    else
+      out[j] = __float2bfloat16_rn(v);
   }
   if (threadIdx.x == 0) lse[row] = visible > 0 ? mx + logf(sum) : -INFINITY;
 }
@@ -232,7 +235,8 @@ inline void decode_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache,
   bf16* p = reinterpret_cast<bf16*>(base + probs_offset_bf16(B, Hq, 1, L_max));
   gemm_scores(stream, CUDA_R_16BF, q, k_cache, s, bkv, G, L_max, D, scale);
   const long long rows = static_cast<long long>(B) * Hq;
-  decode_softmax_kernel<bf16><<<static_cast<unsigned>(rows), kSoftmaxThreads, 0, stream>>>(s, p, lse, seq_lens, Hq, L_max);
+  decode_softmax_kernel<bf16>
+      <<<static_cast<unsigned>(rows), kSoftmaxThreads, 0, stream>>>(s, p, lse, seq_lens, Hq, L_max);
   WB_CHECK_LAUNCH();
   gemm_pv(stream, CUDA_R_16BF, p, v_cache, o, bkv, G, L_max, D);
 }

@@ -24,9 +24,9 @@ WB_VARIANTS(ch08_reference, wb::Role::Reference) {
     const auto [B, H, Sq, Sk] = dims(s);
     return unfused::scratch_bytes_bf16(B, H, Sq, Sk);
   };
-  const std::string graph =
-      cudnn_version_text() + "; one graph: matmul, scale, causal mask (gen_index, compare, select), "
-                             "softmax as reductions and pointwise ops, matmul";
+  const std::string graph = cudnn_version_text() +
+                            "; one graph: matmul, scale, causal mask (gen_index, compare, select), "
+                            "softmax as reductions and pointwise ops, matmul";
   const char* unfused_note = "cuBLAS strided-batched GEMM (FP32 scores), masked softmax kernel, GEMM";
   const auto gqa_scratch = [](const wb::Shape& s) {
     return unfused::scratch_bytes_bf16(static_cast<int>(s["B"]), static_cast<int>(s["Hq"]), static_cast<int>(s["Sq"]),

@@ -72,9 +72,8 @@ void link(Descriptor& d, cudnnBackendAttributeName_t name, cudnnBackendDescripto
 }
 
 std::string shape_text(int B, int H, int Sq, int Sk, int D, bool causal) {
-  return "cuDNN fused attention BF16 B=" + std::to_string(B) + " H=" + std::to_string(H) + " Sq=" +
-         std::to_string(Sq) + " Sk=" + std::to_string(Sk) + " D=" + std::to_string(D) +
-         (causal ? " causal" : "");
+  return "cuDNN fused attention BF16 B=" + std::to_string(B) + " H=" + std::to_string(H) + " Sq=" + std::to_string(Sq) +
+         " Sk=" + std::to_string(Sk) + " D=" + std::to_string(D) + (causal ? " causal" : "");
 }
 
 // --- the graph ---------------------------------------------------------------------------
@@ -123,7 +122,8 @@ class GraphBuilder {
 
   // y = mode(x[, b][, t]); `axis` for GEN_INDEX.
   void pointwise(cudnnPointwiseMode_t mode, cudnnDataType_t prec, cudnnBackendDescriptor_t x,
-                 cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t t, cudnnBackendDescriptor_t y, int64_t axis = -1) {
+                 cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t t, cudnnBackendDescriptor_t y,
+                 int64_t axis = -1) {
     Descriptor pw(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
     pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, &mode);
     pw.set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, &prec);
@@ -171,7 +171,8 @@ class GraphBuilder {
  private:
   cudnnBackendDescriptor_t keep(Descriptor d, const std::string& name, bool finalized = false) {
     const cudnnStatus_t st = finalized ? CUDNN_STATUS_SUCCESS : d.finalize();
-    if (st != CUDNN_STATUS_SUCCESS) throw wb::NoEngine(what_ + ": " + name + " refused: " + wb::cudnn::last_message(st));
+    if (st != CUDNN_STATUS_SUCCESS)
+      throw wb::NoEngine(what_ + ": " + name + " refused: " + wb::cudnn::last_message(st));
     const cudnnBackendDescriptor_t raw = d.get();
     p_.keep.push_back(std::move(d));
     return raw;
@@ -250,7 +251,8 @@ std::unique_ptr<Plan> build_plan(int B, int H, int Sq, int Sk, int D, bool causa
                static_cast<int64_t>(g.ops().size()));
   op_graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &handle);
   cudnnStatus_t st = op_graph.finalize();
-  if (st != CUDNN_STATUS_SUCCESS) throw wb::NoEngine(what + ": the operation graph was refused: " + wb::cudnn::last_message(st));
+  if (st != CUDNN_STATUS_SUCCESS)
+    throw wb::NoEngine(what + ": the operation graph was refused: " + wb::cudnn::last_message(st));
 
   std::string said;  // what the heuristics and the plans answered, for the NoEngine message
   auto found = wb::cudnn::first_plan(handle, op_graph, &said);
@@ -268,7 +270,8 @@ using Key = std::tuple<int /*device*/, int, int, int, int, int, bool>;
 // The refusals that do not need cuDNN to answer (see the header comment).
 void refuse_unsupported(int B, int H, int Sq, int Sk, int D, bool causal) {
   if (causal && Sq > Sk) {
-    throw wb::NoEngine(shape_text(B, H, Sq, Sk, D, causal) + ": with Sq > Sk the first Sq - Sk rows see no key; "
+    throw wb::NoEngine(shape_text(B, H, Sq, Sk, D, causal) +
+                       ": with Sq > Sk the first Sq - Sk rows see no key; "
                        "the graph's softmax is 0/0 (NaN) there, where this chapter defines o = 0 and lse = -inf, "
                        "so cuDNN is not asked");
   }
@@ -302,7 +305,7 @@ void cudnn_prepare(int B, int H, int Sq, int Sk, int D, bool causal) {
 
 void cudnn_attention_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, int B, int H, int Sq,
                           int Sk, int D, float scale, bool causal, void* scratch, cudaStream_t stream) {
-  (void)scratch;  // cuDNN's workspace is the plan's own
+  (void)scratch;                                // cuDNN's workspace is the plan's own
   Plan& p = plan_for(B, H, Sq, Sk, D, causal);  // may throw NoEngine: before anything runs
   cudnnHandle_t handle = wb::cudnn_handle();
   CUDNN_CHECK(cudnnSetStream(handle, stream));

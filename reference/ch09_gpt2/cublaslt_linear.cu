@@ -84,7 +84,8 @@ class Library {
     CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     const size_t ws = kWorkspaceBytes;
     const uint32_t ax = std::get<5>(key), aw = std::get<6>(key), ay = std::get<7>(key);
-    cublasStatus_t st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+    cublasStatus_t st =
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
     if (st == CUBLAS_STATUS_SUCCESS)
       st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aw, sizeof(aw));
     if (st == CUBLAS_STATUS_SUCCESS)
@@ -145,8 +146,10 @@ template <class T>
 void cublaslt_gemv(const T* x, const T* w, const T* b, T* y, int N, int K, Epilogue epi, cudaStream_t stream) {
   linear_impl(x, w, b, y, 1, N, K, epi, stream);
 }
-template void cublaslt_linear<bf16>(const bf16*, const bf16*, const bf16*, bf16*, int, int, int, Epilogue, cudaStream_t);
-template void cublaslt_linear<float>(const float*, const float*, const float*, float*, int, int, int, Epilogue, cudaStream_t);
+template void cublaslt_linear<bf16>(const bf16*, const bf16*, const bf16*, bf16*, int, int, int, Epilogue,
+                                    cudaStream_t);
+template void cublaslt_linear<float>(const float*, const float*, const float*, float*, int, int, int, Epilogue,
+                                     cudaStream_t);
 template void cublaslt_gemv<bf16>(const bf16*, const bf16*, const bf16*, bf16*, int, int, Epilogue, cudaStream_t);
 template void cublaslt_gemv<float>(const float*, const float*, const float*, float*, int, int, Epilogue, cudaStream_t);
 

@@ -29,25 +29,41 @@ def entries(chapter_id, title):
     sol = f"{chapter_id}-solution"
     return {
         "configurePresets": [
-            {"name": chapter_id, "inherits": "base",
-             "displayName": f"Chapter {num}: your kernels and the worked solutions ({title})",
-             "cacheVariables": {"WORKBOOK_CHAPTERS": chapter_id}},
+            {
+                "name": chapter_id,
+                "inherits": "base",
+                "displayName": f"Chapter {num}: your kernels and the worked solutions ({title})",
+                "cacheVariables": {"WORKBOOK_CHAPTERS": chapter_id},
+            },
         ],
         "buildPresets": [
             {"name": chapter_id, "configurePreset": chapter_id},
         ],
         "testPresets": [
-            {"name": chapter_id, "inherits": "test-base", "configurePreset": chapter_id,
-             "displayName": f"Chapter {num}: your kernels",
-             "filter": {"include": {"label": f"^{chapter_id}-student$"}}},
-            {"name": sol, "inherits": "test-base", "configurePreset": chapter_id,
-             "displayName": f"Chapter {num}: the reference, every solution step, the self-tests",
-             "filter": {"include": {"label": f"^{chapter_id}-solution$"}}},
+            {
+                "name": chapter_id,
+                "inherits": "test-base",
+                "configurePreset": chapter_id,
+                "displayName": f"Chapter {num}: your kernels",
+                "filter": {"include": {"label": f"^{chapter_id}-student$"}},
+            },
+            {
+                "name": sol,
+                "inherits": "test-base",
+                "configurePreset": chapter_id,
+                "displayName": f"Chapter {num}: the reference, every solution step, the self-tests",
+                "filter": {"include": {"label": f"^{chapter_id}-solution$"}},
+            },
         ],
         "workflowPresets": [
-            {"name": name, "steps": [{"type": "configure", "name": chapter_id},
-                                     {"type": "build", "name": chapter_id},
-                                     {"type": "test", "name": name}]}
+            {
+                "name": name,
+                "steps": [
+                    {"type": "configure", "name": chapter_id},
+                    {"type": "build", "name": chapter_id},
+                    {"type": "test", "name": name},
+                ],
+            }
             for name in (chapter_id, sol)
         ],
     }
@@ -165,7 +181,7 @@ def main():
         else:
             end = spans[-1][1] if spans else m.end()
             line_start = text.rfind("\n", 0, spans[-1][0]) + 1 if spans else m.end()
-            indent = text[line_start:spans[-1][0]] if spans else "    "
+            indent = text[line_start : spans[-1][0]] if spans else "    "
             block = "".join(",\n" + entry_text(section, e, indent) for e in new[section])
             inserts.append((end, block))
     for offset, block in sorted(inserts, reverse=True):

@@ -90,7 +90,9 @@ def check_links(book):
                 problems.append(f"{where}: leads outside the book ({os.path.relpath(target, book)})")
                 continue
             if os.path.isdir(target):
-                problems.append(f"{where}: leads to a folder; opened from disk the browser shows a file listing, not a page")
+                problems.append(
+                    f"{where}: leads to a folder; opened from disk the browser shows a file listing, not a page"
+                )
                 continue
             if not os.path.isfile(target):
                 problems.append(f"{where}: {os.path.relpath(target, book)} does not exist")
@@ -105,20 +107,28 @@ def check_links(book):
 
 # ---- the browser checks ----------------------------------------------------------------
 
+
 def start_browser(chromium, chromedriver):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
-    for arg in ("--headless=new", "--window-size=1280,900", "--disable-gpu", "--disable-dev-shm-usage",
-                # Chromium's sandbox refuses to run as root and in many containers; the
-                # browser opens only the book's own pages here.
-                "--no-sandbox",
-                "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                # No network: other sites (the theme's web fonts) fail at once instead of
-                # waiting for a DNS answer, and the check never depends on them.
-                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"):
+    for arg in (
+        "--headless=new",
+        "--window-size=1280,900",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        # Chromium's sandbox refuses to run as root and in many containers; the
+        # browser opens only the book's own pages here.
+        "--no-sandbox",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        # No network: other sites (the theme's web fonts) fail at once instead of
+        # waiting for a DNS answer, and the check never depends on them.
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    ):
         options.add_argument(arg)
     return webdriver.Chrome(service=Service(chromedriver), options=options)
 
@@ -147,7 +157,8 @@ def check_images(driver, book):
         broken = driver.execute_script(
             "return Array.from(document.images)"
             ".filter(function (i) { return !i.complete || i.naturalWidth === 0; })"
-            ".map(function (i) { return i.getAttribute('src'); });")
+            ".map(function (i) { return i.getAttribute('src'); });"
+        )
         for src in broken:
             problems.append(f"{os.path.relpath(page, book)}: the image '{src}' did not load in the browser")
     return problems, len(pages)
@@ -182,7 +193,9 @@ def check_search(driver, start_url, query, how):
     if urllib.parse.urlsplit(landed).path != target.path:
         problems.append(f"search ({how}): following the first result '{first}' did not open it (at {landed})")
     elif target.fragment and not driver.find_elements(By.ID, urllib.parse.unquote(target.fragment)):
-        problems.append(f"search ({how}): the first result '{first}' opened, but it has no element '#{target.fragment}'")
+        problems.append(
+            f"search ({how}): the first result '{first}' opened, but it has no element '#{target.fragment}'"
+        )
     return problems, f"{count} results listed, the first {first} opens"
 
 
@@ -213,8 +226,10 @@ def main():
         return 2
 
     problems, counts = check_links(book)
-    print(f"check-book: links: {counts['refs']} links and files ({counts['fragments']} with an #anchor) "
-          f"in {counts['pages']} pages checked; {counts['external']} links to other sites not followed (no network)")
+    print(
+        f"check-book: links: {counts['refs']} links and files ({counts['fragments']} with an #anchor) "
+        f"in {counts['pages']} pages checked; {counts['external']} links to other sites not followed (no network)"
+    )
     if args.links_only:
         return report(problems, "links")
 
@@ -244,7 +259,9 @@ def report(problems, what):
     for p in problems:
         print("check-book: BROKEN " + p, file=sys.stderr)
     if problems:
-        print(f"check-book: {len(problems)} problem{'' if len(problems) == 1 else 's'} in the built book", file=sys.stderr)
+        print(
+            f"check-book: {len(problems)} problem{'' if len(problems) == 1 else 's'} in the built book", file=sys.stderr
+        )
         return 1
     print(f"check-book: the built book's {what}: all good")
     return 0

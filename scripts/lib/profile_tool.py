@@ -65,10 +65,29 @@ TENSOR_METRICS = [
 ]
 OPTIONAL_METRICS = EFFICIENCY_METRICS + TENSOR_METRICS
 
-TIME_TO_US = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3,
-              "second": 1e6, "s": 1e6}
-BYTES = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12, "KB": 1e3, "MB": 1e6,
-         "GB": 1e9, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
+TIME_TO_US = {
+    "nsecond": 1e-3,
+    "ns": 1e-3,
+    "usecond": 1.0,
+    "us": 1.0,
+    "msecond": 1e3,
+    "ms": 1e3,
+    "second": 1e6,
+    "s": 1e6,
+}
+BYTES = {
+    "byte": 1,
+    "Kbyte": 1e3,
+    "Mbyte": 1e6,
+    "Gbyte": 1e9,
+    "Tbyte": 1e12,
+    "KB": 1e3,
+    "MB": 1e6,
+    "GB": 1e9,
+    "KiB": 1024,
+    "MiB": 1024**2,
+    "GiB": 1024**3,
+}
 
 
 def fail(message, code=2):
@@ -77,6 +96,7 @@ def fail(message, code=2):
 
 
 # --- plan ---------------------------------------------------------------------------------
+
 
 def load_results(path):
     try:
@@ -100,6 +120,7 @@ def cmd_plan(args):
         # chapter is about (ch02: the transpose, not the plain copy).
         def ladder_len(o):
             return len({r["impl"] for r in rows if r["op"] == o and r.get("role") == "solution"})
+
         op = max(ops, key=lambda o: (ladder_len(o), -ops.index(o)))
     op_rows = [r for r in rows if r["op"] == op]
     shapes = list(dict.fromkeys(r["shape"] for r in op_rows))
@@ -109,8 +130,10 @@ def cmd_plan(args):
         else:
             hits = [s for s in shapes if args.shape in s]
             if len(hits) != 1:
-                fail(f"shape '{args.shape}' {'is ambiguous' if hits else 'is not benchmarked'} for {op}; "
-                     f"shapes: {'; '.join(shapes)}")
+                fail(
+                    f"shape '{args.shape}' {'is ambiguous' if hits else 'is not benchmarked'} for {op}; "
+                    f"shapes: {'; '.join(shapes)}"
+                )
             shape = hits[0]
     else:
         # The largest problem (most bytes; first listed on a tie): where the targets are set.
@@ -139,8 +162,13 @@ def cmd_plan(args):
     if not best:
         fail(f"{op} {shape} has no solution case to compare with; cases: {', '.join(impls)}")
     out = {
-        "op": op, "shape": shape, "student": student, "best": best, "first": first,
-        "ops": " ".join(ops), "shapes": "; ".join(shapes),
+        "op": op,
+        "shape": shape,
+        "student": student,
+        "best": best,
+        "first": first,
+        "ops": " ".join(ops),
+        "shapes": "; ".join(shapes),
     }
     for key, value in out.items():
         print(f"plan_{key}={shlex.quote(value)}")
@@ -158,6 +186,7 @@ def cmd_verdict(args):
 
 # --- table --------------------------------------------------------------------------------
 
+
 def read_ncu_csv(path):
     """Kernels of an ncu raw-page CSV export: a list of {metric: (value, unit)}."""
     try:
@@ -167,8 +196,10 @@ def read_ncu_csv(path):
         fail(f"cannot read {path}: {e.strerror}")
     start = next((i for i, line in enumerate(lines) if '"Kernel Name"' in line or line.startswith("ID,")), None)
     if start is None:
-        fail(f"{path} is not an Nsight Compute CSV export (no 'Kernel Name' column); "
-             "was anything profiled? (see the ncu log next to it)")
+        fail(
+            f"{path} is not an Nsight Compute CSV export (no 'Kernel Name' column); "
+            "was anything profiled? (see the ncu log next to it)"
+        )
     reader = csv.reader(lines[start:])
     header = next(reader)
     units = {}
@@ -215,7 +246,7 @@ def short_kernel(name, width=40):
             if depth == 0:
                 name = name[:i]
                 break
-    return name if len(name) <= width else name[:width - 3] + "..."
+    return name if len(name) <= width else name[: width - 3] + "..."
 
 
 def summarize(kernels):
@@ -251,19 +282,24 @@ def build_rows(k):
         "occupancy": n("sm__warps_active.avg.pct_of_peak_sustained_active"),
         "occupancy_max": n("sm__maximum_warps_per_active_cycle_pct"),
         "registers": n("launch__registers_per_thread"),
-        "local": add("l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum",
-                     scale=BYTES),
+        "local": add(
+            "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum", scale=BYTES
+        ),
         "smem": add("launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic", scale=BYTES),
         "l1_hit": n("l1tex__t_sector_hit_rate.pct"),
         "l2_hit": n("lts__t_sector_hit_rate.pct"),
-        "ld_spr": ratio(n("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
-                        n("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")),
-        "st_spr": ratio(n("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
-                        n("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")),
+        "ld_spr": ratio(
+            n("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"), n("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
+        ),
+        "st_spr": ratio(
+            n("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"), n("l1tex__t_requests_pipe_lsu_mem_global_op_st.sum")
+        ),
         "ld_use": n(EFFICIENCY_METRICS[0]),
         "st_use": n(EFFICIENCY_METRICS[1]),
-        "conflicts": add("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
-                         "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"),
+        "conflicts": add(
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+        ),
         "tensor": max(tensor) if tensor else None,
     }
 
@@ -300,8 +336,10 @@ def hints(a, b):
 
     # Coalescing. Sectors per request depend on the access width (4 for 32 x 4-byte accesses,
     # 16 for 32 x 16-byte ones), so judge by the share of each sector used when ncu has it.
-    for kind, word, fix in (("ld", "loads", "let threadIdx.x walk the contiguous dimension"),
-                            ("st", "stores", "stage the tile in shared memory and write it out along rows")):
+    for kind, word, fix in (
+        ("ld", "loads", "let threadIdx.x walk the contiguous dimension"),
+        ("st", "stores", "stage the tile in shared memory and write it out along rows"),
+    ):
         use, spr = kind + "_use", kind + "_spr"
         if both(use):
             far = a[use] < 60 and a[use] < b[use] - 25
@@ -309,35 +347,75 @@ def hints(a, b):
             far = both(spr) and a[spr] > 1.5 * b[spr] and a[spr] > 4.5
         if far and both(spr):
             used = f" and use {a[use]:.0f}% of each sector's bytes" if a.get(use) is not None else ""
-            out.append((spr, f"global {word} touch {a[spr]:.1f} sectors per request{used} (other side: "
-                             f"{b[spr]:.1f}{', ' + format(b[use], '.0f') + '%' if b.get(use) is not None else ''})"
-                             f": a warp's accesses are scattered; {fix}."))
+            out.append(
+                (
+                    spr,
+                    f"global {word} touch {a[spr]:.1f} sectors per request{used} (other side: "
+                    f"{b[spr]:.1f}{', ' + format(b[use], '.0f') + '%' if b.get(use) is not None else ''})"
+                    f": a warp's accesses are scattered; {fix}.",
+                )
+            )
     if both("conflicts") and a["conflicts"] > 4 * b["conflicts"] + 1000:
-        out.append(("conflicts", f"{a['conflicts']:,.0f} shared-memory bank conflicts against "
-                                 f"{b['conflicts']:,.0f}: pad the tile by one column ([32][33]) or swizzle."))
+        out.append(
+            (
+                "conflicts",
+                f"{a['conflicts']:,.0f} shared-memory bank conflicts against "
+                f"{b['conflicts']:,.0f}: pad the tile by one column ([32][33]) or swizzle.",
+            )
+        )
     if both("local") and a["local"] > 0 and b["local"] == 0:
-        out.append(("local", "local-memory traffic: registers spill, or a per-thread array is indexed at run "
-                             "time; see scripts/resources.sh for the spill report."))
+        out.append(
+            (
+                "local",
+                "local-memory traffic: registers spill, or a per-thread array is indexed at run "
+                "time; see scripts/resources.sh for the spill report.",
+            )
+        )
     if both("occupancy") and a["occupancy"] < 0.6 * b["occupancy"]:
         why = ""
         if both("registers") and a["registers"] > 1.25 * b["registers"]:
             why = f" ({a['registers']:.0f} registers per thread against {b['registers']:.0f})"
         elif both("smem") and a["smem"] > 1.25 * b["smem"]:
             why = f" ({a['smem']:,.0f} B of shared memory per block against {b['smem']:,.0f})"
-        out.append(("occupancy", f"achieved occupancy {a['occupancy']:.0f}% against {b['occupancy']:.0f}%{why}: "
-                                 "fewer warps to hide memory latency."))
+        out.append(
+            (
+                "occupancy",
+                f"achieved occupancy {a['occupancy']:.0f}% against {b['occupancy']:.0f}%{why}: "
+                "fewer warps to hide memory latency.",
+            )
+        )
     if both("dram") and b["dram"] > 40 and a["dram"] < 0.7 * b["dram"]:
-        out.append(("dram", f"DRAM throughput {a['dram']:.0f}% of peak against {b['dram']:.0f}%: fix coalescing "
-                            "first, then keep more bytes in flight (16-byte loads, several elements per thread)."))
+        out.append(
+            (
+                "dram",
+                f"DRAM throughput {a['dram']:.0f}% of peak against {b['dram']:.0f}%: fix coalescing "
+                "first, then keep more bytes in flight (16-byte loads, several elements per thread).",
+            )
+        )
     if both("sm") and b["sm"] > 50 and a["sm"] < 0.5 * b["sm"]:
-        out.append(("sm", f"SM throughput {a['sm']:.0f}% against {b['sm']:.0f}%: the arithmetic units wait; "
-                          "reuse each loaded value more (shared-memory and register tiles)."))
+        out.append(
+            (
+                "sm",
+                f"SM throughput {a['sm']:.0f}% against {b['sm']:.0f}%: the arithmetic units wait; "
+                "reuse each loaded value more (shared-memory and register tiles).",
+            )
+        )
     if both("l2_hit") and a["l2_hit"] < b["l2_hit"] - 25:
-        out.append(("l2_hit", f"L2 hit rate {a['l2_hit']:.0f}% against {b['l2_hit']:.0f}%: data is fetched "
-                              "from DRAM again that the solution finds in cache."))
+        out.append(
+            (
+                "l2_hit",
+                f"L2 hit rate {a['l2_hit']:.0f}% against {b['l2_hit']:.0f}%: data is fetched "
+                "from DRAM again that the solution finds in cache.",
+            )
+        )
     if both("tensor") and b["tensor"] > 10 and a["tensor"] < 0.5 * b["tensor"]:
-        out.append(("tensor", f"tensor pipes {a['tensor']:.0f}% busy against {b['tensor']:.0f}%: keep them fed "
-                              "(larger tiles, cp.async/TMA pipelines)."))
+        out.append(
+            (
+                "tensor",
+                f"tensor pipes {a['tensor']:.0f}% busy against {b['tensor']:.0f}%: keep them fed "
+                "(larger tiles, cp.async/TMA pipelines).",
+            )
+        )
     return out
 
 
@@ -378,12 +456,16 @@ def cmd_table(args):
         print(line.rstrip())
     for label, rows in sides:
         if rows["others"]:
-            print(f"  ({label}: {rows['others']} more kernel(s) in the same launch; all together "
-                  f"{rows['total']:.1f} us)")
+            print(
+                f"  ({label}: {rows['others']} more kernel(s) in the same launch; all together "
+                f"{rows['total']:.1f} us)"
+            )
     a, b = sides[0][1], sides[-1][1]
     if len(sides) > 1 and a.get("duration") and b.get("duration"):
-        print(f"\n{sides[0][0]} takes {a['duration'] / b['duration']:.2f}x the time of {sides[-1][0]}\n"
-              "(ncu's timing of one launch; quote the benchmark's median instead).")
+        print(
+            f"\n{sides[0][0]} takes {a['duration'] / b['duration']:.2f}x the time of {sides[-1][0]}\n"
+            "(ncu's timing of one launch; quote the benchmark's median instead)."
+        )
     if found:
         print("hints:")
         for i, (_, text) in enumerate(found):
@@ -393,8 +475,9 @@ def cmd_table(args):
 
 
 def main():
-    parser = argparse.ArgumentParser(prog="profile_tool.py", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="profile_tool.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("plan")
     p.add_argument("list")

@@ -14,17 +14,26 @@ def fake_export(path):
     """Two streams of a two-chunk pipeline: copy in, kernel, copy out each; chunk 1 overlaps chunk 0."""
     db = sqlite3.connect(path)
     db.execute("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT)")
-    db.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, streamId INTEGER, "
-               "shortName INTEGER)")
-    db.execute("CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, streamId INTEGER, "
-               "copyKind INTEGER, bytes INTEGER)")
+    db.execute(
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, streamId INTEGER, " "shortName INTEGER)"
+    )
+    db.execute(
+        "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER, end INTEGER, streamId INTEGER, "
+        "copyKind INTEGER, bytes INTEGER)"
+    )
     db.execute("INSERT INTO StringIds VALUES (7, 'axpb_kernel')")
     ms = 1000000
-    rows = [(0, 10 * ms, 13, 1, 4096), (10 * ms, 20 * ms, 14, 1, 4096),      # copies in
-            (10 * ms, 11 * ms, 13, 2, 4096), (21 * ms, 31 * ms, 14, 2, 4096)]  # copies out
+    rows = [
+        (0, 10 * ms, 13, 1, 4096),
+        (10 * ms, 20 * ms, 14, 1, 4096),  # copies in
+        (10 * ms, 11 * ms, 13, 2, 4096),
+        (21 * ms, 31 * ms, 14, 2, 4096),
+    ]  # copies out
     db.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (?, ?, ?, ?, ?)", rows)
-    db.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, ?, ?)",
-                   [(10 * ms, 10 * ms + ms // 2, 13, 7), (20 * ms, 21 * ms, 14, 7)])
+    db.executemany(
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (?, ?, ?, ?)",
+        [(10 * ms, 10 * ms + ms // 2, 13, 7), (20 * ms, 21 * ms, 14, 7)],
+    )
     db.commit()
     db.close()
 

@@ -27,61 +27,172 @@ try:
 except ImportError:
     jsonschema = None
 
-DEVICE = {"name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-x", "compute_capability": "9.0", "sms": 132,
-          "sm_clock_mhz": 1980.0, "mem_clock_mhz": 2619.0, "driver": "13.0", "runtime": "13.0"}
+DEVICE = {
+    "name": "NVIDIA H100 80GB HBM3",
+    "uuid": "GPU-x",
+    "compute_capability": "9.0",
+    "sms": 132,
+    "sm_clock_mhz": 1980.0,
+    "mem_clock_mhz": 2619.0,
+    "driver": "13.0",
+    "runtime": "13.0",
+}
 
 
 def header(program, kind):
-    return {"schema_version": 3, "program": program, "kind": kind, "date": "2026-11-28T10:00:00",
-            "commit": "abc1234", "device": dict(DEVICE)}
+    return {
+        "schema_version": 3,
+        "program": program,
+        "kind": kind,
+        "date": "2026-11-28T10:00:00",
+        "commit": "abc1234",
+        "device": dict(DEVICE),
+    }
 
 
 def benchmark_doc():
     doc = header("ch01_bench", "benchmark")
-    doc.update({
-        "chapter": "ch01", "title": "thread indexing", "seed": 42,
-        "spec_ceilings": {"dram_gbps": 3352.0, "fp32_tflops": 66.9, "fp16_tflops": 989.4, "bf16_tflops": 989.4,
-                          "int8_tops": 1978.9},
-        "measured_ceilings": {"copy_gbps": 3036.0, "fp32_tflops": 51.0, "fp16_tflops": 0, "bf16_tflops": 0,
-                              "int8_tops": 0, "cache": "/tmp/c.json", "from_cache": True},
-        "timing": {"repetitions": 5, "min_time_s": 0.01, "iterations": None, "statistic": "median"},
-        "context": {"date": "2026-11-28T10:00:00", "host_name": "h", "num_cpus": 16, "mhz_per_cpu": 3000,
-                    "caches": [], "load_avg": [0.5, 0.4, 0.3]},
-        "benchmarks": [{"name": "vector_add/f32/n16777216/cublas_geam/manual_time", "family_index": 0,
-                        "per_family_instance_index": 0, "run_name": "vector_add/f32/n16777216/cublas_geam/manual_time",
-                        "run_type": "iteration", "repetitions": 5, "repetition_index": 0, "threads": 1,
-                        "iterations": 180, "real_time": 66.4, "cpu_time": 80.1, "time_unit": "us",
-                        "bytes_per_second": 3.03e12}],
-        "results": [
-            {"op": "vector_add/f32", "shape": "n=16777216", "impl": "cublas_geam", "role": "reference", "dtype": "f32",
-             "benchmark": "vector_add/f32/n16777216/cublas_geam", "bytes": 201326592.0, "flops": 16777216.0,
-             "peak": "fp32", "outcome": "pass", "median_us": 66.4, "cv_pct": 0.3, "repetitions": 5, "samples": 900,
-             "hot_median_us": 64.0, "gbps": 3032.0, "tflops": 0.25, "roofline_spec_pct": 90.4,
-             "roofline_measured_pct": 99.8, "vs_reference": 1.0, "sm_clock_mhz": 1980.0, "throttled": False},
-            {"op": "vector_add/f32", "shape": "n=16777216", "impl": "student", "role": "student", "dtype": "f32",
-             "benchmark": "vector_add/f32/n16777216/student", "bytes": 201326592.0, "flops": 16777216.0,
-             "peak": "fp32", "outcome": "not_implemented", "message": "ex1: not implemented yet"},
-        ],
-    })
+    doc.update(
+        {
+            "chapter": "ch01",
+            "title": "thread indexing",
+            "seed": 42,
+            "spec_ceilings": {
+                "dram_gbps": 3352.0,
+                "fp32_tflops": 66.9,
+                "fp16_tflops": 989.4,
+                "bf16_tflops": 989.4,
+                "int8_tops": 1978.9,
+            },
+            "measured_ceilings": {
+                "copy_gbps": 3036.0,
+                "fp32_tflops": 51.0,
+                "fp16_tflops": 0,
+                "bf16_tflops": 0,
+                "int8_tops": 0,
+                "cache": "/tmp/c.json",
+                "from_cache": True,
+            },
+            "timing": {"repetitions": 5, "min_time_s": 0.01, "iterations": None, "statistic": "median"},
+            "context": {
+                "date": "2026-11-28T10:00:00",
+                "host_name": "h",
+                "num_cpus": 16,
+                "mhz_per_cpu": 3000,
+                "caches": [],
+                "load_avg": [0.5, 0.4, 0.3],
+            },
+            "benchmarks": [
+                {
+                    "name": "vector_add/f32/n16777216/cublas_geam/manual_time",
+                    "family_index": 0,
+                    "per_family_instance_index": 0,
+                    "run_name": "vector_add/f32/n16777216/cublas_geam/manual_time",
+                    "run_type": "iteration",
+                    "repetitions": 5,
+                    "repetition_index": 0,
+                    "threads": 1,
+                    "iterations": 180,
+                    "real_time": 66.4,
+                    "cpu_time": 80.1,
+                    "time_unit": "us",
+                    "bytes_per_second": 3.03e12,
+                }
+            ],
+            "results": [
+                {
+                    "op": "vector_add/f32",
+                    "shape": "n=16777216",
+                    "impl": "cublas_geam",
+                    "role": "reference",
+                    "dtype": "f32",
+                    "benchmark": "vector_add/f32/n16777216/cublas_geam",
+                    "bytes": 201326592.0,
+                    "flops": 16777216.0,
+                    "peak": "fp32",
+                    "outcome": "pass",
+                    "median_us": 66.4,
+                    "cv_pct": 0.3,
+                    "repetitions": 5,
+                    "samples": 900,
+                    "hot_median_us": 64.0,
+                    "gbps": 3032.0,
+                    "tflops": 0.25,
+                    "roofline_spec_pct": 90.4,
+                    "roofline_measured_pct": 99.8,
+                    "vs_reference": 1.0,
+                    "sm_clock_mhz": 1980.0,
+                    "throttled": False,
+                },
+                {
+                    "op": "vector_add/f32",
+                    "shape": "n=16777216",
+                    "impl": "student",
+                    "role": "student",
+                    "dtype": "f32",
+                    "benchmark": "vector_add/f32/n16777216/student",
+                    "bytes": 201326592.0,
+                    "flops": 16777216.0,
+                    "peak": "fp32",
+                    "outcome": "not_implemented",
+                    "message": "ex1: not implemented yet",
+                },
+            ],
+        }
+    )
     return doc
 
 
 def tuning_doc():
     doc = header("ch07_tune", "tuning")
-    doc.update({"chapter": "ch07", "results": [
-        {"op": "softmax_topk/f32", "shape": "B=64,V=128256,k=50", "impl": "v5_radix_select", "role": "solution",
-         "config": {"threads": 256, "splits": 8}, "outcome": "pass", "median_us": 14.2, "samples": 60,
-         "gbps": 2300.0, "tflops": 0.0},
-        {"op": "softmax_topk/f32", "shape": "B=64,V=128256,k=50", "impl": "v5_radix_select", "role": "solution",
-         "config": {"threads": 1024, "splits": 64}, "outcome": "skipped", "message": "too much shared memory"}]})
+    doc.update(
+        {
+            "chapter": "ch07",
+            "results": [
+                {
+                    "op": "softmax_topk/f32",
+                    "shape": "B=64,V=128256,k=50",
+                    "impl": "v5_radix_select",
+                    "role": "solution",
+                    "config": {"threads": 256, "splits": 8},
+                    "outcome": "pass",
+                    "median_us": 14.2,
+                    "samples": 60,
+                    "gbps": 2300.0,
+                    "tflops": 0.0,
+                },
+                {
+                    "op": "softmax_topk/f32",
+                    "shape": "B=64,V=128256,k=50",
+                    "impl": "v5_radix_select",
+                    "role": "solution",
+                    "config": {"threads": 1024, "splits": 64},
+                    "outcome": "skipped",
+                    "message": "too much shared memory",
+                },
+            ],
+        }
+    )
     return doc
 
 
 def model_doc():
     doc = header("gpt2", "model")
-    doc.update({"tool": "gpt2", "runs": [{"kernels": "library", "ttft_ms": 4.0, "decode_tok_s": 1000.0},
-                                         {"kernels": "student", "ttft_ms": 5.0, "decode_tok_s": 2000.0,
-                                          "int8": True, "batch": [{"batch": 4, "tok_s": 3000.0}]}]})
+    doc.update(
+        {
+            "tool": "gpt2",
+            "runs": [
+                {"kernels": "library", "ttft_ms": 4.0, "decode_tok_s": 1000.0},
+                {
+                    "kernels": "student",
+                    "ttft_ms": 5.0,
+                    "decode_tok_s": 2000.0,
+                    "int8": True,
+                    "batch": [{"batch": 4, "tok_s": 3000.0}],
+                },
+            ],
+        }
+    )
     return doc
 
 
@@ -98,18 +209,42 @@ class Schema(unittest.TestCase):
 
     def test_what_breaks_the_schema(self):
         cases = []
-        d = benchmark_doc(); del d["program"]; cases.append((d, "no 'program'"))
-        d = benchmark_doc(); d["kind"] = "bench"; cases.append((d, "is not one of"))
-        d = benchmark_doc(); del d["measured_ceilings"]; cases.append((d, "no 'measured_ceilings'"))
-        d = benchmark_doc(); d["results"][0]["outcome"] = "PASS"; cases.append((d, "results[0].outcome"))
-        d = benchmark_doc(); del d["results"][0]["gbps"]; cases.append((d, "has 'median_us' but no 'gbps'"))
-        d = benchmark_doc(); d["results"][0]["median_us"] = 0; cases.append((d, "is not above 0"))
-        d = benchmark_doc(); d["results"][1]["role"] = "teacher"; cases.append((d, "results[1].role"))
-        d = benchmark_doc(); d["benchmarks"][0]["time_unit"] = "h"; cases.append((d, "benchmarks[0].time_unit"))
-        d = benchmark_doc(); d["chapter"] = "1"; cases.append((d, "does not match"))
-        d = benchmark_doc(); d["seed"] = True; cases.append((d, "is not integer"))
-        d = model_doc(); del d["runs"][0]["ttft_ms"]; cases.append((d, "runs[0]: no 'ttft_ms'"))
-        d = model_doc(); d["schema_version"] = 1; cases.append((d, "is not 3"))
+        d = benchmark_doc()
+        del d["program"]
+        cases.append((d, "no 'program'"))
+        d = benchmark_doc()
+        d["kind"] = "bench"
+        cases.append((d, "is not one of"))
+        d = benchmark_doc()
+        del d["measured_ceilings"]
+        cases.append((d, "no 'measured_ceilings'"))
+        d = benchmark_doc()
+        d["results"][0]["outcome"] = "PASS"
+        cases.append((d, "results[0].outcome"))
+        d = benchmark_doc()
+        del d["results"][0]["gbps"]
+        cases.append((d, "has 'median_us' but no 'gbps'"))
+        d = benchmark_doc()
+        d["results"][0]["median_us"] = 0
+        cases.append((d, "is not above 0"))
+        d = benchmark_doc()
+        d["results"][1]["role"] = "teacher"
+        cases.append((d, "results[1].role"))
+        d = benchmark_doc()
+        d["benchmarks"][0]["time_unit"] = "h"
+        cases.append((d, "benchmarks[0].time_unit"))
+        d = benchmark_doc()
+        d["chapter"] = "1"
+        cases.append((d, "does not match"))
+        d = benchmark_doc()
+        d["seed"] = True
+        cases.append((d, "is not integer"))
+        d = model_doc()
+        del d["runs"][0]["ttft_ms"]
+        cases.append((d, "runs[0]: no 'ttft_ms'"))
+        d = model_doc()
+        d["schema_version"] = 1
+        cases.append((d, "is not 3"))
         for doc, words in cases:
             with self.subTest(words=words):
                 problems = R.validate(doc)
@@ -189,7 +324,9 @@ class Reading(unittest.TestCase):
                     self.assertIn("outcome", r)
                     self.assertNotIn(" ", r["outcome"])
         doc = R.load(os.path.join(DECODER, "faster.json"))  # the gpt2 tool's schema 1
-        self.assertEqual((doc["kind"], doc["program"], doc["device"]["name"]), ("model", "gpt2", "NVIDIA H100 80GB HBM3"))
+        self.assertEqual(
+            (doc["kind"], doc["program"], doc["device"]["name"]), ("model", "gpt2", "NVIDIA H100 80GB HBM3")
+        )
         self.assertEqual(R.rows(doc), [])
 
     def test_which_versions_are_read(self):
@@ -205,11 +342,13 @@ class Reading(unittest.TestCase):
         self.assertEqual(R.unreadable([]), "is not a JSON object")
 
     def test_what_is_not_a_results_file(self):
-        for text, words in (('{"chapter": "ch01", "results": [', "does not parse as JSON (line 1, column"),
-                            ('{"hello": 1}', "not a benchmark results file"),
-                            ('[1, 2]', "not a results file"),
-                            ('{"chapter": "ch01", "results": [{"op": "x"}], "spec_ceilings": {}}', "results[0] lacks"),
-                            ('{"schema_version": 3, "kind": "model", "tool": "gpt2"}', "no 'runs' list")):
+        for text, words in (
+            ('{"chapter": "ch01", "results": [', "does not parse as JSON (line 1, column"),
+            ('{"hello": 1}', "not a benchmark results file"),
+            ("[1, 2]", "not a results file"),
+            ('{"chapter": "ch01", "results": [{"op": "x"}], "spec_ceilings": {}}', "results[0] lacks"),
+            ('{"schema_version": 3, "kind": "model", "tool": "gpt2"}', "no 'runs' list"),
+        ):
             with self.subTest(words=words):
                 with self.assertRaises(R.ResultsError) as e:
                     R.load(self.write(text))

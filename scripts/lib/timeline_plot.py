@@ -19,8 +19,14 @@ import sys
 # Nsight Systems' copy kinds (ENUM_CUDA_MEMCPY_OPER): 1 host to device, 2 device to host,
 # 8 device to device; the rest are drawn as "copy".
 COPY_KINDS = {1: "copy in (HtoD)", 2: "copy out (DtoH)", 8: "copy (DtoD)"}
-COLOURS = {"copy in (HtoD)": "#1f77b4", "copy out (DtoH)": "#d62728", "copy (DtoD)": "#9467bd",
-           "copy": "#8c564b", "kernel": "#2ca02c", "memset": "#7f7f7f"}
+COLOURS = {
+    "copy in (HtoD)": "#1f77b4",
+    "copy out (DtoH)": "#d62728",
+    "copy (DtoD)": "#9467bd",
+    "copy": "#8c564b",
+    "kernel": "#2ca02c",
+    "memset": "#7f7f7f",
+}
 
 
 class ExportError(Exception):
@@ -46,24 +52,30 @@ def read_export(path):
         names = dict(db.execute("SELECT id, value FROM StringIds"))
     if "CUPTI_ACTIVITY_KIND_KERNEL" in tables:
         for start, end, stream, short in db.execute(
-                "SELECT start, end, streamId, shortName FROM CUPTI_ACTIVITY_KIND_KERNEL"):
-            work.append({"stream": stream, "kind": "kernel", "name": names.get(short, str(short)),
-                         "start": start, "end": end})
+            "SELECT start, end, streamId, shortName FROM CUPTI_ACTIVITY_KIND_KERNEL"
+        ):
+            work.append(
+                {"stream": stream, "kind": "kernel", "name": names.get(short, str(short)), "start": start, "end": end}
+            )
     if "CUPTI_ACTIVITY_KIND_MEMCPY" in tables:
         for start, end, stream, kind, size in db.execute(
-                "SELECT start, end, streamId, copyKind, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY"):
+            "SELECT start, end, streamId, copyKind, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY"
+        ):
             label = COPY_KINDS.get(kind, "copy")
-            work.append({"stream": stream, "kind": label, "name": "%s %d B" % (label, size),
-                         "start": start, "end": end})
+            work.append(
+                {"stream": stream, "kind": label, "name": "%s %d B" % (label, size), "start": start, "end": end}
+            )
     if "CUPTI_ACTIVITY_KIND_MEMSET" in tables:
         for start, end, stream, size in db.execute(
-                "SELECT start, end, streamId, bytes FROM CUPTI_ACTIVITY_KIND_MEMSET"):
-            work.append({"stream": stream, "kind": "memset", "name": "memset %d B" % size,
-                         "start": start, "end": end})
+            "SELECT start, end, streamId, bytes FROM CUPTI_ACTIVITY_KIND_MEMSET"
+        ):
+            work.append({"stream": stream, "kind": "memset", "name": "memset %d B" % size, "start": start, "end": end})
     db.close()
     if not {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY"} & tables:
-        raise ExportError("%s: no CUDA kernel or copy tables: was it made with `nsys profile --trace=cuda` "
-                          "and `nsys export --type sqlite`?" % path)
+        raise ExportError(
+            "%s: no CUDA kernel or copy tables: was it made with `nsys profile --trace=cuda` "
+            "and `nsys export --type sqlite`?" % path
+        )
     work.sort(key=lambda w: (w["start"], w["stream"]))
     return work
 
@@ -109,6 +121,7 @@ def table(work):
 def draw(work, out, title):
     """The picture: one row per stream, time in ms from the first item. Needs matplotlib."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
@@ -118,16 +131,24 @@ def draw(work, out, title):
     t0 = min(w["start"] for w in work)
     fig, ax = plt.subplots(figsize=(12, 1.0 + 0.5 * len(streams)))
     for w in work:
-        ax.barh(row[w["stream"]], (w["end"] - w["start"]) / 1e6, left=(w["start"] - t0) / 1e6, height=0.7,
-                color=COLOURS.get(w["kind"], "#bcbd22"), edgecolor="black", linewidth=0.3)
+        ax.barh(
+            row[w["stream"]],
+            (w["end"] - w["start"]) / 1e6,
+            left=(w["start"] - t0) / 1e6,
+            height=0.7,
+            color=COLOURS.get(w["kind"], "#bcbd22"),
+            edgecolor="black",
+            linewidth=0.3,
+        )
     ax.set_yticks(range(len(streams)))
     ax.set_yticklabels(["stream %s" % s for s in streams])
     ax.invert_yaxis()
     ax.set_xlabel("time (ms)")
     ax.set_title("%s   (overlap %.2f)" % (title, overlap(work)))
     kinds = sorted({w["kind"] for w in work})
-    ax.legend(handles=[Patch(color=COLOURS.get(k, "#bcbd22"), label=k) for k in kinds], loc="upper right",
-              fontsize="small")
+    ax.legend(
+        handles=[Patch(color=COLOURS.get(k, "#bcbd22"), label=k) for k in kinds], loc="upper right", fontsize="small"
+    )
     fig.tight_layout()
     fig.savefig(out, dpi=120)
     plt.close(fig)
@@ -152,8 +173,11 @@ def main(argv=None):
     try:
         draw(work, a.out, a.title or os.path.basename(a.export))
     except ImportError:
-        print("timeline_plot: skipped the picture: matplotlib is missing (scripts/install-deps.sh installs "
-              "python3-matplotlib)", file=sys.stderr)
+        print(
+            "timeline_plot: skipped the picture: matplotlib is missing (scripts/install-deps.sh installs "
+            "python3-matplotlib)",
+            file=sys.stderr,
+        )
         return 77
     print("timeline_plot: wrote %s" % a.out)
     return 0

@@ -27,8 +27,9 @@ import re
 import sys
 
 SCHEMA_VERSION = 3
-SCHEMA_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness", "report",
-                           "results.schema.json")
+SCHEMA_PATH = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness", "report", "results.schema.json"
+)
 KINDS = ("benchmark", "tuning", "model")
 # The versions each kind is read in. A fresh run writes SCHEMA_VERSION; schema 2 benchmark rows
 # are the same rows, so a program of the previous version is still read.
@@ -49,6 +50,7 @@ class ResultsError(Exception):
 
 
 # --- reading --------------------------------------------------------------------------------
+
 
 def kind_of(doc):
     """benchmark, tuning or model: the `kind` a document names, or the one its content says
@@ -124,8 +126,10 @@ def parse(text, where="results"):
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ResultsError(f"{where} does not parse as JSON (line {e.lineno}, column {e.colno}: {e.msg}); "
-                           "was the program interrupted while writing it?")
+        raise ResultsError(
+            f"{where} does not parse as JSON (line {e.lineno}, column {e.colno}: {e.msg}); "
+            "was the program interrupted while writing it?"
+        )
     return upgrade(doc, where)
 
 
@@ -156,6 +160,7 @@ def load_all(paths, prog):
 
 
 # --- rows -----------------------------------------------------------------------------------
+
 
 def rows(doc):
     """The rows of a benchmark or tuning document (a model document has none)."""
@@ -194,8 +199,9 @@ def ops_in_order(doc):
 def largest_shape(doc, op):
     """The op's shape with the most bytes (the first listed on a tie)."""
     shapes = list(dict.fromkeys(r["shape"] for r in doc["results"] if r["op"] == op))
-    size = {s: max(float(r.get("bytes") or 0) for r in doc["results"] if r["op"] == op and r["shape"] == s)
-            for s in shapes}
+    size = {
+        s: max(float(r.get("bytes") or 0) for r in doc["results"] if r["op"] == op and r["shape"] == s) for s in shapes
+    }
     return max(shapes, key=lambda s: (size[s], -shapes.index(s)))
 
 
@@ -211,6 +217,7 @@ def pick_shape(doc, op, wanted):
 
 
 # --- the JSON Schema ------------------------------------------------------------------------
+
 
 def schema():
     with open(SCHEMA_PATH) as f:
@@ -295,26 +302,35 @@ def validate(doc, sch=None):
 
 # --- plotting -------------------------------------------------------------------------------
 
+
 def need_matplotlib(prog):
     """Imports matplotlib (Agg backend). The python3 first on PATH may lack it while the
     system's /usr/bin/python3 (Debian's python3-matplotlib) has it: then re-run with that."""
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         return matplotlib
     except ImportError:
         pass
     system = "/usr/bin/python3"
-    if (os.access(system, os.X_OK) and not os.environ.get("WORKBOOK_PLOT_REEXEC")
-            and os.path.realpath(sys.executable) != os.path.realpath(system)):
+    if (
+        os.access(system, os.X_OK)
+        and not os.environ.get("WORKBOOK_PLOT_REEXEC")
+        and os.path.realpath(sys.executable) != os.path.realpath(system)
+    ):
         os.environ["WORKBOOK_PLOT_REEXEC"] = "1"
         os.execv(system, [system] + sys.argv)
-    print(f"{prog}: matplotlib is not installed for {sys.executable}. Install it with scripts/install-deps.sh "
-          "(Debian/Ubuntu package python3-matplotlib) or `python3 -m pip install matplotlib`.", file=sys.stderr)
+    print(
+        f"{prog}: matplotlib is not installed for {sys.executable}. Install it with scripts/install-deps.sh "
+        "(Debian/Ubuntu package python3-matplotlib) or `python3 -m pip install matplotlib`.",
+        file=sys.stderr,
+    )
     sys.exit(3)
 
 
 # --- summaries --------------------------------------------------------------------------
+
 
 def summary_lines(doc):
     """One line per timed row: op, shape, impl, median, GB/s, TFLOP/s, % of the measured
@@ -323,9 +339,19 @@ def summary_lines(doc):
     for r in rows(doc):
         if not measured(r):
             continue
-        out.append("  %s  %s  %s  %dus  %d GB/s  %.2f TF  %.1f%%  x%.2f" % (
-            r["op"], r["shape"], r["impl"], int(r["median_us"]), int(num(r, "gbps")), num(r, "tflops"),
-            num(r, "roofline_measured_pct"), num(r, "vs_reference")))
+        out.append(
+            "  %s  %s  %s  %dus  %d GB/s  %.2f TF  %.1f%%  x%.2f"
+            % (
+                r["op"],
+                r["shape"],
+                r["impl"],
+                int(r["median_us"]),
+                int(num(r, "gbps")),
+                num(r, "tflops"),
+                num(r, "roofline_measured_pct"),
+                num(r, "vs_reference"),
+            )
+        )
     return out
 
 
@@ -337,8 +363,10 @@ def run_to_run(first, second, min_us=100.0):
     for r in rows(first):
         s = later.get((r["op"], r["shape"], r["impl"]))
         if measured(r) and s and r["median_us"] >= min_us:
-            out.append("    %s %s %s: %+.1f%%" % (r["op"], r["shape"], r["impl"],
-                                                 100.0 * (s["median_us"] / r["median_us"] - 1)))
+            out.append(
+                "    %s %s %s: %+.1f%%"
+                % (r["op"], r["shape"], r["impl"], 100.0 * (s["median_us"] / r["median_us"] - 1))
+            )
     return out
 
 
@@ -379,8 +407,10 @@ def main(argv):
         docs.append(doc)
         if cmd == "check":
             n = len(doc.get("results") or doc.get("runs") or [])
-            print(f"{p}: {doc['kind']} results of {doc['program']}, schema_version {doc.get('schema_version', 1)}, "
-                  f"{n} {'runs' if doc['kind'] == 'model' else 'rows'}")
+            print(
+                f"{p}: {doc['kind']} results of {doc['program']}, schema_version {doc.get('schema_version', 1)}, "
+                f"{n} {'runs' if doc['kind'] == 'model' else 'rows'}"
+            )
     if cmd == "summary" and status == 0:
         print("\n".join(summary_lines(docs[0])))
         if len(docs) == 2:

@@ -34,7 +34,7 @@ void v0_vector_add_program(const float* host_a, const float* host_b, float* host
   add_kernel<<<blocks, threads>>>(a, b, c, n);
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaMemcpy(host_c, c, bytes, cudaMemcpyDeviceToHost));  // 4. result out
-  CUDA_CHECK(cudaFree(a));  // 5. free
+  CUDA_CHECK(cudaFree(a));                                           // 5. free
   CUDA_CHECK(cudaFree(b));
   CUDA_CHECK(cudaFree(c));
 }

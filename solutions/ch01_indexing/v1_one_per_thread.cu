@@ -35,7 +35,8 @@ __global__ void matrix_add_kernel(const float* a, int lda, const float* b, int l
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
   const int row = blockIdx.y * blockDim.y + threadIdx.y;
   if (row >= rows || col >= cols) return;
-  c[static_cast<size_t>(row) * ldc + col] = a[static_cast<size_t>(row) * lda + col] + b[static_cast<size_t>(row) * ldb + col];
+  c[static_cast<size_t>(row) * ldc + col] =
+      a[static_cast<size_t>(row) * lda + col] + b[static_cast<size_t>(row) * ldb + col];
 }
 
 // a / b rounded up, and not as (a + b - 1) / b: for a near 2^31 that sum overflows int (the

@@ -28,7 +28,8 @@ __global__ void vector_add_x2_kernel(const float* a, const float* b, float* c, i
 void v2_vector_add_x2(const float* a, const float* b, float* c, int n, cudaStream_t stream) {
   if (n == 0) return;
   const int threads_needed = n / 2 + n % 2;  // not (n + 1) / 2, which overflows for n = 2^31 - 1
-  vector_add_x2_kernel<<<threads_needed / kThreads + (threads_needed % kThreads != 0), kThreads, 0, stream>>>(a, b, c, n);
+  vector_add_x2_kernel<<<threads_needed / kThreads + (threads_needed % kThreads != 0), kThreads, 0, stream>>>(a, b, c,
+                                                                                                              n);
   WB_CHECK_LAUNCH();
 }
 

@@ -67,11 +67,10 @@ __global__ void rgb_to_grey4_kernel(const float* rgb, float* grey, int height, i
   const size_t at4 = static_cast<size_t>(y) * (pitch / 4) + x4;
   const float4* in = reinterpret_cast<const float4*>(rgb);
   const float4 r = in[at4], g = in[plane4 + at4], b = in[2 * plane4 + at4];
-  reinterpret_cast<float4*>(grey)[at4] =
-      make_float4(kRedWeight * r.x + kGreenWeight * g.x + kBlueWeight * b.x,
-                  kRedWeight * r.y + kGreenWeight * g.y + kBlueWeight * b.y,
-                  kRedWeight * r.z + kGreenWeight * g.z + kBlueWeight * b.z,
-                  kRedWeight * r.w + kGreenWeight * g.w + kBlueWeight * b.w);
+  reinterpret_cast<float4*>(grey)[at4] = make_float4(kRedWeight * r.x + kGreenWeight * g.x + kBlueWeight * b.x,
+                                                     kRedWeight * r.y + kGreenWeight * g.y + kBlueWeight * b.y,
+                                                     kRedWeight * r.z + kGreenWeight * g.z + kBlueWeight * b.z,
+                                                     kRedWeight * r.w + kGreenWeight * g.w + kBlueWeight * b.w);
 }
 
 __global__ void matrix_add4_kernel(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows,

@@ -19,8 +19,8 @@ namespace ch02::solution {
 namespace {
 
 template <class T, int kTile>
-__global__ void __launch_bounds__(kTile * kTile) transpose_tiled_kernel(const T* __restrict__ in, T* __restrict__ out,
-                                                                        int rows, int cols) {
+__global__ void __launch_bounds__(kTile* kTile)
+    transpose_tiled_kernel(const T* __restrict__ in, T* __restrict__ out, int rows, int cols) {
   static_assert(kTile * kTile <= 1024, "one thread per tile element: at most 1024 threads per block");
   __shared__ T tile[kTile][kTile];  // (kTile, kTile) piece of `in`, stored as read: tile[r][c]
 

@@ -16,8 +16,8 @@ namespace ch02::solution {
 namespace {
 
 template <class T, int kTile>
-__global__ void __launch_bounds__(kTile * kTile) transpose_padded_kernel(const T* __restrict__ in, T* __restrict__ out,
-                                                                         int rows, int cols) {
+__global__ void __launch_bounds__(kTile* kTile)
+    transpose_padded_kernel(const T* __restrict__ in, T* __restrict__ out, int rows, int cols) {
   static_assert(kTile * kTile <= 1024, "one thread per tile element: at most 1024 threads per block");
   static_assert(sizeof(T) <= 4 && 4 % sizeof(T) == 0, "the pad is one 4-byte bank word");
   constexpr int kPad = 4 / sizeof(T);

@@ -53,8 +53,8 @@ constexpr int kCopyUnroll = 4;  // loads in flight per thread
 
 // Block b copies float4 number [b * kCopyThreads * kCopyUnroll, (b + 1) * ...): thread t
 // takes t, t + kCopyThreads, ... so each of the kCopyUnroll loads is coalesced.
-__global__ void __launch_bounds__(kCopyThreads) copy4_kernel(const float* __restrict__ in, float* __restrict__ out,
-                                                             int n) {
+__global__ void __launch_bounds__(kCopyThreads)
+    copy4_kernel(const float* __restrict__ in, float* __restrict__ out, int n) {
   const int n4 = n / 4;
   const float4* in4 = reinterpret_cast<const float4*>(in);
   float4* out4 = reinterpret_cast<float4*>(out);
@@ -75,8 +75,8 @@ __global__ void __launch_bounds__(kCopyThreads) copy4_kernel(const float* __rest
   }
 }
 
-__global__ void __launch_bounds__(kCopyThreads) strided_copy_coarse_kernel(const float* __restrict__ in,
-                                                                           float* __restrict__ out, int n, int stride) {
+__global__ void __launch_bounds__(kCopyThreads)
+    strided_copy_coarse_kernel(const float* __restrict__ in, float* __restrict__ out, int n, int stride) {
   const int base = blockIdx.x * kCopyThreads * kCopyUnroll + threadIdx.x;
   float v[kCopyUnroll];
 #pragma unroll
@@ -94,8 +94,8 @@ __global__ void __launch_bounds__(kCopyThreads) strided_copy_coarse_kernel(const
 // --- transpose, vector path: (kTile, kTile) tile, kThreads threads, 4 x 4 blocks ---------
 
 template <class T, int kTile, int kThreads>
-__global__ void __launch_bounds__(kThreads) transpose_vec4_kernel(const T* __restrict__ in, T* __restrict__ out,
-                                                                  int rows, int cols) {
+__global__ void __launch_bounds__(kThreads)
+    transpose_vec4_kernel(const T* __restrict__ in, T* __restrict__ out, int rows, int cols) {
   using V = Vec4<T>;
   constexpr int kChunks = kTile / 4;                // vectors per tile row
   constexpr int kRowsPerPass = kThreads / kChunks;  // tile rows one load pass covers
@@ -153,9 +153,8 @@ __global__ void __launch_bounds__(kThreads) transpose_vec4_kernel(const T* __res
 // --- transpose, any shape: v3's padded tile, kTile / kRowsPerPass elements per thread ----
 
 template <class T, int kTile, int kRowsPerPass>
-__global__ void __launch_bounds__(kTile * kRowsPerPass) transpose_coarse_kernel(const T* __restrict__ in,
-                                                                                T* __restrict__ out, int rows,
-                                                                                int cols) {
+__global__ void __launch_bounds__(kTile* kRowsPerPass)
+    transpose_coarse_kernel(const T* __restrict__ in, T* __restrict__ out, int rows, int cols) {
   static_assert(kTile % kRowsPerPass == 0, "the passes must cover the tile");
   static_assert(sizeof(T) <= 4 && 4 % sizeof(T) == 0, "the pad is one 4-byte bank word");
   constexpr int kPad = 4 / sizeof(T);
@@ -186,8 +185,8 @@ void transpose_v4(const T* in, T* out, int rows, int cols, cudaStream_t stream) 
   } else {
     constexpr int kTile = 32, kRowsPerPass = 8;
     const dim3 grid(ceil_div(cols, kTile), ceil_div(rows, kTile));
-    transpose_coarse_kernel<T, kTile, kRowsPerPass><<<grid, dim3(kTile, kRowsPerPass), 0, stream>>>(in, out, rows,
-                                                                                                   cols);
+    transpose_coarse_kernel<T, kTile, kRowsPerPass>
+        <<<grid, dim3(kTile, kRowsPerPass), 0, stream>>>(in, out, rows, cols);
   }
   WB_CHECK_LAUNCH();
 }
@@ -201,7 +200,7 @@ void v4_strided_copy(const float* in, float* out, int n, int stride, cudaStream_
     copy4_kernel<<<blocks, kCopyThreads, 0, stream>>>(in, out, n);
   } else {
     strided_copy_coarse_kernel<<<ceil_div(n, kCopyThreads * kCopyUnroll), kCopyThreads, 0, stream>>>(in, out, n,
-                                                                                                       stride);
+                                                                                                     stride);
   }
   WB_CHECK_LAUNCH();
 }

@@ -50,7 +50,8 @@ __device__ __forceinline__ float coarsened_partial(const T* __restrict__ x, int 
     } else {  // the last, partial chunk of the range
 #pragma unroll
       for (int u = 0; u < F; ++u) {
-        if (base + u * kBlock + static_cast<int>(threadIdx.x) < vectors) acc = combine4(op, acc, widen(__ldg(chunk + u * kBlock)));
+        if (base + u * kBlock + static_cast<int>(threadIdx.x) < vectors)
+          acc = combine4(op, acc, widen(__ldg(chunk + u * kBlock)));
       }
     }
   }

@@ -29,8 +29,8 @@ inline size_t multipass_workspace_bytes(int n) {
 }
 
 template <class T>
-void multipass(BlockKernel<T> first, BlockKernel<float> next, const T* x, int n, float* out, void* ws,
-               size_t ws_bytes, cudaStream_t stream, const char* who) {
+void multipass(BlockKernel<T> first, BlockKernel<float> next, const T* x, int n, float* out, void* ws, size_t ws_bytes,
+               cudaStream_t stream, const char* who) {
   const size_t need = multipass_workspace_bytes(n);
   if (ws_bytes < need) {
     throw std::length_error(std::string(who) + ": the workspace holds " + std::to_string(ws_bytes) + " bytes, " +

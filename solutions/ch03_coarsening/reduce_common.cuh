@@ -18,8 +18,8 @@
 
 namespace ch03::solution {
 
-constexpr int kThreads = 256;    // threads per block in every step
-constexpr int kMaxBlocks = 4096; // the most partial results a resident grid writes
+constexpr int kThreads = 256;     // threads per block in every step
+constexpr int kMaxBlocks = 4096;  // the most partial results a resident grid writes
 
 using wb::ceil_div;  // grids: harness/device/math.cuh
 
@@ -40,9 +40,16 @@ struct MaxOp {
 using wb::to_float;  // FP32 or BF16 to FP32 (harness/device/vec.cuh)
 
 // Four elements in one load: a float4 (16 bytes) for FP32, a uint2 (8 bytes) for BF16.
-template <class T> struct Vec4;
-template <> struct Vec4<float> { using type = float4; };
-template <> struct Vec4<__nv_bfloat16> { using type = uint2; };
+template <class T>
+struct Vec4;
+template <>
+struct Vec4<float> {
+  using type = float4;
+};
+template <>
+struct Vec4<__nv_bfloat16> {
+  using type = uint2;
+};
 
 __device__ __forceinline__ float4 widen(float4 v) { return v; }
 // A BF16 is the top half of an FP32: shifting its 16 bits up is an exact conversion.

@@ -46,13 +46,13 @@ __global__ void __launch_bounds__(kThreads) interleaved_kernel(const T* x, int n
 size_t v1_workspace_bytes(int n) { return multipass_workspace_bytes(n); }
 
 void v1_sum_f32(const float* x, int n, float* out, void* ws, size_t ws_bytes, cudaStream_t stream) {
-  multipass<float>(interleaved_kernel<float, SumOp>, interleaved_kernel<float, SumOp>, x, n, out, ws, ws_bytes,
-                   stream, "v1_sum_f32");
+  multipass<float>(interleaved_kernel<float, SumOp>, interleaved_kernel<float, SumOp>, x, n, out, ws, ws_bytes, stream,
+                   "v1_sum_f32");
 }
 
 void v1_max_f32(const float* x, int n, float* out, void* ws, size_t ws_bytes, cudaStream_t stream) {
-  multipass<float>(interleaved_kernel<float, MaxOp>, interleaved_kernel<float, MaxOp>, x, n, out, ws, ws_bytes,
-                   stream, "v1_max_f32");
+  multipass<float>(interleaved_kernel<float, MaxOp>, interleaved_kernel<float, MaxOp>, x, n, out, ws, ws_bytes, stream,
+                   "v1_max_f32");
 }
 
 void v1_sum_bf16(const __nv_bfloat16* x, int n, float* out, void* ws, size_t ws_bytes, cudaStream_t stream) {

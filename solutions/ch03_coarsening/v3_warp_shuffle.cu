@@ -55,8 +55,8 @@ void v3_max_f32(const float* x, int n, float* out, void* ws, size_t ws_bytes, cu
 }
 
 void v3_sum_bf16(const __nv_bfloat16* x, int n, float* out, void* ws, size_t ws_bytes, cudaStream_t stream) {
-  multipass<__nv_bfloat16>(warp_shuffle_kernel<__nv_bfloat16, SumOp>, warp_shuffle_kernel<float, SumOp>, x, n, out,
-                           ws, ws_bytes, stream, "v3_sum_bf16");
+  multipass<__nv_bfloat16>(warp_shuffle_kernel<__nv_bfloat16, SumOp>, warp_shuffle_kernel<float, SumOp>, x, n, out, ws,
+                           ws_bytes, stream, "v3_sum_bf16");
 }
 
 }  // namespace ch03::solution

@@ -41,8 +41,8 @@ __global__ void __launch_bounds__(kThreads) coarsened_kernel(const T* __restrict
 
 // *out = the `count` partials combined (one block).
 template <class Op>
-__global__ void __launch_bounds__(kThreads) finish_kernel(const float* __restrict__ partials, int count,
-                                                          float* __restrict__ out) {
+__global__ void __launch_bounds__(kThreads)
+    finish_kernel(const float* __restrict__ partials, int count, float* __restrict__ out) {
   float v = Op::identity();
   for (int i = threadIdx.x; i < count; i += kThreads) v = Op{}(v, partials[i]);
   v = block_reduce<Op, kThreads>(v);

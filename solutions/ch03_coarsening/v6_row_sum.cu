@@ -58,9 +58,9 @@ __global__ void __launch_bounds__(kThreads)
 
 // Block b works on row b / splits, share b % splits of it.
 template <int F>
-__global__ void __launch_bounds__(kThreads) row_block_kernel(const float* __restrict__ x, int cols, int splits,
-                                                             float* __restrict__ out, unsigned* counters,
-                                                             float* partials) {
+__global__ void __launch_bounds__(kThreads)
+    row_block_kernel(const float* __restrict__ x, int cols, int splits, float* __restrict__ out, unsigned* counters,
+                     float* partials) {
   __shared__ bool is_last;
   const int row = blockIdx.x / splits, part = blockIdx.x % splits;
   const float* p = x + static_cast<size_t>(row) * cols;
@@ -80,7 +80,8 @@ __global__ void __launch_bounds__(kThreads) row_block_kernel(const float* __rest
   if (!is_last) return;
   __threadfence();
   float total = 0.0f;
-  for (int i = threadIdx.x; i < splits; i += kThreads) total += __ldcg(partials + static_cast<size_t>(row) * splits + i);
+  for (int i = threadIdx.x; i < splits; i += kThreads)
+    total += __ldcg(partials + static_cast<size_t>(row) * splits + i);
   total = block_reduce<SumOp, kThreads>(total);
   if (threadIdx.x == 0) {
     out[row] = total;

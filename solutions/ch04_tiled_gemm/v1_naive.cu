@@ -16,9 +16,8 @@ namespace ch04::solution {
 namespace {
 
 template <int BX, int BY>
-__global__ void __launch_bounds__(BX * BY)
-    naive_kernel(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
-                 float* C, int ldc) {
+__global__ void __launch_bounds__(BX* BY) naive_kernel(int M, int N, int K, float alpha, const float* A, int lda,
+                                                       const float* B, int ldb, float beta, float* C, int ldc) {
   static_assert(BX * BY <= 1024, "at most 1024 threads per block");
   const int row = blockIdx.x * BX + threadIdx.x;  // x follows the row: a warp spans 32 rows
   const int col = blockIdx.y * BY + threadIdx.y;

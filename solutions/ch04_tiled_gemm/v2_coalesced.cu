@@ -19,9 +19,8 @@ namespace ch04::solution {
 namespace {
 
 template <int BX, int BY>
-__global__ void __launch_bounds__(BX * BY)
-    coalesced_kernel(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
-                     float* C, int ldc) {
+__global__ void __launch_bounds__(BX* BY) coalesced_kernel(int M, int N, int K, float alpha, const float* A, int lda,
+                                                           const float* B, int ldb, float beta, float* C, int ldc) {
   static_assert(BX % 32 == 0, "a warp should span whole rows: BX a multiple of 32");
   static_assert(BX * BY <= 1024, "at most 1024 threads per block");
   const int col = blockIdx.x * BX + threadIdx.x;  // x follows the column: a warp spans 32 columns of a row

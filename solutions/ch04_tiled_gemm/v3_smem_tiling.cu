@@ -24,9 +24,8 @@ namespace ch04::solution {
 namespace {
 
 template <int TILE>
-__global__ void __launch_bounds__(TILE * TILE)
-    smem_kernel(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
-                float* C, int ldc) {
+__global__ void __launch_bounds__(TILE* TILE) smem_kernel(int M, int N, int K, float alpha, const float* A, int lda,
+                                                          const float* B, int ldb, float beta, float* C, int ldc) {
   static_assert(TILE % 32 == 0 || 32 % TILE == 0, "TILE should align with warps");
   static_assert(TILE * TILE <= 1024, "one thread per element of the tile: at most 1024 threads");
   __shared__ float a_tile[TILE][TILE];  // (TILE rows of C, TILE of K)

@@ -105,15 +105,15 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 
 }  // namespace
 
-void v6_vectorized_smem(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
-                        float beta, float* C, int ldc, cudaStream_t stream) {
+void v6_vectorized_smem(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+                        float* C, int ldc, cudaStream_t stream) {
   if (M == 0 || N == 0) return;
   constexpr int kBM = 128, kBN = 128, kBK = 8, kTM = 8, kTN = 8;
   const dim3 block((kBM / kTM) * (kBN / kTN));
   const dim3 grid(ceil_div(N, kBN), ceil_div(M, kBM));
   const auto kernel = vectorized_kernel<kBM, kBN, kBK, kTM, kTN>;
-  kernel<<<grid, block, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vector_ok(A, lda),
-                                     vector_ok(B, ldb), vector_ok(C, ldc));
+  kernel<<<grid, block, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vector_ok(A, lda), vector_ok(B, ldb),
+                                     vector_ok(C, ldc));
   WB_CHECK_LAUNCH();
 }
 

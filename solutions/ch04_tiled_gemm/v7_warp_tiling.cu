@@ -38,9 +38,9 @@ __global__ void __launch_bounds__(THREADS)
                 "the 32 lanes must cover the warp tile exactly once");
   static_assert(BK % 4 == 0 && (BM * BK / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0,
                 "every thread loads the same number of float4 of each tile");
-  constexpr int kLanesN = WN / TN;         // lanes across the warp tile
-  constexpr int kSweepM = 4 * (WM / TM);   // rows covered by one float4 from every lane row
-  constexpr int kSweepN = 4 * kLanesN;     // columns covered by one float4 from every lane column
+  constexpr int kLanesN = WN / TN;        // lanes across the warp tile
+  constexpr int kSweepM = 4 * (WM / TM);  // rows covered by one float4 from every lane row
+  constexpr int kSweepN = 4 * kLanesN;    // columns covered by one float4 from every lane column
   constexpr int kALoads = BM * BK / 4 / THREADS, kBLoads = BK * BN / 4 / THREADS;
   constexpr int kPad = 4;
 
@@ -124,8 +124,8 @@ void v7_warp_tiling(int M, int N, int K, float alpha, const float* A, int lda, c
   const dim3 block(kThreads);
   const dim3 grid(ceil_div(N, kBN), ceil_div(M, kBM));
   const auto kernel = warptile_kernel<kBM, kBN, kBK, kWM, kWN, kTM, kTN, kThreads>;
-  kernel<<<grid, block, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vector_ok(A, lda),
-                                     vector_ok(B, ldb), vector_ok(C, ldc));
+  kernel<<<grid, block, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vector_ok(A, lda), vector_ok(B, ldb),
+                                     vector_ok(C, ldc));
   WB_CHECK_LAUNCH();
 }
 

@@ -15,8 +15,9 @@ template <size_t I>
 void add_if_valid(std::vector<V8Entry>& out) {
   constexpr SgemmConfig c = kSgemmCandidates[I];
   if constexpr (sgemm_config_problem(c) == nullptr) {
-    out.push_back({c, &v8_launch<c.bm, c.bn, c.bk, c.wm, c.wn, c.tm, c.tn, c.threads, c.pf>,
-                   reinterpret_cast<const void*>(&v8_kernel<c.bm, c.bn, c.bk, c.wm, c.wn, c.tm, c.tn, c.threads, c.pf>)});
+    out.push_back(
+        {c, &v8_launch<c.bm, c.bn, c.bk, c.wm, c.wn, c.tm, c.tn, c.threads, c.pf>,
+         reinterpret_cast<const void*>(&v8_kernel<c.bm, c.bn, c.bk, c.wm, c.wn, c.tm, c.tn, c.threads, c.pf>)});
   }
 }
 

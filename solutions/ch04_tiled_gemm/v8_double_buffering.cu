@@ -64,8 +64,8 @@ const std::string& note() {
 
 std::string v8_config_note() { return note(); }
 
-void v8_double_buffering(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
-                         float beta, float* C, int ldc, cudaStream_t stream) {
+void v8_double_buffering(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+                         float* C, int ldc, cudaStream_t stream) {
   if (M == 0 || N == 0) return;
   note();
   const SgemmConfig c = from_tune(wb::tune::choose(v8_space(), wb::Shape{{"M", M}, {"N", N}, {"K", K}}));

@@ -134,13 +134,13 @@ __global__ void __launch_bounds__(THREADS, v8_min_blocks(THREADS, TM, TN, BM* BK
       for (int i = 0; i < TM / 4; ++i) {
         const float4 v = *reinterpret_cast<const float4*>(&a_tile[buf][k][m_base + i * kSweepM]);
         a_reg[set][4 * i + 0] = v.x, a_reg[set][4 * i + 1] = v.y, a_reg[set][4 * i + 2] = v.z,
-        a_reg[set][4 * i + 3] = v.w;
+                           a_reg[set][4 * i + 3] = v.w;
       }
 #pragma unroll
       for (int j = 0; j < TN / 4; ++j) {
         const float4 v = *reinterpret_cast<const float4*>(&b_tile[buf][k][n_base + j * kSweepN]);
         b_reg[set][4 * j + 0] = v.x, b_reg[set][4 * j + 1] = v.y, b_reg[set][4 * j + 2] = v.z,
-        b_reg[set][4 * j + 3] = v.w;
+                           b_reg[set][4 * j + 3] = v.w;
       }
     };
     if constexpr (PF == 1) load_fragments(0, 0);
@@ -183,8 +183,8 @@ __global__ void __launch_bounds__(THREADS, v8_min_blocks(THREADS, TM, TN, BM* BK
 // Launches v8_kernel with one configuration; the SgemmFn signature, so configurations can
 // sit in a table.
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, int PF>
-void v8_launch(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
-               float* C, int ldc, cudaStream_t stream) {
+void v8_launch(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta, float* C,
+               int ldc, cudaStream_t stream) {
   if (M == 0 || N == 0) return;
   const int64_t blocks = int64_t{ceil_div(M, BM)} * ceil_div(N, BN);
   if (blocks > INT32_MAX) throw std::invalid_argument("sgemm: the matrix has more tiles than a grid can hold");
@@ -201,7 +201,7 @@ void v8_launch(int M, int N, int K, float alpha, const float* A, int lda, const 
     (void)opted_in;
   }
   kernel<<<grid, block, smem, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vector_ok(A, lda),
-                                     vector_ok(B, ldb), vector_ok(C, ldc));
+                                        vector_ok(B, ldb), vector_ok(C, ldc));
   WB_CHECK_LAUNCH();
 }
 

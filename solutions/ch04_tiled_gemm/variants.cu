@@ -25,8 +25,12 @@ WB_VARIANTS(ch04_solution, wb::Role::Solution) {
   // Each configuration on the awkward shapes, with the three argument sets of the spec
   // (packed with beta = 0; pad 4 with beta != 0; an odd pad with beta != 0).
   std::vector<wb::Shape> awkward;
-  const int64_t extents[][3] = {{1, 1, 1}, {127, 131, 137}, {257, 255, 263}, {1025, 129, 65}, {33, 2049, 96}, {256, 256, 1}};
-  const struct { int64_t pad; double alpha, beta; } sets[] = {{0, 1.0, 0.0}, {4, -1.5, 0.75}, {3, 0.75, -1.25}};
+  const int64_t extents[][3] = {{1, 1, 1},       {127, 131, 137}, {257, 255, 263},
+                                {1025, 129, 65}, {33, 2049, 96},  {256, 256, 1}};
+  const struct {
+    int64_t pad;
+    double alpha, beta;
+  } sets[] = {{0, 1.0, 0.0}, {4, -1.5, 0.75}, {3, 0.75, -1.25}};
   for (const auto& e : extents) {
     for (const auto& a : sets) {
       awkward.push_back(wb::Shape{{"M", e[0]}, {"N", e[1]}, {"K", e[2]}, {"pad", a.pad}}

@@ -5,7 +5,7 @@
 
 namespace ch05::solution {
 
-#define CH05_LAUNCHER(name) \
+#define CH05_LAUNCHER(name)      \
   template <class In, class Out> \
   void name(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cudaStream_t stream)
 

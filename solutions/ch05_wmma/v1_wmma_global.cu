@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   if constexpr (has_tensor_cores<In>()) {
     using E = frag_t<In>;
     using Acc = acc_t<In>;
-    __shared__ __align__(32) In patch_a[kWarps][256];    // one 16 x 16 patch per warp
+    __shared__ __align__(32) In patch_a[kWarps][256];  // one 16 x 16 patch per warp
     __shared__ __align__(32) In patch_b[kWarps][256];
     __shared__ __align__(32) Acc scratch[kWarps][256];
 

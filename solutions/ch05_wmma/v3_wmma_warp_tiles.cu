@@ -21,8 +21,8 @@ namespace {
 
 using namespace nvcuda;
 
-constexpr int kBM = 128, kBN = 128, kBK = 32;  // block tile of D, and the step along K
-constexpr int kWarpsM = 2, kWarpsN = 4;        // 8 warps
+constexpr int kBM = 128, kBN = 128, kBK = 32;            // block tile of D, and the step along K
+constexpr int kWarpsM = 2, kWarpsN = 4;                  // 8 warps
 constexpr int kWM = kBM / kWarpsM, kWN = kBN / kWarpsN;  // 64 x 32 warp tile
 constexpr int kFM = kWM / 16, kFN = kWN / 16;            // 4 x 2 fragments per warp
 constexpr int kThreads = kWarpsM * kWarpsN * 32;
@@ -63,11 +63,13 @@ __global__ void __launch_bounds__(kThreads)
         wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::row_major> b[kFN];
 #pragma unroll
         for (int i = 0; i < kFM; ++i) {
-          wmma::load_matrix_sync(a[i], reinterpret_cast<const E*>(sA + a_panel<In, kBM>(wm * kWM + i * 16, kk * 16)), ld);
+          wmma::load_matrix_sync(a[i], reinterpret_cast<const E*>(sA + a_panel<In, kBM>(wm * kWM + i * 16, kk * 16)),
+                                 ld);
         }
 #pragma unroll
         for (int j = 0; j < kFN; ++j) {
-          wmma::load_matrix_sync(b[j], reinterpret_cast<const E*>(sB + b_panel<In, kBK>(kk * 16, wn * kWN + j * 16)), ld);
+          wmma::load_matrix_sync(b[j], reinterpret_cast<const E*>(sB + b_panel<In, kBK>(kk * 16, wn * kWN + j * 16)),
+                                 ld);
         }
 #pragma unroll
         for (int i = 0; i < kFM; ++i)

@@ -32,15 +32,22 @@ using namespace wb::ptx;  // cp.async (harness/device/async_copy.cuh)
 
 constexpr int kBM = 128, kBN = 128, kBK = 32, kStages = 3;
 constexpr int kWarpsM = 2, kWarpsN = 4;
-constexpr int kWM = kBM / kWarpsM, kWN = kBN / kWarpsN;  // 64 x 32 warp tile
+constexpr int kWM = kBM / kWarpsM, kWN = kBN / kWarpsN;         // 64 x 32 warp tile
 [[maybe_unused]] constexpr int kFM = kWM / 16, kFN = kWN / 16;  // 4 x 2 fragments per warp (unused before sm_80)
 constexpr int kThreads = kWarpsM * kWarpsN * 32;
 static_assert(kStages >= 2, "a pipeline needs at least two stages");
 static_assert(kBK % 16 == 0 && kWM % 16 == 0 && kWN % 16 == 0, "tiles are made of 16 x 16 fragments");
 
-template <class In> constexpr int a_stage_elems() { return (kBK / 16) * kBM * kPanelRow<In>; }
-template <class In> constexpr int b_stage_elems() { return (kBN / 16) * kBK * kPanelRow<In>; }
-template <class In> constexpr int smem_bytes() {
+template <class In>
+constexpr int a_stage_elems() {
+  return (kBK / 16) * kBM * kPanelRow<In>;
+}
+template <class In>
+constexpr int b_stage_elems() {
+  return (kBN / 16) * kBK * kPanelRow<In>;
+}
+template <class In>
+constexpr int smem_bytes() {
   return kStages * (a_stage_elems<In>() + b_stage_elems<In>()) * int(sizeof(In)) +
          kThreads / 32 * 256 * int(sizeof(acc_t<In>));
 }
@@ -76,8 +83,8 @@ __global__ void __launch_bounds__(kThreads)
   using Acc = acc_t<In>;
   constexpr int ld = kPanelRow<In>;
   extern __shared__ __align__(128) unsigned char smem[];
-  In* sA = reinterpret_cast<In*>(smem);                           // kStages x (kBM x kBK) tiles of A
-  In* sB = sA + kStages * a_stage_elems<In>();                     // kStages x (kBK x kBN) tiles of B
+  In* sA = reinterpret_cast<In*>(smem);                                       // kStages x (kBM x kBK) tiles of A
+  In* sB = sA + kStages * a_stage_elems<In>();                                // kStages x (kBK x kBN) tiles of B
   Acc* scratch = reinterpret_cast<Acc*>(sB + kStages * b_stage_elems<In>());  // 256 per warp
 
   const int warp = threadIdx.x / 32, wm = warp / kWarpsN, wn = warp % kWarpsN;
@@ -90,11 +97,12 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int j = 0; j < kFN; ++j) wmma::fill_fragment(acc[i][j], Acc(0));
 
-  // Prologue: the first kStages - 1 tiles in flight, one commit group per tile (a group
-  // may be empty when K is short: the wait below counts groups, so commit anyway).
+      // Prologue: the first kStages - 1 tiles in flight, one commit group per tile (a group
+      // may be empty when K is short: the wait below counts groups, so commit anyway).
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < tiles) load_tile<In, kAsync>(sA + s * a_stage_elems<In>(), sB + s * b_stage_elems<In>(), A, B, M, N, K, row0, col0, s);
+    if (s < tiles)
+      load_tile<In, kAsync>(sA + s * a_stage_elems<In>(), sB + s * b_stage_elems<In>(), A, B, M, N, K, row0, col0, s);
     cp_async_commit();
   }
 
@@ -105,7 +113,8 @@ __global__ void __launch_bounds__(kThreads)
     const int next = t + kStages - 1;  // refill the stage tile t - 1 used
     if (next < tiles) {
       const int s = next % kStages;
-      load_tile<In, kAsync>(sA + s * a_stage_elems<In>(), sB + s * b_stage_elems<In>(), A, B, M, N, K, row0, col0, next);
+      load_tile<In, kAsync>(sA + s * a_stage_elems<In>(), sB + s * b_stage_elems<In>(), A, B, M, N, K, row0, col0,
+                            next);
     }
     cp_async_commit();
 
@@ -117,11 +126,13 @@ __global__ void __launch_bounds__(kThreads)
       wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::row_major> b[kFN];
 #pragma unroll
       for (int i = 0; i < kFM; ++i) {
-        wmma::load_matrix_sync(a[i], reinterpret_cast<const E*>(a_tile + a_panel<In, kBM>(wm * kWM + i * 16, kk * 16)), ld);
+        wmma::load_matrix_sync(a[i], reinterpret_cast<const E*>(a_tile + a_panel<In, kBM>(wm * kWM + i * 16, kk * 16)),
+                               ld);
       }
 #pragma unroll
       for (int j = 0; j < kFN; ++j) {
-        wmma::load_matrix_sync(b[j], reinterpret_cast<const E*>(b_tile + b_panel<In, kBK>(kk * 16, wn * kWN + j * 16)), ld);
+        wmma::load_matrix_sync(b[j], reinterpret_cast<const E*>(b_tile + b_panel<In, kBK>(kk * 16, wn * kWN + j * 16)),
+                               ld);
       }
 #pragma unroll
       for (int i = 0; i < kFM; ++i)

@@ -47,7 +47,7 @@ struct Config {
   static constexpr int MT = WM / 16, NT = WN / 8;             // mma tiles per warp
   static constexpr int A_STAGE = BM * BK, B_STAGE = BK * BN;  // elements per stage
   static constexpr int SMEM = STAGES * (A_STAGE + B_STAGE) * 2;
-  static constexpr int MIN_BLOCKS = THREADS <= 128 ? 2 : 1;   // at most 255 registers per thread either way
+  static constexpr int MIN_BLOCKS = THREADS <= 128 ? 2 : 1;  // at most 255 registers per thread either way
   static_assert(BK % 16 == 0 && BK / 8 <= 8, "rows of A: 2 to 8 pieces of 16 bytes");
   static_assert((BK / 16) % 2 == 0, "an even number of k steps per tile: the two fragment sets alternate");
   static_assert(BN % 64 == 0, "rows of B: whole groups of 8 pieces");
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 
   // Fragments for one 16-deep step kk of a tile: rows of A through ldmatrix, columns of B
   // through ldmatrix.trans (16 x 16 each).
-  auto load_frags = [&](uint32_t (&a)[MT][4], uint32_t (&b)[NT / 2][4], int stage, int kk) {
+  auto load_frags = [&](uint32_t(&a)[MT][4], uint32_t(&b)[NT / 2][4], int stage, int kk) {
     const In* a_tile = sA + stage * Cfg::A_STAGE;
     const In* b_tile = sB + stage * Cfg::B_STAGE;
 #pragma unroll
@@ -239,8 +239,8 @@ void launch(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D,
 template <class Cfg, class In, class Out>
 void run(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cudaStream_t stream) {
   if (M <= 0 || N <= 0) return;
-  const bool aligned = K % 8 == 0 && N % 8 == 0 && reinterpret_cast<uintptr_t>(A) % 16 == 0 &&
-                       reinterpret_cast<uintptr_t>(B) % 16 == 0;
+  const bool aligned =
+      K % 8 == 0 && N % 8 == 0 && reinterpret_cast<uintptr_t>(A) % 16 == 0 && reinterpret_cast<uintptr_t>(B) % 16 == 0;
   if (aligned) {
     launch<Cfg, In, Out, true>(M, N, K, A, B, C, D, stream);
   } else {
@@ -250,9 +250,7 @@ void run(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cu
 
 }  // namespace
 
-CH05_LAUNCHER(v5_mma_sync) {
-  run<Tile, In, Out>(M, N, K, A, B, C, D, stream);
-}
+CH05_LAUNCHER(v5_mma_sync) { run<Tile, In, Out>(M, N, K, A, B, C, D, stream); }
 
 CH05_INSTANTIATE(v5_mma_sync, __half, float);
 CH05_INSTANTIATE(v5_mma_sync, __half, __half);

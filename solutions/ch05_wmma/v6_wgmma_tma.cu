@@ -29,8 +29,9 @@ CH05_LAUNCHER(v6_wgmma_tma) {
 #ifdef WB_CH05_HOPPER
   static const bool hopper = wb::query_device().has_wgmma();
   if (!hopper) {
-    throw std::runtime_error("v6_wgmma_tma needs sm_90a (Hopper, compute capability 9.0): wgmma and TMA do not "
-                             "exist on this GPU");
+    throw std::runtime_error(
+        "v6_wgmma_tma needs sm_90a (Hopper, compute capability 9.0): wgmma and TMA do not "
+        "exist on this GPU");
   }
   if (hopper::supports(M, N, K, A, B)) {
     hopper::gemm<In, Out>(M, N, K, A, B, C, D, stream);

@@ -20,9 +20,9 @@ void add_step(wb::VariantList& out, const char* name, int min_cc, GemmF16F32* f1
 }
 
 // The four FP16/BF16 type pairs of one launcher template, in add_step's order.
-#define CH05_FLOAT_TYPES(fn)                                                \
-  &solution::fn<__half, float>, &solution::fn<__half, __half>,              \
-      &solution::fn<__nv_bfloat16, float>, &solution::fn<__nv_bfloat16, __nv_bfloat16>
+#define CH05_FLOAT_TYPES(fn)                                                                        \
+  &solution::fn<__half, float>, &solution::fn<__half, __half>, &solution::fn<__nv_bfloat16, float>, \
+      &solution::fn<__nv_bfloat16, __nv_bfloat16>
 
 }  // namespace
 

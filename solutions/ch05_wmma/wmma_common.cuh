@@ -11,12 +11,20 @@
 namespace ch05::solution {
 
 // The element type WMMA fragments use for an input type (INT8 fragments are signed char).
-template <class In> struct FragmentElement { using type = In; };
-template <> struct FragmentElement<int8_t> { using type = signed char; };
-template <class In> using frag_t = typename FragmentElement<In>::type;
+template <class In>
+struct FragmentElement {
+  using type = In;
+};
+template <>
+struct FragmentElement<int8_t> {
+  using type = signed char;
+};
+template <class In>
+using frag_t = typename FragmentElement<In>::type;
 
 // Elements in one 16-byte vector of In: 8 for the 16-bit types, 16 for INT8.
-template <class In> inline constexpr int kVec = 16 / static_cast<int>(sizeof(In));
+template <class In>
+inline constexpr int kVec = 16 / static_cast<int>(sizeof(In));
 
 // --- the panel layout ----------------------------------------------------------------
 // A (rows x BK) tile of A is kept as BK / 16 panels, each `rows` rows of 16 elements; a
@@ -27,13 +35,18 @@ template <class In> inline constexpr int kVec = 16 / static_cast<int>(sizeof(In)
 //   * ldm (kPanelRow) is a multiple of 16 bytes;
 //   * consecutive rows start 48 (16-bit) or 32 (INT8) bytes apart, which spreads a
 //     fragment load's eight 16-byte row pieces over distinct banks.
-template <class In> inline constexpr int kPanelRow = 16 + kVec<In>;  // elements per padded panel row
+template <class In>
+inline constexpr int kPanelRow = 16 + kVec<In>;  // elements per padded panel row
 
 // Offset (in elements) of A-tile element (r, k) and of B-tile element (k, c).
 template <class In, int BM>
-__device__ __forceinline__ int a_panel(int r, int k) { return (k / 16) * BM * kPanelRow<In> + r * kPanelRow<In> + k % 16; }
+__device__ __forceinline__ int a_panel(int r, int k) {
+  return (k / 16) * BM * kPanelRow<In> + r * kPanelRow<In> + k % 16;
+}
 template <class In, int BK>
-__device__ __forceinline__ int b_panel(int k, int c) { return (c / 16) * BK * kPanelRow<In> + k * kPanelRow<In> + c % 16; }
+__device__ __forceinline__ int b_panel(int k, int c) {
+  return (c / 16) * BK * kPanelRow<In> + k * kPanelRow<In> + c % 16;
+}
 
 // Element-by-element tile loads, zeros outside the matrix: right for every shape.
 template <class In, int BM, int BK, int THREADS>
@@ -87,8 +100,8 @@ inline bool rows_aligned(const In* A, const In* B, int N, int K) {
 // accumulator type, the sum rounded once to Out, elements outside M x N skipped.
 template <class In, class Out>
 __device__ __forceinline__ void write_tile(
-    const nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, acc_t<In>>& acc, acc_t<In>* scratch,
-    int row0, int col0, int M, int N, const Out* C, Out* D) {
+    const nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, acc_t<In>>& acc, acc_t<In>* scratch, int row0,
+    int col0, int M, int N, const Out* C, Out* D) {
   nvcuda::wmma::store_matrix_sync(scratch, acc, 16, nvcuda::wmma::mem_row_major);
   __syncwarp();
   const int lane = threadIdx.x % 32;

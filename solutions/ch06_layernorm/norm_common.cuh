@@ -90,10 +90,16 @@ struct Pack {
   }
   // All kN elements with one 16-byte access when `vec` (aligned and whole), else m scalars.
   __device__ __forceinline__ void load(const T* p, int m, bool vec) {
-    if (vec) load16(p); else load_scalar(p, m);
+    if (vec)
+      load16(p);
+    else
+      load_scalar(p, m);
   }
   __device__ __forceinline__ void store(T* p, int m, bool vec) const {
-    if (vec) store16(p); else store_scalar(p, m);
+    if (vec)
+      store16(p);
+    else
+      store_scalar(p, m);
   }
 };
 

@@ -49,8 +49,10 @@ struct RowArgs {
 template <class F>
 bool with_bucket(int nv, bool vec, F&& f) {
   auto go = [&]<int kG, int kRows, int kV>() {
-    if (vec) f.template operator()<kG, kRows, kV, true>();
-    else f.template operator()<kG, kRows, kV, false>();
+    if (vec)
+      f.template operator()<kG, kRows, kV, true>();
+    else
+      f.template operator()<kG, kRows, kV, false>();
     return true;
   };
   if (nv <= 32) return go.template operator()<32, 4, 1>();
@@ -80,8 +82,10 @@ __device__ __forceinline__ void load_packs(Pack<T> (&v)[kV], const T* p, int n, 
   for (int i = 0; i < kV; ++i) {
     const int j = t + i * kG;
     const int m = pack_len<T>(j, C);
-    if (m > 0) v[i].load(row + j * kN, m, kVec && m == kN);
-    else v[i].zero();
+    if (m > 0)
+      v[i].load(row + j * kN, m, kVec && m == kN);
+    else
+      v[i].zero();
   }
 }
 
@@ -145,8 +149,8 @@ __device__ __forceinline__ float centred_square_sum(const Pack<T> (&v)[kV], floa
 
 // y = (v - mean) * rstd * gamma (+ beta), rounded once to T, in place in v.
 template <Norm kNorm, class T, int kV>
-__device__ __forceinline__ void normalise(Pack<T> (&v)[kV], const Pack<T> (&g)[kV], const Pack<T> (&b)[kV],
-                                          float mean, float rstd) {
+__device__ __forceinline__ void normalise(Pack<T> (&v)[kV], const Pack<T> (&g)[kV], const Pack<T> (&b)[kV], float mean,
+                                          float rstd) {
   constexpr int kN = Pack<T>::kN;
 #pragma unroll
   for (int i = 0; i < kV; ++i) {

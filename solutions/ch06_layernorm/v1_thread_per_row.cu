@@ -71,8 +71,8 @@ void v1_residual_layernorm(const bf16* x, const bf16* r, const bf16* gamma, cons
   WB_CHECK_LAUNCH();
 }
 
-void v1_residual_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N,
-                         int C, int ld, float eps, cudaStream_t stream) {
+void v1_residual_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N, int C,
+                         int ld, float eps, cudaStream_t stream) {
   if (N == 0) return;
   thread_per_row_kernel<Norm::Rms>
       <<<ceil_div(N, kThreads), kThreads, 0, stream>>>(x, r, gamma, nullptr, h, y, nullptr, rstd, N, C, ld, eps);

@@ -97,8 +97,8 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-void v2_layernorm_f32(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
-                      int N, int C, int ld, float eps, cudaStream_t stream) {
+void v2_layernorm_f32(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd, int N,
+                      int C, int ld, float eps, cudaStream_t stream) {
   if (N == 0) return;
   block_row_kernel<float, Norm::Layer, false>
       <<<N, kThreads, 0, stream>>>(x, nullptr, gamma, beta, nullptr, y, mean, rstd, C, ld, eps);
@@ -113,8 +113,8 @@ void v2_residual_layernorm(const bf16* x, const bf16* r, const bf16* gamma, cons
   WB_CHECK_LAUNCH();
 }
 
-void v2_residual_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N,
-                         int C, int ld, float eps, cudaStream_t stream) {
+void v2_residual_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N, int C,
+                         int ld, float eps, cudaStream_t stream) {
   if (N == 0) return;
   block_row_kernel<bf16, Norm::Rms, true>
       <<<N, kThreads, 0, stream>>>(x, r, gamma, nullptr, h, y, nullptr, rstd, C, ld, eps);

@@ -119,17 +119,17 @@ void v3_residual_layernorm(const bf16* x, const bf16* r, const bf16* gamma, cons
                            float* mean, float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
   if (N == 0) return;
   const bool aligned = rows_aligned<bf16>(ld, {x, r, gamma, beta, h, y});
-  warp_row_kernel<Norm::Layer><<<ceil_div(N, kRowsPerBlock), kThreads, 0, stream>>>(
-      x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps, aligned);
+  warp_row_kernel<Norm::Layer><<<ceil_div(N, kRowsPerBlock), kThreads, 0, stream>>>(x, r, gamma, beta, h, y, mean, rstd,
+                                                                                    N, C, ld, eps, aligned);
   WB_CHECK_LAUNCH();
 }
 
-void v3_residual_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N,
-                         int C, int ld, float eps, cudaStream_t stream) {
+void v3_residual_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N, int C,
+                         int ld, float eps, cudaStream_t stream) {
   if (N == 0) return;
   const bool aligned = rows_aligned<bf16>(ld, {x, r, gamma, h, y});
-  warp_row_kernel<Norm::Rms><<<ceil_div(N, kRowsPerBlock), kThreads, 0, stream>>>(
-      x, r, gamma, nullptr, h, y, nullptr, rstd, N, C, ld, eps, aligned);
+  warp_row_kernel<Norm::Rms><<<ceil_div(N, kRowsPerBlock), kThreads, 0, stream>>>(x, r, gamma, nullptr, h, y, nullptr,
+                                                                                  rstd, N, C, ld, eps, aligned);
   WB_CHECK_LAUNCH();
 }
 

@@ -35,7 +35,7 @@ namespace ch06::solution {
 namespace {
 
 template <class T, Norm kNorm, bool kResidual, int kG, int kRows, int kV, bool kVec>
-__global__ void __launch_bounds__(kG * kRows) regs_kernel(const RowArgs<T> a) {
+__global__ void __launch_bounds__(kG* kRows) regs_kernel(const RowArgs<T> a) {
   static_assert(kRows == 1 || kG == 32, "several rows per block only with a warp per row");
   __shared__ float exchange[2][kG / 32];  // (2 sums, warps of the row) warp totals
   const int t = threadIdx.x % kG;
@@ -86,11 +86,12 @@ bool launch_regs(const RowArgs<T>& a, cudaStream_t stream) {
 
 }  // namespace
 
-void v4_layernorm_f32(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
-                      int N, int C, int ld, float eps, cudaStream_t stream) {
+void v4_layernorm_f32(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd, int N,
+                      int C, int ld, float eps, cudaStream_t stream) {
   if (N == 0) return;
   const RowArgs<float> a{x, nullptr, gamma, beta, nullptr, y, mean, rstd, N, C, ld, eps};
-  if (!launch_regs<float, Norm::Layer, false>(a, stream)) v2_layernorm_f32(x, gamma, beta, y, mean, rstd, N, C, ld, eps, stream);
+  if (!launch_regs<float, Norm::Layer, false>(a, stream))
+    v2_layernorm_f32(x, gamma, beta, y, mean, rstd, N, C, ld, eps, stream);
 }
 
 void v4_residual_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y,
@@ -102,11 +103,12 @@ void v4_residual_layernorm(const bf16* x, const bf16* r, const bf16* gamma, cons
   }
 }
 
-void v4_residual_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N,
-                         int C, int ld, float eps, cudaStream_t stream) {
+void v4_residual_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N, int C,
+                         int ld, float eps, cudaStream_t stream) {
   if (N == 0) return;
   const RowArgs<bf16> a{x, r, gamma, nullptr, h, y, nullptr, rstd, N, C, ld, eps};
-  if (!launch_regs<bf16, Norm::Rms, true>(a, stream)) v2_residual_rmsnorm(x, r, gamma, h, y, rstd, N, C, ld, eps, stream);
+  if (!launch_regs<bf16, Norm::Rms, true>(a, stream))
+    v2_residual_rmsnorm(x, r, gamma, h, y, rstd, N, C, ld, eps, stream);
 }
 
 }  // namespace ch06::solution

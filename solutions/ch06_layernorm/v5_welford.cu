@@ -72,7 +72,7 @@ __device__ __forceinline__ Moments block_merge(Moments v, Moments* exchange) {
 }
 
 template <int kG, int kRows, int kV, bool kVec>
-__global__ void __launch_bounds__(kG * kRows) welford_kernel(const RowArgs<bf16> a) {
+__global__ void __launch_bounds__(kG* kRows) welford_kernel(const RowArgs<bf16> a) {
   static_assert(kRows == 1 || kG == 32, "several rows per block only with a warp per row");
   constexpr int kN = Pack<bf16>::kN;
   __shared__ Moments exchange[kG / 32];

@@ -25,7 +25,8 @@
 // matters most where the blocks are few or short-lived (C = 1024: a warp per row would
 // otherwise finish its 2 KB in a few hundred nanoseconds and leave). For the widest rows
 // (kG >= 512) the registers for a second row are not there, and v6 runs like v4 with
-// gamma and beta kept; at kG = 1024 (64 registers a thread) not even those. Rows longer than 32768 BF16 go to v2's kernel, as in v4.
+// gamma and beta kept; at kG = 1024 (64 registers a thread) not even those. Rows longer than 32768 BF16 go to v2's
+// kernel, as in v4.
 //
 // Run: build/ch06/bin/ch06_bench --impl=v6_persistent,v4_row_in_registers,cudnn
 #include "ladder.cuh"
@@ -35,10 +36,10 @@ namespace ch06::solution {
 namespace {
 
 template <class T, Norm kNorm, bool kResidual, int kG, int kRows, int kV, bool kVec>
-__global__ void __launch_bounds__(kG * kRows) persistent_kernel(const RowArgs<T> a) {
+__global__ void __launch_bounds__(kG* kRows) persistent_kernel(const RowArgs<T> a) {
   static_assert(kRows == 1 || kG == 32, "several rows per block only with a warp per row");
-  constexpr bool kPrefetch = kG * kRows <= 256;   // registers for a second row's x and r
-  constexpr bool kKeepParams = kG * kRows <= 512; // registers for gamma and beta (<= 64 at 1024)
+  constexpr bool kPrefetch = kG * kRows <= 256;    // registers for a second row's x and r
+  constexpr bool kKeepParams = kG * kRows <= 512;  // registers for gamma and beta (<= 64 at 1024)
   __shared__ float exchange[2][kG / 32];           // (2 alternating buffers, warps of the row)
   const int t = threadIdx.x % kG;
   const int stride = gridDim.x * kRows;  // row groups in the grid
@@ -115,8 +116,8 @@ bool launch_persistent(const RowArgs<T>& a, cudaStream_t stream) {
 
 }  // namespace
 
-void v6_layernorm_f32(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
-                      int N, int C, int ld, float eps, cudaStream_t stream) {
+void v6_layernorm_f32(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd, int N,
+                      int C, int ld, float eps, cudaStream_t stream) {
   if (N == 0) return;
   const RowArgs<float> a{x, nullptr, gamma, beta, nullptr, y, mean, rstd, N, C, ld, eps};
   if (!launch_persistent<float, Norm::Layer, false>(a, stream)) {
@@ -133,8 +134,8 @@ void v6_residual_layernorm(const bf16* x, const bf16* r, const bf16* gamma, cons
   }
 }
 
-void v6_residual_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N,
-                         int C, int ld, float eps, cudaStream_t stream) {
+void v6_residual_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N, int C,
+                         int ld, float eps, cudaStream_t stream) {
   if (N == 0) return;
   const RowArgs<bf16> a{x, r, gamma, nullptr, h, y, nullptr, rstd, N, C, ld, eps};
   if (!launch_persistent<bf16, Norm::Rms, true>(a, stream)) {

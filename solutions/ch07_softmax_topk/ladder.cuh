@@ -12,14 +12,14 @@
 
 namespace ch07::solution {
 
-SoftmaxFn softmax_three_pass;                   // v1_three_pass.cu
-SoftmaxFn softmax_online;                       // v2_online.cu
-TopKFn topk_block, softmax_topk_block;          // v3_block_per_row.cu
-SoftmaxTopKProbsFn softmax_topk_probs_block;    // v3_block_per_row.cu
-TopKFn topk_split, softmax_topk_split;          // v4_split_row.cu
-SoftmaxTopKProbsFn softmax_topk_probs_split;    // v4_split_row.cu
-TopKFn topk_radix, softmax_topk_radix;          // v5_radix_select.cu
-SoftmaxTopKProbsFn softmax_topk_probs_radix;    // v5_radix_select.cu
+SoftmaxFn softmax_three_pass;                 // v1_three_pass.cu
+SoftmaxFn softmax_online;                     // v2_online.cu
+TopKFn topk_block, softmax_topk_block;        // v3_block_per_row.cu
+SoftmaxTopKProbsFn softmax_topk_probs_block;  // v3_block_per_row.cu
+TopKFn topk_split, softmax_topk_split;        // v4_split_row.cu
+SoftmaxTopKProbsFn softmax_topk_probs_split;  // v4_split_row.cu
+TopKFn topk_radix, softmax_topk_radix;        // v5_radix_select.cu
+SoftmaxTopKProbsFn softmax_topk_probs_radix;  // v5_radix_select.cu
 
 // v4's tunable space for one op (threads, splits, vec); see v4_split_row.cu.
 const wb::tune::Space& split_space(const char* op);

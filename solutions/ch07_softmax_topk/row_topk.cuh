@@ -27,8 +27,8 @@ using Key = unsigned long long;
 inline constexpr Key kNoKey = 0;
 inline constexpr unsigned kFull = 0xffffffffu;
 inline constexpr float kLog2e = 1.4426950408889634f;
-inline constexpr int kListRegs = 2;             // registers per lane
-inline constexpr int kList = 32 * kListRegs;    // N = 64 >= kMaxK slots per warp
+inline constexpr int kListRegs = 2;           // registers per lane
+inline constexpr int kList = 32 * kListRegs;  // N = 64 >= kMaxK slots per warp
 
 __device__ __forceinline__ uint32_t ordered_bits(float x) {
   const uint32_t u = __float_as_uint(__fadd_rn(x, 0.0f));  // -0 + 0 = +0
@@ -149,10 +149,10 @@ __device__ __forceinline__ Key slot(const Key (&v)[kListRegs], int i) {
 // sorted and merged into the list in one go, which is far cheaper than inserting each.
 struct WarpTopK {
   Key list[kListRegs] = {kNoKey, kNoKey};
-  Key* stage;        // kList keys of shared memory, this warp's own
-  int staged = 0;    // warp-uniform
+  Key* stage;              // kList keys of shared memory, this warp's own
+  int staged = 0;          // warp-uniform
   Key threshold = kNoKey;  // a key must be ABOVE it to matter (warp-uniform)
-  Key* shared;       // the block's floor: the largest of the warps' thresholds (shared memory)
+  Key* shared;             // the block's floor: the largest of the warps' thresholds (shared memory)
   int k;
 
   __device__ WarpTopK(Key* stage_area, Key* block_threshold, int k_)
@@ -287,8 +287,8 @@ __device__ __forceinline__ void scan_chunk(const float* __restrict__ row, int be
 // The full-probability form's second kernel (v4 and v5), grid (ceil(V / (4 * 256)), B):
 // probs = exp(x - M) / S with the row's (M, S) pair from the workspace.
 template <bool kVector>
-__global__ void __launch_bounds__(256) probs_kernel(const float* __restrict__ x, float* __restrict__ probs, int V,
-                                                    const float2* __restrict__ row_stats) {
+__global__ void __launch_bounds__(256)
+    probs_kernel(const float* __restrict__ x, float* __restrict__ probs, int V, const float2* __restrict__ row_stats) {
   const int b = blockIdx.y;
   const float2 q = row_stats[b];
   const Stats all{q.x, q.y};

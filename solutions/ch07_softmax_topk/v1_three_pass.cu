@@ -21,8 +21,8 @@ constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 
 // grid (B): one block per row; V logits per row.
-__global__ void __launch_bounds__(kThreads) three_pass_kernel(const float* __restrict__ x, float* __restrict__ probs,
-                                                              int V) {
+__global__ void __launch_bounds__(kThreads)
+    three_pass_kernel(const float* __restrict__ x, float* __restrict__ probs, int V) {
   __shared__ float area[kWarps];
   const float* row = x + size_t(blockIdx.x) * V;
   float* out = probs + size_t(blockIdx.x) * V;

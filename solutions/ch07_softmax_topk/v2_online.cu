@@ -18,8 +18,8 @@ constexpr int kWarps = kThreads / 32;
 
 // grid (B): one block per row. kVector: V % 4 == 0, so every row is 16-byte aligned.
 template <bool kVector>
-__global__ void __launch_bounds__(kThreads) online_kernel(const float* __restrict__ x, float* __restrict__ probs,
-                                                          int V) {
+__global__ void __launch_bounds__(kThreads)
+    online_kernel(const float* __restrict__ x, float* __restrict__ probs, int V) {
   __shared__ Stats area[kWarps];
   const float* row = x + size_t(blockIdx.x) * V;
   float* out = probs + size_t(blockIdx.x) * V;
@@ -42,8 +42,8 @@ __global__ void __launch_bounds__(kThreads) online_kernel(const float* __restric
   if constexpr (kVector) {
     for (int v = 4 * threadIdx.x; v < V; v += 4 * kThreads) {
       const float4 q = *reinterpret_cast<const float4*>(row + v);
-      *reinterpret_cast<float4*>(out + v) = make_float4(probability(q.x, all), probability(q.y, all),
-                                                        probability(q.z, all), probability(q.w, all));
+      *reinterpret_cast<float4*>(out + v) =
+          make_float4(probability(q.x, all), probability(q.y, all), probability(q.z, all), probability(q.w, all));
     }
   } else {
     for (int v = threadIdx.x; v < V; v += kThreads) out[v] = probability(row[v], all);
@@ -54,9 +54,12 @@ __global__ void __launch_bounds__(kThreads) online_kernel(const float* __restric
 
 void softmax_online(const float* x, float* probs, int B, int V, cudaStream_t stream) {
   require_valid(B, V, 0, false);
-  const bool vector = V % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(probs) % 16 == 0;
-  if (vector) online_kernel<true><<<B, kThreads, 0, stream>>>(x, probs, V);
-  else online_kernel<false><<<B, kThreads, 0, stream>>>(x, probs, V);
+  const bool vector =
+      V % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(probs) % 16 == 0;
+  if (vector)
+    online_kernel<true><<<B, kThreads, 0, stream>>>(x, probs, V);
+  else
+    online_kernel<false><<<B, kThreads, 0, stream>>>(x, probs, V);
   CUDA_CHECK(cudaGetLastError());
 }
 

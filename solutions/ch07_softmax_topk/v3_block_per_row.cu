@@ -28,9 +28,9 @@ constexpr int kWarps = kThreads / 32;
 // grid (B): one block per row. probabilities: values are probabilities (else logits);
 // probs != nullptr: the whole probability row too (a second read of the row).
 template <bool kVector>
-__global__ void __launch_bounds__(kThreads) block_topk_kernel(const float* __restrict__ x, float* __restrict__ probs,
-                                                              float* __restrict__ values, int32_t* __restrict__ indices,
-                                                              int V, int k, bool probabilities) {
+__global__ void __launch_bounds__(kThreads)
+    block_topk_kernel(const float* __restrict__ x, float* __restrict__ probs, float* __restrict__ values,
+                      int32_t* __restrict__ indices, int V, int k, bool probabilities) {
   __shared__ Key area[kWarps * kList];  // each warp's staging area, then the merge tree's
   __shared__ Stats stats_area[kWarps];
   __shared__ Key floor;

@@ -173,9 +173,15 @@ template <int kThreads>
 void launch_vec(int vec, dim3 grid, const float* x, float* values, int32_t* indices, int V, int k, int chunk,
                 bool probabilities, bool with_stats, const Workspace& ws, bool vector, cudaStream_t stream) {
   switch (vec) {
-    case 1: return launch_split<kThreads, 1>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream);
-    case 2: return launch_split<kThreads, 2>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream);
-    case 4: return launch_split<kThreads, 4>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream);
+    case 1:
+      return launch_split<kThreads, 1>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector,
+                                       stream);
+    case 2:
+      return launch_split<kThreads, 2>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector,
+                                       stream);
+    case 4:
+      return launch_split<kThreads, 4>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector,
+                                       stream);
   }
   throw std::invalid_argument("vec = " + std::to_string(vec) + " is not built (1, 2 or 4)");
 }
@@ -191,10 +197,20 @@ void launch(const wb::tune::Space& space, const float* x, float* probs, float* v
   const Workspace ws(workspace, B);
   const dim3 grid(splits, B);
   switch (threads) {
-    case 128: launch_vec<128>(int(c["vec"]), grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream); break;
-    case 256: launch_vec<256>(int(c["vec"]), grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream); break;
-    case 512: launch_vec<512>(int(c["vec"]), grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream); break;
-    default: throw std::invalid_argument("threads = " + std::to_string(threads) + " is not built (128, 256 or 512)");
+    case 128:
+      launch_vec<128>(int(c["vec"]), grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector,
+                      stream);
+      break;
+    case 256:
+      launch_vec<256>(int(c["vec"]), grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector,
+                      stream);
+      break;
+    case 512:
+      launch_vec<512>(int(c["vec"]), grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector,
+                      stream);
+      break;
+    default:
+      throw std::invalid_argument("threads = " + std::to_string(threads) + " is not built (128, 256 or 512)");
   }
   CUDA_CHECK(cudaGetLastError());
   if (probs != nullptr) launch_probs(x, probs, B, V, vector, ws.row_stats, stream);

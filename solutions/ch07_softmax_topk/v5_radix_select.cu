@@ -50,13 +50,13 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr int kDigitBits = 11;                     // bits counted per pass
-constexpr int kBins = 1 << kDigitBits;             // 2048 counters in shared memory
-constexpr int kBinsPerThread = kBins / kThreads;   // 8: the bins one thread scans
-constexpr int kGatherCap = 128;                    // survivors ranked at the end, >= kMaxK
-constexpr int kFloorSlack = 8;                     // see chunk_floor
-constexpr int kMinBlocks = 4;                      // CTAs per SM: at most 64 registers a thread
-constexpr int kMaxScalarSlots = 16;                // 32 scalar loads a thread do not fit in 64
+constexpr int kDigitBits = 11;                    // bits counted per pass
+constexpr int kBins = 1 << kDigitBits;            // 2048 counters in shared memory
+constexpr int kBinsPerThread = kBins / kThreads;  // 8: the bins one thread scans
+constexpr int kGatherCap = 128;                   // survivors ranked at the end, >= kMaxK
+constexpr int kFloorSlack = 8;                    // see chunk_floor
+constexpr int kMinBlocks = 4;                     // CTAs per SM: at most 64 registers a thread
+constexpr int kMaxScalarSlots = 16;               // 32 scalar loads a thread do not fit in 64
 static_assert(kGatherCap >= kMaxK, "the survivors must hold the k best");
 static_assert(kBins % kThreads == 0, "every thread scans the same number of bins");
 
@@ -94,10 +94,10 @@ struct SelectShared {
   Key top[kMaxK];             // the result: the k largest, sorted from the largest down
   Key range_lo, range_hi;     // key_range's answer
   int range_n;
-  int hist[kBins];            // one pass's counts
+  int hist[kBins];  // one pass's counts
   int warp_sums[kWarps];
   int survivor_count;
-  int digit, above, in_bin;   // one pass's verdict (see find_digit)
+  int digit, above, in_bin;  // one pass's verdict (see find_digit)
 };
 
 // The bits of a key at positions >= s (s = 64: none).
@@ -310,7 +310,9 @@ struct ChunkInRegisters {
 struct OneKey {
   Key key;
   template <class F>
-  __device__ __forceinline__ void for_each(F f) const { f(key); }
+  __device__ __forceinline__ void for_each(F f) const {
+    f(key);
+  }
 };
 
 // Calls f(load(i)) for this thread's i = threadIdx.x, + 256, ... < count; 8 loads are issued
@@ -336,7 +338,8 @@ struct ChunkInMemory {
   int begin, end;
   template <class F>
   __device__ __forceinline__ void for_each(F f) const {
-    for_each_loaded(end - begin, [&](int i) { return make_key(__ldcg(row + begin + i), begin + i); }, f);
+    for_each_loaded(
+        end - begin, [&](int i) { return make_key(__ldcg(row + begin + i), begin + i); }, f);
   }
 };
 
@@ -346,7 +349,8 @@ struct PublishedKeys {
   int splits, k;
   template <class F>
   __device__ __forceinline__ void for_each(F f) const {
-    for_each_loaded(splits * kMaxK, [&](int i) { return i % kMaxK < k ? __ldcg(keys + i) : kNoKey; }, f);
+    for_each_loaded(
+        splits * kMaxK, [&](int i) { return i % kMaxK < k ? __ldcg(keys + i) : kNoKey; }, f);
   }
 };
 
@@ -517,11 +521,20 @@ void launch(const wb::tune::Space& space, const float* x, float* probs, float* v
   const Workspace ws(workspace, B);
   const dim3 grid(splits, B);
   switch (slots) {
-    case 4: launch_slots<4>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream); break;
-    case 8: launch_slots<8>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream); break;
-    case 16: launch_slots<16>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream); break;
-    case 32: launch_slots<32>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream); break;
-    default: throw std::invalid_argument("slots = " + std::to_string(slots) + " is not built (4, 8, 16 or 32)");
+    case 4:
+      launch_slots<4>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream);
+      break;
+    case 8:
+      launch_slots<8>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream);
+      break;
+    case 16:
+      launch_slots<16>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream);
+      break;
+    case 32:
+      launch_slots<32>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream);
+      break;
+    default:
+      throw std::invalid_argument("slots = " + std::to_string(slots) + " is not built (4, 8, 16 or 32)");
   }
   CUDA_CHECK(cudaGetLastError());
   if (probs != nullptr) launch_probs(x, probs, B, V, vector, ws.row_stats, stream);

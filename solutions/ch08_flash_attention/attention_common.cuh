@@ -29,9 +29,12 @@ __device__ __forceinline__ float fast_exp2(float x) {
 // The launchers' preconditions (ch08.cuh). B * H becomes gridDim.y (or z), at most 65535.
 inline void check_args(const char* who, int B, int H, int Sq, int Sk, int D) {
   std::string bad;
-  if (B < 1 || H < 1 || Sq < 1 || Sk < 1) bad = "B, H, Sq and Sk must be at least 1";
-  else if (D < 8 || D > 128 || D % 8 != 0) bad = "D must be a multiple of 8 from 8 to 128, not " + std::to_string(D);
-  else if (static_cast<long long>(B) * H > 65535) bad = "B * H is more than 65535 (one grid row per head)";
+  if (B < 1 || H < 1 || Sq < 1 || Sk < 1)
+    bad = "B, H, Sq and Sk must be at least 1";
+  else if (D < 8 || D > 128 || D % 8 != 0)
+    bad = "D must be a multiple of 8 from 8 to 128, not " + std::to_string(D);
+  else if (static_cast<long long>(B) * H > 65535)
+    bad = "B * H is more than 65535 (one grid row per head)";
   if (!bad.empty()) throw std::invalid_argument(std::string(who) + ": " + bad);
 }
 
@@ -46,10 +49,14 @@ inline void check_groups(const char* who, int Hq, int Hkv) {
 // A ragged batch (ch08.cuh): one grid row per (sequence, query head).
 inline void check_ragged_args(const char* who, int B, int T, int Hq, int Hkv, int max_seqlen, int D) {
   std::string bad;
-  if (B < 1 || Hq < 1 || T < 0 || max_seqlen < 0) bad = "B and Hq must be at least 1, T and max_seqlen at least 0";
-  else if (max_seqlen > T) bad = "max_seqlen is more than T";
-  else if (D < 8 || D > 128 || D % 8 != 0) bad = "D must be a multiple of 8 from 8 to 128, not " + std::to_string(D);
-  else if (static_cast<long long>(B) * Hq > 65535) bad = "B * Hq is more than 65535 (one grid row per head)";
+  if (B < 1 || Hq < 1 || T < 0 || max_seqlen < 0)
+    bad = "B and Hq must be at least 1, T and max_seqlen at least 0";
+  else if (max_seqlen > T)
+    bad = "max_seqlen is more than T";
+  else if (D < 8 || D > 128 || D % 8 != 0)
+    bad = "D must be a multiple of 8 from 8 to 128, not " + std::to_string(D);
+  else if (static_cast<long long>(B) * Hq > 65535)
+    bad = "B * Hq is more than 65535 (one grid row per head)";
   if (!bad.empty()) throw std::invalid_argument(std::string(who) + ": " + bad);
   check_groups(who, Hq, Hkv);
 }
@@ -73,10 +80,18 @@ inline void check_aligned(const char* who, const bf16* q, const bf16* k, const b
 template <class F>
 void with_padded_head(int D, F&& f) {
   switch (padded_head(D)) {
-    case 32: f(std::integral_constant<int, 32>{}); break;
-    case 64: f(std::integral_constant<int, 64>{}); break;
-    case 96: f(std::integral_constant<int, 96>{}); break;
-    default: f(std::integral_constant<int, 128>{}); break;
+    case 32:
+      f(std::integral_constant<int, 32>{});
+      break;
+    case 64:
+      f(std::integral_constant<int, 64>{});
+      break;
+    case 96:
+      f(std::integral_constant<int, 96>{});
+      break;
+    default:
+      f(std::integral_constant<int, 128>{});
+      break;
   }
 }
 

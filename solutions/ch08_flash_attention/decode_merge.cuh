@@ -38,8 +38,10 @@ constexpr int kDecodeMergeWarps = kDecodeMergeThreads / 32;
 
 template <int kTeam>
 __device__ __forceinline__ void merge_team_sync() {
-  if constexpr (kTeam == 32) __syncwarp();
-  else __syncthreads();
+  if constexpr (kTeam == 32)
+    __syncwarp();
+  else
+    __syncthreads();
 }
 
 // The max (kMax) or sum over the 128 threads of one value each; every member of the team gets
@@ -142,8 +144,8 @@ __device__ __forceinline__ void merge_columns(const float* part_o, const float* 
 // second kernel), thread d taking column d. Waits first: launched as a programmatic dependent
 // of the chunk kernel, it may start before that kernel ends.
 __global__ void __launch_bounds__(kDecodeMergeThreads)
-    decode_merge_kernel(const float* __restrict__ part_o, const float* __restrict__ part_lse, __nv_bfloat16* __restrict__ o,
-                        float* __restrict__ lse, int chunks, int D) {
+    decode_merge_kernel(const float* __restrict__ part_o, const float* __restrict__ part_lse,
+                        __nv_bfloat16* __restrict__ o, float* __restrict__ lse, int chunks, int D) {
   __shared__ float weight[kDecodeTargetCtas];  // lse_c, then exp(lse_c - lse); chunks <= decode_splits <= this
   __shared__ float red[kDecodeMergeWarps];
   wb::pdl_wait();

@@ -47,9 +47,8 @@ DecodeAttentionBf16Fn v5_decode_bf16;
 // counter is read on the device, so one launch — or one CUDA Graph of it — serves every step
 // while the step's last kernel advances pos (models/gpt2/gpu: chapter 9's fused decode step).
 // 0 <= pos[b] < L_max. Otherwise as v5_decode_bf16.
-void v5_decode_at_pos_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* pos, bf16* o,
-                           float* lse, int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch,
-                           cudaStream_t stream);
+void v5_decode_at_pos_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* pos, bf16* o, float* lse,
+                           int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch, cudaStream_t stream);
 
 // v6_split_kv_mma.cu — v5 at the bandwidth limit: the group's query heads as the rows of
 // mma.sync fragments (S = Q K^T and O += P V on tensor cores, P from registers), warps
@@ -59,8 +58,7 @@ void v5_decode_at_pos_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cac
 // dependent). Same contract and scratch size as v5; the scratch starts zeroed (its ticket
 // counters) and v6 leaves it so.
 DecodeAttentionBf16Fn v6_decode_bf16;
-void v6_decode_at_pos_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* pos, bf16* o,
-                           float* lse, int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch,
-                           cudaStream_t stream);
+void v6_decode_at_pos_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* pos, bf16* o, float* lse,
+                           int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch, cudaStream_t stream);
 
 }  // namespace ch08::solution

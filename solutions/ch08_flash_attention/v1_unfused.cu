@@ -27,8 +27,8 @@
 namespace ch08::solution {
 namespace {
 
-constexpr int kRowThreads = 256;  // softmax: threads per row
-constexpr int kElemThreads = 256; // mask: threads per block
+constexpr int kRowThreads = 256;   // softmax: threads per row
+constexpr int kElemThreads = 256;  // mask: threads per block
 
 // A block of 32 keys (x) by 8 queries (y) of one head (z). Lanes of a warp share the query
 // (its row of q is broadcast) and read 32 different rows of k: uncoalesced, served by L1/L2.
@@ -62,7 +62,7 @@ __global__ void softmax_kernel(float* s, float* lse, int Sk) {
   float mx = -INFINITY;
   for (int j = threadIdx.x; j < Sk; j += kRowThreads) mx = fmaxf(mx, row[j]);
   mx = wb::block_reduce<kRowThreads>(mx, wb::Max{}, red);  // to every thread (harness/device/reduce.cuh)
-  if (mx == -INFINITY) {  // the same in every thread: the whole block leaves here
+  if (mx == -INFINITY) {                                   // the same in every thread: the whole block leaves here
     for (int j = threadIdx.x; j < Sk; j += kRowThreads) row[j] = 0.0f;
     if (threadIdx.x == 0 && lse != nullptr) lse[blockIdx.x] = -INFINITY;
     return;
@@ -111,8 +111,8 @@ void probs_into(const float* q, const float* k, float* s, float* lse, int B, int
   if (causal) {
     const size_t n = static_cast<size_t>(bh) * Sq * Sk;
     const size_t blocks = (n + kElemThreads - 1) / kElemThreads;
-    mask_kernel<<<static_cast<unsigned>(blocks < 65536 * 16 ? blocks : 65536 * 16), kElemThreads, 0, stream>>>(
-        s, Sq, Sk, n);
+    mask_kernel<<<static_cast<unsigned>(blocks < 65536 * 16 ? blocks : 65536 * 16), kElemThreads, 0, stream>>>(s, Sq,
+                                                                                                               Sk, n);
     WB_CHECK_LAUNCH();
   }
   softmax_kernel<<<static_cast<unsigned>(bh) * Sq, kRowThreads, 0, stream>>>(s, lse, Sk);

@@ -33,19 +33,18 @@
 namespace ch08::solution {
 namespace {
 
-constexpr int kBr = 64;      // query rows per block
-constexpr int kBc = 64;      // keys per tile
-constexpr int kChunk = 32;   // columns of d staged at a time
+constexpr int kBr = 64;     // query rows per block
+constexpr int kBc = 64;     // keys per tile
+constexpr int kChunk = 32;  // columns of d staged at a time
 constexpr int kThreads = 256;
 static_assert(kBr == 4 * (kThreads / 16) && kBc == 4 * 16, "a 16 x 16 grid of threads, 4 x 4 scores each");
 
 template <int kD>
-__global__ void __launch_bounds__(kThreads)
-    fused_probs_kernel(const float* q, const float* k, float* p, float* lse, int Sq, int Sk, int D, float scale,
-                       bool causal) {
+__global__ void __launch_bounds__(kThreads) fused_probs_kernel(const float* q, const float* k, float* p, float* lse,
+                                                               int Sq, int Sk, int D, float scale, bool causal) {
   static_assert(kD % kChunk == 0 && kD <= 128, "head size: whole chunks of 32, at most 128");
   __shared__ __align__(16) float qt[kD][kBr + 4];  // (kD, kBr) the query tile, transposed; +4 keeps float4 rows aligned
-  __shared__ float kt[kChunk][kBc + 1];            // (32, kBc) 32 columns of d of the key tile, transposed; +1: no conflicts
+  __shared__ float kt[kChunk][kBc + 1];  // (32, kBc) 32 columns of d of the key tile, transposed; +1: no conflicts
   const int tid = threadIdx.x, rg = tid / 16, cg = tid % 16;
   const size_t bh = blockIdx.y;
   const int q0 = blockIdx.x * kBr;
@@ -58,13 +57,13 @@ __global__ void __launch_bounds__(kThreads)
   }
 
   // The 4 x 4 scores of this thread for the key tile at kv0: scaled, and -inf where hidden.
-  auto tile_scores = [&](int kv0, float (&s)[4][4]) {
+  auto tile_scores = [&](int kv0, float(&s)[4][4]) {
 #pragma unroll
     for (int r = 0; r < 4; ++r)
 #pragma unroll
       for (int c = 0; c < 4; ++c) s[r][c] = 0.0f;
     for (int d0 = 0; d0 < kD; d0 += kChunk) {
-      __syncthreads();  // kt is free (and, the first time, qt is complete)
+      __syncthreads();                                      // kt is free (and, the first time, qt is complete)
       for (int e = tid; e < kChunk * kBc; e += kThreads) {  // consecutive threads: consecutive d of one key
         const int c = e / kChunk, dd = e % kChunk, j = kv0 + c, d = d0 + dd;
         kt[dd][c] = (j < Sk && d < D) ? kh[static_cast<size_t>(j) * D + d] : 0.0f;
@@ -109,7 +108,7 @@ __global__ void __launch_bounds__(kThreads)
       float add = 0.0f;
 #pragma unroll
       for (int c = 0; c < 4; ++c) add += expf(s[r][c] - m_new);  // exp(-inf) = 0
-      l[r] = l[r] * expf(m[r] - m_new) + add;                       // m[r] = -inf: the old sum is 0
+      l[r] = l[r] * expf(m[r] - m_new) + add;                    // m[r] = -inf: the old sum is 0
       m[r] = m_new;
     }
   }
@@ -161,8 +160,8 @@ __global__ void __launch_bounds__(kThreads)
 template <int kD>
 void launch(const float* q, const float* k, float* p, float* lse, int B, int H, int Sq, int Sk, int D, float scale,
             bool causal, cudaStream_t stream) {
-  fused_probs_kernel<kD><<<dim3(ceil_div(Sq, kBr), B * H), kThreads, 0, stream>>>(q, k, p, lse, Sq, Sk, D, scale,
-                                                                                  causal);
+  fused_probs_kernel<kD>
+      <<<dim3(ceil_div(Sq, kBr), B * H), kThreads, 0, stream>>>(q, k, p, lse, Sq, Sk, D, scale, causal);
   WB_CHECK_LAUNCH();
 }
 
@@ -170,10 +169,18 @@ void fused_probs(const float* q, const float* k, float* p, float* lse, int B, in
                  bool causal, cudaStream_t stream) {
   check_args("v2_fused_scores_softmax", B, H, Sq, Sk, D);
   switch (padded_head(D)) {
-    case 32: launch<32>(q, k, p, lse, B, H, Sq, Sk, D, scale, causal, stream); break;
-    case 64: launch<64>(q, k, p, lse, B, H, Sq, Sk, D, scale, causal, stream); break;
-    case 96: launch<96>(q, k, p, lse, B, H, Sq, Sk, D, scale, causal, stream); break;
-    default: launch<128>(q, k, p, lse, B, H, Sq, Sk, D, scale, causal, stream); break;
+    case 32:
+      launch<32>(q, k, p, lse, B, H, Sq, Sk, D, scale, causal, stream);
+      break;
+    case 64:
+      launch<64>(q, k, p, lse, B, H, Sq, Sk, D, scale, causal, stream);
+      break;
+    case 96:
+      launch<96>(q, k, p, lse, B, H, Sq, Sk, D, scale, causal, stream);
+      break;
+    default:
+      launch<128>(q, k, p, lse, B, H, Sq, Sk, D, scale, causal, stream);
+      break;
   }
 }
 

@@ -59,9 +59,9 @@ __global__ void __launch_bounds__(kThreads)
   static_assert(kD % 16 == 0 && kD <= 128, "head size: 16 threads share a row's d columns; at most 128");
   constexpr int kC = kD / 16;  // output columns per thread
   extern __shared__ __align__(16) float smem[];
-  float* qt = smem;                                                  // (kD, kQt)
-  float* kv = qt + kD * kQt;                                         // (kD, kKt) keys, then (kBc, kD) values
-  float* pt = kv + (kD * kKt > kBc * kD ? kD * kKt : kBc * kD);      // (kBc, kPt)
+  float* qt = smem;                                              // (kD, kQt)
+  float* kv = qt + kD * kQt;                                     // (kD, kKt) keys, then (kBc, kD) values
+  float* pt = kv + (kD * kKt > kBc * kD ? kD * kKt : kBc * kD);  // (kBc, kPt)
 
   const int tid = threadIdx.x, rg = tid / 16, cg = tid % 16;
   const size_t bh = blockIdx.y;
@@ -182,8 +182,8 @@ void launch(const float* q, const float* k, const float* v, float* o, float* lse
     return true;
   }();
   (void)raised;
-  flash_f32_kernel<kD><<<dim3(ceil_div(Sq, kBr), B * H), kThreads, kSmem, stream>>>(q, k, v, o, lse, Sq, Sk, D, scale,
-                                                                                    causal);
+  flash_f32_kernel<kD>
+      <<<dim3(ceil_div(Sq, kBr), B * H), kThreads, kSmem, stream>>>(q, k, v, o, lse, Sq, Sk, D, scale, causal);
   WB_CHECK_LAUNCH();
 }
 
@@ -194,10 +194,18 @@ void v3_attention_f32(const float* q, const float* k, const float* v, float* o, 
   (void)scratch;
   check_args("v3_flash_f32", B, H, Sq, Sk, D);
   switch (padded_head(D)) {
-    case 32: launch<32>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream); break;
-    case 64: launch<64>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream); break;
-    case 96: launch<96>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream); break;
-    default: launch<128>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream); break;
+    case 32:
+      launch<32>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream);
+      break;
+    case 64:
+      launch<64>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream);
+      break;
+    case 96:
+      launch<96>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream);
+      break;
+    default:
+      launch<128>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream);
+      break;
   }
 }
 

@@ -147,14 +147,14 @@ struct Tile {
   static constexpr int kWarpRows = 16 * kMT;      // query rows per warp: kMT m16 tiles
   static constexpr int kBr = kWarpRows * kWarps;  // query rows per block
   static constexpr int kThreads = 32 * kWarps;
-  static constexpr int kPitch = kD + 8;           // shared-memory row pitch in BF16 (16 bytes of padding)
-  static constexpr int kQElems = kBr * kPitch;    // the Q tile (later the O tile)
-  static constexpr int kKVElems = kBc * kPitch;   // one stage of K or of V
+  static constexpr int kPitch = kD + 8;          // shared-memory row pitch in BF16 (16 bytes of padding)
+  static constexpr int kQElems = kBr * kPitch;   // the Q tile (later the O tile)
+  static constexpr int kKVElems = kBc * kPitch;  // one stage of K or of V
   static constexpr int kSmemBytes = (kQElems + 4 * kKVElems) * static_cast<int>(sizeof(bf16));
-  static constexpr int kKSteps = kD / 16;         // k-steps of S = Q K^T
-  static constexpr int kSTiles = kBc / 8;         // 16 x 8 accumulator tiles of S per m16 tile
-  static constexpr int kPSteps = kBc / 16;        // k-steps of O = P V
-  static constexpr int kOTiles = kD / 8;          // 16 x 8 accumulator tiles of O per m16 tile
+  static constexpr int kKSteps = kD / 16;   // k-steps of S = Q K^T
+  static constexpr int kSTiles = kBc / 8;   // 16 x 8 accumulator tiles of S per m16 tile
+  static constexpr int kPSteps = kBc / 16;  // k-steps of O = P V
+  static constexpr int kOTiles = kD / 8;    // 16 x 8 accumulator tiles of O per m16 tile
   static_assert(kD % 16 == 0 && kD <= 256, "head size: whole k16 steps of Q K^T and d16 pairs of P V");
   static_assert(kBc % 16 == 0, "keys per tile: whole k16 steps of P V (and one ldmatrix.x4 of K covers 16 keys)");
   static_assert(kMT == 1 || kMT == 2, "m16 tiles per warp: 1 or 2 (more accumulators do not fit 255 registers)");
@@ -210,7 +210,7 @@ struct BlockRows {
   size_t ldq, ldk;  // elements from one row of q (o) / k (v) to the next
   const bf16 *q, *k, *v;
   bf16* o;
-  float* lse;       // row r's lse at lse[r]
+  float* lse;  // row r's lse at lse[r]
 };
 
 __device__ __forceinline__ BlockRows block_rows(const Heads& hd, const bf16* q, const bf16* k, const bf16* v, bf16* o,
@@ -263,14 +263,14 @@ __device__ __forceinline__ void load_q_frag(uint32_t (&a)[4], const bf16* sQ, in
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     flash_mma_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k, const bf16* __restrict__ v,
-                     bf16* __restrict__ o, float* __restrict__ lse, Heads heads, int D, float scale,
-                     float scale_log2, bool causal) {
+                     bf16* __restrict__ o, float* __restrict__ lse, Heads heads, int D, float scale, float scale_log2,
+                     bool causal) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr int kBr = Cfg::kBr, kBc = Cfg::kBc, kP = Cfg::kPitch, kD = Cfg::kD, kMT = Cfg::kMT;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   bf16* sQ = reinterpret_cast<bf16*>(smem_raw);  // (kBr, kP): Q, then O
-  bf16* sK = sQ + Cfg::kQElems;                   // 2 x (kBc, kP)
-  bf16* sV = sK + 2 * Cfg::kKVElems;              // 2 x (kBc, kP)
+  bf16* sK = sQ + Cfg::kQElems;                  // 2 x (kBc, kP)
+  bf16* sV = sK + 2 * Cfg::kKVElems;             // 2 x (kBc, kP)
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, qd = lane % 4;
   const int q_tile = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;  // most key tiles first
@@ -310,7 +310,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   load_tile<Cfg, kBc>(sK, kh, 0, Sk, D, br.ldk);
   cp_async_commit();  // group A: Q, K_0
   load_tile<Cfg, kBc>(sV, vh, 0, Sk, D, br.ldk);
-  cp_async_commit();  // group B: V_0
+  cp_async_commit();   // group B: V_0
   cp_async_wait<1>();  // A has landed (this thread's copies) ...
   __syncthreads();     // ... and every thread's
 
@@ -332,9 +332,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     for (int j = 0; j < Cfg::kOTiles; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc_o[mt][j][e] = 0.0f;
-  float m[kMT][2];     // running max of the raw scores of rows (mt, h)
-  float l[kMT][2];     // this lane's part of the running sums
-  int last[kMT][2];    // the last key row (mt, h) may see (by its query's position in its own head)
+  float m[kMT][2];   // running max of the raw scores of rows (mt, h)
+  float l[kMT][2];   // this lane's part of the running sums
+  int last[kMT][2];  // the last key row (mt, h) may see (by its query's position in its own head)
 #pragma unroll
   for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
@@ -424,7 +424,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         base[mt][h] = mx[mt][h] == -INFINITY ? 0.0f : mx[mt][h] * scale_log2;  // nothing visible yet: 0
-        const float alpha = fast_exp2(m[mt][h] * scale_log2 - base[mt][h]);        // m = -inf: 0 (nothing to rescale)
+        const float alpha = fast_exp2(m[mt][h] * scale_log2 - base[mt][h]);    // m = -inf: 0 (nothing to rescale)
         m[mt][h] = mx[mt][h];
         l[mt][h] *= alpha;
 #pragma unroll
@@ -540,7 +540,7 @@ void launch(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, co
   (void)raised;
   const float scale_log2 = scale * 1.4426950408889634f;  // log2(e)
   kernel<<<dim3(row_tiles, row_sets), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(q, k, v, o, lse, heads, D, scale,
-                                                                                 scale_log2, causal);
+                                                                                scale_log2, causal);
   WB_CHECK_LAUNCH();
 }
 
@@ -551,10 +551,18 @@ void launch(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, co
 void dispatch(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, const Heads& heads, int rows,
               int row_sets, int D, float scale, bool causal, cudaStream_t stream) {
   switch (padded_head(D)) {
-    case 32: launch<Tile<32, 4, 128, 2, false>>(q, k, v, o, lse, heads, rows, row_sets, D, scale, causal, stream); break;
-    case 64: launch<Tile<64, 4, 128, 2, false>>(q, k, v, o, lse, heads, rows, row_sets, D, scale, causal, stream); break;
-    case 96: launch<Tile<96, 4, 64, 2, false>>(q, k, v, o, lse, heads, rows, row_sets, D, scale, causal, stream); break;
-    default: launch<Tile<128, 4, 64, 2, false>>(q, k, v, o, lse, heads, rows, row_sets, D, scale, causal, stream); break;
+    case 32:
+      launch<Tile<32, 4, 128, 2, false>>(q, k, v, o, lse, heads, rows, row_sets, D, scale, causal, stream);
+      break;
+    case 64:
+      launch<Tile<64, 4, 128, 2, false>>(q, k, v, o, lse, heads, rows, row_sets, D, scale, causal, stream);
+      break;
+    case 96:
+      launch<Tile<96, 4, 64, 2, false>>(q, k, v, o, lse, heads, rows, row_sets, D, scale, causal, stream);
+      break;
+    default:
+      launch<Tile<128, 4, 64, 2, false>>(q, k, v, o, lse, heads, rows, row_sets, D, scale, causal, stream);
+      break;
   }
 }
 

@@ -60,10 +60,10 @@ constexpr int kMaxGroup = 64;  // query heads per kv head this version takes (sh
 
 template <int kD_>
 struct DecodeCfg {
-  static constexpr int kD = kD_;                     // head size, padded to 32, 64, 96 or 128
-  static constexpr int kBc = kDecodeKeysPerTile;     // keys per tile
+  static constexpr int kD = kD_;                  // head size, padded to 32, 64, 96 or 128
+  static constexpr int kBc = kDecodeKeysPerTile;  // keys per tile
   static constexpr int kWarps = 4, kThreads = 32 * kWarps;
-  static constexpr int kPitch = kD + 8;              // BF16 row pitch of the K and V tiles (16 bytes padding)
+  static constexpr int kPitch = kD + 8;  // BF16 row pitch of the K and V tiles (16 bytes padding)
   static constexpr int kTileElems = kBc * kPitch;
   static constexpr int kKVBytes = 4 * kTileElems * static_cast<int>(sizeof(bf16));  // 2 stages x (K, V)
   static_assert(kD % 32 == 0 && kD <= 128, "head sizes 32, 64, 96, 128");
@@ -96,14 +96,14 @@ __global__ void __launch_bounds__(Cfg::kThreads)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr int kD = Cfg::kD, kBc = Cfg::kBc, kP = Cfg::kPitch, kT = Cfg::kThreads;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  bf16* sK = reinterpret_cast<bf16*>(smem_raw);      // 2 x (kBc, kP)
-  bf16* sV = sK + 2 * Cfg::kTileElems;                // 2 x (kBc, kP)
+  bf16* sK = reinterpret_cast<bf16*>(smem_raw);                    // 2 x (kBc, kP)
+  bf16* sV = sK + 2 * Cfg::kTileElems;                             // 2 x (kBc, kP)
   float* sQ = reinterpret_cast<float*>(smem_raw + Cfg::kKVBytes);  // (G, kD), times scale log2 e
-  float* sO = sQ + G * kD;                            // (G, kD) running output
-  float* sS = sO + G * kD;                            // (G, kBc) scores, then probabilities
-  float* sM = sS + G * kBc;                           // (G) running max, base-2 units
-  float* sL = sM + G;                                 // (G) running sum
-  float* sA = sL + G;                                 // (G) this tile's rescale factor
+  float* sO = sQ + G * kD;                                         // (G, kD) running output
+  float* sS = sO + G * kD;                                         // (G, kBc) scores, then probabilities
+  float* sM = sS + G * kBc;                                        // (G) running max, base-2 units
+  float* sL = sM + G;                                              // (G) running sum
+  float* sA = sL + G;                                              // (G) this tile's rescale factor
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const size_t bkv = blockIdx.y;  // b * Hkv + hkv; its query heads are bkv * G .. bkv * G + G - 1
@@ -246,13 +246,14 @@ void launch(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* 
   const int per_chunk = ceil_div(tiles, decode_splits(B, Hkv, L_max));
   const int used = ceil_div(tiles, per_chunk), chunk = per_chunk * Cfg::kBc;
   const size_t rows = static_cast<size_t>(B) * Hq;
-  float* part_o = static_cast<float*>(scratch);                  // (used, B * Hq, D)
+  float* part_o = static_cast<float*>(scratch);                     // (used, B * Hq, D)
   float* part_lse = part_o + static_cast<size_t>(used) * rows * D;  // (used, B * Hq)
   const float scale_log2 = scale * 1.4426950408889634f;
   kernel<<<dim3(used, B * Hkv), Cfg::kThreads, Cfg::smem_bytes(G), stream>>>(
       q, k_cache, v_cache, seq_lens, len_add, part_o, part_lse, Hkv, G, L_max, D, chunk, scale_log2);
   WB_CHECK_LAUNCH();
-  decode_merge_kernel<<<static_cast<unsigned>(rows), kDecodeMergeThreads, 0, stream>>>(part_o, part_lse, o, lse, used, D);
+  decode_merge_kernel<<<static_cast<unsigned>(rows), kDecodeMergeThreads, 0, stream>>>(part_o, part_lse, o, lse, used,
+                                                                                       D);
   WB_CHECK_LAUNCH();
 }
 
@@ -270,7 +271,8 @@ void decode(const char* who, const bf16* q, const bf16* k_cache, const bf16* v_c
     throw std::invalid_argument(std::string(who) + ": needs decode_scratch_bytes(B, Hq, Hkv, L_max, D) of scratch");
   }
   with_padded_head(D, [&](auto kd) {
-    launch<DecodeCfg<kd.value>>(q, k_cache, v_cache, seq_lens, len_add, o, lse, B, Hq, Hkv, L_max, D, scale, scratch, stream);
+    launch<DecodeCfg<kd.value>>(q, k_cache, v_cache, seq_lens, len_add, o, lse, B, Hq, Hkv, L_max, D, scale, scratch,
+                                stream);
   });
 }
 
@@ -281,9 +283,8 @@ void v5_decode_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, con
   decode("v5_split_kv_decode", q, k_cache, v_cache, seq_lens, 0, o, lse, B, Hq, Hkv, L_max, D, scale, scratch, stream);
 }
 
-void v5_decode_at_pos_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* pos, bf16* o,
-                           float* lse, int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch,
-                           cudaStream_t stream) {
+void v5_decode_at_pos_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* pos, bf16* o, float* lse,
+                           int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch, cudaStream_t stream) {
   decode("v5_split_kv_decode (at pos)", q, k_cache, v_cache, pos, 1, o, lse, B, Hq, Hkv, L_max, D, scale, scratch,
          stream);
 }

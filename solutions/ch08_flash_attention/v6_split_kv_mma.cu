@@ -139,8 +139,8 @@ template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinCtas)
     mma_chunk_kernel(const bf16* __restrict__ q, const bf16* __restrict__ k_cache, const bf16* __restrict__ v_cache,
                      const int* __restrict__ seq_lens, int len_add, float* part_o, float* part_lse,
-                     unsigned int* __restrict__ tickets, bf16* __restrict__ o, float* __restrict__ lse, int Hkv,
-                     int G, int L_max, int D, int chunk, float scale_log2) {
+                     unsigned int* __restrict__ tickets, bf16* __restrict__ o, float* __restrict__ lse, int Hkv, int G,
+                     int L_max, int D, int chunk, float scale_log2) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   __shared__ bool last_cta;  // this CTA took the group's last ticket
   constexpr int kD = Cfg::kD, kBc = Cfg::kBc, kP = Cfg::kPitch, kS = Cfg::kStages;
@@ -152,8 +152,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinCtas)
   const int g = lane / 4, qd = lane % 4;  // the mma layouts' row (g, g + 8) and column pair (2 qd) of a lane
   const size_t bkv = blockIdx.y;          // b * Hkv + hkv
   const int b = static_cast<int>(bkv / Hkv);
-  const int r0 = blockIdx.z * kRowsPerCta;                             // first row of the group this CTA takes
-  const int rows = G - r0 < kRowsPerCta ? G - r0 : kRowsPerCta;       // 1 .. 16
+  const int r0 = blockIdx.z * kRowsPerCta;                       // first row of the group this CTA takes
+  const int rows = G - r0 < kRowsPerCta ? G - r0 : kRowsPerCta;  // 1 .. 16
   const bf16* kh = k_cache + bkv * L_max * D;
   const bf16* vh = v_cache + bkv * L_max * D;
   const int k_begin = blockIdx.x * chunk;
@@ -304,9 +304,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinCtas)
   // --- the four warps' (m, l, O) merged through shared memory ---------------------------------------
   cp_async_wait<0>();
   __syncthreads();  // every warp is done with the pipeline's stages: they become the merge's space
-  float* sO = reinterpret_cast<float*>(smem_raw);                  // (kWarps, 16, kOPitch)
-  float* sM = sO + Cfg::kWarps * kRowsPerCta * Cfg::kOPitch;       // (kWarps, 16)
-  float* sL = sM + Cfg::kWarps * kRowsPerCta;                      // (kWarps, 16)
+  float* sO = reinterpret_cast<float*>(smem_raw);             // (kWarps, 16, kOPitch)
+  float* sM = sO + Cfg::kWarps * kRowsPerCta * Cfg::kOPitch;  // (kWarps, 16)
+  float* sL = sM + Cfg::kWarps * kRowsPerCta;                 // (kWarps, 16)
 #pragma unroll
   for (int o2 = 1; o2 <= 2; o2 *= 2) {  // the lane shares of the sums, added over the quad
     l_lo += __shfl_xor_sync(0xFFFFFFFFu, l_lo, o2);
@@ -352,7 +352,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinCtas)
 
   // --- the group's chunks merged by the last of its CTAs (chapter 9's argmax does the same) --------
   if (tickets == nullptr) return;  // the merge kernel follows (launch: groups of more than kFoldRows rows)
-  __syncthreads();  // every thread's partial results written (and every thread done with sO, sM, sL)
+  __syncthreads();                 // every thread's partial results written (and every thread done with sO, sM, sL)
   if (threadIdx.x == 0) {
     if (gridDim.x == 1) {
       last_cta = true;  // one chunk: nothing to wait for, and no counter (decode_counter_bytes)
@@ -372,7 +372,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinCtas)
   // merge kernel's 128 threads would: its lse, and its chunks' weights into shared memory.
   float* weights = reinterpret_cast<float*>(smem_raw);       // (kFoldRows, kDecodeTargetCtas)
   float* row_lse = weights + kFoldRows * kDecodeTargetCtas;  // (kFoldRows)
-  const size_t row0 = bkv * G + r0;  // the CTA's first row of the B * Hq
+  const size_t row0 = bkv * G + r0;                          // the CTA's first row of the B * Hq
   for (int r = warp; r < rows; r += Cfg::kWarps) {
     const float l = merge_weights<32>(part_lse, all_rows, row0 + r, static_cast<int>(gridDim.x), lane,
                                       weights + r * kDecodeTargetCtas, nullptr);
@@ -389,8 +389,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinCtas)
     const int r = i / quads, d0 = 4 * (i % quads);
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     if (row_lse[r] != -INFINITY) {
-      merge_columns<4, 8>(part_o, weights + r * kDecodeTargetCtas, all_rows, row0 + r, static_cast<int>(gridDim.x),
-                          D, d0, acc);
+      merge_columns<4, 8>(part_o, weights + r * kDecodeTargetCtas, all_rows, row0 + r, static_cast<int>(gridDim.x), D,
+                          d0, acc);
     }
 #pragma unroll
     for (int j = 0; j < 4; ++j) o[(row0 + r) * D + d0 + j] = __float2bfloat16_rn(acc[j]);
@@ -406,8 +406,8 @@ void launch(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* 
             float* lse, int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch, cudaStream_t stream) {
   auto* kernel = &mma_chunk_kernel<Cfg>;
   static const int per_sm = [&] {  // CTAs per SM at this configuration's shared memory, once
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(Cfg::kSmemBytes)));
+    CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Cfg::kSmemBytes)));
     int n = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, Cfg::kThreads, Cfg::kSmemBytes));
     return n < 1 ? 1 : n;
@@ -442,8 +442,8 @@ void launch(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* 
   float* part_lse = part_o + static_cast<size_t>(used) * rows * D;  // (used, B * Hq)
   const float scale_log2 = scale * 1.4426950408889634f;
   wb::launch_chained(kernel, dim3(used, B * Hkv, zblocks), dim3(Cfg::kThreads), Cfg::kSmemBytes, stream, q, k_cache,
-                     v_cache, seq_lens, len_add, part_o, part_lse, fold ? tickets : nullptr, o, lse, Hkv, G, L_max,
-                     D, chunk, scale_log2);
+                     v_cache, seq_lens, len_add, part_o, part_lse, fold ? tickets : nullptr, o, lse, Hkv, G, L_max, D,
+                     chunk, scale_log2);
   if (!fold) {
     wb::launch_dependent(&decode_merge_kernel, dim3(static_cast<unsigned>(rows)), dim3(kDecodeMergeThreads), 0, stream,
                          static_cast<const float*>(part_o), static_cast<const float*>(part_lse), o, lse, used, D);
@@ -459,7 +459,8 @@ void decode(const char* who, const bf16* q, const bf16* k_cache, const bf16* v_c
     throw std::invalid_argument(std::string(who) + ": needs decode_scratch_bytes(B, Hq, Hkv, L_max, D) of scratch");
   }
   with_padded_head(D, [&](auto kd) {
-    launch<MmaDecodeCfg<kd.value>>(q, k_cache, v_cache, seq_lens, len_add, o, lse, B, Hq, Hkv, L_max, D, scale, scratch, stream);
+    launch<MmaDecodeCfg<kd.value>>(q, k_cache, v_cache, seq_lens, len_add, o, lse, B, Hq, Hkv, L_max, D, scale, scratch,
+                                   stream);
   });
 }
 
@@ -470,11 +471,9 @@ void v6_decode_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, con
   decode("v6_split_kv_mma", q, k_cache, v_cache, seq_lens, 0, o, lse, B, Hq, Hkv, L_max, D, scale, scratch, stream);
 }
 
-void v6_decode_at_pos_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* pos, bf16* o,
-                           float* lse, int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch,
-                           cudaStream_t stream) {
-  decode("v6_split_kv_mma (at pos)", q, k_cache, v_cache, pos, 1, o, lse, B, Hq, Hkv, L_max, D, scale, scratch,
-         stream);
+void v6_decode_at_pos_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* pos, bf16* o, float* lse,
+                           int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch, cudaStream_t stream) {
+  decode("v6_split_kv_mma (at pos)", q, k_cache, v_cache, pos, 1, o, lse, B, Hq, Hkv, L_max, D, scale, scratch, stream);
 }
 
 }  // namespace ch08::solution

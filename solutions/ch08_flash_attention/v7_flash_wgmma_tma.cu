@@ -35,8 +35,9 @@ void v7_attention_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o, flo
 #endif
   (void)lse;
   (void)stream;
-  throw std::runtime_error("v7_flash_wgmma_tma needs sm_90a (Hopper, compute capability 9.0) and a build that "
-                           "includes it (sm_90 in CMAKE_CUDA_ARCHITECTURES): wgmma and TMA do not exist elsewhere");
+  throw std::runtime_error(
+      "v7_flash_wgmma_tma needs sm_90a (Hopper, compute capability 9.0) and a build that "
+      "includes it (sm_90 in CMAKE_CUDA_ARCHITECTURES): wgmma and TMA do not exist elsewhere");
 }
 
 }  // namespace ch08::solution

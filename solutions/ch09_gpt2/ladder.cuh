@@ -74,8 +74,8 @@ size_t gemv_argmax_workspace_bytes();  // gemv_argmax's workspace (any N), zeroe
 // kv_append, folded in); the LM head takes ln_f in its prologue.
 template <class T>
 struct KvCacheTarget {
-  T* k_cache = nullptr;    // [H][P][D]
-  T* v_cache = nullptr;    // [H][P][D]
+  T* k_cache = nullptr;      // [H][P][D]
+  T* v_cache = nullptr;      // [H][P][D]
   const int* pos = nullptr;  // device memory: the position the token's key and value go to
   int H = 0, D = 0, P = 0;
 };

@@ -51,7 +51,8 @@ void gemv_naive(const T* x, const T* w, const T* b, T* y, int N, int K, Epilogue
 }
 
 template void linear_naive<bf16>(const bf16*, const bf16*, const bf16*, bf16*, int, int, int, Epilogue, cudaStream_t);
-template void linear_naive<float>(const float*, const float*, const float*, float*, int, int, int, Epilogue, cudaStream_t);
+template void linear_naive<float>(const float*, const float*, const float*, float*, int, int, int, Epilogue,
+                                  cudaStream_t);
 template void gemv_naive<bf16>(const bf16*, const bf16*, const bf16*, bf16*, int, int, Epilogue, cudaStream_t);
 template void gemv_naive<float>(const float*, const float*, const float*, float*, int, int, Epilogue, cudaStream_t);
 

@@ -20,8 +20,8 @@ static_assert(BM == BN && BM * BK % kThreads == 0, "one loop stages both tiles: 
 
 // grid (ceil(N / BN), ceil(M / BM)), block (256).
 template <class T>
-__global__ void __launch_bounds__(kThreads) linear_tiled_kernel(const T* x, const T* w, const T* b, T* y, int M, int N,
-                                                                 int K, Epilogue epi) {
+__global__ void __launch_bounds__(kThreads)
+    linear_tiled_kernel(const T* x, const T* w, const T* b, T* y, int M, int N, int K, Epilogue epi) {
   __shared__ float sX[BK][BM + 1];  // (BK, BM) tile of x, k-major; +1 breaks the store conflicts
   __shared__ float sW[BK][BN + 1];  // (BK, BN) tile of W, k-major
   const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
@@ -74,6 +74,7 @@ void linear_tiled(const T* x, const T* w, const T* b, T* y, int M, int N, int K,
 }
 
 template void linear_tiled<bf16>(const bf16*, const bf16*, const bf16*, bf16*, int, int, int, Epilogue, cudaStream_t);
-template void linear_tiled<float>(const float*, const float*, const float*, float*, int, int, int, Epilogue, cudaStream_t);
+template void linear_tiled<float>(const float*, const float*, const float*, float*, int, int, int, Epilogue,
+                                  cudaStream_t);
 
 }  // namespace ch09::solution

@@ -27,7 +27,8 @@ namespace {
 using namespace nvcuda;
 
 constexpr int BM = 64, BN = 64, BK = 32, kWarps = 4, kThreads = 32 * kWarps;
-constexpr int kLd = BK + 8;   // smem row of x / W tiles: 40 BF16 = 80 bytes (a multiple of 16; fragments 32-byte aligned)
+constexpr int kLd =
+    BK + 8;  // smem row of x / W tiles: 40 BF16 = 80 bytes (a multiple of 16; fragments 32-byte aligned)
 constexpr int kLdC = BN + 4;  // staging row: 68 floats = 272 bytes
 static_assert(BM == 2 * 32 && BN == 2 * 32 && kWarps == 4, "2 x 2 warps of 32 x 32");
 static_assert(BK % 16 == 0 && kLd % 8 == 0 && kLdC % 4 == 0, "WMMA ldm rules: 16-bit types x8, float x4");
@@ -53,10 +54,10 @@ __device__ __forceinline__ void stage(bf16 (*s)[kLd], const bf16* g, int rows, i
 
 // grid (ceil(N / 64), ceil(M / 64)), block (128).
 __global__ void __launch_bounds__(kThreads) linear_wmma_kernel(const bf16* x, const bf16* w, const bf16* b, bf16* y,
-                                                                int M, int N, int K, Epilogue epi, bool vec) {
-  __shared__ __align__(128) bf16 sX[BM][kLd];   // (BM, BK) tile of x
-  __shared__ __align__(128) bf16 sW[BN][kLd];   // (BN, BK) tile of W: BN rows of W
-  __shared__ __align__(128) float sC[BM][kLdC]; // (BM, BN) accumulators, for the epilogue
+                                                               int M, int N, int K, Epilogue epi, bool vec) {
+  __shared__ __align__(128) bf16 sX[BM][kLd];    // (BM, BK) tile of x
+  __shared__ __align__(128) bf16 sW[BN][kLd];    // (BN, BK) tile of W: BN rows of W
+  __shared__ __align__(128) float sC[BM][kLdC];  // (BM, BN) accumulators, for the epilogue
   const int warp = threadIdx.x / 32, wm = (warp / 2) * 32, wn = (warp % 2) * 32;  // the warp's quarter
   const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
 

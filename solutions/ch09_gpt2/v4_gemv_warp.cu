@@ -23,8 +23,8 @@ constexpr int kWarps = 8;
 
 // grid (ceil(N / kWarps)), block (32 * kWarps): warp w owns row n = blockIdx.x * kWarps + w.
 template <class T>
-__global__ void __launch_bounds__(32 * kWarps) gemv_warp_kernel(const T* x, const T* w, const T* b, T* y, int N, int K,
-                                                                 Epilogue epi, bool vec) {
+__global__ void __launch_bounds__(32 * kWarps)
+    gemv_warp_kernel(const T* x, const T* w, const T* b, T* y, int N, int K, Epilogue epi, bool vec) {
   const int lane = threadIdx.x % 32, n = blockIdx.x * kWarps + threadIdx.x / 32;
   if (n >= N) return;  // a whole warp leaves together: n is the same for its 32 lanes
   const T* row = w + size_t(n) * K;

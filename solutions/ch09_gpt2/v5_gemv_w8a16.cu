@@ -42,18 +42,18 @@ constexpr int kPer = 16;  // int8 weights per 16-byte load
 
 // grid (ceil(N / kWarps)), block (32 * kWarps): warp w owns row n = blockIdx.x * kWarps + w.
 // x16: x starts 16-byte aligned (whether each row of q does is checked per row).
-__global__ void __launch_bounds__(32 * kWarps) gemv_w8a16_kernel(const bf16* x, const int8_t* q, const float* scale,
-                                                                 const bf16* b, bf16* y, int N, int K, Epilogue epi,
-                                                                 bool x16) {
+__global__ void __launch_bounds__(32 * kWarps)
+    gemv_w8a16_kernel(const bf16* x, const int8_t* q, const float* scale, const bf16* b, bf16* y, int N, int K,
+                      Epilogue epi, bool x16) {
   const int lane = threadIdx.x % 32, n = blockIdx.x * kWarps + threadIdx.x / 32;
-  if (n >= N) return;  // a whole warp leaves together: n is the same for its 32 lanes
+  if (n >= N) return;                     // a whole warp leaves together: n is the same for its 32 lanes
   const int8_t* row = q + size_t(n) * K;  // (K) int8 weights of output n
   float acc = 0.0f;
-  int k_tail = 0;  // where the scalar loop starts
+  int k_tail = 0;                                           // where the scalar loop starts
   if (x16 && reinterpret_cast<uintptr_t>(row) % 16 == 0) {  // the same for the whole warp
     const int pieces = K / kPer;
     const uint4* q16 = reinterpret_cast<const uint4*>(row);  // piece p: weights 16p .. 16p + 15
-    const uint4* x8 = reinterpret_cast<const uint4*>(x);    // 8 BF16 each: pieces 2p and 2p + 1 match
+    const uint4* x8 = reinterpret_cast<const uint4*>(x);     // 8 BF16 each: pieces 2p and 2p + 1 match
 #pragma unroll 4
     for (int p = lane; p < pieces; p += 32) acc += dot16_w8(__ldg(q16 + p), __ldg(x8 + 2 * p), __ldg(x8 + 2 * p + 1));
     k_tail = pieces * kPer;

@@ -209,10 +209,10 @@ struct RowGemvArgs {
   int N, K;
   Epilogue epi;
   float eps;
-  bool vec;            // 16-byte loads of W: K * sizeof(W) % 16 == 0 and W 16-byte aligned
-  bool vec_row;        // 16-byte loads of x, r, gamma, beta (and stores of h): K * sizeof(T) % 16 == 0, all aligned
-  KvCacheTarget<T> kv; // kv.k_cache not null: y is the QKV row, its keys and values go to the cache too
-  int32_t* index;      // kArgmax: the argmax of y (as stored), and its value
+  bool vec;             // 16-byte loads of W: K * sizeof(W) % 16 == 0 and W 16-byte aligned
+  bool vec_row;         // 16-byte loads of x, r, gamma, beta (and stores of h): K * sizeof(T) % 16 == 0, all aligned
+  KvCacheTarget<T> kv;  // kv.k_cache not null: y is the QKV row, its keys and values go to the cache too
+  int32_t* index;       // kArgmax: the argmax of y (as stored), and its value
   float* value;
   ArgmaxWorkspace* ws;
 };
@@ -231,7 +231,7 @@ struct RowGemvArgs {
 // measured as ~2 us of every LayerNorm-fused GEMV on an H100.
 template <class T, class W, bool kNorm>
 __device__ __forceinline__ void stage_row(const RowGemvArgs<T, W>& a, T* s_row, float* red) {
-  constexpr int kE = 16 / sizeof(T);  // elements per 16-byte piece
+  constexpr int kE = 16 / sizeof(T);             // elements per 16-byte piece
   const int count = a.vec_row ? a.K / kE : a.K;  // pieces, or elements
   const auto piece = [](const T* p, int i) { return *reinterpret_cast<const uint4*>(p + i * kE); };
   // This thread's first piece of gamma and beta: used in the last pass, requested now.
@@ -348,8 +348,8 @@ __global__ void __launch_bounds__(kThreads, 4) row_gemv_kernel(const RowGemvArgs
   __shared__ Key warp_best[kWarps];           // kArgmax: each warp's best key
   __shared__ bool last_cta;                   // kArgmax: this CTA took the last ticket
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  constexpr int kPer = 16 / sizeof(W);        // weights per 16-byte piece of a row (8 BF16, 16 int8)
-  const int pieces = a.K / kPer;              // whole pieces of a row (vec: K % kPer == 0)
+  constexpr int kPer = 16 / sizeof(W);  // weights per 16-byte piece of a row (8 BF16, 16 int8)
+  const int pieces = a.K / kPer;        // whole pieces of a row (vec: K % kPer == 0)
 
   // 0. Before waiting for the previous kernel (weights are constants, safe to read early): the
   //    CTA's first two groups of rows (g = blockIdx.x and blockIdx.x + gridDim.x: all of a CTA's
@@ -518,9 +518,9 @@ void require_scale(const float* scale) {
 template <class T>
 void require_kv(const char* name, int C, const KvCacheTarget<T>& kv) {
   if (kv.k_cache == nullptr || kv.v_cache == nullptr || kv.pos == nullptr || kv.H * kv.D != C || kv.P < 1) {
-    throw std::invalid_argument(std::string(name) + ": the cache needs k and v, a position, and H * D = C (H = " +
-                                std::to_string(kv.H) + ", D = " + std::to_string(kv.D) + ", C = " + std::to_string(C) +
-                                ")");
+    throw std::invalid_argument(std::string(name) +
+                                ": the cache needs k and v, a position, and H * D = C (H = " + std::to_string(kv.H) +
+                                ", D = " + std::to_string(kv.D) + ", C = " + std::to_string(C) + ")");
   }
 }
 
@@ -574,8 +574,8 @@ void gemv_argmax(const T* x, const T* w, T* y, int32_t* index, float* value, int
   if (workspace == nullptr) {
     throw std::invalid_argument("gemv_argmax: needs gemv_argmax_workspace_bytes() of workspace, zeroed once");
   }
-  RowGemvArgs<T, T> a = row_args<T, T>(x, nullptr, nullptr, nullptr, nullptr, w, nullptr, y, N, K, Epilogue::None,
-                                        0.0f);
+  RowGemvArgs<T, T> a =
+      row_args<T, T>(x, nullptr, nullptr, nullptr, nullptr, w, nullptr, y, N, K, Epilogue::None, 0.0f);
   a.index = index, a.value = value, a.ws = static_cast<ArgmaxWorkspace*>(workspace);
   launch_row_gemv<T, T, false, true>(a, stream);
 }
@@ -634,14 +634,14 @@ void gemv_residual_w8a16(const bf16* x, const int8_t* q, const float* scale, con
   launch_gemv_residual<bf16, int8_t>(x, q, scale, b, res, y, N, K, stream);
 }
 
-#define CH09_V6(T)                                                                                                  \
-  template void ln_gemv<T>(const T*, const T*, const T*, const T*, const T*, const T*, T*, T*, int, int, Epilogue,  \
-                           float, cudaStream_t);                                                                    \
-  template void ln_gemv_qkv<T>(const T*, const T*, const T*, const T*, const T*, const T*, T*, T*, int, float,      \
-                               const KvCacheTarget<T>&, cudaStream_t);                                              \
-  template void gemv_argmax<T>(const T*, const T*, T*, int32_t*, float*, int, int, void*, cudaStream_t);            \
-  template void ln_gemv_argmax<T>(const T*, const T*, const T*, const T*, T*, int32_t*, float*, int, int, float,    \
-                                  void*, cudaStream_t);                                                             \
+#define CH09_V6(T)                                                                                                 \
+  template void ln_gemv<T>(const T*, const T*, const T*, const T*, const T*, const T*, T*, T*, int, int, Epilogue, \
+                           float, cudaStream_t);                                                                   \
+  template void ln_gemv_qkv<T>(const T*, const T*, const T*, const T*, const T*, const T*, T*, T*, int, float,     \
+                               const KvCacheTarget<T>&, cudaStream_t);                                             \
+  template void gemv_argmax<T>(const T*, const T*, T*, int32_t*, float*, int, int, void*, cudaStream_t);           \
+  template void ln_gemv_argmax<T>(const T*, const T*, const T*, const T*, T*, int32_t*, float*, int, int, float,   \
+                                  void*, cudaStream_t);                                                            \
   template void gemv_residual<T>(const T*, const T*, const T*, const T*, T*, int, int, cudaStream_t);
 CH09_V6(float)
 CH09_V6(bf16)

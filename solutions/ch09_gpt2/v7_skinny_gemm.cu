@@ -29,8 +29,8 @@ constexpr int kRows = 8;   // rows of x per pass over W
 // grid (ceil(N / kWarps), ceil(M / kRows)), block (32 * kWarps): warp w owns row
 // n = blockIdx.x * kWarps + w of W, and rows m0 .. m0 + rows - 1 of x and y, m0 = blockIdx.y * kRows.
 template <class T>
-__global__ void __launch_bounds__(32 * kWarps) skinny_kernel(const T* x, const T* w, const T* b, T* y, int M, int N,
-                                                              int K, Epilogue epi, bool vec) {
+__global__ void __launch_bounds__(32 * kWarps)
+    skinny_kernel(const T* x, const T* w, const T* b, T* y, int M, int N, int K, Epilogue epi, bool vec) {
   const int lane = threadIdx.x % 32, n = blockIdx.x * kWarps + threadIdx.x / 32;
   if (n >= N) return;  // a whole warp leaves together
   const int m0 = blockIdx.y * kRows;
@@ -71,14 +71,15 @@ template <class T>
 void linear_skinny(const T* x, const T* w, const T* b, T* y, int M, int N, int K, Epilogue epi, cudaStream_t stream) {
   require_valid(M, N, K, epi, b);
   if (ceil_div(M, kRows) > 65535) {
-    throw std::invalid_argument("M = " + std::to_string(M) + ": above the grid's 65535 passes of 8 rows; this step is "
+    throw std::invalid_argument("M = " + std::to_string(M) +
+                                ": above the grid's 65535 passes of 8 rows; this step is "
                                 "for a few rows (v3 takes large M)");
   }
   // Every row of x starts 16-byte aligned when the first does and K * sizeof(T) is a multiple of 16.
   const bool vec = (size_t(K) * sizeof(T)) % 16 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
                    reinterpret_cast<uintptr_t>(w) % 16 == 0;
-  skinny_kernel<T><<<dim3(ceil_div(N, kWarps), ceil_div(M, kRows)), 32 * kWarps, 0, stream>>>(x, w, b, y, M, N, K,
-                                                                                             epi, vec);
+  skinny_kernel<T>
+      <<<dim3(ceil_div(N, kWarps), ceil_div(M, kRows)), 32 * kWarps, 0, stream>>>(x, w, b, y, M, N, K, epi, vec);
   WB_CHECK_LAUNCH();
 }
 

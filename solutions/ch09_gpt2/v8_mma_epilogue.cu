@@ -74,9 +74,9 @@ struct Config {
 
 // 64 KB of shared memory, ~150 registers per thread (64 accumulators, two fragment sets of
 // 24): one CTA per SM. Held to 128 registers for two, ptxas spills.
-using Wide = Config<128, 128, 32, 2, 4, 4, 1>;    // 8 warps of 64 x 32
+using Wide = Config<128, 128, 32, 2, 4, 4, 1>;  // 8 warps of 64 x 32
 // 48 KB, ~110 registers: two CTAs per SM, and twice Wide's CTAs for the same N.
-using Narrow = Config<128, 64, 32, 4, 2, 4, 2>;   // 8 warps of 32 x 32
+using Narrow = Config<128, 64, 32, 4, 2, 4, 2>;  // 8 warps of 32 x 32
 
 // Element offset of the 16-byte piece p of row r in a swizzled (rows, BK) tile: the piece
 // index XORs the row's position in its 128-byte line group (v5's A layout).
@@ -128,7 +128,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   // k + 0, lanes 16-31 the same rows at k + 8: a0..a3 of one m16 tile. W: lanes 0-7 rows
   // 0-7 at k + 0 (b0 of n tile 0), 8-15 rows 0-7 at k + 8 (b1), 16-23 rows 8-15 at k + 0
   // (b0 of n tile 1), 24-31 rows 8-15 at k + 8 (b1): registers {b0, b1} of two n8 tiles.
-  auto load_frags = [&](uint32_t (&a)[MT][4], uint32_t (&bw)[NT / 2][4], int s, int kk) {
+  auto load_frags = [&](uint32_t(&a)[MT][4], uint32_t(&bw)[NT / 2][4], int s, int kk) {
     const bf16* xs = sX + s * Cfg::X_STAGE;
     const bf16* ws = sW + s * Cfg::W_STAGE;
 #pragma unroll
@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
 
-  // Fill every stage: tiles 0 .. STAGES - 1, one commit group each (empty past the end).
+        // Fill every stage: tiles 0 .. STAGES - 1, one commit group each (empty past the end).
 #pragma unroll
   for (int s = 0; s < STAGES; ++s) {
     if (s < tiles) load_stage(s, s);
@@ -245,7 +245,7 @@ void launch(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, 
   }();
   (void)raised;
   kernel<<<dim3(ceil_div(N, Cfg::BN), ceil_div(M, Cfg::BM)), Cfg::THREADS, Cfg::SMEM, stream>>>(x, w, b, y, M, N, K,
-                                                                                               epi, vec_out);
+                                                                                                epi, vec_out);
   WB_CHECK_LAUNCH();
 }
 
@@ -261,8 +261,8 @@ int sm_count() {
 void linear_mma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
                 cudaStream_t stream) {
   require_valid(M, N, K, epi, b);
-  const bool aligned = K % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 &&
-                       reinterpret_cast<uintptr_t>(w) % 16 == 0;
+  const bool aligned =
+      K % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(w) % 16 == 0;
   if (!aligned) {  // cp.async copies 16 aligned bytes: rows that are not take v3's element loads
     linear_wmma(x, w, b, y, M, N, K, epi, stream);
     return;

@@ -59,7 +59,7 @@ namespace ch09::solution {
 namespace {
 
 using namespace wb::ptx;  // chapter 5's cp.async (harness/device/async_copy.cuh)
-using wb::block_sum;  // sums over a warp and a CTA, one barrier each (harness/device/reduce.cuh)
+using wb::block_sum;      // sums over a warp and a CTA, one barrier each (harness/device/reduce.cuh)
 using wb::warp_sum;
 
 constexpr int kWarps = 16, kThreads = 32 * kWarps;  // one CTA per SM
@@ -71,10 +71,10 @@ struct Step {
   const PersistentLayer* layers;  // (L)
   const bf16* resid;              // (C) layer 0's input pair: x = resid + branch
   const bf16* branch;
-  bf16* x;      // (C) the residual stream
-  bf16* qkv;    // (3C)
-  bf16* fc;     // (4C)
-  float* part;  // attention partials: (units, D + 2)
+  bf16* x;            // (C) the residual stream
+  bf16* qkv;          // (3C)
+  bf16* fc;           // (4C)
+  float* part;        // attention partials: (units, D + 2)
   unsigned* barrier;  // {count, generation}, zero at allocation
   const int* pos;     // the position of this token (its key and value go there)
   int L, C, H, D, P, units_per_head;
@@ -121,7 +121,8 @@ __device__ __forceinline__ int rows_per_round(const Step& s, int K) {
 __device__ __forceinline__ void load_rows(const bf16* w, int r0, int r1, int K, unsigned char* wbuf) {
   const char* src = reinterpret_cast<const char*>(w + static_cast<size_t>(r0) * K);
   const int pieces = (r1 - r0) * K / 8;
-  for (int i = threadIdx.x; i < pieces; i += kThreads) cp_async_16(wbuf + 16 * i, src + 16 * static_cast<size_t>(i), true);
+  for (int i = threadIdx.x; i < pieces; i += kThreads)
+    cp_async_16(wbuf + 16 * i, src + 16 * static_cast<size_t>(i), true);
   cp_async_commit();
 }
 // The first round of this CTA's slab of w (N, K): what is issued before a barrier.
@@ -198,9 +199,9 @@ __device__ void layernorm_to_smem(const Step& s, bool first, const bf16* gamma, 
 __device__ void attention_units(const Step& s, const PersistentLayer& w, float* smem_f) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int L = *s.pos + 1, nc = s.units_per_head, units = s.H * nc, D = s.D;
-  float* wm = smem_f;              // (kWarps) each warp's max
-  float* wl = wm + kWarps;         // (kWarps) each warp's sum
-  float* wo = wl + kWarps;         // (kWarps, kMaxD) each warp's o
+  float* wm = smem_f;       // (kWarps) each warp's max
+  float* wl = wm + kWarps;  // (kWarps) each warp's sum
+  float* wo = wl + kWarps;  // (kWarps, kMaxD) each warp's o
   for (int u = blockIdx.x; u < units; u += gridDim.x) {
     const int h = u / nc, c = u % nc;
     const int k0 = static_cast<int>(static_cast<long long>(L) * c / nc);
@@ -284,7 +285,8 @@ __device__ void merge_attention(const Step& s, bf16* xs, float* f) {
   for (int e = threadIdx.x; e < s.C; e += kThreads) {
     const int h = e / D, d = e % D;
     float acc = 0.0f;
-    for (int c = 0; c < nc; ++c) acc += __ldcg(s.part + static_cast<size_t>(h * nc + c) * stride + 2 + d) * fac[h * nc + c];
+    for (int c = 0; c < nc; ++c)
+      acc += __ldcg(s.part + static_cast<size_t>(h * nc + c) * stride + 2 + d) * fac[h * nc + c];
     xs[e] = __float2bfloat16(acc);
   }
   __syncthreads();
@@ -297,7 +299,7 @@ __global__ void __launch_bounds__(kThreads, 1) persistent_layers_kernel(const St
   unsigned char* wbuf = smem;
   bf16* xs = reinterpret_cast<bf16*>(smem + s.wbuf_bytes);
   float* smem_f = reinterpret_cast<float*>(xs + 4 * s.C);  // the attention's per-warp slots
-  __shared__ float red[2 * kWarps];  // block_sum: two exchange arrays
+  __shared__ float red[2 * kWarps];                        // block_sum: two exchange arrays
   const int C = s.C;
 
   load_first_round(s, s.layers[0].attn_w, 3 * C, C, wbuf);
@@ -325,9 +327,8 @@ __global__ void __launch_bounds__(kThreads, 1) persistent_layers_kernel(const St
     grid_barrier(s.barrier);
     // phase 4: fc = gelu(LN_2(x) · fcᵀ + b)
     layernorm_to_smem(s, false, w.ln_2_w, w.ln_2_b, xs, red);
-    gemv_slab(s, w.fc_w, 4 * C, C, xs, wbuf, [&](int n, float acc) {
-      s.fc[n] = epilogue(acc, w.fc_b, n, Epilogue::BiasGelu);
-    });
+    gemv_slab(s, w.fc_w, 4 * C, C, xs, wbuf,
+              [&](int n, float acc) { s.fc[n] = epilogue(acc, w.fc_b, n, Epilogue::BiasGelu); });
     load_first_round(s, w.fc_proj_w, C, 4 * C, wbuf);
     grid_barrier(s.barrier);
     // phase 5: x += fc · fc_projᵀ + b
@@ -380,7 +381,8 @@ std::string persistent_decode_unsupported(int C, int H, int D) {
   if (major < 8) return "compute capability 8.0 or later (cp.async) is needed";
   if (coop == 0) return "the GPU cannot launch cooperative kernels";
   const int units = H * std::max(1, cached_sms() / H);
-  if (3 * units > 2 * kWarps + kWarps * kMaxD) return std::to_string(H) + " heads: too many for the merge's shared memory";
+  if (3 * units > 2 * kWarps + kWarps * kMaxD)
+    return std::to_string(H) + " heads: too many for the merge's shared memory";
   const long long need = 4LL * C * 2 + (2LL * kWarps + kWarps * kMaxD) * 4 + 4LL * C * 2 /* one row of 4C */;
   if (need > smem_optin()) return "C = " + std::to_string(C) + " needs more shared memory than one CTA has";
   return "";

@@ -94,15 +94,24 @@ void Model::Impl::alloc_batch() {
     for (int b = 1; b <= Bm; ++b) scratch = std::max(scratch, ch08::decode_scratch_bytes(b, H, H, cap, D));
   }
   const size_t rows = size_t(Bm);
-  const size_t sizes[] = {
-      rows * C * es, rows * C * es, rows * C * es, rows * C * es,  // resid, branch, tmp, ln
-      rows * 3 * C * es, rows * C * es, rows * 4 * C * es,         // qkv, att, fc
-      rows * C * es,                                               // bq
-      rows * V * es, rows * V * 4,                                 // blogits, blogits_f32
-      rows * 4, rows * 4,                                          // btop_v, btop_i
-      scratch, rows * H * 4,                                       // battn_scratch, battn_lse
-      rows * 4, rows * 4, rows * 4,                                // d_btoken, d_bnext, d_bpos
-      rows * (size_t(cap) + 1) * 4};                               // d_bhistory
+  const size_t sizes[] = {rows * C * es,
+                          rows * C * es,
+                          rows * C * es,
+                          rows * C * es,  // resid, branch, tmp, ln
+                          rows * 3 * C * es,
+                          rows * C * es,
+                          rows * 4 * C * es,  // qkv, att, fc
+                          rows * C * es,      // bq
+                          rows * V * es,
+                          rows * V * 4,  // blogits, blogits_f32
+                          rows * 4,
+                          rows * 4,  // btop_v, btop_i
+                          scratch,
+                          rows * H * 4,  // battn_scratch, battn_lse
+                          rows * 4,
+                          rows * 4,
+                          rows * 4,                       // d_btoken, d_bnext, d_bpos
+                          rows * (size_t(cap) + 1) * 4};  // d_bhistory
   size_t total = 0;
   for (size_t s : sizes) total += round_up(s);
   bbuf = wb::DeviceBuffer<char>(total);
@@ -156,8 +165,7 @@ void Model::Impl::batch_attention(OpTag tag, const void* qkv, void* att, int B) 
       // q (B, H, D) packed by kv_append_rows; the caches [B][H][cap][D]; L_b = pos[b] + 1.
       ch08::solution::v6_decode_at_pos_bf16(static_cast<const bf16*>(bq), static_cast<const bf16*>(kb[tag.layer]),
                                             static_cast<const bf16*>(vb[tag.layer]), d_bpos, static_cast<bf16*>(att),
-                                            battn_lse, B, H, H, cap, D, 1.0f / std::sqrt(float(D)), battn_scratch,
-                                            cur);
+                                            battn_lse, B, H, H, cap, D, 1.0f / std::sqrt(float(D)), battn_scratch, cur);
       return;
     }
     // The model's kernel once per sequence: one query (qkv row b) at position pos[b].
@@ -252,14 +260,17 @@ std::vector<int32_t> Model::prefill_batch(const std::vector<std::vector<int32_t>
   Impl& m = *impl_;
   const int n = static_cast<int>(prompts.size());
   if (m.opt.batch == 0) {
-    throw std::invalid_argument("prefill_batch: this model was loaded without batched decode; load it with "
-                                "Options::batch set to the most sequences you will decode together");
+    throw std::invalid_argument(
+        "prefill_batch: this model was loaded without batched decode; load it with "
+        "Options::batch set to the most sequences you will decode together");
   }
   if (n < 1) throw std::invalid_argument("prefill_batch: no prompts; give one per sequence");
   if (n > m.opt.batch) {
     throw std::invalid_argument("prefill_batch: " + std::to_string(n) + " prompts, but the model holds " +
-                                std::to_string(m.opt.batch) + " sequences (Options::batch); load it with "
-                                "Options::batch >= " + std::to_string(n) + ", or decode fewer at once");
+                                std::to_string(m.opt.batch) +
+                                " sequences (Options::batch); load it with "
+                                "Options::batch >= " +
+                                std::to_string(n) + ", or decode fewer at once");
   }
   for (int b = 0; b < n; ++b) {
     if (prompts[size_t(b)].empty()) {
@@ -286,8 +297,8 @@ std::vector<int32_t> Model::prefill_batch(const std::vector<std::vector<int32_t>
     m.bpinned[m.opt.batch + b] = next[size_t(b)];
   }
   CUDA_CHECK(cudaMemcpyAsync(m.d_bpos, m.bpinned, sizeof(int) * n, cudaMemcpyHostToDevice, m.stream));
-  CUDA_CHECK(cudaMemcpyAsync(m.d_btoken, m.bpinned + m.opt.batch, sizeof(int32_t) * n, cudaMemcpyHostToDevice,
-                             m.stream));
+  CUDA_CHECK(
+      cudaMemcpyAsync(m.d_btoken, m.bpinned + m.opt.batch, sizeof(int32_t) * n, cudaMemcpyHostToDevice, m.stream));
   wb::sync_with_deadline(m.stream, "gpt2 batched prefill");
   m.nbatch = n;
   return next;
@@ -322,8 +333,8 @@ std::vector<int32_t> Model::decode_batch(std::span<const int32_t> tokens) {
   std::copy(tokens.begin(), tokens.end(), m.bpinned);
   CUDA_CHECK(cudaMemcpyAsync(m.d_btoken, m.bpinned, sizeof(int32_t) * n, cudaMemcpyHostToDevice, m.stream));
   m.batch_decode_step(n);
-  CUDA_CHECK(cudaMemcpyAsync(m.bpinned + m.opt.batch, m.d_bnext, sizeof(int32_t) * n, cudaMemcpyDeviceToHost,
-                             m.stream));
+  CUDA_CHECK(
+      cudaMemcpyAsync(m.bpinned + m.opt.batch, m.d_bnext, sizeof(int32_t) * n, cudaMemcpyDeviceToHost, m.stream));
   wb::sync_with_deadline(m.stream, "gpt2 batched decode step");
   for (int b = 0; b < n; ++b) m.bpos[size_t(b)] += 1;
   m.flush_profile();
@@ -415,8 +426,8 @@ BatchDecodeCheck Model::check_batch_decode(std::span<const int32_t> tokens) {
   CUDA_CHECK(cudaMemcpyAsync(m.d_btoken, m.bpinned, sizeof(int32_t) * n, cudaMemcpyHostToDevice, m.stream));
   m.batch_step(n, m.stream);
   ++m.beager[n];
-  CUDA_CHECK(cudaMemcpyAsync(m.bpinned + m.opt.batch, m.d_bnext, sizeof(int32_t) * n, cudaMemcpyDeviceToHost,
-                             m.stream));
+  CUDA_CHECK(
+      cudaMemcpyAsync(m.bpinned + m.opt.batch, m.d_bnext, sizeof(int32_t) * n, cudaMemcpyDeviceToHost, m.stream));
   wb::sync_with_deadline(m.stream, "gpt2 batched decode step");
   for (int b = 0; b < n; ++b) m.bpos[size_t(b)] += 1;
   m.flush_profile();

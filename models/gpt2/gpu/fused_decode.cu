@@ -93,10 +93,10 @@ void Model::Impl::alloc_persistent() {
   std::vector<sol::PersistentLayer> table(L);
   for (int l = 0; l < L; ++l) {
     const BlockWeights& w = blocks[l];
-    table[l] = {in<bf16>(w.ln_1_w), in<bf16>(w.ln_1_b), in<bf16>(w.attn_w),     in<bf16>(w.attn_b),
-                in<bf16>(w.attn_proj_w), in<bf16>(w.attn_proj_b), in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b),
-                in<bf16>(w.fc_w),   in<bf16>(w.fc_b),   in<bf16>(w.fc_proj_w), in<bf16>(w.fc_proj_b),
-                out<bf16>(kc[l]),   out<bf16>(vc[l])};
+    table[l] = {in<bf16>(w.ln_1_w),      in<bf16>(w.ln_1_b),      in<bf16>(w.attn_w),    in<bf16>(w.attn_b),
+                in<bf16>(w.attn_proj_w), in<bf16>(w.attn_proj_b), in<bf16>(w.ln_2_w),    in<bf16>(w.ln_2_b),
+                in<bf16>(w.fc_w),        in<bf16>(w.fc_b),        in<bf16>(w.fc_proj_w), in<bf16>(w.fc_proj_b),
+                out<bf16>(kc[l]),        out<bf16>(vc[l])};
   }
   const size_t table_bytes = round_up(sizeof(sol::PersistentLayer) * L);
   persistent_buf = wb::DeviceBuffer<char>(table_bytes + round_up(sol::persistent_decode_scratch_bytes(H)));
@@ -216,17 +216,16 @@ void Model::Impl::fused_step_as(cudaStream_t s) {
       v6::ln_gemv<T>(x, nullptr, in<T>(w.ln_2_w), in<T>(w.ln_2_b), in<T>(w.fc_w), in<T>(w.fc_b), nullptr,
                      out<T>(buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, cur);
     });
-    timed({"mlp_proj+residual", l}, fc_proj8 ? who8 : who, w_bytes(fc_proj8, c, 4 * c) + e * (c + 4 * c + 2 * c),
-          [&] {
-            if constexpr (std::is_same_v<T, bf16>) {
-              if (fc_proj8) {
-                v6::gemv_residual_w8a16(in<bf16>(buf.fc), fc_proj8->q, fc_proj8->scale, in<bf16>(w.fc_proj_b), x, x,
-                                        C, 4 * C, cur);
-                return;
-              }
-            }
-            v6::gemv_residual<T>(in<T>(buf.fc), in<T>(w.fc_proj_w), in<T>(w.fc_proj_b), x, x, C, 4 * C, cur);
-          });
+    timed({"mlp_proj+residual", l}, fc_proj8 ? who8 : who, w_bytes(fc_proj8, c, 4 * c) + e * (c + 4 * c + 2 * c), [&] {
+      if constexpr (std::is_same_v<T, bf16>) {
+        if (fc_proj8) {
+          v6::gemv_residual_w8a16(in<bf16>(buf.fc), fc_proj8->q, fc_proj8->scale, in<bf16>(w.fc_proj_b), x, x, C, 4 * C,
+                                  cur);
+          return;
+        }
+      }
+      v6::gemv_residual<T>(in<T>(buf.fc), in<T>(w.fc_proj_w), in<T>(w.fc_proj_b), x, x, C, 4 * C, cur);
+    });
   }
 
   fused_lm_head(x, eps, who);

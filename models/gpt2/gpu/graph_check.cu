@@ -105,8 +105,9 @@ std::string Model::check_graph_replay(int32_t token, int steps) {
              ": its logits differ from the op-by-op step's (first at byte " + std::to_string(i) + " of " +
              std::to_string(bytes) + ")";
       if (s == 0) {
-        diff += "; if only a warm-up step runs before capturing, the graph starts one position ahead: capture "
-                "without running the step (it advances the cache and the position)";
+        diff +=
+            "; if only a warm-up step runs before capturing, the graph starts one position ahead: capture "
+            "without running the step (it advances the cache and the position)";
       }
       break;
     }

@@ -15,7 +15,7 @@
 namespace gpt2::kernels {
 namespace {
 
-constexpr int kMaxD = 128;       // head size the attention kernel holds per thread block
+constexpr int kMaxD = 128;  // head size the attention kernel holds per thread block
 constexpr int kAttnThreads = 128;
 
 // grid (n), block (256): row t.
@@ -55,14 +55,14 @@ __global__ void kv_append_kernel(const T* qkv, T* k_cache, T* v_cache, const int
 // grid (n, H), block (128), dynamic smem: P floats of scores + a few words.
 // Query t of head h: s[j] = scale * q · k_j for j <= *pos + t; softmax; o = sum_j p_j v_j.
 template <class T>
-__global__ void __launch_bounds__(kAttnThreads) attention_kernel(const T* qkv, const T* k_cache, const T* v_cache,
-                                                                  const int* pos, T* att, int H, int D, int P,
-                                                                  float scale) {
-  extern __shared__ float s[];          // s[0 .. P): scores, then probabilities
-  __shared__ float q[kMaxD];            // the query, FP32
+__global__ void __launch_bounds__(kAttnThreads)
+    attention_kernel(const T* qkv, const T* k_cache, const T* v_cache, const int* pos, T* att, int H, int D, int P,
+                     float scale) {
+  extern __shared__ float s[];  // s[0 .. P): scores, then probabilities
+  __shared__ float q[kMaxD];    // the query, FP32
   __shared__ float red[kAttnThreads / 32];
   const int t = blockIdx.x, h = blockIdx.y, C = H * D;
-  const int keys = *pos + t + 1;        // causal: positions 0 .. pos + t
+  const int keys = *pos + t + 1;  // causal: positions 0 .. pos + t
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = kAttnThreads / 32;
   const T* qrow = qkv + size_t(t) * 3 * C + h * D;
   for (int d = threadIdx.x; d < D; d += kAttnThreads) q[d] = wb::to_float(qrow[d]);
@@ -131,8 +131,7 @@ __global__ void embedding_rows_kernel(const int32_t* tokens, const int* pos, con
 
 // grid (n, H), block (min(D, 128) rounded to 32): sequence b, head h.
 template <class T>
-__global__ void kv_append_rows_kernel(const T* qkv, T* k_cache, T* v_cache, T* q, const int* pos, int H, int D,
-                                      int P) {
+__global__ void kv_append_rows_kernel(const T* qkv, T* k_cache, T* v_cache, T* q, const int* pos, int H, int D, int P) {
   const int b = blockIdx.x, h = blockIdx.y, C = H * D;
   const int p = pos[b];
   const T* row = qkv + size_t(b) * 3 * C;
@@ -196,8 +195,7 @@ void residual_add(const T* x, const T* r, T* h, int64_t n, cudaStream_t stream) 
 }
 
 template <class T>
-void kv_append(const T* qkv, T* k_cache, T* v_cache, const int* pos, int n, int H, int D, int P,
-               cudaStream_t stream) {
+void kv_append(const T* qkv, T* k_cache, T* v_cache, const int* pos, int n, int H, int D, int P, cudaStream_t stream) {
   const int threads = D >= 128 ? 128 : ((D + 31) / 32) * 32;
   kv_append_kernel<T><<<dim3(n, H), threads, 0, stream>>>(qkv, k_cache, v_cache, pos, H, D, P);
   CUDA_CHECK(cudaGetLastError());
@@ -212,7 +210,7 @@ void attention(const T* qkv, const T* k_cache, const T* v_cache, const int* pos,
     CUDA_CHECK(cudaFuncSetAttribute(attention_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   }
   attention_kernel<T><<<dim3(n, H), kAttnThreads, smem, stream>>>(qkv, k_cache, v_cache, pos, att, H, D, P,
-                                                                   1.0f / std::sqrt(float(D)));
+                                                                  1.0f / std::sqrt(float(D)));
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -222,8 +220,8 @@ void to_float(const T* in, float* out, int n, cudaStream_t stream) {
   CUDA_CHECK(cudaGetLastError());
 }
 
-void split_qkv(const __nv_bfloat16* qkv, __nv_bfloat16* q, __nv_bfloat16* k, __nv_bfloat16* v, int* cu_seqlens,
-               int n, int C, cudaStream_t stream) {
+void split_qkv(const __nv_bfloat16* qkv, __nv_bfloat16* q, __nv_bfloat16* k, __nv_bfloat16* v, int* cu_seqlens, int n,
+               int C, cudaStream_t stream) {
   if (n < 1) return;
   split_qkv_kernel<<<n, 256, 0, stream>>>(qkv, q, k, v, cu_seqlens, n, C);
   CUDA_CHECK(cudaGetLastError());
@@ -236,8 +234,8 @@ void advance(const int32_t* index, int32_t* next, int32_t* token, int* pos, int3
 }
 
 template <class T>
-void embedding_rows(const int32_t* tokens, const int* pos, const T* wte, const T* wpe, T* tok, T* posrows, int n,
-                    int C, cudaStream_t stream) {
+void embedding_rows(const int32_t* tokens, const int* pos, const T* wte, const T* wpe, T* tok, T* posrows, int n, int C,
+                    cudaStream_t stream) {
   embedding_rows_kernel<T><<<n, 256, 0, stream>>>(tokens, pos, wte, wpe, tok, posrows, C);
   CUDA_CHECK(cudaGetLastError());
 }
@@ -250,19 +248,19 @@ void kv_append_rows(const T* qkv, T* k_cache, T* v_cache, T* q, const int* pos, 
   CUDA_CHECK(cudaGetLastError());
 }
 
-void advance_rows(const int32_t* index, int32_t* next, int32_t* token, int* pos, int32_t* history, int n,
-                  int stride, cudaStream_t stream) {
+void advance_rows(const int32_t* index, int32_t* next, int32_t* token, int* pos, int32_t* history, int n, int stride,
+                  cudaStream_t stream) {
   advance_rows_kernel<<<(n + 127) / 128, 128, 0, stream>>>(index, next, token, pos, history, n, stride);
   CUDA_CHECK(cudaGetLastError());
 }
 
-#define GPT2_KERNELS(T)                                                                                              \
-  template void embedding<T>(const int32_t*, const int*, const T*, const T*, T*, T*, int, int, cudaStream_t);        \
-  template void residual_add<T>(const T*, const T*, T*, int64_t, cudaStream_t);                                      \
-  template void kv_append<T>(const T*, T*, T*, const int*, int, int, int, int, cudaStream_t);                        \
-  template void attention<T>(const T*, const T*, const T*, const int*, T*, int, int, int, int, cudaStream_t);        \
-  template void to_float<T>(const T*, float*, int, cudaStream_t);                                                    \
-  template void embedding_rows<T>(const int32_t*, const int*, const T*, const T*, T*, T*, int, int, cudaStream_t);   \
+#define GPT2_KERNELS(T)                                                                                            \
+  template void embedding<T>(const int32_t*, const int*, const T*, const T*, T*, T*, int, int, cudaStream_t);      \
+  template void residual_add<T>(const T*, const T*, T*, int64_t, cudaStream_t);                                    \
+  template void kv_append<T>(const T*, T*, T*, const int*, int, int, int, int, cudaStream_t);                      \
+  template void attention<T>(const T*, const T*, const T*, const int*, T*, int, int, int, int, cudaStream_t);      \
+  template void to_float<T>(const T*, float*, int, cudaStream_t);                                                  \
+  template void embedding_rows<T>(const int32_t*, const int*, const T*, const T*, T*, T*, int, int, cudaStream_t); \
   template void kv_append_rows<T>(const T*, T*, T*, T*, const int*, int, int, int, int, cudaStream_t);
 GPT2_KERNELS(float)
 GPT2_KERNELS(__nv_bfloat16)

@@ -21,8 +21,7 @@ void residual_add(const T* x, const T* r, T* h, int64_t n, cudaStream_t stream);
 
 // k_cache[h][*pos + t][d] = qkv[t][C + h*D + d], v_cache likewise from the third C columns.
 template <class T>
-void kv_append(const T* qkv, T* k_cache, T* v_cache, const int* pos, int n, int H, int D, int P,
-               cudaStream_t stream);
+void kv_append(const T* qkv, T* k_cache, T* v_cache, const int* pos, int n, int H, int D, int P, cudaStream_t stream);
 
 // Causal multi-head attention: n queries (qkv rows), query t at position *pos + t sees keys
 // 0 .. *pos + t of the cache. att[t][h*D + d]. FP32 scores, softmax and sums. D <= 128.
@@ -33,8 +32,8 @@ void attention(const T* qkv, const T* k_cache, const T* v_cache, const int* pos,
 // For chapter 8's flash attention on a prompt (one sequence of n tokens, token-major):
 // q (n, C), k (n, C), v (n, C) = the three thirds of each qkv row (n, 3C), and
 // cu_seqlens (2) = {0, n}. BF16.
-void split_qkv(const __nv_bfloat16* qkv, __nv_bfloat16* q, __nv_bfloat16* k, __nv_bfloat16* v, int* cu_seqlens,
-               int n, int C, cudaStream_t stream);
+void split_qkv(const __nv_bfloat16* qkv, __nv_bfloat16* q, __nv_bfloat16* k, __nv_bfloat16* v, int* cu_seqlens, int n,
+               int C, cudaStream_t stream);
 
 // out[i] = float(in[i]).
 template <class T>
@@ -51,8 +50,8 @@ void advance(const int32_t* index, int32_t* next, int32_t* token, int* pos, int3
 
 // tok (n, C) = wte[tokens[b]], posrows (n, C) = wpe[pos[b]]: one token per sequence.
 template <class T>
-void embedding_rows(const int32_t* tokens, const int* pos, const T* wte, const T* wpe, T* tok, T* posrows, int n,
-                    int C, cudaStream_t stream);
+void embedding_rows(const int32_t* tokens, const int* pos, const T* wte, const T* wpe, T* tok, T* posrows, int n, int C,
+                    cudaStream_t stream);
 
 // k_cache[b][h][pos[b]][d] = qkv[b][C + h*D + d], v_cache likewise from the third C columns,
 // and, when q is not null, q[b][h*D + d] = qkv[b][h*D + d]: the queries packed (n, C), the
@@ -63,7 +62,7 @@ void kv_append_rows(const T* qkv, T* k_cache, T* v_cache, T* q, const int* pos, 
 
 // After an argmax over n rows, per sequence b (one thread each):
 //   next[b] = token[b] = index[b];  pos[b] += 1;  history[b * stride + pos[b]] = index[b]
-void advance_rows(const int32_t* index, int32_t* next, int32_t* token, int* pos, int32_t* history, int n,
-                  int stride, cudaStream_t stream);
+void advance_rows(const int32_t* index, int32_t* next, int32_t* token, int* pos, int32_t* history, int n, int stride,
+                  cudaStream_t stream);
 
 }  // namespace gpt2::kernels

@@ -60,13 +60,15 @@ Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
       if (who == Who::Student) {
         throw std::invalid_argument(std::string("--use=") + name +
                                     ":student: the learner's matmuls (exercises 1 and 2) are BF16; run --dtype=bf16, "
-                                    "or pick --use=" + name + ":solution for the FP32 model");
+                                    "or pick --use=" +
+                                    name + ":solution for the FP32 model");
       }
     }
   }
   if (opt.int8_weights && opt.dtype != wb::DType::BF16) {
-    throw std::invalid_argument("int8_weights: INT8 weights run with BF16 activations (W8A16); load the model in bf16 "
-                                "(--dtype=bf16), or leave --int8 out for the FP32 model");
+    throw std::invalid_argument(
+        "int8_weights: INT8 weights run with BF16 activations (W8A16); load the model in bf16 "
+        "(--dtype=bf16), or leave --int8 out for the FP32 model");
   }
   if (opt.int8_weights && k.gemv != Who::Solution) {
     throw std::invalid_argument(std::string("int8_weights: the GEMV on INT8 weights is the solution's "
@@ -74,9 +76,10 @@ Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
                                 who_name(k.gemv) + "'s: add --use=gemv:solution to --int8");
   }
   if (opt.persistent_decode && (!opt.fused_decode || opt.dtype != wb::DType::BF16 || opt.int8_weights)) {
-    throw std::invalid_argument("persistent_decode: the persistent step is a form of the fused one on BF16 weights: "
-                                "set fused_decode, load the model in bf16 and leave int8_weights out (--decode="
-                                "persistent --dtype=bf16, without --int8)");
+    throw std::invalid_argument(
+        "persistent_decode: the persistent step is a form of the fused one on BF16 weights: "
+        "set fused_decode, load the model in bf16 and leave int8_weights out (--decode="
+        "persistent --dtype=bf16, without --int8)");
   }
   dtype = opt.dtype;
   es = dtype == wb::DType::F32 ? 4 : 2;
@@ -116,8 +119,8 @@ Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
 
   // Activations for up to `cap` tokens at once (a prompt), and the step's small buffers.
   const size_t rows = size_t(cap);
-  const size_t sizes[] = {rows * C * es, rows * C * es, rows * C * es, rows * C * es, rows * 3 * C * es,
-                          rows * C * es, rows * 4 * C * es};
+  const size_t sizes[] = {rows * C * es,     rows * C * es, rows * C * es,    rows * C * es,
+                          rows * 3 * C * es, rows * C * es, rows * 4 * C * es};
   // argmax: chapter 7's top-k with k = 1 on FP32 logits.
   const wb::Shape topk_shape{{"B", 1}, {"V", V}, {"k", 1}};
   if (k.argmax == Who::Library) {
@@ -338,8 +341,8 @@ void Model::Impl::linear(OpTag tag, const void* x, const void* w, const void* b,
       } else {
         // A few rows (batched decode): the skinny GEMM, W read once per 8 rows; more (a prompt):
         // tensor cores through mma.sync, the epilogue fused (v8_mma_epilogue).
-        ch09::LinearFn<bf16>* solution = T <= kSkinnyRows ? &ch09::solution::linear_skinny<bf16>
-                                                          : &ch09::solution::linear_mma;
+        ch09::LinearFn<bf16>* solution =
+            T <= kSkinnyRows ? &ch09::solution::linear_skinny<bf16> : &ch09::solution::linear_mma;
         ch09::LinearFn<bf16>* fn = who == Who::Library    ? &ch09::reference::cublaslt_linear<bf16>
                                    : who == Who::Solution ? solution
                                                           : &ch09::student::linear;
@@ -355,8 +358,8 @@ void Model::Impl::linear(OpTag tag, const void* x, const void* w, const void* b,
         fn(xx, ww, bb, yy, N, K, epi, cur);
       } else {
         auto* fn = who == Who::Library ? &ch09::reference::cublaslt_linear<float>
-                   : T <= kSkinnyRows      ? &ch09::solution::linear_skinny<float>
-                                           : &ch09::solution::linear_tiled<float>;
+                   : T <= kSkinnyRows  ? &ch09::solution::linear_skinny<float>
+                                       : &ch09::solution::linear_tiled<float>;
         fn(xx, ww, bb, yy, T, N, K, epi, cur);
       }
     }
@@ -391,27 +394,33 @@ void Model::Impl::attention(OpTag tag, const void* qkv, void* att, int T) {
   const bool ch8 = chapter8_attention() && opt.kernels.attention == Who::Solution;
   const bool split_kv = ch8 && T == 1, flash = ch8 && T > 1 && pos == 0;
   const float scale = 1.0f / std::sqrt(float(D));
-  timed(tag, split_kv ? "ch08 v6 split-KV" : flash ? "ch08 v4 flash" : "model", bytes, [&] {
-    if (split_kv) {
-      ch08::solution::v6_decode_at_pos_bf16(static_cast<const bf16*>(qkv), static_cast<const bf16*>(kc[tag.layer]),
-                                            static_cast<const bf16*>(vc[tag.layer]), d_pos, static_cast<bf16*>(att),
-                                            attn_lse, 1, H, H, cap, D, scale, attn_scratch, cur);
-    } else if (flash) {
-      auto* q = static_cast<bf16*>(pq);
-      auto* k = static_cast<bf16*>(pk);
-      auto* v = static_cast<bf16*>(pv);
-      kernels::split_qkv(static_cast<const bf16*>(qkv), q, k, v, d_cu, T, C, cur);
-      ch08::solution::v4_attention_ragged_bf16(q, k, v, static_cast<bf16*>(att), plse, d_cu, 1, T, H, H, T, D, scale,
-                                               true, nullptr, cur);
-    } else if (dtype == wb::DType::BF16) {
-      kernels::attention(static_cast<const bf16*>(qkv), static_cast<const bf16*>(kc[tag.layer]),
-                         static_cast<const bf16*>(vc[tag.layer]), d_pos, static_cast<bf16*>(att), T, H, D, cap, cur);
-    } else {
-      kernels::attention(static_cast<const float*>(qkv), static_cast<const float*>(kc[tag.layer]),
-                         static_cast<const float*>(vc[tag.layer]), d_pos, static_cast<float*>(att), T, H, D, cap,
-                         cur);
-    }
-  });
+  timed(tag,
+        split_kv ? "ch08 v6 split-KV"
+        : flash  ? "ch08 v4 flash"
+                 : "model",
+        bytes, [&] {
+          if (split_kv) {
+            ch08::solution::v6_decode_at_pos_bf16(
+                static_cast<const bf16*>(qkv), static_cast<const bf16*>(kc[tag.layer]),
+                static_cast<const bf16*>(vc[tag.layer]), d_pos, static_cast<bf16*>(att), attn_lse, 1, H, H, cap, D,
+                scale, attn_scratch, cur);
+          } else if (flash) {
+            auto* q = static_cast<bf16*>(pq);
+            auto* k = static_cast<bf16*>(pk);
+            auto* v = static_cast<bf16*>(pv);
+            kernels::split_qkv(static_cast<const bf16*>(qkv), q, k, v, d_cu, T, C, cur);
+            ch08::solution::v4_attention_ragged_bf16(q, k, v, static_cast<bf16*>(att), plse, d_cu, 1, T, H, H, T, D,
+                                                     scale, true, nullptr, cur);
+          } else if (dtype == wb::DType::BF16) {
+            kernels::attention(static_cast<const bf16*>(qkv), static_cast<const bf16*>(kc[tag.layer]),
+                               static_cast<const bf16*>(vc[tag.layer]), d_pos, static_cast<bf16*>(att), T, H, D, cap,
+                               cur);
+          } else {
+            kernels::attention(static_cast<const float*>(qkv), static_cast<const float*>(kc[tag.layer]),
+                               static_cast<const float*>(vc[tag.layer]), d_pos, static_cast<float*>(att), T, H, D, cap,
+                               cur);
+          }
+        });
   if (checking) check_attention(tag, qkv, att, T);
 }
 
@@ -471,7 +480,8 @@ void Model::Impl::try_capture() {
     capturing = false;
     cur = stream;
     cudaGetLastError();
-    if (opt.kernels.graph == Who::Student || opt.capture != nullptr) throw;  // the learner's (or a test's) capture: theirs to see
+    if (opt.kernels.graph == Who::Student || opt.capture != nullptr)
+      throw;  // the learner's (or a test's) capture: theirs to see
     graph_failed = true;
     graph_problem = e.what();
   }
@@ -552,9 +562,7 @@ int Model::position() const { return impl_->pos; }
 int Model::capacity() const { return impl_->cap; }
 double Model::weight_bytes() const { return impl_->weight_bytes; }
 double Model::int8_weight_bytes() const { return impl_->int8_bytes; }
-double Model::decode_weight_bytes() const {
-  return impl_->weight_bytes - impl_->replaced_bytes + impl_->int8_bytes;
-}
+double Model::decode_weight_bytes() const { return impl_->weight_bytes - impl_->replaced_bytes + impl_->int8_bytes; }
 UploadStats Model::upload_stats() const { return impl_->uploaded; }
 double Model::kv_bytes_per_token_at(int position) const {
   return 2.0 * impl_->L * double(position) * impl_->C * double(impl_->es);
@@ -624,7 +632,8 @@ std::vector<int32_t> Model::generate(int n) {
   for (int i = 0; i < n; ++i) m.decode_step();
   m.ev_b.record(m.stream);
   std::vector<int32_t> out(n);
-  CUDA_CHECK(cudaMemcpyAsync(out.data(), m.d_history + m.pos + 1, sizeof(int32_t) * n, cudaMemcpyDeviceToHost, m.stream));
+  CUDA_CHECK(
+      cudaMemcpyAsync(out.data(), m.d_history + m.pos + 1, sizeof(int32_t) * n, cudaMemcpyDeviceToHost, m.stream));
   wb::sync_with_deadline(m.stream, "gpt2 decode loop");
   m.gen_ms = m.ev_b.ms_since(m.ev_a);
   m.pos += n;

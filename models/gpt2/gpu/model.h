@@ -34,7 +34,6 @@ namespace gpt2 {
 enum class Who { Library, Solution, Student };
 const char* who_name(Who w);
 
-
 // Whose kernel runs each op. Parsed from --kernels=library|solution|student and
 // --use=op:who,op:who,... (ops: embedding, layernorm, gemm, gemv, attention, lm_head,
 // argmax, block, graph). parse() throws std::invalid_argument naming the bad piece.
@@ -52,16 +51,16 @@ struct Kernels {
 
   static Kernels all(Who w);
   static Kernels parse(std::string_view kernels, std::string_view use = {});
-  std::string describe() const;   // "layernorm:student gemm:solution ..."
+  std::string describe() const;  // "layernorm:student gemm:solution ..."
   static std::vector<std::string> op_names();
 };
 
 struct Options {
   wb::DType dtype = wb::DType::BF16;  // BF16 or F32: weights, activations, KV cache
   Kernels kernels{};
-  bool graph = true;      // replay the decode step as a CUDA Graph (from the second step on)
-  bool check = false;     // compare every op with a float64 host computation (slow)
-  int max_seq = 0;        // KV cache positions; 0: n_ctx
+  bool graph = true;   // replay the decode step as a CUDA Graph (from the second step on)
+  bool check = false;  // compare every op with a float64 host computation (slow)
+  int max_seq = 0;     // KV cache positions; 0: n_ctx
   std::function<void(const LoadProgress&)> progress = nullptr;  // while loading
   UploadMode upload = UploadMode::Staged;  // weights to the GPU through pinned staging (upload.cuh)
   std::function<void(size_t done, size_t total)> upload_progress = nullptr;  // bytes handed to the GPU
@@ -98,8 +97,8 @@ struct Options {
 
 // The fused decode step against the op-by-op step from the same state (check_fused_decode).
 struct FusedDecodeCheck {
-  double rel_l2 = 0;        // relative L2 of the fused step's logits against the op-by-op step's
-  int32_t ops_token = -1;   // the greedy next token of each step
+  double rel_l2 = 0;       // relative L2 of the fused step's logits against the op-by-op step's
+  int32_t ops_token = -1;  // the greedy next token of each step
   int32_t fused_token = -1;
   double max_abs_diff = 0;  // the largest |fused logit - op-by-op logit|
   double tie_gap = 0;       // op-by-op logit of ops_token minus that of fused_token: 0 when they agree
@@ -110,10 +109,10 @@ struct FusedDecodeCheck {
 // The batched step against single-sequence steps from the same state (check_batch_decode):
 // per sequence b, its row of the batched logits against the single step's logits.
 struct BatchDecodeCheck {
-  double rel_l2 = 0;        // the worst relative L2 over the sequences
-  double max_abs_diff = 0;  // the largest |batched logit - single logit|
+  double rel_l2 = 0;                                 // the worst relative L2 over the sequences
+  double max_abs_diff = 0;                           // the largest |batched logit - single logit|
   std::vector<int32_t> single_tokens, batch_tokens;  // each sequence's greedy next token
-  std::vector<double> tie_gaps;  // single logit of single_tokens[b] minus that of batch_tokens[b]
+  std::vector<double> tie_gaps;                      // single logit of single_tokens[b] minus that of batch_tokens[b]
   // Every sequence's tokens agree, or differ on a near tie the logits' differences explain.
   bool tokens_consistent() const {
     for (size_t b = 0; b < batch_tokens.size(); ++b) {
@@ -125,17 +124,17 @@ struct BatchDecodeCheck {
 
 // One row of the per-op table.
 struct OpTime {
-  std::string op;      // "attn_qkv", "attention", ...
-  std::string who;     // whose kernel ran
-  double ms = 0;       // summed over the layers, per token
-  double bytes = 0;    // minimum DRAM traffic per token (weights, activations, cache)
-  int calls = 0;       // per token
+  std::string op;    // "attn_qkv", "attention", ...
+  std::string who;   // whose kernel ran
+  double ms = 0;     // summed over the layers, per token
+  double bytes = 0;  // minimum DRAM traffic per token (weights, activations, cache)
+  int calls = 0;     // per token
 };
 
 // Where a --check run first diverged.
 struct CheckReport {
   bool ok = true;
-  std::string first_failure;   // "layer 1 attn_proj: y[0][17] = ..., expected ... (tolerance ...)"
+  std::string first_failure;  // "layer 1 attn_proj: y[0][17] = ..., expected ... (tolerance ...)"
   int ops_checked = 0;
   std::vector<std::string> lines;  // one per op checked (for the tool)
 };
@@ -171,7 +170,7 @@ class Model {
   // without the host; returns the tokens. Timed: decode_ms() is the whole loop's time.
   std::vector<int32_t> generate(int n);
   double last_generate_ms() const;
-  double last_prefill_ms() const;   // events around the last prefill (TTFT on the GPU)
+  double last_prefill_ms() const;  // events around the last prefill (TTFT on the GPU)
 
   // Batched decode (Options::batch). B sequences, each with its own cache and position:
   //   auto next = model.prefill_batch({p0, p1, p2});   // B = 3: each prompt into its own cache
@@ -194,7 +193,7 @@ class Model {
   BatchDecodeCheck check_batch_decode(std::span<const int32_t> tokens);
 
   // Instrumentation.
-  void set_profiling(bool on);                 // CUDA events around every op (eager steps only)
+  void set_profiling(bool on);                     // CUDA events around every op (eager steps only)
   std::vector<OpTime> op_times(int tokens) const;  // accumulated since reset_profile(), per token
   void reset_profile();
   // Kernels one decode step launches (counted from a captured graph of it) and whether
@@ -219,7 +218,7 @@ class Model {
   double weight_bytes() const;
   double int8_weight_bytes() const;    // the INT8 copies and their scales (0 without int8_weights)
   double decode_weight_bytes() const;  // weight bytes a decode step reads: the INT8 copies where they replace BF16
-  UploadStats upload_stats() const;  // how the weights' upload went (bytes, ms, GB/s)
+  UploadStats upload_stats() const;    // how the weights' upload went (bytes, ms, GB/s)
   double kv_bytes_per_token_at(int position) const;
 
   struct Impl;

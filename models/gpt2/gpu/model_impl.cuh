@@ -63,8 +63,8 @@ struct Model::Impl final : Ops {
   // INT8 weights (Options::int8_weights): the int8 copy of each quantized matrix with its
   // per-row scales, found by the BF16 matrix's device pointer (what the block passes to linear).
   struct Int8Matrix {
-    const int8_t* q;       // (N, K)
-    const float* scale;    // (N)
+    const int8_t* q;     // (N, K)
+    const float* scale;  // (N)
   };
   void quantize_weights(const Weights& w);  // on load: quantize, upload, fill int8_of
   void gemv_int8(OpTag tag, const void* x, const Int8Matrix& m, const void* b, void* y, int N, int K,
@@ -72,23 +72,23 @@ struct Model::Impl final : Ops {
   void check_linear_int8(OpTag tag, const void* x, const Int8Matrix& m, const void* b, const void* y, int N, int K,
                          ch09::Epilogue epi);
   std::map<const void*, Int8Matrix> int8_of;
-  wb::DeviceBuffer<char> qbuf;              // every int8 matrix and its scales
+  wb::DeviceBuffer<char> qbuf;                // every int8 matrix and its scales
   double int8_bytes = 0, replaced_bytes = 0;  // the INT8 copies; the BF16 matrices they stand in for
 
   // The fused decode step (Options::fused_decode; fused_decode.cu).
-  void alloc_fused();                 // on load: the buffers below
-  void decode_once(cudaStream_t s);   // one decode step: fused, or run_step(1, d_token, s)
-  void fused_step(cudaStream_t s);    // the fused step, eager or captured
+  void alloc_fused();                // on load: the buffers below
+  void decode_once(cudaStream_t s);  // one decode step: fused, or run_step(1, d_token, s)
+  void fused_step(cudaStream_t s);   // the fused step, eager or captured
   template <class T>
   void fused_step_as(cudaStream_t s);
   template <class T>
   void fused_lm_head(const T* x, float eps, const char* who);
-  void alloc_persistent();            // Options::persistent_decode: the layer table, the scratch
-  bool chapter8_attention() const;    // BF16 and a head size chapter 8's decode kernels take
-  wb::DeviceBuffer<char> fused_buf;   // chapter 8's scratch and lse, the argmax's workspace
-  void* attn_scratch = nullptr;       // ch08::decode_scratch_bytes(1, H, H, cap, D)
-  float* attn_lse = nullptr;          // (H)
-  void* argmax_ws = nullptr;          // ch09::solution::gemv_argmax_workspace_bytes(), zeroed once
+  void alloc_persistent();           // Options::persistent_decode: the layer table, the scratch
+  bool chapter8_attention() const;   // BF16 and a head size chapter 8's decode kernels take
+  wb::DeviceBuffer<char> fused_buf;  // chapter 8's scratch and lse, the argmax's workspace
+  void* attn_scratch = nullptr;      // ch08::decode_scratch_bytes(1, H, H, cap, D)
+  float* attn_lse = nullptr;         // (H)
+  void* argmax_ws = nullptr;         // ch09::solution::gemv_argmax_workspace_bytes(), zeroed once
   // Options::persistent_decode: the layers' pointers as the persistent kernel reads them (L),
   // and its scratch (grid barrier, attention partials), zeroed once.
   wb::DeviceBuffer<char> persistent_buf;
@@ -111,27 +111,27 @@ struct Model::Impl final : Ops {
   void batch_kv_append(OpTag tag, const void* qkv, int B);
   void batch_attention(OpTag tag, const void* qkv, void* att, int B);
   bool batched = false;
-  int nbatch = 0;                          // sequences of the last prefill_batch
-  size_t seq_bytes = 0;                    // one sequence's K (or V) cache of one layer: H * cap * D * es
+  int nbatch = 0;        // sequences of the last prefill_batch
+  size_t seq_bytes = 0;  // one sequence's K (or V) cache of one layer: H * cap * D * es
   wb::DeviceBuffer<char> bkvbuf, bbuf;
-  std::vector<void*> kb, vb;               // per layer: [batch][H][cap][D]
-  BlockBuffers bb{};                       // the block's activations, `batch` rows
-  void* bq = nullptr;                      // (batch, C) the queries, packed for chapter 8's kernel
-  void* blogits = nullptr;                 // (batch, V) in the model's dtype
-  float* blogits_f32 = nullptr;            // (batch, V)
-  float* btop_v = nullptr;                 // (batch)
-  int32_t* btop_i = nullptr;               // (batch)
-  void* battn_scratch = nullptr;           // chapter 8's scratch for any B <= batch
-  float* battn_lse = nullptr;              // (batch, H)
-  int32_t* d_btoken = nullptr;             // (batch) the step's input tokens
-  int32_t* d_bnext = nullptr;              // (batch) their greedy next tokens
-  int* d_bpos = nullptr;                   // (batch) tokens in each sequence's cache
-  int32_t* d_bhistory = nullptr;           // (batch, cap + 1) predicted token per position
-  int32_t* bpinned = nullptr;              // (2 * batch) pinned ints for the step's copies
-  std::vector<int> bpos;                   // host mirror of d_bpos
+  std::vector<void*> kb, vb;                       // per layer: [batch][H][cap][D]
+  BlockBuffers bb{};                               // the block's activations, `batch` rows
+  void* bq = nullptr;                              // (batch, C) the queries, packed for chapter 8's kernel
+  void* blogits = nullptr;                         // (batch, V) in the model's dtype
+  float* blogits_f32 = nullptr;                    // (batch, V)
+  float* btop_v = nullptr;                         // (batch)
+  int32_t* btop_i = nullptr;                       // (batch)
+  void* battn_scratch = nullptr;                   // chapter 8's scratch for any B <= batch
+  float* battn_lse = nullptr;                      // (batch, H)
+  int32_t* d_btoken = nullptr;                     // (batch) the step's input tokens
+  int32_t* d_bnext = nullptr;                      // (batch) their greedy next tokens
+  int* d_bpos = nullptr;                           // (batch) tokens in each sequence's cache
+  int32_t* d_bhistory = nullptr;                   // (batch, cap + 1) predicted token per position
+  int32_t* bpinned = nullptr;                      // (2 * batch) pinned ints for the step's copies
+  std::vector<int> bpos;                           // host mirror of d_bpos
   std::map<int, wb::DeviceBuffer<char>> btopk_ws;  // the top-k's workspace per B (its layout depends on B)
-  std::map<int, cudaGraphExec_t> bexec;    // the batched step's graph per B
-  std::map<int, int> beager;               // eager batched steps per B
+  std::map<int, cudaGraphExec_t> bexec;            // the batched step's graph per B
+  std::map<int, int> beager;                       // eager batched steps per B
   double batch_gen_ms = 0;
 
   Options opt;
@@ -148,23 +148,23 @@ struct Model::Impl final : Ops {
   const void *wte = nullptr, *wpe = nullptr, *ln_f_w = nullptr, *ln_f_b = nullptr;
   std::vector<BlockWeights> blocks;
   BlockBuffers buf{};
-  void* logits = nullptr;         // (V) in the model's dtype
-  float* logits_f32 = nullptr;    // (V) FP32 for the top-k
+  void* logits = nullptr;       // (V) in the model's dtype
+  float* logits_f32 = nullptr;  // (V) FP32 for the top-k
   float *mean = nullptr, *rstd = nullptr;
   float* top_v = nullptr;
   int32_t* top_i = nullptr;
   void* topk_ws = nullptr;
   size_t topk_ws_bytes = 0;
   ch07::TopKFn* argmax_fn = nullptr;
-  int32_t* d_tokens = nullptr;    // (cap) the prompt
-  int* d_pos = nullptr;           // tokens in the cache: read by the step's kernels
-  int32_t* d_token = nullptr;     // the decode step's input token
-  int32_t* d_next = nullptr;      // its greedy next token
-  int32_t* d_history = nullptr;   // (cap + 1) predicted token per position
-  std::vector<void*> kc, vc;      // per layer: [H][cap][D]
-  int32_t* pinned = nullptr;      // 4 pinned ints for the step's small copies
-  std::vector<int32_t> prompt;    // the last prompt, for the embedding check
-  int pos = 0;                    // host mirror of *d_pos
+  int32_t* d_tokens = nullptr;   // (cap) the prompt
+  int* d_pos = nullptr;          // tokens in the cache: read by the step's kernels
+  int32_t* d_token = nullptr;    // the decode step's input token
+  int32_t* d_next = nullptr;     // its greedy next token
+  int32_t* d_history = nullptr;  // (cap + 1) predicted token per position
+  std::vector<void*> kc, vc;     // per layer: [H][cap][D]
+  int32_t* pinned = nullptr;     // 4 pinned ints for the step's small copies
+  std::vector<int32_t> prompt;   // the last prompt, for the embedding check
+  int pos = 0;                   // host mirror of *d_pos
 
   cudaGraphExec_t exec = nullptr;
   bool graph_failed = false, capturing = false;

@@ -90,7 +90,8 @@ void Model::Impl::check_embedding(int T) {
     const auto te = fetch(static_cast<const char*>(wte) + size_t(prompt[t]) * C * es, C);
     const auto pe = fetch(static_cast<const char*>(wpe) + size_t(pos + t) * C * es, C);
     for (int c = 0; c < C; ++c) {
-      w.see("wte row of token " + std::to_string(prompt[t]) + " [" + std::to_string(c) + "]", te[c], tok[size_t(t) * C + c], 0, 0);
+      w.see("wte row of token " + std::to_string(prompt[t]) + " [" + std::to_string(c) + "]", te[c],
+            tok[size_t(t) * C + c], 0, 0);
       w.see("wpe row " + std::to_string(t) + " [" + std::to_string(c) + "]", pe[c], posr[size_t(t) * C + c], 0, 0);
     }
   }
@@ -147,7 +148,8 @@ void Model::Impl::check_linear(OpTag tag, const void* x, const void* wt, const v
       }
       acc += bias[n];
       double ref = acc;
-      if (epi == ch09::Epilogue::BiasGelu) ref = 0.5 * acc * (1.0 + std::tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)));
+      if (epi == ch09::Epilogue::BiasGelu)
+        ref = 0.5 * acc * (1.0 + std::tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)));
       // An FP32 sum of K terms: a few units of FP32 roundoff times sqrt(K) times their magnitude.
       const double atol = 8 * kU32 * std::sqrt(double(K)) * mag * 1.2 + 1e-30;
       w.see("y[" + std::to_string(t) + "][" + std::to_string(n) + "]", ref, yr[n], atol, rtol);
@@ -180,7 +182,8 @@ void Model::Impl::check_linear_int8(OpTag tag, const void* x, const Int8Matrix& 
     }
     acc += bias[n];
     double ref = acc;
-    if (epi == ch09::Epilogue::BiasGelu) ref = 0.5 * acc * (1.0 + std::tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)));
+    if (epi == ch09::Epilogue::BiasGelu)
+      ref = 0.5 * acc * (1.0 + std::tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)));
     const double atol = 8 * kU32 * std::sqrt(double(K)) * mag * 1.2 + 1e-30;
     w.see("y[0][" + std::to_string(n) + "] (INT8 weights)", ref, yr[n], atol, rtol);
   }

@@ -29,8 +29,8 @@ class Ops {
   virtual ~Ops() = default;
   // h = x + r, written to h (the new residual stream), and y = LayerNorm(h) · gamma + beta.
   // x, r, h, y: (T, C); gamma, beta: (C). Chapter 6's residual + LayerNorm.
-  virtual void residual_layernorm(OpTag tag, const void* x, const void* r, const void* gamma, const void* beta,
-                                  void* h, void* y, int T) = 0;
+  virtual void residual_layernorm(OpTag tag, const void* x, const void* r, const void* gamma, const void* beta, void* h,
+                                  void* y, int T) = 0;
   // y (T, N) = epilogue(x (T, K) · W (N, K)ᵀ + b (N)): the GEMM of exercise 1 for T > 1,
   // the GEMV of exercise 2 for T = 1.
   virtual void linear(OpTag tag, const void* x, const void* w, const void* b, void* y, int T, int N, int K,
@@ -73,13 +73,13 @@ using BlockFn = void(Ops& ops, int layer, const BlockWeights& w, const BlockBuff
 // (CaptureFn, the decode step's capture: capture.h.)
 
 namespace solution {
-BlockFn block_forward;   // models/gpt2/gpu/block.cu
+BlockFn block_forward;    // models/gpt2/gpu/block.cu
 CaptureFn capture_graph;  // models/gpt2/gpu/block.cu
 }  // namespace solution
 
 }  // namespace gpt2
 
 namespace ch09::student {
-gpt2::BlockFn block_forward;   // chapters/ch09_gpt2/ex3_block.cu
+gpt2::BlockFn block_forward;    // chapters/ch09_gpt2/ex3_block.cu
 gpt2::CaptureFn capture_graph;  // chapters/ch09_gpt2/ex4_decode_graph.cu
 }  // namespace ch09::student

@@ -15,7 +15,8 @@ std::vector<int32_t> parse_tokens(const std::string& text) {
     if (end == std::string::npos) end = text.size();
     const std::string piece = text.substr(start, end - start);
     if (piece.empty()) throw wb::UsageError("--tokens='" + text + "': an empty id between commas; give ID,ID,...");
-    out.push_back(static_cast<int32_t>(wb::parse_int("--tokens (id " + std::to_string(out.size()) + ")", piece, 0, INT32_MAX)));
+    out.push_back(
+        static_cast<int32_t>(wb::parse_int("--tokens (id " + std::to_string(out.size()) + ")", piece, 0, INT32_MAX)));
     start = end + 1;
   }
   return out;
@@ -84,39 +85,51 @@ ToolArgs parse_tool_args(int argc, char** argv) {
   std::string tokens, dtype = "bf16", kernels = "solution", upload = "staged", decode = "ops", batch;
   int64_t prompt_len = 0, new_tokens = 128;
   bool no_graph = false;
-  CLI::App p("GPT-2 on the GPU from the book's kernels: prints the generated ids, TTFT, decode tokens/s, kernels per "
-             "token and the per-op table.",
-             "gpt2");
+  CLI::App p(
+      "GPT-2 on the GPU from the book's kernels: prints the generated ids, TTFT, decode tokens/s, kernels per "
+      "token and the per-op table.",
+      "gpt2");
   wb::cli::conventions(p);
   p.add_option("--weights", a.weights, "a GPT-2 safetensors file (gpt2_random_weights writes one)");
   p.add_option("--tokens", tokens, "the prompt: token ids, ID,ID,...");
-  p.add_option("--prompt-len", prompt_len, "or a prompt of N seeded pseudo-random ids")->transform(wb::cli::whole_number(1, 1 << 20));
-  p.add_option("--new", new_tokens, "tokens to generate after the prompt (default 128)")->transform(wb::cli::whole_number(1, 1 << 20));
+  p.add_option("--prompt-len", prompt_len, "or a prompt of N seeded pseudo-random ids")
+      ->transform(wb::cli::whole_number(1, 1 << 20));
+  p.add_option("--new", new_tokens, "tokens to generate after the prompt (default 128)")
+      ->transform(wb::cli::whole_number(1, 1 << 20));
   p.add_option("--dtype", dtype, "bf16 (default) or f32");
   p.add_option("--kernels", kernels, "whose kernels: library, solution (default) or student; a list runs each");
-  p.add_option("--use", a.use, "per-op choice over --kernels: op:who,... (ops: " + [] {
-    std::string s;
-    for (const auto& n : Kernels::op_names()) s += (s.empty() ? "" : ", ") + n;
-    return s;
-  }() + ")");
+  p.add_option(
+      "--use", a.use, "per-op choice over --kernels: op:who,... (ops: " + [] {
+        std::string s;
+        for (const auto& n : Kernels::op_names()) s += (s.empty() ? "" : ", ") + n;
+        return s;
+      }() + ")");
   p.add_flag("--no-graph", no_graph, "decode step by step, without the CUDA Graph");
-  p.add_option("--upload", upload, "how the weights reach the GPU: staged (default; pinned buffers, a copy stream) or "
+  p.add_option("--upload", upload,
+               "how the weights reach the GPU: staged (default; pinned buffers, a copy stream) or "
                "plain (cudaMemcpy from pageable memory)");
-  p.add_flag("--check", a.check, "check every op, the forward against the float64 CPU forward, decode against recompute, "
+  p.add_flag("--check", a.check,
+             "check every op, the forward against the float64 CPU forward, decode against recompute, "
              "the graph against eager");
-  p.add_flag("--int8", a.int8, "decode GEMVs (attn_qkv, attn_proj, mlp_fc, mlp_proj) from INT8 weights quantized per row "
+  p.add_flag("--int8", a.int8,
+             "decode GEMVs (attn_qkv, attn_proj, mlp_fc, mlp_proj) from INT8 weights quantized per row "
              "on load (bf16 only; prefill and the LM head stay BF16, so both copies are kept); with --decode=fused "
              "the fused step's kernels read them");
-  p.add_option("--decode", decode, "the decode step: ops (default; one kernel per op, as --kernels picks) or fused (the "
-               "solution's fused kernels: LayerNorm in the GEMV's prologue, the residual add in its epilogue, the "
-               "LM head with its argmax; chapter 8's split-KV attention) or persistent (the fused step with its layers in one "
-               "persistent kernel, bf16 without --int8)");
-  p.add_option("--batch", batch, "also run the batched decode benchmark at each size, e.g. 1,4,16,64: that many sequences "
+  p.add_option(
+      "--decode", decode,
+      "the decode step: ops (default; one kernel per op, as --kernels picks) or fused (the "
+      "solution's fused kernels: LayerNorm in the GEMV's prologue, the residual add in its epilogue, the "
+      "LM head with its argmax; chapter 8's split-KV attention) or persistent (the fused step with its layers in one "
+      "persistent kernel, bf16 without --int8)");
+  p.add_option("--batch", batch,
+               "also run the batched decode benchmark at each size, e.g. 1,4,16,64: that many sequences "
                "(seeded prompts of the same length) decoding together; a table of tokens/s, bytes, FLOPs and the "
                "bound per size");
-  p.add_flag("--overlap", a.overlap, "also measure a second request's prefill (a second model: its own weights, cache and "
+  p.add_flag("--overlap", a.overlap,
+             "also measure a second request's prefill (a second model: its own weights, cache and "
              "stream) running while this request decodes, against the two one after the other");
-  p.add_option("--json", a.json, "write the runs' TTFT and tokens/s to this file (it appears only when the run is done)")
+  p.add_option("--json", a.json,
+               "write the runs' TTFT and tokens/s to this file (it appears only when the run is done)")
       ->transform(wb::cli::not_empty());
   p.add_option("--device", a.device, "GPU index (default 0)")->transform(wb::cli::whole_number(0, 1024));
   p.add_option("--seed", a.seed, "seed of --prompt-len's ids and of the other sequences' prompts (default 1)")
@@ -153,16 +166,18 @@ ToolArgs parse_tool_args(int argc, char** argv) {
     start = end + 1;
   }
   if (a.int8 && a.dtype != wb::DType::BF16) {
-    throw wb::UsageError("--int8 with --dtype=" + dtype + ": INT8 weights run with BF16 activations (W8A16); use "
+    throw wb::UsageError("--int8 with --dtype=" + dtype +
+                         ": INT8 weights run with BF16 activations (W8A16); use "
                          "--dtype=bf16 (the default) with --int8, or leave --int8 out for the FP32 model");
   }
   if (a.int8) {
     for (const auto& k : a.kernels) {
       const Who gemv = Kernels::parse(k, a.use).gemv;
       if (gemv != Who::Solution) {
-        throw wb::UsageError("--int8 with --kernels=" + k + ": the GEMV on INT8 weights is the solution's "
-                             "(v5_gemv_w8a16), but that composition's gemv is the " + who_name(gemv) +
-                             "'s; add --use=gemv:solution (or run that composition without --int8)");
+        throw wb::UsageError("--int8 with --kernels=" + k +
+                             ": the GEMV on INT8 weights is the solution's "
+                             "(v5_gemv_w8a16), but that composition's gemv is the " +
+                             who_name(gemv) + "'s; add --use=gemv:solution (or run that composition without --int8)");
       }
     }
   }
@@ -173,27 +188,32 @@ ToolArgs parse_tool_args(int argc, char** argv) {
       throw wb::UsageError("--decode=persistent runs on BF16 weights without --int8 (use --decode=fused for those)");
     }
   } else if (decode != "ops") {
-    throw wb::UsageError("--decode=" + decode + ": use ops (one kernel per op), fused (the fused decode step) or "
+    throw wb::UsageError("--decode=" + decode +
+                         ": use ops (one kernel per op), fused (the fused decode step) or "
                          "persistent (its layers in one kernel)");
   }
   if (!batch.empty()) {
     a.batch = parse_batch_list(batch);
     if (a.fused_decode) {
-      throw wb::UsageError("--batch with --decode=fused: the batched step is op by op for now (the fused kernels "
-                           "are GEMVs, one row); leave --decode=fused out of the batched run");
+      throw wb::UsageError(
+          "--batch with --decode=fused: the batched step is op by op for now (the fused kernels "
+          "are GEMVs, one row); leave --decode=fused out of the batched run");
     }
     if (a.int8) {
-      throw wb::UsageError("--batch with --int8: the batched step runs the BF16 GEMMs for now (the INT8 kernel is a "
-                           "GEMV, one row); leave --int8 out of the batched run");
+      throw wb::UsageError(
+          "--batch with --int8: the batched step runs the BF16 GEMMs for now (the INT8 kernel is a "
+          "GEMV, one row); leave --int8 out of the batched run");
     }
   }
   if (a.overlap && a.persistent_decode) {
-    throw wb::UsageError("--overlap with --decode=persistent: the persistent kernel holds every SM for the whole step, "
-                         "so the second request's prefill could not run beside it; measure the overlap with "
-                         "--decode=fused");
+    throw wb::UsageError(
+        "--overlap with --decode=persistent: the persistent kernel holds every SM for the whole step, "
+        "so the second request's prefill could not run beside it; measure the overlap with "
+        "--decode=fused");
   }
   if (a.overlap && a.new_tokens < 2) {
-    throw wb::UsageError("--overlap with --new=" + std::to_string(a.new_tokens) + ": the overlap is measured over "
+    throw wb::UsageError("--overlap with --new=" + std::to_string(a.new_tokens) +
+                         ": the overlap is measured over "
                          "the decode steps after the first token; give --new=2 or more");
   }
   a.graph = !no_graph;
@@ -202,7 +222,8 @@ ToolArgs parse_tool_args(int argc, char** argv) {
   } else if (upload == "plain") {
     a.upload = UploadMode::Plain;
   } else {
-    throw wb::UsageError("--upload=" + upload + ": use staged (pinned buffers and a copy stream) or plain (cudaMemcpy)");
+    throw wb::UsageError("--upload=" + upload +
+                         ": use staged (pinned buffers and a copy stream) or plain (cudaMemcpy)");
   }
   return a;
 }

@@ -12,18 +12,18 @@ namespace gpt2 {
 
 struct ToolArgs {
   std::string weights;
-  std::vector<int32_t> tokens;       // --tokens=ID,ID,...
-  int prompt_len = 0;                // --prompt-len=N: N seeded pseudo-random ids instead
-  int new_tokens = 128;              // --new
+  std::vector<int32_t> tokens;  // --tokens=ID,ID,...
+  int prompt_len = 0;           // --prompt-len=N: N seeded pseudo-random ids instead
+  int new_tokens = 128;         // --new
   wb::DType dtype = wb::DType::BF16;
   std::vector<std::string> kernels;  // --kernels=library,solution: one run each
   std::string use;                   // --use=op:who,...
   bool graph = true, check = false;
-  bool int8 = false;                 // --int8: decode GEMVs from INT8 weights (bf16 only)
-  bool fused_decode = false;         // --decode=fused: the fused decode step (ops: op by op, the default)
-  bool persistent_decode = false;    // --decode=persistent: the fused step's layers in one persistent kernel
-  std::vector<int> batch;            // --batch=1,4,16,64: the batched decode benchmark at each size
-  bool overlap = false;              // --overlap: the next request's prefill during this one's decode
+  bool int8 = false;                       // --int8: decode GEMVs from INT8 weights (bf16 only)
+  bool fused_decode = false;               // --decode=fused: the fused decode step (ops: op by op, the default)
+  bool persistent_decode = false;          // --decode=persistent: the fused step's layers in one persistent kernel
+  std::vector<int> batch;                  // --batch=1,4,16,64: the batched decode benchmark at each size
+  bool overlap = false;                    // --overlap: the next request's prefill during this one's decode
   UploadMode upload = UploadMode::Staged;  // --upload=staged|plain
   std::string json;
   int64_t device = 0;

@@ -55,8 +55,8 @@ UploadStats upload(const std::vector<UploadPiece>& pieces, UploadMode mode,
         // This buffer's previous chunk must have left before it is refilled.
         if (in_flight[slot]) CUDA_CHECK(cudaEventSynchronize(landed[slot].get()));
         std::memcpy(staging[slot].data(), static_cast<const char*>(p.src) + at, n);
-        CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(p.dst) + at, staging[slot].data(), n, cudaMemcpyHostToDevice,
-                                   copies));
+        CUDA_CHECK(
+            cudaMemcpyAsync(static_cast<char*>(p.dst) + at, staging[slot].data(), n, cudaMemcpyHostToDevice, copies));
         landed[slot].record(copies);
         in_flight[slot] = true;
         slot ^= 1;

@@ -16,14 +16,14 @@
 namespace gpt2 {
 
 struct UploadPiece {
-  void* dst;          // device
-  const void* src;    // host, pageable
+  void* dst;        // device
+  const void* src;  // host, pageable
   size_t bytes;
 };
 
 struct UploadStats {
   double bytes = 0;
-  double ms = 0;      // wall-clock, from the first copy to the last one done
+  double ms = 0;  // wall-clock, from the first copy to the last one done
   double gbps() const { return ms > 0 ? bytes / (ms * 1e6) : 0; }
 };
 

@@ -16,7 +16,8 @@ namespace {
 // max |a - b| / max |a|
 double rel_max_diff(std::span<const double> a, std::span<const double> b) {
   double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff = std::max(diff, std::fabs(a[i] - b[i])), scale = std::max(scale, std::fabs(a[i]));
+  for (size_t i = 0; i < a.size(); ++i)
+    diff = std::max(diff, std::fabs(a[i] - b[i])), scale = std::max(scale, std::fabs(a[i]));
   return diff / scale;
 }
 
@@ -75,7 +76,7 @@ TEST(CpuOps, GeluTanhMatchesTheClosedForm) {
   EXPECT_EQ(cpu::gelu_tanh(0.0), 0.0);
   for (double x : {0.1, 0.7, 1.3, 3.0, 8.0}) {
     EXPECT_NEAR(cpu::gelu_tanh(x) - cpu::gelu_tanh(-x), x, 1e-14) << x;  // tanh is odd
-    const double exact = 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));    // the erf GELU it approximates
+    const double exact = 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));   // the erf GELU it approximates
     EXPECT_NEAR(cpu::gelu_tanh(x), exact, 5e-4) << x;
   }
 }
@@ -134,8 +135,10 @@ TEST_F(CpuForward, IsCausal) {
   const auto after = model_->forward(tokens);
   for (int i = 0; i < 24; ++i) {
     const double d = rel_max_diff(std::span(before).subspan(i * 251, 251), std::span(after).subspan(i * 251, 251));
-    if (i < j) EXPECT_LE(d, 1e-13) << "position " << i << " sees the later token " << j;
-    else EXPECT_GT(d, 1e-6) << "position " << i << " does not see token " << j;
+    if (i < j)
+      EXPECT_LE(d, 1e-13) << "position " << i << " sees the later token " << j;
+    else
+      EXPECT_GT(d, 1e-6) << "position " << i << " does not see token " << j;
   }
 }
 
@@ -173,8 +176,8 @@ TEST_F(CpuForward, Bfloat16WeightsGiveCloseLogits) {
   const auto tokens = random_tokens(16, 251, 5);
   const auto a = model_->forward(tokens), b = cpu::forward(w16, tokens);
   const double d = rel_max_diff(a, b);
-  EXPECT_LT(d, 0.05);   // weights rounded to 8 bits of mantissa
-  EXPECT_GT(d, 1e-6);   // but they were rounded
+  EXPECT_LT(d, 0.05);  // weights rounded to 8 bits of mantissa
+  EXPECT_GT(d, 1e-6);  // but they were rounded
 }
 
 TEST_F(CpuForward, BadTokensAreRefused) {

@@ -38,8 +38,8 @@ void expect_round_trip(const std::vector<float>& w, const QuantizedMatrix& m) {
 TEST(Quantize, HandMadeTwoByFour) {
   // Row 0: max |W| = 1.27, scale 0.01:  0.5 -> 50, -1.27 -> -127, 0.127 -> 12.7 -> 13, 0 -> 0.
   // Row 1: max |W| = 3.81, scale 0.03: -3.81 -> -127, 1 -> 33.3 -> 33, 0 -> 0, 2.54 -> 84.7 -> 85.
-  const std::vector<float> w = {0.5f, -1.27f, 0.127f, 0.0f,  //
-                                -3.81f, 1.0f, 0.0f, 2.54f};
+  const std::vector<float> w = {0.5f,   -1.27f, 0.127f, 0.0f,  //
+                                -3.81f, 1.0f,   0.0f,   2.54f};
   const QuantizedMatrix m = quantize_rows(w.data(), 2, 4, "hand-made");
   EXPECT_EQ(m.rows, 2);
   EXPECT_EQ(m.cols, 4);
@@ -89,9 +89,9 @@ TEST(Quantize, LargeMatrixOnManyCoresMatchesRowByRow) {
 }
 
 TEST(Quantize, ZeroRowGetsScaleOneAndZeros) {
-  const std::vector<float> w = {0, 0, 0, 0, 0,  //
-                                1, -2, 3, -4, 5,  //
-                                0, -0.0f, 0, 0, 0};
+  const std::vector<float> w = {0, 0,     0, 0,  0,  //
+                                1, -2,    3, -4, 5,  //
+                                0, -0.0f, 0, 0,  0};
   const QuantizedMatrix m = quantize_rows(w.data(), 3, 5);
   EXPECT_EQ(m.scale[0], 1.0f);
   EXPECT_EQ(m.scale[2], 1.0f);

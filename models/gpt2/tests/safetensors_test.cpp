@@ -83,8 +83,11 @@ TEST(SafetensorsWriter, RefusesAnExistingFileUnlessOverwrite) {
   const std::string path = dir.file("keep.safetensors");
   safetensors::write(path, {{{"x", Dtype::U8, {3}}, pattern_bytes(3, 1)}});
   const auto size = std::filesystem::file_size(path);
-  expect_error<FormatError>([&] { safetensors::write(path, {{{"y", Dtype::U8, {9}}, pattern_bytes(9, 2)}}); },
-                            {path, "already exists"});
+  expect_error<FormatError>(
+      [&] {
+        safetensors::write(path, {{{"y", Dtype::U8, {9}}, pattern_bytes(9, 2)}});
+      },
+      {path, "already exists"});
   EXPECT_EQ(std::filesystem::file_size(path), size);  // untouched
   safetensors::write(path, {{{"y", Dtype::U8, {9}}, pattern_bytes(9, 2)}}, {}, true);
   EXPECT_NE(safetensors::File::open(path).find("y"), nullptr);
@@ -93,17 +96,22 @@ TEST(SafetensorsWriter, RefusesAnExistingFileUnlessOverwrite) {
 TEST(SafetensorsWriter, RefusesBadTensorsAndLeavesNoFile) {
   TempDir dir;
   const std::string path = dir.file("bad.safetensors");
-  expect_error<FormatError>([&] { safetensors::write(path, {{{"x", Dtype::F32, {3}}, pattern_bytes(8, 1)}}); },
-                            {"tensor 'x'", "needs 12 bytes, 8 given"});
   expect_error<FormatError>(
       [&] {
-        safetensors::write(path, {{{"x", Dtype::U8, {1}}, pattern_bytes(1, 1)}, {{"x", Dtype::U8, {1}}, pattern_bytes(1, 2)}});
+        safetensors::write(path, {{{"x", Dtype::F32, {3}}, pattern_bytes(8, 1)}});
+      },
+      {"tensor 'x'", "needs 12 bytes, 8 given"});
+  expect_error<FormatError>(
+      [&] {
+        safetensors::write(
+            path, {{{"x", Dtype::U8, {1}}, pattern_bytes(1, 1)}, {{"x", Dtype::U8, {1}}, pattern_bytes(1, 2)}});
       },
       {"tensor 'x'", "given twice"});
   expect_error<std::runtime_error>(
       [&] {
-        safetensors::write_streaming(path, {{"x", Dtype::U8, {4}}}, {},
-                                     [](size_t, std::span<std::byte>) { throw std::runtime_error("generator failed"); });
+        safetensors::write_streaming(path, {{"x", Dtype::U8, {4}}}, {}, [](size_t, std::span<std::byte>) {
+          throw std::runtime_error("generator failed");
+        });
       },
       {"generator failed"});
   EXPECT_FALSE(std::filesystem::exists(path));
@@ -114,9 +122,9 @@ TEST(SafetensorsWriter, RefusesBadTensorsAndLeavesNoFile) {
 
 struct Broken {
   const char* name;
-  std::string header;              // the JSON header as written
-  size_t data_bytes;               // bytes after it
-  std::optional<uint64_t> length;  // a lying header length
+  std::string header;                // the JSON header as written
+  size_t data_bytes;                 // bytes after it
+  std::optional<uint64_t> length;    // a lying header length
   std::vector<std::string> message;  // what the error must say (besides the file's path)
 };
 
@@ -141,33 +149,70 @@ INSTANTIATE_TEST_SUITE_P(
         Broken{"HeaderLengthPastTheEnd", "{}", 0, 1000, {"header length 1000 is past the end", "2 bytes follow"}},
         Broken{"MalformedJson", R"({"w": {"dtype": "F32", )", 0, {}, {"not valid JSON", "offset"}},
         Broken{"JsonNotAnObject", "[1, 2]", 0, {}, {"not an object"}},
-        Broken{"UnknownDtype", R"({"w":{"dtype":"F99","shape":[2],"data_offsets":[0,8]}})", 8, {},
+        Broken{"UnknownDtype",
+               R"({"w":{"dtype":"F99","shape":[2],"data_offsets":[0,8]}})",
+               8,
+               {},
                {"tensor 'w'", "unknown dtype 'F99'"}},
-        Broken{"ShapeDisagreesWithOffsets", R"({"w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,20]}})", 20, {},
+        Broken{"ShapeDisagreesWithOffsets",
+               R"({"w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,20]}})",
+               20,
+               {},
                {"tensor 'w'", "shape [2, 3] of F32 needs 24 bytes", "hold 20"}},
-        Broken{"ShapeOverflows", R"({"w":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", 8, {},
+        Broken{"ShapeOverflows",
+               R"({"w":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}})",
+               8,
+               {},
                {"tensor 'w'", "more bytes than the file has"}},
-        Broken{"OffsetsPastTheData", R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 8, {},
+        Broken{"OffsetsPastTheData",
+               R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})",
+               8,
+               {},
                {"tensor 'w'", "past the end of the data section (8 bytes)"}},
-        Broken{"OffsetsBackwards", R"({"w":{"dtype":"U8","shape":[0],"data_offsets":[8,0]}})", 8, {},
+        Broken{"OffsetsBackwards",
+               R"({"w":{"dtype":"U8","shape":[0],"data_offsets":[8,0]}})",
+               8,
+               {},
                {"tensor 'w'", "begins after it ends"}},
-        Broken{"OverlappingTensors",
-               R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"b":{"dtype":"F32","shape":[4],"data_offsets":[8,24]}})",
-               24, {}, {"tensor 'b'", "overlap tensor 'a'"}},
-        Broken{"HoleBetweenTensors",
-               R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[16,24]}})",
-               24, {}, {"tensor 'b'", "a hole of 8 bytes"}},
-        Broken{"BytesAfterTheLastTensor", "{\"w\":{" + kEntry + "}}", 16, {}, {"8 bytes at the end of the data section belong to no tensor"}},
-        Broken{"NegativeDimension", R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", 8, {},
+        Broken{
+            "OverlappingTensors",
+            R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"b":{"dtype":"F32","shape":[4],"data_offsets":[8,24]}})",
+            24,
+            {},
+            {"tensor 'b'", "overlap tensor 'a'"}},
+        Broken{
+            "HoleBetweenTensors",
+            R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[16,24]}})",
+            24,
+            {},
+            {"tensor 'b'", "a hole of 8 bytes"}},
+        Broken{"BytesAfterTheLastTensor",
+               "{\"w\":{" + kEntry + "}}",
+               16,
+               {},
+               {"8 bytes at the end of the data section belong to no tensor"}},
+        Broken{"NegativeDimension",
+               R"({"w":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})",
+               8,
+               {},
                {"tensor 'w'", "shape holds -2"}},
-        Broken{"FractionalOffset", R"({"w":{"dtype":"U8","shape":[7],"data_offsets":[0,7.5]}})", 8, {},
+        Broken{"FractionalOffset",
+               R"({"w":{"dtype":"U8","shape":[7],"data_offsets":[0,7.5]}})",
+               8,
+               {},
                {"tensor 'w'", "data_offsets holds 7.5"}},
         Broken{"NoDtype", R"({"w":{"shape":[2],"data_offsets":[0,8]}})", 8, {}, {"tensor 'w'", "no \"dtype\""}},
         Broken{"NoShape", R"({"w":{"dtype":"F32","data_offsets":[0,8]}})", 8, {}, {"tensor 'w'", "no \"shape\""}},
-        Broken{"ThreeOffsets", R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8,8]}})", 8, {},
+        Broken{"ThreeOffsets",
+               R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8,8]}})",
+               8,
+               {},
                {"tensor 'w'", "data_offsets"}},
         Broken{"EntryNotAnObject", R"({"w":[1,2]})", 0, {}, {"tensor 'w'", "not an object"}},
-        Broken{"MetadataNotStrings", "{\"__metadata__\":{\"n_head\":4},\"w\":{" + kEntry + "}}", 8, {},
+        Broken{"MetadataNotStrings",
+               "{\"__metadata__\":{\"n_head\":4},\"w\":{" + kEntry + "}}",
+               8,
+               {},
                {"__metadata__ 'n_head' is not a string"}}),
     [](const auto& info) { return std::string(info.param.name); });
 
@@ -181,9 +226,11 @@ TEST(Safetensors, TruncatedFilesAreRefused) {
   }
   // A good file cut short: its last tensor now reaches past the end.
   const std::string good = dir.file("good.safetensors");
-  safetensors::write(good, {{{"a", Dtype::F32, {4}}, pattern_bytes(16, 1)}, {{"b", Dtype::F32, {4}}, pattern_bytes(16, 2)}});
+  safetensors::write(good,
+                     {{{"a", Dtype::F32, {4}}, pattern_bytes(16, 1)}, {{"b", Dtype::F32, {4}}, pattern_bytes(16, 2)}});
   std::filesystem::resize_file(good, std::filesystem::file_size(good) - 5);
-  expect_error<FormatError>([&] { safetensors::File::open(good); }, {good, "tensor 'b'", "past the end of the data section"});
+  expect_error<FormatError>([&] { safetensors::File::open(good); },
+                            {good, "tensor 'b'", "past the end of the data section"});
 }
 
 TEST(Safetensors, HeaderOverTheFormatsLimitIsRefused) {
@@ -196,7 +243,8 @@ TEST(Safetensors, HeaderOverTheFormatsLimitIsRefused) {
 
 TEST(Safetensors, MissingFileIsRefused) {
   TempDir dir;
-  expect_error<FormatError>([&] { safetensors::File::open(dir.file("nope.safetensors")); }, {"nope.safetensors", "cannot open"});
+  expect_error<FormatError>([&] { safetensors::File::open(dir.file("nope.safetensors")); },
+                            {"nope.safetensors", "cannot open"});
   expect_error<FormatError>([&] { safetensors::File::open(dir.path().string()); }, {"not a regular file"});
 }
 

@@ -25,7 +25,8 @@ void write_bytes(const std::string& path, const std::string& bytes) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
-void write_raw(const std::string& path, const std::string& header, size_t data_bytes, std::optional<uint64_t> header_len) {
+void write_raw(const std::string& path, const std::string& header, size_t data_bytes,
+               std::optional<uint64_t> header_len) {
   const uint64_t n = header_len.value_or(header.size());
   std::string bytes(8, '\0');
   std::memcpy(bytes.data(), &n, 8);
@@ -55,6 +56,8 @@ Contents read_contents(const std::string& path) {
   return c;
 }
 
-void write_contents(const std::string& path, const Contents& c) { safetensors::write(path, c.tensors, c.metadata, true); }
+void write_contents(const std::string& path, const Contents& c) {
+  safetensors::write(path, c.tensors, c.metadata, true);
+}
 
 }  // namespace gpt2::test

@@ -68,8 +68,8 @@ TEST_F(Weights_, TinyLoadsWithItsConfigFromShapesAndMetadata) {
   EXPECT_EQ(w.layers.size(), 2u);
   EXPECT_EQ(w.wte.shape, (std::vector<int64_t>{251, 64}));
   EXPECT_EQ(w.wpe.shape, (std::vector<int64_t>{64, 64}));
-  EXPECT_EQ(w.layers[1].attn_w.shape, (std::vector<int64_t>{192, 64}));      // [out, in]
-  EXPECT_EQ(w.layers[1].fc_proj_w.shape, (std::vector<int64_t>{64, 256}));   // [out, in]
+  EXPECT_EQ(w.layers[1].attn_w.shape, (std::vector<int64_t>{192, 64}));     // [out, in]
+  EXPECT_EQ(w.layers[1].fc_proj_w.shape, (std::vector<int64_t>{64, 256}));  // [out, in]
   EXPECT_EQ(w.layers[1].fc_b.shape, (std::vector<int64_t>{256}));
   EXPECT_EQ(w.ln_f_b.numel(), 64);
   EXPECT_EQ(read_config(safetensors::File::open(path_)), preset("tiny"));
@@ -176,7 +176,8 @@ TEST_F(Weights_, HalfAndBfloat16FilesConvertOnLoad) {
     for (int64_t i = 0; i < 64; ++i) {
       for (int64_t j = 0; j < 192; ++j) {
         const float x = v[i * 192 + j];
-        const float stored = dt == Dtype::F16 ? wb::half_to_float(wb::float_to_half(x)) : wb::bf16_to_float(wb::float_to_bf16(x));
+        const float stored =
+            dt == Dtype::F16 ? wb::half_to_float(wb::float_to_half(x)) : wb::bf16_to_float(wb::float_to_bf16(x));
         wrong += w32.layers[1].attn_w.at(j * 64 + i) != stored;
         wrong += w16.layers[1].attn_w.bf16[j * 64 + i].bits != wb::float_to_bf16(stored).bits;
       }
@@ -193,7 +194,8 @@ TEST_F(Weights_, Bfloat16ComputeRoundsToNearestEven) {
   // 1 + 3·2^-8 lies halfway between 1 + 2^-7 and 1 + 2^-6: it goes to 1 + 2^-6.
   const float in[] = {1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f, 1.0f + 0x1p-8f + 0x1p-20f, -(1.0f + 0x1p-8f)};
   const float want[] = {1.0f, 1.0f + 0x1p-6f, 1.0f + 0x1p-7f, -1.0f};
-  const std::string p = altered([&](Contents& c) { std::memcpy(c.find("transformer.ln_f.bias")->data.data(), in, sizeof in); });
+  const std::string p =
+      altered([&](Contents& c) { std::memcpy(c.find("transformer.ln_f.bias")->data.data(), in, sizeof in); });
   const Weights w = load_weights(p, {.dtype = wb::DType::BF16});
   const Weights w32 = load_weights(p);
   for (int i = 0; i < 4; ++i) {
@@ -204,23 +206,29 @@ TEST_F(Weights_, Bfloat16ComputeRoundsToNearestEven) {
 
 TEST_F(Weights_, MissingTensorIsNamed) {
   const std::string p = altered([](Contents& c) { c.remove("transformer.h.1.mlp.c_fc.bias"); });
-  expect_error<WeightsError>([&] { load_weights(p); }, {p, "tensor 'transformer.h.1.mlp.c_fc.bias' is missing", "[256]"});
+  expect_error<WeightsError>([&] { load_weights(p); },
+                             {p, "tensor 'transformer.h.1.mlp.c_fc.bias' is missing", "[256]"});
   const std::string q = altered([](Contents& c) { c.remove("transformer.wpe.weight"); });
   expect_error<WeightsError>([&] { load_weights(q); }, {"tensor 'transformer.wpe.weight' is missing"});
 }
 
 TEST_F(Weights_, ExtraTensorIsNamed) {
-  for (const char* extra : {"transformer.h.0.attn.rotary", "transformer.h.0.ln_3.weight", "extra.scale", "h.x.ln_1.weight",
-                            "transformer.lm_head.weight"}) {
-    const std::string p = altered([&](Contents& c) { c.tensors.push_back({{extra, Dtype::F32, {2}}, std::vector<std::byte>(8, std::byte{0x3f})}); });
-    expect_error<WeightsError>([&] { load_weights(p); }, {p, std::string("tensor '") + extra + "' is not a GPT-2 parameter"});
+  for (const char* extra : {"transformer.h.0.attn.rotary", "transformer.h.0.ln_3.weight", "extra.scale",
+                            "h.x.ln_1.weight", "transformer.lm_head.weight"}) {
+    const std::string p = altered([&](Contents& c) {
+      c.tensors.push_back({{extra, Dtype::F32, {2}}, std::vector<std::byte>(8, std::byte{0x3f})});
+    });
+    expect_error<WeightsError>([&] { load_weights(p); },
+                               {p, std::string("tensor '") + extra + "' is not a GPT-2 parameter"});
   }
 }
 
 TEST_F(Weights_, KnownBuffersAreIgnored) {
   const std::string p = altered([](Contents& c) {
-    c.tensors.push_back({{"transformer.h.0.attn.bias", Dtype::U8, {1, 1, 64, 64}}, std::vector<std::byte>(64 * 64, std::byte{1})});
-    c.tensors.push_back({{"transformer.h.1.attn.masked_bias", Dtype::F32, {}}, std::vector<std::byte>(4, std::byte{0x40})});
+    c.tensors.push_back(
+        {{"transformer.h.0.attn.bias", Dtype::U8, {1, 1, 64, 64}}, std::vector<std::byte>(64 * 64, std::byte{1})});
+    c.tensors.push_back(
+        {{"transformer.h.1.attn.masked_bias", Dtype::F32, {}}, std::vector<std::byte>(4, std::byte{0x40})});
   });
   const Weights w = load_weights(p);
   EXPECT_EQ(w.config, preset("tiny"));
@@ -229,7 +237,9 @@ TEST_F(Weights_, KnownBuffersAreIgnored) {
 
 TEST_F(Weights_, WrongShapeIsNamed) {
   // c_attn saved as (out, in), as nn.Linear would: the same bytes, the other shape.
-  const std::string p = altered([](Contents& c) { c.find("transformer.h.0.attn.c_attn.weight")->spec.shape = {192, 64}; });
+  const std::string p = altered([](Contents& c) {
+    c.find("transformer.h.0.attn.c_attn.weight")->spec.shape = {192, 64};
+  });
   expect_error<WeightsError>([&] { load_weights(p); },
                              {p, "tensor 'transformer.h.0.attn.c_attn.weight' has shape [192, 64]", "needs [64, 192]"});
   const std::string q = altered([](Contents& c) {
@@ -241,7 +251,8 @@ TEST_F(Weights_, WrongShapeIsNamed) {
 
 TEST_F(Weights_, WrongDtypeIsNamed) {
   const std::string p = altered([](Contents& c) { c.find("transformer.ln_f.bias")->spec.dtype = Dtype::I32; });
-  expect_error<WeightsError>([&] { load_weights(p); }, {p, "tensor 'transformer.ln_f.bias' is I32", "F32, F16 or BF16"});
+  expect_error<WeightsError>([&] { load_weights(p); },
+                             {p, "tensor 'transformer.ln_f.bias' is I32", "F32, F16 or BF16"});
 }
 
 TEST_F(Weights_, NonFiniteWeightIsNamed) {
@@ -265,7 +276,8 @@ TEST_F(Weights_, LmHeadMustBeACopyOfWte) {
   c.find("lm_head.weight")->data[4 * 1000 + 3] ^= std::byte{0x01};  // element 1000 differs in one bit
   const std::string p = dir_.file("lm_head_differs.safetensors");
   write_contents(p, c);
-  expect_error<WeightsError>([&] { load_weights(p); }, {"'lm_head.weight' differs from 'transformer.wte.weight' at element 1000"});
+  expect_error<WeightsError>([&] { load_weights(p); },
+                             {"'lm_head.weight' differs from 'transformer.wte.weight' at element 1000"});
 
   c = read_contents(untied);
   c.find("lm_head.weight")->spec.shape = {64, 251};
@@ -280,7 +292,8 @@ TEST_F(Weights_, TheSameParameterTwiceIsRefused) {
     copy.spec.name = "wte.weight";
     c.tensors.push_back(copy);
   });
-  expect_error<WeightsError>([&] { load_weights(p); }, {"'transformer.wte.weight' and 'wte.weight' are the same parameter"});
+  expect_error<WeightsError>([&] { load_weights(p); },
+                             {"'transformer.wte.weight' and 'wte.weight' are the same parameter"});
 }
 
 TEST_F(Weights_, HeadCountComesFromMetadataOptionConfigJsonOrPreset) {
@@ -298,13 +311,10 @@ TEST_F(Weights_, HeadCountComesFromMetadataOptionConfigJsonOrPreset) {
                                                "vocab_size": 251, "n_positions": 64})";
   }
   EXPECT_EQ(load_weights(hf.file("model.safetensors")).config.n_head, 16);
-  {
-    std::ofstream(hf.file("config.json")) << R"({"n_head": 4, "n_layer": 3})";
-  }
-  expect_error<WeightsError>([&] { load_weights(hf.file("model.safetensors")); }, {"config.json says n_layer = 3", "2"});
-  {
-    std::ofstream(hf.file("config.json")) << R"({"n_head": 4,)";
-  }
+  { std::ofstream(hf.file("config.json")) << R"({"n_head": 4, "n_layer": 3})"; }
+  expect_error<WeightsError>([&] { load_weights(hf.file("model.safetensors")); },
+                             {"config.json says n_layer = 3", "2"});
+  { std::ofstream(hf.file("config.json")) << R"({"n_head": 4,)"; }
   expect_error<WeightsError>([&] { load_weights(hf.file("model.safetensors")); }, {"config.json", "not valid JSON"});
 
   // The width of a named preset: its head count (124M's 768 channels: 12 heads).
@@ -336,9 +346,12 @@ TEST_F(Weights_, AnExpectedConfigMustMatchTheFile) {
   expect_error<WeightsError>([&] { load_weights(path_, {.expect = &one_layer}); },
                              {"belongs to block 1", "has 1 blocks"});
   const Config three = parse_config("L=3,C=64,H=4,V=251,P=64");
-  expect_error<WeightsError>([&] { load_weights(path_, {.expect = &three}); }, {"'transformer.h.2.ln_1.weight' is missing"});
+  expect_error<WeightsError>([&] { load_weights(path_, {.expect = &three}); },
+                             {"'transformer.h.2.ln_1.weight' is missing"});
   const Config gpt2 = preset("124M");
-  expect_error<WeightsError>([&] { load_weights(path_, {.expect = &gpt2}); }, {"tensor 'transformer.wte.weight' has shape [251, 64], but the expected config", "needs [50257, 768]"});
+  expect_error<WeightsError>(
+      [&] { load_weights(path_, {.expect = &gpt2}); },
+      {"tensor 'transformer.wte.weight' has shape [251, 64], but the expected config", "needs [50257, 768]"});
   const Config tiny = preset("tiny");
   EXPECT_EQ(load_weights(path_, {.expect = &tiny}).config, tiny);
 }
@@ -366,7 +379,8 @@ TEST_F(Weights_, BrokenFileErrorsComeAsWeightsErrors) {
   std::filesystem::copy_file(path_, p);
   std::filesystem::resize_file(p, std::filesystem::file_size(p) / 2);
   expect_error<WeightsError>([&] { load_weights(p); }, {p, "past the end of the data section"});
-  expect_error<WeightsError>([&] { load_weights(path_, {.dtype = wb::DType::F16}); }, {"compute dtype fp16 is not supported"});
+  expect_error<WeightsError>([&] { load_weights(path_, {.dtype = wb::DType::F16}); },
+                             {"compute dtype fp16 is not supported"});
 }
 
 TEST(Config, PresetsMatchHuggingFaceGpt2) {
@@ -384,7 +398,8 @@ TEST(Config, ParsesAndRefusesByName) {
   EXPECT_EQ(parse_config("L=3,C=96,H=6,V=500,P=40"), (Config{3, 6, 96, 500, 40}));
   EXPECT_EQ(parse_config("P=40,V=500,H=6,C=96,L=3"), (Config{3, 6, 96, 500, 40}));
   expect_error<std::invalid_argument>([] { parse_config("huge"); }, {"unknown GPT-2 config 'huge'", "124M"});
-  expect_error<std::invalid_argument>([] { parse_config("L=2,C=65,H=4,V=10,P=8"); }, {"65 is not a multiple of n_head (H) = 4"});
+  expect_error<std::invalid_argument>([] { parse_config("L=2,C=65,H=4,V=10,P=8"); },
+                                      {"65 is not a multiple of n_head (H) = 4"});
   expect_error<std::invalid_argument>([] { parse_config("L=2,C=64,H=4,V=10"); }, {"P= is missing"});
   expect_error<std::invalid_argument>([] { parse_config("L=2,C=64,H=4,V=10,P=8,L=3"); }, {"L given twice"});
   expect_error<std::invalid_argument>([] { parse_config("L=2,C=6x4,H=4,V=10,P=8"); }, {"'6x4' is not a whole number"});

@@ -53,13 +53,16 @@ int main(int argc, char** argv) {
       ->transform(wb::cli::whole_number(1, 1 << 20));
   app.add_option("--n-head", n_head, "heads, when neither the file nor a config.json beside it says")
       ->transform(wb::cli::whole_number(1, 1 << 16));
-  app.add_option("--tol", tol, "largest relative L2 error that passes (default 1e-5)")->transform(wb::cli::positive_number());
+  app.add_option("--tol", tol, "largest relative L2 error that passes (default 1e-5)")
+      ->transform(wb::cli::positive_number());
   app.add_flag("--force", force, "with --write-expect: replace existing files");
   try {
     if (!wb::cli::parse(app, argc, argv)) return 0;
     if (weights_path.empty()) throw wb::UsageError("--weights is required: the safetensors file to run");
-    if (expect_path.empty() == write_dir.empty()) throw wb::UsageError("give one of --expect=FILE or --write-expect=DIR");
-    if (!tokens_text.empty() && write_dir.empty()) throw wb::UsageError("--tokens goes with --write-expect (--expect files hold their tokens)");
+    if (expect_path.empty() == write_dir.empty())
+      throw wb::UsageError("give one of --expect=FILE or --write-expect=DIR");
+    if (!tokens_text.empty() && write_dir.empty())
+      throw wb::UsageError("--tokens goes with --write-expect (--expect files hold their tokens)");
     if (app.count("--prompt-len") && write_dir.empty()) {
       throw wb::UsageError("--prompt-len goes with --write-expect (--expect files hold their tokens)");
     }
@@ -73,7 +76,8 @@ int main(int argc, char** argv) {
       throw wb::UsageError("--weights=" + weights_path + ": no such file (gpt2_random_weights writes one)");
     }
     if (!expect_path.empty() && !fs::exists(expect_path, ec)) {
-      throw wb::UsageError("--expect=" + expect_path + ": no such file (--write-expect=DIR or "
+      throw wb::UsageError("--expect=" + expect_path +
+                           ": no such file (--write-expect=DIR or "
                            "scripts/gpt2_torch_reference.py writes one)");
     }
     if (!write_dir.empty()) {
@@ -82,9 +86,11 @@ int main(int argc, char** argv) {
       }
       for (const char* name : {"reference.json", "logits.f32"}) {
         const fs::path p = fs::path(write_dir) / name;
-        if (auto why = wb::output_path_problem(p.string())) throw wb::UsageError("--write-expect=" + write_dir + ": " + *why);
+        if (auto why = wb::output_path_problem(p.string()))
+          throw wb::UsageError("--write-expect=" + write_dir + ": " + *why);
         if (!force && fs::exists(p, ec)) {
-          throw wb::UsageError("--write-expect=" + write_dir + ": " + p.string() + " already exists; add --force to replace it");
+          throw wb::UsageError("--write-expect=" + write_dir + ": " + p.string() +
+                               " already exists; add --force to replace it");
         }
       }
     }
@@ -101,8 +107,8 @@ int main(int argc, char** argv) {
     lo.progress = [tenths = int64_t{0}](const gpt2::LoadProgress& p) mutable {  // a line per tenth, files over 256 MB
       if (p.bytes_total > (int64_t{256} << 20) && p.bytes_done * 10 / p.bytes_total > tenths) {
         tenths = p.bytes_done * 10 / p.bytes_total;
-        std::fprintf(stderr, "  loaded %3lld%%  (%d of %d tensors)\n", static_cast<long long>(p.bytes_done * 100 / p.bytes_total),
-                     p.tensors_done, p.tensors_total);
+        std::fprintf(stderr, "  loaded %3lld%%  (%d of %d tensors)\n",
+                     static_cast<long long>(p.bytes_done * 100 / p.bytes_total), p.tensors_done, p.tensors_total);
       }
     };
     const gpt2::Weights w = gpt2::load_weights(weights_path, lo);
@@ -111,7 +117,8 @@ int main(int argc, char** argv) {
 
     if (!write_dir.empty()) {
       gpt2::ReferenceLogits out;
-      out.tokens = tokens.empty() ? gpt2::default_prompt(static_cast<int>(std::min<int64_t>(prompt_len, w.config.n_ctx)), w.config.vocab)
+      out.tokens = tokens.empty() ? gpt2::default_prompt(
+                                        static_cast<int>(std::min<int64_t>(prompt_len, w.config.n_ctx)), w.config.vocab)
                                   : tokens;
       out.vocab = w.config.vocab;
       const std::vector<double> logits = model.forward(out.tokens);
@@ -138,7 +145,9 @@ int main(int argc, char** argv) {
                 static_cast<long long>(c.max_position), static_cast<long long>(c.max_token));
     std::printf("  greedy token equal  at %d of %d positions\n", c.top1_equal, c.positions);
     const bool pass = c.finite && c.rel_l2 <= tol;
-    std::printf("%s\n", pass ? "PASS" : c.finite ? "FAIL: the error is above --tol" : "FAIL: NaN or infinity in the logits");
+    std::printf("%s\n", pass       ? "PASS"
+                        : c.finite ? "FAIL: the error is above --tol"
+                                   : "FAIL: NaN or infinity in the logits");
     return pass ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpt2_cpu_check: %s\n", e.what());

@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
   wb::cli::conventions(app);
   app.add_option("--config", config_text, "tiny | 124M | 355M | 774M | 1.5B | L=..,C=..,H=..,V=..,P=.. (required)");
   app.add_option("--seed", seed, "seed of the random values (default 1)")->transform(wb::cli::whole_number(0));
-  app.add_option("--dtype", dtype_text, "f32 | bf16 | f16 (default f32)")->transform(wb::cli::one_of({"f32", "bf16", "f16"}));
+  app.add_option("--dtype", dtype_text, "f32 | bf16 | f16 (default f32)")
+      ->transform(wb::cli::one_of({"f32", "bf16", "f16"}));
   app.add_option("--out", out, "the file to write (required; never replaced without --force)");
   app.add_flag("--no-prefix", no_prefix, "names without 'transformer.' (wte.weight, h.0...)");
   app.add_flag("--untied", untied, "also write lm_head.weight, a copy of wte.weight");
@@ -30,7 +31,8 @@ int main(int argc, char** argv) {
   app.add_flag("--force", force, "replace --out if it exists");
   try {
     if (!wb::cli::parse(app, argc, argv)) return 0;
-    if (config_text.empty()) throw wb::UsageError("--config is required: tiny, 124M, 355M, 774M, 1.5B or L=..,C=..,H=..,V=..,P=..");
+    if (config_text.empty())
+      throw wb::UsageError("--config is required: tiny, 124M, 355M, 774M, 1.5B or L=..,C=..,H=..,V=..,P=..");
     if (out.empty()) throw wb::UsageError("--out is required: the file to write");
 
     gpt2::Config config;
@@ -44,9 +46,12 @@ int main(int argc, char** argv) {
     o.prefix = !no_prefix;
     o.untied = untied;
     o.gpt2_affine = gpt2_affine;
-    if (dtype_text == "f32") o.dtype = safetensors::Dtype::F32;
-    else if (dtype_text == "bf16") o.dtype = safetensors::Dtype::BF16;
-    else o.dtype = safetensors::Dtype::F16;
+    if (dtype_text == "f32")
+      o.dtype = safetensors::Dtype::F32;
+    else if (dtype_text == "bf16")
+      o.dtype = safetensors::Dtype::BF16;
+    else
+      o.dtype = safetensors::Dtype::F16;
 
     std::error_code ec;
     if (fs::exists(out, ec) && !force && !fs::is_directory(out, ec)) {

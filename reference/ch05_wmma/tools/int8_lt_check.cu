@@ -12,7 +12,9 @@
 //
 // Not part of the chapter build (tools/ is not globbed). Build from the repository root:
 //
-//   nvcc -std=c++20 -O2 -arch=sm_90 -I harness -I chapters/ch05_wmma -I reference/ch05_wmma reference/ch05_wmma/tools/int8_lt_check.cu reference/ch05_wmma/cublaslt_int8.cu harness/runtime/errors.cu -lcublasLt -lcublas -o int8_lt_check
+//   nvcc -std=c++20 -O2 -arch=sm_90 -I harness -I chapters/ch05_wmma -I reference/ch05_wmma
+//   reference/ch05_wmma/tools/int8_lt_check.cu reference/ch05_wmma/cublaslt_int8.cu harness/runtime/errors.cu
+//   -lcublasLt -lcublas -o int8_lt_check
 //
 // (one line; -arch=sm_80 for an A100, or -arch=native.) Run ./int8_lt_check; exit status 0 when every
 // check passed, 1 when one failed, 2 on a CUDA or cuBLAS error.
@@ -47,7 +49,7 @@ struct Rng {
     return z ^ (z >> 31);
   }
   int8_t i8() { return static_cast<int8_t>(next() & 0xFF); }  // uniform on [-128, 127]
-  int32_t i32_within(int32_t bound) {                          // uniform on [-bound, bound]
+  int32_t i32_within(int32_t bound) {                         // uniform on [-bound, bound]
     return static_cast<int32_t>(static_cast<int64_t>(next() % (2 * uint64_t(bound) + 1)) - bound);
   }
 };
@@ -55,10 +57,14 @@ struct Rng {
 enum class Fill { Random, AllMin, AllMax, MinTimesMax };
 const char* fill_name(Fill f) {
   switch (f) {
-    case Fill::Random: return "random";
-    case Fill::AllMin: return "all -128";
-    case Fill::AllMax: return "all 127";
-    case Fill::MinTimesMax: return "A -128, B 127";
+    case Fill::Random:
+      return "random";
+    case Fill::AllMin:
+      return "all -128";
+    case Fill::AllMax:
+      return "all 127";
+    case Fill::MinTimesMax:
+      return "A -128, B 127";
   }
   return "?";
 }
@@ -69,9 +75,18 @@ void fill_inputs(Fill f, Rng& rng, std::vector<int8_t>& a, std::vector<int8_t>& 
       for (auto& v : a) v = rng.i8();
       for (auto& v : b) v = rng.i8();
       break;
-    case Fill::AllMin: std::fill(a.begin(), a.end(), int8_t(-128)); std::fill(b.begin(), b.end(), int8_t(-128)); break;
-    case Fill::AllMax: std::fill(a.begin(), a.end(), int8_t(127)); std::fill(b.begin(), b.end(), int8_t(127)); break;
-    case Fill::MinTimesMax: std::fill(a.begin(), a.end(), int8_t(-128)); std::fill(b.begin(), b.end(), int8_t(127)); break;
+    case Fill::AllMin:
+      std::fill(a.begin(), a.end(), int8_t(-128));
+      std::fill(b.begin(), b.end(), int8_t(-128));
+      break;
+    case Fill::AllMax:
+      std::fill(a.begin(), a.end(), int8_t(127));
+      std::fill(b.begin(), b.end(), int8_t(127));
+      break;
+    case Fill::MinTimesMax:
+      std::fill(a.begin(), a.end(), int8_t(-128));
+      std::fill(b.begin(), b.end(), int8_t(127));
+      break;
   }
 }
 
@@ -93,8 +108,8 @@ struct Offsets {
 
 // One case: D = A * B (+ C) on fresh device buffers, every element (or `samples` random
 // ones, plus the corners) compared with the int64 reference.
-void check(int M, int N, int K, Fill fill, bool with_C, bool prepare, int samples, cudaStream_t stream,
-           uint64_t seed, Offsets off = {}, const char* note = "") {
+void check(int M, int N, int K, Fill fill, bool with_C, bool prepare, int samples, cudaStream_t stream, uint64_t seed,
+           Offsets off = {}, const char* note = "") {
   Rng rng{seed};
   std::vector<int8_t> a(size_t(M) * K), b(size_t(K) * N);
   fill_inputs(fill, rng, a, b);
@@ -283,8 +298,8 @@ int main() {
     struct Shape {
       int M, N, K, samples;
     };
-    const Shape shapes[] = {{1, 1, 1, 0},       {17, 33, 65, 0},     {128, 256, 64, 0},
-                            {255, 257, 263, 0}, {1000, 1000, 3, 0},  {4096, 4096, 4096, 4096}};
+    const Shape shapes[] = {{1, 1, 1, 0},       {17, 33, 65, 0},    {128, 256, 64, 0},
+                            {255, 257, 263, 0}, {1000, 1000, 3, 0}, {4096, 4096, 4096, 4096}};
     uint64_t seed = 1;
     for (const Shape& s : shapes) {
       // First call of a shape without prepare: the arrangement happens inline.

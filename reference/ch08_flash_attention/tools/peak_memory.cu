@@ -48,8 +48,10 @@ __global__ void fill_kernel(T* p, size_t n, uint32_t seed) {
     h *= 2246822519u;
     h ^= h >> 13;
     const float x = (static_cast<float>(h & 0xFFFFFF) + 0.5f) / 8388608.0f - 1.0f;
-    if constexpr (std::is_same_v<T, float>) p[i] = x;
-    else p[i] = __float2bfloat16_rn(x);
+    if constexpr (std::is_same_v<T, float>)
+      p[i] = x;
+    else
+      p[i] = __float2bfloat16_rn(x);
   }
 }
 
@@ -104,8 +106,10 @@ Row measure(const Impl& im, int B, int H, int S, int D) {
   if (scratch > 0) CUDA_CHECK(cudaMalloc(&work, scratch));
   for (int i = 0; i < 3; ++i) {
     const size_t n = qkvo / elem;
-    if (im.bf16_io) fill_kernel<<<1024, 256>>>(static_cast<bf16*>(bufs[i]), n, 17u * (i + 1));
-    else fill_kernel<<<1024, 256>>>(static_cast<float*>(bufs[i]), n, 17u * (i + 1));
+    if (im.bf16_io)
+      fill_kernel<<<1024, 256>>>(static_cast<bf16*>(bufs[i]), n, 17u * (i + 1));
+    else
+      fill_kernel<<<1024, 256>>>(static_cast<float*>(bufs[i]), n, 17u * (i + 1));
     WB_CHECK_LAUNCH();
   }
   try {
@@ -126,19 +130,23 @@ Row measure(const Impl& im, int B, int H, int S, int D) {
 int main(int argc, char** argv) {
   int64_t batch_arg = 1, heads_arg = 16, d_arg = 128, max_s_arg = 32768;
   std::string json_path;
-  CLI::App app("The device memory attention needs, unfused against fused, for S = 1024, 2048, ... --max-s "
-               "(Sq = Sk = S, no mask).", "ch08_memory");
+  CLI::App app(
+      "The device memory attention needs, unfused against fused, for S = 1024, 2048, ... --max-s "
+      "(Sq = Sk = S, no mask).",
+      "ch08_memory");
   wb::cli::conventions(app);
   app.add_option("--batch", batch_arg, "batch size B (default 1)")->transform(wb::cli::whole_number(1, 4096));
   app.add_option("--heads", heads_arg, "heads H (default 16)")->transform(wb::cli::whole_number(1, 4096));
-  app.add_option("--d", d_arg, "head size D: a multiple of 8 up to 128 (default 128)")->transform(wb::cli::whole_number(8, 128));
+  app.add_option("--d", d_arg, "head size D: a multiple of 8 up to 128 (default 128)")
+      ->transform(wb::cli::whole_number(8, 128));
   app.add_option("--max-s", max_s_arg, "the longest sequence, from 1024 (default 32768)")
       ->transform(wb::cli::whole_number(1024, 1 << 20));
   app.add_option("--json", json_path, "also write the rows to this file")->transform(wb::cli::not_empty());
   try {
     if (!wb::cli::parse(app, argc, argv)) return 0;
     if (d_arg % 8 != 0) {
-      throw wb::UsageError("--d: " + std::to_string(d_arg) + " is not a multiple of 8 (the kernels read rows in "
+      throw wb::UsageError("--d: " + std::to_string(d_arg) +
+                           " is not a multiple of 8 (the kernels read rows in "
                            "16-byte pieces); give 64 or 128, for example");
     }
     if (!json_path.empty()) {
@@ -155,8 +163,7 @@ int main(int argc, char** argv) {
   const int max_s = static_cast<int>(max_s_arg);
   const float scale = ch08::attention_scale(D);
   const std::vector<Impl> impls = {
-      {"cublas_unfused (BF16)", true,
-       [](int b, int h, int s) { return ch08::unfused::scratch_bytes_bf16(b, h, s, s); },
+      {"cublas_unfused (BF16)", true, [](int b, int h, int s) { return ch08::unfused::scratch_bytes_bf16(b, h, s, s); },
        [scale](void* q, void* k, void* v, void* o, float* lse, int b, int h, int s, int d, void* w) {
          ch08::unfused::attention_bf16(static_cast<const bf16*>(q), static_cast<const bf16*>(k),
                                        static_cast<const bf16*>(v), static_cast<bf16*>(o), lse, b, h, s, s, d, scale,

@@ -45,7 +45,8 @@ TEST(SgemmConfig, DefaultIsValidAndASweepCandidate) {
 TEST(SgemmConfig, InvalidCandidatesSayWhy) {
   auto problem = [](SgemmConfig c) { return std::string(sgemm_config_problem(c) ? sgemm_config_problem(c) : ""); };
   EXPECT_NE(problem({128, 128, 32, 64, 32, 8, 8, 256}).find("64 KB"), std::string::npos);
-  EXPECT_EQ(problem({256, 128, 16, 64, 64, 8, 16, 256}), "") << "49.7 KB: above the 48 KB default, allowed by opting in";
+  EXPECT_EQ(problem({256, 128, 16, 64, 64, 8, 16, 256}), "")
+      << "49.7 KB: above the 48 KB default, allowed by opting in";
   EXPECT_NE(problem({128, 128, 8, 64, 32, 8, 8, 256, 2}).find("pf"), std::string::npos);
   EXPECT_NE(problem({128, 128, 8, 32, 32, 4, 8, 512}).find("A's tile"), std::string::npos);
   EXPECT_NE(problem({128, 128, 8, 64, 32, 8, 8, 512}).find("warp tiles"), std::string::npos);
@@ -131,7 +132,8 @@ TEST(SgemmSpace, PerShapeWinnersForNearbyShapesTheOverallOneElsewhere) {
   EXPECT_EQ(from_tune(*t.overall), best) << "what a far shape runs";
   EXPECT_FALSE(wb::tune::read_tuned(text, "f.json", wb::tune::gpu_key("NVIDIA A100-SXM4-80GB", 8, 0), s).has_entry);
   // A winner this build does not compile makes the file unusable, named in the message.
-  const std::string bad = file_with(key, {{wb::Shape{{"M", 64}, {"N", 64}, {"K", 64}}, {96, 96, 8, 48, 24, 8, 8, 256}}}, nullptr);
+  const std::string bad =
+      file_with(key, {{wb::Shape{{"M", 64}, {"N", 64}, {"K", 64}}, {96, 96, 8, 48, 24, 8, 8, 256}}}, nullptr);
   try {
     wb::tune::read_tuned(bad, "configs/ch04_sgemm.json", key, s);
     ADD_FAILURE() << "accepted a configuration that is not compiled";

@@ -8,7 +8,8 @@ namespace ch04 {
 
 std::string SgemmConfig::name() const {
   return std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + "_w" + std::to_string(wm) + "x" +
-         std::to_string(wn) + "_t" + std::to_string(tm) + "x" + std::to_string(tn) + "_n" + std::to_string(threads) + (pf ? "_pf" : "");
+         std::to_string(wn) + "_t" + std::to_string(tm) + "x" + std::to_string(tn) + "_n" + std::to_string(threads) +
+         (pf ? "_pf" : "");
 }
 
 namespace {

@@ -66,19 +66,19 @@ inline constexpr SgemmConfig kSgemmDefault = {128, 128, 8, 64, 32, 8, 8, 256};
 // (solutions/ch04_tiled_gemm/v8_configs.cu); the invalid ones stay in the list so the
 // sweep shows why they cannot be built.
 inline constexpr SgemmConfig kSgemmCandidates[] = {
-    {128, 128, 8, 64, 32, 8, 8, 256},    // the default: 8 warps of 64x32, 8x8 per thread
-    {128, 128, 8, 32, 64, 8, 8, 256},    // the warps laid out the other way
-    {128, 128, 16, 64, 32, 8, 8, 256},   // BK = 16: half the barriers per FMA
+    {128, 128, 8, 64, 32, 8, 8, 256},   // the default: 8 warps of 64x32, 8x8 per thread
+    {128, 128, 8, 32, 64, 8, 8, 256},   // the warps laid out the other way
+    {128, 128, 16, 64, 32, 8, 8, 256},  // BK = 16: half the barriers per FMA
     {128, 128, 16, 32, 64, 8, 8, 256},
-    {128, 64, 8, 64, 32, 8, 8, 128},     // half the block: more blocks for small grids
+    {128, 64, 8, 64, 32, 8, 8, 128},  // half the block: more blocks for small grids
     {128, 64, 16, 64, 32, 8, 8, 128},
     {64, 128, 8, 32, 64, 8, 8, 128},
     {64, 128, 16, 32, 64, 8, 8, 128},
-    {128, 128, 8, 64, 64, 8, 16, 128},   // 4 warps, 128 accumulators per thread
+    {128, 128, 8, 64, 64, 8, 16, 128},  // 4 warps, 128 accumulators per thread
     {128, 128, 16, 64, 64, 16, 8, 128},
-    {64, 64, 16, 32, 32, 4, 8, 128},     // small tiles: many blocks, less reuse
+    {64, 64, 16, 32, 32, 4, 8, 128},  // small tiles: many blocks, less reuse
     {64, 64, 8, 32, 32, 8, 4, 128},
-    {256, 128, 8, 64, 64, 8, 16, 256},   // large tiles: most reuse, fewest blocks
+    {256, 128, 8, 64, 64, 8, 16, 256},  // large tiles: most reuse, fewest blocks
     {128, 256, 8, 64, 64, 16, 8, 256},
     {256, 128, 16, 64, 64, 8, 16, 256},  // 49.7 KB of shared memory: opts in above 48 KB
     {128, 256, 16, 64, 64, 16, 8, 256},
@@ -91,11 +91,11 @@ inline constexpr SgemmConfig kSgemmCandidates[] = {
     {128, 256, 16, 32, 64, 8, 8, 512},
     {128, 256, 16, 32, 128, 16, 8, 256},
     {128, 256, 16, 64, 64, 8, 16, 256},
-    {128, 128, 32, 64, 32, 8, 8, 256},   // invalid: 66.5 KB of shared memory
-    {128, 128, 8, 32, 32, 4, 8, 512},    // invalid: A's 256 float4 over 512 threads
-    {128, 128, 8, 64, 32, 8, 8, 512},    // invalid: 8 warp tiles for 16 warps
-    {128, 128, 8, 32, 32, 4, 4, 512},    // invalid: 64 thread tiles per warp tile
-    {256, 256, 8, 128, 64, 16, 16, 256}, // invalid: 256 accumulators per thread
+    {128, 128, 32, 64, 32, 8, 8, 256},    // invalid: 66.5 KB of shared memory
+    {128, 128, 8, 32, 32, 4, 8, 512},     // invalid: A's 256 float4 over 512 threads
+    {128, 128, 8, 64, 32, 8, 8, 512},     // invalid: 8 warp tiles for 16 warps
+    {128, 128, 8, 32, 32, 4, 4, 512},     // invalid: 64 thread tiles per warp tile
+    {256, 256, 8, 128, 64, 16, 16, 256},  // invalid: 256 accumulators per thread
 };
 
 // v8's space: configs/ch04_sgemm.json.

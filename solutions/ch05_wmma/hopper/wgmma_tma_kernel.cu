@@ -68,22 +68,22 @@ using namespace wb::sm90;  // the PTX wrappers (harness/device/sm90.cuh)
 using wb::ptx::smem_u32;
 
 constexpr int kBM = 128, kBN = 256, kBK = 64;
-constexpr int kConsumers = 2;                          // consumer warpgroups, 64 rows each
-constexpr int kThreads = (1 + kConsumers) * 128;       // + the producer warpgroup
-constexpr int kBoxN = 64;                              // columns of B per TMA box (128 bytes)
-constexpr int kABytes = kBM * kBK * 2;                 // 16 KB per stage
-constexpr int kBBoxBytes = kBK * kBoxN * 2;            // 8 KB
-constexpr int kBBytes = kBK * kBN * 2;                 // 32 KB per stage
+constexpr int kConsumers = 2;                     // consumer warpgroups, 64 rows each
+constexpr int kThreads = (1 + kConsumers) * 128;  // + the producer warpgroup
+constexpr int kBoxN = 64;                         // columns of B per TMA box (128 bytes)
+constexpr int kABytes = kBM * kBK * 2;            // 16 KB per stage
+constexpr int kBBoxBytes = kBK * kBoxN * 2;       // 8 KB
+constexpr int kBBytes = kBK * kBN * 2;            // 32 KB per stage
 // The output tile staged for a TMA store (16-bit outputs without C): 4 boxes of 64 columns
 // per consumer warpgroup, each 64 rows x 128 bytes, in the same 128-byte swizzle as B.
-constexpr int kDBoxBytes = 64 * 128;                   // 8 KB
+constexpr int kDBoxBytes = 64 * 128;                           // 8 KB
 constexpr int kDBytes = kConsumers * (kBN / 64) * kDBoxBytes;  // 64 KB
 // Stages of the A/B pipeline: 4 with the register epilogue; 3 when the output tile needs
 // its 64 KB (4 x 48 + 64 KB would not fit in the 227 KB a block may use).
 template <bool kTmaStore>
 constexpr int kStagesOf = kTmaStore ? 3 : 4;
 template <bool kTmaStore>
-constexpr int kSmemBytesOf = kStagesOf<kTmaStore> * (kABytes + kBBytes) + (kTmaStore ? kDBytes : 0) + 1024;  // + align
+constexpr int kSmemBytesOf = kStagesOf<kTmaStore>*(kABytes + kBBytes) + (kTmaStore ? kDBytes : 0) + 1024;  // + align
 constexpr int kGroupM = 8;
 static_assert(kBM == 64 * kConsumers, "each consumer warpgroup owns 64 rows");
 static_assert(kBK * 2 == 128, "one A row per 128-byte swizzle row");
@@ -109,8 +109,7 @@ __device__ __forceinline__ void wgmma_m64n256k16_bf16(float (&d)[128], uint64_t 
       "},\n"
       "%128, %129, p, 1, 1, 0, 1;\n"
       "}\n"
-      :
-        WB_WGMMA_D128(d)
+      : WB_WGMMA_D128(d)
       : "l"(desc_a), "l"(desc_b), "r"(1));
 }
 
@@ -132,14 +131,15 @@ __device__ __forceinline__ void wgmma_m64n256k16_f16(float (&d)[128], uint64_t d
       "},\n"
       "%128, %129, p, 1, 1, 0, 1;\n"
       "}\n"
-      :
-        WB_WGMMA_D128(d)
+      : WB_WGMMA_D128(d)
       : "l"(desc_a), "l"(desc_b), "r"(1));
 }
 template <class In>
 __device__ __forceinline__ void wgmma_step(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
-  if constexpr (std::is_same_v<In, __nv_bfloat16>) wgmma_m64n256k16_bf16(d, desc_a, desc_b);
-  else wgmma_m64n256k16_f16(d, desc_a, desc_b);
+  if constexpr (std::is_same_v<In, __nv_bfloat16>)
+    wgmma_m64n256k16_bf16(d, desc_a, desc_b);
+  else
+    wgmma_m64n256k16_f16(d, desc_a, desc_b);
 }
 
 // Two accumulators rounded to a 16-bit pair, stored to shared memory at `addr`.
@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #if defined(CH05_SM90A)
   constexpr int kStages = kStagesOf<kTmaStore>;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
-  __shared__ __align__(8) uint64_t full_bar[4], empty_bar[4];  // kStages of each are used
+  __shared__ __align__(8) uint64_t full_bar[4], empty_bar[4];   // kStages of each are used
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;  // the 128 B swizzle repeats every 1024 bytes
   auto a_stage = [&](int s) { return base + uint32_t(s * kABytes); };
   auto b_stage = [&](int s) { return base + uint32_t(kStages * kABytes + s * kBBytes); };
@@ -343,8 +343,7 @@ int sm_count() {
 }
 
 template <class In, class Out, bool kTmaStore>
-void launch_with(const MapCache<In>& maps, int M, int N, int K, const Out* C, Out* D,
-                 cudaStream_t stream) {
+void launch_with(const MapCache<In>& maps, int M, int N, int K, const Out* C, Out* D, cudaStream_t stream) {
   auto* kernel = &wgmma_tma_kernel<In, Out, kTmaStore>;
   constexpr int smem = kSmemBytesOf<kTmaStore>;
   static const bool raised = [&] {
@@ -398,7 +397,9 @@ void gemm(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, c
 
 template void gemm<__half, float>(int, int, int, const __half*, const __half*, const float*, float*, cudaStream_t);
 template void gemm<__half, __half>(int, int, int, const __half*, const __half*, const __half*, __half*, cudaStream_t);
-template void gemm<__nv_bfloat16, float>(int, int, int, const __nv_bfloat16*, const __nv_bfloat16*, const float*, float*, cudaStream_t);
-template void gemm<__nv_bfloat16, __nv_bfloat16>(int, int, int, const __nv_bfloat16*, const __nv_bfloat16*, const __nv_bfloat16*, __nv_bfloat16*, cudaStream_t);
+template void gemm<__nv_bfloat16, float>(int, int, int, const __nv_bfloat16*, const __nv_bfloat16*, const float*,
+                                         float*, cudaStream_t);
+template void gemm<__nv_bfloat16, __nv_bfloat16>(int, int, int, const __nv_bfloat16*, const __nv_bfloat16*,
+                                                 const __nv_bfloat16*, __nv_bfloat16*, cudaStream_t);
 
 }  // namespace ch05::solution::hopper

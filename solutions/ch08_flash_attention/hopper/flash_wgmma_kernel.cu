@@ -79,17 +79,17 @@ using wb::ptx::smem_u32;
 
 template <int kD_>
 struct WgCfg {
-  static constexpr int kD = kD_;          // the head size the kernel computes: 64 or 128
-  static constexpr int kBr = 128;         // query rows per block: 64 per consumer warpgroup
-  static constexpr int kBc = 128;         // keys per tile: the N of S = Q K^T
-  static constexpr int kStages = 2;       // K and V tiles in flight
+  static constexpr int kD = kD_;     // the head size the kernel computes: 64 or 128
+  static constexpr int kBr = 128;    // query rows per block: 64 per consumer warpgroup
+  static constexpr int kBc = 128;    // keys per tile: the N of S = Q K^T
+  static constexpr int kStages = 2;  // K and V tiles in flight
   static constexpr int kConsumers = 2;
   static constexpr int kThreads = 128 * (1 + kConsumers);
   static constexpr int kBoxes = kD / 64;  // 64-column boxes per row
   static constexpr int kQBoxBytes = kBr * 128;
   static constexpr int kKVBoxBytes = kBc * 128;
   static constexpr int kQBytes = kBoxes * kQBoxBytes;
-  static constexpr int kKVBytes = kBoxes * kKVBoxBytes;  // one stage of K, or of V
+  static constexpr int kKVBytes = kBoxes * kKVBoxBytes;                       // one stage of K, or of V
   static constexpr int kSmemBytes = kQBytes + 2 * kStages * kKVBytes + 1024;  // + the alignment slack
   static_assert(kD == 64 || kD == 128, "head sizes the wgmma shapes below cover");
 };
@@ -102,15 +102,17 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
 
 template <int kD>
 __device__ __forceinline__ void wgmma_pv(float (&acc_o)[kD / 2], const uint32_t (&a)[4], uint64_t desc_v) {
-  if constexpr (kD == 128) wgmma_rs_m64n128k16(acc_o, a, desc_v);
-  else wgmma_rs_m64n64k16(acc_o, a, desc_v);
+  if constexpr (kD == 128)
+    wgmma_rs_m64n128k16(acc_o, a, desc_v);
+  else
+    wgmma_rs_m64n64k16(acc_o, a, desc_v);
 }
 
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     flash_wgmma_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
-                       const __grid_constant__ CUtensorMap map_v, bf16* __restrict__ o, float* __restrict__ lse,
-                       int Sq, int Sk, int D, float scale, float scale_log2, bool causal) {
+                       const __grid_constant__ CUtensorMap map_v, bf16* __restrict__ o, float* __restrict__ lse, int Sq,
+                       int Sk, int D, float scale, float scale_log2, bool causal) {
 #if defined(CH08_SM90A)
   constexpr int kBr = Cfg::kBr, kBc = Cfg::kBc, kD = Cfg::kD, kStages = Cfg::kStages;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -186,8 +188,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   setmaxnreg_inc<240>();
   const int cw = warpgroup - 1, warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, qd = lane % 4;
-  const int wg_row0 = q0 + cw * 64;                         // the warpgroup's first row
-  const int row_lo = wg_row0 + warp * 16 + g, row_hi = row_lo + 8;  // this lane's two rows
+  const int wg_row0 = q0 + cw * 64;                                     // the warpgroup's first row
+  const int row_lo = wg_row0 + warp * 16 + g, row_hi = row_lo + 8;      // this lane's two rows
   const int last_lo = causal ? min(row_lo + Sk - Sq, Sk - 1) : Sk - 1;  // the last key each may see
   const int last_hi = causal ? min(row_hi + Sk - Sq, Sk - 1) : Sk - 1;
 
@@ -331,14 +333,14 @@ CUtensorMap make_head_map(const bf16* base, int D, int S, int heads, int rows) {
   const cuuint64_t strides[2] = {cuuint64_t(D) * sizeof(bf16), cuuint64_t(S) * D * sizeof(bf16)};  // bytes
   const cuuint32_t box[3] = {64, cuuint32_t(rows), 1};
   const cuuint32_t element_strides[3] = {1, 1, 1};
-  const CUresult r = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<bf16*>(base), dims,
-                                          strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r =
+      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<bf16*>(base), dims, strides, box,
+                           element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     throw std::runtime_error("v7_flash_wgmma_tma: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) +
-                             ") for a (" + std::to_string(heads) + ", " + std::to_string(S) + ", " +
-                             std::to_string(D) + ") tensor");
+                             ") for a (" + std::to_string(heads) + ", " + std::to_string(S) + ", " + std::to_string(D) +
+                             ") tensor");
   }
   return map;
 }
@@ -361,8 +363,8 @@ void launch(const MapCache& maps, bf16* o, float* lse, int heads, int Sq, int Sk
   (void)raised;
   const float scale_log2 = scale * 1.4426950408889634f;  // log2(e)
   const dim3 grid(ceil_div(Sq, Cfg::kBr), heads);
-  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(maps.map_q, maps.map_k, maps.map_v, o, lse, Sq, Sk, D,
-                                                           scale, scale_log2, causal);
+  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(maps.map_q, maps.map_k, maps.map_v, o, lse, Sq, Sk, D, scale,
+                                                           scale_log2, causal);
   WB_CHECK_LAUNCH();
 }
 
@@ -380,8 +382,10 @@ void attention_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o, float*
     cache.map_v = make_head_map(v, D, Sk, heads, WgCfg<128>::kBc);
     cache.q = q, cache.k = k, cache.v = v, cache.heads = heads, cache.Sq = Sq, cache.Sk = Sk, cache.D = D;
   }
-  if (D <= 64) launch<WgCfg<64>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
-  else launch<WgCfg<128>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
+  if (D <= 64)
+    launch<WgCfg<64>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
+  else
+    launch<WgCfg<128>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
 }
 
 }  // namespace ch08::solution::hopper

@@ -12,11 +12,11 @@
 namespace ch08::solution::hopper {
 
 // The accumulators' places in the asm templates below: "%0, ..., %31" or "%0, ..., %63".
-#define WB_ACC32                                                                \
+#define WB_ACC32                                                           \
   "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define WB_ACC64                                                                  \
-  WB_ACC32                                                                        \
+#define WB_ACC64                                                                       \
+  WB_ACC32                                                                             \
   ", %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
   "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 
@@ -28,13 +28,11 @@ __device__ __forceinline__ void wgmma_ss_m64n128k16(float (&d)[64], uint64_t des
       ".reg .pred p;\n"
       "setp.ne.b32 p, %66, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16\n"
-      "{"
-      WB_ACC64
+      "{" WB_ACC64
       "},\n"
       "%64, %65, p, 1, 1, 0, 0;\n"
       "}\n"
-      :
-        WB_WGMMA_D64(d)
+      : WB_WGMMA_D64(d)
       : "l"(desc_a), "l"(desc_b), "r"(int(accumulate)));
 }
 
@@ -46,13 +44,11 @@ __device__ __forceinline__ void wgmma_rs_m64n128k16(float (&d)[64], const uint32
       ".reg .pred p;\n"
       "setp.ne.b32 p, %69, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16\n"
-      "{"
-      WB_ACC64
+      "{" WB_ACC64
       "},\n"
       "{%64, %65, %66, %67}, %68, p, 1, 1, 1;\n"
       "}\n"
-      :
-        WB_WGMMA_D64(d)
+      : WB_WGMMA_D64(d)
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
 }
 
@@ -64,13 +60,11 @@ __device__ __forceinline__ void wgmma_rs_m64n64k16(float (&d)[32], const uint32_
       ".reg .pred p;\n"
       "setp.ne.b32 p, %37, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16\n"
-      "{"
-      WB_ACC32
+      "{" WB_ACC32
       "},\n"
       "{%32, %33, %34, %35}, %36, p, 1, 1, 1;\n"
       "}\n"
-      :
-        WB_WGMMA_D32(d, 0)
+      : WB_WGMMA_D32(d, 0)
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1));
 }
 

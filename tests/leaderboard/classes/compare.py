@@ -36,7 +36,7 @@ def original_files(rev, klass):
         path = path.decode()
         if kind != b"blob" or mode not in (b"100644", b"100755"):
             raise SystemExit("compare: %s at %s is not a plain file (%s)" % (path, rev, mode.decode()))
-        out[path[len(root):]] = git("show", "%s:%s" % (rev, path))
+        out[path[len(root) :]] = git("show", "%s:%s" % (rev, path))
     return out
 
 
@@ -75,8 +75,10 @@ def main(argv):
                     continue
                 differences += 1
             same = sum(1 for p in old if new.get(p) == old[p])
-            print("%s class: %d of %d files identical to %s (%d students)" % (
-                klass, same, len(old), rev, len({p.split(os.sep)[0] for p in old})))
+            print(
+                "%s class: %d of %d files identical to %s (%d students)"
+                % (klass, same, len(old), rev, len({p.split(os.sep)[0] for p in old}))
+            )
     print("every file identical" if not differences else "%d difference(s)" % differences)
     return 0 if not differences else 1
 

@@ -24,7 +24,7 @@ from wb_leaderboard import classes, history  # noqa: E402
 
 LB_TESTS = os.path.join(REPO, "tests", "leaderboard")
 RESULTS = os.path.join(LB_TESTS, "results")
-TRUSTED = os.path.join(RESULTS, "trusted-ch01.json")        # a baseline of schema 2 (older, still read)
+TRUSTED = os.path.join(RESULTS, "trusted-ch01.json")  # a baseline of schema 2 (older, still read)
 TRUSTED_V3 = os.path.join(RESULTS, "trusted-ch01-v3.json")  # the same baseline as the benchmark writes it now
 DECODER = os.path.join(LB_TESTS, "decoder")
 FIXTURE_EXPECT = os.path.join(LB_TESTS, "fixture-expected.json")
@@ -82,15 +82,14 @@ def captured(fn, *args, **kwargs):
 def record(history_path, key_path, entry, run_id, gpu="NVIDIA H100 80GB HBM3", sandbox="bubblewrap"):
     """Records one entry folder as a local run does (against the recorded baseline); the verdict line."""
     key = history.load_key(key_path, create=True)
-    return history.record_entry(history_path, key, entry, run_id, gpu, "GPU-x", sandbox, "test", "",
-                                trusted=trusted())
+    return history.record_entry(history_path, key, entry, run_id, gpu, "GPU-x", sandbox, "test", "", trusted=trusted())
 
 
 # A toolchain that plays the GPU machine: nvidia-smi lists one GPU, and cmake "builds" programs
 # that behave as markers in a student's files say ("FAKE: <behaviour>"): compile-error, crash,
 # hang, wrong, slow, cached, forge (a second results document). Enough to run the leaderboard
 # end to end without a GPU or a compiler. (sleep: its tests take two minutes.)
-FAKE_CMAKE = r'''import json, os, re, sys
+FAKE_CMAKE = r"""import json, os, re, sys
 args = sys.argv[1:]
 if args[0] != "--build":
     build = args[args.index("-B") + 1]
@@ -124,9 +123,9 @@ for t in targets:
         f.write(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake-program")).read())
     os.chmod(path, 0o755)
 print("[%d/%d] built %s" % (len(targets), len(targets), " ".join(targets)))
-'''
+"""
 
-FAKE_PROGRAM = r'''import json, os, sys, time
+FAKE_PROGRAM = r"""import json, os, sys, time
 args = sys.argv[1:]
 if KIND == "other":
     sys.exit(0)
@@ -174,7 +173,7 @@ doc = {"schema_version": 3, "program": "ch01_bench", "kind": "benchmark", "date"
 with open(out, "w") as f:
     f.write(json.dumps(doc) + ("\n" + json.dumps(doc) if "forge" in MARKS else ""))
 print("kernel-workbook: seed 4343")
-'''
+"""
 
 
 def fake_toolchain(folder):
@@ -182,9 +181,12 @@ def fake_toolchain(folder):
     The programs run with this very Python."""
     bin_dir = os.path.join(folder, "fake-bin")
     os.makedirs(bin_dir)
-    files = {"cmake": "#!%s\n" % sys.executable + FAKE_CMAKE, "fake-program": FAKE_PROGRAM,
-             "nvidia-smi": "#!/bin/sh\necho '0, GPU-00000000-fake, 9.0, Fake GPU 80GB'\n",
-             "ninja": "#!/bin/sh\nexit 0\n"}
+    files = {
+        "cmake": "#!%s\n" % sys.executable + FAKE_CMAKE,
+        "fake-program": FAKE_PROGRAM,
+        "nvidia-smi": "#!/bin/sh\necho '0, GPU-00000000-fake, 9.0, Fake GPU 80GB'\n",
+        "ninja": "#!/bin/sh\nexit 0\n",
+    }
     for name, text in files.items():
         with open(os.path.join(bin_dir, name), "w") as f:
             f.write(text)
@@ -212,9 +214,9 @@ def fake_class(folder, students):
 FAKE_SLURM = {
     # sbatch: keeps its arguments, answers the next job id (from 77 on).
     "sbatch": '#!/bin/sh\nd=$(dirname "$0")\nn=$(cat "$d/next" 2>/dev/null || echo 77)\n'
-              'printf "%s\\n" "$@" > "$d/sbatch.$n.args"\necho $((n + 1)) > "$d/next"\n'
-              '[ -f "$d/sbatch.refuses" ] && { echo "sbatch: error: Invalid partition" >&2; exit 1; }\n'
-              'echo "$n;cluster"\n',
+    'printf "%s\\n" "$@" > "$d/sbatch.$n.args"\necho $((n + 1)) > "$d/next"\n'
+    '[ -f "$d/sbatch.refuses" ] && { echo "sbatch: error: Invalid partition" >&2; exit 1; }\n'
+    'echo "$n;cluster"\n',
     # sacct: the states the test wrote into sacct.out; scontrol: knows nothing.
     "sacct": '#!/bin/sh\ncat "$(dirname "$0")/sacct.out" 2>/dev/null\nexit 0\n',
     "scontrol": "#!/bin/sh\nexit 1\n",
@@ -234,9 +236,16 @@ def run_job(run_dir, task, array, env=None):
     """What Slurm does on a node: tools/leaderboard/slurm-job.sh RUN for one task of an array.
     (exit code, output)."""
     import subprocess
-    p = subprocess.run([os.path.join(TOOL, "slurm-job.sh"), run_dir], capture_output=True, text=True, timeout=600,
-                       env=dict(env or os.environ, SLURM_ARRAY_TASK_ID=str(task), SLURM_ARRAY_JOB_ID=str(array),
-                                SLURM_CPUS_PER_TASK="2"))
+
+    p = subprocess.run(
+        [os.path.join(TOOL, "slurm-job.sh"), run_dir],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(
+            env or os.environ, SLURM_ARRAY_TASK_ID=str(task), SLURM_ARRAY_JOB_ID=str(array), SLURM_CPUS_PER_TASK="2"
+        ),
+    )
     return p.returncode, p.stdout + p.stderr
 
 
@@ -265,6 +274,7 @@ def fake_machine(test):
             else:
                 os.environ[k] = v
         tempfile.tempdir = None
+
     test.addCleanup(restore)
     os.environ["PATH"] = test.bin + os.pathsep + os.environ["PATH"]
     os.environ["TMPDIR"] = test.work_parent

@@ -31,12 +31,14 @@ class Atomic(unittest.TestCase):
         def fill(tmp):
             with open(os.path.join(tmp, "x.log"), "w") as f:
                 f.write("x")
+
         A.publish_folder(dest, fill)
         self.assertEqual(os.listdir(dest), ["x.log"])
 
         def half(tmp):
             fill(tmp)
             raise OSError("disk full")
+
         other = os.path.join(self.tmp, "made", "other")
         with self.assertRaises(OSError):
             A.publish_folder(other, half)

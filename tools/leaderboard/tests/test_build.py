@@ -22,8 +22,9 @@ class Builds(unittest.TestCase):
         self.box = Sandbox("/nonexistent")
 
     def repository_build(self):
-        return B.repository_build(self.src, self.build, "ch01", ["ch01_tests", "ch01_bench"], [], "c0ffee", 2,
-                                  self.log, self.tmp)
+        return B.repository_build(
+            self.src, self.build, "ch01", ["ch01_tests", "ch01_bench"], [], "c0ffee", 2, self.log, self.tmp
+        )
 
     def entry(self, name, marker):
         subs = fake_class(os.path.join(self.tmp, "class-" + name), {name: marker})
@@ -32,8 +33,9 @@ class Builds(unittest.TestCase):
 
     def test_the_repository_build(self):
         self.assertTrue(self.repository_build())
-        self.assertEqual(sorted(os.listdir(os.path.join(self.build, "bin"))),
-                         ["ch01_bench", "ch01_tests", "devicequery"])
+        self.assertEqual(
+            sorted(os.listdir(os.path.join(self.build, "bin"))), ["ch01_bench", "ch01_tests", "devicequery"]
+        )
         with open(os.path.join(self.src, "chapters", "ch01_indexing", "ex1_vector_add.cu"), "a") as f:
             f.write("// FAKE: compile-error\n")
         self.assertFalse(self.repository_build())
@@ -63,13 +65,22 @@ class Builds(unittest.TestCase):
     def test_a_program_the_build_did_not_make_fails_the_build(self):
         self.assertTrue(self.repository_build())
         entry = self.entry("carol", None)
-        rc = B.student_build(self.box, os.path.dirname(self.src), entry, "ch01_indexing", ["ch01_tests", "ch01_bench"],
-                             2, 30, env=["X=1"])
+        rc = B.student_build(
+            self.box,
+            os.path.dirname(self.src),
+            entry,
+            "ch01_indexing",
+            ["ch01_tests", "ch01_bench"],
+            2,
+            30,
+            env=["X=1"],
+        )
         self.assertEqual(rc, 0)
         with open(os.path.join(self.bin, "cmake"), "a") as f:
             f.write("os.remove(os.path.join(build, 'bin', 'ch01_bench'))\n")
-        rc = B.student_build(self.box, os.path.dirname(self.src), entry, "ch01_indexing", ["ch01_tests", "ch01_bench"],
-                             2, 30)
+        rc = B.student_build(
+            self.box, os.path.dirname(self.src), entry, "ch01_indexing", ["ch01_tests", "ch01_bench"], 2, 30
+        )
         self.assertEqual(rc, 1)
 
     def test_trees_are_copied_with_their_times_and_removed_when_read_only(self):

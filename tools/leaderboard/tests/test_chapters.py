@@ -14,9 +14,16 @@ class Chapters(unittest.TestCase):
     def test_the_repositorys_chapters_and_stubs(self):
         dirs = C.chapter_dirs(REPO)
         self.assertEqual(dirs["ch01"], "ch01_indexing")
-        self.assertEqual(C.stub_names(REPO, dirs["ch01"]), ["ex0_host_program.cu", "ex1_vector_add.cu",
-                                                          "ex2_vector_add_x2.cu", "ex3_rgb_to_grey.cu",
-                                                          "ex4_matrix_add.cu"])
+        self.assertEqual(
+            C.stub_names(REPO, dirs["ch01"]),
+            [
+                "ex0_host_program.cu",
+                "ex1_vector_add.cu",
+                "ex2_vector_add_x2.cu",
+                "ex3_rgb_to_grey.cu",
+                "ex4_matrix_add.cu",
+            ],
+        )
         self.assertTrue(C.chapter_ready(REPO, "ch01"))
 
     def test_a_chapter_without_its_tests_cannot_be_ranked(self):
@@ -31,8 +38,10 @@ class Chapters(unittest.TestCase):
 
     def test_commands_are_expanded_word_by_word(self):
         words = C.default_runner("ch01")["bench"]
-        self.assertEqual(C.expand_command(words, "/b in", "/dev/fd/3", "/d"),
-                         ["/b in/ch01_bench", "--impl=student,reference", "--json=/dev/fd/3"])
+        self.assertEqual(
+            C.expand_command(words, "/b in", "/dev/fd/3", "/d"),
+            ["/b in/ch01_bench", "--impl=student,reference", "--json=/dev/fd/3"],
+        )
 
 
 class ChapterRunner(unittest.TestCase):
@@ -67,13 +76,17 @@ class ChapterRunner(unittest.TestCase):
             self.assertEqual(f.read(), decoder_text("leaderboard.json"))
 
     def test_a_bad_chapter_file_is_refused_by_name(self):
-        cases = [("{not json", "not readable JSON"), ("[1]", "must be a JSON object"),
-                 ('{"bench": "x"}', "must be a list"), ('{"benchmark": []}', "unknown key 'benchmark'"),
-                 ('{"build": ["gpt2"]}', "must start with ch09_tests"),
-                 ('{"build": ["ch09_tests", "a;b"]}', "is not a build target name"),
-                 ('{"bench": ["/bin/sh", "--json={json}"]}', "must run a program of the build"),
-                 ('{"bench": ["{bin}/gpt2"]}', "writes its results to {json}"),
-                 ('{"bench": ["{bin}/gpt2", "--out={home}"]}', "uses {home}")]
+        cases = [
+            ("{not json", "not readable JSON"),
+            ("[1]", "must be a JSON object"),
+            ('{"bench": "x"}', "must be a list"),
+            ('{"benchmark": []}', "unknown key 'benchmark'"),
+            ('{"build": ["gpt2"]}', "must start with ch09_tests"),
+            ('{"build": ["ch09_tests", "a;b"]}', "is not a build target name"),
+            ('{"bench": ["/bin/sh", "--json={json}"]}', "must run a program of the build"),
+            ('{"bench": ["{bin}/gpt2"]}', "writes its results to {json}"),
+            ('{"bench": ["{bin}/gpt2", "--out={home}"]}', "uses {home}"),
+        ]
         for text, words in cases:
             with self.subTest(text=text):
                 self.runner_file(text)

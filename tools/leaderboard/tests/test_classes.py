@@ -105,12 +105,25 @@ class TheClasses(unittest.TestCase):
         dirs = chapters.chapter_dirs(REPO)
         stubs = chapters.stub_names(REPO, dirs["ch01"])
         names = sorted(os.listdir(hostile))
-        self.assertEqual(names, ["caching", "fast", "forged-results", "hang", "history-forger", "plagiarist",
-                                 "seed-thief", "slow", "stream-escape"])
+        self.assertEqual(
+            names,
+            [
+                "caching",
+                "fast",
+                "forged-results",
+                "hang",
+                "history-forger",
+                "plagiarist",
+                "seed-thief",
+                "slow",
+                "stream-escape",
+            ],
+        )
         notes = {}
         for n in names:
-            taken, ignored, missing = S.scan_student(os.path.join(os.fsencode(hostile), os.fsencode(n)), "ch01",
-                                                     dirs["ch01"], stubs)
+            taken, ignored, missing = S.scan_student(
+                os.path.join(os.fsencode(hostile), os.fsencode(n)), "ch01", dirs["ch01"], stubs
+            )
             self.assertEqual((sorted(taken), ignored, missing), (stubs, [], []), n)
             notes[n] = S.review_notes([v.decode() for v in taken.values()])
         self.assertIn("defines a destructor (code that can run after main)", notes["forged-results"])
@@ -151,19 +164,22 @@ class Rules(unittest.TestCase):
         self.tmp = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, self.tmp)
         self.base = os.path.join(self.tmp, "base")
-        files = {("plain", "ch01", "ex1.cu"): "// Plain, exercise 1: one add.\nint f() { return 1; }\n",
-                 ("plain", "ch01", "ex2.cu"): "// Plain, exercise 2.\nint g() { return 2; }\n",
-                 ("fast", "ch01", "ex2.cu"): '// Fixture submission "fast", exercise 2: the solution\'s step v4 (' +
-                 "vectors). The solution's file is compiled into this one with its namespace renamed so that the "
-                 "benchmark sees\n// none twice.\nint g() { return fast_ex2::g(); }\n"}
+        files = {
+            ("plain", "ch01", "ex1.cu"): "// Plain, exercise 1: one add.\nint f() { return 1; }\n",
+            ("plain", "ch01", "ex2.cu"): "// Plain, exercise 2.\nint g() { return 2; }\n",
+            ("fast", "ch01", "ex2.cu"): '// Fixture submission "fast", exercise 2: the solution\'s step v4 ('
+            + "vectors). The solution's file is compiled into this one with its namespace renamed so that the "
+            "benchmark sees\n// none twice.\nint g() { return fast_ex2::g(); }\n",
+        }
         for (b, ch, name), text in files.items():
             os.makedirs(os.path.join(self.base, b, ch), exist_ok=True)
             with open(os.path.join(self.base, b, ch, name), "w") as f:
                 f.write(text)
 
     def make(self, recipe):
-        return K.chapter_files({"c": {"s": {"ch01": recipe}, "t": {"ch01": {"from": ["plain"]}}}}, "c", "s", "ch01",
-                               self.base)
+        return K.chapter_files(
+            {"c": {"s": {"ch01": recipe}, "t": {"ch01": {"from": ["plain"]}}}}, "c", "s", "ch01", self.base
+        )
 
     def test_later_base_sets_win_and_a_file_can_be_taken_from_another(self):
         files = self.make({"from": ["plain", "fast"]})
@@ -179,15 +195,21 @@ class Rules(unittest.TestCase):
         self.assertEqual(rest, "int g() { return wrong_answers_ex2::g(); }\n")
         self.assertTrue(head[0].startswith('// Fixture submission "wrong-answers", exercise 2:'))
         self.assertTrue(all(len(line) <= K.WIDTH for line in head))
-        self.assertEqual(K.unwrap_header(head), K.unwrap_header(K.split_header(
-            self.make({"from": ["fast"]})["ex2.cu"])[0]).replace('"fast"', '"wrong-answers"'))
+        self.assertEqual(
+            K.unwrap_header(head),
+            K.unwrap_header(K.split_header(self.make({"from": ["fast"]})["ex2.cu"])[0]).replace(
+                '"fast"', '"wrong-answers"'
+            ),
+        )
 
     def test_a_summary_replaces_the_first_sentence(self):
         summary = {"ex2.cu": "Mine, exercise 2: a mistake. On purpose."}
         text = self.make({"from": ["fast"], "summary": summary})["ex2.cu"]
-        self.assertEqual(K.unwrap_header(K.split_header(text)[0]),
-                         "Mine, exercise 2: a mistake. On purpose. The solution's file is compiled into this one with "
-                         "its namespace renamed so that the benchmark sees none twice.")
+        self.assertEqual(
+            K.unwrap_header(K.split_header(text)[0]),
+            "Mine, exercise 2: a mistake. On purpose. The solution's file is compiled into this one with "
+            "its namespace renamed so that the benchmark sees none twice.",
+        )
         text = self.make({"from": ["plain"], "header": {"ex1.cu": "line one\n\nline two"}})["ex1.cu"]
         self.assertEqual(text, "// line one\n//\n// line two\nint f() { return 1; }\n")
 
@@ -205,8 +227,12 @@ class Rules(unittest.TestCase):
             self.make({"from": ["missing-set"]})
 
     def test_a_class_is_made_whole_or_not_at_all(self):
-        table = {"c": {"good": {"ch01": {"from": ["plain"]}},
-                       "bad": {"ch01": {"from": ["plain"], "edit": {"ex1.cu": [["nowhere", "x"]]}}}}}
+        table = {
+            "c": {
+                "good": {"ch01": {"from": ["plain"]}},
+                "bad": {"ch01": {"from": ["plain"], "edit": {"ex1.cu": [["nowhere", "x"]]}}},
+            }
+        }
         dest = os.path.join(self.tmp, "class")
         with self.assertRaises(K.TableProblem):
             K.make_class("c", dest, table, self.base)

@@ -34,6 +34,7 @@ class Entries(unittest.TestCase):
     def test_details_name_the_test_the_file_and_the_error(self):
         def first(name):
             return entry(name)["reasons"][0]["detail"]
+
         self.assertEqual(first("not-compiling"), 'ex2_vector_add_x2.cu:11: error: identifier "offset" is undefined')
         self.assertEqual(first("hanging"), "Images/Ch01RgbToGrey.MatchesFloat64/student_h1_w1")
         self.assertEqual(first("wrong-rectangles"), "Matrices/Ch01MatrixAdd.MatchesFloat64/student_r2_c3")
@@ -48,8 +49,10 @@ class Entries(unittest.TestCase):
         for r in ratios:
             product *= r
         self.assertAlmostEqual(rec["score"]["geomean_vs_reference"], product ** (1.0 / len(ratios)))
-        self.assertAlmostEqual(rec["score"]["geomean_vs_reference"], 1 / 40 * C.geomean(
-            [s["reference_us"] / (s["student_us"] / 40) for s in rec["shapes"]]))
+        self.assertAlmostEqual(
+            rec["score"]["geomean_vs_reference"],
+            1 / 40 * C.geomean([s["reference_us"] / (s["student_us"] / 40) for s in rec["shapes"]]),
+        )
 
     def test_a_run_of_the_current_schema_scores_as_the_same_run_of_schema_2(self):
         old = entry("fast")
@@ -64,8 +67,12 @@ class Entries(unittest.TestCase):
         self.assertEqual(entry("fast")["seed"]["tests"], 771)
 
     def test_a_cluster_jobs_reasons_come_first(self):
-        rec = C.classify_entry(os.path.join(RESULTS, "fast"), trusted=trusted(),
-                               job_reasons=[reason("no-gpu", "node n1")], job_notes=["ran on n1"])
+        rec = C.classify_entry(
+            os.path.join(RESULTS, "fast"),
+            trusted=trusted(),
+            job_reasons=[reason("no-gpu", "node n1")],
+            job_notes=["ran on n1"],
+        )
         self.assertEqual(rec["status"], "not ranked")
         self.assertEqual(rec["reasons"][0], reason("no-gpu", "node n1"))
         self.assertIn("ran on n1", rec["notes"])
@@ -109,10 +116,11 @@ class Tests(unittest.TestCase):
         self.assertEqual(C.classify_tests(0, "", text + text)[0]["kind"], "implausible")
 
     def test_the_first_build_error_without_folders(self):
-        log = "/tmp/x/y/ex1_vector_add.cu(12): error: expected a \";\"\n1 error detected\n"
+        log = '/tmp/x/y/ex1_vector_add.cu(12): error: expected a ";"\n1 error detected\n'
         self.assertEqual(C.first_build_error(log), 'ex1_vector_add.cu:12: error: expected a ";"')
-        self.assertEqual(C.first_build_error("/usr/bin/ld: undefined reference to `f'\n"),
-                         "ld: undefined reference to `f'")
+        self.assertEqual(
+            C.first_build_error("/usr/bin/ld: undefined reference to `f'\n"), "ld: undefined reference to `f'"
+        )
 
 
 if __name__ == "__main__":

@@ -20,8 +20,9 @@ class CommandLine(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.tmp)
 
     def run_script(self, *args, **env):
-        p = subprocess.run(["bash", SCRIPT] + list(args), capture_output=True, text=True, timeout=120,
-                           env=dict(os.environ, **env))
+        p = subprocess.run(
+            ["bash", SCRIPT] + list(args), capture_output=True, text=True, timeout=120, env=dict(os.environ, **env)
+        )
         return p.returncode, p.stdout + p.stderr
 
     def test_bad_input_is_refused_with_a_message(self):
@@ -69,37 +70,58 @@ class CommandLine(unittest.TestCase):
                 self.assertIn("run 'scripts/leaderboard.sh --help' for the options", text)
 
     def test_the_scripts_parse_and_the_job_script_refuses_to_run_outside_slurm(self):
-        for path in ("scripts/leaderboard.sh", "tools/leaderboard/slurm-job.sh", "scripts/slurm-local-cluster.sh",
-                     "tests/leaderboard/slurm-check.sh"):
+        for path in (
+            "scripts/leaderboard.sh",
+            "tools/leaderboard/slurm-job.sh",
+            "scripts/slurm-local-cluster.sh",
+            "tests/leaderboard/slurm-check.sh",
+        ):
             p = subprocess.run(["bash", "-n", os.path.join(REPO, path)], capture_output=True, text=True)
             self.assertEqual(p.returncode, 0, path + ": " + p.stderr)
         cluster = os.path.join(REPO, "scripts", "slurm-local-cluster.sh")
-        for args, rc, message in (([], 2, "say what to do"), (["begin"], 2, "unknown command 'begin'"),
-                                  (["start", "--port", "1"], 2, "unknown argument '--port'"),
-                                  (["start", "--dir"], 2, "--dir needs a folder"),
-                                  (["stop", "--dir", "/etc"], 1, "give a folder of its own")):
+        for args, rc, message in (
+            ([], 2, "say what to do"),
+            (["begin"], 2, "unknown command 'begin'"),
+            (["start", "--port", "1"], 2, "unknown argument '--port'"),
+            (["start", "--dir"], 2, "--dir needs a folder"),
+            (["stop", "--dir", "/etc"], 1, "give a folder of its own"),
+        ):
             with self.subTest(args=args):
                 p = subprocess.run(["bash", cluster] + args, capture_output=True, text=True, timeout=60)
                 self.assertEqual(p.returncode, rc, p.stderr)
                 self.assertIn(message, p.stderr)
-        p = subprocess.run(["bash", cluster, "status", "--dir", os.path.join(self.tmp, "none")], capture_output=True,
-                           text=True, timeout=60)
+        p = subprocess.run(
+            ["bash", cluster, "status", "--dir", os.path.join(self.tmp, "none")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         self.assertEqual(p.returncode, 1)
         self.assertIn("not running", p.stdout)
-        p = subprocess.run(["bash", os.path.join(REPO, "tools", "leaderboard", "slurm-job.sh"), self.tmp],
-                           capture_output=True, text=True, timeout=60, env=dict(os.environ, SLURM_ARRAY_TASK_ID=""))
+        p = subprocess.run(
+            ["bash", os.path.join(REPO, "tools", "leaderboard", "slurm-job.sh"), self.tmp],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=dict(os.environ, SLURM_ARRAY_TASK_ID=""),
+        )
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("this is a Slurm array job", p.stderr)
-        p = subprocess.run(["bash", os.path.join(REPO, "tools", "leaderboard", "slurm-job.sh"), self.tmp],
-                           capture_output=True, text=True, timeout=60,
-                           env=dict(os.environ, SLURM_ARRAY_TASK_ID="0", SLURM_ARRAY_JOB_ID="5"))
+        p = subprocess.run(
+            ["bash", os.path.join(REPO, "tools", "leaderboard", "slurm-job.sh"), self.tmp],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=dict(os.environ, SLURM_ARRAY_TASK_ID="0", SLURM_ARRAY_JOB_ID="5"),
+        )
         self.assertEqual(p.returncode, 1)
         self.assertIn("is not readable from node", p.stdout)
 
     def test_no_folder_of_the_run_inside_the_sources(self):
-        for args, where in ((["--out", os.path.join(REPO, "chapters", "lb-out"), FIXTURE_CLASS], "chapters"),
-                            (["--slurm", "--shared", os.path.join(REPO, "harness", "lb-shared"), FIXTURE_CLASS],
-                             "harness")):
+        for args, where in (
+            (["--out", os.path.join(REPO, "chapters", "lb-out"), FIXTURE_CLASS], "chapters"),
+            (["--slurm", "--shared", os.path.join(REPO, "harness", "lb-shared"), FIXTURE_CLASS], "harness"),
+        ):
             with self.subTest(args=args):
                 rc, text = self.run_script(*args)
                 self.assertEqual(rc, 1, text)
@@ -124,8 +146,19 @@ class CommandLine(unittest.TestCase):
         rc, text = self.run_script("--help")
         self.assertEqual(rc, 0)
         self.assertIn("usage: scripts/leaderboard.sh", text)
-        for option in ("--unsafe-no-sandbox", "--check-only", "--verify", "--slurm", "--collect RUN_ID", "--rerun JOB",
-                       "--status RUN_ID", "--partition", "--gres", "--account", "--time"):
+        for option in (
+            "--unsafe-no-sandbox",
+            "--check-only",
+            "--verify",
+            "--slurm",
+            "--collect RUN_ID",
+            "--rerun JOB",
+            "--status RUN_ID",
+            "--partition",
+            "--gres",
+            "--account",
+            "--time",
+        ):
             self.assertIn(option, text)
 
     def test_the_layout_is_checked_first_and_check_only_stops_there(self):
@@ -149,8 +182,11 @@ class CommandLine(unittest.TestCase):
                 self.assertEqual(rc, 1, text)
                 self.assertIn("no student folder holds the files of a chapter that can be ranked", text)
                 self.assertIn("check: alice/Chapter 1/: not a chapter folder: rename it ch01 (or ch01_indexing)", text)
-                self.assertIn("check: bob/ex1_vector_add.cu: a chapter's file directly in the student's folder: "
-                              "move it to bob/ch01/", text)
+                self.assertIn(
+                    "check: bob/ex1_vector_add.cu: a chapter's file directly in the student's folder: "
+                    "move it to bob/ch01/",
+                    text,
+                )
                 self.assertIn("check: class.zip: not a folder", text)
                 self.assertNotIn("GPU", text)
                 self.assertFalse(os.path.exists(os.path.join(self.tmp, "out")))
@@ -161,8 +197,10 @@ class CommandLine(unittest.TestCase):
         self.assertIn("no student folders in '%s'" % empty, text)
 
     def test_without_a_sandbox_it_refuses_to_rank(self):
-        for bwrap, why in (("/nonexistent/bwrap", "is not an executable file"),
-                           ("/bin/false", "cannot start a sandbox")):
+        for bwrap, why in (
+            ("/nonexistent/bwrap", "is not an executable file"),
+            ("/bin/false", "cannot start a sandbox"),
+        ):
             for args in ([FIXTURE_CLASS], ["--hostile"]):
                 with self.subTest(bwrap=bwrap, args=args):
                     rc, text = self.run_script("--bwrap", bwrap, "--out", os.path.join(self.tmp, "out"), *args)
@@ -178,8 +216,9 @@ class CommandLine(unittest.TestCase):
             if p.returncode == 0 and p.stdout.strip():
                 self.skipTest("a GPU is visible here")
         for args in ([FIXTURE_CLASS], ["--fixture"], ["--hostile"]):
-            rc, text = self.run_script("--bwrap", "/bin/false", "--unsafe-no-sandbox", "--out",
-                                       os.path.join(self.tmp, "out"), *args)
+            rc, text = self.run_script(
+                "--bwrap", "/bin/false", "--unsafe-no-sandbox", "--out", os.path.join(self.tmp, "out"), *args
+            )
             self.assertEqual(rc, 1, text)
             self.assertIn("running UNSANDBOXED", text)
             self.assertIn("no NVIDIA GPU is visible", text)

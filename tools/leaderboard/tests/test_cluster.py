@@ -13,8 +13,19 @@ from wb_leaderboard import chapters, cluster as K, history as H, report as R, sl
 
 
 class ClusterJobs(unittest.TestCase):
-    STUDENTS = ["ok", "cancelled", "timeout", "node-died", "truncated", "garbage", "no-record", "running",
-                "no-gpu", "wrong-task", "oom"]
+    STUDENTS = [
+        "ok",
+        "cancelled",
+        "timeout",
+        "node-died",
+        "truncated",
+        "garbage",
+        "no-record",
+        "running",
+        "no-gpu",
+        "wrong-task",
+        "oom",
+    ]
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp()
@@ -42,8 +53,10 @@ class ClusterJobs(unittest.TestCase):
         os.makedirs(self.bin)
         for tool in ("sacct", "scontrol"):
             with open(os.path.join(self.bin, tool), "w") as f:
-                f.write('#!/bin/sh\ncat "%s/%s.out" 2>/dev/null\nexit $(cat "%s/%s.rc" 2>/dev/null || echo 0)\n'
-                        % (self.tmp, tool, self.tmp, tool))
+                f.write(
+                    '#!/bin/sh\ncat "%s/%s.out" 2>/dev/null\nexit $(cat "%s/%s.rc" 2>/dev/null || echo 0)\n'
+                    % (self.tmp, tool, self.tmp, tool)
+                )
             os.chmod(os.path.join(self.bin, tool), 0o755)
         old_path = os.environ["PATH"]
         os.environ["PATH"] = self.bin + os.pathsep + old_path
@@ -56,10 +69,17 @@ class ClusterJobs(unittest.TestCase):
             text = "".join("57_%d|%s|0:0|node1\n" % (t, st) for t, st in sorted(jobs.items()))
             files = {"sacct.out": text, "sacct.rc": "0", "scontrol.out": "", "scontrol.rc": "1"}
         else:
-            text = "".join("JobId=%d ArrayJobId=57 ArrayTaskId=%d JobName=kwb JobState=%s Reason=None ExitCode=0:0 "
-                           "NodeList=node1\n" % (100 + t, t, st) for t, st in sorted(jobs.items()))
-            files = {"sacct.out": "Slurm accounting storage is disabled\n", "sacct.rc": "1",
-                     "scontrol.out": text, "scontrol.rc": "0"}
+            text = "".join(
+                "JobId=%d ArrayJobId=57 ArrayTaskId=%d JobName=kwb JobState=%s Reason=None ExitCode=0:0 "
+                "NodeList=node1\n" % (100 + t, t, st)
+                for t, st in sorted(jobs.items())
+            )
+            files = {
+                "sacct.out": "Slurm accounting storage is disabled\n",
+                "sacct.rc": "1",
+                "scontrol.out": text,
+                "scontrol.rc": "0",
+            }
         for name, text in files.items():
             with open(os.path.join(self.tmp, name), "w") as f:
                 f.write(text)
@@ -71,13 +91,27 @@ class ClusterJobs(unittest.TestCase):
         shutil.copytree(os.path.join(RESULTS, source), entry, dirs_exist_ok=True)
         shutil.copy(TRUSTED, os.path.join(entry, "trusted.json"))
         path = os.path.join(self.run_dir, "records", "%d-%s.json" % (t["task"], array))
-        K.write_job_record(entry, path, "run-1", task, "%s_%d" % (array, task), t["student_id"], "ch01", "node1",
-                           gpu if not no_gpu else "", "GPU-1", no_gpu, "", "bubblewrap")
+        K.write_job_record(
+            entry,
+            path,
+            "run-1",
+            task,
+            "%s_%d" % (array, task),
+            t["student_id"],
+            "ch01",
+            "node1",
+            gpu if not no_gpu else "",
+            "GPU-1",
+            no_gpu,
+            "",
+            "bubblewrap",
+        )
         return path
 
     def collect(self):
-        status, out, _ = captured(K.collect, self.run_dir, self.history, H.load_key(self.key), self.out,
-                                  slurm.slurm_states)
+        status, out, _ = captured(
+            K.collect, self.run_dir, self.history, H.load_key(self.key), self.out, slurm.slurm_states
+        )
         with open(os.path.join(self.out, "runs", "run-1", "collect.json")) as f:
             self.assertEqual(json.load(f)["jobs"], status["jobs"])
         return out, {j["student"]: j for j in status["jobs"]}
@@ -97,25 +131,51 @@ class ClusterJobs(unittest.TestCase):
         with open(os.path.join(self.run_dir, "records", "%d-57.json" % self.task["garbage"]["task"]), "w") as f:
             f.write("\x00 not a record at all")
         self.record("wrong-task", task=self.task["ok"]["task"])  # another task's record under this name
-        os.replace(os.path.join(self.run_dir, "records", "%d-57.json" % self.task["ok"]["task"]),
-                   os.path.join(self.run_dir, "records", "%d-57.json" % self.task["wrong-task"]["task"]))
+        os.replace(
+            os.path.join(self.run_dir, "records", "%d-57.json" % self.task["ok"]["task"]),
+            os.path.join(self.run_dir, "records", "%d-57.json" % self.task["wrong-task"]["task"]),
+        )
         self.record("ok")
-        self.slurm({"ok": "COMPLETED", "cancelled": "CANCELLED", "timeout": "TIMEOUT", "node-died": "NODE_FAIL",
-                    "truncated": "COMPLETED", "garbage": "FAILED", "no-record": "COMPLETED", "running": "RUNNING",
-                    "no-gpu": "COMPLETED", "wrong-task": "COMPLETED", "oom": "OUT_OF_MEMORY"})
+        self.slurm(
+            {
+                "ok": "COMPLETED",
+                "cancelled": "CANCELLED",
+                "timeout": "TIMEOUT",
+                "node-died": "NODE_FAIL",
+                "truncated": "COMPLETED",
+                "garbage": "FAILED",
+                "no-record": "COMPLETED",
+                "running": "RUNNING",
+                "no-gpu": "COMPLETED",
+                "wrong-task": "COMPLETED",
+                "oom": "OUT_OF_MEMORY",
+            }
+        )
         out, jobs = self.collect()
         latest, records = self.latest()
         self.assertEqual(latest["ok"]["status"], "ranked")
         self.assertEqual(latest["ok"]["gpu"]["name"], "NVIDIA H100 80GB HBM3")
-        self.assertEqual(latest["ok"]["logs"], "runs/run-1/%s/ch01/57_%d" % (self.task["ok"]["student_id"],
-                                                                            self.task["ok"]["task"]))
+        self.assertEqual(
+            latest["ok"]["logs"], "runs/run-1/%s/ch01/57_%d" % (self.task["ok"]["student_id"], self.task["ok"]["task"])
+        )
         self.assertTrue(os.path.isfile(os.path.join(self.out, latest["ok"]["logs"], "tests.log")))
         kinds = {n: r["reasons"][0]["kind"] for n, r in latest.items() if r["reasons"]}
-        self.assertEqual(kinds, {"cancelled": "cancelled", "timeout": "job-timeout", "node-died": "node-failed",
-                                 "no-gpu": "no-gpu", "oom": "node-problem", "empty": "missing-files"})
+        self.assertEqual(
+            kinds,
+            {
+                "cancelled": "cancelled",
+                "timeout": "job-timeout",
+                "node-died": "node-failed",
+                "no-gpu": "no-gpu",
+                "oom": "node-problem",
+                "empty": "missing-files",
+            },
+        )
         self.assertEqual(latest["no-gpu"]["gpu"]["name"], "no GPU")
-        self.assertIn("job 57_%d, Slurm state CANCELLED" % self.task["cancelled"]["task"],
-                      latest["cancelled"]["reasons"][0]["detail"])
+        self.assertIn(
+            "job 57_%d, Slurm state CANCELLED" % self.task["cancelled"]["task"],
+            latest["cancelled"]["reasons"][0]["detail"],
+        )
         for n in ("truncated", "garbage", "no-record", "running", "wrong-task"):
             self.assertNotIn(n, latest, "%s must not be merged" % n)
         self.assertIn("truncated or not valid JSON", jobs["truncated"]["status"])
@@ -140,8 +200,10 @@ class ClusterJobs(unittest.TestCase):
         self.record("cancelled", array="60", source="slow")
         self.record("truncated", array="60")
         with open(os.path.join(self.tmp, "sacct.out"), "a") as f:
-            f.write("60_%d|COMPLETED|0:0|node1\n60_%d|COMPLETED|0:0|node1\n" % (
-                self.task["cancelled"]["task"], self.task["truncated"]["task"]))
+            f.write(
+                "60_%d|COMPLETED|0:0|node1\n60_%d|COMPLETED|0:0|node1\n"
+                % (self.task["cancelled"]["task"], self.task["truncated"]["task"])
+            )
         out, jobs = self.collect()
         with open(self.history, "rb") as f:
             after = f.read()
@@ -149,8 +211,9 @@ class ClusterJobs(unittest.TestCase):
         self.assertEqual(after.count(b"\n"), before.count(b"\n") + 2)
         latest, records = self.latest()
         self.assertEqual((latest["cancelled"]["status"], latest["truncated"]["status"]), ("ranked", "ranked"))
-        self.assertEqual(len([r for r in records if r["student"] == "cancelled"]), 2,
-                         "the cancelled job stays in the history")
+        self.assertEqual(
+            len([r for r in records if r["student"] == "cancelled"]), 2, "the cancelled job stays in the history"
+        )
 
         # The report lists the jobs still without a result.
         captured(R.write_reports, self.history, H.load_key(self.key), self.out)
@@ -175,17 +238,34 @@ class ClusterJobs(unittest.TestCase):
             good = json.load(f)
         task = self.task["ok"]["task"]
         self.assertIsNone(K.validate_job_record(good, task))
-        for change, words in ((dict(complete=False), "not a complete job record"), (dict(extra=1), "fields"),
-                              (dict(student_id="../x"), "bad student id"), (dict(sandbox="chroot"), "bad sandbox"),
-                              (dict(files={"../../etc/passwd": "x"}), "bad file"),
-                              (dict(steps={"build": {"rc": "0", "seconds": 1}}), "bad step"),
-                              (dict(gpu=None), "gpu and no_gpu disagree")):
+        for change, words in (
+            (dict(complete=False), "not a complete job record"),
+            (dict(extra=1), "fields"),
+            (dict(student_id="../x"), "bad student id"),
+            (dict(sandbox="chroot"), "bad sandbox"),
+            (dict(files={"../../etc/passwd": "x"}), "bad file"),
+            (dict(steps={"build": {"rc": "0", "seconds": 1}}), "bad step"),
+            (dict(gpu=None), "gpu and no_gpu disagree"),
+        ):
             with self.subTest(change=change):
                 self.assertIn(words, K.validate_job_record(dict(good, **change), task))
         self.assertIn("record of task", K.validate_job_record(good, task + 1))
         with self.assertRaises(ValueError):
-            K.write_job_record(os.path.join(RESULTS, "fast"), path, "run-1", task, "57_%d" % (task + 1), "x-0000000",
-                               "ch01", "n", "", "", "no GPU", "", "bubblewrap")
+            K.write_job_record(
+                os.path.join(RESULTS, "fast"),
+                path,
+                "run-1",
+                task,
+                "57_%d" % (task + 1),
+                "x-0000000",
+                "ch01",
+                "n",
+                "",
+                "",
+                "no GPU",
+                "",
+                "bubblewrap",
+            )
 
     def test_a_job_array_must_be_of_the_runs_tasks(self):
         for array, tasks in (("61", "0-99"), ("x", "0"), ("62", "")):

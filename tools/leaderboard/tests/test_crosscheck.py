@@ -17,6 +17,7 @@ from wb_leaderboard.outcomes import OUTCOME_KIND
 
 class CrossChecks(unittest.TestCase):
     """On a run of schema 2 (older, still read) against a baseline of schema 2."""
+
     ENTRY, BASELINE = "fast", TRUSTED
 
     def setUp(self):
@@ -122,6 +123,7 @@ class CrossChecks(unittest.TestCase):
 class CrossChecksCurrentSchema(CrossChecks):
     """The same checks on the run as the benchmark writes it now (schema 3: Google Benchmark's
     context and runs beside the rows) against a baseline of schema 3."""
+
     ENTRY, BASELINE = "current-schema", TRUSTED_V3
 
 
@@ -145,10 +147,18 @@ class SchemaVersions(unittest.TestCase):
 
     def test_files_no_version_is_read_in_are_no_result(self):
         cases = []
-        d = self.doc(); d["schema_version"] = 4; cases.append((d, "has schema_version 4, not 2 or 3"))
-        d = self.doc(); d["kind"] = "tuning"; cases.append((d, "is a tuning results file, not a benchmark one"))
-        d = self.doc(); d["kind"] = "trace"; cases.append((d, 'has kind "trace"'))
-        d = self.doc(); del d["schema_version"]; cases.append((d, "has schema_version null, not 2 or 3"))
+        d = self.doc()
+        d["schema_version"] = 4
+        cases.append((d, "has schema_version 4, not 2 or 3"))
+        d = self.doc()
+        d["kind"] = "tuning"
+        cases.append((d, "is a tuning results file, not a benchmark one"))
+        d = self.doc()
+        d["kind"] = "trace"
+        cases.append((d, 'has kind "trace"'))
+        d = self.doc()
+        del d["schema_version"]
+        cases.append((d, "has schema_version null, not 2 or 3"))
         for doc, words in cases:
             with self.subTest(words=words):
                 reasons, shapes, _ = X.classify_bench(0, json.dumps(doc), trusted(TRUSTED_V3))
@@ -160,11 +170,17 @@ class SchemaVersions(unittest.TestCase):
             schema_1 = json.load(f)
         tuning = self.doc()
         tuning["kind"] = "tuning"
-        for doc, usable in ((trusted(TRUSTED), True), (trusted(TRUSTED_V3), True),
-                            (json.loads(decoder_text("baseline.json")), True),
-                            (json.loads(decoder_text("baseline-v3.json")), True),
-                            (json.loads(decoder_text("schema-2.json")), False),
-                            (schema_1, False), (tuning, False), ([], False), (None, False)):
+        for doc, usable in (
+            (trusted(TRUSTED), True),
+            (trusted(TRUSTED_V3), True),
+            (json.loads(decoder_text("baseline.json")), True),
+            (json.loads(decoder_text("baseline-v3.json")), True),
+            (json.loads(decoder_text("schema-2.json")), False),
+            (schema_1, False),
+            (tuning, False),
+            ([], False),
+            (None, False),
+        ):
             with self.subTest(doc=str(doc)[:60]):
                 self.assertEqual(X.usable_baseline(doc) is not None, usable)
 
@@ -176,16 +192,36 @@ class ChapterScores(unittest.TestCase):
     def doc(self):
         """A chapter 6-like run: per shape the library (cuDNN), an unfused baseline, a student."""
         rows = []
-        for shape, lib_us, unfused_us, student_us in (("N=16384,C=4096", 100.0, 180.0, 80.0),
-                                                      ("N=1,C=4096", 4.0, 9.0, 5.0)):
-            for impl, role, us in (("cudnn_norm", "reference", lib_us),
-                                   ("unfused_add_then_norm", "reference", unfused_us),
-                                   ("ex2_residual_layernorm", "student", student_us)):
-                rows.append({"op": "residual_layernorm/bf16", "shape": shape, "impl": impl, "role": role,
-                             "bytes": 1e6, "flops": 0.0, "peak": "bf16-tensor", "median_us": us,
-                             "gbps": 1e6 / (us * 1e3), "outcome": "pass"})
-        return {"schema_version": 2, "chapter": "ch06", "measured_ceilings": {"copy_gbps": 3700.0},
-                "spec_ceilings": {"dram_gbps": 3352.0}, "results": rows}
+        for shape, lib_us, unfused_us, student_us in (
+            ("N=16384,C=4096", 100.0, 180.0, 80.0),
+            ("N=1,C=4096", 4.0, 9.0, 5.0),
+        ):
+            for impl, role, us in (
+                ("cudnn_norm", "reference", lib_us),
+                ("unfused_add_then_norm", "reference", unfused_us),
+                ("ex2_residual_layernorm", "student", student_us),
+            ):
+                rows.append(
+                    {
+                        "op": "residual_layernorm/bf16",
+                        "shape": shape,
+                        "impl": impl,
+                        "role": role,
+                        "bytes": 1e6,
+                        "flops": 0.0,
+                        "peak": "bf16-tensor",
+                        "median_us": us,
+                        "gbps": 1e6 / (us * 1e3),
+                        "outcome": "pass",
+                    }
+                )
+        return {
+            "schema_version": 2,
+            "chapter": "ch06",
+            "measured_ceilings": {"copy_gbps": 3700.0},
+            "spec_ceilings": {"dram_gbps": 3352.0},
+            "results": rows,
+        }
 
     def base(self):
         d = self.doc()
@@ -216,9 +252,20 @@ class ChapterScores(unittest.TestCase):
 
     def test_a_row_without_a_library_reference_is_shown_not_scored(self):
         doc = self.doc()
-        doc["results"].append({"op": "layernorm_decode/bf16", "shape": "N=1,C=4096", "impl": "ex4", "role": "student",
-                               "bytes": 1e4, "flops": 0.0, "peak": "bf16-tensor", "median_us": 3.0,
-                               "gbps": 1e4 / 3e3, "outcome": "pass"})
+        doc["results"].append(
+            {
+                "op": "layernorm_decode/bf16",
+                "shape": "N=1,C=4096",
+                "impl": "ex4",
+                "role": "student",
+                "bytes": 1e4,
+                "flops": 0.0,
+                "peak": "bf16-tensor",
+                "median_us": 3.0,
+                "gbps": 1e4 / 3e3,
+                "outcome": "pass",
+            }
+        )
         reasons, shapes, notes = X.classify_bench(0, json.dumps(doc), self.base())
         self.assertEqual(reasons, [])
         self.assertEqual(len(shapes), 3)
@@ -235,8 +282,9 @@ class ChapterScores(unittest.TestCase):
         self.assertAlmostEqual(classify.geomean([s["vs_reference"] for s in shapes]), (2.0 * 0.8) ** 0.5)
         reasons, shapes, _ = X.classify_bench(0, decoder_text("slower.json"), base)
         self.assertEqual(reasons, [])
-        self.assertAlmostEqual(classify.geomean([s["vs_reference"] for s in shapes]),
-                               ((245 / 980) * (4.2 / 16.8)) ** 0.5)
+        self.assertAlmostEqual(
+            classify.geomean([s["vs_reference"] for s in shapes]), ((245 / 980) * (4.2 / 16.8)) ** 0.5
+        )
 
     def test_decoder_results_of_schema_3_and_1_score_alike(self):
         for run in ("faster.json", "faster-v3.json"):
@@ -258,11 +306,13 @@ class ChapterScores(unittest.TestCase):
 
     def test_decoder_results_that_cannot_rank(self):
         base = json.loads(decoder_text("baseline.json"))
-        for name, kind, words in (("no-student.json", "no-result", "no run of the student kernels"),
-                                  ("two-student-runs.json", "no-result", "two runs of the student kernels"),
-                                  ("zero-rate.json", "no-result", "no valid decode_tok_s"),
-                                  ("library-slowed.json", "implausible", "when the leaderboard ran the library alone"),
-                                  ("schema-2.json", "no-result", "schema_version 2, not 1 or 3")):
+        for name, kind, words in (
+            ("no-student.json", "no-result", "no run of the student kernels"),
+            ("two-student-runs.json", "no-result", "two runs of the student kernels"),
+            ("zero-rate.json", "no-result", "no valid decode_tok_s"),
+            ("library-slowed.json", "implausible", "when the leaderboard ran the library alone"),
+            ("schema-2.json", "no-result", "schema_version 2, not 1 or 3"),
+        ):
             with self.subTest(name=name):
                 reasons, shapes, _ = X.classify_bench(0, decoder_text(name), base)
                 self.assertEqual(reasons[0]["kind"], kind, reasons)

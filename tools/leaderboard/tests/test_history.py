@@ -47,8 +47,15 @@ class History(unittest.TestCase):
         rec = json.loads(good)
         edited = dict(rec, score=dict(rec["score"], geomean_vs_reference=50.0))
         extra = dict(rec, bonus=1)
-        bad_lines = ['{"schema": 1}', '{"schema": 2, "student": "x"', "[1, 2]", json.dumps(edited),
-                     json.dumps(extra), good, "\x00\xff not text"]
+        bad_lines = [
+            '{"schema": 1}',
+            '{"schema": 2, "student": "x"',
+            "[1, 2]",
+            json.dumps(edited),
+            json.dumps(extra),
+            good,
+            "\x00\xff not text",
+        ]
         with open(self.history, "a") as f:
             f.write("\n".join(bad_lines) + "\n")
         record(self.history, self.key, os.path.join(RESULTS, "slow"), "run-b")
@@ -71,8 +78,9 @@ class History(unittest.TestCase):
         record(self.history, self.key, os.path.join(RESULTS, "slow"), "run-a")
         forged = open(os.path.join(made_class("hostile"), "history-forger", "ch01", "ex1_vector_add.cu")).read()
         line = forged.split("const char kForged[] =")[1].split(";")[0]
-        text = "".join(part.encode().decode("unicode_escape") for part in
-                       [p.strip()[1:-1] for p in line.strip().splitlines()])
+        text = "".join(
+            part.encode().decode("unicode_escape") for part in [p.strip()[1:-1] for p in line.strip().splitlines()]
+        )
         forged_rec = json.loads(text)
         self.assertIsNone(H.validate_record(forged_rec), "the forgery has the right shape; only its signature fails")
         with open(self.history, "a") as f:
@@ -106,15 +114,20 @@ class History(unittest.TestCase):
         self.assertEqual(H.read_trusted(TRUSTED_V3)["schema_version"], 3)
         self.assertEqual(H.read_trusted(os.path.join(DECODER, "baseline-v3.json"))["kind"], "model")
         self.assertEqual(H.read_trusted(os.path.join(DECODER, "baseline.json"))["tool"], "gpt2")
-        for path in (os.path.join(RESULTS, "schema-v1", "bench.json"), os.path.join(DECODER, "schema-2.json"),
-                     os.path.join(self.tmp, "absent.json"), ""):
+        for path in (
+            os.path.join(RESULTS, "schema-v1", "bench.json"),
+            os.path.join(DECODER, "schema-2.json"),
+            os.path.join(self.tmp, "absent.json"),
+            "",
+        ):
             with self.subTest(path=path):
                 self.assertIsNone(H.read_trusted(path))
 
     def test_an_unknown_sandbox_is_refused(self):
         with self.assertRaises(ValueError):
-            H.record_entry(self.history, H.load_key(self.key), os.path.join(RESULTS, "fast"), "run-a", "GPU", "",
-                           "chroot", "", "")
+            H.record_entry(
+                self.history, H.load_key(self.key), os.path.join(RESULTS, "fast"), "run-a", "GPU", "", "chroot", "", ""
+            )
         self.assertFalse(os.path.exists(self.history))
 
 

@@ -20,8 +20,21 @@ class Jobs(unittest.TestCase):
     def setUp(self):
         fake_machine(self)
         subs = fake_class(os.path.join(self.tmp, "class"), {"alice": None, "bob": "wrong"})
-        rc, out, err = captured(cli.main, ["--slurm", "--gres", "none", "--timeout", "60", "--key", self.key, "--out",
-                                           os.path.join(self.tmp, "out"), subs])
+        rc, out, err = captured(
+            cli.main,
+            [
+                "--slurm",
+                "--gres",
+                "none",
+                "--timeout",
+                "60",
+                "--key",
+                self.key,
+                "--out",
+                os.path.join(self.tmp, "out"),
+                subs,
+            ],
+        )
         self.assertEqual(rc, 0, out + err)
         self.run_dir = os.path.join(self.tmp, "out", "cluster", re.search(r"on Slurm, run (\S+) ", out).group(1))
         self.tasks = {t["student"]: t["task"] for t in cluster.read_run(self.run_dir)["tasks"]}
@@ -36,8 +49,9 @@ class Jobs(unittest.TestCase):
         rec = self.record("alice")
         self.assertEqual(rec["gpu"], {"name": "Fake GPU 80GB", "uuid": "GPU-00000000-fake"})
         self.assertEqual({k: v["rc"] for k, v in rec["steps"].items()}, {"build": 0, "tests": 0, "bench": 0})
-        self.assertEqual(sorted(rec["files"]), ["bench.json", "bench.log", "build.log", "tests.json", "tests.log",
-                                                "trusted.json"])
+        self.assertEqual(
+            sorted(rec["files"]), ["bench.json", "bench.log", "build.log", "tests.json", "tests.log", "trusted.json"]
+        )
         self.assertIn("kernel-workbook: seed 4242", rec["files"]["tests.log"])
         self.assertEqual(os.listdir(self.work_parent), [])
 
@@ -58,8 +72,10 @@ class Jobs(unittest.TestCase):
         rc, out = run_job(self.run_dir, self.tasks["alice"], 77)
         self.assertEqual(rc, 0, out)
         rec = self.record("alice")
-        self.assertIn("the repository's own ch01 does not build here: CMake Error: the CUDA compiler is broken",
-                      rec["node_problem"])
+        self.assertIn(
+            "the repository's own ch01 does not build here: CMake Error: the CUDA compiler is broken",
+            rec["node_problem"],
+        )
         self.assertEqual(rec["steps"], {})
 
     def test_a_task_the_run_does_not_have(self):
@@ -71,10 +87,13 @@ class Jobs(unittest.TestCase):
     def test_a_job_stopped_by_a_signal_writes_no_record(self):
         with open(os.path.join(self.bin, "cmake"), "w") as f:
             f.write("#!/bin/sh\nsleep 30\n")
-        p = subprocess.Popen([os.path.join(TOOL, "slurm-job.sh"), self.run_dir], stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True,
-                             env=dict(os.environ, SLURM_ARRAY_TASK_ID=str(self.tasks["alice"]),
-                                      SLURM_ARRAY_JOB_ID="77"))
+        p = subprocess.Popen(
+            [os.path.join(TOOL, "slurm-job.sh"), self.run_dir],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=dict(os.environ, SLURM_ARRAY_TASK_ID=str(self.tasks["alice"]), SLURM_ARRAY_JOB_ID="77"),
+        )
         deadline = time.time() + 30  # until the job is building the repository's chapter
         while time.time() < deadline and not glob.glob(os.path.join(self.work_parent, "*", "tree", "src")):
             time.sleep(0.1)

@@ -81,8 +81,9 @@ class Reports(unittest.TestCase):
         self.assertEqual(len(problems), 1, "the records after the bad line still verify")
         self.assertEqual(sorted(boards), [("ch01", "NVIDIA H100 80GB HBM3"), ("ch01", "NVIDIA H200")])
         h100 = [r for r in boards[("ch01", "NVIDIA H100 80GB HBM3")] if r["rank"]]
-        self.assertEqual([r["student"] for r in h100], ["slow", "current-schema", "fast", "ncu-agrees",
-                                                        "name with spaces"])
+        self.assertEqual(
+            [r["student"] for r in h100], ["slow", "current-schema", "fast", "ncu-agrees", "name with spaces"]
+        )
         self.assertEqual(h100[0]["run_id"], "run-b")
         self.assertEqual(h100[0]["runs_seen"], 2)
         self.assertEqual([r["student"] for r in boards[("ch01", "NVIDIA H200")]], ["fast"])
@@ -104,8 +105,11 @@ class Reports(unittest.TestCase):
         self.assertIn("| 1 | slow |", md)
         self.assertIn("run-a", md)
         self.assertIn("1 line(s) of the history were rejected", md)
-        self.assertEqual(sorted(os.listdir(self.out)), ["history.jsonl", "leaderboard.csv", "leaderboard.json",
-                                                        "leaderboard.md"], "no temporary file is left")
+        self.assertEqual(
+            sorted(os.listdir(self.out)),
+            ["history.jsonl", "leaderboard.csv", "leaderboard.json", "leaderboard.md"],
+            "no temporary file is left",
+        )
 
     def test_reports_of_an_unsandboxed_run_say_so(self):
         self.run_a(sandbox="none")

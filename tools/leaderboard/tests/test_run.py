@@ -14,12 +14,32 @@ from support import SCRIPT, captured, fake_class, fake_machine
 from wb_leaderboard import cli, history, run as R
 from wb_leaderboard.sandbox import Sandbox
 
-STUDENTS = {"fast": None, "slow": "slow", "wrong": "wrong", "crashing": "crash", "hanging": "hang",
-            "not-compiling": "compile-error", "caching": "cached", "forger": "forge", "no-files": ""}
-EXPECTED = {"ch01": {"ranked": ["fast", "slow"], "faster_than": [["fast", "slow"]],
-                     "reasons": {"wrong": "wrong", "crashing": "faulted", "hanging": "hung",
-                                 "not-compiling": "build-failed", "caching": "stale-output", "forger": "implausible",
-                                 "no-files": "missing-files"}}}
+STUDENTS = {
+    "fast": None,
+    "slow": "slow",
+    "wrong": "wrong",
+    "crashing": "crash",
+    "hanging": "hang",
+    "not-compiling": "compile-error",
+    "caching": "cached",
+    "forger": "forge",
+    "no-files": "",
+}
+EXPECTED = {
+    "ch01": {
+        "ranked": ["fast", "slow"],
+        "faster_than": [["fast", "slow"]],
+        "reasons": {
+            "wrong": "wrong",
+            "crashing": "faulted",
+            "hanging": "hung",
+            "not-compiling": "build-failed",
+            "caching": "stale-output",
+            "forger": "implausible",
+            "no-files": "missing-files",
+        },
+    }
+}
 
 
 def read_cmdline(pid):
@@ -51,8 +71,9 @@ class LocalRun(unittest.TestCase):
             json.dump(EXPECTED, f)
 
     def leaderboard(self, *args):
-        rc, out, err = captured(cli.main, ["--key", self.key, "--out", self.out, "--timeout", "60", "--no-ncu"] +
-                                list(args))
+        rc, out, err = captured(
+            cli.main, ["--key", self.key, "--out", self.out, "--timeout", "60", "--no-ncu"] + list(args)
+        )
         return rc, out + err
 
     def check_run(self, sandbox_args, sandbox):
@@ -69,12 +90,16 @@ class LocalRun(unittest.TestCase):
         self.assertAlmostEqual(by_name["fast"]["score"]["geomean_vs_reference"], 1 / 0.9)
         with open(os.path.join(self.subs, "not-compiling", "ch01", "ex1_vector_add.cu")) as f:
             last = len(f.readlines())
-        self.assertEqual(by_name["not-compiling"]["reasons"][0]["detail"],
-                         'ex1_vector_add.cu:%d: error: identifier "offset" is undefined' % last)
+        self.assertEqual(
+            by_name["not-compiling"]["reasons"][0]["detail"],
+            'ex1_vector_add.cu:%d: error: identifier "offset" is undefined' % last,
+        )
         self.assertIn("written to again", by_name["forger"]["reasons"][0]["detail"])
         logs = os.path.join(self.out, by_name["fast"]["logs"])
-        self.assertEqual(sorted(os.listdir(logs)), ["bench.json", "bench.log", "build.log", "meta.json", "steps.tsv",
-                                                    "tests.json", "tests.log"])
+        self.assertEqual(
+            sorted(os.listdir(logs)),
+            ["bench.json", "bench.log", "build.log", "meta.json", "steps.tsv", "tests.json", "tests.log"],
+        )
         for name in ("leaderboard.md", "leaderboard.csv", "leaderboard.json"):
             self.assertTrue(os.path.isfile(os.path.join(self.out, name)))
         self.assertEqual(os.listdir(self.work_parent), [], "the work folder is removed")
@@ -99,14 +124,25 @@ class LocalRun(unittest.TestCase):
         rc, text = self.leaderboard("--chapter", "ch01", "--expect", self.expect, self.subs)
         self.assertEqual(rc, 0, text)
         again = history.load_history(os.path.join(self.out, "history.jsonl"), history.load_key(self.key))
-        self.assertEqual(again[:len(records)], records)
+        self.assertEqual(again[: len(records)], records)
         self.assertEqual(len(again), 2 * len(records))
 
     def test_an_interrupted_run_stops_its_steps_and_keeps_what_it_recorded(self):
         subs = fake_class(os.path.join(self.tmp, "class2"), {"fast": None, "sleepy": "sleep"})
         seen = []
-        argv = ["bash", SCRIPT, "--key", self.key, "--out", self.out, "--no-ncu", "--bwrap", "/bin/false",
-                "--unsafe-no-sandbox", subs]
+        argv = [
+            "bash",
+            SCRIPT,
+            "--key",
+            self.key,
+            "--out",
+            self.out,
+            "--no-ncu",
+            "--bwrap",
+            "/bin/false",
+            "--unsafe-no-sandbox",
+            subs,
+        ]
         with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as p:
             for line in p.stdout:
                 seen.append(line)

@@ -26,8 +26,9 @@ class Steps(unittest.TestCase):
             return rc, f.read()
 
     def test_a_sandbox_that_cannot_start_is_said_why(self):
-        self.assertEqual((self.box.kind, self.box.problem), ("none", "--bwrap: '/nonexistent/bwrap' is not an "
-                                                                     "executable file"))
+        self.assertEqual(
+            (self.box.kind, self.box.problem), ("none", "--bwrap: '/nonexistent/bwrap' is not an " "executable file")
+        )
         box = S.Sandbox("/bin/false")
         self.assertEqual(box.kind, "none")
         self.assertIn("cannot start a sandbox here", box.problem)
@@ -47,12 +48,25 @@ class Steps(unittest.TestCase):
         open(os.path.join(home, ".netrc"), "w").close()
         with mock.patch.dict(os.environ, {"HOME": home}):
             self.box.hide([self.tmp, os.path.join(self.tmp, "not-there")])
-        self.assertEqual(self.box.hidden, ["--tmpfs", self.tmp, "--tmpfs", os.path.join(home, ".ssh"),
-                                           "--ro-bind", "/dev/null", os.path.join(home, ".netrc")])
+        self.assertEqual(
+            self.box.hidden,
+            [
+                "--tmpfs",
+                self.tmp,
+                "--tmpfs",
+                os.path.join(home, ".ssh"),
+                "--ro-bind",
+                "/dev/null",
+                os.path.join(home, ".netrc"),
+            ],
+        )
 
     def test_output_exit_code_environment_and_results(self):
-        rc, log = self.step('echo out; echo err >&2; echo "{\\"a\\": 1}" >&3; pwd; '
-                            'echo "HOME=$HOME SECRET=${SECRET:-}"; exit 3', env=["X=1"], results_path=self.results)
+        rc, log = self.step(
+            'echo out; echo err >&2; echo "{\\"a\\": 1}" >&3; pwd; ' 'echo "HOME=$HOME SECRET=${SECRET:-}"; exit 3',
+            env=["X=1"],
+            results_path=self.results,
+        )
         self.assertEqual(rc, 3)
         self.assertEqual(log.splitlines(), ["out", "err", self.rw, "HOME=%s/home SECRET=" % self.rw])
         with open(self.results) as f:
@@ -64,8 +78,9 @@ class Steps(unittest.TestCase):
 
     def test_output_is_capped(self):
         with mock.patch.object(S, "LOG_LIMIT", 1000):
-            rc, log = self.step("yes 0123456789 | head -c 100000 >&3; yes abc | head -c 100000",
-                                results_path=self.results)
+            rc, log = self.step(
+                "yes 0123456789 | head -c 100000 >&3; yes abc | head -c 100000", results_path=self.results
+            )
         self.assertEqual(len(log), 1000)
         self.assertEqual(os.path.getsize(self.results), 1000)
 
@@ -85,9 +100,14 @@ class Steps(unittest.TestCase):
         ro = os.path.join(self.tmp, "ro")
         os.makedirs(ro)
         box.hide([secret])
-        rc, log = self.step("test -d %s && ls -A %s | wc -l; touch %s/x 2>/dev/null || echo ro-refused; "
-                            "touch $HOME/ok && echo home-ok; touch /usr/x 2>/dev/null || echo system-refused; "
-                            "echo >&3 done" % (secret, secret, ro), box=box, ro=[ro], results_path=self.results)
+        rc, log = self.step(
+            "test -d %s && ls -A %s | wc -l; touch %s/x 2>/dev/null || echo ro-refused; "
+            "touch $HOME/ok && echo home-ok; touch /usr/x 2>/dev/null || echo system-refused; "
+            "echo >&3 done" % (secret, secret, ro),
+            box=box,
+            ro=[ro],
+            results_path=self.results,
+        )
         self.assertEqual(rc, 0, log)
         self.assertEqual(log.split(), ["0", "ro-refused", "home-ok", "system-refused"])
         with open(self.results) as f:

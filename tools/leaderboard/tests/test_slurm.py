@@ -20,22 +20,34 @@ class States(unittest.TestCase):
         def fake(argv):
             class P:
                 returncode = 0
-                stdout = ("57_0|COMPLETED|0:0|n1\n57_1|COMPLETED|0:0|n1\n57_[0-2]|CANCELLED by 0|0:0|None assigned\n"
-                          if argv[0] == "sacct" else "")
+                stdout = (
+                    "57_0|COMPLETED|0:0|n1\n57_1|COMPLETED|0:0|n1\n57_[0-2]|CANCELLED by 0|0:0|None assigned\n"
+                    if argv[0] == "sacct"
+                    else ""
+                )
+
             return P()
+
         states = S.slurm_states(["57"], runner=fake)
-        self.assertEqual({k: v["state"] for k, v in states.items()},
-                         {"57_0": "COMPLETED", "57_1": "COMPLETED", "57_2": "CANCELLED"})
+        self.assertEqual(
+            {k: v["state"] for k, v in states.items()}, {"57_0": "COMPLETED", "57_1": "COMPLETED", "57_2": "CANCELLED"}
+        )
 
     def test_scontrol_fills_in_what_sacct_does_not_know(self):
         def fake(argv):
             class P:
                 returncode = 1 if argv[0] == "sacct" else 0
-                stdout = "" if argv[0] == "sacct" else (
-                    "JobId=9 ArrayJobId=57 ArrayTaskId=3 JobState=RUNNING ExitCode=0:0 NodeList=n2\n")
+                stdout = (
+                    ""
+                    if argv[0] == "sacct"
+                    else ("JobId=9 ArrayJobId=57 ArrayTaskId=3 JobState=RUNNING ExitCode=0:0 NodeList=n2\n")
+                )
+
             return P()
-        self.assertEqual(S.slurm_states(["57"], runner=fake), {"57_3": {"state": "RUNNING", "exit": "0:0",
-                                                                       "node": "n2"}})
+
+        self.assertEqual(
+            S.slurm_states(["57"], runner=fake), {"57_3": {"state": "RUNNING", "exit": "0:0", "node": "n2"}}
+        )
         self.assertEqual(S.slurm_states([], runner=fake), {})
 
     def test_ids_and_task_lists(self):
@@ -58,8 +70,9 @@ class ClusterRun(unittest.TestCase):
         return rc, out + err
 
     def submit(self, *args):
-        rc, text = self.leaderboard("--slurm", "--gres", "none", "--partition", "debug", "--timeout", "60",
-                                    *args, self.subs)
+        rc, text = self.leaderboard(
+            "--slurm", "--gres", "none", "--partition", "debug", "--timeout", "60", *args, self.subs
+        )
         self.assertEqual(rc, 0, text)
         run_id = re.search(r"on Slurm, run (\S+) ", text).group(1)
         return run_id, os.path.join(self.shared, run_id), text
@@ -72,9 +85,13 @@ class ClusterRun(unittest.TestCase):
             self.assertTrue(os.path.isfile(os.path.join(run_dir, name)), name)
         with open(os.path.join(self.bin, "sbatch.77.args")) as f:
             args = f.read().splitlines()
-        for want in (["--job-name", "kwb-" + run_id], ["--partition", "debug"], ["--array", "0-3"],
-                     ["--cpus-per-task", "4"]):
-            self.assertIn(want, [args[i:i + 2] for i in range(len(args))], args)
+        for want in (
+            ["--job-name", "kwb-" + run_id],
+            ["--partition", "debug"],
+            ["--array", "0-3"],
+            ["--cpus-per-task", "4"],
+        ):
+            self.assertIn(want, [args[i : i + 2] for i in range(len(args))], args)
         self.assertNotIn("--gres", args)
         self.assertTrue(args[args.index("--export") + 1].startswith("PATH,HOME"), "no other variable of the caller's")
         self.assertEqual(args[-2:], [os.path.join(cli.REPO, "tools", "leaderboard", "slurm-job.sh"), run_dir])
@@ -95,9 +112,16 @@ class ClusterRun(unittest.TestCase):
 
         expected = os.path.join(self.tmp, "expected.json")
         with open(expected, "w") as f:
-            json.dump({"ch01": {"ranked": ["fast", "slow"], "faster_than": [["fast", "slow"]],
-                                "reasons": {"not-compiling": "build-failed", "wrong": "wrong",
-                                            "no-files": "missing-files"}}}, f)
+            json.dump(
+                {
+                    "ch01": {
+                        "ranked": ["fast", "slow"],
+                        "faster_than": [["fast", "slow"]],
+                        "reasons": {"not-compiling": "build-failed", "wrong": "wrong", "no-files": "missing-files"},
+                    }
+                },
+                f,
+            )
         rc, text = self.leaderboard("--collect", run_id, "--expect", expected)
         self.assertEqual(rc, 0, text)
         self.assertIn("expected outcome (expected.json): as expected", text)
@@ -137,8 +161,11 @@ class ClusterRun(unittest.TestCase):
         os.makedirs(os.path.join(self.shared, "20260101-000000-abcd"))
         with open(os.path.join(self.shared, "20260101-000000-abcd", "run.json"), "w") as f:
             f.write("{}")
-        for args in (["--collect", "20260101-999999-0000"], ["--status", "20260101-999999-0000"],
-                     ["--collect", "20260101-999999-0000", "--shared", os.path.join(self.tmp, "nowhere")]):
+        for args in (
+            ["--collect", "20260101-999999-0000"],
+            ["--status", "20260101-999999-0000"],
+            ["--collect", "20260101-999999-0000", "--shared", os.path.join(self.tmp, "nowhere")],
+        ):
             with self.subTest(args=args):
                 rc, text = self.leaderboard(*args)
                 self.assertEqual(rc, 1, text)

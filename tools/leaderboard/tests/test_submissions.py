@@ -28,8 +28,18 @@ class Names(unittest.TestCase):
         return d
 
     def test_awkward_folder_names_get_safe_unique_ids(self):
-        names = [b"name with spaces", b"..dots", b"-rf", b"--help", b"\xff\xfe bad utf8", b"tab\tand\nnewline",
-                 b"$(touch pwned)", b"a;b|c&d", b"Name With Spaces", b"name_with_spaces"]
+        names = [
+            b"name with spaces",
+            b"..dots",
+            b"-rf",
+            b"--help",
+            b"\xff\xfe bad utf8",
+            b"tab\tand\nnewline",
+            b"$(touch pwned)",
+            b"a;b|c&d",
+            b"Name With Spaces",
+            b"name_with_spaces",
+        ]
         for n in names:
             self.student(n, {b"ex1_vector_add.cu": b"// mine\n"})
         ids = [S.safe_id(n) for n in names]
@@ -52,9 +62,15 @@ class Names(unittest.TestCase):
         self.assertEqual(sorted(os.listdir(os.path.join(work, "entries"))), sorted(ids))
 
     def test_only_the_chapters_stub_files_are_taken(self):
-        d = self.student(b"alice", {b"ex1_vector_add.cu": b"// one\n",
-                                    b"ex4_matrix_add.cu": b"void f() {\n  static int calls = 0;\n}\n",
-                                    b"helper.cuh": b"// not taken\n", b"ex9.cu": b"#error never\n"})
+        d = self.student(
+            b"alice",
+            {
+                b"ex1_vector_add.cu": b"// one\n",
+                b"ex4_matrix_add.cu": b"void f() {\n  static int calls = 0;\n}\n",
+                b"helper.cuh": b"// not taken\n",
+                b"ex9.cu": b"#error never\n",
+            },
+        )
         os.makedirs(os.path.join(d, b"ex2_vector_add_x2.cu"))  # a folder with a stub's name
         os.symlink("/etc/passwd", os.path.join(d, b"ex3_rgb_to_grey.cu"))
         with open(os.path.join(d, b"big.cu"), "wb") as f:
@@ -62,13 +78,22 @@ class Names(unittest.TestCase):
         os.symlink(d, os.path.join(os.fsencode(self.subs), b"linked-student"))
         with open(os.path.join(self.subs, "README.txt"), "w") as f:
             f.write("not a student\n")
-        taken, ignored, missing = S.scan_student(os.path.join(os.fsencode(self.subs), b"alice"), "ch01",
-                                                 "ch01_indexing", chapters.stub_names(REPO, "ch01_indexing"))
+        taken, ignored, missing = S.scan_student(
+            os.path.join(os.fsencode(self.subs), b"alice"),
+            "ch01",
+            "ch01_indexing",
+            chapters.stub_names(REPO, "ch01_indexing"),
+        )
         self.assertEqual(sorted(taken), ["ex1_vector_add.cu", "ex4_matrix_add.cu"])
         self.assertEqual(missing, ["ex0_host_program.cu", "ex2_vector_add_x2.cu", "ex3_rgb_to_grey.cu"])
         joined = "\n".join(ignored)
-        for what in ("helper.cuh", "ex9.cu", "big.cu", "ex2_vector_add_x2.cu/ (a folder)",
-                     "ex3_rgb_to_grey.cu (a symbolic link)"):
+        for what in (
+            "helper.cuh",
+            "ex9.cu",
+            "big.cu",
+            "ex2_vector_add_x2.cu/ (a folder)",
+            "ex3_rgb_to_grey.cu (a symbolic link)",
+        ):
             self.assertIn(what, joined)
 
         work = os.path.join(self.tmp, "work")
@@ -80,8 +105,10 @@ class Names(unittest.TestCase):
             meta = json.load(f)
         self.assertEqual(meta["taken"], ["ex1_vector_add.cu", "ex4_matrix_add.cu"])
         self.assertIn("keeps state between calls (a static variable)", meta["review"])
-        self.assertEqual(sorted(os.listdir(os.path.join(work, "entries", sid, "ch01", "submission"))),
-                         ["ex1_vector_add.cu", "ex4_matrix_add.cu"])
+        self.assertEqual(
+            sorted(os.listdir(os.path.join(work, "entries", sid, "ch01", "submission"))),
+            ["ex1_vector_add.cu", "ex4_matrix_add.cu"],
+        )
 
     def test_the_chapters_submitted(self):
         self.student(b"alice", {b"ex1_vector_add.cu": b"// one\n"})

@@ -34,14 +34,31 @@ def add_step(entry, name, rc, started):
 def repository_build(src, build, ch, targets, arch_args, commit, jobs, log_path, cache_base):
     """Configures and builds the chapter's programs (and devicequery) from the repository's own
     sources. True when it built; the log says why not."""
-    env = dict(os.environ, WORKBOOK_GIT_COMMIT=commit,
-               # The compiler cache sees paths relative to the work folder, whose name changes
-               # every run: what an earlier run compiled is reused.
-               CCACHE_BASEDIR=cache_base, CCACHE_NOHASHDIR="1")
+    env = dict(
+        os.environ,
+        WORKBOOK_GIT_COMMIT=commit,
+        # The compiler cache sees paths relative to the work folder, whose name changes
+        # every run: what an earlier run compiled is reused.
+        CCACHE_BASEDIR=cache_base,
+        CCACHE_NOHASHDIR="1",
+    )
     with open(log_path, "wb") as log:
-        for argv in (["cmake", "-S", src, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                      "-DWORKBOOK_CHAPTERS=" + ch, "-DWORKBOOK_BUILD_ON_TEST=OFF"] + list(arch_args),
-                     ["cmake", "--build", build, "-j", str(jobs), "--target"] + list(targets) + ["devicequery"]):
+        for argv in (
+            [
+                "cmake",
+                "-S",
+                src,
+                "-B",
+                build,
+                "-G",
+                "Ninja",
+                "-DCMAKE_BUILD_TYPE=Release",
+                "-DWORKBOOK_CHAPTERS=" + ch,
+                "-DWORKBOOK_BUILD_ON_TEST=OFF",
+            ]
+            + list(arch_args),
+            ["cmake", "--build", build, "-j", str(jobs), "--target"] + list(targets) + ["devicequery"],
+        ):
             if subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env).returncode:
                 return False
     return True
@@ -61,8 +78,15 @@ def student_build(box, tree, entry, chapter_dir, targets, jobs, limit, ro=(), en
         if os.path.lexists(os.path.join(tree, "build", "bin", t)):
             os.remove(os.path.join(tree, "build", "bin", t))
     started = time.monotonic()
-    rc = run_step(box, ["cmake", "--build", os.path.join(tree, "build"), "-j", str(jobs), "--target"] + list(targets),
-                  os.path.join(entry, "build.log"), limit, tree, ro, env)
+    rc = run_step(
+        box,
+        ["cmake", "--build", os.path.join(tree, "build"), "-j", str(jobs), "--target"] + list(targets),
+        os.path.join(entry, "build.log"),
+        limit,
+        tree,
+        ro,
+        env,
+    )
     if rc == 0:
         os.makedirs(os.path.join(entry, "bin"), exist_ok=True)
         for t in targets:

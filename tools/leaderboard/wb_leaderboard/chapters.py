@@ -46,13 +46,17 @@ def chapter_ready(repo, ch):
     (or, in the older layout, tests.cu and bench.cu)."""
     folder = os.path.join(repo, "chapters", chapter_dirs(repo)[ch])
     return os.path.isfile(os.path.join(folder, "spec.cu")) or (
-        os.path.isfile(os.path.join(folder, "tests.cu")) and os.path.isfile(os.path.join(folder, "bench.cu")))
+        os.path.isfile(os.path.join(folder, "tests.cu")) and os.path.isfile(os.path.join(folder, "bench.cu"))
+    )
 
 
 def default_runner(ch):
-    return {"build": ["%s_tests" % ch, "%s_bench" % ch], "prepare": [],
-            "bench": ["{bin}/%s_bench" % ch, "--impl=student,reference", "--json={json}"],
-            "baseline": ["{bin}/%s_bench" % ch, "--impl=reference", "--json={json}"]}
+    return {
+        "build": ["%s_tests" % ch, "%s_bench" % ch],
+        "prepare": [],
+        "bench": ["{bin}/%s_bench" % ch, "--impl=student,reference", "--json={json}"],
+        "baseline": ["{bin}/%s_bench" % ch, "--impl=reference", "--json={json}"],
+    }
 
 
 def chapter_runner(repo, ch):
@@ -76,8 +80,9 @@ def chapter_runner(repo, ch):
     for k, v in doc.items():
         if k not in RUNNER_KEYS:
             raise ValueError("%s: unknown key '%s' (known: %s)" % (where, k[:40], ", ".join(RUNNER_KEYS)))
-        if not isinstance(v, list) or not all(isinstance(x, str) and x and x.isprintable() and "\t" not in x
-                                               for x in v):
+        if not isinstance(v, list) or not all(
+            isinstance(x, str) and x and x.isprintable() and "\t" not in x for x in v
+        ):
             raise ValueError("%s: '%s' must be a list of non-empty printable strings" % (where, k))
         for x in v:
             for name in PLACEHOLDER_RE.findall(x):

@@ -71,8 +71,14 @@ def split_header(text):
 
 def wrap_header(paragraph):
     """One paragraph as `// ` comment lines of at most WIDTH columns."""
-    return textwrap.wrap(paragraph, width=WIDTH, initial_indent="// ", subsequent_indent="// ",
-                         break_long_words=False, break_on_hyphens=False)
+    return textwrap.wrap(
+        paragraph,
+        width=WIDTH,
+        initial_indent="// ",
+        subsequent_indent="// ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
 
 
 def unwrap_header(lines):
@@ -93,7 +99,7 @@ def with_summary(text, sentence):
     """The file with the first sentence of its opening comment replaced, the comment re-wrapped."""
     paragraph = unwrap_header(split_header(text)[0])
     end = paragraph.find(". ")
-    return with_header(text, wrap_header(sentence + (paragraph[end + 1:] if end >= 0 else "")))
+    return with_header(text, wrap_header(sentence + (paragraph[end + 1 :] if end >= 0 else "")))
 
 
 def rename(text, old, new):
@@ -108,8 +114,9 @@ def edit(text, changes, where):
     for i, (old, new) in enumerate(changes, 1):
         n = text.count(old)
         if n != 1:
-            raise TableProblem("%s: change %d: the text to replace is found %d times, not once: %r"
-                               % (where, i, n, old[:60]))
+            raise TableProblem(
+                "%s: change %d: the text to replace is found %d times, not once: %r" % (where, i, n, old[:60])
+            )
         text = text.replace(old, new)
     return text
 
@@ -169,6 +176,7 @@ def make_class(klass, dest, table=None, base_dir=None):
             os.makedirs(os.path.join(tmp, student, ch), exist_ok=True)
             with open(os.path.join(tmp, student, ch, name), "w", encoding="utf-8", newline="") as f:
                 f.write(text)
+
     publish_folder(dest, fill)
     return dest
 

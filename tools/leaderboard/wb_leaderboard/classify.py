@@ -13,17 +13,18 @@ import re
 
 from .crosscheck import classify_bench
 from .ncu import classify_ncu
-from .outcomes import (OUTCOME_KIND, REASON_ORDER, crash_or_hang, parse_one_document, read_text, reason,
-                       timed_out)
+from .outcomes import OUTCOME_KIND, REASON_ORDER, crash_or_hang, parse_one_document, read_text, reason, timed_out
 
-SCHEMA = 2                # history records written by this version
+SCHEMA = 2  # history records written by this version
 
 RUN_RE = re.compile(r"^\[ RUN      \] (\S+)")
 # gtest ends a test with "[  FAILED  ] Suite/Test.Name/param, where GetParam() = ... (3 ms)".
 END_RE = re.compile(r"^\[(       OK |  FAILED  |  SKIPPED )\] ([^\s,]+)(?:,| \()")
 SEED_RE = re.compile(r"^kernel-workbook: seed (\d{1,20})\b", re.MULTILINE)
-ERROR_LINE_RE = re.compile(r"(?:^|\s)(?:[^\s:]*/)?([^/\s:]+\.(?:cu|cuh|cpp|cc|h|hpp))(?:\((\d+)\)|:(\d+)(?::\d+)?):?\s*"
-                           r"(?:fatal )?error[:\s]\s*(.*)$")
+ERROR_LINE_RE = re.compile(
+    r"(?:^|\s)(?:[^\s:]*/)?([^/\s:]+\.(?:cu|cuh|cpp|cc|h|hpp))(?:\((\d+)\)|:(\d+)(?::\d+)?):?\s*"
+    r"(?:fatal )?error[:\s]\s*(.*)$"
+)
 
 
 def first_build_error(log):
@@ -103,8 +104,10 @@ def classify_tests(rc, log, json_text):
         elif timed_out(rc):
             add("hung", "before any test ran")
         elif rc is not None and rc != 0:
-            add("faulted" if (rc >= 128 or rc < 0) else "no-result",
-                "the test program stopped with exit code %s and wrote no results file" % rc)
+            add(
+                "faulted" if (rc >= 128 or rc < 0) else "no-result",
+                "the test program stopped with exit code %s and wrote no results file" % rc,
+            )
         else:
             add("no-result", "the test program wrote no usable results file (%s)" % problem)
         return reasons
@@ -172,8 +175,14 @@ def classify_entry(entry, trusted=None, legacy=False, job_reasons=(), job_notes=
     tests_log = read_text(os.path.join(entry, "tests.log"))
     bench_log = read_text(os.path.join(entry, "bench.log"))
     if meta.get("no_folder") or not meta.get("taken"):
-        reasons.append(reason("missing-files", "no %s folder with %s" % (meta["chapter"], ", ".join(meta["missing"]))
-                              if meta.get("no_folder") else "none of " + ", ".join(meta["missing"])))
+        reasons.append(
+            reason(
+                "missing-files",
+                "no %s folder with %s" % (meta["chapter"], ", ".join(meta["missing"]))
+                if meta.get("no_folder")
+                else "none of " + ", ".join(meta["missing"]),
+            )
+        )
     else:
         if meta.get("missing"):
             reasons.append(reason("missing-files", ", ".join(meta["missing"])))
@@ -192,8 +201,9 @@ def classify_entry(entry, trusted=None, legacy=False, job_reasons=(), job_notes=
                 reasons += classify_tests(tests["rc"], tests_log or "", read_text(os.path.join(entry, "tests.json")))
                 bench = steps.get("bench")
                 if not reasons and bench is not None:
-                    r, shapes, n = classify_bench(bench["rc"], read_text(os.path.join(entry, "bench.json")),
-                                                  trusted, legacy)
+                    r, shapes, n = classify_bench(
+                        bench["rc"], read_text(os.path.join(entry, "bench.json")), trusted, legacy
+                    )
                     reasons += r
                     notes += n
                     if not r:

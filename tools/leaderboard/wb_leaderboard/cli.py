@@ -73,8 +73,27 @@ On a Slurm cluster (docs/leaderboard.md, "Running on a cluster"):
   --wait               after submitting, wait for the jobs, then collect
 """
 
-VALUE_OPTIONS = ("chapter", "timeout", "kernel-timeout", "out", "arch", "gpus", "build-jobs", "bwrap", "key", "expect",
-                 "collect", "rerun", "status", "shared", "partition", "account", "time", "gres", "cpus-per-task")
+VALUE_OPTIONS = (
+    "chapter",
+    "timeout",
+    "kernel-timeout",
+    "out",
+    "arch",
+    "gpus",
+    "build-jobs",
+    "bwrap",
+    "key",
+    "expect",
+    "collect",
+    "rerun",
+    "status",
+    "shared",
+    "partition",
+    "account",
+    "time",
+    "gres",
+    "cpus-per-task",
+)
 FLAGS = ("unsafe-no-sandbox", "no-ncu", "keep-work", "slurm", "wait", "fixture", "hostile", "check-only", "verify")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.,-]*$")
 TIME_RE = re.compile(r"^([0-9]+-)?[0-9]+(:[0-9]+){0,2}$")
@@ -258,8 +277,10 @@ def class_folder(o, tmp):
     if not o.subs:
         raise UsageError("give the SUBMISSIONS_DIR: a folder with one folder per student (see docs/leaderboard.md)")
     if not os.path.isdir(o.subs):
-        raise UsageError("SUBMISSIONS_DIR '%s' is not a folder: give the class's folder, which holds one folder "
-                         "per student" % o.subs)
+        raise UsageError(
+            "SUBMISSIONS_DIR '%s' is not a folder: give the class's folder, which holds one folder "
+            "per student" % o.subs
+        )
     return o.subs
 
 

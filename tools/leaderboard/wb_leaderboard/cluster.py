@@ -32,11 +32,33 @@ from .submissions import SAFE_ID_RE
 
 JOB_RECORD_SCHEMA = 1
 JOB_RECORD_KIND = "kernel-workbook leaderboard job record"
-JOB_RECORD_FIELDS = {"schema": int, "kind": str, "run_id": str, "task": int, "job_id": str, "student_id": str,
-                     "chapter": str, "node": str, "gpu": (dict, type(None)), "no_gpu": str, "node_problem": str,
-                     "sandbox": str, "steps": dict, "files": dict, "complete": bool}
-JOB_FILES = ("build.log", "tests.log", "tests.json", "bench.log", "bench.json", "ncu.csv", "ncu-target.json",
-             "trusted.json")
+JOB_RECORD_FIELDS = {
+    "schema": int,
+    "kind": str,
+    "run_id": str,
+    "task": int,
+    "job_id": str,
+    "student_id": str,
+    "chapter": str,
+    "node": str,
+    "gpu": (dict, type(None)),
+    "no_gpu": str,
+    "node_problem": str,
+    "sandbox": str,
+    "steps": dict,
+    "files": dict,
+    "complete": bool,
+}
+JOB_FILES = (
+    "build.log",
+    "tests.log",
+    "tests.json",
+    "bench.log",
+    "bench.json",
+    "ncu.csv",
+    "ncu-target.json",
+    "trusted.json",
+)
 JOB_RECORD_MAX = 64 << 20
 JOB_FILE_MAX = 4 << 20
 JOB_ID_RE = re.compile(r"^(\d+)_(\d+)$")
@@ -54,8 +76,9 @@ SLURM_FAULTS = {
 }
 
 
-def write_job_record(entry, out, run_id, task, job_id, student_id, chapter, node, gpu_name, gpu_uuid, no_gpu,
-                     node_problem, sandbox):
+def write_job_record(
+    entry, out, run_id, task, job_id, student_id, chapter, node, gpu_name, gpu_uuid, no_gpu, node_problem, sandbox
+):
     """On the node, after the job's steps: its entry folder as one record file, written whole or
     not at all."""
     files = {}
@@ -66,11 +89,23 @@ def write_job_record(entry, out, run_id, task, job_id, student_id, chapter, node
     m = JOB_ID_RE.match(job_id)
     if not m or int(m.group(2)) != task:
         raise ValueError("the job id must be ARRAYJOB_TASK of task %d, not '%s'" % (task, job_id))
-    doc = {"schema": JOB_RECORD_SCHEMA, "kind": JOB_RECORD_KIND, "run_id": run_id, "task": task,
-           "job_id": job_id, "student_id": student_id, "chapter": chapter, "node": node,
-           "gpu": {"name": gpu_name, "uuid": gpu_uuid} if gpu_name else None,
-           "no_gpu": no_gpu, "node_problem": node_problem, "sandbox": sandbox, "steps": read_steps(entry),
-           "files": files, "complete": True}
+    doc = {
+        "schema": JOB_RECORD_SCHEMA,
+        "kind": JOB_RECORD_KIND,
+        "run_id": run_id,
+        "task": task,
+        "job_id": job_id,
+        "student_id": student_id,
+        "chapter": chapter,
+        "node": node,
+        "gpu": {"name": gpu_name, "uuid": gpu_uuid} if gpu_name else None,
+        "no_gpu": no_gpu,
+        "node_problem": node_problem,
+        "sandbox": sandbox,
+        "steps": read_steps(entry),
+        "files": files,
+        "complete": True,
+    }
     problem = validate_job_record(doc)
     if problem:
         raise ValueError("internal: the job record does not validate: %s" % problem)
@@ -97,14 +132,21 @@ def validate_job_record(doc, task=None):
     if doc["sandbox"] not in SANDBOXES:
         return "bad sandbox"
     gpu = doc["gpu"]
-    if gpu is not None and (set(gpu) != {"name", "uuid"} or not all(isinstance(v, str) for v in gpu.values())
-                            or not gpu["name"]):
+    if gpu is not None and (
+        set(gpu) != {"name", "uuid"} or not all(isinstance(v, str) for v in gpu.values()) or not gpu["name"]
+    ):
         return "bad gpu"
     if (gpu is None) == (doc["no_gpu"] == "") and not doc["node_problem"]:
         return "gpu and no_gpu disagree"
     for name, step in doc["steps"].items():
-        if not isinstance(step, dict) or set(step) != {"rc", "seconds"} or not isinstance(step["rc"], int) \
-                or num(step["seconds"]) is None or "\t" in name or "\n" in name:
+        if (
+            not isinstance(step, dict)
+            or set(step) != {"rc", "seconds"}
+            or not isinstance(step["rc"], int)
+            or num(step["seconds"]) is None
+            or "\t" in name
+            or "\n" in name
+        ):
             return "bad step '%s'" % str(name)[:20]
     for name, text in doc["files"].items():
         if name not in JOB_FILES or not isinstance(text, str):
@@ -147,14 +189,25 @@ def read_run(run_dir):
             run = json.load(f)
     except (OSError, ValueError) as e:
         raise ValueError("%s is not a cluster run's file (%s)" % (path, str(e).split(":")[0]))
-    if not isinstance(run, dict) or run.get("schema") != 1 or not isinstance(run.get("tasks"), list) \
-            or not isinstance(run.get("jobs"), list) or not RUN_ID_RE.match(str(run.get("run_id", ""))):
+    if (
+        not isinstance(run, dict)
+        or run.get("schema") != 1
+        or not isinstance(run.get("tasks"), list)
+        or not isinstance(run.get("jobs"), list)
+        or not RUN_ID_RE.match(str(run.get("run_id", "")))
+    ):
         raise ValueError("%s is not a cluster run's file of schema 1" % path)
     for i, t in enumerate(run["tasks"] + run.get("missing", [])):
-        if not isinstance(t, dict) or not SAFE_ID_RE.match(str(t.get("student_id"))) \
-                or not re.match(r"^ch\d\d$", str(t.get("chapter"))) or not isinstance(t.get("student"), str) \
-                or not isinstance(t.get("entry"), str) or t["entry"].startswith("/") or ".." in t["entry"].split("/") \
-                or (i < len(run["tasks"]) and t.get("task") != i):
+        if (
+            not isinstance(t, dict)
+            or not SAFE_ID_RE.match(str(t.get("student_id")))
+            or not re.match(r"^ch\d\d$", str(t.get("chapter")))
+            or not isinstance(t.get("student"), str)
+            or not isinstance(t.get("entry"), str)
+            or t["entry"].startswith("/")
+            or ".." in t["entry"].split("/")
+            or (i < len(run["tasks"]) and t.get("task") != i)
+        ):
             raise ValueError("%s: entry %d is not as `run-file` writes it" % (path, i))
     return run
 
@@ -164,14 +217,26 @@ def write_run_file(run_dir, run_id, entries, entries_rel, commit, unsafe_no_sand
     the folder of the entries, relative to the run folder); returns the number of tasks."""
     tasks, missing = [], []
     for e in entries:
-        item = {"student_id": e["id"], "chapter": e["chapter"], "student": e["student"],
-                "entry": os.path.join(entries_rel, e["id"], e["chapter"])}
+        item = {
+            "student_id": e["id"],
+            "chapter": e["chapter"],
+            "student": e["student"],
+            "entry": os.path.join(entries_rel, e["id"], e["chapter"]),
+        }
         if e["state"] == "build":
             tasks.append(dict(item, task=len(tasks)))
         else:
             missing.append(item)
-    run = {"schema": 1, "run_id": run_id, "commit": commit, "created": utc_now(), "tasks": tasks,
-           "missing": missing, "jobs": [], "sandbox_optional": bool(unsafe_no_sandbox)}
+    run = {
+        "schema": 1,
+        "run_id": run_id,
+        "commit": commit,
+        "created": utc_now(),
+        "tasks": tasks,
+        "missing": missing,
+        "jobs": [],
+        "sandbox_optional": bool(unsafe_no_sandbox),
+    }
     write_json(os.path.join(run_dir, "run.json"), run)
     with open(os.path.join(run_dir, "tasks.tsv"), "w", encoding="utf-8") as f:
         for t in tasks:
@@ -226,16 +291,29 @@ def job_status(run, run_dir, states):
     out = []
     for t in run["tasks"]:
         job = latest.get(t["task"])
-        item = {"task": t["task"], "student": t["student"], "student_id": t["student_id"], "chapter": t["chapter"],
-                "job": job or "", "state": "", "record": None, "problem": ""}
+        item = {
+            "task": t["task"],
+            "student": t["student"],
+            "student_id": t["student_id"],
+            "chapter": t["chapter"],
+            "job": job or "",
+            "state": "",
+            "record": None,
+            "problem": "",
+        }
         if job:
             st = states.get(job, {})
             item["state"], item["node"] = st.get("state", ""), st.get("node", "")
             array = job.split("_")[0]
-            rec, problem = read_job_record(os.path.join(run_dir, "records", "%d-%s.json" % (t["task"], array)),
-                                           t["task"])
-            if rec is not None and (rec["job_id"] != job or rec["run_id"] != run["run_id"]
-                                    or rec["student_id"] != t["student_id"] or rec["chapter"] != t["chapter"]):
+            rec, problem = read_job_record(
+                os.path.join(run_dir, "records", "%d-%s.json" % (t["task"], array)), t["task"]
+            )
+            if rec is not None and (
+                rec["job_id"] != job
+                or rec["run_id"] != run["run_id"]
+                or rec["student_id"] != t["student_id"]
+                or rec["chapter"] != t["chapter"]
+            ):
                 rec, problem = None, "the record is of another run, job or student"
             item["record"], item["problem"] = rec, problem or ""
         out.append(item)
@@ -266,8 +344,18 @@ def merge_record(rec, entry_src, task, job, merge):
         if rec["no_gpu"]:
             reasons.append(reason("no-gpu", rec["no_gpu"]))
         notes = ["ran on node %s as job %s" % (rec["node"] or "?", job)]
-        return merge(entry, task["student_id"], task["chapter"], job, trusted=trusted, gpu=rec["gpu"],
-                     sandbox=rec["sandbox"], job_reasons=reasons, job_notes=notes, files=rec["files"])
+        return merge(
+            entry,
+            task["student_id"],
+            task["chapter"],
+            job,
+            trusted=trusted,
+            gpu=rec["gpu"],
+            sandbox=rec["sandbox"],
+            job_reasons=reasons,
+            job_notes=notes,
+            files=rec["files"],
+        )
 
 
 def logs_key(run_id, sid, ch, job):
@@ -292,17 +380,27 @@ def collect(run_dir, history, key, out, states_of, quiet=False):
     rows = []
     n_new = 0
 
-    def merge(entry, sid, ch, job, trusted=None, gpu=None, sandbox="bubblewrap", job_reasons=(), job_notes=(),
-              files=None):
+    def merge(
+        entry, sid, ch, job, trusted=None, gpu=None, sandbox="bubblewrap", job_reasons=(), job_notes=(), files=None
+    ):
         logs = logs_key(run_id, sid, ch, job)
         rec = classify_entry(entry, trusted=trusted, job_reasons=job_reasons, job_notes=job_notes)
-        rec.update({"run_id": run_id, "date": utc_now(), "gpu": gpu or {"name": "no GPU", "uuid": ""},
-                    "sandbox": sandbox, "commit": str(run.get("commit", "")), "logs": logs})
+        rec.update(
+            {
+                "run_id": run_id,
+                "date": utc_now(),
+                "gpu": gpu or {"name": "no GPU", "uuid": ""},
+                "sandbox": sandbox,
+                "commit": str(run.get("commit", "")),
+                "logs": logs,
+            }
+        )
         keep_logs(os.path.join(out, logs), files or {})
         append_history(history, rec, key)
         merged.add((run_id, logs))
-        return "merged: " + ("ranked, %.3fx reference" % rec["score"]["geomean_vs_reference"] if not rec["reasons"]
-                             else why(rec))
+        return "merged: " + (
+            "ranked, %.3fx reference" % rec["score"]["geomean_vs_reference"] if not rec["reasons"] else why(rec)
+        )
 
     # Entries without files never had a job: recorded once, like a local run does.
     for m in run.get("missing", []):
@@ -312,13 +410,28 @@ def collect(run_dir, history, key, out, states_of, quiet=False):
         else:
             status = merge(os.path.join(run_dir, m["entry"]), m["student_id"], m["chapter"], None)
             n_new += 1
-        rows.append({"job": "-", "student": m["student"], "chapter": m["chapter"], "state": "no job",
-                     "status": status, "merged": True})
+        rows.append(
+            {
+                "job": "-",
+                "student": m["student"],
+                "chapter": m["chapter"],
+                "state": "no job",
+                "status": status,
+                "merged": True,
+            }
+        )
 
     for item in job_status(run, run_dir, states):
         job, t = item["job"], item
-        row = {"job": job or "-", "task": t["task"], "student": t["student"], "chapter": t["chapter"],
-               "state": t["state"] or "UNKNOWN", "node": t.get("node", ""), "merged": False}
+        row = {
+            "job": job or "-",
+            "task": t["task"],
+            "student": t["student"],
+            "chapter": t["chapter"],
+            "state": t["state"] or "UNKNOWN",
+            "node": t.get("node", ""),
+            "merged": False,
+        }
         rows.append(row)
         if not job:
             row["status"] = "never submitted"
@@ -334,8 +447,10 @@ def collect(run_dir, history, key, out, states_of, quiet=False):
             try:
                 row["status"] = merge_record(rec, entry_src, t, job, merge)
             except (OSError, ValueError, KeyError) as e:
-                row["status"] = "NOT MERGED: its record could not be classified (%s); rerun it: " \
-                                "scripts/leaderboard.sh --rerun %s" % (e, job)
+                row["status"] = (
+                    "NOT MERGED: its record could not be classified (%s); rerun it: "
+                    "scripts/leaderboard.sh --rerun %s" % (e, job)
+                )
                 row["problem"] = str(e)
                 continue
             row["merged"] = True
@@ -343,43 +458,64 @@ def collect(run_dir, history, key, out, states_of, quiet=False):
         elif state in SLURM_FAULTS:
             kind, detail = SLURM_FAULTS[state]
             detail = "job %s, Slurm state %s: %s; %s" % (job, state, detail, t["problem"] or "no record")
-            row["status"] = merge(entry_src, t["student_id"], t["chapter"], job, job_reasons=[reason(kind, detail)],
-                                  job_notes=["Slurm ended job %s as %s on node %s" % (job, state, t.get("node") or "?")])
+            row["status"] = merge(
+                entry_src,
+                t["student_id"],
+                t["chapter"],
+                job,
+                job_reasons=[reason(kind, detail)],
+                job_notes=["Slurm ended job %s as %s on node %s" % (job, state, t.get("node") or "?")],
+            )
             row["merged"] = True
             n_new += 1
         elif state in SLURM_DONE or (state == "" and t["problem"] and not t["problem"].startswith("no record")):
             row["status"] = "NOT MERGED: %s; rerun it: scripts/leaderboard.sh --rerun %s" % (t["problem"], job)
             row["problem"] = t["problem"]
         elif state == "":
-            row["status"] = "NOT MERGED: %s, and Slurm knows nothing of the job; rerun it: scripts/leaderboard.sh " \
-                            "--rerun %s" % (t["problem"], job)
+            row[
+                "status"
+            ] = "NOT MERGED: %s, and Slurm knows nothing of the job; rerun it: scripts/leaderboard.sh " "--rerun %s" % (
+                t["problem"],
+                job,
+            )
             row["problem"] = t["problem"]
         else:
             row["status"] = "pending (%s)" % state
             row["pending"] = True
-    status = {"run_id": run_id, "collected": utc_now(), "jobs": rows,
-              "merged_now": n_new, "pending": sum(1 for r in rows if r.get("pending")),
-              "not_merged": sum(1 for r in rows if not r["merged"] and not r.get("pending"))}
+    status = {
+        "run_id": run_id,
+        "collected": utc_now(),
+        "jobs": rows,
+        "merged_now": n_new,
+        "pending": sum(1 for r in rows if r.get("pending")),
+        "not_merged": sum(1 for r in rows if not r["merged"] and not r.get("pending")),
+    }
     keep = os.path.join(out, "runs", run_id)
     os.makedirs(keep, exist_ok=True)
     write_json(os.path.join(keep, "collect.json"), status)
     lock.close()
     if not quiet:
-        print("cluster run %s: %d job(s) and entries, %d merged now, %d pending, %d not merged" % (
-            run_id, len(rows), n_new, status["pending"], status["not_merged"]))
+        print(
+            "cluster run %s: %d job(s) and entries, %d merged now, %d pending, %d not merged"
+            % (run_id, len(rows), n_new, status["pending"], status["not_merged"])
+        )
         width = max([len(r["student"]) for r in rows] + [7])
         for r in rows:
-            print("  %-10s %-4s %-*s %-11s %s" % (r["job"], r["chapter"], min(width, 28), r["student"][:28],
-                                                 r["state"][:11], r["status"]))
+            print(
+                "  %-10s %-4s %-*s %-11s %s"
+                % (r["job"], r["chapter"], min(width, 28), r["student"][:28], r["state"][:11], r["status"])
+            )
     return status
 
 
 def keep_logs(dest, files):
     """A merged job's logs, {name: text}, as the folder `dest` (replacing what an interrupted
     collect may have left there)."""
+
     def fill(tmp):
         for name, text in files.items():
             with open(os.path.join(tmp, name), "w", encoding="utf-8") as f:
                 f.write(text)
+
     shutil.rmtree(dest, ignore_errors=True)
     publish_folder(dest, fill)

@@ -9,16 +9,19 @@ docs/leaderboard.md, "Cross-checks of every ranked row" and "Every chapter's sco
 
 import json
 
-from .outcomes import (CONTROL_CHARS, OUTCOME_KIND, num, parse_one_document, pos, reason, timed_out,
-                       wb_results)
+from .outcomes import CONTROL_CHARS, OUTCOME_KIND, num, parse_one_document, pos, reason, timed_out, wb_results
 
 # The cross-checks of a benchmark row (docs/leaderboard.md, "Cross-checks").
-CEILING_SLACK = 1.05      # a row may exceed a measured ceiling by this factor, no more
+CEILING_SLACK = 1.05  # a row may exceed a measured ceiling by this factor, no more
 REFERENCE_BAND = (0.75, 1.35)  # the run's reference time / the leaderboard's own, allowed
-FIELD_TOLERANCE = 0.02    # a row's derived numbers (GB/s, TFLOP/s, x ref) vs its time and bytes
+FIELD_TOLERANCE = 0.02  # a row's derived numbers (GB/s, TFLOP/s, x ref) vs its time and bytes
 
-COMPUTE_KEYS = {"fp32": "fp32_tflops", "fp16-tensor": "fp16_tflops", "bf16-tensor": "bf16_tflops",
-                "int8-tensor": "int8_tops"}
+COMPUTE_KEYS = {
+    "fp32": "fp32_tflops",
+    "fp16-tensor": "fp16_tflops",
+    "bf16-tensor": "bf16_tflops",
+    "int8-tensor": "int8_tops",
+}
 
 
 def ceilings_of(doc):
@@ -39,8 +42,14 @@ def ceilings_of(doc):
 def legacy_rows(doc):
     """A schema 1 results file (rows with `verdict`, no schema_version) as rows with an `outcome`
     code; old history only."""
-    names = {"pass": "pass", "implausible": "implausible", "wrong": "wrong", "fault": "fault",
-             "launch error": "launch_error", "not implemented": "not_implemented"}
+    names = {
+        "pass": "pass",
+        "implausible": "implausible",
+        "wrong": "wrong",
+        "fault": "fault",
+        "launch error": "launch_error",
+        "not implemented": "not_implemented",
+    }
     rows = []
     for r in doc.get("results", []):
         if isinstance(r, dict):
@@ -66,20 +75,30 @@ def check_row(r, trusted_row, copy_gbps, compute):
         tb, tf = pos(trusted_row.get("bytes")), pos(trusted_row.get("flops"))
         if (tb and nbytes and abs(nbytes - tb) > 1e-6 * tb) or (tf and flops and abs(flops - tf) > 1e-6 * tf):
             return "declares %s bytes and %s FLOPs per call, the chapter %s and %s" % (
-                r.get("bytes"), r.get("flops"), trusted_row.get("bytes"), trusted_row.get("flops"))
+                r.get("bytes"),
+                r.get("flops"),
+                trusted_row.get("bytes"),
+                trusted_row.get("flops"),
+            )
         nbytes, flops = tb or nbytes, tf or flops
     if nbytes and copy_gbps:
         gbps = nbytes / (us * 1e3)
         if gbps > copy_gbps * CEILING_SLACK:
             return "%.0f GB/s in %.3g us, %.0f%% of the measured copy ceiling (%.0f GB/s)" % (
-                gbps, us, 100 * gbps / copy_gbps, copy_gbps)
+                gbps,
+                us,
+                100 * gbps / copy_gbps,
+                copy_gbps,
+            )
     peak = compute.get(r.get("peak") if r.get("peak") in compute else "fp32")
     if flops and peak:
         rate = flops / (us * 1e6)
         if rate > peak * CEILING_SLACK:
             return "%.1f TFLOP/s in %.3g us, above the compute ceiling (%.1f)" % (rate, us, peak)
-    for key, want in (("gbps", nbytes / (us * 1e3) if nbytes else None),
-                      ("tflops", flops / (us * 1e6) if flops else None)):
+    for key, want in (
+        ("gbps", nbytes / (us * 1e3) if nbytes else None),
+        ("tflops", flops / (us * 1e6) if flops else None),
+    ):
         got = num(r.get(key))
         if got is not None and want and got > 0 and abs(got - want) > FIELD_TOLERANCE * want + 1e-9:
             return "its %s (%.4g) does not follow from its time and size (%.4g)" % (key, got, want)
@@ -153,8 +172,11 @@ def classify_bench(rc, bench_text, trusted=None, legacy=False):
     else:
         own_copy, _ = ceilings_of(doc)
         if own_copy and copy_gbps and abs(own_copy - copy_gbps) > 0.01 * copy_gbps:
-            add("implausible", "the run reports a measured copy ceiling of %.0f GB/s; the leaderboard measured %.0f"
-                % (own_copy, copy_gbps))
+            add(
+                "implausible",
+                "the run reports a measured copy ceiling of %.0f GB/s; the leaderboard measured %.0f"
+                % (own_copy, copy_gbps),
+            )
     # The baseline's reference rows, each by its own name: a chapter may time several
     # references per shape (the library and a baseline of its own).
     trusted_refs, trusted_library = {}, {}
@@ -175,9 +197,12 @@ def classify_bench(rc, bench_text, trusted=None, legacy=False):
         t = trusted_refs.get((r.get("op"), r.get("shape"), r.get("impl")))
         tus = pos(t.get("median_us")) if t else None
         if tus and not REFERENCE_BAND[0] <= us / tus <= REFERENCE_BAND[1]:
-            add("implausible", "%s %s [%s]: the reference took %.4g us in this run and %.4g us when the leaderboard "
+            add(
+                "implausible",
+                "%s %s [%s]: the reference took %.4g us in this run and %.4g us when the leaderboard "
                 "timed it alone: the run's times are not consistent"
-                % (r.get("op"), r.get("shape"), r.get("impl"), us, tus))
+                % (r.get("op"), r.get("shape"), r.get("impl"), us, tus),
+            )
     for key in sorted(trusted_refs, key=str):
         if key not in timed_refs:
             # The benchmark times every reference it is asked for: a run without one the
@@ -217,14 +242,20 @@ def classify_bench(rc, bench_text, trusted=None, legacy=False):
         if not ref:
             unscored += 1
         nbytes = pos((trusted_library.get(key) or {}).get("bytes")) or pos(r.get("bytes"))
-        shapes.append({
-            "op": r.get("op"), "shape": r.get("shape"), "impl": r.get("impl"),
-            "student_us": us, "reference_us": ref,
-            "vs_reference": (ref / us) if ref else None,
-            "roofline_measured_pct": (100.0 * nbytes / (us * 1e3) / copy_gbps) if nbytes and copy_gbps
-            else num(r.get("roofline_measured_pct")),
-            "roofline_spec_pct": num(r.get("roofline_spec_pct")),
-        })
+        shapes.append(
+            {
+                "op": r.get("op"),
+                "shape": r.get("shape"),
+                "impl": r.get("impl"),
+                "student_us": us,
+                "reference_us": ref,
+                "vs_reference": (ref / us) if ref else None,
+                "roofline_measured_pct": (100.0 * nbytes / (us * 1e3) / copy_gbps)
+                if nbytes and copy_gbps
+                else num(r.get("roofline_measured_pct")),
+                "roofline_spec_pct": num(r.get("roofline_spec_pct")),
+            }
+        )
     if unscored and len(shapes) > unscored:
         notes.append("%d timed row(s) have no library reference on their shape: shown, not in the score" % unscored)
     if not reasons and not any(s["vs_reference"] for s in shapes):
@@ -241,8 +272,10 @@ def classify_bench(rc, bench_text, trusted=None, legacy=False):
 # is the geometric mean of the student's decode rate over the library's and of the library's
 # time to first token over the student's: two "shapes", each a ratio of times (a decode rate
 # becomes the time per token), so it ranks like any other chapter.
-DECODER_METRICS = (("decode", "decode_tok_s", lambda v: 1e6 / v),  # us per generated token
-                   ("ttft", "ttft_ms", lambda v: 1e3 * v))          # us to the first token
+DECODER_METRICS = (
+    ("decode", "decode_tok_s", lambda v: 1e6 / v),  # us per generated token
+    ("ttft", "ttft_ms", lambda v: 1e3 * v),
+)  # us to the first token
 
 
 def decoder_runs(doc):
@@ -276,8 +309,11 @@ def classify_decoder(rc, doc, trusted=None):
             return [reason("no-result", "the %s results file has no run of the %s kernels" % (tool, k))], shapes, notes
         for _, field, _ in DECODER_METRICS:
             if not pos(runs[k].get(field)):
-                return [reason("no-result", "the %s run of the %s kernels has no valid %s" % (tool, k, field))], \
-                    shapes, notes
+                return (
+                    [reason("no-result", "the %s run of the %s kernels has no valid %s" % (tool, k, field))],
+                    shapes,
+                    notes,
+                )
     base = None
     if isinstance(trusted, dict):
         base, _ = decoder_runs(trusted)
@@ -288,12 +324,26 @@ def classify_decoder(rc, doc, trusted=None):
         lib_us, stu_us = to_us(runs["library"][field]), to_us(runs["student"][field])
         tv = pos((base_lib or {}).get(field))
         if tv and not REFERENCE_BAND[0] <= lib_us / to_us(tv) <= REFERENCE_BAND[1]:
-            reasons.append(reason("implausible", "%s %s [library]: %.4g in this run, %.4g when the leaderboard ran the "
-                                  "library alone: the run's numbers are not consistent" % (tool, field,
-                                                                                          runs["library"][field], tv)))
+            reasons.append(
+                reason(
+                    "implausible",
+                    "%s %s [library]: %.4g in this run, %.4g when the leaderboard ran the "
+                    "library alone: the run's numbers are not consistent" % (tool, field, runs["library"][field], tv),
+                )
+            )
             return reasons, [], notes
-        shapes.append({"op": tool, "shape": name, "impl": "student", "student_us": stu_us, "reference_us": lib_us,
-                       "vs_reference": lib_us / stu_us, "roofline_measured_pct": None, "roofline_spec_pct": None})
+        shapes.append(
+            {
+                "op": tool,
+                "shape": name,
+                "impl": "student",
+                "student_us": stu_us,
+                "reference_us": lib_us,
+                "vs_reference": lib_us / stu_us,
+                "roofline_measured_pct": None,
+                "roofline_spec_pct": None,
+            }
+        )
     if rc is not None and rc != 0:
         kind = "hung" if timed_out(rc) else ("faulted" if rc >= 128 or rc < 0 else "no-result")
         reasons.append(reason(kind, "the %s run exited with code %s" % (tool, rc)))

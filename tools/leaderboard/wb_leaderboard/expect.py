@@ -58,8 +58,10 @@ def check(history, key, run_id, expect_path, chapters=()):
                 problems.append("%s: '%s' has no result" % (ch, student))
             elif r["status"] == "ranked":
                 if "ranked" in kinds:
-                    print("ok   %s %-24s ranked (allowed): %.3fx reference" % (ch, student,
-                                                                           r["score"]["geomean_vs_reference"]))
+                    print(
+                        "ok   %s %-24s ranked (allowed): %.3fx reference"
+                        % (ch, student, r["score"]["geomean_vs_reference"])
+                    )
                 else:
                     problems.append("%s: '%s' was ranked; expected: %s" % (ch, student, " or ".join(kinds)))
             elif r["reasons"][0]["kind"] not in kinds:
@@ -72,33 +74,46 @@ def check(history, key, run_id, expect_path, chapters=()):
             else:
                 print("ok   %s %-24s no result (as expected)" % (ch, student))
         if want.get("not_merged"):
-            waiting = {j["student"]: j for j in unmerged_jobs(os.path.dirname(os.path.abspath(history)))
-                       if j["run_id"] == run_id and j["chapter"] == ch and not j["pending"]}
+            waiting = {
+                j["student"]: j
+                for j in unmerged_jobs(os.path.dirname(os.path.abspath(history)))
+                if j["run_id"] == run_id and j["chapter"] == ch and not j["pending"]
+            }
             for student in want["not_merged"]:
                 if student in recs:
-                    problems.append("%s: '%s' was merged into the history (%s); its record should have been "
-                                    "refused" % (ch, student, why(recs[student]) or "ranked"))
+                    problems.append(
+                        "%s: '%s' was merged into the history (%s); its record should have been "
+                        "refused" % (ch, student, why(recs[student]) or "ranked")
+                    )
                 elif student not in waiting:
                     problems.append("%s: '%s' is not listed as a job without a result" % (ch, student))
                 else:
                     print("ok   %s %-24s %s" % (ch, student, waiting[student]["status"]))
         at_least = want.get("history_rejected_at_least", 0)
         if len(skipped) < at_least:
-            problems.append("%s: %d line(s) of the history were rejected; expected at least %d"
-                            % (ch, len(skipped), at_least))
+            problems.append(
+                "%s: %d line(s) of the history were rejected; expected at least %d" % (ch, len(skipped), at_least)
+            )
         elif at_least:
-            print("ok   %s history: %d line(s) rejected: %s" % (ch, len(skipped),
-                                                              "; ".join("line %d: %s" % p for p in skipped[:3])))
-        order = sorted((r for r in recs.values() if r["status"] == "ranked"),
-                       key=lambda r: -r["score"]["geomean_vs_reference"])
+            print(
+                "ok   %s history: %d line(s) rejected: %s"
+                % (ch, len(skipped), "; ".join("line %d: %s" % p for p in skipped[:3]))
+            )
+        order = sorted(
+            (r for r in recs.values() if r["status"] == "ranked"), key=lambda r: -r["score"]["geomean_vs_reference"]
+        )
         for i, r in enumerate(order):
             if r["student"] in want.get("ranked", []):
-                print("ok   %s %-24s ranked %d: %.3fx reference" % (ch, r["student"], i + 1,
-                                                                  r["score"]["geomean_vs_reference"]))
+                print(
+                    "ok   %s %-24s ranked %d: %.3fx reference"
+                    % (ch, r["student"], i + 1, r["score"]["geomean_vs_reference"])
+                )
         seeds = sorted({str(r["seed"].get("tests")) for r in recs.values() if r["seed"].get("tests") is not None})
         print("     %s ran on: %s; %d test seed(s) recorded" % (ch, ", ".join(sorted(gpus)), len(seeds)))
     for p in problems:
         print("MISS " + p)
-    print("expected outcome (%s): %s" % (os.path.basename(expect_path),
-                                          "as expected" if not problems else "%d unexpected result(s)" % len(problems)))
+    print(
+        "expected outcome (%s): %s"
+        % (os.path.basename(expect_path), "as expected" if not problems else "%d unexpected result(s)" % len(problems))
+    )
     return not problems

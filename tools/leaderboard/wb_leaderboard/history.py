@@ -25,10 +25,30 @@ from .outcomes import REASON_LABEL, num, parse_one_document, pos, read_text
 from .submissions import SAFE_ID_RE
 
 RECORD_FIELDS = {
-    "schema": int, "chapter": str, "student": str, "student_id": str, "source_hash": str, "files": list,
-    "ignored": list, "missing": list, "review": list, "status": str, "reasons": list, "notes": list,
-    "score": dict, "shapes": list, "steps": dict, "seed": dict, "run_id": str, "date": str, "gpu": dict,
-    "sandbox": str, "commit": str, "logs": str, "prev": str, "mac": str,
+    "schema": int,
+    "chapter": str,
+    "student": str,
+    "student_id": str,
+    "source_hash": str,
+    "files": list,
+    "ignored": list,
+    "missing": list,
+    "review": list,
+    "status": str,
+    "reasons": list,
+    "notes": list,
+    "score": dict,
+    "shapes": list,
+    "steps": dict,
+    "seed": dict,
+    "run_id": str,
+    "date": str,
+    "gpu": dict,
+    "sandbox": str,
+    "commit": str,
+    "logs": str,
+    "prev": str,
+    "mac": str,
 }
 SANDBOXES = ("bubblewrap", "none")
 DATE_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
@@ -66,18 +86,22 @@ def load_key(path, create=False):
         with open(path, "rb") as f:
             key = f.read().strip()
     except OSError as e:
-        raise KeyProblem("cannot read the history key %s (%s); it is made by the first run, or give --key"
-                        % (path, e.strerror))
+        raise KeyProblem(
+            "cannot read the history key %s (%s); it is made by the first run, or give --key" % (path, e.strerror)
+        )
     if st.st_mode & 0o077:
-        raise KeyProblem("the history key %s can be read by others (mode %o): chmod 600 it" % (path, st.st_mode & 0o777))
+        raise KeyProblem(
+            "the history key %s can be read by others (mode %o): chmod 600 it" % (path, st.st_mode & 0o777)
+        )
     if len(key) < 32:
         raise KeyProblem("the history key %s is too short" % path)
     return key
 
 
 def canonical(rec):
-    return json.dumps({k: v for k, v in rec.items() if k != "mac"}, sort_keys=True, ensure_ascii=True,
-                      separators=(",", ":")).encode()
+    return json.dumps(
+        {k: v for k, v in rec.items() if k != "mac"}, sort_keys=True, ensure_ascii=True, separators=(",", ":")
+    ).encode()
 
 
 def sign(rec, key):
@@ -101,8 +125,13 @@ def validate_record(rec):
     if keys != set(RECORD_FIELDS):
         extra, missing = sorted(keys - set(RECORD_FIELDS)), sorted(set(RECORD_FIELDS) - keys)
         return "fields not as written by the leaderboard (%s)" % "; ".join(
-            x for x in ("unexpected: " + ", ".join(extra)[:80] if extra else "",
-                        "missing: " + ", ".join(missing)[:80] if missing else "") if x)
+            x
+            for x in (
+                "unexpected: " + ", ".join(extra)[:80] if extra else "",
+                "missing: " + ", ".join(missing)[:80] if missing else "",
+            )
+            if x
+        )
     for k, t in RECORD_FIELDS.items():
         if not isinstance(rec[k], t) or (t is int and isinstance(rec[k], bool)):
             return "field '%s' is not a %s" % (k, t.__name__)
@@ -112,7 +141,11 @@ def validate_record(rec):
         return "bad date or run id"
     if rec["sandbox"] not in SANDBOXES or rec["status"] not in ("ranked", "not ranked"):
         return "bad sandbox or status"
-    if not isinstance(rec["gpu"].get("name"), str) or not isinstance(rec["gpu"].get("uuid"), str) or len(rec["gpu"]) != 2:
+    if (
+        not isinstance(rec["gpu"].get("name"), str)
+        or not isinstance(rec["gpu"].get("uuid"), str)
+        or len(rec["gpu"]) != 2
+    ):
         return "bad gpu"
     for r in rec["reasons"]:
         if not isinstance(r, dict) or set(r) != {"kind", "label", "detail"} or r["kind"] not in REASON_LABEL:
@@ -216,14 +249,16 @@ def record_entry(history, key, entry, run_id, gpu_name, gpu_uuid, sandbox, commi
     if sandbox not in SANDBOXES:
         raise ValueError("the sandbox must be one of %s" % ", ".join(SANDBOXES))
     rec = classify_entry(entry, trusted=trusted)
-    rec.update({
-        "run_id": run_id,
-        "date": utc_now(),
-        "gpu": {"name": gpu_name or "unknown GPU", "uuid": gpu_uuid},
-        "sandbox": sandbox,
-        "commit": commit,
-        "logs": logs,
-    })
+    rec.update(
+        {
+            "run_id": run_id,
+            "date": utc_now(),
+            "gpu": {"name": gpu_name or "unknown GPU", "uuid": gpu_uuid},
+            "sandbox": sandbox,
+            "commit": commit,
+            "logs": logs,
+        }
+    )
     append_history(history, rec, key)
     return verdict(rec)
 
@@ -235,7 +270,10 @@ def verdict(rec):
         return "not ranked: %s%s" % (r["label"], (": " + r["detail"]) if r["detail"] else "")
     s = rec["score"]
     return "ranked: %.3fx reference (geometric mean over %d shapes), %.1f%% of the measured roofline" % (
-        s["geomean_vs_reference"], s["shapes"], s["roofline_measured_pct"] or 0)
+        s["geomean_vs_reference"],
+        s["shapes"],
+        s["roofline_measured_pct"] or 0,
+    )
 
 
 def verify(history, key):

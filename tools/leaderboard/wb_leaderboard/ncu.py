@@ -10,10 +10,19 @@ import re
 
 from .outcomes import CONTROL_CHARS, parse_one_document, pos, read_text, reason, wb_results
 
-NCU_MIN_RATIO = 0.5       # reported median / kernel time per call (ncu) below this is rejected
+NCU_MIN_RATIO = 0.5  # reported median / kernel time per call (ncu) below this is rejected
 HARNESS_KERNEL_PREFIXES = ("_ZN2wb", "_ZNK2wb", "_ZZN2wb")  # mangled names of the harness's own kernels
-NCU_METRIC_ARGS = ["--clock-control", "none", "--print-kernel-base", "mangled", "--csv", "--page", "raw",
-                   "--metrics", "gpu__time_duration.sum"]
+NCU_METRIC_ARGS = [
+    "--clock-control",
+    "none",
+    "--print-kernel-base",
+    "mangled",
+    "--csv",
+    "--page",
+    "raw",
+    "--metrics",
+    "gpu__time_duration.sum",
+]
 
 
 def ncu_target(bench_text):
@@ -34,8 +43,12 @@ def ncu_target(bench_text):
     if best is None:
         return None
     r = best[1]
-    return {"op": str(r.get("op")), "shape": str(r.get("shape")), "impl": str(r.get("impl")),
-            "median_us": pos(r.get("median_us"))}
+    return {
+        "op": str(r.get("op")),
+        "shape": str(r.get("shape")),
+        "impl": str(r.get("impl")),
+        "median_us": pos(r.get("median_us")),
+    }
 
 
 def ncu_kernel_time(csv_text):
@@ -53,8 +66,17 @@ def ncu_kernel_time(csv_text):
     except ValueError:
         return None, 0
     unit = rows[1][i_time] if len(rows) > 1 and not re.match(r"^[\d.,]+$", rows[1][i_time] or "x") else ""
-    scale = {"nsecond": 1.0, "ns": 1.0, "usecond": 1e3, "us": 1e3, "msecond": 1e6, "ms": 1e6, "second": 1e9,
-             "s": 1e9, "": 1.0}.get(unit.strip(), None)
+    scale = {
+        "nsecond": 1.0,
+        "ns": 1.0,
+        "usecond": 1e3,
+        "us": 1e3,
+        "msecond": 1e6,
+        "ms": 1e6,
+        "second": 1e9,
+        "s": 1e9,
+        "": 1.0,
+    }.get(unit.strip(), None)
     if scale is None:
         return None, 0
     total, counts, seen = 0.0, {}, 0
@@ -93,15 +115,26 @@ def classify_ncu(entry, steps, shapes):
     if per_call_ns is None:
         return None, "ncu check of %s not possible (exit code %s, %d kernels read)" % (where, steps["ncu"]["rc"], seen)
     # The reported median is the benchmark's own row, not the copy in the target file.
-    reported = next((s["student_us"] for s in shapes if (s["op"], s["shape"], s["impl"]) ==
-                     (target.get("op"), target.get("shape"), target.get("impl"))), None)
+    reported = next(
+        (
+            s["student_us"]
+            for s in shapes
+            if (s["op"], s["shape"], s["impl"]) == (target.get("op"), target.get("shape"), target.get("impl"))
+        ),
+        None,
+    )
     if reported is None:
         return None, "ncu check: the row %s is not among the timed rows" % where
     per_call_us = per_call_ns / 1e3
     if reported and reported < NCU_MIN_RATIO * per_call_us:
-        return (reason("implausible", "%s: the reported median is %.4g us, but its kernels run %.4g us per call "
-                       "under ncu" % (where, reported, per_call_us)),
-                "ncu: %s kernels %.4g us per call" % (where, per_call_us))
+        return (
+            reason(
+                "implausible",
+                "%s: the reported median is %.4g us, but its kernels run %.4g us per call "
+                "under ncu" % (where, reported, per_call_us),
+            ),
+            "ncu: %s kernels %.4g us per call" % (where, per_call_us),
+        )
     return None, "ncu: %s kernels %.4g us per call, reported %.4g us" % (where, per_call_us, reported)
 
 

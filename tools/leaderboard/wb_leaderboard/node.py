@@ -62,8 +62,21 @@ class Job:
 
     def write_record(self):
         path = os.path.join(self.run, "records", "%d-%s.json" % (self.task, self.array))
-        cluster.write_job_record(self.entry, path, os.path.basename(self.run), self.task, self.job, self.sid, self.ch,
-                                 self.node, self.gpu_name, self.gpu_uuid, self.no_gpu, self.node_problem, self.sandbox)
+        cluster.write_job_record(
+            self.entry,
+            path,
+            os.path.basename(self.run),
+            self.task,
+            self.job,
+            self.sid,
+            self.ch,
+            self.node,
+            self.gpu_name,
+            self.gpu_uuid,
+            self.no_gpu,
+            self.node_problem,
+            self.sandbox,
+        )
         self.say("record written: %s" % path)
 
     def problem(self, text):
@@ -83,7 +96,9 @@ class Job:
         if not self.gpu_uuid:
             visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
             self.no_gpu = "node %s: nvidia-smi lists none%s; built and tested on the host only" % (
-                self.node, " for CUDA_VISIBLE_DEVICES=" + visible if visible else "")
+                self.node,
+                " for CUDA_VISIBLE_DEVICES=" + visible if visible else "",
+            )
             self.say("no GPU: the build and the host-side tests run, nothing is timed")
         else:
             self.say("GPU: %s (%s)" % (self.gpu_name, self.gpu_uuid))
@@ -103,8 +118,15 @@ class Job:
         box.hide([os.path.dirname(self.run), parent if parent != "/" else "", w])
         self.find_gpu()
         arch = self.settings.get("arch", "")
-        arch_args = ["-DCMAKE_CUDA_ARCHITECTURES=" + arch] if arch else (
-            ["-DCMAKE_CUDA_ARCHITECTURES=" + self.gpu_cap] if self.gpu_uuid and not os.environ.get("CUDAARCHS") else [])
+        arch_args = (
+            ["-DCMAKE_CUDA_ARCHITECTURES=" + arch]
+            if arch
+            else (
+                ["-DCMAKE_CUDA_ARCHITECTURES=" + self.gpu_cap]
+                if self.gpu_uuid and not os.environ.get("CUDAARCHS")
+                else []
+            )
+        )
         try:
             runner = chapter_runner(REPO, self.ch)
         except ValueError as e:
@@ -115,8 +137,17 @@ class Job:
         copy_tree(REPO, os.path.join(tree, "src"))
         started = time.monotonic()
         self.say("building the repository's %s ..." % self.ch)
-        if not repository_build(os.path.join(tree, "src"), os.path.join(tree, "build"), self.ch, targets, arch_args,
-                                self.commit, jobs, os.path.join(w, "base.log"), w):
+        if not repository_build(
+            os.path.join(tree, "src"),
+            os.path.join(tree, "build"),
+            self.ch,
+            targets,
+            arch_args,
+            self.commit,
+            jobs,
+            os.path.join(w, "base.log"),
+            w,
+        ):
             with open(os.path.join(w, "base.log"), errors="replace") as f:
                 first = next((line.strip() for line in f if "error" in line.lower()), "")
             self.problem("the repository's own %s does not build here: %s" % (self.ch, first[:200]))
@@ -131,8 +162,9 @@ class Job:
         with open(os.path.join(self.entry, "meta.json")) as f:
             chapter_dir = json.load(f)["chapter_dir"]
         started = time.monotonic()
-        rc = student_build(box, tree, self.entry, chapter_dir, targets, jobs, limit, (),
-                           ["WORKBOOK_GIT_COMMIT=" + self.commit])
+        rc = student_build(
+            box, tree, self.entry, chapter_dir, targets, jobs, limit, (), ["WORKBOOK_GIT_COMMIT=" + self.commit]
+        )
         self.say("student build: exit %s (%.1f s)" % (rc, time.monotonic() - started))
         remove_tree(tree)
         if rc != 0:
@@ -142,14 +174,30 @@ class Job:
             os.makedirs(d, exist_ok=True)
         if self.gpu_uuid:
             self.baseline(runner, trusted_bin, cache, data, box_dir, limit)
-        env = ["CUDA_DEVICE_ORDER=PCI_BUS_ID", "WORKBOOK_CACHE_DIR=" + cache,
-               "WORKBOOK_KERNEL_TIMEOUT=" + self.settings.get("kernel_timeout", "60"), "WORKBOOK_SEED_MODE=secret",
-               "WORKBOOK_GIT_COMMIT=" + self.commit]
+        env = [
+            "CUDA_DEVICE_ORDER=PCI_BUS_ID",
+            "WORKBOOK_CACHE_DIR=" + cache,
+            "WORKBOOK_KERNEL_TIMEOUT=" + self.settings.get("kernel_timeout", "60"),
+            "WORKBOOK_SEED_MODE=secret",
+            "WORKBOOK_GIT_COMMIT=" + self.commit,
+        ]
         if self.gpu_uuid:
             env.append("CUDA_VISIBLE_DEVICES=" + self.gpu_uuid)
         ncu = shutil.which("ncu") if self.settings.get("ncu") == "1" else None
-        test_and_time(box, self.entry, self.ch, runner, box_dir, limit, env, [cache, data], data, ncu or "",
-                      with_gpu=bool(self.gpu_uuid), note=self.say)
+        test_and_time(
+            box,
+            self.entry,
+            self.ch,
+            runner,
+            box_dir,
+            limit,
+            env,
+            [cache, data],
+            data,
+            ncu or "",
+            with_gpu=bool(self.gpu_uuid),
+            note=self.say,
+        )
         for name, step in read_steps(self.entry).items():
             if name != "build":
                 self.say("%s: exit %s (%.1f s)" % (name, step["rc"], step["seconds"]))
@@ -161,16 +209,20 @@ class Job:
 
         def trusted(argv, log, cwd):
             with open(os.path.join(w, log), "wb") as f:
-                return subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                                      cwd=cwd).returncode
-        if runner["prepare"] and trusted(["timeout", limit] + expand_command(runner["prepare"], trusted_bin, "", data),
-                                         "prepare.log", data):
+                return subprocess.run(
+                    argv, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=cwd
+                ).returncode
+
+        if runner["prepare"] and trusted(
+            ["timeout", limit] + expand_command(runner["prepare"], trusted_bin, "", data), "prepare.log", data
+        ):
             self.say("note: preparing the inputs failed")
         if trusted(["timeout", "600", os.path.join(trusted_bin, "devicequery"), "--measure"], "ceilings.log", w):
             self.say("note: measuring the ceilings failed")
         result = os.path.join(w, "trusted.json")
-        if trusted(["timeout", limit] + expand_command(runner["baseline"], trusted_bin, result, data), "baseline.log",
-                   box_dir):
+        if trusted(
+            ["timeout", limit] + expand_command(runner["baseline"], trusted_bin, result, data), "baseline.log", box_dir
+        ):
             self.say("note: the baseline run failed: rows are checked against their own run's ceilings")
         if os.path.isfile(result) and os.path.getsize(result):
             shutil.copyfile(result, os.path.join(self.entry, "trusted.json"))
@@ -180,14 +232,17 @@ class Job:
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 2:
-        print("usage: python3 -m wb_leaderboard.node RUN_FOLDER WORK_FOLDER (run by tools/leaderboard/slurm-job.sh)",
-              file=sys.stderr)
+        print(
+            "usage: python3 -m wb_leaderboard.node RUN_FOLDER WORK_FOLDER (run by tools/leaderboard/slurm-job.sh)",
+            file=sys.stderr,
+        )
         return 2
     run, work = (os.path.realpath(p) for p in argv)
 
     def stopped(signum, frame):
         stop_all()
         raise Stop("stopped by a signal")
+
     signal.signal(signal.SIGTERM, stopped)
     signal.signal(signal.SIGINT, stopped)
     job = None

@@ -15,15 +15,18 @@ import re
 # benchmark's or a model tool's results are read: scripts/lib/wb_results.py of the repository
 # this package lies in (tools/leaderboard/wb_leaderboard), on the teacher's machine and in the
 # unpacked sources of a cluster job alike.
-RESULTS_READER = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
-                                               "scripts", "lib", "wb_results.py"))
+RESULTS_READER = os.path.normpath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "scripts", "lib", "wb_results.py")
+)
 
 
 def _results_reader():
     spec = importlib.util.spec_from_file_location("wb_results", RESULTS_READER)
     if spec is None or not os.path.isfile(RESULTS_READER):
-        raise ImportError("the results reader %s is missing: the leaderboard runs from a whole copy of the "
-                          "repository" % RESULTS_READER)
+        raise ImportError(
+            "the results reader %s is missing: the leaderboard runs from a whole copy of the "
+            "repository" % RESULTS_READER
+        )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -14,6 +14,7 @@ import os
 from .atomic import write_text
 from .history import load_history
 
+
 def boards(records):
     """{(chapter, gpu name): [latest record per student]}, each list ranked first (best
     first), then the rest by name. The latest is the last in the history (file order, which
@@ -33,8 +34,13 @@ def boards(records):
         out.setdefault((ch, gpu), []).append(rec)
     for key, recs in out.items():
         ranked = [r for r in recs if r["status"] == "ranked"]
-        ranked.sort(key=lambda r: (-r["score"]["geomean_vs_reference"], -(r["score"]["roofline_measured_pct"] or 0),
-                                   r["student"]))
+        ranked.sort(
+            key=lambda r: (
+                -r["score"]["geomean_vs_reference"],
+                -(r["score"]["roofline_measured_pct"] or 0),
+                r["student"],
+            )
+        )
         for i, r in enumerate(ranked):
             r["rank"] = i + 1
         rest = sorted((r for r in recs if r["status"] != "ranked"), key=lambda r: r["student"])
@@ -47,8 +53,17 @@ def boards(records):
 def runs_summary(records):
     runs = {}
     for rec in records:
-        r = runs.setdefault(rec["run_id"], {"run_id": rec["run_id"], "date": rec["date"], "entries": 0,
-                                            "chapters": set(), "gpus": set(), "sandbox": rec.get("sandbox", "")})
+        r = runs.setdefault(
+            rec["run_id"],
+            {
+                "run_id": rec["run_id"],
+                "date": rec["date"],
+                "entries": 0,
+                "chapters": set(),
+                "gpus": set(),
+                "sandbox": rec.get("sandbox", ""),
+            },
+        )
         r["entries"] += 1
         r["date"] = min(r["date"], rec["date"])
         r["chapters"].add(rec["chapter"])
@@ -79,8 +94,16 @@ def terminal_table(key, recs, width=None):
         s = r["score"]
         name = r["student"] if len(r["student"]) <= 28 else r["student"][:27] + "~"
         if r["rank"]:
-            rows.append([str(r["rank"]), name, fmt(s["geomean_vs_reference"], 3), fmt(s["roofline_measured_pct"], 1),
-                         str(s["shapes"]), "ranked"])
+            rows.append(
+                [
+                    str(r["rank"]),
+                    name,
+                    fmt(s["geomean_vs_reference"], 3),
+                    fmt(s["roofline_measured_pct"], 1),
+                    str(s["shapes"]),
+                    "ranked",
+                ]
+            )
         else:
             text = why(r)
             rows.append(["-", name, "-", "-", "-", text if len(text) <= 90 else text[:89] + "~"])
@@ -107,9 +130,11 @@ def unsafe_warning(runs):
     unsafe = [r["run_id"] for r in runs if r.get("sandbox") != "bubblewrap"]
     if not unsafe:
         return ""
-    return ("WARNING: UNSANDBOXED RESULTS: run(s) %s ran without a sandbox (--unsafe-no-sandbox): their "
-            "submissions could read other students' files and the history key, and rewrite their own results. "
-            "Do not trust their ranks without reading the code." % ", ".join(unsafe))
+    return (
+        "WARNING: UNSANDBOXED RESULTS: run(s) %s ran without a sandbox (--unsafe-no-sandbox): their "
+        "submissions could read other students' files and the history key, and rewrite their own results. "
+        "Do not trust their ranks without reading the code." % ", ".join(unsafe)
+    )
 
 
 def markdown(all_boards, runs, history_path, skipped_lines=(), unmerged=()):
@@ -118,26 +143,43 @@ def markdown(all_boards, runs, history_path, skipped_lines=(), unmerged=()):
     if unsafe_warning(runs):
         out.write("**%s**\n\n" % md_cell(unsafe_warning(runs)))
     if skipped_lines:
-        out.write("**%d line(s) of the history were rejected** (lines %s): see `scripts/leaderboard.sh --verify`.\n\n"
-                  % (len(skipped_lines), ", ".join(str(n) for n, _ in skipped_lines[:20])))
-    out.write("Generated %s from `%s` (%d runs). Ranked by the geometric mean, over the benchmark shapes, "
-              "of reference time / submission time (higher is faster); the mean %% of the measured roofline "
-              "is shown beside it. Each student's latest result per chapter and GPU is shown. "
-              "See docs/leaderboard.md.\n\n"
-              % (datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                 os.path.basename(history_path), len(runs)))
+        out.write(
+            "**%d line(s) of the history were rejected** (lines %s): see `scripts/leaderboard.sh --verify`.\n\n"
+            % (len(skipped_lines), ", ".join(str(n) for n, _ in skipped_lines[:20]))
+        )
+    out.write(
+        "Generated %s from `%s` (%d runs). Ranked by the geometric mean, over the benchmark shapes, "
+        "of reference time / submission time (higher is faster); the mean %% of the measured roofline "
+        "is shown beside it. Each student's latest result per chapter and GPU is shown. "
+        "See docs/leaderboard.md.\n\n"
+        % (
+            datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            os.path.basename(history_path),
+            len(runs),
+        )
+    )
     for (ch, gpu), recs in all_boards.items():
         out.write("## %s on %s\n\n" % (md_cell(ch), md_cell(gpu)))
         ranked = [r for r in recs if r["rank"]]
         if ranked:
-            out.write("| rank | student | x reference (geomean) | % of roofline (measured, mean) | shapes | run | review |\n")
+            out.write(
+                "| rank | student | x reference (geomean) | % of roofline (measured, mean) | shapes | run | review |\n"
+            )
             out.write("| ---: | --- | ---: | ---: | ---: | --- | --- |\n")
             for r in ranked:
                 s = r["score"]
-                out.write("| %d | %s | %s | %s | %d | %s | %s |\n" % (
-                    r["rank"], md_cell(r["student"]), fmt(s["geomean_vs_reference"], 3),
-                    fmt(s["roofline_measured_pct"], 1), s["shapes"], md_cell(r["run_id"]),
-                    md_cell("; ".join(r.get("review", [])))))
+                out.write(
+                    "| %d | %s | %s | %s | %d | %s | %s |\n"
+                    % (
+                        r["rank"],
+                        md_cell(r["student"]),
+                        fmt(s["geomean_vs_reference"], 3),
+                        fmt(s["roofline_measured_pct"], 1),
+                        s["shapes"],
+                        md_cell(r["run_id"]),
+                        md_cell("; ".join(r.get("review", []))),
+                    )
+                )
             out.write("\n")
         rest = [r for r in recs if not r["rank"]]
         if rest:
@@ -145,26 +187,51 @@ def markdown(all_boards, runs, history_path, skipped_lines=(), unmerged=()):
             for r in rest:
                 first = r["reasons"][0] if r["reasons"] else {"label": "", "detail": ""}
                 also = ", ".join(x["label"] for x in r["reasons"][1:])
-                out.write("| %s | %s | %s | %s | %s |\n" % (md_cell(r["student"]), md_cell(first["label"]),
-                                                           md_cell(first["detail"]), md_cell(also), md_cell(r["run_id"])))
+                out.write(
+                    "| %s | %s | %s | %s | %s |\n"
+                    % (
+                        md_cell(r["student"]),
+                        md_cell(first["label"]),
+                        md_cell(first["detail"]),
+                        md_cell(also),
+                        md_cell(r["run_id"]),
+                    )
+                )
             out.write("\n")
         ignored = [(r["student"], r["ignored"]) for r in recs if r.get("ignored")]
         if ignored:
-            out.write("Files not taken: " + "; ".join("%s: %s" % (md_cell(s), md_cell(", ".join(i)))
-                                                     for s, i in ignored) + "\n\n")
+            out.write(
+                "Files not taken: "
+                + "; ".join("%s: %s" % (md_cell(s), md_cell(", ".join(i))) for s, i in ignored)
+                + "\n\n"
+            )
     if unmerged:
-        out.write("## Cluster jobs without a result\n\nAs the latest `--collect` of each cluster run found them; "
-                  "the history holds nothing of these jobs.\n\n| run | job | chapter | student | Slurm state | status |\n"
-                  "| --- | --- | --- | --- | --- | --- |\n")
+        out.write(
+            "## Cluster jobs without a result\n\nAs the latest `--collect` of each cluster run found them; "
+            "the history holds nothing of these jobs.\n\n| run | job | chapter | student | Slurm state | status |\n"
+            "| --- | --- | --- | --- | --- | --- |\n"
+        )
         for j in unmerged:
-            out.write("| %s | %s | %s | %s | %s | %s |\n" % tuple(md_cell(j.get(k) or "") for k in (
-                "run_id", "job", "chapter", "student", "state", "status")))
+            out.write(
+                "| %s | %s | %s | %s | %s | %s |\n"
+                % tuple(md_cell(j.get(k) or "") for k in ("run_id", "job", "chapter", "student", "state", "status"))
+            )
         out.write("\n")
-    out.write("## Runs\n\n| run | date | entries | chapters | GPUs | sandbox |\n| --- | --- | ---: | --- | --- | --- |\n")
+    out.write(
+        "## Runs\n\n| run | date | entries | chapters | GPUs | sandbox |\n| --- | --- | ---: | --- | --- | --- |\n"
+    )
     for r in runs:
-        out.write("| %s | %s | %d | %s | %s | %s |\n" % (md_cell(r["run_id"]), r["date"], r["entries"],
-                                                      " ".join(r["chapters"]), md_cell(", ".join(r["gpus"])),
-                                                      md_cell(r["sandbox"])))
+        out.write(
+            "| %s | %s | %d | %s | %s | %s |\n"
+            % (
+                md_cell(r["run_id"]),
+                r["date"],
+                r["entries"],
+                " ".join(r["chapters"]),
+                md_cell(", ".join(r["gpus"])),
+                md_cell(r["sandbox"]),
+            )
+        )
     return out.getvalue()
 
 
@@ -178,40 +245,114 @@ def csv_safe(v):
 def csv_text(all_boards):
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerow(["chapter", "gpu", "rank", "student", "student_id", "status", "geomean_vs_reference",
-                "roofline_measured_pct", "roofline_spec_pct", "shapes", "reason", "detail", "review", "run_id",
-                "date", "source_hash", "sandbox"])
+    w.writerow(
+        [
+            "chapter",
+            "gpu",
+            "rank",
+            "student",
+            "student_id",
+            "status",
+            "geomean_vs_reference",
+            "roofline_measured_pct",
+            "roofline_spec_pct",
+            "shapes",
+            "reason",
+            "detail",
+            "review",
+            "run_id",
+            "date",
+            "source_hash",
+            "sandbox",
+        ]
+    )
     for (ch, gpu), recs in all_boards.items():
         for r in recs:
             s = r["score"]
             first = r["reasons"][0] if r["reasons"] else {"kind": "", "detail": ""}
-            w.writerow([csv_safe(x) for x in [
-                ch, gpu, r["rank"] or "", r["student"], r["student_id"], r["status"],
-                fmt(s["geomean_vs_reference"], 4) if s["geomean_vs_reference"] else "",
-                fmt(s["roofline_measured_pct"], 2) if s["roofline_measured_pct"] is not None else "",
-                fmt(s["roofline_spec_pct"], 2) if s["roofline_spec_pct"] is not None else "",
-                s["shapes"], first["kind"], first["detail"], "; ".join(r.get("review", [])), r["run_id"], r["date"],
-                r.get("source_hash", ""), r.get("sandbox", "") if r.get("sandbox") == "bubblewrap"
-                else "none (UNSANDBOXED)"]])
+            w.writerow(
+                [
+                    csv_safe(x)
+                    for x in [
+                        ch,
+                        gpu,
+                        r["rank"] or "",
+                        r["student"],
+                        r["student_id"],
+                        r["status"],
+                        fmt(s["geomean_vs_reference"], 4) if s["geomean_vs_reference"] else "",
+                        fmt(s["roofline_measured_pct"], 2) if s["roofline_measured_pct"] is not None else "",
+                        fmt(s["roofline_spec_pct"], 2) if s["roofline_spec_pct"] is not None else "",
+                        s["shapes"],
+                        first["kind"],
+                        first["detail"],
+                        "; ".join(r.get("review", [])),
+                        r["run_id"],
+                        r["date"],
+                        r.get("source_hash", ""),
+                        r.get("sandbox", "") if r.get("sandbox") == "bubblewrap" else "none (UNSANDBOXED)",
+                    ]
+                ]
+            )
     return out.getvalue()
 
 
 def json_doc(all_boards, runs, history_path, skipped_lines=(), unmerged=()):
-    doc = {"generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-           "warning": unsafe_warning(runs) or None,
-           "history": os.path.basename(history_path), "metric": "geometric mean of reference time / student time",
-           "rejected_history_lines": [{"line": n, "why": w} for n, w in skipped_lines],
-           "jobs_without_result": list(unmerged),
-           "boards": [], "runs": runs}
+    doc = {
+        "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "warning": unsafe_warning(runs) or None,
+        "history": os.path.basename(history_path),
+        "metric": "geometric mean of reference time / student time",
+        "rejected_history_lines": [{"line": n, "why": w} for n, w in skipped_lines],
+        "jobs_without_result": list(unmerged),
+        "boards": [],
+        "runs": runs,
+    }
     for (ch, gpu), recs in all_boards.items():
-        doc["boards"].append({
-            "chapter": ch, "gpu": gpu,
-            "ranked": [{k: r.get(k) for k in ("rank", "student", "student_id", "score", "shapes", "run_id", "date",
-                                              "source_hash", "review", "runs_seen")} for r in recs if r["rank"]],
-            "not_ranked": [{k: r.get(k) for k in ("student", "student_id", "reasons", "run_id", "date",
-                                                  "source_hash", "review", "ignored", "missing", "runs_seen")}
-                           for r in recs if not r["rank"]],
-        })
+        doc["boards"].append(
+            {
+                "chapter": ch,
+                "gpu": gpu,
+                "ranked": [
+                    {
+                        k: r.get(k)
+                        for k in (
+                            "rank",
+                            "student",
+                            "student_id",
+                            "score",
+                            "shapes",
+                            "run_id",
+                            "date",
+                            "source_hash",
+                            "review",
+                            "runs_seen",
+                        )
+                    }
+                    for r in recs
+                    if r["rank"]
+                ],
+                "not_ranked": [
+                    {
+                        k: r.get(k)
+                        for k in (
+                            "student",
+                            "student_id",
+                            "reasons",
+                            "run_id",
+                            "date",
+                            "source_hash",
+                            "review",
+                            "ignored",
+                            "missing",
+                            "runs_seen",
+                        )
+                    }
+                    for r in recs
+                    if not r["rank"]
+                ],
+            }
+        )
     return doc
 
 
@@ -230,9 +371,17 @@ def unmerged_jobs(out):
             continue
         for r in doc.get("jobs", []) if isinstance(doc, dict) else []:
             if isinstance(r, dict) and not r.get("merged"):
-                found.append({"run_id": run_id, "job": r.get("job"), "student": r.get("student"),
-                              "chapter": r.get("chapter"), "state": r.get("state"), "status": r.get("status"),
-                              "pending": bool(r.get("pending"))})
+                found.append(
+                    {
+                        "run_id": run_id,
+                        "job": r.get("job"),
+                        "student": r.get("student"),
+                        "chapter": r.get("chapter"),
+                        "state": r.get("state"),
+                        "status": r.get("status"),
+                        "pending": bool(r.get("pending")),
+                    }
+                )
     return found
 
 
@@ -248,8 +397,10 @@ def write_reports(history, key, out, run_id="", quiet=False):
     unmerged = unmerged_jobs(out)
     write_text(os.path.join(out, "leaderboard.md"), markdown(all_boards, runs, history, skipped, unmerged))
     write_text(os.path.join(out, "leaderboard.csv"), csv_text(all_boards))
-    write_text(os.path.join(out, "leaderboard.json"),
-                 json.dumps(json_doc(all_boards, runs, history, skipped, unmerged), indent=1, ensure_ascii=False) + "\n")
+    write_text(
+        os.path.join(out, "leaderboard.json"),
+        json.dumps(json_doc(all_boards, runs, history, skipped, unmerged), indent=1, ensure_ascii=False) + "\n",
+    )
     if quiet:
         return
     if warning:
@@ -260,8 +411,10 @@ def write_reports(history, key, out, run_id="", quiet=False):
         shown = {k: v for k, v in all_boards.items() if k in touched}
     for board, recs in shown.items():
         print(terminal_table(board, recs))
-    print("%d result(s) from %d run(s) in %s; reports: %s/leaderboard.{md,csv,json}"
-          % (len(records), len(runs), history, out))
+    print(
+        "%d result(s) from %d run(s) in %s; reports: %s/leaderboard.{md,csv,json}"
+        % (len(records), len(runs), history, out)
+    )
     if skipped:
         print("%d line(s) of the history were rejected (listed above, on stderr)" % len(skipped))
     for j in unmerged:

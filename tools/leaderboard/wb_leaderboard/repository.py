@@ -23,16 +23,21 @@ def inside(path, folder):
 
 def copied_items(repo):
     """The top-level folders and files of the repository that a build copies."""
-    return [item for item in sorted(os.listdir(repo))
-            if item not in SKIPPED_ITEMS and not item.startswith(("build-", "."))]
+    return [
+        item for item in sorted(os.listdir(repo)) if item not in SKIPPED_ITEMS and not item.startswith(("build-", "."))
+    ]
 
 
 def source_items(repo, keep_out):
     """The items a build copies, without any that holds a folder of `keep_out` (the submissions,
     the output or the shared folder, were they put in the repository)."""
-    return [item for item in copied_items(repo)
-            if not (os.path.isdir(os.path.join(repo, item)) and any(p and inside(p, os.path.join(repo, item))
-                                                                    for p in keep_out))]
+    return [
+        item
+        for item in copied_items(repo)
+        if not (
+            os.path.isdir(os.path.join(repo, item)) and any(p and inside(p, os.path.join(repo, item)) for p in keep_out)
+        )
+    ]
 
 
 def sources_guard(repo, paths):
@@ -42,8 +47,10 @@ def sources_guard(repo, paths):
         folder = os.path.join(repo, item)
         for p in paths:
             if p and os.path.isdir(folder) and inside(p, folder):
-                raise Refused("'%s' is inside the repository's %s/, which every build copies: put it elsewhere"
-                              % (os.path.realpath(p), item))
+                raise Refused(
+                    "'%s' is inside the repository's %s/, which every build copies: put it elsewhere"
+                    % (os.path.realpath(p), item)
+                )
 
 
 def commit_of(repo):

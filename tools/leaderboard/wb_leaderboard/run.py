@@ -22,8 +22,17 @@ from .ncu import NCU_METRIC_ARGS, ncu_selection
 from .repository import Refused, commit_of, new_run_id, source_items
 from .sandbox import LOG_LIMIT, Sandbox, run_step, stop_all
 
-KEPT_FILES = ("meta.json", "steps.tsv", "build.log", "tests.log", "tests.json", "bench.log", "bench.json", "ncu.csv",
-              "ncu-target.json")
+KEPT_FILES = (
+    "meta.json",
+    "steps.tsv",
+    "build.log",
+    "tests.log",
+    "tests.json",
+    "bench.log",
+    "bench.json",
+    "ncu.csv",
+    "ncu-target.json",
+)
 
 
 _say_lock = threading.Lock()
@@ -39,8 +48,12 @@ def list_gpus():
     if not shutil.which("nvidia-smi"):
         return []
     try:
-        p = subprocess.run(["nvidia-smi", "--query-gpu=index,uuid,compute_cap,name", "--format=csv,noheader"],
-                           capture_output=True, text=True, timeout=60)
+        p = subprocess.run(
+            ["nvidia-smi", "--query-gpu=index,uuid,compute_cap,name", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.SubprocessError):
         return []
     gpus = []
@@ -69,16 +82,36 @@ def test_and_time(box, entry, ch, runner, box_dir, limit, env, ro, data, ncu_bin
     and the ncu re-measurement, each a sandboxed step whose results leave through the pipe."""
     binaries = os.path.join(entry, "bin")
     started = time.monotonic()
-    rc = run_step(box, [os.path.join(binaries, ch + "_tests"), "--gtest_color=no", "--gtest_fail_fast",
-                        "--gtest_output=json:/dev/fd/3"], os.path.join(entry, "tests.log"), limit, box_dir,
-                  [binaries] + list(ro), env, os.path.join(entry, "tests.json"))
+    rc = run_step(
+        box,
+        [
+            os.path.join(binaries, ch + "_tests"),
+            "--gtest_color=no",
+            "--gtest_fail_fast",
+            "--gtest_output=json:/dev/fd/3",
+        ],
+        os.path.join(entry, "tests.log"),
+        limit,
+        box_dir,
+        [binaries] + list(ro),
+        env,
+        os.path.join(entry, "tests.json"),
+    )
     add_step(entry, "tests", rc, started)
     if rc != 0 or not with_gpu:
         return
     note("tests finished (exit 0, %.1f s); benchmark ..." % (time.monotonic() - started))
     started = time.monotonic()
-    rc = run_step(box, expand_command(runner["bench"], binaries, "/dev/fd/3", data), os.path.join(entry, "bench.log"),
-                  limit, box_dir, [binaries] + list(ro), env, os.path.join(entry, "bench.json"))
+    rc = run_step(
+        box,
+        expand_command(runner["bench"], binaries, "/dev/fd/3", data),
+        os.path.join(entry, "bench.log"),
+        limit,
+        box_dir,
+        [binaries] + list(ro),
+        env,
+        os.path.join(entry, "bench.json"),
+    )
     add_step(entry, "bench", rc, started)
     bench = os.path.join(binaries, ch + "_bench")
     selection = ncu_selection(entry) if rc == 0 and ncu_bin and os.access(bench, os.X_OK) else None
@@ -89,9 +122,19 @@ def test_and_time(box, entry, ch, runner, box_dir, limit, env, ro, data, ncu_bin
     csv_path = os.path.join(box_dir, "ncu.csv")
     if os.path.exists(csv_path):
         os.remove(csv_path)
-    rc = run_step(box, [ncu_bin] + NCU_METRIC_ARGS + ["--log-file", csv_path, bench] + selection +
-                  ["--samples=10", "--json=/dev/null"], os.path.join(entry, "ncu.log"), limit, box_dir,
-                  [binaries] + list(ro), env)
+    rc = run_step(
+        box,
+        [ncu_bin]
+        + NCU_METRIC_ARGS
+        + ["--log-file", csv_path, bench]
+        + selection
+        + ["--samples=10", "--json=/dev/null"],
+        os.path.join(entry, "ncu.log"),
+        limit,
+        box_dir,
+        [binaries] + list(ro),
+        env,
+    )
     add_step(entry, "ncu", rc, started)
     if os.path.isfile(csv_path):
         with open(csv_path, "rb") as f, open(os.path.join(entry, "ncu.csv"), "wb") as g:
@@ -106,16 +149,19 @@ def local_run(o, repo, subs, wanted, key_path_of):
     box = Sandbox(o.bwrap)
     if box.kind == "none":
         if not o.unsafe_no_sandbox:
-            raise Refused("refusing to rank without a sandbox: %s.\n  Install bubblewrap (sudo apt-get install "
-                          "bubblewrap), or unpack it with scripts/fetch-bwrap.sh and pass\n  --bwrap PATH; or pass "
-                          "--unsafe-no-sandbox to run the submissions with your rights (docs/leaderboard.md)."
-                          % box.problem)
+            raise Refused(
+                "refusing to rank without a sandbox: %s.\n  Install bubblewrap (sudo apt-get install "
+                "bubblewrap), or unpack it with scripts/fetch-bwrap.sh and pass\n  --bwrap PATH; or pass "
+                "--unsafe-no-sandbox to run the submissions with your rights (docs/leaderboard.md)." % box.problem
+            )
         say("WARNING: %s; running UNSANDBOXED (--unsafe-no-sandbox): every report of this run says so" % box.problem)
     gpus = list_gpus()
     if not gpus:
-        raise Refused("no NVIDIA GPU is visible (nvidia-smi lists none): the leaderboard tests and times kernels on a "
-                      "GPU, so\n  it needs one. Without a GPU, the class folder can be checked with --check-only, "
-                      "and the ranking and\n  report code with: ctest -L host -R leaderboard")
+        raise Refused(
+            "no NVIDIA GPU is visible (nvidia-smi lists none): the leaderboard tests and times kernels on a "
+            "GPU, so\n  it needs one. Without a GPU, the class folder can be checked with --check-only, "
+            "and the ranking and\n  report code with: ctest -L host -R leaderboard"
+        )
     wanted_gpus = o.gpus or os.environ.get("CUDA_VISIBLE_DEVICES", "")
     if not o.gpus and wanted_gpus:
         say("note: using the GPUs in CUDA_VISIBLE_DEVICES (%s)" % wanted_gpus)
@@ -206,8 +252,9 @@ class LocalRun:
                     self.build_base(k, ch)
         say("")
         say("building %d submission(s) ..." % len(to_build))
-        self.in_parallel([lambda k=k: self.build_slot(k, to_build[k::build_jobs], jobs_each)
-                          for k in range(build_jobs)])
+        self.in_parallel(
+            [lambda k=k: self.build_slot(k, to_build[k::build_jobs], jobs_each) for k in range(build_jobs)]
+        )
         if self.stopping:
             return 130
         self.baseline()
@@ -225,6 +272,7 @@ class LocalRun:
                         return
                     e = queue.pop(0)
                 self.run_entry(e, g)
+
         self.in_parallel([lambda g=g: worker(g) for g in range(len(self.gpus))])
         if self.stopping:
             return 130
@@ -232,8 +280,10 @@ class LocalRun:
         say("")
         report.write_reports(self.history, self.key, self.out, self.run_id)
         n_after = line_count(self.history)
-        say("this run: %d result(s) added to the %d earlier ones (history: %d lines, never rewritten)"
-            % (len(entries), n_before, n_after))
+        say(
+            "this run: %d result(s) added to the %d earlier ones (history: %d lines, never rewritten)"
+            % (len(entries), n_before, n_after)
+        )
         say("logs of this run: %s/runs/%s/" % (self.out, self.run_id))
         if self.box.kind == "none":
             say("WARNING: the submissions ran UNSANDBOXED (--unsafe-no-sandbox): the reports say so")
@@ -245,27 +295,37 @@ class LocalRun:
             if not expect.check(self.history, self.key, self.run_id, o.expect, self.wanted if o.chapter else ()):
                 status = 1
             if n_after - n_before < len(entries):
-                say("MISS the history grew by %d lines, fewer than the %d results of this run"
-                    % (n_after - n_before, len(entries)))
+                say(
+                    "MISS the history grew by %d lines, fewer than the %d results of this run"
+                    % (n_after - n_before, len(entries))
+                )
                 status = 1
         return status
 
     def header(self, n_entries, build_jobs, jobs_each, n_before):
         say("kernel-workbook leaderboard, run %s (commit %s)" % (self.run_id, self.commit))
-        say("  submissions: %s (%d entries: %d students x chapters %s)" % (
-            self.subs, n_entries, len({e["id"] for e in self.entries}), " ".join(self.wanted)))
+        say(
+            "  submissions: %s (%d entries: %d students x chapters %s)"
+            % (self.subs, n_entries, len({e["id"] for e in self.entries}), " ".join(self.wanted))
+        )
         for g in self.gpus:
             say("  GPU%s: %s (%s)" % (g[0], g[3], g[1]))
         say("  CUDA architectures: %s; %d build(s) at a time, -j%d each" % (self.arch, build_jobs, jobs_each))
         say("  time limits: %s s per step, %s s per kernel" % (self.o.timeout, self.o.kernel_timeout))
         if self.box.kind == "bubblewrap":
-            say("  sandbox: bubblewrap, %s (no network; read-only system; the repository, the submissions, the" %
-                self.box.bwrap)
-            say("           output, the history key and the other work folders are not visible; results leave "
-                "through a pipe)")
+            say(
+                "  sandbox: bubblewrap, %s (no network; read-only system; the repository, the submissions, the"
+                % self.box.bwrap
+            )
+            say(
+                "           output, the history key and the other work folders are not visible; results leave "
+                "through a pipe)"
+            )
         else:
-            say("  sandbox: NONE (--unsafe-no-sandbox) -- submissions run UNSANDBOXED, with your user's rights and "
-                "network")
+            say(
+                "  sandbox: NONE (--unsafe-no-sandbox) -- submissions run UNSANDBOXED, with your user's rights and "
+                "network"
+            )
             say("           access; they can read each other's files and the history key. The reports say so.")
         say("  history key: %s" % self.key_file)
         if self.ncu:
@@ -285,15 +345,25 @@ class LocalRun:
 
     def build_base(self, k, ch):
         """The repository's own tree of a chapter for build slot k, kept aside as its snapshot."""
-        live, snap = os.path.join(self.work, "slots", "%d-%s" % (k, ch)), os.path.join(self.work, "bases",
-                                                                                    "%d-%s" % (k, ch))
+        live, snap = os.path.join(self.work, "slots", "%d-%s" % (k, ch)), os.path.join(
+            self.work, "bases", "%d-%s" % (k, ch)
+        )
         log = os.path.join(self.work, "base-%d-%s.log" % (k, ch))
         started = time.monotonic()
         say("building the repository's %s (build slot %d) ..." % (ch, k))
         os.makedirs(live)
         copy_tree(os.path.join(self.work, "src"), os.path.join(live, "src"))
-        if not repository_build(os.path.join(live, "src"), os.path.join(live, "build"), ch, self.runner[ch]["build"],
-                                self.arch_args, self.commit, self.ncpu, log, self.work):
+        if not repository_build(
+            os.path.join(live, "src"),
+            os.path.join(live, "build"),
+            ch,
+            self.runner[ch]["build"],
+            self.arch_args,
+            self.commit,
+            self.ncpu,
+            log,
+            self.work,
+        ):
             if self.stopping:
                 return
             with open(log, "rb") as f:
@@ -312,11 +382,21 @@ class LocalRun:
             remove_tree(live)
             copy_tree(snap, live)
             started = time.monotonic()
-            rc = student_build(self.box, live, self.entry_dir(e), self.dirs[ch], self.runner[ch]["build"], jobs_each,
-                               self.o.timeout, [os.path.join(self.work, "cache")],
-                               ["WORKBOOK_GIT_COMMIT=" + self.commit])
-            say("[build %d] %s %s: %s (%.1f s)" % (k, ch, e["student"], "built" if rc == 0 else "did not build",
-                                                   time.monotonic() - started))
+            rc = student_build(
+                self.box,
+                live,
+                self.entry_dir(e),
+                self.dirs[ch],
+                self.runner[ch]["build"],
+                jobs_each,
+                self.o.timeout,
+                [os.path.join(self.work, "cache")],
+                ["WORKBOOK_GIT_COMMIT=" + self.commit],
+            )
+            say(
+                "[build %d] %s %s: %s (%.1f s)"
+                % (k, ch, e["student"], "built" if rc == 0 else "did not build", time.monotonic() - started)
+            )
 
     def baseline(self):
         """The measured ceilings per GPU, each chapter's inputs, and the repository's own benchmark
@@ -331,26 +411,34 @@ class LocalRun:
             os.makedirs(os.path.join(data, ch))
             if self.runner[ch]["prepare"]:
                 command = expand_command(self.runner[ch]["prepare"], self.bin_of(ch), "", os.path.join(data, ch))
-                if self.trusted_step(["timeout", self.o.timeout] + command, "prepare-%s.log" % ch, os.environ,
-                                     os.path.join(data, ch)):
+                if self.trusted_step(
+                    ["timeout", self.o.timeout] + command, "prepare-%s.log" % ch, os.environ, os.path.join(data, ch)
+                ):
                     say("note: preparing the inputs of %s failed (log: %s/prepare-%s.log)" % (ch, self.work, ch))
         trusted = os.path.join(self.work, "trusted")
         for i, g in enumerate(self.gpus):
             env = dict(os.environ, CUDA_VISIBLE_DEVICES=g[1], WORKBOOK_CACHE_DIR=cache)
             for ch in self.wanted:
-                command = expand_command(self.runner[ch]["baseline"], self.bin_of(ch),
-                                         os.path.join(trusted, "%d-%s.json" % (i, ch)), os.path.join(data, ch))
+                command = expand_command(
+                    self.runner[ch]["baseline"],
+                    self.bin_of(ch),
+                    os.path.join(trusted, "%d-%s.json" % (i, ch)),
+                    os.path.join(data, ch),
+                )
                 log = "trusted/%d-%s.log" % (i, ch)
                 if self.trusted_step(["timeout", self.o.timeout] + command, log, env, trusted):
-                    say("note: the baseline run of %s on GPU%s failed: rows are checked against their own run's "
-                        "ceilings" % (ch, g[0]))
+                    say(
+                        "note: the baseline run of %s on GPU%s failed: rows are checked against their own run's "
+                        "ceilings" % (ch, g[0])
+                    )
         subprocess.run(["chmod", "-R", "a-w", cache, data])
 
     def trusted_step(self, argv, log, env, cwd):
         """One of the repository's own programs, not sandboxed; its exit code."""
         with open(os.path.join(self.work, log), "wb") as f:
-            return subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                                  cwd=cwd).returncode
+            return subprocess.run(
+                argv, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=cwd
+            ).returncode
 
     def bin_of(self, ch):
         return os.path.join(self.work, "bases", "0-" + ch, "build", "bin")
@@ -366,14 +454,28 @@ class LocalRun:
             os.makedirs(box_dir)
             # The seed is drawn by the harness itself after main starts (WORKBOOK_SEED_MODE=secret)
             # and printed at the end; nothing the process can read before main holds it.
-            env = ["CUDA_VISIBLE_DEVICES=" + self.gpus[g][1], "CUDA_DEVICE_ORDER=PCI_BUS_ID",
-                   "WORKBOOK_CACHE_DIR=" + os.path.join(self.work, "cache"),
-                   "WORKBOOK_KERNEL_TIMEOUT=" + self.o.kernel_timeout, "WORKBOOK_SEED_MODE=secret",
-                   "WORKBOOK_GIT_COMMIT=" + self.commit]
+            env = [
+                "CUDA_VISIBLE_DEVICES=" + self.gpus[g][1],
+                "CUDA_DEVICE_ORDER=PCI_BUS_ID",
+                "WORKBOOK_CACHE_DIR=" + os.path.join(self.work, "cache"),
+                "WORKBOOK_KERNEL_TIMEOUT=" + self.o.kernel_timeout,
+                "WORKBOOK_SEED_MODE=secret",
+                "WORKBOOK_GIT_COMMIT=" + self.commit,
+            ]
             say(label + "tests ...")
-            test_and_time(self.box, entry, ch, self.runner[ch], box_dir, self.o.timeout, env,
-                          [os.path.join(self.work, "cache"), os.path.join(self.work, "data", ch)],
-                          os.path.join(self.work, "data", ch), self.ncu or "", note=lambda t: say(label + t))
+            test_and_time(
+                self.box,
+                entry,
+                ch,
+                self.runner[ch],
+                box_dir,
+                self.o.timeout,
+                env,
+                [os.path.join(self.work, "cache"), os.path.join(self.work, "data", ch)],
+                os.path.join(self.work, "data", ch),
+                self.ncu or "",
+                note=lambda t: say(label + t),
+            )
             remove_tree(box_dir)
         if not self.stopping:
             self.record(e, g)
@@ -386,11 +488,22 @@ class LocalRun:
             for name in KEPT_FILES:
                 if os.path.isfile(os.path.join(entry, name)):
                     shutil.copyfile(os.path.join(entry, name), os.path.join(tmp, name))
+
         try:
             publish_folder(os.path.join(self.out, logs), keep)
             trusted = history.read_trusted(os.path.join(self.work, "trusted", "%d-%s.json" % (g, ch)))
-            verdict = history.record_entry(self.history, self.key, entry, self.run_id, self.gpus[g][3],
-                                           self.gpus[g][1], self.box.kind, self.commit, logs, trusted)
+            verdict = history.record_entry(
+                self.history,
+                self.key,
+                entry,
+                self.run_id,
+                self.gpus[g][3],
+                self.gpus[g][1],
+                self.box.kind,
+                self.commit,
+                logs,
+                trusted,
+            )
         except (OSError, ValueError) as err:
             verdict = "could not record: %s" % err
         say("[GPU%s] %s %s: %s" % (self.gpus[g][0], ch, e["student"], verdict))

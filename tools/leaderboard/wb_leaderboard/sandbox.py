@@ -15,11 +15,20 @@ import subprocess
 import threading
 import time
 
-LOG_LIMIT = 32 << 20    # bytes kept of a step's output, and of its results
-HOLD_S = 60             # how long after its time limit a step's pipes are still read
-KILL_AFTER_S = 10       # how long after the time limit's TERM a step is killed
-SECRET_FOLDERS = (".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".config/kernel-workbook", ".kube", ".docker",
-                  ".password-store")
+LOG_LIMIT = 32 << 20  # bytes kept of a step's output, and of its results
+HOLD_S = 60  # how long after its time limit a step's pipes are still read
+KILL_AFTER_S = 10  # how long after the time limit's TERM a step is killed
+SECRET_FOLDERS = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".config/kernel-workbook",
+    ".kube",
+    ".docker",
+    ".password-store",
+)
 SECRET_FILES = (".netrc", ".git-credentials", ".pgpass")
 
 
@@ -39,9 +48,26 @@ class Sandbox:
             self.problem = "bubblewrap (bwrap) is not installed"
         if self.bwrap:
             try:
-                p = subprocess.run([self.bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev",
-                                    "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "true"],
-                                   capture_output=True, text=True, timeout=60)
+                p = subprocess.run(
+                    [
+                        self.bwrap,
+                        "--unshare-all",
+                        "--die-with-parent",
+                        "--ro-bind",
+                        "/",
+                        "/",
+                        "--dev",
+                        "/dev",
+                        "--proc",
+                        "/proc",
+                        "--tmpfs",
+                        "/tmp",
+                        "true",
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
                 ok, err = p.returncode == 0, (p.stderr or p.stdout).strip()
             except (OSError, subprocess.SubprocessError) as e:
                 ok, err = False, str(e)
@@ -74,8 +100,13 @@ class Sandbox:
     def argv(self, command, limit, rw, ro=(), env=()):
         """The command line of a step: it runs in `rw`, may write only there (sandboxed), sees
         the folders `ro` read-only and has a clean environment plus `env` (NAME=VALUE)."""
-        envs = ["PATH=" + os.environ.get("PATH", "/usr/bin:/bin"), "HOME=" + os.path.join(rw, "home"),
-                "TMPDIR=" + os.path.join(rw, "tmp"), "LANG=C.UTF-8", "LC_ALL=C.UTF-8"] + list(env)
+        envs = [
+            "PATH=" + os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME=" + os.path.join(rw, "home"),
+            "TMPDIR=" + os.path.join(rw, "tmp"),
+            "LANG=C.UTF-8",
+            "LC_ALL=C.UTF-8",
+        ] + list(env)
         for name in ("LD_LIBRARY_PATH", "CUDAARCHS"):
             if os.environ.get(name):
                 envs.append("%s=%s" % (name, os.environ[name]))
@@ -85,15 +116,35 @@ class Sandbox:
         binds = []
         for d in ro:
             binds += ["--ro-bind", d, d]
-        return limited + envs + [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/",
-                                 "/", "--dev", "/dev", "--tmpfs", "/dev/shm"] + self.devices + [
-            "--proc", "/proc", "--tmpfs", "/tmp"] + self.hidden + ["--bind", rw, rw] + binds + [
-            "--chdir", rw, "--"] + list(command)
+        return (
+            limited
+            + envs
+            + [
+                self.bwrap,
+                "--unshare-all",
+                "--die-with-parent",
+                "--new-session",
+                "--ro-bind",
+                "/",
+                "/",
+                "--dev",
+                "/dev",
+                "--tmpfs",
+                "/dev/shm",
+            ]
+            + self.devices
+            + ["--proc", "/proc", "--tmpfs", "/tmp"]
+            + self.hidden
+            + ["--bind", rw, rw]
+            + binds
+            + ["--chdir", rw, "--"]
+            + list(command)
+        )
 
 
-_running = set()          # the process ids of the steps running now (their `timeout`)
+_running = set()  # the process ids of the steps running now (their `timeout`)
 _running_lock = threading.Lock()
-_stopped = []             # set once the run is ending: no step starts any more
+_stopped = []  # set once the run is ending: no step starts any more
 
 
 def stop_all():
@@ -125,8 +176,11 @@ def run_step(box, command, log_path, limit, rw, ro=(), env=(), results_path=None
     os.makedirs(os.path.join(rw, "tmp"), exist_ok=True)
     argv = box.argv(command, limit, rw, ro, env)
     pipes = [os.pipe()] + ([os.pipe()] if results_path else [])
-    actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-               (os.POSIX_SPAWN_DUP2, pipes[0][1], 1), (os.POSIX_SPAWN_DUP2, pipes[0][1], 2)]
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_DUP2, pipes[0][1], 1),
+        (os.POSIX_SPAWN_DUP2, pipes[0][1], 2),
+    ]
     if results_path:
         actions.append((os.POSIX_SPAWN_DUP2, pipes[1][1], 3))
     try:
@@ -144,8 +198,9 @@ def run_step(box, command, log_path, limit, rw, ro=(), env=(), results_path=None
             os.kill(pid, signal.SIGTERM)
     files = [open(log_path, "wb")] + ([open(results_path, "wb")] if results_path else [])
     try:
-        status = _drain(pid, {r: f for (r, _), f in zip(pipes, files)},
-                        time.monotonic() + float(limit) + KILL_AFTER_S + HOLD_S)
+        status = _drain(
+            pid, {r: f for (r, _), f in zip(pipes, files)}, time.monotonic() + float(limit) + KILL_AFTER_S + HOLD_S
+        )
     finally:
         with _running_lock:
             _running.discard(pid)
@@ -167,7 +222,7 @@ def _drain(pid, pipes, hold_until):
         while sel.get_map() and time.monotonic() < hold_until:
             for key, _ in sel.select(timeout=0.5):
                 data = os.read(key.fd, 1 << 16)
-                data = data[:LOG_LIMIT - kept[key.fd]]
+                data = data[: LOG_LIMIT - kept[key.fd]]
                 pipes[key.fd].write(data)
                 kept[key.fd] += len(data)
                 if not data or kept[key.fd] >= LOG_LIMIT:

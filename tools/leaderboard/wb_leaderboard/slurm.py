@@ -15,9 +15,22 @@ from . import cluster, expect, history, report, submissions
 from .atomic import publish_folder
 from .repository import Refused, commit_of, new_run_id, source_items
 
-BUSY = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "RESIZING", "SUSPENDED", "REQUEUE_HOLD",
-        "REQUEUE_FED", "SIGNALING", "STAGE_OUT", "STOPPED"}
+BUSY = {
+    "PENDING",
+    "RUNNING",
+    "CONFIGURING",
+    "COMPLETING",
+    "REQUEUED",
+    "RESIZING",
+    "SUSPENDED",
+    "REQUEUE_HOLD",
+    "REQUEUE_FED",
+    "SIGNALING",
+    "STAGE_OUT",
+    "STOPPED",
+}
 EXPORTED = ("LD_LIBRARY_PATH", "CUDAARCHS", "CUDA_HOME", "CUDA_PATH", "CCACHE_DIR")  # reach the jobs where set
+
 
 def slurm_states(array_jobs, runner=None):
     """{'ARRAY_TASK': {'state', 'exit', 'node'}} from sacct, and from scontrol for what sacct
@@ -43,8 +56,10 @@ def slurm_states(array_jobs, runner=None):
             for line in p.stdout.splitlines():
                 parts = line.split("|")
                 if len(parts) >= 4:
-                    note(parts[0], {"state": parts[1].split()[0] if parts[1].split() else "", "exit": parts[2],
-                                    "node": parts[3]})
+                    note(
+                        parts[0],
+                        {"state": parts[1].split()[0] if parts[1].split() else "", "exit": parts[2], "node": parts[3]},
+                    )
     except (OSError, ValueError, subprocess.SubprocessError):
         pass
     for array in ids:
@@ -58,8 +73,10 @@ def slurm_states(array_jobs, runner=None):
             kv = dict(re.findall(r"(\w+)=(\S*)", line))
             a, t = kv.get("ArrayJobId"), kv.get("ArrayTaskId")
             if a == array and t is not None:
-                note("%s_%s" % (a, t), {"state": kv.get("JobState", ""), "exit": kv.get("ExitCode", ""),
-                                        "node": kv.get("NodeList", "")})
+                note(
+                    "%s_%s" % (a, t),
+                    {"state": kv.get("JobState", ""), "exit": kv.get("ExitCode", ""), "node": kv.get("NodeList", "")},
+                )
     states = dict(exact)
     for jobs, info in ranges:
         for job in jobs:
@@ -81,8 +98,10 @@ def expand_array_ids(text):
 def need(*tools):
     for tool in tools:
         if not shutil.which(tool):
-            raise Refused("'%s' is needed and was not found on PATH (run this where Slurm's commands work, e.g. a "
-                          "login node)" % tool)
+            raise Refused(
+                "'%s' is needed and was not found on PATH (run this where Slurm's commands work, e.g. a "
+                "login node)" % tool
+            )
 
 
 def shared_folder(o):
@@ -93,8 +112,12 @@ def resource_options(o, gres=None):
     """sbatch's options for the resources asked for (a rerun may add some): --partition,
     --account, --time, and --gres (`gres` when given: the default of a new run)."""
     args = []
-    for name, value in (("--partition", o.partition), ("--account", o.account), ("--time", o.time),
-                        ("--gres", gres or o.gres)):
+    for name, value in (
+        ("--partition", o.partition),
+        ("--account", o.account),
+        ("--time", o.time),
+        ("--gres", gres or o.gres),
+    ):
         if value and value != "none":
             args += [name, value]
     return args
@@ -105,18 +128,30 @@ def job_states(run_dir):
     run = cluster.read_run(run_dir)
     latest = cluster.latest_jobs(run)
     states = slurm_states({j.split("_")[0] for j in latest.values()})
-    return [(item["task"], item["job"] or "-", item["state"] or "UNKNOWN",
-             "ok" if item["record"] else item["problem"], item["student"])
-            for item in cluster.job_status(run, run_dir, states)]
+    return [
+        (
+            item["task"],
+            item["job"] or "-",
+            item["state"] or "UNKNOWN",
+            "ok" if item["record"] else item["problem"],
+            item["student"],
+        )
+        for item in cluster.job_status(run, run_dir, states)
+    ]
 
 
 def submit(repo, run_dir, tasks, extra=()):
     """One array of jobs for those tasks ("0-3", "1,4") of the run; its id."""
     with open(os.path.join(run_dir, "sbatch.args")) as f:
         saved = f.read().splitlines()
-    p = subprocess.run(["sbatch", "--parsable"] + saved + list(extra) + [
-        "--array", tasks, os.path.join(repo, "tools", "leaderboard", "slurm-job.sh"), run_dir],
-        capture_output=True, text=True)
+    p = subprocess.run(
+        ["sbatch", "--parsable"]
+        + saved
+        + list(extra)
+        + ["--array", tasks, os.path.join(repo, "tools", "leaderboard", "slurm-job.sh"), run_dir],
+        capture_output=True,
+        text=True,
+    )
     reply = (p.stdout + p.stderr).strip()
     if p.returncode != 0:
         raise Refused("sbatch refused the jobs: %s" % reply)
@@ -158,8 +193,11 @@ def collect_and_report(o, run_dir, key_file):
 
 
 def runs_in(shared):
-    return sorted(n for n in os.listdir(shared) if os.path.isfile(os.path.join(shared, n, "run.json"))) \
-        if os.path.isdir(shared) else []
+    return (
+        sorted(n for n in os.listdir(shared) if os.path.isfile(os.path.join(shared, n, "run.json")))
+        if os.path.isdir(shared)
+        else []
+    )
 
 
 def arrays_of(run_dir):
@@ -179,8 +217,10 @@ def cluster_mode(o, repo, key_path_of):
         run_id = o.collect or o.status
         run_dir = os.path.join(shared, run_id)
         if not os.path.isfile(os.path.join(run_dir, "run.json")):
-            raise Refused("no cluster run '%s' in %s (runs there: %s); give the --shared folder (or --out) it was "
-                          "submitted with" % (run_id, shared, " ".join(runs_in(shared)) or "none"))
+            raise Refused(
+                "no cluster run '%s' in %s (runs there: %s); give the --shared folder (or --out) it was "
+                "submitted with" % (run_id, shared, " ".join(runs_in(shared)) or "none")
+            )
         try:
             cluster.read_run(run_dir)
         except ValueError as e:
@@ -205,21 +245,26 @@ def cluster_mode(o, repo, key_path_of):
         if task not in rows:
             raise Refused("--rerun: run %s has no task %s" % (found[-1], task))
         if rows[task][1] in BUSY - {"REQUEUE_HOLD", "REQUEUE_FED", "SIGNALING", "STAGE_OUT", "STOPPED"}:
-            raise Refused("--rerun: the latest job of task %s is still %s (%s); wait for it or scancel it first"
-                          % (task, rows[task][1], rows[task][0]))
+            raise Refused(
+                "--rerun: the latest job of task %s is still %s (%s); wait for it or scancel it first"
+                % (task, rows[task][1], rows[task][0])
+            )
         tasks_of.setdefault(run_dir, []).append(task)
     key_file = key_path_of([os.path.realpath(shared), os.path.realpath(o.out), repo]) if o.wait else None
     status = 0
     for run_dir, tasks in tasks_of.items():
         array = submit(repo, run_dir, ",".join(tasks), resource_options(o))
-        print("run %s: task(s) %s submitted again as job array %s" % (os.path.basename(run_dir), ",".join(tasks),
-                                                                      array))
+        print(
+            "run %s: task(s) %s submitted again as job array %s" % (os.path.basename(run_dir), ",".join(tasks), array)
+        )
         if o.wait:
             wait(run_dir)
             status = collect_and_report(o, run_dir, key_file) or status
         else:
-            print("  then: scripts/leaderboard.sh --collect %s --out %s --shared %s" % (
-                os.path.basename(run_dir), o.out, shared))
+            print(
+                "  then: scripts/leaderboard.sh --collect %s --out %s --shared %s"
+                % (os.path.basename(run_dir), o.out, shared)
+            )
     return status
 
 
@@ -245,26 +290,53 @@ def submit_mode(o, repo, subs, wanted, key_path_of):
         os.chmod(tmp, 0o700)
         for d in ("records", "slurm", "entries"):
             os.makedirs(os.path.join(tmp, d))
-        p = subprocess.run(["tar", "-C", repo, "-cf", os.path.join(tmp, "src.tar"), "--"] +
-                           source_items(repo, [subs, out, shared]), capture_output=True, text=True)
+        p = subprocess.run(
+            ["tar", "-C", repo, "-cf", os.path.join(tmp, "src.tar"), "--"] + source_items(repo, [subs, out, shared]),
+            capture_output=True,
+            text=True,
+        )
         if p.returncode:
             raise Refused("cannot pack the repository's sources: %s" % p.stderr.strip())
         entries, _ = submissions.plan(repo, subs, os.path.join(tmp, "entries", rand), wanted)
         found["entries"] = entries
-        found["tasks"] = cluster.write_run_file(tmp, run_id, entries, "entries/%s/entries" % rand, commit,
-                                                o.unsafe_no_sandbox)
+        found["tasks"] = cluster.write_run_file(
+            tmp, run_id, entries, "entries/%s/entries" % rand, commit, o.unsafe_no_sandbox
+        )
         with open(os.path.join(tmp, "settings.tsv"), "w") as f:
-            for k, v in (("timeout", o.timeout), ("kernel_timeout", o.kernel_timeout), ("arch", o.arch),
-                         ("ncu", 0 if o.no_ncu else 1), ("unsafe", 1 if o.unsafe_no_sandbox else 0),
-                         ("bwrap", o.bwrap or ""), ("commit", commit)):
+            for k, v in (
+                ("timeout", o.timeout),
+                ("kernel_timeout", o.kernel_timeout),
+                ("arch", o.arch),
+                ("ncu", 0 if o.no_ncu else 1),
+                ("unsafe", 1 if o.unsafe_no_sandbox else 0),
+                ("bwrap", o.bwrap or ""),
+                ("commit", commit),
+            ):
                 f.write("%s\t%s\n" % (k, v))
         exports = ",".join(["PATH", "HOME"] + [v for v in EXPORTED if os.environ.get(v)])
         # The environment of a job is these names only: nothing else of the caller's reaches the
         # node (and no seed is in any of them: the harness draws it there, after main starts).
         with open(os.path.join(tmp, "sbatch.args"), "w") as f:
-            f.write("\n".join(["--job-name", "kwb-" + run_id, "--no-requeue", "--export", exports, "--chdir", run_dir,
-                                "--output", os.path.join(run_dir, "slurm", "%A_%a.out"), "--cpus-per-task",
-                                str(o.cpus_per_task)] + resource_options(o, gres)) + "\n")
+            f.write(
+                "\n".join(
+                    [
+                        "--job-name",
+                        "kwb-" + run_id,
+                        "--no-requeue",
+                        "--export",
+                        exports,
+                        "--chdir",
+                        run_dir,
+                        "--output",
+                        os.path.join(run_dir, "slurm", "%A_%a.out"),
+                        "--cpus-per-task",
+                        str(o.cpus_per_task),
+                    ]
+                    + resource_options(o, gres)
+                )
+                + "\n"
+            )
+
     try:
         publish_folder(run_dir, fill)
     except BaseException:
@@ -273,13 +345,21 @@ def submit_mode(o, repo, subs, wanted, key_path_of):
         raise
     n = found["tasks"]
     print("kernel-workbook leaderboard on Slurm, run %s (commit %s)" % (run_id, commit))
-    print("  submissions: %s (%d entries; chapters %s); %d job(s) to run" % (subs, len(found["entries"]),
-                                                                           " ".join(wanted), n))
+    print(
+        "  submissions: %s (%d entries; chapters %s); %d job(s) to run"
+        % (subs, len(found["entries"]), " ".join(wanted), n)
+    )
     print("  run folder (must be visible to the nodes at this path): %s" % run_dir)
-    print("  each job: --cpus-per-task %d%s%s%s%s" % (
-        o.cpus_per_task, " --partition " + o.partition if o.partition else "",
-        " --account " + o.account if o.account else "", " --time " + o.time if o.time else "",
-        " --gres " + gres if gres != "none" else ""))
+    print(
+        "  each job: --cpus-per-task %d%s%s%s%s"
+        % (
+            o.cpus_per_task,
+            " --partition " + o.partition if o.partition else "",
+            " --account " + o.account if o.account else "",
+            " --time " + o.time if o.time else "",
+            " --gres " + gres if gres != "none" else "",
+        )
+    )
     print("  time limits per step: %s s, per kernel: %s s" % (o.timeout, o.kernel_timeout))
     if n:
         try:
@@ -297,4 +377,3 @@ def submit_mode(o, repo, subs, wanted, key_path_of):
     print("when the jobs have ended (or at any time, for those that have):")
     print("  scripts/leaderboard.sh --collect %s --out %s --shared %s" % (run_id, out, shared))
     return 0
-

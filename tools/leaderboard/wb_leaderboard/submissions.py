@@ -25,11 +25,15 @@ REVIEW_PATTERNS = [
     (r"\bfopen\b|\b[io]?fstream\b|\bfreopen\b|\bopen(at)?\s*\(|\bdup[23]?\s*\(", "opens files"),
     (r"\bsystem\s*\(|\bpopen\b|\bfork\s*\(|\bexec[lv]p?e?\s*\(|\bposix_spawn", "runs programs"),
     (r"\bdlopen\b|\bdlsym\b", "loads code at run time"),
-    (r"constructor\s*\)|destructor\s*\)|gnu::constructor|gnu::destructor|init_priority|\batexit\b|\bat_quick_exit\b",
-     "runs code before or after main"),
+    (
+        r"constructor\s*\)|destructor\s*\)|gnu::constructor|gnu::destructor|init_priority|\batexit\b|\bat_quick_exit\b",
+        "runs code before or after main",
+    ),
     (r"~\s*\w+\s*\(\s*\)", "defines a destructor (code that can run after main)"),
-    (r"cudaStreamCreate|cudaStreamPerThread|cudaStreamLegacy|cudaLaunchHostFunc|cudaStreamAddCallback",
-     "uses streams or callbacks of its own"),
+    (
+        r"cudaStreamCreate|cudaStreamPerThread|cudaStreamLegacy|cudaLaunchHostFunc|cudaStreamAddCallback",
+        "uses streams or callbacks of its own",
+    ),
     (r"std::thread|pthread_create|std::async", "starts threads"),
     (r"^[ \t]+static\s+(?!const\b|constexpr\b|_)", "keeps state between calls (a static variable)"),
     (r"\brun_seed\b|\bseed_hint\b|\brng_for\b", "calls the harness's seed functions"),
@@ -153,8 +157,9 @@ def plan(repo, submissions, work, wanted):
             }
             with open(os.path.join(dest, "meta.json"), "w") as f:
                 json.dump(meta, f, indent=1)
-            entries.append({"id": sid, "chapter": ch, "state": "build" if taken else "missing",
-                            "student": meta["student"]})
+            entries.append(
+                {"id": sid, "chapter": ch, "state": "build" if taken else "missing", "student": meta["student"]}
+            )
     return entries, top_ignored
 
 
@@ -186,28 +191,43 @@ def layout(repo, submissions, wanted):
             entries += bool(taken)
             names = [i.split(" (")[0] for i in ignored]
             if not taken and any(n.endswith(".cu") for n in names):
-                checks.append("%s/%s: none of its files (%s) is named as one of the chapter's: name them as the "
-                              "stubs in chapters/%s/ (%s)" % (shown, ch, ", ".join(names), dirs[ch], ", ".join(stubs)))
+                checks.append(
+                    "%s/%s: none of its files (%s) is named as one of the chapter's: name them as the "
+                    "stubs in chapters/%s/ (%s)" % (shown, ch, ", ".join(names), dirs[ch], ", ".join(stubs))
+                )
         students.append((shown, per_chapter))
         for inner in sorted(os.scandir(entry.path), key=lambda e: e.name):
             name = display_name(inner.name)
             m = CHAPTERISH_RE.match(name)
             if inner.is_file() and name in all_stubs:
-                checks.append("%s/%s: a chapter's file directly in the student's folder: move it to %s/%s/"
-                              % (shown, name, shown, all_stubs[name]))
+                checks.append(
+                    "%s/%s: a chapter's file directly in the student's folder: move it to %s/%s/"
+                    % (shown, name, shown, all_stubs[name])
+                )
             elif inner.is_dir() and m and not re.match(r"^ch[0-9][0-9](_|$)", name):
                 ch = "ch%02d" % int(m.group(1))
-                checks.append("%s/%s/: not a chapter folder: %s" % (
-                    shown, name, "rename it %s (or %s)" % (ch, dirs[ch]) if ch in dirs else
-                    "there is no chapter %s (chapters: %s)" % (ch, " ".join(sorted(dirs)))))
+                checks.append(
+                    "%s/%s/: not a chapter folder: %s"
+                    % (
+                        shown,
+                        name,
+                        "rename it %s (or %s)" % (ch, dirs[ch])
+                        if ch in dirs
+                        else "there is no chapter %s (chapters: %s)" % (ch, " ".join(sorted(dirs))),
+                    )
+                )
     empty = ""
     if not students:
-        empty = ("no student folders in '%s': put one folder per student in it, each with a chNN folder of that "
-                 "chapter's files (docs/leaderboard.md, \"Submission layout\")" % submissions)
+        empty = (
+            "no student folders in '%s': put one folder per student in it, each with a chNN folder of that "
+            'chapter\'s files (docs/leaderboard.md, "Submission layout")' % submissions
+        )
     elif not entries:
-        empty = ("no student folder holds the files of %s: each student needs a chNN folder with files named as the "
-                 "chapter's stubs (docs/leaderboard.md, \"Submission layout\")"
-                 % ("chapter " + ", ".join(wanted) if wanted else "a chapter that can be ranked"))
+        empty = (
+            "no student folder holds the files of %s: each student needs a chNN folder with files named as the "
+            'chapter\'s stubs (docs/leaderboard.md, "Submission layout")'
+            % ("chapter " + ", ".join(wanted) if wanted else "a chapter that can be ranked")
+        )
     return {"students": students, "checks": checks, "entries": entries, "empty": empty}
 
 
@@ -215,8 +235,10 @@ def print_layout(found, submissions, wanted, full=False):
     """The things to check in a class folder (always), and with `full` what every student
     submitted: per chapter the files taken, missing and not taken, and the review notes."""
     if full:
-        print("class folder %s: %d student folder(s); chapters %s" % (submissions, len(found["students"]),
-                                                                     " ".join(wanted) or "(none)"))
+        print(
+            "class folder %s: %d student folder(s); chapters %s"
+            % (submissions, len(found["students"]), " ".join(wanted) or "(none)")
+        )
         for name, per_chapter in found["students"]:
             parts, absent = [], [ch for ch, what in per_chapter.items() if what is None]
             for ch, what in per_chapter.items():

@@ -97,9 +97,9 @@ std::string refusal(std::vector<std::string> args) {
 }
 
 TEST(ToolArgs, GoodLine) {
-  const ToolArgs a = parse({"--weights=m.safetensors", "--prompt-len=512", "--new=64", "--dtype=f32",
-                            "--kernels=library,solution", "--use=layernorm:student", "--no-graph", "--json=o.json",
-                            "--upload=plain"});
+  const ToolArgs a =
+      parse({"--weights=m.safetensors", "--prompt-len=512", "--new=64", "--dtype=f32", "--kernels=library,solution",
+             "--use=layernorm:student", "--no-graph", "--json=o.json", "--upload=plain"});
   EXPECT_EQ(a.prompt_len, 512);
   EXPECT_EQ(a.new_tokens, 64);
   EXPECT_EQ(a.dtype, wb::DType::F32);

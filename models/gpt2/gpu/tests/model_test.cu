@@ -36,9 +36,9 @@
 namespace gpt2 {
 namespace {
 
-#define SKIP_WITHOUT_GPU()                                                     \
-  do {                                                                         \
-    if (auto reason = wb::gpu_missing_reason()) GTEST_SKIP() << *reason;       \
+#define SKIP_WITHOUT_GPU()                                               \
+  do {                                                                   \
+    if (auto reason = wb::gpu_missing_reason()) GTEST_SKIP() << *reason; \
   } while (0)
 
 double rel_l2(const std::vector<float>& got, const std::vector<double>& ref) {
@@ -60,8 +60,7 @@ const std::string& model_file(const std::string& config) {
   static std::map<std::string, std::string> files;
   auto it = files.find(config);
   if (it != files.end()) return it->second;
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("ch09_model_test_" + std::to_string(::getpid()));
+  const auto dir = std::filesystem::temp_directory_path() / ("ch09_model_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / (std::to_string(files.size()) + ".safetensors")).string();
   RandomOptions o;
@@ -269,16 +268,17 @@ TEST_P(Int8Weights, DecodeLogitsCloseToBf16) {
     const Int8Stats st = compare_int8(int8_model.logits(), bf16_model.logits());
     const double tol = kInt8LogitTol * st.rms16;
     worst = std::max(worst, st.max_abs / st.rms16);
-    EXPECT_LE(st.max_abs, tol) << "decode step " << i << ": largest logit difference " << st.max_abs
-                               << ", tolerance " << tol << " (" << kInt8LogitTol << " x rms " << st.rms16 << ")";
+    EXPECT_LE(st.max_abs, tol) << "decode step " << i << ": largest logit difference " << st.max_abs << ", tolerance "
+                               << tol << " (" << kInt8LogitTol << " x rms " << st.rms16 << ")";
     if (st.margin16 > 2 * tol) {
       ++top1_checked;
       EXPECT_EQ(st.top8, st.top16) << "decode step " << i << ": BF16 margin " << st.margin16 << " > 2 x tolerance";
     }
   }
-  std::printf("INT8 vs BF16 logits over %d decode steps: worst max|diff| / rms = %.3g (tolerance %.2g); top-1 "
-              "compared on %d steps with a margin above 2 x tolerance\n",
-              steps, worst, kInt8LogitTol, top1_checked);
+  std::printf(
+      "INT8 vs BF16 logits over %d decode steps: worst max|diff| / rms = %.3g (tolerance %.2g); top-1 "
+      "compared on %d steps with a margin above 2 x tolerance\n",
+      steps, worst, kInt8LogitTol, top1_checked);
   RecordProperty("worst_max_diff_over_rms", std::to_string(worst));
 }
 
@@ -359,7 +359,9 @@ struct ModelCase {
 };
 
 std::vector<ModelCase> model_cases_list() {
-  return {{"tiny", wb::DType::F32}, {"tiny", wb::DType::BF16}, {"L=3,C=192,H=3,V=517,P=96", wb::DType::F32},
+  return {{"tiny", wb::DType::F32},
+          {"tiny", wb::DType::BF16},
+          {"L=3,C=192,H=3,V=517,P=96", wb::DType::F32},
           {"L=3,C=192,H=3,V=517,P=96", wb::DType::BF16}};
 }
 auto model_cases() { return ::testing::ValuesIn(model_cases_list()); }
@@ -470,14 +472,12 @@ TEST_P(FusedDecode, GraphCheckAndKernelCount) {
   } else {
     EXPECT_EQ(fused_kernels, 3 + 5 * L)
         << "embedding; per layer ln_1+qkv, attention (BF16: chapter 8's v6, its merge in its last CTAs), attn_proj, "
-             "ln_2+fc, mlp_proj; ln_f+lm_head+argmax, advance";
+           "ln_2+fc, mlp_proj; ln_f+lm_head+argmax, advance";
   }
   EXPECT_LT(fused_kernels, ops_kernels);
 }
 
-INSTANTIATE_TEST_SUITE_P(Gpt2, FusedDecode,
-                         fused_cases(),
-                         model_case_name);
+INSTANTIATE_TEST_SUITE_P(Gpt2, FusedDecode, fused_cases(), model_case_name);
 
 // --- batched decode (Options::batch) ------------------------------------------------------
 // B = 3 sequences whose prompts differ in length (13, 7 and 1 tokens) decode together, against
@@ -589,9 +589,7 @@ TEST_P(BatchDecode, CheckAndGraphReplay) {
   if (!m.graph_problem().empty()) std::printf("capture problem: %s\n", m.graph_problem().c_str());
 }
 
-INSTANTIATE_TEST_SUITE_P(Gpt2, BatchDecode,
-                         model_cases(),
-                         model_case_name);
+INSTANTIATE_TEST_SUITE_P(Gpt2, BatchDecode, model_cases(), model_case_name);
 
 TEST(BatchDecodeOptions, RefusedBeyondOptionsBatch) {
   SKIP_WITHOUT_GPU();

@@ -90,11 +90,11 @@ struct BatchRow {
 
 // --overlap: request A decoding while request B's prompt is prefilled on a second model.
 struct Overlap {
-  double alone_ms = 0;     // A's decode, then B's prefill, one after the other (wall time)
-  double together_ms = 0;  // both at once, from two host threads (wall time)
-  double decode_alone_ms = 0, decode_together_ms = 0;    // A's decode on its stream (events)
+  double alone_ms = 0;                                 // A's decode, then B's prefill, one after the other (wall time)
+  double together_ms = 0;                              // both at once, from two host threads (wall time)
+  double decode_alone_ms = 0, decode_together_ms = 0;  // A's decode on its stream (events)
   double prefill_alone_ms = 0, prefill_together_ms = 0;  // B's prefill on its stream (events)
-  bool same_tokens = false;  // A's tokens and B's next token as when each ran alone
+  bool same_tokens = false;                              // A's tokens and B's next token as when each ran alone
 };
 
 struct Run {
@@ -185,8 +185,10 @@ bool run_checks(Model& model, const gpt2::Weights& w, const std::vector<int32_t>
                 e <= bound ? "ok" : "FAILED");
     ok = ok && e <= bound;
   } else {
-    std::printf("check: forward vs the float64 CPU forward: not run (%.0fM parameters x %zu tokens is too slow "
-                "for the CPU reference; use a small config)\n", w.config.n_params() / 1e6, head.size());
+    std::printf(
+        "check: forward vs the float64 CPU forward: not run (%.0fM parameters x %zu tokens is too slow "
+        "for the CPU reference; use a small config)\n",
+        w.config.n_params() / 1e6, head.size());
   }
   // 3. KV-cache decode vs full recompute
   steps = std::min(steps, model.capacity() - static_cast<int>(prompt.size()) - 1);
@@ -224,8 +226,8 @@ bool run_checks(Model& model, const gpt2::Weights& w, const std::vector<int32_t>
     const gpt2::FusedDecodeCheck f = model.check_fused_decode(prompt.back());
     const bool good = f.rel_l2 <= bound && f.tokens_consistent();
     std::printf("check: fused decode step vs op-by-op step: relative L2 %.3g (bound %.0e), next token %d vs %d%s %s\n",
-                f.rel_l2, bound, f.fused_token, f.ops_token,
-                f.fused_token == f.ops_token ? "" : " (a near tie)", good ? "ok" : "FAILED");
+                f.rel_l2, bound, f.fused_token, f.ops_token, f.fused_token == f.ops_token ? "" : " (a near tie)",
+                good ? "ok" : "FAILED");
     ok = ok && good;
   }
   // 6. a batched step vs single-sequence steps from the same state (--batch): up to 4
@@ -244,9 +246,10 @@ bool run_checks(Model& model, const gpt2::Weights& w, const std::vector<int32_t>
     const bool good = c.rel_l2 <= bound && c.tokens_consistent();
     int differ = 0;
     for (size_t b = 0; b < c.batch_tokens.size(); ++b) differ += c.batch_tokens[b] != c.single_tokens[b];
-    std::printf("check: batched step (%d sequences, prompts of %s tokens) vs single-sequence steps: worst relative "
-                "L2 %.3g (bound %.0e), %d next tokens differ%s %s\n",
-                B, lens.c_str(), c.rel_l2, bound, differ, differ ? " (near ties)" : "", good ? "ok" : "FAILED");
+    std::printf(
+        "check: batched step (%d sequences, prompts of %s tokens) vs single-sequence steps: worst relative "
+        "L2 %.3g (bound %.0e), %d next tokens differ%s %s\n",
+        B, lens.c_str(), c.rel_l2, bound, differ, differ ? " (near ties)" : "", good ? "ok" : "FAILED");
     ok = ok && good;
   }
   return ok;
@@ -265,8 +268,8 @@ std::vector<BatchRow> run_batches(Model& model, const gpt2::ToolArgs& a, const s
     std::vector<std::vector<int32_t>> prompts;
     for (int b = 0; b < B; ++b) prompts.push_back(batch_prompt(prompt, b, cfg.vocab, a.seed));
     const std::vector<int32_t> next = model.prefill_batch(prompts);
-    model.decode_batch(next);   // eager: the libraries' plans for M = B, the top-k's workspace
-    model.generate_batch(1);    // captures this B's graph (unless --no-graph)
+    model.decode_batch(next);  // eager: the libraries' plans for M = B, the top-k's workspace
+    model.generate_batch(1);   // captures this B's graph (unless --no-graph)
     model.prefill_batch(prompts);
     model.generate_batch(steps);
     BatchRow r;
@@ -274,8 +277,8 @@ std::vector<BatchRow> run_batches(Model& model, const gpt2::ToolArgs& a, const s
     r.ms_per_step = model.last_generate_ms() / steps;
     r.tok_s_per_seq = 1e3 / r.ms_per_step;
     r.tok_s = B * r.tok_s_per_seq;
-    r.cost = gpt2::batch_step_cost(cfg, elem, model.decode_weight_bytes(), B,
-                                   static_cast<int>(prompt.size()) + steps / 2);
+    r.cost =
+        gpt2::batch_step_cost(cfg, elem, model.decode_weight_bytes(), B, static_cast<int>(prompt.size()) + steps / 2);
     r.gbps = r.cost.bytes / (r.ms_per_step * 1e6);
     r.tflops = r.cost.flops / (r.ms_per_step * 1e9);
     r.bound = gpt2::batch_bound(r.cost.intensity(), peak, roof.dram_gbps);
@@ -344,7 +347,8 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
     last_percent = percent;
   };
   o.max_seq = std::min<int>(w.config.n_ctx, static_cast<int>(prompt.size()) + a.new_tokens + 1);
-  if (a.check) o.max_seq = std::min<int>(w.config.n_ctx, std::max<int>(o.max_seq, static_cast<int>(prompt.size()) + 66));
+  if (a.check)
+    o.max_seq = std::min<int>(w.config.n_ctx, std::max<int>(o.max_seq, static_cast<int>(prompt.size()) + 66));
   Model model = Model::from_weights(w, o);
   std::fprintf(stderr, "\n");
   const gpt2::UploadStats up = model.upload_stats();
@@ -353,18 +357,22 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
               a.upload == gpt2::UploadMode::Staged ? "--upload=staged: pinned buffers, a copy stream"
                                                    : "--upload=plain: cudaMemcpy from pageable memory");
   if (a.int8) {
-    std::printf("int8 weights: %.1f MB (int8 + FP32 row scales) for the decode GEMVs, kept beside the %.1f MB of BF16 "
-                "weights that prefill and the LM head use: %.1f MB of weights on the GPU\n",
-                model.int8_weight_bytes() / 1e6, model.weight_bytes() / 1e6,
-                (model.int8_weight_bytes() + model.weight_bytes()) / 1e6);
+    std::printf(
+        "int8 weights: %.1f MB (int8 + FP32 row scales) for the decode GEMVs, kept beside the %.1f MB of BF16 "
+        "weights that prefill and the LM head use: %.1f MB of weights on the GPU\n",
+        model.int8_weight_bytes() / 1e6, model.weight_bytes() / 1e6,
+        (model.int8_weight_bytes() + model.weight_bytes()) / 1e6);
   }
 
   if (a.persistent_decode) {
-    std::printf("decode step: persistent (--decode=persistent): the layers in one persistent kernel (the solution's "
-                "v9), the fused step's embedding and LM head around it\n");
+    std::printf(
+        "decode step: persistent (--decode=persistent): the layers in one persistent kernel (the solution's "
+        "v9), the fused step's embedding and LM head around it\n");
   } else if (a.fused_decode) {
-    std::printf("decode step: fused (--decode=fused): the solution's v6 kernels%s and chapter 8's split-KV "
-                "attention; prefill as --kernels picks\n", a.int8 ? " on the INT8 weights (the LM head BF16)" : "");
+    std::printf(
+        "decode step: fused (--decode=fused): the solution's v6 kernels%s and chapter 8's split-KV "
+        "attention; prefill as --kernels picks\n",
+        a.int8 ? " on the INT8 weights (the LM head BF16)" : "");
   }
   if (a.check && !run_checks(model, w, prompt, 64)) checks_ok = false;
 
@@ -441,20 +449,23 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
   if (a.overlap) {
     std::fprintf(stderr, "--overlap: a second copy of the model for the second request\n");
     gpt2::Options ob = o;
-    ob.batch = 0;               // no batched caches in the second model
+    ob.batch = 0;  // no batched caches in the second model
     ob.upload_progress = {};
     Model other = Model::from_weights(w, ob);
     const std::vector<int32_t> prompt_b = batch_prompt(prompt, 1, w.config.vocab, a.seed);
     const Overlap ov = measure_overlap(model, other, prompt, prompt_b, steps);
     run.overlap = ov;
-    std::printf("overlap (--overlap): request A decodes %d tokens while request B's %zu-token prompt is prefilled on "
-                "a second model:\n", steps, prompt_b.size());
+    std::printf(
+        "overlap (--overlap): request A decodes %d tokens while request B's %zu-token prompt is prefilled on "
+        "a second model:\n",
+        steps, prompt_b.size());
     std::printf("  one after the other: %.2f ms (A's decode %.2f ms, B's prefill %.2f ms)\n", ov.alone_ms,
                 ov.decode_alone_ms, ov.prefill_alone_ms);
-    std::printf("  at the same time:    %.2f ms (A's decode %.2f ms, B's prefill %.2f ms): %.0f%% of the time one "
-                "after the other; %s\n", ov.together_ms, ov.decode_together_ms, ov.prefill_together_ms,
-                100.0 * ov.together_ms / ov.alone_ms,
-                ov.together_ms < 0.95 * ov.alone_ms ? "it pays" : "it does not pay here");
+    std::printf(
+        "  at the same time:    %.2f ms (A's decode %.2f ms, B's prefill %.2f ms): %.0f%% of the time one "
+        "after the other; %s\n",
+        ov.together_ms, ov.decode_together_ms, ov.prefill_together_ms, 100.0 * ov.together_ms / ov.alone_ms,
+        ov.together_ms < 0.95 * ov.alone_ms ? "it pays" : "it does not pay here");
     if (!ov.same_tokens) {
       std::printf("  FAILED: the tokens differ from the runs alone (A's decode or B's next token)\n");
       checks_ok = false;
@@ -474,8 +485,7 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
     run.batch = run_batches(model, a, prompt, roof);
     std::printf("batched decode (--batch): %zu-token prompts, %d steps timed on the device, %s:\n", prompt.size(),
                 std::max(1, a.new_tokens - 1), run.graph ? "each step one CUDA Graph launch" : "eager launches");
-    print_batch_table(run.batch, roof, a.dtype == wb::DType::F32 ? roof.fp32_tflops : roof.bf16_tflops,
-                      use_measured);
+    print_batch_table(run.batch, roof, a.dtype == wb::DType::F32 ? roof.fp32_tflops : roof.bf16_tflops, use_measured);
   }
   return run;
 }
@@ -497,7 +507,8 @@ Checked check_inputs(const gpt2::ToolArgs& a) {
   }
   std::error_code ec;
   if (!std::filesystem::exists(a.weights, ec)) {
-    throw wb::UsageError("--weights=" + a.weights + ": cannot open the file (does it exist? gpt2_random_weights writes one)");
+    throw wb::UsageError("--weights=" + a.weights +
+                         ": cannot open the file (does it exist? gpt2_random_weights writes one)");
   }
   try {
     c.file.emplace(safetensors::File::open(a.weights));
@@ -516,8 +527,9 @@ Checked check_inputs(const gpt2::ToolArgs& a) {
     }
   }
   if (static_cast<int>(c.prompt.size()) + a.new_tokens > cfg.n_ctx) {
-    throw wb::UsageError("the prompt (" + std::to_string(c.prompt.size()) + ") plus --new=" + std::to_string(a.new_tokens) +
-                         " is " + std::to_string(c.prompt.size() + a.new_tokens) + " positions; this model holds " +
+    throw wb::UsageError("the prompt (" + std::to_string(c.prompt.size()) +
+                         ") plus --new=" + std::to_string(a.new_tokens) + " is " +
+                         std::to_string(c.prompt.size() + a.new_tokens) + " positions; this model holds " +
                          std::to_string(cfg.n_ctx) + " (n_ctx): give a shorter prompt or a smaller --new");
   }
   return c;
@@ -559,14 +571,15 @@ int main(int argc, char** argv) {
       const int B = *std::max_element(a.batch.begin(), a.batch.end());
       const double elem = a.dtype == wb::DType::F32 ? 4 : 2;
       int positions = std::min<int>(w.config.n_ctx, static_cast<int>(prompt.size()) + a.new_tokens + 1);
-      if (a.check) positions = std::min<int>(w.config.n_ctx, std::max<int>(positions, static_cast<int>(prompt.size()) + 66));
+      if (a.check)
+        positions = std::min<int>(w.config.n_ctx, std::max<int>(positions, static_cast<int>(prompt.size()) + 66));
       const double model_bytes = double(w.config.n_params()) * elem +
                                  2.0 * w.config.n_layer * double(positions) * w.config.n_embd * elem +
                                  double(positions) * 14.0 * w.config.n_embd * elem;
       size_t free_bytes = 0, total_bytes = 0;
       CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-      const std::string refusal = gpt2::batch_memory_refusal(
-          B, gpt2::batch_memory_bytes(w.config, elem, B, positions), double(free_bytes) - model_bytes);
+      const std::string refusal = gpt2::batch_memory_refusal(B, gpt2::batch_memory_bytes(w.config, elem, B, positions),
+                                                             double(free_bytes) - model_bytes);
       if (!refusal.empty()) {
         std::fprintf(stderr, "gpt2: %s\n", refusal.c_str());
         return 2;
@@ -574,7 +587,9 @@ int main(int argc, char** argv) {
     }
     std::printf("GPU: %s (sm_%d%d); model: %s, %s; prompt %zu tokens, %d new\n", dev.name.c_str(), dev.major, dev.minor,
                 w.config.describe().c_str(),
-                a.dtype == wb::DType::F32 ? "f32" : a.int8 ? "bf16, int8 decode weights (--int8)" : "bf16",
+                a.dtype == wb::DType::F32 ? "f32"
+                : a.int8                  ? "bf16, int8 decode weights (--int8)"
+                                          : "bf16",
                 prompt.size(), a.new_tokens);
     bool checks_ok = true;
     std::vector<Run> runs;
