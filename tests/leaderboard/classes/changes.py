@@ -219,8 +219,19 @@ written out of range, and on squares it is right; on rectangles part of C is nev
             },
         },
         "wrong-answers": {
-            # Chapter 11: the pipeline of "fast" computing a*x - b (base/wrong-answers/ch11).
-            "ch11": {"from": ["fast", "wrong-answers"]},
+            # Chapter 11: the pipeline of "fast" computing a*x - b.
+            "ch11": {
+                "from": ["fast"],
+                "edit": {
+                    "ex2_pipeline.cu": [
+                        [
+                            "// Exercise 2, written: three streams, 16 chunks at most, forked from and joined to the stream.\n",
+                            "// Exercise 2, written with a wrong sign: y = a x - b (the checks must call it wrong).\n",
+                        ],
+                        ["    y[i] = a * x[i] + b;\n", "    y[i] = a * x[i] - b;\n"],
+                    ]
+                },
+            },
             "ch03": {
                 "from": ["fast"],
                 "rename": ["fast", "wrong-answers"],
