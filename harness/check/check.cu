@@ -37,20 +37,6 @@
 
 namespace wb {
 
-const char* role_name(Role r) {
-  switch (r) {
-    case Role::Reference:
-      return "reference";
-    case Role::Solution:
-      return "solution";
-    case Role::Student:
-      return "student";
-    case Role::Broken:
-      return "broken";
-  }
-  return "?";
-}
-
 int Args::i(std::string_view name) const {
   const int64_t v = shape_[name];
   if (v > INT32_MAX || v < INT32_MIN) {

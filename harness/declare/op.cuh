@@ -42,9 +42,6 @@
 
 namespace wb {
 
-enum class Role { Reference, Solution, Student, Broken };
-const char* role_name(Role r);
-
 // The dtype of a device element type.
 template <class T>
 constexpr DType dtype_of();

@@ -12,6 +12,20 @@
 
 namespace wb {
 
+const char* role_name(Role r) {
+  switch (r) {
+    case Role::Reference:
+      return "reference";
+    case Role::Solution:
+      return "solution";
+    case Role::Student:
+      return "student";
+    case Role::Broken:
+      return "broken";
+  }
+  return "?";
+}
+
 // --- Shape ---------------------------------------------------------------------------------
 
 Shape::Shape(std::initializer_list<std::pair<std::string, int64_t>> dims) : dims_(dims) {}

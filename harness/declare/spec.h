@@ -23,6 +23,11 @@
 
 namespace wb {
 
+// Who wrote a variant: the library (the reference), the solution ladder, the learner, or a
+// broken kernel of the self-tests. One type for the tests, the benchmark and the tools.
+enum class Role { Reference, Solution, Student, Broken };
+const char* role_name(Role r);  // "reference", "solution", "student", "broken"
+
 // ---------------------------------------------------------------------------------------
 // Shape: named dimensions (N, C, rows, ld ...) in declaration order, plus named scalars
 // (alpha, beta) and a class tag ("tiny", "prime", "large", "random") for the reader.

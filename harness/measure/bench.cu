@@ -23,18 +23,6 @@
 
 namespace wb::bench {
 
-const char* role_name(Role r) {
-  switch (r) {
-    case Role::Reference:
-      return "reference";
-    case Role::Solution:
-      return "solution";
-    case Role::Student:
-      return "student";
-  }
-  return "?";
-}
-
 namespace {
 
 // The workbook's defaults for Google Benchmark's flags, used when the command line does not

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "declare/spec.h"
 #include "measure/fair.cuh"
 #include "measure/roofline.h"
 #include "runtime/cli.h"
@@ -28,8 +29,7 @@ struct Log;
 
 namespace wb::bench {
 
-enum class Role { Reference, Solution, Student };
-const char* role_name(Role r);
+using wb::Role;  // a benchmark row's author (declare/spec.h); never Role::Broken here
 
 struct Case {
   std::string op;           // "vector_add/f32"

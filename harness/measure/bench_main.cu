@@ -19,21 +19,6 @@
 #define WB_CHAPTER_TITLE WB_CHAPTER_ID
 #endif
 
-namespace {
-
-wb::bench::Role bench_role(wb::Role r) {
-  switch (r) {
-    case wb::Role::Reference:
-      return wb::bench::Role::Reference;
-    case wb::Role::Solution:
-      return wb::bench::Role::Solution;
-    default:
-      return wb::bench::Role::Student;
-  }
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   wb::bench::Suite suite(WB_CHAPTER_ID, WB_CHAPTER_TITLE);
   return suite.run(argc, argv, [&] {
@@ -56,7 +41,7 @@ int main(int argc, char** argv) {
             k.shape = shape.text();
             k.shape_label = shape.label();
             k.impl = v.name;
-            k.role = bench_role(v.role);
+            k.role = v.role;
             k.bytes = c.bytes ? c.bytes(shape) : 0;
             k.flops = c.flops ? c.flops(shape) : 0;
             k.peak = c.peak;
