@@ -152,9 +152,52 @@ void student::vector_add(const float* a, const float* b, float* c, int n, cudaSt
             "ch05": {"from": ["slow"]},
             "ch06": {"from": ["slow"]},
             "ch07": {"from": ["slow"]},
-            "ch08": {"from": ["slow"]},
-            "ch09": {"from": ["slow"]},
-            "ch11": {"from": ["slow"]},
+            # ch08, ch09, ch11: the files of "fast" where "slow" differs only by a second launch or its comment.
+            "ch08": {
+                "from": ["slow"],
+                "take": {"ex4_flash_attention_mma.cu": "fast", "ex6_ragged_attention.cu": "fast"},
+                "edit": {
+                    "ex4_flash_attention_mma.cu": [
+                        [
+                            "// Fixture submission \"fast\", chapter 8, exercise 4: BF16 attention on CUDA cores, a warp per query\n// row with the online softmax over the keys in FP32 (the solution's step v4 cannot be compiled in\n// here: it includes chapter 5's mma_common.cuh, which needs chapter 5's interface header, on the\n// include path of chapter 8's solution library only).\n",
+                            "// Fixture submission \"slow\", chapter 8, exercise 4: BF16 attention on CUDA cores, a warp per query\n// row with the online softmax over the keys in FP32, run twice per call (the solution's step v4\n// cannot be compiled in here: it includes chapter 5's mma_common.cuh, which needs chapter 5's\n// interface header, on the include path of chapter 8's solution library only).\n",
+                        ],
+                        [
+                            "  WB_CHECK_LAUNCH();\n",
+                            "  WB_CHECK_LAUNCH();\n  // once more: right, and twice the time\n  attention_rows_kernel<<<blocks, kWarps * 32, 0, stream>>>(q, k, v, o, lse, rows, Sq, Sk, D, scale, causal);\n  WB_CHECK_LAUNCH();\n",
+                        ],
+                    ],
+                    "ex6_ragged_attention.cu": [
+                        [
+                            '// Fixture submission "fast", chapter 8, exercise 6: the packed sequences through the same warp-per-\n// row kernel as exercise 4: a warp per (token, query head), reading the keys of its own sequence\n// only.\n',
+                            '// Fixture submission "slow", chapter 8, exercise 6: the packed sequences through the same warp-per-\n// row kernel as exercise 4, run twice per call: a warp per (token, query head), reading the keys of\n// its own sequence only.\n',
+                        ],
+                        [
+                            "  WB_CHECK_LAUNCH();\n",
+                            "  WB_CHECK_LAUNCH();\n  // once more: right, and twice the time\n  ragged_rows_kernel<<<grid, kWarps * 32, 0, stream>>>(q, k, v, o, lse, cu_seqlens, T, Hq, Hkv, D, scale, causal);\n  WB_CHECK_LAUNCH();\n",
+                        ],
+                    ],
+                },
+            },
+            "ch09": {
+                "from": ["slow"],
+                "take": {"ex3_block.cu": "fast", "ex4_decode_graph.cu": "fast"},
+                "edit": {
+                    "ex3_block.cu": [
+                        [
+                            '// Fixture submission "fast", chapter 9, exercise 3: the block\'s eight calls, in the order of the\n',
+                            '// Fixture submission "slow", chapter 9, exercise 3: the block\'s eight calls, in the order of the\n',
+                        ]
+                    ],
+                    "ex4_decode_graph.cu": [
+                        [
+                            '// Fixture submission "fast", chapter 9, exercise 4: the decode step captured once as a CUDA Graph;\n',
+                            '// Fixture submission "slow", chapter 9, exercise 4: the decode step captured once as a CUDA Graph;\n',
+                        ]
+                    ],
+                },
+            },
+            "ch11": {"from": ["slow"], "take": {"ex1_pinned_staging.cu": "fast"}},
         },
         "wrong-rectangles": {
             "ch01": {
