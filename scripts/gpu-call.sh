@@ -4,7 +4,13 @@
 # into build/all, then the steps asked for. Logs go to $OUT (one archive and a table).
 #
 # usage: scripts/gpu-call.sh STEP...   steps: build, learner[:ch01,ch02], solutions[:ch01,...],
-#                                            wrong, stubs, bench[:ch01,...], cmd:'shell command'
+#                                            programs[:ch03,...], large[:ch03,...], broken, build-tests,
+#                                            wrong, oldbench, cmd:'shell command'
+#   large: every kernel's large cases (--large-cases), four chapters' programs at a time
+#   broken: the self-tests (broken kernels), one process per case through ctest
+#   build-tests: the test programs only (no benchmarks or tools)
+#   programs: each chapter's solution and self-test programs, one process each (all of a
+#   chapter's cases in one CUDA context: minutes, where ctest's one process per case takes an hour)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/gpu-out}
@@ -22,7 +28,7 @@ for d in "$classes"/fast/ch*; do
   ch=$(basename "$d"); cp "$d"/*.cu chapters/"$ch"_*/
 done
 note "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) · $(nproc) cores · cuDNN $(ls /usr/lib/x86_64-linux-gnu/libcudnn.so.* /usr/local/cuda/lib64/libcudnn.so.* 2>/dev/null | head -1 | sed 's/.*so\.//')"
-chapters_of() { local c=${1#*:}; [ "$c" = "$1" ] && c="ch01,ch02,ch03,ch04,ch05,ch06,ch07,ch08,ch09"; echo "${c//,/ }"; }
+chapters_of() { local c=${1#*:}; [ "$c" = "$1" ] && c="ch01,ch02,ch03,ch04,ch05,ch06,ch07,ch08,ch09,ch11"; echo "${c//,/ }"; }
 deadline=$(( $(date +%s) + ${GPU_CALL_SECONDS:-540} ))
 for step in "$@"; do
   t0=$(date +%s)
@@ -34,6 +40,30 @@ for step in "$@"; do
       rc=$?
       note "build: rc=$rc in $(( $(date +%s) - t0 )) s; errors: $(grep -c 'error' "$out/logs/build.log")"
       grep -B2 -A6 -m 12 'error' "$out/logs/build.log" | head -60 ;;
+    build-tests)
+      [ -f build/all/CMakeCache.txt ] || cmake --preset all >"$out/logs/configure.log" 2>&1
+      targets=$(for c in ch01 ch02 ch03 ch04 ch05 ch06 ch07 ch08 ch09 ch11; do echo "${c}_tests ${c}_solution_tests ${c}_selftests"; done)
+      cmake --build build/all -j "$(nproc)" --target $targets ch09_model_tests -- -k 0 >"$out/logs/build.log" 2>&1
+      note "build-tests: rc=$? in $(( $(date +%s) - t0 )) s" ;;
+    large*)
+      # The lock that keeps large cases one at a time lives in TMPDIR: one per chapter here,
+      # four chapters at a time (each large case holds up to ~30 GB of host memory).
+      left=$(( deadline - $(date +%s) ))
+      printf '%s\n' $(chapters_of "$step") | OUTDIR=$out/logs LEFT=$left xargs -P 4 -I{} bash -c \
+        'export TMPDIR=/tmp/large-{}; mkdir -p $TMPDIR
+         timeout $LEFT build/all/bin/{}_solution_tests --large-cases >$OUTDIR/{}-large.log 2>&1
+         echo "rc=$?" >>$OUTDIR/{}-large.log'
+      for ch in $(chapters_of "$step"); do
+        f=$out/logs/$ch-large.log; [ -f "$f" ] || continue
+        note "$ch large: $(tail -1 "$f") ok $(grep -c '^\[       OK' "$f") failed $(grep -c '^\[  FAILED  \] [^0-9]' "$f")"
+        grep -E -A4 ': Failure$' "$f" | head -12 | tee -a "$table"
+      done
+      note "large: $(( $(date +%s) - t0 )) s" ;;
+    broken)
+      timeout $(( deadline - $(date +%s) )) ctest --test-dir build/all -R '/broken\.' -j 8 --timeout 300 --output-on-failure \
+        >"$out/logs/broken.log" 2>&1
+      note "broken: rc=$? $(grep -E '^[0-9]+% tests passed' "$out/logs/broken.log") in $(( $(date +%s) - t0 )) s"
+      grep -A30 'The following tests FAILED' "$out/logs/broken.log" | head -30 | tee -a "$table" ;;
     learner*)
       scripts/gpu-learner-times.sh build/all --chapters "$(chapters_of "$step")" --out "$out/logs" | tee -a "$table" ;;
     solutions*)
@@ -45,6 +75,23 @@ for step in "$@"; do
       note "solutions ($labels): rc=$? $(grep -E '^[0-9]+% tests passed' "$out/logs/solutions.log") in $(( $(date +%s) - t0 )) s"
       grep -A40 'The following tests FAILED' "$out/logs/solutions.log" | head -40 | tee -a "$table"
       grep -E 'Test +#' "$out/logs/solutions.log" | awk '{print $(NF-1), $4}' | sort -rn | head -8 | tee -a "$table" ;;
+    programs*)
+      pids=""
+      for ch in $(chapters_of "$step"); do
+        for p in solution_tests selftests; do
+          [ -x build/all/bin/${ch}_$p ] || continue
+          ( timeout $(( deadline - $(date +%s) )) build/all/bin/${ch}_$p >"$out/logs/$ch-$p.log" 2>&1
+            echo "rc=$?" >>"$out/logs/$ch-$p.log" ) &
+          pids="$pids $!"
+        done
+      done
+      wait $pids
+      for f in "$out"/logs/ch*-solution_tests.log "$out"/logs/ch*-selftests.log; do
+        [ -f "$f" ] || continue
+        note "$(basename "$f" .log): $(tail -1 "$f") $(grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]+ test' "$f" | tr '\n' ' ')"
+        grep -E '^\[  FAILED  \] [^0-9]' "$f" | head -12 | tee -a "$table"
+      done
+      note "programs: $(( $(date +%s) - t0 )) s" ;;
     wrong)
       # A kernel wrong on small shapes: how soon the learner hears of it.
       cp "$classes"/wrong-answers/ch03/*.cu chapters/ch03_coarsening/

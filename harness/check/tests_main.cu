@@ -623,16 +623,20 @@ class BrokenTest : public ::testing::Test {
   const Variant& v_;
 };
 
-void register_all() {
+// large_only: only the large cases (`--large-cases`), e.g. to check the index arithmetic past
+// 2^31 of every variant without the hour of small cases.
+void register_all(bool large_only) {
   for (const Variant& v : all_variants()) {
     const OpBase& op = *find_op(v.op);
     const OpCommon& c = op.common();
     if (v.role == Role::Broken) {
+      if (large_only) continue;
       ::testing::RegisterTest((c.id() + "/broken").c_str(), v.name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
                               [&op, &v]() -> ::testing::Test* { return new BrokenTest(op, v); });
       continue;
     }
     for (CaseDef& d : cases_of(op, v)) {
+      if (large_only && !d.large) continue;
       const std::string suite = d.suite, name = d.name;
       ::testing::RegisterTest(suite.c_str(), name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
                               [&op, &v, d]() -> ::testing::Test* { return new CaseTest(op, v, d); });
@@ -647,6 +651,7 @@ constexpr const char* kUsage =
     "                      stop at the first failure, then the large cases; one line per stage\n"
     "  --list-exercises    the exercises this program checks, one per line\n"
     "  --chapter ID        (with --exercise) the chapter's id, for the run's summary\n"
+    "  --large-cases       only the large cases (2^26 elements or more, or tagged large) of every kernel\n"
     "  --gtest_filter=...  one test per shape, e.g. --gtest_filter='vector_add/f32/ex1_vector_add.*'\n"
     "  --gtest_list_tests, --gtest_brief=1, --gtest_repeat=N, --help: GoogleTest's own\n"
     "environment: WORKBOOK_SEED=N (repeat a run's inputs), WORKBOOK_OUTCOMES=DIR (records)\n";
@@ -658,7 +663,7 @@ int main(int argc, char** argv) {
   wb::mark_main_started();
   ::testing::InitGoogleTest(&argc, argv);
   std::string exercise, chapter;
-  bool list = false;
+  bool list = false, large_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto value = [&](const char* flag, std::string& out) {
@@ -674,8 +679,8 @@ int main(int argc, char** argv) {
       return false;
     };
     if (value("--exercise", exercise) || value("--chapter", chapter)) continue;
-    if (a == "--list-exercises") {
-      list = true;
+    if (a == "--list-exercises" || a == "--large-cases") {
+      (a == "--large-cases" ? large_only : list) = true;
       continue;
     }
     std::fprintf(stderr, "%s: unknown argument '%s'\n%s", argv[0], a.c_str(), wb::kUsage);
@@ -688,7 +693,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (!exercise.empty()) return wb::run_exercise(exercise, chapter);
-    wb::register_all();
+    wb::register_all(large_only);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kernel-workbook: %s\n", e.what());
     return 2;

@@ -36,10 +36,11 @@ struct AddAsFloat {
   }
 };
 
-// The first element of row r.
+// The first element of row r, in 64 bits: rows * cols passes 2^31 in the large case, and CUB
+// takes its offset type from this iterator's value type.
 struct RowStart {
   int cols;
-  __host__ __device__ int operator()(int r) const { return r * cols; }
+  __host__ __device__ long long operator()(int r) const { return static_cast<long long>(r) * cols; }
 };
 
 auto row_offsets(int cols) {

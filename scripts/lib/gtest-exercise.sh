@@ -12,7 +12,11 @@ name=$1 file=$2 chapter=$3 program=$4 filter=$5
 
 out=$("$program" --gtest_filter="$filter" --gtest_brief=1 2>&1)
 rc=$?
-first_failure=$(printf '%s\n' "$out" | grep -m1 -E 'Failure|not implemented yet|error' | sed 's/^ *//' | cut -c1-160)
+# GoogleTest prints "file:line: Failure" and then what failed: the summary line is the first
+# of those lines that says something ("Which is: ..." for an EXPECT_EQ), the console gets them all.
+block=$(printf '%s\n' "$out" | grep -m1 -A6 -E ': Failure$|not implemented yet|error' | grep -v -E '^\[|^$' | head -6)
+first_failure=$(printf '%s\n' "$block" | grep -m1 'Which is: "' | sed 's/^ *//' | cut -c1-160)
+[ -n "$first_failure" ] || first_failure=$(printf '%s\n' "$block" | sed -n '2p;1p' | tail -1 | sed 's/^ *//' | cut -c1-160)
 detail="$program --gtest_filter='$filter'"
 if printf '%s\n' "$out" | grep -q 'not implemented yet'; then
   verdict=not_written code=not_implemented line="open $file" detail=""
@@ -25,7 +29,7 @@ elif [ $rc = 0 ]; then
   echo "$name: passed ($line)"
 else
   verdict=failed code=wrong line="${first_failure:-the program exited with status $rc}"
-  printf '%s: FAILED %s\n  in full: %s\n' "$name" "$line" "$detail"
+  printf '%s: FAILED %s\n%s\n  in full: %s\n' "$name" "$line" "$(printf '%s\n' "$block" | sed 's/^/    /')" "$detail"
 fi
 if [ -n "${WORKBOOK_OUTCOMES:-}" ] && command -v jq >/dev/null 2>&1; then
   mkdir -p "$WORKBOOK_OUTCOMES"
