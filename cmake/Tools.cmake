@@ -65,3 +65,14 @@ foreach(_wb_case IN ITEMS presets test_order root_ctest)
             -P ${PROJECT_SOURCE_DIR}/cmake/CheckBuildLoop.cmake)
   set_tests_properties(buildloop.${_wb_case} PROPERTIES LABELS host TIMEOUT 120)
 endforeach()
+
+# --- host: each exercise file's header says which large cases its tests run -----------------
+foreach(_wb_chapter IN LISTS _chapters)
+  if(NOT TARGET ${_wb_chapter}_tests)
+    continue()
+  endif()
+  file(GLOB _wb_dir ${PROJECT_SOURCE_DIR}/chapters/${_wb_chapter}_*)
+  add_test(NAME ${_wb_chapter}.stub_headers
+    COMMAND python3 ${_wb_scripts}/lib/check_stub_headers.py ${_wb_dir} $<TARGET_FILE:${_wb_chapter}_tests>)
+  set_tests_properties(${_wb_chapter}.stub_headers PROPERTIES LABELS host TIMEOUT 120)
+endforeach()

@@ -7,7 +7,8 @@
 // What the tests check, and the outcome code a failure gets:
 //   * out[i] equal to in[i * stride], bit for bit: a copy rounds nothing [wrong]; every out[i]
 //     written [unwritten], nothing past out[n - 1] [oob_write].
-//   * n from 1 to 2^20 + 3, each at stride 1, 2, 7 and 32, and random ones; no large stage.
+//   * n from 1 to 2^20 + 3, each at stride 1, 2, 7 and 32, and random ones; then the large case,
+//     n = 68,157,440 at stride 32 (the strided index passes 2^31: 64-bit offsets).
 //   * all work on `stream`: the launcher runs under stream capture, so a launch without the
 //     stream argument, a synchronize, a cudaMalloc or a copy without Async fails
 //     [outside_stream].

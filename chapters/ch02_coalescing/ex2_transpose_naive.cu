@@ -8,7 +8,8 @@
 //   * out[c * rows + r] equal to in[r * cols + c], bit for bit [wrong]; every element of out
 //     written [unwritten], nothing past its end [oob_write].
 //   * rectangles of every kind, 1 x 1 to 2048 x 2049 (1 x 1000, 1000 x 1, 33 x 65, 1025 x 17,
-//     2049 x 1021 ...), and random ones; no large stage. Right only on squares fails.
+//     2049 x 1021 ...), and random ones. Right only on squares fails. Then the large case,
+//     46344 x 46344 (row * cols passes 2^31: 64-bit offsets).
 //   * all work on `stream`: the launcher runs under stream capture, so a launch without the
 //     stream argument, a synchronize, a cudaMalloc or a copy without Async fails
 //     [outside_stream].

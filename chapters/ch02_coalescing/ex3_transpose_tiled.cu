@@ -13,7 +13,7 @@
 //     written, partial edge tiles too [unwritten]; nothing past its end [oob_write].
 //   * rectangles of every kind, 1 x 1 to 2048 x 2049 (33 x 65, 1025 x 17, 2049 x 1021 ...),
 //     multiples of 4 that are no multiple of 64 (60 x 68, 132 x 260: for a vector path), and
-//     random ones; no large stage.
+//     random ones; then the large case, 46344 x 46344 (offsets past 2^31).
 //   * all work on `stream`: the launcher runs under stream capture, so a launch without the
 //     stream argument, a synchronize, a cudaMalloc or a copy without Async fails
 //     [outside_stream].

@@ -10,7 +10,7 @@
 //   * out[c * rows + r] equal to in[r * cols + c], bit for bit [wrong]; every element of out
 //     written [unwritten], nothing past its end [oob_write].
 //   * the same shapes as exercise 3 (1 x 1 ... 2048 x 2049, 60 x 68 ...), and random ones;
-//     no large stage.
+//     then the large case, 46344 x 46344 (offsets past 2^31).
 //   * all work on `stream`: the launcher runs under stream capture, so a launch without the
 //     stream argument, a synchronize, a cudaMalloc or a copy without Async fails
 //     [outside_stream].

@@ -25,7 +25,7 @@
 //     a running total zeroed again. In it x ends where unmapped memory begins, so even
 //     loading x[n] faults [oob_read].
 //   * n = 0, 1, 3, primes, one off 256 and 1024, 2^20 + 1, 2^24, 2^24 + 3, and random
-//     sizes; no large stage.
+//     sizes; then the large case, n = 2^31 - 1 (an int grid-stride index overflows).
 //
 // Test:  cmake --preset ch03 && ctest --preset ch03 -R ex1_sum
 // Bench: build/ch03/bin/ch03_bench --impl=student,v5_one_pass,reference

@@ -15,7 +15,8 @@
 //   * all work on `stream` [outside_stream].
 //   * a second call, same workspace, new inputs [cached]; in it x ends where unmapped memory
 //     begins, so even loading x[n] faults [oob_read].
-//   * n = 0 ... 2^24 + 3 (as exercise 1) and random sizes; no large stage.
+//   * n = 0 ... 2^24 + 3 (as exercise 1) and random sizes; then the large
+//     case, n = 2^31 - 1 with the maximum in the last element.
 //
 // Test:  ctest --preset ch03 -R ex2_max
 // Guide: docs/ch03-coarsening.md, section "Exercise 2".

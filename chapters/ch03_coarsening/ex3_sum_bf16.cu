@@ -14,7 +14,7 @@
 //   * a second call, same workspace, new inputs [cached]; in it x ends where unmapped memory
 //     begins: a 4-element load that reaches past x[n - 1] faults [oob_read].
 //   * n = 0 ... 2^24 + 3 (odd n: 1 to 3 elements left after the last whole uint2) and
-//     random sizes; no large stage.
+//     random sizes; then the large case, n = 2^31 - 1.
 //
 // Test:  ctest --preset ch03 -R ex3_sum_bf16
 // Guide: docs/ch03-coarsening.md, section "Exercise 3".

@@ -12,8 +12,9 @@
 //     rule with cols for n) [wrong]; every row written, 0 when cols = 0 [unwritten]; no NaN
 //     [nan]; nothing past out[rows - 1] [oob_write].
 //   * shapes from 1 x 1,000,000 to 100,000 x 7 (1 x 1, 3 x 0, 65537 x 32, 4097 x 1025 ...)
-//     and random ones; no large stage. Rows start 16-byte aligned only when cols % 4 == 0:
-//     a float4 load of a misaligned row faults [fault].
+//     and random ones; then the large case, 524800 x 4100 (r * cols passes 2^31). Rows
+//     start 16-byte aligned only when cols % 4 == 0: a float4 load of a misaligned row
+//     faults [fault].
 //   * the same bits on every run are not required, as in exercise 1: a long row's partials
 //     may meet through atomicAdd. A race is still caught, as a wrong sum or by the race
 //     pass [race].

@@ -17,7 +17,8 @@
 //     left untouched [wrote_padding]; nothing outside the outputs [oob_write].
 //   * C = 1, 3, 127, 768, 769, 1000 ... 12288 with N = 1, 33, 1000, 16384, and random shapes;
 //     rows padded by 8 and by 3 (where ld % 4 != 0, rows are not 16-byte aligned and a
-//     float4 load faults [fault]); no large stage.
+//     float4 load faults [fault]); then the large case, N = 524544, C = 4096 (offsets
+//     past 2^31).
 //   * the same bits on a repeated run [nondeterministic]: each row's sums in a fixed order
 //     (a block tree) give them, so a difference is a race, e.g. two block sums sharing one
 //     shared array without a barrier between them.

@@ -13,7 +13,8 @@
 //     logits near 1e4 and spread over +-1e4 (subtract the max), 60 % masked (-inf gives
 //     exactly 0), and rows of -inf only (0 everywhere, never NaN [nan]).
 //   * every probability written [unwritten], nothing outside probs [oob_write].
-//   * V = 1, 2, 7, 31, 1000 ... 262144, B = 1 ... 256, and random shapes; no large stage.
+//   * V = 1, 2, 7, 31, 1000 ... 262144, B = 1 ... 256, and random shapes; then the large
+//     case, B = 8193, V = 262144 (offsets past 2^31).
 //   * refused: B = 0 must throw std::invalid_argument before anything is launched
 //     (require_valid does it) [accepted_bad_args].
 //   * the same bits on a repeated run [nondeterministic]: a block's max and sum in a fixed

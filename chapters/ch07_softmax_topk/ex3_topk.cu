@@ -18,7 +18,8 @@
 //     lower index [wrong]; on ties, masked logits and rows of -inf only (indices 0 .. k-1).
 //   * every value and index written [unwritten], nothing outside them [oob_write], no NaN
 //     [nan].
-//   * V = 1 ... 262144 with k = 1, 5, 50, 64 and k = V, B up to 256; no large stage.
+//   * V = 1 ... 262144 with k = 1, 5, 50, 64 and k = V, B up to 256; then the large
+//     case, B = 8193, V = 262144, k = 64 (offsets past 2^31).
 //   * refused, before anything is launched [accepted_bad_args]: k > V, k < 1 and k > 64
 //     (require_valid does it).
 //   * the same bits on a repeated run [nondeterministic]: the order above makes the answer

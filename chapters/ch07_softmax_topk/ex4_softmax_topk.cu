@@ -20,7 +20,8 @@
 //     [wrong]; indices exactly, in the logits' order, equal logits by the lower index
 //     [wrong]; logits near 1e4, ties, masked rows, rows of -inf only (values 0).
 //   * every output written [unwritten], nothing outside [oob_write], no NaN [nan].
-//   * V = 1 ... 262144 with k = 1, 5, 50, 64 and k = V, B up to 256; no large stage.
+//   * V = 1 ... 262144 with k = 1, 5, 50, 64 and k = V, B up to 256; then the large
+//     case, B = 8193, V = 262144, k = 64 (offsets past 2^31).
 //   * refused, both forms, before anything is launched [accepted_bad_args]: k > V, k < 1,
 //     k > 64.
 //   * the same bits on a repeated run [nondeterministic]: merge a split row's partials in a

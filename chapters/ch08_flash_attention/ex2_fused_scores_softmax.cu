@@ -19,7 +19,8 @@
 //     inputs, plus 1e-7 [wrong]; masked entries 0; no NaN, even in rows that see no key [nan].
 //   * every element of p written, the masked ones too [unwritten]; nothing outside [oob_write].
 //   * Sq, Sk = 1 ... 1000 and 4096 (square and not), D = 32, 64, 96, 128, causal or not,
-//     B * H up to 128, peaked and rising inputs, random shapes. No large stage.
+//     B * H up to 128, peaked and rising inputs, random shapes. Then the large
+//     case: 128 heads of 4097 x 4097 probabilities (offsets past 2^31).
 //   * the same bits on a repeated run [nondeterministic]: a fixed order per row, so a
 //     difference is a race.
 //   * all work on `stream` [outside_stream]; a second call on the same buffers with new

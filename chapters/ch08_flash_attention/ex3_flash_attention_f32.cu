@@ -19,7 +19,8 @@
 //   * every element of o and lse written [unwritten], nothing outside them [oob_write].
 //   * Sq, Sk = 1, 2, 17, 63 ... 1000, 4096, square and not; D = 32, 64, 96, 128; causal or
 //     not; B * H up to 128; q ~ normal(0, 4) and keys that rise along the sequence; random
-//     shapes. No large stage.
+//     shapes. Then the large cases (offsets past 2^31): 128 heads of 4097 x 4097, and 64 heads of
+//     1,310,721 keys with one query each.
 //   * the same bits on a repeated run [nondeterministic]: one block owns each query row and
 //     walks the key tiles in order, so a difference is a race (a barrier missing around a
 //     shared tile).

@@ -26,7 +26,8 @@
 //   * every element of o and lse written [unwritten], nothing outside them [oob_write].
 //   * Sq, Sk = 1, 2, 17, 63 ... 1000, 4096, square and not; D = 32, 64, 96, 128; causal or
 //     not; B * H up to 128; q ~ normal(0, 4) and keys that rise along the sequence; random
-//     shapes. From sm_80 [skipped below it]; no large stage.
+//     shapes. From sm_80 [skipped below it]; then the large case, 64 heads of 1,310,721
+//     keys with one query each, causal (key offsets past 2^31).
 //   * the same bits on a repeated run [nondeterministic]: a fixed order over the key tiles,
 //     so a difference is a race (a cp.async stage read before its wait and barrier).
 //   * all work on `stream` [outside_stream]; a second call on the same buffers with new

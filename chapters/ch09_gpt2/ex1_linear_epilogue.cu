@@ -21,8 +21,8 @@
 //     added twice fail (the message says which); NaN never passes [nan].
 //   * every element of y written [unwritten], nothing outside y [oob_write].
 //   * both epilogues (bias; bias + GELU) on M x N x K from 1 x 1 x 1 to 2048^3: primes, one
-//     off 128 and 256, K = 1 and 4097, GPT-2's 64 x 2304 x 768 ..., random shapes. No large
-//     stage.
+//     off 128 and 256, K = 1 and 4097, GPT-2's 64 x 2304 x 768 ..., random shapes. Then the
+//     large case, 65537 x 32769 x 8 (the output passes 2^31 elements: 64-bit offsets).
 //   * the same bits on a repeated run [nondeterministic]: one owner per output and a fixed
 //     order over k give them; the model's prefill runs this kernel, and one prompt must give
 //     the same tokens every run.

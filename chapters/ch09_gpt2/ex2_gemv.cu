@@ -20,7 +20,8 @@
 //   * every y[n] written [unwritten], nothing outside y [oob_write].
 //   * all three epilogues (none, with a null b: the LM head; bias; bias + GELU) on N x K from
 //     1 x 1 to 50257 x 768 (K = 1, 7, 63, 129, 1023, 4097: rows not a whole number of
-//     16-byte pieces), random shapes. No large stage.
+//     16-byte pieces), random shapes. Then the large
+//     case, W of 2,797,000 x 768 (past 2^31 elements: 64-bit row offsets).
 //   * the same bits on a repeated run [nondeterministic]: the model's decode step runs this
 //     kernel, and its graph replay must equal the eager step bit for bit.
 //   * all work on `stream` [outside_stream]; a second call on the same buffers with new

@@ -19,7 +19,7 @@
 //
 // What the tests check, and the outcome code a failure gets:
 //   * host_y within a few FP32 roundings of a x + b [wrong]; every element written
-//     [unwritten]; n = 1, 1000, 65537, 2^22 + 3, 2^24 + 7 and 2^28 (1 GiB each way).
+//     [unwritten]; n = 1, 1000, 65537, 2^22 + 3, 2^24 + 7; then the large case, 2^28 (1 GiB each way).
 //   * the fork: the call runs under stream capture; a stream of yours that does not wait for
 //     `stream` runs at once, before the first elements of host_x have arrived, and reads
 //     their poison [nan, outside_stream].
