@@ -162,9 +162,10 @@ void pipeline_section(const Options& o, cudaStream_t s, Ratios& r) {
               bytes / h2d / 1e6, kernel, d2h, bytes / d2h / 1e6);
   std::printf("  both copies at once (two streams, no kernel): %.3f ms (%.1f GB/s each way)\n", both,
               bytes / both / 1e6);
-  std::printf("  ideal pipeline = the slowest step alone: %.3f ms   (serial sum %.3f ms; the copies at once allow "
-              "%.2f of the ideal)\n",
-              slowest, h2d + kernel + d2h, slowest / std::max(both, kernel));
+  std::printf(
+      "  ideal pipeline = the slowest step alone: %.3f ms   (serial sum %.3f ms; the copies at once allow "
+      "%.2f of the ideal)\n",
+      slowest, h2d + kernel + d2h, slowest / std::max(both, kernel));
   std::printf("  %-22s %10s %12s\n", "variant", "ms", "efficiency");
   for (const wb::Variant* v : variants_of("pipeline/f32")) {
     PipelineFn* fn = fn_of<PipelineFn>(*v);
