@@ -62,7 +62,7 @@ def main(argv):
     for line in bad:
         print(line)
     if bad:
-        print("fix the header's \"What the tests check\" so the learner reads what will run")
+        print('fix the header\'s "What the tests check" so the learner reads what will run')
     return 1 if bad else 0
 
 
