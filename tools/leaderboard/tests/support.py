@@ -1,5 +1,6 @@
-"""What the leaderboard's unit tests share: where the repository and the recorded results are,
-a private history key, output captured, an entry recorded into a history.
+"""What the leaderboard's unit tests share: where the repository is, the recorded results (made
+once per test process from tests/leaderboard/results/), a private history key, output captured,
+an entry recorded into a history.
 
 Each test_<module>.py tests one module of wb_leaderboard, without a GPU; ctest runs each one
 (tools/leaderboard/CMakeLists.txt, label host), or by hand:
@@ -8,6 +9,7 @@ Each test_<module>.py tests one module of wb_leaderboard, without a GPU; ctest r
 
 import atexit
 import contextlib
+import hashlib
 import io
 import json
 import os
@@ -20,12 +22,13 @@ TOOL = os.path.dirname(TESTS)
 REPO = os.path.dirname(os.path.dirname(TOOL))
 sys.path.insert(0, TOOL)
 
-from wb_leaderboard import classes, history  # noqa: E402
+from wb_leaderboard import classes, history, recorded  # noqa: E402
 
 LB_TESTS = os.path.join(REPO, "tests", "leaderboard")
-RESULTS = os.path.join(LB_TESTS, "results")
-TRUSTED = os.path.join(RESULTS, "trusted-ch01.json")  # a baseline of schema 2 (older, still read)
-TRUSTED_V3 = os.path.join(RESULTS, "trusted-ch01-v3.json")  # the same baseline as the benchmark writes it now
+RECORDED = recorded.RESULTS_DIR  # the base entries, the table of changes, the expected reasons, the baselines
+RESULTS_EXPECT = os.path.join(RECORDED, "expected.json")  # the reason each recorded entry gets
+TRUSTED = os.path.join(RECORDED, "trusted-ch01.json")  # a baseline of schema 2 (older, still read)
+TRUSTED_V3 = os.path.join(RECORDED, "trusted-ch01-v3.json")  # the same baseline as the benchmark writes it now
 DECODER = os.path.join(LB_TESTS, "decoder")
 FIXTURE_EXPECT = os.path.join(LB_TESTS, "fixture-expected.json")
 HOSTILE_EXPECT = os.path.join(LB_TESTS, "hostile-expected.json")
@@ -35,15 +38,46 @@ SCRIPT = os.path.join(REPO, "scripts", "leaderboard.sh")
 _made = {}
 
 
+def made_folder():
+    """A temporary folder for what is made once per test process, removed at its end."""
+    if None not in _made:
+        _made[None] = tempfile.mkdtemp(prefix="wb-made-")
+        atexit.register(shutil.rmtree, _made[None], True)
+    return _made[None]
+
+
 def made_class(klass):
     """The folder of the repository's class `klass` (fixture or hostile), made once per test
     process from tests/leaderboard/classes/ and removed at its end."""
     if klass not in _made:
-        if not _made:
-            _made[None] = tempfile.mkdtemp(prefix="wb-classes-")
-            atexit.register(shutil.rmtree, _made[None], True)
-        _made[klass] = classes.make_class(klass, os.path.join(_made[None], klass))
+        _made[klass] = classes.make_class(klass, os.path.join(made_folder(), klass))
     return _made[klass]
+
+
+def made_results():
+    """The folder of the recorded entries (one per case of tests/leaderboard/results/changes.py),
+    made once per test process and removed at its end."""
+    if "results" not in _made:
+        _made["results"] = recorded.make_results(os.path.join(made_folder(), "results"))
+    return _made["results"]
+
+
+def result(name):
+    """The recorded entry `name`'s folder."""
+    return os.path.join(made_results(), name)
+
+
+def fingerprint(folder):
+    """SHA-256 over (path, bytes) of every file in the folder, in path order."""
+    h = hashlib.sha256()
+    for dirpath, dirs, names in sorted(os.walk(folder)):
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.join(dirpath, name)
+            h.update(os.path.relpath(path, folder).encode() + b"\0")
+            with open(path, "rb") as f:
+                h.update(f.read() + b"\0")
+    return h.hexdigest()
 
 
 def trusted(path=TRUSTED):
@@ -57,8 +91,8 @@ def decoder_text(name):
 
 
 def result_entries():
-    """The names of the recorded entries in tests/leaderboard/results/."""
-    return sorted(n for n in os.listdir(RESULTS) if os.path.isdir(os.path.join(RESULTS, n)))
+    """The names of the recorded entries."""
+    return sorted(os.listdir(made_results()))
 
 
 def make_key(folder, name="leaderboard.key", text="ab" * 32):

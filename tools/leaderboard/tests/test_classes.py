@@ -5,14 +5,13 @@ made whole or not at all; and what is made is what the verdicts were recorded on
 of every file: tests/leaderboard/classes/compare.py REV checks it against an older commit's
 folders file by file)."""
 
-import hashlib
 import json
 import os
 import shutil
 import tempfile
 import unittest
 
-from support import FIXTURE_EXPECT, HOSTILE_EXPECT, REPO, made_class
+from support import FIXTURE_EXPECT, HOSTILE_EXPECT, REPO, fingerprint, made_class
 from wb_leaderboard import chapters, classes as K, outcomes, submissions as S
 
 # SHA-256 over (path, bytes) of every file of each class, in path order. A change to base/ or
@@ -22,18 +21,6 @@ FINGERPRINTS = {
     "fixture": "209933d5062b0b1b65f0b200764d72cf1a637ac0e7c028691bfb5c82267180ae",
     "hostile": "5b97eec85b4704404561d0985125bd2ad94f5d0d072329d5654430cd004baa28",
 }
-
-
-def fingerprint(folder):
-    h = hashlib.sha256()
-    for dirpath, dirs, names in sorted(os.walk(folder)):
-        dirs.sort()
-        for name in sorted(names):
-            path = os.path.join(dirpath, name)
-            h.update(os.path.relpath(path, folder).encode() + b"\0")
-            with open(path, "rb") as f:
-                h.update(f.read() + b"\0")
-    return h.hexdigest()
 
 
 class TheClasses(unittest.TestCase):

@@ -6,18 +6,18 @@ import json
 import os
 import unittest
 
-from support import RESULTS, TRUSTED, TRUSTED_V3, trusted
+from support import RESULTS_EXPECT, TRUSTED, TRUSTED_V3, result, trusted
 from wb_leaderboard import classify as C
 from wb_leaderboard.outcomes import reason
 
 
 def entry(name):
-    return C.classify_entry(os.path.join(RESULTS, name), trusted=trusted())
+    return C.classify_entry(result(name), trusted=trusted())
 
 
 class Entries(unittest.TestCase):
     def test_each_recorded_result_gets_its_reason(self):
-        with open(os.path.join(RESULTS, "expected.json")) as f:
+        with open(RESULTS_EXPECT) as f:
             expected = json.load(f)
         for name, kind in sorted(expected.items()):
             rec = entry(name)
@@ -57,7 +57,7 @@ class Entries(unittest.TestCase):
     def test_a_run_of_the_current_schema_scores_as_the_same_run_of_schema_2(self):
         old = entry("fast")
         for base in (TRUSTED, TRUSTED_V3):
-            rec = C.classify_entry(os.path.join(RESULTS, "current-schema"), trusted=trusted(base))
+            rec = C.classify_entry(result("current-schema"), trusted=trusted(base))
             with self.subTest(baseline=os.path.basename(base)):
                 self.assertEqual(rec["status"], "ranked", rec["reasons"])
                 self.assertEqual(rec["score"], old["score"])
@@ -68,7 +68,7 @@ class Entries(unittest.TestCase):
 
     def test_a_cluster_jobs_reasons_come_first(self):
         rec = C.classify_entry(
-            os.path.join(RESULTS, "fast"),
+            result("fast"),
             trusted=trusted(),
             job_reasons=[reason("no-gpu", "node n1")],
             job_notes=["ran on n1"],
@@ -82,7 +82,7 @@ class Tests(unittest.TestCase):
     """The test program's results: codes, not messages."""
 
     def doc(self):
-        with open(os.path.join(RESULTS, "fast", "tests.json")) as f:
+        with open(os.path.join(result("fast"), "tests.json")) as f:
             return json.load(f)
 
     def test_tests_read_by_code_not_by_message(self):

@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 import unittest
 
-from support import REPO, RESULTS, SCRIPT, made_class, make_key, record
+from support import REPO, SCRIPT, made_class, make_key, record, result
 
 FIXTURE_CLASS = made_class("fixture")  # any class folder, for the options around it
 
@@ -231,7 +231,7 @@ class CommandLine(unittest.TestCase):
         rc, text = self.run_script("--verify", "--out", out, "--key", key)
         self.assertEqual(rc, 1)
         self.assertIn("no history in '%s'" % out, text)
-        record(os.path.join(out, "history.jsonl"), key, os.path.join(RESULTS, "fast"), "run-a")
+        record(os.path.join(out, "history.jsonl"), key, result("fast"), "run-a")
         rc, text = self.run_script("--verify", "--out", out, "--key", key)
         self.assertEqual(rc, 0, text)
         self.assertIn("1 record(s) verify, 0 line(s) skipped", text)

@@ -8,7 +8,7 @@ import shutil
 import tempfile
 import unittest
 
-from support import REPO, RESULTS, TRUSTED, captured, made_class, make_key
+from support import REPO, TRUSTED, captured, made_class, make_key, result
 from wb_leaderboard import chapters, cluster as K, history as H, report as R, slurm, submissions
 
 
@@ -88,7 +88,7 @@ class ClusterJobs(unittest.TestCase):
         t = self.task[student]
         task = t["task"] if task is None else task
         entry = os.path.join(self.tmp, "job-" + student)
-        shutil.copytree(os.path.join(RESULTS, source), entry, dirs_exist_ok=True)
+        shutil.copytree(result(source), entry, dirs_exist_ok=True)
         shutil.copy(TRUSTED, os.path.join(entry, "trusted.json"))
         path = os.path.join(self.run_dir, "records", "%d-%s.json" % (t["task"], array))
         K.write_job_record(
@@ -252,7 +252,7 @@ class ClusterJobs(unittest.TestCase):
         self.assertIn("record of task", K.validate_job_record(good, task + 1))
         with self.assertRaises(ValueError):
             K.write_job_record(
-                os.path.join(RESULTS, "fast"),
+                result("fast"),
                 path,
                 "run-1",
                 task,

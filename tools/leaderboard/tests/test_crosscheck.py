@@ -10,7 +10,7 @@ import shutil
 import tempfile
 import unittest
 
-from support import RESULTS, TRUSTED, TRUSTED_V3, decoder_text, trusted
+from support import DECODER, TRUSTED, TRUSTED_V3, decoder_text, result, trusted
 from wb_leaderboard import classify, crosscheck as X
 from wb_leaderboard.outcomes import OUTCOME_KIND
 
@@ -21,7 +21,7 @@ class CrossChecks(unittest.TestCase):
     ENTRY, BASELINE = "fast", TRUSTED
 
     def setUp(self):
-        with open(os.path.join(RESULTS, self.ENTRY, "bench.json")) as f:
+        with open(os.path.join(result(self.ENTRY), "bench.json")) as f:
             self.doc = json.load(f)
 
     def classify(self, doc, base=None):
@@ -106,7 +106,7 @@ class CrossChecks(unittest.TestCase):
         self.assertIn("more than one document", reasons[0]["detail"])
 
     def test_schema_1_only_for_old_history(self):
-        with open(os.path.join(RESULTS, "schema-v1", "bench.json")) as f:
+        with open(os.path.join(result("schema-v1"), "bench.json")) as f:
             text = f.read()
         self.assertEqual(X.classify_bench(0, text, trusted())[0][0]["kind"], "no-result")
         reasons, shapes, _ = X.classify_bench(0, text, trusted(), legacy=True)
@@ -131,11 +131,11 @@ class SchemaVersions(unittest.TestCase):
     """Which results files a fresh run may leave is scripts/lib/wb_results.py's to say."""
 
     def doc(self):
-        with open(os.path.join(RESULTS, "current-schema", "bench.json")) as f:
+        with open(os.path.join(result("current-schema"), "bench.json")) as f:
             return json.load(f)
 
     def test_the_same_run_in_schema_2_and_3_scores_the_same(self):
-        with open(os.path.join(RESULTS, "fast", "bench.json")) as f:
+        with open(os.path.join(result("fast"), "bench.json")) as f:
             old = f.read()
         scores = {}
         for name, text in (("2", old), ("3", json.dumps(self.doc()))):
@@ -166,7 +166,7 @@ class SchemaVersions(unittest.TestCase):
                 self.assertIn(words, reasons[0]["detail"])
 
     def test_a_baseline_is_a_benchmark_or_model_file_in_a_version_still_read(self):
-        with open(os.path.join(RESULTS, "schema-v1", "bench.json")) as f:
+        with open(os.path.join(result("schema-v1"), "bench.json")) as f:
             schema_1 = json.load(f)
         tuning = self.doc()
         tuning["kind"] = "tuning"
@@ -325,14 +325,14 @@ class ChapterScores(unittest.TestCase):
         tmp = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, tmp)
         entry = os.path.join(tmp, "entry")
-        shutil.copytree(os.path.join(RESULTS, "fast"), entry)
+        shutil.copytree(result("fast"), entry)
         with open(os.path.join(entry, "meta.json")) as f:
             meta = json.load(f)
         meta.update(chapter="ch09", chapter_dir="ch09_transformer")
         with open(os.path.join(entry, "meta.json"), "w") as f:
             json.dump(meta, f)
         for run, base in (("faster.json", "baseline.json"), ("faster-v3.json", "baseline-v3.json")):
-            shutil.copy(os.path.join(os.path.dirname(RESULTS), "decoder", run), os.path.join(entry, "bench.json"))
+            shutil.copy(os.path.join(DECODER, run), os.path.join(entry, "bench.json"))
             rec = classify.classify_entry(entry, trusted=json.loads(decoder_text(base)))
             with self.subTest(run=run):
                 self.assertEqual(rec["status"], "ranked", rec["reasons"])

@@ -7,7 +7,7 @@ import shutil
 import tempfile
 import unittest
 
-from support import FIXTURE_EXPECT, RESULTS, captured, make_key, record, result_entries
+from support import FIXTURE_EXPECT, captured, make_key, record, result, result_entries
 from wb_leaderboard import expect as E, history as H
 
 
@@ -18,7 +18,7 @@ class Expect(unittest.TestCase):
         self.history = os.path.join(self.tmp, "out", "history.jsonl")
         self.key = make_key(self.tmp)
         for n in result_entries():
-            record(self.history, self.key, os.path.join(RESULTS, n), "run-a")
+            record(self.history, self.key, result(n), "run-a")
 
     def check(self, path, chapters=()):
         return captured(E.check, self.history, H.load_key(self.key), "run-a", path, chapters)[:2]

@@ -10,7 +10,7 @@ import stat
 import tempfile
 import unittest
 
-from support import DECODER, RESULTS, TRUSTED, TRUSTED_V3, captured, made_class, make_key, record
+from support import DECODER, TRUSTED, TRUSTED_V3, captured, made_class, make_key, record, result
 from wb_leaderboard import history as H
 
 
@@ -26,10 +26,10 @@ class History(unittest.TestCase):
         return records
 
     def test_records_are_signed_chained_and_only_appended(self):
-        record(self.history, self.key, os.path.join(RESULTS, "fast"), "run-a")
+        record(self.history, self.key, result("fast"), "run-a")
         with open(self.history, "rb") as f:
             first = f.read()
-        verdict = record(self.history, self.key, os.path.join(RESULTS, "wrong-rectangles"), "run-a")
+        verdict = record(self.history, self.key, result("wrong-rectangles"), "run-a")
         self.assertTrue(verdict.startswith("not ranked: wrong answers: "), verdict)
         with open(self.history, "rb") as f:
             both = f.read()
@@ -41,7 +41,7 @@ class History(unittest.TestCase):
         self.assertIsNone(H.validate_record(a))
 
     def test_bad_lines_are_reported_with_their_number_and_skipped(self):
-        record(self.history, self.key, os.path.join(RESULTS, "fast"), "run-a")
+        record(self.history, self.key, result("fast"), "run-a")
         with open(self.history) as f:
             good = f.read().splitlines()[0]
         rec = json.loads(good)
@@ -58,7 +58,7 @@ class History(unittest.TestCase):
         ]
         with open(self.history, "a") as f:
             f.write("\n".join(bad_lines) + "\n")
-        record(self.history, self.key, os.path.join(RESULTS, "slow"), "run-b")
+        record(self.history, self.key, result("slow"), "run-b")
         problems = []
         records = self.load(problems)
         self.assertEqual([r["student"] for r in records], ["fast", "slow"])
@@ -75,7 +75,7 @@ class History(unittest.TestCase):
         self.assertIn("history.jsonl:2: skipped:", err)
 
     def test_a_forged_record_never_ranks(self):
-        record(self.history, self.key, os.path.join(RESULTS, "slow"), "run-a")
+        record(self.history, self.key, result("slow"), "run-a")
         forged = open(os.path.join(made_class("hostile"), "history-forger", "ch01", "ex1_vector_add.cu")).read()
         line = forged.split("const char kForged[] =")[1].split(";")[0]
         text = "".join(
@@ -87,7 +87,7 @@ class History(unittest.TestCase):
             f.write(text)
         # Signed with another key, the record does not verify either.
         other = make_key(self.tmp, "other.key", "cd" * 32)
-        record(self.history, other, os.path.join(RESULTS, "fast"), "run-x")
+        record(self.history, other, result("fast"), "run-x")
         problems = []
         records = self.load(problems)
         self.assertEqual([r["student"] for r in records], ["slow"])
@@ -115,7 +115,7 @@ class History(unittest.TestCase):
         self.assertEqual(H.read_trusted(os.path.join(DECODER, "baseline-v3.json"))["kind"], "model")
         self.assertEqual(H.read_trusted(os.path.join(DECODER, "baseline.json"))["tool"], "gpt2")
         for path in (
-            os.path.join(RESULTS, "schema-v1", "bench.json"),
+            os.path.join(result("schema-v1"), "bench.json"),
             os.path.join(DECODER, "schema-2.json"),
             os.path.join(self.tmp, "absent.json"),
             "",
@@ -125,9 +125,7 @@ class History(unittest.TestCase):
 
     def test_an_unknown_sandbox_is_refused(self):
         with self.assertRaises(ValueError):
-            H.record_entry(
-                self.history, H.load_key(self.key), os.path.join(RESULTS, "fast"), "run-a", "GPU", "", "chroot", "", ""
-            )
+            H.record_entry(self.history, H.load_key(self.key), result("fast"), "run-a", "GPU", "", "chroot", "", "")
         self.assertFalse(os.path.exists(self.history))
 
 

@@ -9,7 +9,7 @@ import shutil
 import tempfile
 import unittest
 
-from support import RESULTS, captured, make_key, record, result_entries
+from support import captured, make_key, record, result, result_entries
 from wb_leaderboard import history as H, report as R
 
 
@@ -31,7 +31,7 @@ class Reports(unittest.TestCase):
 
     def run_a(self, sandbox="bubblewrap"):
         for n in result_entries():
-            record(self.history, self.key, os.path.join(RESULTS, n), "run-a", sandbox=sandbox)
+            record(self.history, self.key, result(n), "run-a", sandbox=sandbox)
 
     def test_ranking_per_chapter_and_gpu(self):
         self.run_a()
@@ -56,7 +56,7 @@ class Reports(unittest.TestCase):
         # A second run: "slow" resubmits something faster than the reference, "fast" is also
         # measured on another GPU, and an unreadable line sneaks into the file.
         better = os.path.join(self.tmp, "slow-again")
-        shutil.copytree(os.path.join(RESULTS, "slow"), better)
+        shutil.copytree(result("slow"), better)
         with open(os.path.join(better, "bench.json")) as f:
             doc = json.load(f)
         for r in doc["results"]:
@@ -68,7 +68,7 @@ class Reports(unittest.TestCase):
         with open(self.history, "a") as f:
             f.write("{not json\n")
         record(self.history, self.key, better, "run-b")
-        record(self.history, self.key, os.path.join(RESULTS, "fast"), "run-b", gpu="NVIDIA H200")
+        record(self.history, self.key, result("fast"), "run-b", gpu="NVIDIA H200")
         with open(self.history, "rb") as f:
             both = f.read()
         self.assertTrue(both.startswith(first_run), "earlier results must never be rewritten")
