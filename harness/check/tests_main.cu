@@ -165,18 +165,36 @@ std::optional<Outcome> stub_probe(const OpBase& op, const Variant& v) {
   return std::nullopt;
 }
 
-// Large cases hold tens of GB of host and GPU memory each: one at a time on a machine,
-// whatever number of test programs share it (a lock file every test program takes around a
-// large case; the others wait, and their small cases go on meanwhile).
+// Cases of 2^28 elements and more (a large case past 2^31 holds tens of GB of host and GPU
+// memory) run as many at a time on a machine as its memory allows: one per 48 GiB of host
+// memory, at least one and at most four, whatever number of test programs share it. Each takes
+// a free slot, a lock file of its own (kernel-workbook-large-case.lock.N in TMPDIR or /tmp),
+// and the others wait while their small cases go on. Smaller cases need no slot.
+constexpr int64_t kHeavyElements = int64_t{1} << 28;
+
+int large_case_slots() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  const double gib = pages > 0 && page > 0 ? static_cast<double>(pages) * page / (1 << 30) : 0.0;
+  return std::clamp(static_cast<int>(gib / 48), 1, 4);
+}
+
 class LargeCaseLock {
  public:
   LargeCaseLock() {
     const char* dir = std::getenv("TMPDIR");
-    const std::string path = std::string(dir && *dir ? dir : "/tmp") + "/kernel-workbook-large-case.lock";
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT, 0666);
-    if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
-      ::close(fd_);
-      fd_ = -1;
+    const std::string base = std::string(dir && *dir ? dir : "/tmp") + "/kernel-workbook-large-case.lock.";
+    const int slots = large_case_slots();
+    for (;;) {
+      for (int i = 0; i < slots; ++i) {
+        const int fd = ::open((base + std::to_string(i)).c_str(), O_RDWR | O_CREAT, 0666);
+        if (fd < 0) return;  // no lock file can be made here: run without one
+        if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+          fd_ = fd;
+          return;
+        }
+        ::close(fd);
+      }
+      ::usleep(200 * 1000);  // every slot taken: look again in a fifth of a second
     }
   }
   ~LargeCaseLock() {
@@ -204,8 +222,8 @@ Outcome run_case(const OpBase& op, const Variant& v, const CaseDef& d, Shape* ra
   }
   *ran = s;
   if (gpu_missing_reason()) return dry_run_without_gpu(op, v, s);
-  std::optional<LargeCaseLock> one_at_a_time;
-  if (d.large || shape_size(op, s) >= kLargeElements) one_at_a_time.emplace();
+  std::optional<LargeCaseLock> slot;
+  if (s.tag() == "large" || shape_size(op, s) >= kHeavyElements) slot.emplace();
   if (auto why = cannot_run_here(op, v, s)) return Outcome::fail(Code::Skipped, *why);
   CaseOptions opt;
   opt.seed = test_seed();
