@@ -12,6 +12,14 @@
 #   ch09_model_tests   the model end to end against the float64 CPU forward (GPU; skipped without)
 target_link_libraries(${id}_reference PUBLIC CUDA::cublasLt)
 
+# The solution's three ladders, one folder per op family (solutions/ch09_gpt2/ladder.cuh):
+# the prompt's linears, the one-token GEMV, the fused decode step. A learner's file may start
+# from a step by its file name (#include "v4_gemv_warp.cu"), so the folders are on the path.
+set(_ch09_families ${_solutions}/linear ${_solutions}/gemv ${_solutions}/decode)
+file(GLOB _ch09_ladder CONFIGURE_DEPENDS ${_solutions}/linear/*.cu ${_solutions}/gemv/*.cu ${_solutions}/decode/*.cu)
+target_sources(${id}_solution PRIVATE ${_ch09_ladder})
+target_include_directories(${id}_student PRIVATE ${_ch09_families})
+
 # Chapters 6 and 7's libraries (specs and launchers), when the preset did not build them.
 foreach(_other IN ITEMS ch06 ch07)
   if(NOT TARGET ${_other}_spec)

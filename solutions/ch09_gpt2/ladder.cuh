@@ -1,5 +1,8 @@
-// Chapter 9's solution ladder: one file per step, each a launcher of ch09.cuh's types.
+// Chapter 9's solution ladders: three op families, one folder each, one file per step (the
+// step numbers run across the chapter, in the order the docs teach them), each a launcher of
+// ch09.cuh's types.
 //
+// linear/  the prompt's linears, y = epilogue(x W^T + b), M tokens at once
 //   v1_naive          one thread per output, a loop over k; the GEMV one thread per row:
 //                     right for every shape, the epilogue written once (epilogue.cuh)
 //   v2_smem_tiled     (64, 64) output tiles on CUDA cores, (64, 16) tiles of x and of W in
@@ -7,25 +10,26 @@
 //   v3_wmma_epilogue  BF16 tensor cores (WMMA 16x16x16), W [N, K] read as a col_major
 //                     matrix_b, the accumulator tile staged in shared memory where the
 //                     bias and GELU are applied before the one store: the fused epilogue
-//   v4_gemv_warp      one warp per row of W, 16-byte loads, a shuffle sum: the batch-1
-//                     GEMV at memory speed
-//   v5_gemv_w8a16     v4 on INT8 weights with one FP32 scale per row (W8A16): half the
-//                     weight bytes per token, dequantized in registers, FP32 sums
-//   v6_fused_decode   the decode step in fewer kernels: the LayerNorm in the GEMV's prologue
-//                     (ln_gemv), the residual add in its epilogue (gemv_residual), the
-//                     LM head and the argmax in one kernel (gemv_argmax); the first two also
-//                     on v5's INT8 weights (ln_gemv_w8a16, gemv_residual_w8a16)
 //   v7_skinny_gemm    v4 over up to 8 rows of x per read of W: batched decode's skinny GEMM
 //                     (2 to 16 tokens), W read once per 8 rows
 //   v8_mma_epilogue   v3 on ldmatrix + mma.sync.m16n8k16 (chapter 5's v5 loop): 4 cp.async
 //                     stages, XOR-swizzled tiles, (128, 128) or (128, 64) tiles chosen so a
 //                     512-token prompt fills the SMs; v3's epilogue on the registers, 16-byte
 //                     stores: the prefill GEMM of the BF16 model
-//   v9_persistent_decode  the decode step's L layers in one persistent kernel (one CTA per
-//                     SM, grid barriers between the phases): each CTA loads its rows of
-//                     the next op's weights into shared memory before the barrier, so DRAM
-//                     streams across op boundaries (BF16, batch 1; the model's
-//                     --decode=persistent)
+// gemv/    one token's linears, y = epilogue(W x + b): every weight read once
+//   v4_gemv_warp      one warp per row of W, 16-byte loads, a shuffle sum: the batch-1
+//                     GEMV at memory speed
+//   v5_gemv_w8a16     v4 on INT8 weights with one FP32 scale per row (W8A16): half the
+//                     weight bytes per token, dequantized in registers, FP32 sums
+// decode/  the whole decode step in fewer kernels
+//   v6_fused_decode   the LayerNorm in the GEMV's prologue (ln_gemv), the residual add in
+//                     its epilogue (gemv_residual), the LM head and the argmax in one kernel
+//                     (gemv_argmax); the first two also on v5's INT8 weights
+//                     (ln_gemv_w8a16, gemv_residual_w8a16)
+//   v9_persistent_decode  the step's L layers in one persistent kernel (one CTA per SM, grid
+//                     barriers between the phases): each CTA loads its rows of the next op's
+//                     weights into shared memory before the barrier, so DRAM streams across
+//                     op boundaries (BF16, batch 1; the model's --decode=persistent)
 #pragma once
 #include <string>
 

@@ -1,5 +1,5 @@
 // The fused decode step (Options::fused_decode): one token through the solution's v6 kernels
-// (solutions/ch09_gpt2/v6_fused_decode.cu) and chapter 8's split-KV decode attention — fewer,
+// (solutions/ch09_gpt2/decode/v6_fused_decode.cu) and chapter 8's split-KV decode attention — fewer,
 // larger kernels than model.cu's op-by-op step — and the check that compares the two.
 //
 // The residual stream x (C) lives in buf.tmp. Per layer l:
@@ -26,7 +26,7 @@
 // the op-by-op step's 1 + 8 per layer + 5 (BF16; FP32 adds a residual add per LayerNorm).
 //
 // Options::persistent_decode (BF16): the L layers above run as ONE persistent kernel
-// (solutions/ch09_gpt2/v9_persistent_decode.cu), between the same embedding and LM head: 4
+// (solutions/ch09_gpt2/decode/v9_persistent_decode.cu), between the same embedding and LM head: 4
 // kernels per token. The layer table it reads (every block's pointers) is filled once on load.
 #include <cuda_bf16.h>
 

@@ -72,7 +72,7 @@ Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
   }
   if (opt.int8_weights && k.gemv != Who::Solution) {
     throw std::invalid_argument(std::string("int8_weights: the GEMV on INT8 weights is the solution's "
-                                            "(solutions/ch09_gpt2/v5_gemv_w8a16.cu), but gemv is the ") +
+                                            "(solutions/ch09_gpt2/gemv/v5_gemv_w8a16.cu), but gemv is the ") +
                                 who_name(k.gemv) + "'s: add --use=gemv:solution to --int8");
   }
   if (opt.persistent_decode && (!opt.fused_decode || opt.dtype != wb::DType::BF16 || opt.int8_weights)) {

@@ -79,7 +79,7 @@ struct Options {
   // FusedDecode tests of tests/model_test.cu).
   bool fused_decode = false;
   // With fused_decode: the step's L layers in ONE persistent kernel instead of 5 L kernels
-  // (solutions/ch09_gpt2/v9_persistent_decode.cu; BF16 weights, a GPU that launches
+  // (solutions/ch09_gpt2/decode/v9_persistent_decode.cu; BF16 weights, a GPU that launches
   // cooperative kernels). The embedding before it and ln_f + the LM head + argmax after it are
   // the fused step's.
   bool persistent_decode = false;

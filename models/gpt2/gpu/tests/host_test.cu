@@ -52,7 +52,7 @@ TEST(Registry, EveryVariantTheModelLinksHasItsSpec) {
 }
 
 // The fused decode step's ops (chapters/ch09_gpt2/spec.cu) and the solution's kernels for them
-// (solutions/ch09_gpt2/v6_fused_decode.cu) are linked into the model, each op with its variant.
+// (solutions/ch09_gpt2/decode/v6_fused_decode.cu) are linked into the model, each op with its variant.
 TEST(Registry, TheFusedDecodeStepsOpsAreLinked) {
   for (const char* op : {"ln_gemv/bf16", "ln_gemv/f32", "gemv_residual/bf16", "gemv_residual/f32", "gemv_argmax/bf16",
                          "gemv_argmax/f32", "ln_gemv_w8a16/bf16", "gemv_residual_w8a16/bf16"}) {

@@ -333,7 +333,7 @@ TEST(Int8WeightsOptions, RefusedWithF32OrAnotherGemv) {
 }
 
 // --- the fused decode step (Options::fused_decode) -----------------------------------------
-// Decode steps through the fused step (solutions/ch09_gpt2/v6_fused_decode.cu; chapter 8's
+// Decode steps through the fused step (solutions/ch09_gpt2/decode/v6_fused_decode.cu; chapter 8's
 // split-KV attention in BF16) against the op-by-op step, on the same model and tokens:
 //   * every step's logits within the bound of each other and of the float64 CPU decoder;
 //   * the fused step's token is the argmax of its own logits (ties to the lower index);
