@@ -4,7 +4,9 @@
 //   build/<preset>/bin/instpeak [--device=N] [--json]
 //
 //   ffma      FP32 fused multiply-add on the CUDA cores           (chapter 4's SGEMM)
-//   mma.sync  m16n8k16 FP16 and BF16 -> FP32, m16n8k32 INT8 -> INT32 (chapter 5's v5, sm_80+)
+//   mma.sync  m16n8k16 FP16 and BF16 -> FP32, m16n8k8 TF32 -> FP32, m16n8k32 INT8 -> INT32
+//             (chapter 5's v5, sm_80+), m16n8k32 FP8 E4M3 -> FP32 (sm_89+): the measured
+//             column of the precision table (docs/precision.md)
 //
 // How: every warp of a full GPU (8 blocks of 256 threads per SM) runs kChains independent
 // accumulator chains for kIters rounds, so the pipeline always has work that does not wait
@@ -48,7 +50,7 @@ __global__ void __launch_bounds__(kThreads) ffma_peak(const float* in, float* ou
 }
 constexpr double kFfmaFlops = 2.0 * kIters * 8 * kChains;  // per thread
 
-enum class Mma { f16, bf16, s8 };
+enum class Mma { f16, bf16, tf32, s8, e4m3 };
 
 template <Mma kType>
 __device__ __forceinline__ void mma_step(uint32_t (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
@@ -63,11 +65,23 @@ __device__ __forceinline__ void mma_step(uint32_t (&d)[4], const uint32_t (&a)[4
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
         : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
+  } else if constexpr (kType == Mma::tf32) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else if constexpr (kType == Mma::s8) {
     asm volatile(
         "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
         : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+#if __CUDA_ARCH__ >= 890
+    asm volatile(
+        "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
   }
 #endif
 }
@@ -92,9 +106,12 @@ __global__ void __launch_bounds__(kThreads) mma_peak(const uint32_t* in, uint32_
   for (int c = 0; c < kChains; ++c) s ^= d[c][0] ^ d[c][1] ^ d[c][2] ^ d[c][3];
   out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
-// Per warp: kIters * kChains instructions of m16n8k16 (4096 FLOPs) or m16n8k32 (8192 OPs).
+// Per warp: kIters * kChains instructions of m16n8k8 (2048 FLOPs), m16n8k16 (4096) or
+// m16n8k32 (8192).
 template <Mma kType>
-constexpr double kMmaFlopsPerWarp = double(kIters) * kChains*(kType == Mma::s8 ? 8192.0 : 4096.0);
+constexpr double kMmaFlopsPerWarp = double(kIters) * kChains*(kType == Mma::s8 || kType == Mma::e4m3 ? 8192.0
+                                                              : kType == Mma::tf32                   ? 2048.0
+                                                                                                     : 4096.0);
 
 struct Result {
   std::string name, unit;
@@ -155,6 +172,19 @@ std::vector<Result> measure(const wb::DeviceInfo& d) {
       WB_CHECK_LAUNCH();
     });
     r.push_back({"mma.sync m16n8k32 int8->int32", "TOPS", kMmaFlopsPerWarp<Mma::s8> * warps / (ms * 1e-3) / 1e12});
+    ms = best_ms([&] {
+      mma_peak<Mma::tf32><<<blocks, kThreads>>>(in.data(), out.data());
+      WB_CHECK_LAUNCH();
+    });
+    r.push_back({"mma.sync m16n8k8 tf32->fp32", "TFLOPS", kMmaFlopsPerWarp<Mma::tf32> * warps / (ms * 1e-3) / 1e12});
+  }
+  if (d.major * 10 + d.minor >= 89) {
+    ms = best_ms([&] {
+      mma_peak<Mma::e4m3><<<blocks, kThreads>>>(in.data(), out.data());
+      WB_CHECK_LAUNCH();
+    });
+    r.push_back(
+        {"mma.sync m16n8k32 fp8 e4m3->fp32", "TFLOPS", kMmaFlopsPerWarp<Mma::e4m3> * warps / (ms * 1e-3) / 1e12});
   }
   return r;
 }
@@ -186,6 +216,8 @@ int main(int argc, char** argv) {
       std::printf("instruction peaks on %s (%d SMs; no memory traffic)\n", d.name.c_str(), d.sms);
       for (const auto& r : results) std::printf("  %-32s %8.1f %s\n", r.name.c_str(), r.rate, r.unit.c_str());
       if (d.major < 8) std::printf("  (mma.sync needs sm_80 or newer: not measured)\n");
+      if (d.major >= 8 && d.major * 10 + d.minor < 89)
+        std::printf("  (FP8 mma.sync needs sm_89 or newer: not measured)\n");
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "instpeak: %s\n", e.what());
