@@ -8,7 +8,7 @@
 #                                            wrong, oldbench, cmd:'shell command'
 #   large: every kernel's large cases (--large-cases), four chapters' programs at a time
 #   broken: the self-tests (broken kernels), one process per case through ctest
-#   build-tests: the test programs only (no benchmarks or tools)
+#   build-tests: the test programs only (no benchmarks or tools), and GPU_CALL_TARGETS
 #   programs: each chapter's solution and self-test programs, one process each (all of a
 #   chapter's cases in one CUDA context: minutes, where ctest's one process per case takes an hour)
 set -uo pipefail
@@ -42,9 +42,11 @@ for step in "$@"; do
       grep -B2 -A6 -m 12 'error' "$out/logs/build.log" | head -60 ;;
     build-tests)
       [ -f build/all/CMakeCache.txt ] || cmake --preset all >"$out/logs/configure.log" 2>&1
-      targets=$(for c in ch01 ch02 ch03 ch04 ch05 ch06 ch07 ch08 ch09 ch11; do echo "${c}_tests ${c}_solution_tests ${c}_selftests"; done)
-      cmake --build build/all -j "$(nproc)" --target $targets ch09_model_tests -- -k 0 >"$out/logs/build.log" 2>&1
-      note "build-tests: rc=$? in $(( $(date +%s) - t0 )) s" ;;
+      targets=$(for d in chapters/ch[0-9][0-9]_*; do c=$(basename "$d" | cut -c1-4); echo "${c}_tests ${c}_solution_tests ${c}_selftests"; done)
+      cmake --build build/all -j "$(nproc)" --target $targets ch09_model_tests ${GPU_CALL_TARGETS:-} -- -k 0 >"$out/logs/build.log" 2>&1
+      rc=$?
+      note "build-tests: rc=$rc in $(( $(date +%s) - t0 )) s"
+      [ "$rc" = 0 ] || grep -B2 -A6 -m 12 'error' "$out/logs/build.log" | head -60 | tee -a "$table" ;;
     large*)
       # The lock that keeps large cases one at a time lives in TMPDIR: one per chapter here,
       # four chapters at a time (each large case holds up to ~30 GB of host memory).
