@@ -35,4 +35,9 @@ CH05_LAUNCHER(v5_mma_sync);
 // Shapes it has no path for (K or N not a multiple of 8) go to v5. FP16 and BF16 inputs.
 CH05_LAUNCHER(v6_wgmma_tma);
 
+// v7_mma_sync_k64.cu — back to mma.sync (any sm_80+ GPU): v5 with 64-deep stages (3 stages,
+// 144 KB), addresses worked out once before the main loop, and an epilogue staged in shared
+// memory (16-byte stores). GPUs with less shared memory per block run v5. FP16 and BF16.
+CH05_LAUNCHER(v7_mma_sync_k64);
+
 }  // namespace ch05::solution
