@@ -40,4 +40,9 @@ CH05_LAUNCHER(v6_wgmma_tma);
 // memory (16-byte stores). GPUs with less shared memory per block run v5. FP16 and BF16.
 CH05_LAUNCHER(v7_mma_sync_k64);
 
+// v8_mma_sync_int8.cu — INT8 on mma.sync.m16n8k32 with v7's pipeline (128 along K per stage);
+// B's 8-bit columns through ldmatrix.trans and byte permutes. GPUs with less shared memory
+// per block run v4's INT8 kernel. INT8 only (sm_80+).
+CH05_LAUNCHER(v8_mma_sync_int8);
+
 }  // namespace ch05::solution
