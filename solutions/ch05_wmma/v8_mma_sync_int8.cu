@@ -51,7 +51,8 @@ using namespace wb::ptx;  // cp.async, ldmatrix, mma.sync (harness/device/async_
 constexpr int kBM = 128, kBN = 256, kBK = 128, kStages = 3;
 constexpr int kWarpsM = 2, kWarpsN = 4, kThreads = kWarpsM * kWarpsN * 32;
 constexpr int kWM = kBM / kWarpsM, kWN = kBN / kWarpsN;  // 64 x 64 warp tile
-constexpr int kMT = kWM / 16, kNT = kWN / 8, kKK = kBK / 32;
+// mma tiles per warp, k steps per stage (unused when compiling for GPUs before sm_80):
+[[maybe_unused]] constexpr int kMT = kWM / 16, kNT = kWN / 8, kKK = kBK / 32;
 constexpr int kARow = kBK, kBRow = kBN;                      // bytes per row of a stage
 constexpr int kAStage = kBM * kARow, kBStage = kBK * kBRow;  // 16 KB, 32 KB
 constexpr int kPipe = kStages * (kAStage + kBStage);         // 144 KB
