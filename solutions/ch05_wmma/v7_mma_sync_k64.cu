@@ -3,9 +3,9 @@
 // What changes over v5 (same instructions: ldmatrix.x4, mma.sync.m16n8k16, cp.async; same
 // 128 x 256 block tile of 8 warps, each a 64 x 64 warp tile with two fragment sets in flight):
 //   * 64 along K per stage, 3 stages (144 KB): one __syncthreads() per 4 k steps of 16
-//     instead of per 2. With one block of 8 warps per SM, every barrier stops the whole SM,
-//     so halving them is the largest lever left. v5 tried this and spilled; what made the
-//     room here is the next point.
+//     instead of per 2. With one block of 8 warps per SM, every barrier stops the whole SM
+//     at once, so fewer barriers is what this step is after. v5's 64-deep attempt spilled;
+//     what made the room here is the next point.
 //   * addresses worked out once, before the main loop. Every ldmatrix address is a per-lane
 //     base plus a compile-time offset: the swizzle XOR of a k step (or of a 16-column group
 //     of B) depends only on the lane, because the rows a lane reads are always the same
