@@ -1,4 +1,4 @@
-// Tensor cores without WMMA: PTX wrappers for ldmatrix and mma.sync.m16n8k16.
+// Tensor cores without WMMA: PTX wrappers for ldmatrix and mma.sync (m16n8k16; INT8 m16n8k32).
 //
 // Chapter 5 teaches them (v5_mma_sync: a GEMM whose fragments come from swizzled shared
 // memory through ldmatrix); chapter 8's flash attention and chapter 9's prefill GEMM use them.
@@ -63,6 +63,24 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4],
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
   }
+#endif
+}
+
+// d += a * b for one 16 x 8 x 32 step on signed 8-bit integers, INT32 accumulation (exact;
+// sums wrap modulo 2^32 like any int32 add, no saturation). sm_80+. Per lane (g = l / 4,
+// q = l % 4), each register holding 4 consecutive k values, lowest k in the lowest byte:
+//   A (16 x 32, 4 registers): a0 = (row g, k 4q..4q+3)      a1 = (row g+8, k 4q..4q+3)
+//                             a2 = (row g, k 16+4q..)       a3 = (row g+8, k 16+4q..)
+//   B (32 x 8, 2 registers):  b0 = (k 4q..4q+3, col g)      b1 = (k 16+4q..16+4q+3, col g)
+//   C/D (16 x 8, 4 ints):     as m16n8k16's: d0,d1 = (row g, cols 2q, 2q+1), d2,d3 = row g+8.
+// In bytes, A is laid out as m16n8k16's A (16 rows of 32 bytes), so ldmatrix.x4 fetches it
+// the same way. Chapter 5 teaches it (v8_mma_sync_int8).
+__device__ __forceinline__ void mma_16832_s8(int (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 #endif
 }
 

@@ -35,4 +35,14 @@ CH05_LAUNCHER(v5_mma_sync);
 // Shapes it has no path for (K or N not a multiple of 8) go to v5. FP16 and BF16 inputs.
 CH05_LAUNCHER(v6_wgmma_tma);
 
+// v7_mma_sync_k64.cu — back to mma.sync (any sm_80+ GPU): v5 with 64-deep stages (3 stages,
+// 144 KB), addresses worked out once before the main loop, and an epilogue staged in shared
+// memory (16-byte stores). GPUs with less shared memory per block run v5. FP16 and BF16.
+CH05_LAUNCHER(v7_mma_sync_k64);
+
+// v8_mma_sync_int8.cu — INT8 on mma.sync.m16n8k32 with v7's pipeline (128 along K per stage);
+// B's 8-bit columns through ldmatrix.trans and byte permutes. GPUs with less shared memory
+// per block run v4's INT8 kernel. INT8 only (sm_80+).
+CH05_LAUNCHER(v8_mma_sync_int8);
+
 }  // namespace ch05::solution
