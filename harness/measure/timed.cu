@@ -74,6 +74,7 @@ bench::Timed prepare_timed(const OpBase& op, const Variant& v, Shape shape, uint
   if (ws) {
     st->workspace = DeviceBuffer<unsigned char>(ws);
     CUDA_CHECK(cudaMemset(st->workspace.data(), 0, ws));
+    CUDA_CHECK(cudaDeviceSynchronize());  // the legacy stream's memset, done before a non-blocking stream's launch
   }
 
   bench::Timed timed;

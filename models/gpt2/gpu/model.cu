@@ -180,6 +180,11 @@ Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
   alloc_batch();  // the batched decode's caches and buffers (batch.cu)
   CUDA_CHECK(cudaMallocHost(&pinned, 4 * sizeof(int32_t)));
   CUDA_CHECK(cudaMemset(d_pos, 0, sizeof(int)));
+  // The zeroing above (cudaMemset: the legacy default stream, asynchronous to the host) must be
+  // done before the first op: the model's own stream is non-blocking and does not wait for
+  // the legacy stream, so a prefill could otherwise race it (the KV cache, the top-k
+  // workspace and the position zeroed under the kernels that fill them).
+  CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 Model::Impl::~Impl() {
