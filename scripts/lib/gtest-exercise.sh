@@ -14,8 +14,9 @@ out=$("$program" --gtest_filter="$filter" --gtest_brief=1 2>&1)
 rc=$?
 # GoogleTest prints "file:line: Failure" and then what failed: the summary line is the first
 # of those lines that says something ("Which is: ..." for an EXPECT_EQ), the console gets them all.
-block=$(printf '%s\n' "$out" | grep -m1 -A6 -E ': Failure$|not implemented yet|error' | grep -v -E '^\[|^$' | head -6)
+block=$(printf '%s\n' "$out" | grep -m1 -A20 -E ': Failure$|not implemented yet|error' | grep -v -E '^\[|^$')
 first_failure=$(printf '%s\n' "$block" | grep -m1 'Which is: "' | sed 's/^ *//' | cut -c1-160)
+block=$(printf '%s\n' "$block" | head -8)
 [ -n "$first_failure" ] || first_failure=$(printf '%s\n' "$block" | sed -n '2p;1p' | tail -1 | sed 's/^ *//' | cut -c1-160)
 detail="$program --gtest_filter='$filter'"
 if printf '%s\n' "$out" | grep -q 'not implemented yet'; then
