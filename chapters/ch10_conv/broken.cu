@@ -46,8 +46,8 @@ __global__ void conv_bn_relu_kernel(const bf16* x, const bf16* w, BnParams bn, c
         if (inside) {
           const int64_t at = kMistake == Mistake::NchwInput ? ((n * s.C + c) * s.H + h) * s.W + v
                                                             : ((n * s.H + h) * s.W + v) * s.C + c;
-          acc = fmaf(__bfloat162float(x[at]), __bfloat162float(w[(int64_t(k) * s.R * s.S + r * s.S + t) * s.C + c]),
-                     acc);
+          acc =
+              fmaf(__bfloat162float(x[at]), __bfloat162float(w[(int64_t(k) * s.R * s.S + r * s.S + t) * s.C + c]), acc);
         }
         if (kMistake == Mistake::EpiloguePerTile && kk % 32 == 31) {  // a K tile ends
           out += fmaxf((acc + bn.bias[k]) * scale + shift + res, 0.0f);
@@ -100,7 +100,7 @@ void stride_ignored(const float* x, const float* w, float* y, ConvShape s, cudaS
   const int P = s.P(), Q = s.Q();
   const int64_t total = int64_t(s.N) * s.K * P * Q;
   stride_ignored_kernel<<<unsigned(wb::ceil_div(total, int64_t{kThreads})), kThreads, 0, stream>>>(x, w, y, s, P, Q,
-                                                                                                    total);
+                                                                                                   total);
   WB_CHECK_LAUNCH();
 }
 
@@ -126,8 +126,8 @@ __global__ void filter_transposed_kernel(const bf16* x, const bf16* w, bf16* y, 
 void filter_transposed(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
   require_valid_depthwise(N, H, W, C);
   const int64_t total = int64_t(N) * H * W * C;
-  filter_transposed_kernel<<<unsigned(wb::ceil_div(total, int64_t{kThreads})), kThreads, 0, stream>>>(x, w, y, H, W,
-                                                                                                      C, total);
+  filter_transposed_kernel<<<unsigned(wb::ceil_div(total, int64_t{kThreads})), kThreads, 0, stream>>>(x, w, y, H, W, C,
+                                                                                                      total);
   WB_CHECK_LAUNCH();
 }
 
@@ -151,8 +151,9 @@ WB_VARIANTS(ch10_broken, wb::Role::Broken) {
       wb::variant(bn, "epilogue_per_k_tile", &conv_bn_relu<Mistake::EpiloguePerTile>)
           .rejected_as({Code::Wrong}, "bias + BN + ReLU applied to each K tile's partial sum"),
       wb::variant(bn, "bn_without_sqrt", &conv_bn_relu<Mistake::BnWithoutSqrt>)
-          .rejected_as({Code::Wrong}, "BN folded as gamma / (var + eps): the variance where the standard deviation "
-                                      "belongs"),
+          .rejected_as({Code::Wrong},
+                       "BN folded as gamma / (var + eps): the variance where the standard deviation "
+                       "belongs"),
       wb::variant(bn, "nchw_input", &conv_bn_relu<Mistake::NchwInput>)
           .rejected_as({Code::Wrong}, "x indexed as NCHW although it is NHWC"),
       wb::variant("conv2d/f32", "stride_ignored", &stride_ignored)

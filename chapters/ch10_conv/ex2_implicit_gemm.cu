@@ -60,8 +60,8 @@ __global__ void conv_implicit_gemm_kernel(const bf16* x, const bf16* w, BnParams
 
 }  // namespace
 
-void student::conv_implicit_gemm(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
-                                 ConvShape s, cudaStream_t stream) {
+void student::conv_implicit_gemm(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
+                                 cudaStream_t stream) {
   WB_NOT_IMPLEMENTED("chapters/ch10_conv/ex2_implicit_gemm.cu");  // delete this line when you start
 
   require_valid(s);

@@ -47,8 +47,8 @@ __global__ void conv_implicit_mma_kernel(const bf16* x, const bf16* w, BnParams 
 
 }  // namespace
 
-void student::conv_implicit_mma(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
-                                ConvShape s, cudaStream_t stream) {
+void student::conv_implicit_mma(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
+                                cudaStream_t stream) {
   WB_NOT_IMPLEMENTED("chapters/ch10_conv/ex3_implicit_gemm_mma.cu");  // delete this line when you start
 
   require_valid(s);

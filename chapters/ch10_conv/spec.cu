@@ -32,6 +32,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "ch10.cuh"
@@ -48,7 +50,8 @@ constexpr float kEps = 1e-5f;  // BatchNorm's epsilon, as PyTorch's default
 
 wb::Shape conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s, int64_t stride,
                int64_t pad) {
-  return wb::Shape{{"N", n}, {"C", c}, {"H", h}, {"W", w}, {"K", k}, {"R", r}, {"S", s}, {"stride", stride}, {"pad", pad}};
+  return wb::Shape{{"N", n}, {"C", c}, {"H", h},           {"W", w},    {"K", k},
+                   {"R", r}, {"S", s}, {"stride", stride}, {"pad", pad}};
 }
 
 // The output's size; 1 where the arguments are invalid (the refusal cases still need sizes).
@@ -66,30 +69,30 @@ ConvShape conv_shape(const wb::Args& a) {
 
 // ResNet-50's convolutions (C -> K, H x W input, R x R filter, stride, pad) at batch n.
 std::vector<wb::Shape> resnet50(int64_t n) {
-  return {conv(n, 64, 56, 56, 64, 3, 3, 1, 1),    conv(n, 128, 28, 28, 128, 3, 3, 1, 1),
-          conv(n, 256, 14, 14, 256, 3, 3, 1, 1),  conv(n, 512, 7, 7, 512, 3, 3, 1, 1),
-          conv(n, 512, 28, 28, 128, 1, 1, 1, 0),  conv(n, 256, 28, 28, 256, 3, 3, 2, 1)};
+  return {conv(n, 64, 56, 56, 64, 3, 3, 1, 1),   conv(n, 128, 28, 28, 128, 3, 3, 1, 1),
+          conv(n, 256, 14, 14, 256, 3, 3, 1, 1), conv(n, 512, 7, 7, 512, 3, 3, 1, 1),
+          conv(n, 512, 28, 28, 128, 1, 1, 1, 0), conv(n, 256, 28, 28, 256, 3, 3, 2, 1)};
 }
 
 // The edges every convolution meets, in both layouts.
 std::vector<wb::Shape> conv_shapes() {
   std::vector<wb::Shape> s = {
-      conv(1, 1, 1, 1, 1, 1, 1, 1, 0),     // one pixel, one channel, one filter
-      conv(1, 1, 3, 3, 1, 3, 3, 1, 1),     // every output touches the padding
-      conv(1, 2, 1, 1, 3, 3, 3, 1, 1),     // a 1 x 1 image under a 3 x 3 filter: 8 of 9 taps are padding
-      conv(2, 3, 5, 7, 4, 3, 3, 1, 1),     // C = 3 (an RGB stem), rectangular
-      conv(1, 3, 7, 5, 2, 3, 3, 2, 1),     // stride 2 on odd sizes
-      conv(1, 4, 9, 10, 3, 1, 3, 1, 1),    // a 1 x 3 filter with padding 1 on both axes
-      conv(1, 6, 8, 8, 9, 2, 2, 2, 0),     // an even filter, stride 2, no padding
-      conv(3, 5, 13, 11, 7, 3, 3, 1, 0),   // primes, no padding
-      conv(2, 7, 17, 19, 5, 5, 5, 1, 2),   // 5 x 5, pad 2
-      conv(1, 3, 31, 29, 5, 7, 7, 2, 3),   // ResNet's 7 x 7 stem, stride 2, pad 3, on primes
-      conv(2, 13, 23, 29, 11, 3, 3, 2, 0), // stride 2 without padding: the last row/column unused
-      conv(1, 17, 37, 41, 19, 1, 1, 1, 0), // 1 x 1, primes
-      conv(1, 16, 33, 31, 33, 3, 3, 1, 1), // C a multiple of 8; K one past 32
-      conv(2, 32, 15, 17, 65, 3, 3, 1, 1), // K one past 64; M = 2 x 15 x 17 = 510
-      conv(1, 24, 20, 20, 128, 3, 3, 1, 1),// K a whole tile of 128; C x R x S = 216, a partial K step
-      conv(1, 40, 9, 9, 200, 1, 1, 2, 0),  // 1 x 1 with stride 2 (ResNet's projection shortcut)
+      conv(1, 1, 1, 1, 1, 1, 1, 1, 0),       // one pixel, one channel, one filter
+      conv(1, 1, 3, 3, 1, 3, 3, 1, 1),       // every output touches the padding
+      conv(1, 2, 1, 1, 3, 3, 3, 1, 1),       // a 1 x 1 image under a 3 x 3 filter: 8 of 9 taps are padding
+      conv(2, 3, 5, 7, 4, 3, 3, 1, 1),       // C = 3 (an RGB stem), rectangular
+      conv(1, 3, 7, 5, 2, 3, 3, 2, 1),       // stride 2 on odd sizes
+      conv(1, 4, 9, 10, 3, 1, 3, 1, 1),      // a 1 x 3 filter with padding 1 on both axes
+      conv(1, 6, 8, 8, 9, 2, 2, 2, 0),       // an even filter, stride 2, no padding
+      conv(3, 5, 13, 11, 7, 3, 3, 1, 0),     // primes, no padding
+      conv(2, 7, 17, 19, 5, 5, 5, 1, 2),     // 5 x 5, pad 2
+      conv(1, 3, 31, 29, 5, 7, 7, 2, 3),     // ResNet's 7 x 7 stem, stride 2, pad 3, on primes
+      conv(2, 13, 23, 29, 11, 3, 3, 2, 0),   // stride 2 without padding: the last row/column unused
+      conv(1, 17, 37, 41, 19, 1, 1, 1, 0),   // 1 x 1, primes
+      conv(1, 16, 33, 31, 33, 3, 3, 1, 1),   // C a multiple of 8; K one past 32
+      conv(2, 32, 15, 17, 65, 3, 3, 1, 1),   // K one past 64; M = 2 x 15 x 17 = 510
+      conv(1, 24, 20, 20, 128, 3, 3, 1, 1),  // K a whole tile of 128; C x R x S = 216, a partial K step
+      conv(1, 40, 9, 9, 200, 1, 1, 2, 0),    // 1 x 1 with stride 2 (ResNet's projection shortcut)
   };
   for (const auto& x : resnet50(1)) s.push_back(x);
   s.push_back(conv(8, 64, 56, 56, 64, 3, 3, 1, 1));
@@ -106,44 +109,63 @@ std::vector<wb::Refusal> conv_refusals() {
 
 // --- the float64 references ---------------------------------------------------------------
 
-// An input as floats (exact: every BF16 and FP32 value is a float), converted once per set
-// of input values and kept for every reference row (each row reads all of w).
-const std::vector<float>& floats_of(const wb::HostTensor& t) {
-  struct Slot {
-    const void* raw = nullptr;
-    int64_t count = -1;
-    uint64_t print = 0;
-    std::vector<float> v;
-  };
-  thread_local Slot slots[4];
-  thread_local int next = 0;
-  // A fingerprint of some of the bytes: new values at the same address are told apart.
-  const auto* bytes = static_cast<const unsigned char*>(t.raw());
-  const size_t n = t.bytes();
-  uint64_t h = 1469598103934665603ull ^ n;
-  const size_t step = std::max<size_t>(1, n / 2048);
-  for (size_t i = 0; i < n; i += step) h = (h ^ bytes[i]) * 1099511628211ull;
-  for (size_t i = n > 32 ? n - 32 : 0; i < n; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
-  for (auto& s : slots) {
-    if (s.raw == t.raw() && s.count == t.count() && s.print == h) return s.v;
+// An input as the reference reads it: FP32 inputs in place; BF16 inputs converted to floats
+// (exact) once per set of input values, in one copy that every reference thread shares (a row
+// reads all of w, and the rows are shared out to the machine's cores); inputs past 2^28
+// elements (the large cases, where a copy would cost gigabytes) element by element.
+class Floats {
+ public:
+  explicit Floats(const wb::HostTensor& t) : t_(&t) {
+    if (t.dtype() == DType::F32) {
+      f_ = static_cast<const float*>(t.raw());
+    } else if (t.count() <= (int64_t{1} << 28)) {
+      keep_ = converted(t);
+      f_ = keep_->data();
+    }
   }
-  Slot& s = slots[next];
-  next = (next + 1) % 4;
-  s.raw = t.raw();
-  s.count = t.count();
-  s.print = h;
-  s.v.resize(static_cast<size_t>(t.count()));
-  for (int64_t i = 0; i < t.count(); ++i) s.v[size_t(i)] = static_cast<float>(t.get(i));
-  return s.v;
-}
+  float operator[](int64_t i) const { return f_ ? f_[i] : static_cast<float>(t_->get(i)); }
+
+ private:
+  static std::shared_ptr<const std::vector<float>> converted(const wb::HostTensor& t) {
+    struct Slot {
+      const void* raw = nullptr;
+      int64_t count = -1;
+      uint64_t print = 0;
+      std::shared_ptr<const std::vector<float>> v;
+    };
+    static std::mutex mutex;
+    static Slot slots[4];
+    static int next = 0;
+    // A fingerprint of some of the bytes: new values at the same address are told apart.
+    const auto* bytes = static_cast<const unsigned char*>(t.raw());
+    const size_t n = t.bytes();
+    uint64_t h = 1469598103934665603ull ^ n;
+    const size_t step = std::max<size_t>(1, n / 4096);
+    for (size_t i = 0; i < n; i += step) h = (h ^ bytes[i]) * 1099511628211ull;
+    for (size_t i = n > 64 ? n - 64 : 0; i < n; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto& s : slots) {
+      if (s.raw == t.raw() && s.count == t.count() && s.print == h) return s.v;
+    }
+    auto v = std::make_shared<std::vector<float>>(static_cast<size_t>(t.count()));
+    for (int64_t i = 0; i < t.count(); ++i) (*v)[size_t(i)] = static_cast<float>(t.get(i));
+    Slot& s = slots[next];
+    next = (next + 1) % 4;
+    s = Slot{t.raw(), t.count(), h, v};
+    return v;
+  }
+
+  const wb::HostTensor* t_;
+  const float* f_ = nullptr;
+  std::shared_ptr<const std::vector<float>> keep_;
+};
 
 // conv2d/f32, reference row (n, k, p): the Q outputs y[n][k][p][0 .. Q).
 void conv_f32_row(const wb::RefCtx& r, int64_t row) {
   const int64_t C = r["C"], H = r["H"], W = r["W"], K = r["K"], R = r["R"], S = r["S"];
   const int64_t st = r["stride"], pad = r["pad"], P = r["P"], Q = r["Q"];
   const int64_t n = row / (K * P), k = row / P % K, p = row % P;
-  const auto& x = floats_of(r.in("x"));
-  const auto& w = floats_of(r.in("w"));
+  const Floats x(r.in("x")), w(r.in("w"));
   for (int64_t q = 0; q < Q; ++q) {
     double acc = 0;
     for (int64_t c = 0; c < C; ++c) {
@@ -153,7 +175,7 @@ void conv_f32_row(const wb::RefCtx& r, int64_t row) {
         for (int64_t j = 0; j < S; ++j) {
           const int64_t v = q * st - pad + j;
           if (v < 0 || v >= W) continue;
-          acc += double(x[size_t(((n * C + c) * H + h) * W + v)]) * w[size_t(((k * C + c) * R + i) * S + j)];
+          acc += double(x[((n * C + c) * H + h) * W + v]) * w[((k * C + c) * R + i) * S + j];
         }
       }
     }
@@ -167,8 +189,7 @@ void conv_bn_relu_row(const wb::RefCtx& r, int64_t row) {
   const int64_t C = r["C"], H = r["H"], W = r["W"], K = r["K"], R = r["R"], S = r["S"];
   const int64_t st = r["stride"], pad = r["pad"], P = r["P"], Q = r["Q"];
   const int64_t n = row / (P * Q), p = row / Q % P, q = row % Q;
-  const auto& x = floats_of(r.in("x"));
-  const auto& w = floats_of(r.in("w"));
+  const Floats x(r.in("x")), w(r.in("w"));
   const bool res = r.has("residual");
   for (int64_t k = 0; k < K; ++k) {
     double acc = 0;
@@ -178,9 +199,8 @@ void conv_bn_relu_row(const wb::RefCtx& r, int64_t row) {
       for (int64_t j = 0; j < S; ++j) {
         const int64_t v = q * st - pad + j;
         if (v < 0 || v >= W) continue;
-        const float* xp = x.data() + ((n * H + h) * W + v) * C;
-        const float* wp = w.data() + ((k * R + i) * S + j) * C;
-        for (int64_t c = 0; c < C; ++c) acc += double(xp[c]) * wp[c];
+        const int64_t xp = ((n * H + h) * W + v) * C, wp = ((k * R + i) * S + j) * C;
+        for (int64_t c = 0; c < C; ++c) acc += double(x[xp + c]) * w[wp + c];
       }
     }
     const double v = acc + r.in("bias").get(k);
@@ -195,8 +215,7 @@ void conv_bn_relu_row(const wb::RefCtx& r, int64_t row) {
 void depthwise_row(const wb::RefCtx& r, int64_t row) {
   const int64_t H = r["H"], W = r["W"], C = r["C"];
   const int64_t n = row / H, h = row % H;
-  const auto& x = floats_of(r.in("x"));
-  const auto& w = floats_of(r.in("w"));
+  const Floats x(r.in("x")), w(r.in("w"));
   for (int64_t v = 0; v < W; ++v) {
     for (int64_t c = 0; c < C; ++c) {
       double acc = 0;
@@ -206,7 +225,7 @@ void depthwise_row(const wb::RefCtx& r, int64_t row) {
         for (int64_t j = 0; j < 3; ++j) {
           const int64_t vv = v + j - 1;
           if (vv < 0 || vv >= W) continue;
-          acc += double(x[size_t(((n * H + hh) * W + vv) * C + c)]) * w[size_t((i * 3 + j) * C + c)];
+          acc += double(x[((n * H + hh) * W + vv) * C + c]) * w[(i * 3 + j) * C + c];
         }
       }
       r.expect("y", (row * W + v) * C + c, acc);
@@ -292,9 +311,9 @@ wb::OpSpec<ConvBnReluFn> conv2d_bn_relu() {
   std::vector<wb::Shape> shapes;
   for (const auto& s : conv_shapes()) shapes.push_back(wb::Shape(s).set_param("residual", 0));
   // The residual add on a few of them: tiny, primes, stride 2, a ResNet block's second conv.
-  for (const auto& s : {conv(1, 1, 3, 3, 1, 3, 3, 1, 1), conv(2, 13, 23, 29, 11, 3, 3, 2, 0),
-                        conv(2, 32, 15, 17, 65, 3, 3, 1, 1), conv(1, 64, 56, 56, 64, 3, 3, 1, 1),
-                        conv(8, 128, 28, 28, 128, 3, 3, 1, 1)}) {
+  for (const auto& s :
+       {conv(1, 1, 3, 3, 1, 3, 3, 1, 1), conv(2, 13, 23, 29, 11, 3, 3, 2, 0), conv(2, 32, 15, 17, 65, 3, 3, 1, 1),
+        conv(1, 64, 56, 56, 64, 3, 3, 1, 1), conv(8, 128, 28, 28, 128, 3, 3, 1, 1)}) {
     shapes.push_back(wb::Shape(s).set_param("residual", 1));
   }
   // x of 1024 x 1025 x 2048 = 2^31 + 2^21 elements (4.3 GB): an offset in int wraps.
@@ -368,9 +387,21 @@ wb::Shape dw(int64_t n, int64_t h, int64_t w, int64_t c) { return wb::Shape{{"N"
 
 wb::OpSpec<Depthwise3x3Fn> depthwise3x3() {
   std::vector<wb::Shape> shapes = {
-      dw(1, 1, 1, 1),    dw(1, 1, 1, 8),      dw(1, 3, 3, 8),      dw(2, 5, 7, 3),      dw(1, 2, 9, 16),
-      dw(1, 13, 11, 17), dw(3, 17, 19, 24),   dw(1, 31, 29, 33),   dw(2, 7, 7, 960),    dw(1, 14, 14, 576),
-      dw(1, 28, 28, 192), dw(1, 56, 56, 144), dw(1, 112, 112, 32), dw(8, 56, 56, 144), dw(8, 28, 28, 190),
+      dw(1, 1, 1, 1),
+      dw(1, 1, 1, 8),
+      dw(1, 3, 3, 8),
+      dw(2, 5, 7, 3),
+      dw(1, 2, 9, 16),
+      dw(1, 13, 11, 17),
+      dw(3, 17, 19, 24),
+      dw(1, 31, 29, 33),
+      dw(2, 7, 7, 960),
+      dw(1, 14, 14, 576),
+      dw(1, 28, 28, 192),
+      dw(1, 56, 56, 144),
+      dw(1, 112, 112, 32),
+      dw(8, 56, 56, 144),
+      dw(8, 28, 28, 190),
       // 1 x 1024 x 1025 x 2048 = 2^31 + 2^21 elements (4.3 GB): an offset in int wraps.
       dw(1, 1024, 1025, 2048).tag("large"),
   };
@@ -381,7 +412,8 @@ wb::OpSpec<Depthwise3x3Fn> depthwise3x3() {
       .docs = kDocs,
       .tensors = {wb::input("x", {"N", "H", "W", "C"}, DType::BF16, wb::dist::uniform(-1, 1)),
                   wb::input("w", {"R3", "S3", "C"}, DType::BF16, wb::dist::uniform(-1, 1)),
-                  wb::output("y", {"N", "H", "W", "C"}, DType::BF16, wb::tol::terms([](const wb::Shape&) { return 9; }))},
+                  wb::output("y", {"N", "H", "W", "C"}, DType::BF16,
+                             wb::tol::terms([](const wb::Shape&) { return 9; }))},
       .derive =
           [](wb::Shape& s) {
             s.set("R3", 3);

@@ -171,8 +171,8 @@ std::optional<FoundPlan> first_plan(cudnnHandle_t handle, const Descriptor& op_g
         *said += std::string(" ") + name + " config " + std::to_string(i) + ": " + cudnnGetErrorString(st) + ";";
         continue;
       }
-      CUDNN_CHECK(cudnnBackendGetAttribute(p.plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64,
-                                           1, &count, &p.workspace_bytes));
+      CUDNN_CHECK(cudnnBackendGetAttribute(p.plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
+                                           &count, &p.workspace_bytes));
       return p;
     }
     *said += std::string(" ") + name + ": " + std::to_string(got) + " configurations, " + std::to_string(skipped) +
@@ -191,8 +191,8 @@ struct Plan {
 };
 
 // Appends a pointwise operation y = mode(x [, b]) to `ops`, its descriptors kept in `p`.
-void pointwise(Plan& p, std::vector<cudnnBackendDescriptor_t>& ops, cudnnPointwiseMode_t mode,
-               const Descriptor& x, const Descriptor* b, const Descriptor& y, const std::string& what) {
+void pointwise(Plan& p, std::vector<cudnnBackendDescriptor_t>& ops, cudnnPointwiseMode_t mode, const Descriptor& x,
+               const Descriptor* b, const Descriptor& y, const std::string& what) {
   const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
   Descriptor pw(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
   pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, &mode);
@@ -205,7 +205,8 @@ void pointwise(Plan& p, std::vector<cudnnBackendDescriptor_t>& ops, cudnnPointwi
   if (b) op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
   op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
   st = op.finalize();
-  if (st != CUDNN_STATUS_SUCCESS) throw NoEngine(what + ": pointwise operation refused: " + wb::cudnn::last_message(st));
+  if (st != CUDNN_STATUS_SUCCESS)
+    throw NoEngine(what + ": pointwise operation refused: " + wb::cudnn::last_message(st));
   p.keep.push_back(std::move(pw));
   p.keep.push_back(std::move(op));
   ops.push_back(p.keep.back().get());
@@ -228,8 +229,8 @@ std::unique_ptr<Plan> build_plan(Graph g, const ConvShape& s) {
   p->keep.push_back(make_tensor(kW, io, {K, Cg, R, S}, f32 ? nchw(K, Cg, R, S) : nhwc(K, Cg, R, S), what));
   // The convolution's output: y itself, or (fused) a virtual FP32 tensor.
   const int64_t conv_uid = fused ? kConvOut : kY;
-  p->keep.push_back(make_tensor(conv_uid, fused ? acc : io, {N, K, P, Q}, f32 ? nchw(N, K, P, Q) : nhwc(N, K, P, Q),
-                                what, fused));
+  p->keep.push_back(
+      make_tensor(conv_uid, fused ? acc : io, {N, K, P, Q}, f32 ? nchw(N, K, P, Q) : nhwc(N, K, P, Q), what, fused));
   std::vector<cudnnBackendDescriptor_t> ops;
 
   Descriptor conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
@@ -243,7 +244,8 @@ std::unique_ptr<Plan> build_plan(Graph g, const ConvShape& s) {
   conv.set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, pad, 2);
   conv.set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, pad, 2);
   cudnnStatus_t st = conv.finalize();
-  if (st != CUDNN_STATUS_SUCCESS) throw NoEngine(what + ": convolution descriptor refused: " + wb::cudnn::last_message(st));
+  if (st != CUDNN_STATUS_SUCCESS)
+    throw NoEngine(what + ": convolution descriptor refused: " + wb::cudnn::last_message(st));
 
   Descriptor fwd(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
   const float alpha = 1.0f, beta = 0.0f;
@@ -254,7 +256,8 @@ std::unique_ptr<Plan> build_plan(Graph g, const ConvShape& s) {
   fwd.set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, p->keep[1]);
   fwd.set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, p->keep[2]);
   st = fwd.finalize();
-  if (st != CUDNN_STATUS_SUCCESS) throw NoEngine(what + ": convolution operation refused: " + wb::cudnn::last_message(st));
+  if (st != CUDNN_STATUS_SUCCESS)
+    throw NoEngine(what + ": convolution operation refused: " + wb::cudnn::last_message(st));
   p->keep.push_back(std::move(conv));
   p->keep.push_back(std::move(fwd));
   ops.push_back(p->keep.back().get());
@@ -281,7 +284,7 @@ std::unique_ptr<Plan> build_plan(Graph g, const ConvShape& s) {
     pointwise(*p, ops, CUDNN_POINTWISE_MUL, t[3], &t[1], t[4], what);      // t2 = t1 * scale
     pointwise(*p, ops, CUDNN_POINTWISE_ADD, t[4], &t[2], t[5], what);      // t3 = t2 + shift
     if (res) {
-      pointwise(*p, ops, CUDNN_POINTWISE_ADD, t[5], &t[6], t[7], what);    // t4 = t3 + residual
+      pointwise(*p, ops, CUDNN_POINTWISE_ADD, t[5], &t[6], t[7], what);  // t4 = t3 + residual
       pointwise(*p, ops, CUDNN_POINTWISE_RELU_FWD, t[7], nullptr, t[8], what);
     } else {
       pointwise(*p, ops, CUDNN_POINTWISE_RELU_FWD, t[5], nullptr, t[6], what);
@@ -293,14 +296,17 @@ std::unique_ptr<Plan> build_plan(Graph g, const ConvShape& s) {
   op_graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, ops.data(), int64_t(ops.size()));
   op_graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &handle);
   st = op_graph.finalize();
-  if (st != CUDNN_STATUS_SUCCESS) throw NoEngine(what + ": the operation graph was refused: " + wb::cudnn::last_message(st));
+  if (st != CUDNN_STATUS_SUCCESS)
+    throw NoEngine(what + ": the operation graph was refused: " + wb::cudnn::last_message(st));
 
   // Engines whose numbers differ from an FP32 sum in some order, or that are not repeatable.
-  std::vector<cudnnBackendNumericalNote_t> refused = {
-      CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION, CUDNN_NUMERICAL_NOTE_FFT,
-      CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC,            CUDNN_NUMERICAL_NOTE_WINOGRAD,
-      CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_4x4,           CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_6x6,
-      CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_13x13};
+  std::vector<cudnnBackendNumericalNote_t> refused = {CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION,
+                                                      CUDNN_NUMERICAL_NOTE_FFT,
+                                                      CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC,
+                                                      CUDNN_NUMERICAL_NOTE_WINOGRAD,
+                                                      CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_4x4,
+                                                      CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_6x6,
+                                                      CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_13x13};
   if (f32) {
     refused.push_back(CUDNN_NUMERICAL_NOTE_TENSOR_CORE);  // TF32
     refused.push_back(CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS);
@@ -308,7 +314,8 @@ std::unique_ptr<Plan> build_plan(Graph g, const ConvShape& s) {
   std::string said;
   auto found = first_plan(handle, op_graph, refused, &said);
   if (!found) throw NoEngine(what + ": no engine finalizes:" + said);
-  p->workspace = std::make_unique<wb::DeviceBuffer<unsigned char>>(size_t(std::max<int64_t>(found->workspace_bytes, 1)));
+  p->workspace =
+      std::make_unique<wb::DeviceBuffer<unsigned char>>(size_t(std::max<int64_t>(found->workspace_bytes, 1)));
   p->plan = std::move(found->plan);
   p->keep.push_back(std::move(op_graph));
   return p;
@@ -398,8 +405,8 @@ void cudnn_separate(const bf16* x, const bf16* w, BnParams bn, const bf16* resid
   if (!p.scratch) p.scratch = std::make_unique<wb::DeviceBuffer<unsigned char>>(size_t(total) * sizeof(bf16));
   bf16* conv = reinterpret_cast<bf16*>(p.scratch->data());
   execute(p, stream, {{kX, x}, {kW, w}, {kY, conv}});
-  bias_bn_relu_kernel<<<unsigned(wb::ceil_div(total, int64_t{kThreads})), kThreads, 0, stream>>>(conv, bn, residual,
-                                                                                                  y, s.K, total);
+  bias_bn_relu_kernel<<<unsigned(wb::ceil_div(total, int64_t{kThreads})), kThreads, 0, stream>>>(conv, bn, residual, y,
+                                                                                                 s.K, total);
   WB_CHECK_LAUNCH();
 }
 

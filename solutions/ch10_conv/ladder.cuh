@@ -11,7 +11,7 @@
 //                          staged in shared memory where bias + BN + ReLU + residual apply
 //   v4_implicit_gemm_mma   v3 on ldmatrix + mma.sync m16n8k16, (128, 128) tiles, cp.async
 //                          double buffering with zero-fill at the padding, the epilogue on
-//                          the registers; C % 8 != 0 is handed to v3
+//                          the registers; plain loads into the stages when C % 8 != 0
 //   v5_depthwise           depthwise3x3/bf16: 8 channels per thread, 16-byte loads and
 //                          stores, FP32 sums; a scalar path for C % 8 != 0
 #pragma once
@@ -19,10 +19,10 @@
 
 namespace ch10::solution {
 
-Conv2dF32Fn v1_direct;              // v1_direct.cu
-Conv2dF32Fn v2_smem_direct;         // v2_smem_direct.cu
-ConvBnReluFn v3_implicit_gemm_wmma; // v3_implicit_gemm_wmma.cu
-ConvBnReluFn v4_implicit_gemm_mma;  // v4_implicit_gemm_mma.cu
-Depthwise3x3Fn v5_depthwise;        // v5_depthwise.cu
+Conv2dF32Fn v1_direct;               // v1_direct.cu
+Conv2dF32Fn v2_smem_direct;          // v2_smem_direct.cu
+ConvBnReluFn v3_implicit_gemm_wmma;  // v3_implicit_gemm_wmma.cu
+ConvBnReluFn v4_implicit_gemm_mma;   // v4_implicit_gemm_mma.cu
+Depthwise3x3Fn v5_depthwise;         // v5_depthwise.cu
 
 }  // namespace ch10::solution

@@ -31,8 +31,8 @@ __global__ void direct_kernel(const float* __restrict__ x, const float* __restri
   const int h0 = p * s.stride - s.pad, v0 = q * s.stride - s.pad;
   float acc = 0.0f;
   for (int c = 0; c < s.C; ++c) {
-    const float* xc = x + (n * s.C + c) * int64_t(s.H) * s.W;       // x[n][c], an H x W plane
-    const float* wc = w + (int64_t(k) * s.C + c) * s.R * s.S;       // w[k][c], an R x S filter
+    const float* xc = x + (n * s.C + c) * int64_t(s.H) * s.W;  // x[n][c], an H x W plane
+    const float* wc = w + (int64_t(k) * s.C + c) * s.R * s.S;  // w[k][c], an R x S filter
     for (int r = 0; r < s.R; ++r) {
       const int h = h0 + r;
       if (h < 0 || h >= s.H) continue;  // a row of padding

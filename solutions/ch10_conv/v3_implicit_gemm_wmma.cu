@@ -102,10 +102,9 @@ __device__ __forceinline__ void load_b(bf16 (*sB)[kLd], const bf16* __restrict__
 
 // grid (ceil(M / BM), ceil(K / BN)), block (128).
 template <bool kVec>
-__global__ void __launch_bounds__(kThreads) implicit_gemm_wmma_kernel(const bf16* __restrict__ x,
-                                                                      const bf16* __restrict__ w, BnParams bn,
-                                                                      const bf16* __restrict__ residual,
-                                                                      bf16* __restrict__ y, Dims d) {
+__global__ void __launch_bounds__(kThreads)
+    implicit_gemm_wmma_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w, BnParams bn,
+                              const bf16* __restrict__ residual, bf16* __restrict__ y, Dims d) {
   __shared__ __align__(128) bf16 sA[BM][kLd];    // (BM, BK) tile of A: pixels x kk
   __shared__ __align__(128) bf16 sB[BN][kLd];    // (BN, BK) tile of B, stored [k][kk]
   __shared__ __align__(128) float sC[BM][kLdC];  // (BM, BN) accumulators, for the epilogue

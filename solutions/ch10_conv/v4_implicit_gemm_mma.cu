@@ -15,7 +15,9 @@
 //     per K step only the tap (r, s, c) of the thread's 8-column piece is computed.
 //   * the epilogue works on the accumulator registers: d0, d1 of an mma tile are two
 //     neighbouring channels of one pixel, stored as one bf16x2 (4 bytes) when K is even.
-// C % 8 != 0 (an RGB stem, odd channel counts): no 16-byte copy lines up; v3 runs those.
+// C % 8 != 0 (an RGB stem, odd channel counts): no 16-byte copy lines up. The same kernel then
+// fills each stage with plain loads, element by element (kVec = false): the same tiles, no
+// overlap of copies and MMAs, still one kernel with the epilogue fused.
 //
 // Run: ctest --preset ch10-solution -R conv2d_bn_relu/bf16/v4
 //      build/ch10/bin/ch10_bench --benchmark_filter=conv2d_bn_relu
@@ -47,11 +49,11 @@ struct Dims {
   int P, Q, M, Kg;
 };
 
-// grid (ceil(M / BM), ceil(K / BN)), block (256). C % 8 == 0.
-__global__ void __launch_bounds__(kThreads) implicit_gemm_mma_kernel(const bf16* __restrict__ x,
-                                                                     const bf16* __restrict__ w, BnParams bn,
-                                                                     const bf16* __restrict__ residual,
-                                                                     bf16* __restrict__ y, Dims d) {
+// grid (ceil(M / BM), ceil(K / BN)), block (256). kVec: C % 8 == 0 (16-byte cp.async copies).
+template <bool kVec>
+__global__ void __launch_bounds__(kThreads)
+    implicit_gemm_mma_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w, BnParams bn,
+                             const bf16* __restrict__ residual, bf16* __restrict__ y, Dims d) {
   __shared__ __align__(128) bf16 sA[kStages][BM][kLd];  // (BM, BK) tiles of A: pixels x kk
   __shared__ __align__(128) bf16 sB[kStages][BN][kLd];  // (BN, BK) tiles of B, stored [k][kk]
   __shared__ Folded sF[BN];
@@ -78,22 +80,45 @@ __global__ void __launch_bounds__(kThreads) implicit_gemm_mma_kernel(const bf16*
     a_img[j] = int64_t(n) * s.H * s.W * s.C;
   }
 
+  // The tap (r, s, c) of column kk of A; kk < Kg.
+  auto tap = [&](int kk, int& r, int& t, int& c) {
+    const int rs = kk / s.C;
+    c = kk - rs * s.C;
+    r = rs / s.S;
+    t = rs - r * s.S;
+  };
   auto load_stage = [&](int stage, int kk0) {
-    const int kk = kk0 + piece * 8;
-    const bool k_ok = kk < d.Kg;
-    const int rs = kk / s.C, c = kk - rs * s.C, r = rs / s.S, t = rs - r * s.S;
-    for (int j = 0; j < 2; ++j) {
-      const int row = row0 + j * kRowsPerPass;
-      const int h = a_h0[j] + r, v = a_w0[j] + t;
-      const bool ok = a_ok[j] && k_ok && h >= 0 && h < s.H && v >= 0 && v < s.W;
-      const bf16* src = ok ? x + a_img[j] + (int64_t(h) * s.W + v) * s.C + c : x;
-      wb::ptx::cp_async_16(&sA[stage][row][piece * 8], src, ok);
-    }
-    for (int j = 0; j < 2; ++j) {
-      const int row = row0 + j * kRowsPerPass, k = k0 + row;
-      const bool ok = k < s.K && k_ok;
-      const bf16* src = ok ? w + int64_t(k) * d.Kg + kk : w;
-      wb::ptx::cp_async_16(&sB[stage][row][piece * 8], src, ok);
+    const int kk = kk0 + piece * 8;  // this thread's 8 columns kk .. kk + 7 of A and of B
+    if constexpr (kVec) {
+      const bool k_ok = kk < d.Kg;  // Kg % 8 == 0: the 8 columns are all in or all out
+      int r = 0, t = 0, c = 0;
+      if (k_ok) tap(kk, r, t, c);
+      for (int j = 0; j < 2; ++j) {
+        const int row = row0 + j * kRowsPerPass;
+        const int h = a_h0[j] + r, v = a_w0[j] + t;
+        const bool ok = a_ok[j] && k_ok && h >= 0 && h < s.H && v >= 0 && v < s.W;
+        const bf16* src = ok ? x + a_img[j] + (int64_t(h) * s.W + v) * s.C + c : x;
+        wb::ptx::cp_async_16(&sA[stage][row][piece * 8], src, ok);
+      }
+      for (int j = 0; j < 2; ++j) {
+        const int row = row0 + j * kRowsPerPass, k = k0 + row;
+        const bool ok = k < s.K && k_ok;
+        const bf16* src = ok ? w + int64_t(k) * d.Kg + kk : w;
+        wb::ptx::cp_async_16(&sB[stage][row][piece * 8], src, ok);
+      }
+    } else {
+      for (int e = 0; e < 8; ++e) {
+        const int col = kk + e;
+        const bool k_ok = col < d.Kg;
+        int r = 0, t = 0, c = 0;
+        if (k_ok) tap(col, r, t, c);
+        for (int j = 0; j < 2; ++j) {
+          const int row = row0 + j * kRowsPerPass, h = a_h0[j] + r, v = a_w0[j] + t, k = k0 + row;
+          const bool ok = a_ok[j] && k_ok && h >= 0 && h < s.H && v >= 0 && v < s.W;
+          sA[stage][row][piece * 8 + e] = ok ? x[a_img[j] + (int64_t(h) * s.W + v) * s.C + c] : __float2bfloat16(0.0f);
+          sB[stage][row][piece * 8 + e] = (k < s.K && k_ok) ? w[int64_t(k) * d.Kg + col] : __float2bfloat16(0.0f);
+        }
+      }
     }
   };
 
@@ -154,13 +179,13 @@ __global__ void __launch_bounds__(kThreads) implicit_gemm_mma_kernel(const bf16*
         if (pairs) {  // k + 1 < K too (K even, k even)
           float2 res = make_float2(0.0f, 0.0f);
           if (residual) res = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(residual + at));
-          *reinterpret_cast<__nv_bfloat162*>(y + at) = __floats2bfloat162_rn(
-              apply_epilogue(v0, sF[col], res.x), apply_epilogue(v1, sF[col + 1], res.y));
+          *reinterpret_cast<__nv_bfloat162*>(y + at) =
+              __floats2bfloat162_rn(apply_epilogue(v0, sF[col], res.x), apply_epilogue(v1, sF[col + 1], res.y));
         } else {
           y[at] = __float2bfloat16(apply_epilogue(v0, sF[col], residual ? __bfloat162float(residual[at]) : 0.0f));
           if (k + 1 < s.K) {
-            y[at + 1] = __float2bfloat16(
-                apply_epilogue(v1, sF[col + 1], residual ? __bfloat162float(residual[at + 1]) : 0.0f));
+            y[at + 1] =
+                __float2bfloat16(apply_epilogue(v1, sF[col + 1], residual ? __bfloat162float(residual[at + 1]) : 0.0f));
           }
         }
       }
@@ -173,11 +198,14 @@ __global__ void __launch_bounds__(kThreads) implicit_gemm_mma_kernel(const bf16*
 void v4_implicit_gemm_mma(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
                           cudaStream_t stream) {
   require_valid(s);
-  if (s.C % 8 != 0) return v3_implicit_gemm_wmma(x, w, bn, residual, y, s, stream);  // no 16-byte copies
   Dims d{s, s.P(), s.Q(), 0, s.R * s.S * s.C};
   d.M = s.N * d.P * d.Q;
   const dim3 grid(unsigned(wb::ceil_div(d.M, BM)), unsigned(wb::ceil_div(s.K, BN)));
-  implicit_gemm_mma_kernel<<<grid, kThreads, 0, stream>>>(x, w, bn, residual, y, d);
+  if (s.C % 8 == 0) {
+    implicit_gemm_mma_kernel<true><<<grid, kThreads, 0, stream>>>(x, w, bn, residual, y, d);
+  } else {
+    implicit_gemm_mma_kernel<false><<<grid, kThreads, 0, stream>>>(x, w, bn, residual, y, d);
+  }
   WB_CHECK_LAUNCH();
 }
 

@@ -34,9 +34,9 @@ __device__ __forceinline__ void fma8(float (&acc)[8], const uint4& xv, const uin
 
 // One thread per (pixel, group of 8 channels); groups = ceil(C / 8).
 template <bool kVec>
-__global__ void __launch_bounds__(kThreads) depthwise_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
-                                                             bf16* __restrict__ y, int H, int W, int C, int groups,
-                                                             int64_t total) {
+__global__ void __launch_bounds__(kThreads)
+    depthwise_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w, bf16* __restrict__ y, int H, int W, int C,
+                     int groups, int64_t total) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
   const int c0 = int(i % groups) * 8;
@@ -57,7 +57,8 @@ __global__ void __launch_bounds__(kThreads) depthwise_kernel(const bf16* __restr
       if constexpr (kVec) {
         fma8(acc, __ldg(reinterpret_cast<const uint4*>(xp)), __ldg(reinterpret_cast<const uint4*>(wp)));
       } else {
-        for (int j = 0; j < 8 && c0 + j < C; ++j) acc[j] = fmaf(__bfloat162float(xp[j]), __bfloat162float(wp[j]), acc[j]);
+        for (int j = 0; j < 8 && c0 + j < C; ++j)
+          acc[j] = fmaf(__bfloat162float(xp[j]), __bfloat162float(wp[j]), acc[j]);
       }
     }
   }
