@@ -28,7 +28,7 @@ for d in "$classes"/fast/ch*; do
   ch=$(basename "$d"); cp "$d"/*.cu chapters/"$ch"_*/
 done
 note "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) · $(nproc) cores · cuDNN $(ls /usr/lib/x86_64-linux-gnu/libcudnn.so.* /usr/local/cuda/lib64/libcudnn.so.* 2>/dev/null | head -1 | sed 's/.*so\.//')"
-chapters_of() { local c=${1#*:}; [ "$c" = "$1" ] && c="ch01,ch02,ch03,ch04,ch05,ch06,ch07,ch08,ch09,ch11"; echo "${c//,/ }"; }
+chapters_of() { local c=${1#*:}; [ "$c" = "$1" ] && c="ch01,ch02,ch03,ch04,ch05,ch06,ch07,ch08,ch09,ch10,ch11"; echo "${c//,/ }"; }
 deadline=$(( $(date +%s) + ${GPU_CALL_SECONDS:-540} ))
 for step in "$@"; do
   t0=$(date +%s)
@@ -42,7 +42,7 @@ for step in "$@"; do
       grep -B2 -A6 -m 12 'error' "$out/logs/build.log" | head -60 ;;
     build-tests)
       [ -f build/all/CMakeCache.txt ] || cmake --preset all >"$out/logs/configure.log" 2>&1
-      targets=$(for c in ch01 ch02 ch03 ch04 ch05 ch06 ch07 ch08 ch09 ch11; do echo "${c}_tests ${c}_solution_tests ${c}_selftests"; done)
+      targets=$(for c in ch01 ch02 ch03 ch04 ch05 ch06 ch07 ch08 ch09 ch10 ch11; do echo "${c}_tests ${c}_solution_tests ${c}_selftests"; done)
       cmake --build build/all -j "$(nproc)" --target $targets ch09_model_tests -- -k 0 >"$out/logs/build.log" 2>&1
       note "build-tests: rc=$? in $(( $(date +%s) - t0 )) s" ;;
     large*)
