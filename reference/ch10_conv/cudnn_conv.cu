@@ -25,10 +25,12 @@
 // strides (H W C, 1, W C, C)).
 //
 // A shape no engine takes (cuDNN versions differ; runtime fusion needs a recent GPU) throws
-// NoEngine with what cuDNN answered: the case is reported as skipped, never failed.
+// NoEngine with what cuDNN answered: the case is reported as skipped, never failed. So do the
+// large cases (a tensor past 2^31 elements), which are there for the kernels' 64-bit offsets.
 #include <cudnn.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -215,6 +217,15 @@ void pointwise(Plan& p, std::vector<cudnnBackendDescriptor_t>& ops, cudnnPointwi
 std::unique_ptr<Plan> build_plan(Graph g, const ConvShape& s) {
   cudnnHandle_t handle = wb::cudnn_handle();
   const std::string what = shape_text(g, s);
+  // The large cases (an input past 2^31 elements) are there for the kernels' 64-bit offsets.
+  // Not every cuDNN engine takes such tensors, and one that accepted them but indexed in 32
+  // bits would report the library wrong: the reference skips them, with this reason.
+  const int64_t x_count = int64_t(s.N) * s.C * s.H * s.W, y_count = int64_t(s.N) * s.K * s.P() * s.Q();
+  if (x_count > INT32_MAX || y_count > INT32_MAX) {
+    throw NoEngine(what +
+                   ": a tensor of more than 2^31 - 1 elements, not run through cuDNN (the kernels' "
+                   "64-bit offsets are checked against the float64 reference)");
+  }
   auto p = std::make_unique<Plan>();
   p->keep.reserve(64);  // operations hold references into it while it grows: no reallocation
   const bool f32 = g == Graph::F32, depthwise = g == Graph::Depthwise;
