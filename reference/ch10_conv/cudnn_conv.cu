@@ -425,9 +425,10 @@ void cudnn_fused(const bf16* x, const bf16* w, BnParams bn, const bf16* residual
                  cudaStream_t stream) {
   require_valid(s);
   Plan& p = plan_for(residual ? Graph::Bf16FusedResidual : Graph::Bf16Fused, s);
-  if (!p.scratch) p.scratch = std::make_unique<wb::DeviceBuffer<unsigned char>>(2 * size_t(s.K) * sizeof(float));
+  const size_t ld = wb::round_up(size_t(s.K), size_t{64});  // shift starts 256-byte aligned, as the graph declares 16
+  if (!p.scratch) p.scratch = std::make_unique<wb::DeviceBuffer<unsigned char>>(2 * ld * sizeof(float));
   float* scale = reinterpret_cast<float*>(p.scratch->data());
-  float* shift = scale + s.K;
+  float* shift = scale + ld;
   fold_kernel<<<unsigned(wb::ceil_div(s.K, kThreads)), kThreads, 0, stream>>>(bn, scale, shift, s.K);
   WB_CHECK_LAUNCH();
   std::vector<std::pair<int64_t, const void*>> t = {{kX, x},         {kW, w},         {kBias, bn.bias},
