@@ -236,6 +236,29 @@ void depthwise_row(const wb::RefCtx& r, int64_t row) {
 // --- diagnosis --------------------------------------------------------------------------
 
 // conv2d_bn_relu: the failing elements against the common mistakes of the epilogue.
+// The sum over R x S x C of output (n, p, q, k) in float64, x read as NHWC (right) or NCHW.
+double conv_sum(const wb::RefCtx& r, int64_t n, int64_t p, int64_t q, int64_t k, bool x_as_nchw) {
+  const int64_t C = r["C"], H = r["H"], W = r["W"], R = r["R"], S = r["S"], st = r["stride"], pad = r["pad"];
+  const auto& x = r.in("x");
+  const auto& w = r.in("w");
+  double acc = 0;
+  for (int64_t i = 0; i < R; ++i) {
+    const int64_t h = p * st - pad + i;
+    if (h < 0 || h >= H) continue;
+    for (int64_t j = 0; j < S; ++j) {
+      const int64_t v = q * st - pad + j;
+      if (v < 0 || v >= W) continue;
+      for (int64_t c = 0; c < C; ++c) {
+        const int64_t at = x_as_nchw ? ((n * C + c) * H + h) * W + v : ((n * H + h) * W + v) * C + c;
+        acc += x.get(at) * w.get(((k * R + i) * S + j) * C + c);
+      }
+    }
+  }
+  return acc;
+}
+
+// conv2d_bn_relu: the failing elements tested against the mistakes learners make, in the
+// order they make them.
 std::string diagnose_bn(const wb::Diagnosis& d) {
   if (d.code != wb::Code::Wrong || d.output != "y" || !d.got || !d.inputs || d.bad.empty()) return {};
   int negative = 0;
@@ -243,6 +266,34 @@ std::string diagnose_bn(const wb::Diagnosis& d) {
   if (negative > 0) {
     return "negative outputs: the ReLU (max(0, v)) is missing, or applied before the residual add";
   }
+  const wb::RefCtx& r = *d.inputs;
+  const int64_t K = r["K"], P = r["P"], Q = r["Q"];
+  const wb::Tolerance tol = wb::tolerance_for(DType::BF16, r["C"] * r["R"] * r["S"] + 6, 3.0);
+  const bool res = r.has("residual");
+  int tried = 0, no_sqrt = 0, nchw = 0, no_res = 0;
+  for (int64_t idx : d.bad) {
+    if (tried == 8) break;
+    ++tried;
+    const int64_t k = idx % K, m = idx / K, q = m % Q, p = m / Q % P, n = m / (P * Q);
+    const double bias = r.in("bias").get(k), gamma = r.in("gamma").get(k), beta = r.in("beta").get(k);
+    const double mean = r.in("mean").get(k), var = r.in("var").get(k) + double(kEps);
+    const double rv = res ? r.in("residual").get(idx) : 0.0, got = d.got(idx);
+    const double acc = conv_sum(r, n, p, q, k, false);
+    auto relu = [](double v) { return v > 0 ? v : 0.0; };
+    if (tol.allows(relu((acc + bias - mean) / var * gamma + beta + rv), got)) ++no_sqrt;
+    if (tol.allows(relu((conv_sum(r, n, p, q, k, true) + bias - mean) / std::sqrt(var) * gamma + beta + rv), got)) {
+      ++nchw;
+    }
+    if (res && tol.allows(relu((acc + bias - mean) / std::sqrt(var) * gamma + beta), got)) ++no_res;
+  }
+  if (tried > 0 && no_sqrt == tried) {
+    return "the output equals BatchNorm with (var + eps) where sqrt(var + eps) belongs: scale = gamma / sqrt(var + "
+           "eps), the standard deviation";
+  }
+  if (tried > 0 && nchw == tried) {
+    return "the output equals x read as NCHW: x is NHWC here, x[((n * H + h) * W + w) * C + c]";
+  }
+  if (tried > 0 && no_res == tried) return "the output equals the op without the residual: add residual[m * K + k]";
   return "check the epilogue on the COMPLETE sum: scale = gamma / sqrt(var + eps) (the square root of the variance), "
          "shift = beta - mean * scale, y = relu((acc + bias) * scale + shift + residual); and the im2col index: "
          "h = p * stride - pad + r, w = q * stride - pad + s, zero outside [0, H) x [0, W)";
