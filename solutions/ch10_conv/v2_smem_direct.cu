@@ -5,7 +5,7 @@
 // 256 pixels read (16 + R - 1 rows and columns at stride 1: the tile plus its halo) and the
 // 8 x 4 filters into shared memory; then each thread makes 8 outputs (one per filter) from
 // them. Each input value is fetched from global memory once per block instead of once per
-// (output, filter) that reads it: R x S x 8 fewer reads at stride 1.
+// (output, filter) that reads it: up to R x S x 8 times fewer global reads at stride 1.
 // Padding is written into the tile as zeros while copying, so the inner loop has no tests.
 // A patch larger than 48 KB of shared memory (filters far larger than any network's) goes to
 // a plain one-thread-per-output kernel, v1's, repeated here so that this file stands alone.
