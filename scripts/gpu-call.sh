@@ -28,7 +28,7 @@ for d in "$classes"/fast/ch*; do
   ch=$(basename "$d"); cp "$d"/*.cu chapters/"$ch"_*/
 done
 note "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader) · $(nproc) cores · cuDNN $(ls /usr/lib/x86_64-linux-gnu/libcudnn.so.* /usr/local/cuda/lib64/libcudnn.so.* 2>/dev/null | head -1 | sed 's/.*so\.//')"
-chapters_of() { local c=${1#*:}; [ "$c" = "$1" ] && c="ch01,ch02,ch03,ch04,ch05,ch06,ch07,ch08,ch09,ch11"; echo "${c//,/ }"; }
+chapters_of() { local c=${1#*:}; [ "$c" = "$1" ] && c="ch01,ch02,ch03,ch04,ch05,ch06,ch07,ch08,ch09,ch10,ch11"; echo "${c//,/ }"; }
 deadline=$(( $(date +%s) + ${GPU_CALL_SECONDS:-540} ))
 for step in "$@"; do
   t0=$(date +%s)

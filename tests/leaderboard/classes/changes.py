@@ -142,6 +142,7 @@ void student::vector_add(const float* a, const float* b, float* c, int n, cudaSt
             "ch07": {"from": ["fast"]},
             "ch08": {"from": ["fast"]},
             "ch09": {"from": ["fast"]},
+            "ch10": {"from": ["fast"]},
             "ch11": {"from": ["fast"]},
         },
         "slow": {
@@ -197,6 +198,7 @@ void student::vector_add(const float* a, const float* b, float* c, int n, cudaSt
                     ],
                 },
             },
+            "ch10": {"from": ["slow"]},
             "ch11": {"from": ["slow"], "take": {"ex1_pinned_staging.cu": "fast"}},
         },
         "wrong-rectangles": {
@@ -262,6 +264,30 @@ written out of range, and on squares it is right; on rectangles part of C is nev
             },
         },
         "wrong-answers": {
+            # Chapter 10: the implicit GEMM of "fast" with BatchNorm's beta and the conv's bias swapped.
+            "ch10": {
+                "from": ["fast"],
+                "edit": {
+                    "ex2_implicit_gemm.cu": [
+                        [
+                            '// Fixture submission "fast", chapter 10, exercise 2: the solution\'s step v3 (the implicit GEMM on\n'
+                            "// WMMA with the folded BatchNorm and the ReLU in the epilogue). The solution's file is compiled\n"
+                            "// into this one with its namespace renamed (ch10::solution becomes ch10::fast_ex2), so that\n",
+                            '// Fixture submission "wrong-answers", chapter 10, exercise 2: the solution\'s step v3 called with\n'
+                            "// the conv's bias and BatchNorm's beta swapped (both in [-1, 1]: every access in bounds, the\n"
+                            "// values wrong). The solution's file is compiled into this one with its namespace renamed\n"
+                            "// (ch10::solution becomes ch10::fast_ex2), so that\n",
+                        ],
+                        [
+                            "  fast_ex2::v3_implicit_gemm_wmma(x, w, bn, residual, y, s, stream);\n",
+                            "  BnParams swapped = bn;  // bias and beta swapped\n"
+                            "  swapped.bias = bn.beta;\n"
+                            "  swapped.beta = bn.bias;\n"
+                            "  fast_ex2::v3_implicit_gemm_wmma(x, w, swapped, residual, y, s, stream);\n",
+                        ],
+                    ]
+                },
+            },
             # Chapter 11: the pipeline of "fast" computing a*x - b.
             "ch11": {
                 "from": ["fast"],

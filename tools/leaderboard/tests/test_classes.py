@@ -18,7 +18,7 @@ from wb_leaderboard import chapters, classes as K, outcomes, submissions as S
 # changes.py that alters what a student submits changes it: check the outcome on a GPU
 # (scripts/leaderboard.sh --fixture / --hostile), then write the new value here.
 FINGERPRINTS = {
-    "fixture": "209933d5062b0b1b65f0b200764d72cf1a637ac0e7c028691bfb5c82267180ae",
+    "fixture": "daa9ea6306399454f315964b76f43822c8da5dd156af3802c9e9d8726f6a9760",
     "hostile": "5b97eec85b4704404561d0985125bd2ad94f5d0d072329d5654430cd004baa28",
 }
 

@@ -165,7 +165,7 @@ class CommandLine(unittest.TestCase):
         rc, text = self.run_script("--check-only", "--bwrap", "/bin/false", FIXTURE_CLASS)
         self.assertEqual(rc, 0, text)
         self.assertIn("11 student folder(s); chapters ch01 ch02 ch03 ch04 ch05 ch06 ch07 ch08 ch09", text)
-        self.assertIn("36 entries to build", text)
+        self.assertIn("39 entries to build", text)
         self.assertIn("check: -dash ..dots/ch01: none of its files (ex9_bonus.cu, notes.txt)", text)
         self.assertNotIn("sandbox", text)
         rc, text = self.run_script("--hostile", "--check-only")

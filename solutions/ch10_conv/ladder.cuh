@@ -1,0 +1,28 @@
+// Chapter 10's solution ladder: one file per step, each a launcher of ch10.cuh's types.
+//
+//   v1_direct              conv2d/f32: one thread per output, the 7-deep loop as written:
+//                          right for every shape, the index arithmetic in 64 bits
+//   v2_smem_direct         conv2d/f32: a block per (16 x 16 pixels, 8 filters) tile; the
+//                          input tile (with its halo) and the filters of 4 channels at a time
+//                          in shared memory, 8 outputs per thread
+//   v3_implicit_gemm_wmma  conv2d_bn_relu/bf16: the convolution as a GEMM (M = N P Q pixels,
+//                          Kg = R S C, K filters) on WMMA, im2col in the tile loader (16-byte
+//                          loads when C % 8 == 0, scalar otherwise), the accumulator tile
+//                          staged in shared memory where bias + BN + ReLU + residual apply
+//   v4_implicit_gemm_mma   v3 on ldmatrix + mma.sync m16n8k16, (128, 128) tiles, cp.async
+//                          double buffering with zero-fill at the padding, the epilogue on
+//                          the registers; plain loads into the stages when C % 8 != 0
+//   v5_depthwise           depthwise3x3/bf16: 8 channels per thread, 16-byte loads and
+//                          stores, FP32 sums; a scalar path for C % 8 != 0
+#pragma once
+#include "ch10.cuh"
+
+namespace ch10::solution {
+
+Conv2dF32Fn v1_direct;               // v1_direct.cu
+Conv2dF32Fn v2_smem_direct;          // v2_smem_direct.cu
+ConvBnReluFn v3_implicit_gemm_wmma;  // v3_implicit_gemm_wmma.cu
+ConvBnReluFn v4_implicit_gemm_mma;   // v4_implicit_gemm_mma.cu
+Depthwise3x3Fn v5_depthwise;         // v5_depthwise.cu
+
+}  // namespace ch10::solution

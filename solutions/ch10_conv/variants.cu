@@ -1,0 +1,18 @@
+// The ladder as the harness sees it, in the order a learner meets it.
+#include "ladder.cuh"
+#include "declare/op.cuh"
+
+namespace ch10 {
+
+WB_VARIANTS(ch10_solution, wb::Role::Solution) {
+  using namespace solution;
+  return {
+      wb::variant("conv2d/f32", "v1_direct", &v1_direct).is_slow(),
+      wb::variant("conv2d/f32", "v2_smem_direct", &v2_smem_direct),
+      wb::variant("conv2d_bn_relu/bf16", "v3_implicit_gemm_wmma", &v3_implicit_gemm_wmma).needs_cc(80),
+      wb::variant("conv2d_bn_relu/bf16", "v4_implicit_gemm_mma", &v4_implicit_gemm_mma).needs_cc(80),
+      wb::variant("depthwise3x3/bf16", "v5_depthwise", &v5_depthwise),
+  };
+}
+
+}  // namespace ch10
