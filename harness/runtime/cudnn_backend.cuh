@@ -87,10 +87,38 @@ struct FoundPlan {
   int64_t workspace_bytes = 0;
 };
 
+// Whether an engine configuration's engine carries one of the `refused` numerical notes (an
+// engine that cannot say is not trusted).
+inline bool has_note(cudnnBackendDescriptor_t cfg, const std::vector<cudnnBackendNumericalNote_t>& refused) {
+  if (refused.empty()) return false;
+  Descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t e = engine.get();
+  int64_t count = 0;
+  if (cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &e) !=
+      CUDNN_STATUS_SUCCESS) {
+    return true;
+  }
+  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  int64_t n = 0;
+  if (cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                               CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n, notes) != CUDNN_STATUS_SUCCESS) {
+    return true;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    for (auto r : refused) {
+      if (notes[i] == r) return true;
+    }
+  }
+  return false;
+}
+
 // The first engine configuration of a finalized operation graph that finalizes as a plan:
-// heuristics mode A first, then FALLBACK. nullopt when none does; `said` then collects
-// what cuDNN answered at each step, for the caller's "no engine" message.
-inline std::optional<FoundPlan> first_plan(cudnnHandle_t handle, const Descriptor& op_graph, std::string* said) {
+// heuristics mode A first, then FALLBACK, passing over engines with a `refused` numerical
+// note (TF32, reduced-precision sums, ...: a reference must not round more than the op
+// allows). nullopt when none does; `said` then collects what cuDNN answered at each step,
+// for the caller's "no engine" message.
+inline std::optional<FoundPlan> first_plan(cudnnHandle_t handle, const Descriptor& op_graph,
+                                           const std::vector<cudnnBackendNumericalNote_t>& refused, std::string* said) {
   for (const cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
     const char* name = mode == CUDNN_HEUR_MODE_A ? "heuristics A" : "heuristics FALLBACK";
     Descriptor heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
@@ -119,7 +147,12 @@ inline std::optional<FoundPlan> first_plan(cudnnHandle_t handle, const Descripto
       *said += std::string(" ") + name + ": no engine configuration;";
       continue;
     }
+    int skipped = 0;
     for (int64_t i = 0; i < got; ++i) {
+      if (has_note(raw[i], refused)) {
+        ++skipped;
+        continue;
+      }
       FoundPlan p;
       p.plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &handle);
       p.plan.set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configs[i]);
@@ -133,8 +166,16 @@ inline std::optional<FoundPlan> first_plan(cudnnHandle_t handle, const Descripto
                                            &n, &p.workspace_bytes));
       return p;
     }
+    if (skipped > 0) {
+      *said += std::string(" ") + name + ": " + std::to_string(got) + " configurations, " + std::to_string(skipped) +
+               " passed over for their numerical notes;";
+    }
   }
   return std::nullopt;
+}
+
+inline std::optional<FoundPlan> first_plan(cudnnHandle_t handle, const Descriptor& op_graph, std::string* said) {
+  return first_plan(handle, op_graph, {}, said);
 }
 
 }  // namespace wb::cudnn

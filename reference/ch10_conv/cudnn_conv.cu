@@ -102,87 +102,6 @@ std::vector<int64_t> nchw(int64_t n, int64_t c, int64_t h, int64_t w) {
   return {c * h * w, h * w, w, 1};
 }
 
-// Whether an engine configuration's engine carries a numerical note we refuse.
-bool has_note(cudnnBackendDescriptor_t cfg, const std::vector<cudnnBackendNumericalNote_t>& refused) {
-  if (refused.empty()) return false;
-  Descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-  cudnnBackendDescriptor_t e = engine.get();
-  int64_t count = 0;
-  if (cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &e) !=
-      CUDNN_STATUS_SUCCESS) {
-    return true;  // cannot tell: do not trust it
-  }
-  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
-  int64_t n = 0;
-  if (cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
-                               CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n, notes) != CUDNN_STATUS_SUCCESS) {
-    return true;
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    for (auto r : refused) {
-      if (notes[i] == r) return true;
-    }
-  }
-  return false;
-}
-
-struct FoundPlan {
-  Descriptor plan{CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR};
-  int64_t workspace_bytes = 0;
-};
-
-// wb::cudnn::first_plan with a filter: the first engine configuration (heuristics mode A,
-// then FALLBACK) whose engine has none of the `refused` numerical notes and that finalizes.
-std::optional<FoundPlan> first_plan(cudnnHandle_t handle, const Descriptor& op_graph,
-                                    const std::vector<cudnnBackendNumericalNote_t>& refused, std::string* said) {
-  for (const cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-    const char* name = mode == CUDNN_HEUR_MODE_A ? "heuristics A" : "heuristics FALLBACK";
-    Descriptor heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, op_graph);
-    heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode);
-    cudnnStatus_t st = heur.finalize();
-    if (st != CUDNN_STATUS_SUCCESS) {
-      *said += std::string(" ") + name + ": " + wb::cudnn::last_message(st) + ";";
-      continue;
-    }
-    int64_t count = 0;
-    CUDNN_CHECK(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
-                                         &count, nullptr));
-    std::vector<Descriptor> configs;
-    std::vector<cudnnBackendDescriptor_t> raw;
-    for (int64_t i = 0; i < count; ++i) {
-      configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-      raw.push_back(configs.back().get());
-    }
-    int64_t got = 0;
-    if (count > 0) {
-      CUDNN_CHECK(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                                           count, &got, raw.data()));
-    }
-    int skipped = 0;
-    for (int64_t i = 0; i < got; ++i) {
-      if (has_note(raw[i], refused)) {
-        ++skipped;
-        continue;
-      }
-      FoundPlan p;
-      p.plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &handle);
-      p.plan.set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configs[i]);
-      st = p.plan.finalize();
-      if (st != CUDNN_STATUS_SUCCESS) {
-        *said += std::string(" ") + name + " config " + std::to_string(i) + ": " + cudnnGetErrorString(st) + ";";
-        continue;
-      }
-      CUDNN_CHECK(cudnnBackendGetAttribute(p.plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
-                                           &count, &p.workspace_bytes));
-      return p;
-    }
-    *said += std::string(" ") + name + ": " + std::to_string(got) + " configurations, " + std::to_string(skipped) +
-             " passed over for their numerical notes;";
-  }
-  return std::nullopt;
-}
-
 // --- the graphs ----------------------------------------------------------------------------
 
 struct Plan {
@@ -323,7 +242,7 @@ std::unique_ptr<Plan> build_plan(Graph g, const ConvShape& s) {
     refused.push_back(CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS);
   }
   std::string said;
-  auto found = first_plan(handle, op_graph, refused, &said);
+  auto found = wb::cudnn::first_plan(handle, op_graph, refused, &said);
   if (!found) throw NoEngine(what + ": no engine finalizes:" + said);
   p->workspace =
       std::make_unique<wb::DeviceBuffer<unsigned char>>(size_t(std::max<int64_t>(found->workspace_bytes, 1)));
