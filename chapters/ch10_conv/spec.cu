@@ -481,7 +481,7 @@ wb::OpSpec<Depthwise3x3Fn> depthwise3x3() {
             }
             return out;
           },
-      .bench_shapes = {dw(32, 112, 112, 96), dw(32, 56, 56, 144)},
+      .bench_shapes = {dw(32, 112, 112, 64), dw(32, 112, 112, 96), dw(32, 56, 56, 144)},
       .full_bench_shapes = {dw(32, 28, 28, 192), dw(32, 14, 14, 576), dw(32, 7, 7, 960)},
       .bytes = [](const wb::Shape& s) { return 2.0 * (2.0 * s["N"] * s["H"] * s["W"] * s["C"] + 9.0 * s["C"]); },
       .flops = [](const wb::Shape& s) { return 18.0 * s["N"] * s["H"] * s["W"] * s["C"]; },
