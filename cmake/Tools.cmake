@@ -76,3 +76,7 @@ foreach(_wb_chapter IN LISTS _chapters)
     COMMAND python3 ${_wb_scripts}/lib/check_stub_headers.py ${_wb_dir} $<TARGET_FILE:${_wb_chapter}_tests>)
   set_tests_properties(${_wb_chapter}.stub_headers PROPERTIES LABELS host TIMEOUT 120)
 endforeach()
+
+# --- host: the fusion table over made-up results of one run --------------------------------
+add_test(NAME tools.fusion_table COMMAND python3 ${_wb_scripts}/lib/test_fusion_table.py)
+set_tests_properties(tools.fusion_table PROPERTIES LABELS host TIMEOUT 60)

@@ -1,0 +1,105 @@
+"""Tests of scripts/fusion_table.py on made-up results of one run (no GPU needed)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOL = os.path.join(HERE, "..", "fusion_table.py")
+
+
+def doc(gpu, rows):
+    return {
+        "schema_version": 3,
+        "program": "chNN_bench",
+        "kind": "benchmark",
+        "chapter": "chNN",
+        "device": {"name": gpu},
+        "spec_ceilings": {},
+        "measured_ceilings": {},
+        "results": rows,
+    }
+
+
+def row(op, shape, impl, us, nbytes=1e6):
+    return {
+        "op": op,
+        "shape": shape,
+        "impl": impl,
+        "role": "solution",
+        "outcome": "pass",
+        "median_us": us,
+        "bytes": nbytes,
+    }
+
+
+class FusionTable(unittest.TestCase):
+    def run_tool(self, *docs, extra=()):
+        with tempfile.TemporaryDirectory() as d:
+            paths = []
+            for i, x in enumerate(docs):
+                paths.append(os.path.join(d, f"r{i}.json"))
+                with open(paths[-1], "w") as f:
+                    json.dump(x, f)
+            p = subprocess.run([sys.executable, TOOL, *paths, *extra], capture_output=True, text=True)
+            return p.returncode, p.stdout, p.stderr
+
+    def test_speedup_and_bytes_from_the_fastest_fused_step(self):
+        ln = "residual_layernorm/bf16"
+        shape = "N=1000 C=500 pad=0"
+        rc, out, err = self.run_tool(
+            doc(
+                "GPU X",
+                [
+                    row(ln, shape, "unfused_add_then_norm", 30.0),
+                    row(ln, shape, "v3_warp_shuffle", 20.0),
+                    row(ln, shape, "v6_persistent", 15.0),
+                ],
+            )
+        )
+        self.assertEqual(rc, 0, err)
+        line = next(x for x in out.splitlines() if x.startswith("| Residual + LayerNorm"))
+        self.assertIn("15.0 (v6_persistent)", line)
+        self.assertIn("2.00×", line)
+        self.assertIn("2.0 MB", line)  # 2 x 2 bytes x 1000 x 500
+        self.assertIn("Measured on GPU X", out)
+
+    def test_conv_bytes_use_the_output_size(self):
+        op = "conv2d_bn_relu/bf16"
+        shape = "N=2 H=9 W=9 C=8 K=16 R=3 S=3 stride=2 pad=1 residual=0"  # P = Q = 5
+        rc, out, err = self.run_tool(
+            doc("GPU X", [row(op, shape, "cudnn_separate", 50.0), row(op, shape, "v4_implicit_gemm_mma", 25.0)])
+        )
+        self.assertEqual(rc, 0, err)
+        line = next(x for x in out.splitlines() if x.startswith("| Conv + BN + ReLU"))
+        self.assertIn("2.00×", line)
+        self.assertIn("0.0 MB", line)  # 2 x 2 x 2 x 5 x 5 x 16 = 3200 bytes
+
+    def test_missing_rows_say_why(self):
+        rc, out, _ = self.run_tool(
+            doc("GPU X", [row("attention/bf16", "B=1 H=2 Sq=8 Sk=8 D=64", "cublas_unfused", 9.0)])
+        )
+        self.assertEqual(rc, 0)
+        self.assertIn("not timed in these results", next(x for x in out.splitlines() if x.startswith("| Attention")))
+        self.assertIn("no op of the book runs it", out)
+
+    def test_two_gpus_are_refused(self):
+        rc, _, err = self.run_tool(doc("GPU X", []), doc("GPU Y", []))
+        self.assertEqual(rc, 2)
+        self.assertIn("different GPUs", err)
+
+    def test_a_missing_file_is_refused_and_nothing_is_written(self):
+        with tempfile.TemporaryDirectory() as d:
+            md = os.path.join(d, "t.md")
+            p = subprocess.run(
+                [sys.executable, TOOL, os.path.join(d, "none.json"), "--markdown", md], capture_output=True, text=True
+            )
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("no such file", p.stderr)
+            self.assertFalse(os.path.exists(md))
+
+
+if __name__ == "__main__":
+    unittest.main()
