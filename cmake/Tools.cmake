@@ -49,6 +49,13 @@ foreach(_wb_case IN ITEMS plot_roofline plot_progress plot_bad_input ncu_table s
   set_tests_properties(tools.${_wb_case} PROPERTIES LABELS host SKIP_RETURN_CODE ${_wb_skip} TIMEOUT 120)
 endforeach()
 
+# --- host: a chapter's test program refuses bad flags; --large-cases lists the large ones ----
+if(TARGET ch01_tests)
+  add_test(NAME tools.test_flags
+    COMMAND bash ${_wb_check} test_flags ${CMAKE_CURRENT_BINARY_DIR}/tools-tests $<TARGET_FILE:ch01_tests>)
+  set_tests_properties(tools.test_flags PROPERTIES LABELS host TIMEOUT 120)
+endif()
+
 # --- host: a chapter's benchmark refuses bad flags before it needs a GPU --------------------
 if(TARGET ch01_bench)
   add_test(NAME tools.bench_flags

@@ -710,6 +710,13 @@ int main(int argc, char** argv) {
       for (const auto& [name, vs] : wb::exercises()) std::printf("%s\n", name.c_str());
       return 0;
     }
+    if (!exercise.empty() && large_only) {
+      std::fprintf(stderr,
+                   "%s: --large-cases lists or runs the per-shape tests; --exercise runs an exercise's small cases, "
+                   "then its large ones. Give one of the two.\n",
+                   argv[0]);
+      return 2;
+    }
     if (!exercise.empty()) return wb::run_exercise(exercise, chapter);
     wb::register_all(large_only);
   } catch (const std::exception& e) {

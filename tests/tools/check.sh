@@ -139,6 +139,18 @@ case "$case_name" in
     expect 77 "cannot profile: no NVIDIA GPU is visible" -- env NCU="$fake/ncu" WORKBOOK_GPU_FAKE=none \
       "$root/scripts/profile.sh" ch01 --skip-code 77
     ;;
+  test_flags)
+    # A chapter's test program refuses unknown flags and contradictory ones, exit status 2,
+    # before it looks for a GPU; --large-cases keeps only the large cases.
+    tests=${3:?test_flags needs the test program}
+    expect 2 "unknown argument '--nonsense'" -- "$tests" --nonsense
+    expect 2 "Give one of the two" -- "$tests" --large-cases --exercise ex1_vector_add
+    expect 0 "n2147483647" -- "$tests" --large-cases --gtest_list_tests
+    if "$tests" --large-cases --gtest_list_tests | grep -q "n1025$"; then
+      echo "check.sh: --large-cases listed a small case (n1025)" >&2
+      exit 1
+    fi
+    ;;
   bench_flags)
     # A chapter's benchmark refuses bad flags (its own and Google Benchmark's) with a message
     # naming the flag and listing the known ones, exit status 2, before it looks for a GPU.
