@@ -9,8 +9,9 @@
 #   large: every kernel's large cases (--large-cases), four chapters' programs at a time
 #   broken: the self-tests (broken kernels), one process per case through ctest
 #   build-tests: the test programs only (no benchmarks or tools), and GPU_CALL_TARGETS
-#   programs: each chapter's solution and self-test programs, one process each (all of a
-#   chapter's cases in one CUDA context: minutes, where ctest's one process per case takes an hour)
+#   programs: each chapter's solution program, one process each (all of a chapter's cases in
+#   one CUDA context: minutes, where ctest's one process per case takes an hour; a fault ends
+#   the process, so the broken kernels go through the `broken` step instead)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/gpu-out}
@@ -48,8 +49,8 @@ for step in "$@"; do
       note "build-tests: rc=$rc in $(( $(date +%s) - t0 )) s"
       [ "$rc" = 0 ] || grep -B2 -A6 -m 12 'error' "$out/logs/build.log" | head -60 | tee -a "$table" ;;
     large*)
-      # The lock that keeps large cases one at a time lives in TMPDIR: one per chapter here,
-      # four chapters at a time (each large case holds up to ~30 GB of host memory).
+      # The slots that limit how many large cases run at once live in TMPDIR: one set per
+      # chapter here, four chapters at a time (each large case holds up to ~30 GB of host memory).
       left=$(( deadline - $(date +%s) ))
       printf '%s\n' $(chapters_of "$step") | OUTDIR=$out/logs LEFT=$left xargs -P 4 -I{} bash -c \
         'export TMPDIR=/tmp/large-{}; mkdir -p $TMPDIR
@@ -80,15 +81,13 @@ for step in "$@"; do
     programs*)
       pids=""
       for ch in $(chapters_of "$step"); do
-        for p in solution_tests selftests; do
-          [ -x build/all/bin/${ch}_$p ] || continue
-          ( timeout $(( deadline - $(date +%s) )) build/all/bin/${ch}_$p >"$out/logs/$ch-$p.log" 2>&1
-            echo "rc=$?" >>"$out/logs/$ch-$p.log" ) &
-          pids="$pids $!"
-        done
+        [ -x build/all/bin/${ch}_solution_tests ] || continue
+        ( timeout $(( deadline - $(date +%s) )) build/all/bin/${ch}_solution_tests >"$out/logs/$ch-solution_tests.log" 2>&1
+          echo "rc=$?" >>"$out/logs/$ch-solution_tests.log" ) &
+        pids="$pids $!"
       done
       wait $pids
-      for f in "$out"/logs/ch*-solution_tests.log "$out"/logs/ch*-selftests.log; do
+      for f in "$out"/logs/ch*-solution_tests.log; do
         [ -f "$f" ] || continue
         note "$(basename "$f" .log): $(tail -1 "$f") $(grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]+ test' "$f" | tr '\n' ' ')"
         grep -E '^\[  FAILED  \] [^0-9]' "$f" | head -12 | tee -a "$table"
