@@ -77,6 +77,20 @@ class FusionTable(unittest.TestCase):
         self.assertIn("2.00×", line)
         self.assertIn("0.0 MB", line)  # 2 x 2 x 2 x 5 x 5 x 16 = 3200 bytes
 
+    def test_the_shape_that_saves_most_bytes_heads_the_row_with_the_library_beside_it(self):
+        op = "conv2d_bn_relu/bf16"
+        small = "N=2 H=9 W=9 C=512 K=16 R=1 S=1 stride=1 pad=0 residual=0"  # the most input bytes
+        big = "N=2 H=30 W=30 C=8 K=64 R=3 S=3 stride=1 pad=1 residual=0"  # the largest output
+        rows = []
+        for shape in (small, big):
+            rows += [row(op, shape, "cudnn_separate", 40.0), row(op, shape, "v4_implicit_gemm_mma", 20.0)]
+        rows.append(row(op, big, "cudnn_fused", 10.0))
+        rc, out, err = self.run_tool(doc("GPU X", rows))
+        self.assertEqual(rc, 0, err)
+        line = next(x for x in out.splitlines() if x.startswith("| Conv + BN + ReLU"))
+        self.assertIn("H=30", line)
+        self.assertIn("10.0 (cudnn_fused), 4.00×", line)
+
     def test_missing_rows_say_why(self):
         rc, out, _ = self.run_tool(
             doc("GPU X", [row("attention/bf16", "B=1 H=2 Sq=8 Sk=8 D=64", "cublas_unfused", 9.0)])
