@@ -14,15 +14,23 @@
 //                          the registers; plain loads into the stages when C % 8 != 0
 //   v5_depthwise           depthwise3x3/bf16: 8 channels per thread, 16-byte loads and
 //                          stores, FP32 sums; a scalar path for C % 8 != 0
+//   v6_implicit_gemm_pipelined
+//                          conv2d_bn_relu/bf16: v4 with the block tile picked per shape
+//                          ((128 or 64) x (128 or 64): the fewest MACs on the busiest SM),
+//                          64-deep steps in 3-4 cp.async stages (swizzled, dynamic shared
+//                          memory), taps inside channel chunks (A's copies through L1), the
+//                          epilogue staged in shared memory for 16-byte stores; v4 runs
+//                          C % 8 != 0
 #pragma once
 #include "ch10.cuh"
 
 namespace ch10::solution {
 
-Conv2dF32Fn v1_direct;               // v1_direct.cu
-Conv2dF32Fn v2_smem_direct;          // v2_smem_direct.cu
-ConvBnReluFn v3_implicit_gemm_wmma;  // v3_implicit_gemm_wmma.cu
-ConvBnReluFn v4_implicit_gemm_mma;   // v4_implicit_gemm_mma.cu
-Depthwise3x3Fn v5_depthwise;         // v5_depthwise.cu
+Conv2dF32Fn v1_direct;                    // v1_direct.cu
+Conv2dF32Fn v2_smem_direct;               // v2_smem_direct.cu
+ConvBnReluFn v3_implicit_gemm_wmma;       // v3_implicit_gemm_wmma.cu
+ConvBnReluFn v4_implicit_gemm_mma;        // v4_implicit_gemm_mma.cu
+Depthwise3x3Fn v5_depthwise;              // v5_depthwise.cu
+ConvBnReluFn v6_implicit_gemm_pipelined;  // v6_implicit_gemm_pipelined.cu
 
 }  // namespace ch10::solution
