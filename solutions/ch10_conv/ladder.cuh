@@ -14,6 +14,9 @@
 //                          the registers; plain loads into the stages when C % 8 != 0
 //   v5_depthwise           depthwise3x3/bf16: 8 channels per thread, 16-byte loads and
 //                          stores, FP32 sums; a scalar path for C % 8 != 0
+//   v7_depthwise_strip     depthwise3x3/bf16: 8 channels x a strip of 8 outputs down H per
+//                          thread, the 9 taps in FP32 registers, each input row loaded and
+//                          widened once, streaming stores; v5 for C % 8 != 0
 #pragma once
 #include "ch10.cuh"
 
@@ -24,5 +27,6 @@ Conv2dF32Fn v2_smem_direct;          // v2_smem_direct.cu
 ConvBnReluFn v3_implicit_gemm_wmma;  // v3_implicit_gemm_wmma.cu
 ConvBnReluFn v4_implicit_gemm_mma;   // v4_implicit_gemm_mma.cu
 Depthwise3x3Fn v5_depthwise;         // v5_depthwise.cu
+Depthwise3x3Fn v7_depthwise_strip;   // v7_depthwise_strip.cu
 
 }  // namespace ch10::solution
