@@ -21,6 +21,9 @@
 //                          memory), taps inside channel chunks (A's copies through L1), the
 //                          epilogue staged in shared memory for 16-byte stores; v4 runs
 //                          C % 8 != 0
+//   v7_depthwise_strip     depthwise3x3/bf16: 8 channels x a strip of 8 outputs down H per
+//                          thread, the 9 taps in FP32 registers, each input row loaded and
+//                          widened once, streaming stores; v5 for C % 8 != 0
 #pragma once
 #include "ch10.cuh"
 
@@ -32,5 +35,6 @@ ConvBnReluFn v3_implicit_gemm_wmma;       // v3_implicit_gemm_wmma.cu
 ConvBnReluFn v4_implicit_gemm_mma;        // v4_implicit_gemm_mma.cu
 Depthwise3x3Fn v5_depthwise;              // v5_depthwise.cu
 ConvBnReluFn v6_implicit_gemm_pipelined;  // v6_implicit_gemm_pipelined.cu
+Depthwise3x3Fn v7_depthwise_strip;        // v7_depthwise_strip.cu
 
 }  // namespace ch10::solution

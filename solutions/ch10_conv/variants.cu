@@ -13,6 +13,7 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
       wb::variant("conv2d_bn_relu/bf16", "v4_implicit_gemm_mma", &v4_implicit_gemm_mma).needs_cc(80),
       wb::variant("depthwise3x3/bf16", "v5_depthwise", &v5_depthwise),
       wb::variant("conv2d_bn_relu/bf16", "v6_implicit_gemm_pipelined", &v6_implicit_gemm_pipelined).needs_cc(80),
+      wb::variant("depthwise3x3/bf16", "v7_depthwise_strip", &v7_depthwise_strip),
   };
 }
 
