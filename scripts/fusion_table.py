@@ -41,8 +41,15 @@ def conv_saved(d):
 ROWS = [
     ("MatMul + ReLU", None, None, [], None, (45, 42), None),
     ("MatMul + bias + ReLU", None, None, [], None, (52, 42), None),
-    ("MatMul + bias + GELU", "linear_bias_gelu/bf16", None, ["v8_mma_epilogue", "v3_wmma_epilogue"], None, (58, 43),
-     "cublaslt_epilogue"),
+    (
+        "MatMul + bias + GELU",
+        "linear_bias_gelu/bf16",
+        None,
+        ["v8_mma_epilogue", "v3_wmma_epilogue"],
+        None,
+        (58, 43),
+        "cublaslt_epilogue",
+    ),
     (
         "Conv + BN + ReLU",
         "conv2d_bn_relu/bf16",

@@ -137,9 +137,7 @@ wb::Tol p_tol() {
 // sees (sum_err): the kernel keeps its running sum through rescalings by exp2 while the
 // library sums each finished row once (on an H200 at 8192 keys, D 64: 2.3e-5 against the
 // library's 8.7e-7); a sum kept in BF16 is off by 1e-3 or more.
-double lse_floor(const wb::Shape& s) {
-  return 2e-5 + sum_err(max_keys(s)) + far_floor(s);
-}
+double lse_floor(const wb::Shape& s) { return 2e-5 + sum_err(max_keys(s)) + far_floor(s); }
 wb::TensorSpec o_out(DType t, double floor, std::vector<std::string> dims = {"B", "H", "Sq", "D"}) {
   auto o = wb::output("o", std::move(dims), t, o_tol());
   if (floor >= 0)

@@ -138,8 +138,7 @@ void v7_depthwise_strip(const bf16* x, const bf16* w, bf16* y, int N, int H, int
     return;
   }
   const unsigned blocks = unsigned(wb::ceil_div(total, int64_t{kThreads}));
-  strip_kernel<<<blocks, kThreads, 0, stream>>>(x, w, y, H, W, C, unsigned(groups), unsigned(strips),
-                                                unsigned(total));
+  strip_kernel<<<blocks, kThreads, 0, stream>>>(x, w, y, H, W, C, unsigned(groups), unsigned(strips), unsigned(total));
   WB_CHECK_LAUNCH();
 }
 
