@@ -48,7 +48,7 @@ ROWS = [
         ["v8_mma_epilogue", "v3_wmma_epilogue"],
         None,
         (58, 43),
-        "cublaslt_epilogue",
+        "cublaslt",
     ),
     (
         "Conv + BN + ReLU",
