@@ -6,7 +6,8 @@
 // Most of them stay inside the test's allocations and are wrong in their values, leave
 // elements unwritten, or write into C's padding. Two go out of bounds on purpose: one
 // reads past the end of A and B (the fenced second call must fault, reported as an
-// out-of-bounds read), one writes one row past the end of C (into the guard band).
+// out-of-bounds read), one writes one row past the end of C (into the guard band). A third
+// is right until A passes 2^31 elements: its row offset wraps in the large case.
 #include "ch04.cuh"
 #include "runtime/errors.cuh"
 #include "declare/op.cuh"
@@ -235,6 +236,34 @@ void no_trailing_sync(int M, int N, int K, float alpha, const float* A, int lda,
   WB_CHECK_LAUNCH();
 }
 
+// --- The row offset of A in int ----------------------------------------------------------
+// A right one-thread-per-element SGEMM, except that row * lda is an int: right while A holds
+// fewer than 2^31 elements; in the large case (lda = 16,388) the rows from 131,041 on are read
+// from about 8 GB before A. The product is formed in unsigned 32-bit arithmetic and turned
+// into an int, which is what `int off = row * lda` does on the GPU; written that way because a
+// signed overflow is undefined, and the compiler may then widen the product to 64 bits and
+// hide the mistake.
+__device__ __forceinline__ int int_product(int a, int b) {
+  return static_cast<int>(static_cast<unsigned>(a) * static_cast<unsigned>(b));
+}
+
+__global__ void int_offsets_kernel(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                                   float beta, float* C, int ldc) {
+  const int col = blockIdx.x * 32 + threadIdx.x, row = blockIdx.y * 8 + threadIdx.y;
+  if (row >= M || col >= N) return;
+  const float* a = A + int_product(row, lda);  // the bug: should be static_cast<size_t>(row) * lda
+  float acc = 0.0f;
+  for (int p = 0; p < K; ++p) acc += a[p] * B[static_cast<size_t>(p) * ldb + col];
+  put(C + static_cast<size_t>(row) * ldc + col, acc, alpha, beta);
+}
+void int_offsets(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+                 float* C, int ldc, cudaStream_t s) {
+  if (M == 0 || N == 0) return;
+  int_offsets_kernel<<<dim3((N + 31) / 32, (M + 7) / 8), dim3(32, 8), 0, s>>>(M, N, K, alpha, A, lda, B, ldb, beta, C,
+                                                                              ldc);
+  WB_CHECK_LAUNCH();
+}
+
 wb::Shape gemm(int64_t m, int64_t n, int64_t k, int64_t pad, double alpha, double beta) {
   wb::Shape s{{"M", m}, {"N", n}, {"K", k}, {"pad", pad}};
   s.set_param("alpha", alpha).set_param("beta", beta);
@@ -273,6 +302,14 @@ WB_VARIANTS(ch04_broken, wb::Role::Broken) {
           .on({gemm(33, 66, 20, 4, 1.0, 0.0), gemm(33, 66, 20, 4, 1.0, 0.5)}),
       v("reads_past_end", &reads_past_end).rejected_as({Code::OobRead}, "loads before the bounds check"),
       v("writes_past_rows", &writes_past_rows).rejected_as({Code::OobWrite}, "row check row <= M"),
+      // Right on the small shapes (each argument set); the large case (spec.cu's large_shape(),
+      // the same numbers here) wraps the offset: a fault, or wrong values where the wrapped
+      // address happens to be mapped.
+      v("int_offsets", &int_offsets)
+          .rejected_as({Code::Fault, Code::OobRead, Code::OobWrite, Code::Wrong, Code::Unwritten, Code::NaN},
+                       "A's row offset row * lda computed in int")
+          .on({gemm(127, 131, 137, 0, 1.0, 0.0), gemm(257, 255, 263, 4, -1.5, 0.75), gemm(33, 65, 96, 3, 0.75, -1.25),
+               gemm(150001, 32, 16384, 4, -1.5, 0.75).tag("large")}),
   };
 }
 

@@ -14,7 +14,9 @@
 //     it had [wrote_padding]; nothing outside C [oob_write].
 //   * M, N or K = 0 (M or N = 0: launch nothing; K = 0: C = beta * C), 1 x N, N x 1, primes,
 //     K = 1, K = 4097, each with pad 0, 4 and 3 (pad 3: rows not all 16-byte aligned), and
-//     random shapes. Then the large case, 2048^3 with each pad, checked on sampled rows.
+//     random shapes. Then the large cases, checked on sampled rows: 2048^3 with each pad, and
+//     150,001 x 32 x 16,384 with pad 4, whose A passes 2^31 elements (row * lda passes 2^31
+//     from row 131,041: offsets in 64 bits, size_t).
 //   * the same bits on a repeated run [nondeterministic]: one thread owns each element and
 //     sums K in order, so yours is deterministic by construction.
 //   * all work on `stream` [outside_stream]; a second call on the same buffers with new
@@ -33,6 +35,7 @@ __global__ void sgemm_naive_kernel(int M, int N, int K, float alpha, const float
                                    float beta, float* C, int ldc) {
   // TODO: which (row, col) of C is this thread's? Leave if it is outside the M x N matrix.
   // TODO: accumulate sum over p of A[row * lda + p] * B[p * ldb + col] in a float.
+  //       (row * lda passes 2^31 in the large case: do the product in size_t.)
   // TODO: write alpha * sum, plus beta * C[row * ldc + col] only when beta != 0.
 }
 

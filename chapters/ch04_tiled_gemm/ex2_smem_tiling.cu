@@ -19,7 +19,9 @@
 //     it had [wrote_padding]; nothing outside C [oob_write].
 //   * M, N or K = 0 (M or N = 0: launch nothing; K = 0: C = beta * C), 1 x N, N x 1, primes,
 //     K = 1, K = 4097, each with pad 0, 4 and 3 (pad 3: rows not all 16-byte aligned), and
-//     random shapes. Then the large case, 2048^3 with each pad, checked on sampled rows.
+//     random shapes. Then the large cases, checked on sampled rows: 2048^3 with each pad, and
+//     150,001 x 32 x 16,384 with pad 4, whose A passes 2^31 elements (row * lda passes 2^31
+//     from row 131,041: offsets in 64 bits, size_t).
 //   * the same bits on a repeated run [nondeterministic]: each element is still one thread's
 //     sum in a fixed order, so only a race changes them: a missing __syncthreads() before
 //     the tiles are read, or before they are overwritten, shows here.

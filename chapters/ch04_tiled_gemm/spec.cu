@@ -13,6 +13,10 @@
 // random; with beta == 0 it starts as NaN poison and must not be read (0 * NaN = NaN), so
 // an element still holding the poison afterwards was never written. C's padding must come
 // back with the bits it had.
+//
+// The large case (tag "large", after every other shape, one argument set): A passes 2^31
+// elements, so a kernel that keeps row * lda (or row * lda + p) in an int reads the wrong
+// rows. See large_shape() for the numbers.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -51,6 +55,33 @@ std::vector<wb::Shape> with_standard_args(const std::vector<wb::Shape>& base) {
   return out;
 }
 
+// The large case: 150,001 x 32 x 16,384 with pad 4 (lda = 16,388). A holds 2,458,216,388
+// elements, and row * lda passes 2^31 - 1 from row 131,041 on: the last 12.6% of the rows,
+// about 1,000 of the ~8,200 rows the check samples (C's 4.8 M elements are checked on whole
+// rows covering about 2^18 of them, the first and last row among them). Why these numbers:
+//   * memory: A is 9.8 GB on the host and as much on the GPU; B (2.6 MB) and C (26 MB)
+//     are small;
+//   * work: 2 M N K = 0.16 TFLOP, under a second for every step of the ladder (v1_naive,
+//     the slowest, ran 0.5 TFLOPS at 2048^3 on an H100: about 0.3 s); the float64 reference
+//     of the sampled rows is 4.3 G multiply-adds, shared out to the host's cores; the inputs
+//     are uniform, drawn in parallel chunks (fast), as for every other shape;
+//   * grid limits: a kernel with one thread per element and 8 rows per block needs
+//     M / 8 = 18,751 blocks along y (the limit is 65,535): the long K keeps M small. With
+//     K = 4,096 the wrap would need M > 524,288, past what such a grid can hold;
+//   * paths: N, K and the pad multiples of 4 (the float4 paths run, past the wrap too), M odd
+//     (a partial tile at the bottom, beyond the wrap);
+//   * one argument set, not with_standard_args' three (each would allocate 9.8 GB again):
+//     pad 4 with beta != 0, so that lda differs from K and C is read;
+//   * the reference, cuBLAS SGEMM, takes int sizes and leading dimensions (m = 32,
+//     n = 150,001, k = 16,384, lda = 16,388 all fit) and addresses the matrices in 64 bits:
+//     its own run of this case (cublas_sgemm_fp32) shows it.
+// Its tolerance is the op's rule for a sum of K = 16,384 terms (+1 for beta * C).
+wb::Shape large_shape() {
+  wb::Shape s = gemm_shape(150001, 32, 16384);
+  s.set("pad", 4).set_param("alpha", -1.5).set_param("beta", 0.75);
+  return s.tag("large");
+}
+
 std::vector<wb::Shape> test_shapes() {
   // Tiny, a single row or column of C, primes, one off 128 and 256, tall and thin, K = 1,
   // a long K, 1024^3 and 2048^3 (sampled).
@@ -64,7 +95,9 @@ std::vector<wb::Shape> test_shapes() {
        {gemm_shape(0, 5, 7), gemm_shape(5, 0, 7), gemm_shape(0, 0, 0), gemm_shape(5, 7, 0), gemm_shape(130, 129, 0)}) {
     base.push_back(wb::Shape(s).tag("empty"));
   }
-  return with_standard_args(base);
+  auto out = with_standard_args(base);
+  out.push_back(large_shape());  // after the argument sets: one large case, not three
+  return out;
 }
 
 // Seeded random shapes up to 700^3, each with a random pad, alpha and beta.

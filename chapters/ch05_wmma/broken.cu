@@ -2,7 +2,8 @@
 // Each must be rejected by the same checks the learner's kernels meet, with the outcome
 // code it declares (the harness generates one test per kernel:
 // ctest --preset ch05-solution -R broken). If one of these tests fails, the harness has
-// gone soft, not the kernel.
+// gone soft, not the kernel. The last two (int_offsets) are right until A passes 2^31
+// elements: only the large case catches them.
 #include <mma.h>
 
 #include "ch05.cuh"
@@ -285,6 +286,36 @@ void i8_b_word_rule(int M, int N, int K, const int8_t* A, const int8_t* B, const
   WB_CHECK_LAUNCH();
 }
 
+// --- 8. A's row offset in int: right until A passes 2^31 elements --------------------------
+// A right one-thread-per-element GEMM on CUDA cores (any GPU), except that i * K is an int:
+// in the large case (K = 16,384) the rows from 131,072 on are read from 2^31 elements before
+// A. The product is formed in unsigned 32-bit arithmetic and turned into an int, which is what
+// `int off = i * K` does on the GPU; written that way because a signed overflow is undefined,
+// and the compiler may then widen the product to 64 bits and hide the mistake. Rows on y in
+// blocks of 8 (a grid of M blocks along y would stop at 65,535 rows).
+
+__device__ __forceinline__ int int_product(int a, int b) {
+  return static_cast<int>(static_cast<unsigned>(a) * static_cast<unsigned>(b));
+}
+
+template <class In, class Out>
+__global__ void int_offsets_kernel(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D) {
+  using Acc = acc_t<In>;
+  const int j = blockIdx.x * 32 + threadIdx.x, i = blockIdx.y * 8 + threadIdx.y;
+  if (i >= M || j >= N) return;
+  const In* a = A + int_product(i, K);  // BUG: should be size_t(i) * K
+  Acc acc = 0;
+  for (int p = 0; p < K; ++p) acc += to_acc<Acc>(a[p]) * to_acc<Acc>(B[size_t(p) * N + j]);
+  const size_t at = size_t(i) * N + j;
+  D[at] = to_out<Out>(acc + (C ? to_acc<Acc>(C[at]) : Acc(0)));
+}
+template <class In, class Out>
+void int_offsets(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cudaStream_t s) {
+  if (M <= 0 || N <= 0) return;
+  int_offsets_kernel<In, Out><<<dim3((N + 31) / 32, (M + 7) / 8), dim3(32, 8), 0, s>>>(M, N, K, A, B, C, D);
+  WB_CHECK_LAUNCH();
+}
+
 wb::Shape gemm_shape(int64_t m, int64_t n, int64_t k) {
   wb::Shape s{{"M", m}, {"N", n}, {"K", k}};
   s.set_param("with_c", 0);
@@ -296,6 +327,12 @@ wb::Shape gemm_shape(int64_t m, int64_t n, int64_t k) {
 WB_VARIANTS(ch05_broken, wb::Role::Broken) {
   const auto f16_f32 = [](const char* name, GemmF16F32* fn) { return wb::variant("gemm/f16_f32", name, fn); };
   const wb::Shape cube4096 = gemm_shape(4096, 4096, 4096);
+  // spec.cu's large case (large_shape(): the same numbers), past 2^31 elements of A.
+  const wb::Shape large = gemm_shape(150001, 32, 16384).tag("large");
+  // What a wrapped offset gives: a fault, or wrong values where the wrapped address happens
+  // to be mapped.
+  const std::vector<Code> int_overflow = {Code::Fault, Code::OobRead,   Code::OobWrite,
+                                          Code::Wrong, Code::Unwritten, Code::NaN};
   return {
       // Right when K % 16 == 0; K = 65 and K = 8 (< 16) show the remainder left out.
       f16_f32("ignores_k_remainder", &k_floor)
@@ -329,6 +366,13 @@ WB_VARIANTS(ch05_broken, wb::Role::Broken) {
           .needs_cc(75)
           .rejected_as({Code::Fault, Code::Wrong, Code::OobRead},
                        "8-byte loads of B's rows when N % 4 == 0 (an INT8 row is 8-byte aligned only when N % 8 == 0)"),
+      // Right on the small shapes (and the op's input sets); the large case wraps the offset.
+      f16_f32("int_offsets", &int_offsets<__half, float>)
+          .rejected_as(int_overflow, "A's row offset i * K computed in int")
+          .on({gemm_shape(17, 33, 65), gemm_shape(130, 96, 132), large}),
+      wb::variant("gemm/i8_i32", "int_offsets", &int_offsets<int8_t, int32_t>)
+          .rejected_as(int_overflow, "A's row offset i * K computed in int")
+          .on({gemm_shape(17, 33, 65), gemm_shape(130, 96, 132), large}),
   };
 }
 

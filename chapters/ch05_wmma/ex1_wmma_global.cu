@@ -12,7 +12,9 @@
 //   * every element of D written [unwritten], nothing outside D [oob_write], no NaN [nan].
 //   * 1 x 1 x 1 ... 1024^3: primes, one past 16, 128 and 256, K = 1 and 4097, with and
 //     without C; the BF16 pairs skip below sm_80 [skipped]. After them the large cases,
-//     2048^3 (f16_f32, bf16_bf16) and 4096^3 (bf16_bf16), checked on sampled rows.
+//     checked on sampled rows: 2048^3 (f16_f32, bf16_bf16), 4096^3 (bf16_bf16), and
+//     150,001 x 32 x 16,384 (f16_f32, bf16_bf16), whose A passes 2^31 elements (i * K passes
+//     2^31 from row 131,072: offsets in 64 bits, size_t).
 //   * the same bits on a repeated run [nondeterministic]: one warp owns each tile of D and
 //     adds K in a fixed order, so a difference is a race.
 //   * all work on `stream` [outside_stream]; a second call on the same buffers with new
@@ -42,6 +44,7 @@ __global__ void wmma_global_kernel(int M, int N, int K, const In* A, const In* B
     // TODO: for k0 = 0, 16, 32 ... < K: load a matrix_a fragment (16 rows of the tile,
     //       columns k0 .. k0+15 of A) and a matrix_b fragment (rows k0 .. k0+15 of B, the
     //       tile's 16 columns), both wmma::row_major, ldm = K for A and N for B; mma_sync.
+    //       (The tile of A starts at A + row * K + k0: row * K in size_t, it passes 2^31.)
     //       load_matrix_sync needs the whole 16 x 16 inside the matrix, a 32-byte aligned
     //       pointer and ldm a multiple of 8 elements. Where that fails (the last tiles; K or
     //       N not a multiple of 8), copy the tile into a 16 x 16 __shared__ patch first,

@@ -14,7 +14,8 @@
 //     [oob_write], no NaN [nan].
 //   * exercise 1's shapes, among them one exact 128 x 256 x 64 block tile and rows aligned
 //     to 16 bytes that are no tile multiple (136 x 264 x 72 ...); BF16 skips below sm_80
-//     [skipped]. Large, after the rest: 2048^3 and 4096^3, on sampled rows.
+//     [skipped]. Large, after the rest, on sampled rows: 2048^3, 4096^3, and
+//     150,001 x 32 x 16,384, whose A passes 2^31 elements (offsets in 64 bits, size_t).
 //   * the same bits on a repeated run [nondeterministic]: a fixed order over K per tile, so
 //     a difference is a race (a missing barrier around the shared tiles).
 //   * all work on `stream` [outside_stream]; a second call on the same buffers with new

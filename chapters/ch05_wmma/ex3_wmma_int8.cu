@@ -17,7 +17,8 @@
 //     would round.
 //   * every element of D written [unwritten], nothing outside D [oob_write].
 //   * exercise 2's shapes, with and without C; from sm_75 [skipped below it]. After
-//     them the large case, 2048^3, on sampled rows.
+//     them the large cases, on sampled rows: 2048^3, and 150,001 x 32 x 16,384, whose A
+//     passes 2^31 elements (i * K from row 131,072 on: offsets in 64 bits, size_t).
 //   * the same bits on a repeated run [nondeterministic]: exact anyway, so a difference is
 //     a race.
 //   * all work on `stream` [outside_stream]; a second call on the same buffers with new

@@ -29,7 +29,14 @@
 //   * race shapes (OpSpec::race_shapes): 4100 x 8200 x 64, more than 2,000 tiles of 128 x 128
 //     (8,700 of 64 x 64), so that every block of a grid that fits on the GPU at once computes
 //     two tiles or more: a persistent GEMM without a barrier between its last reads of a
-//     stage and the next tile's first copies into it meets the race pass.
+//     stage and the next tile's first copies into it meets the race pass;
+//   * a large case (tag "large", after every other shape) whose A passes 2^31 elements, so
+//     that an offset i * K kept in an int reads the wrong rows: 150,001 x 32 x 16,384
+//     (large_shape() says why these numbers). It runs on gemm/f16_f32, gemm/bf16_bf16 and
+//     gemm/i8_i32, the pairs that meet every shape. gemm/f16_f16 and gemm/bf16_f32 share
+//     their main loop, where A is addressed, with f16_f32 and bf16_bf16 (one kernel template
+//     per exercise and per solution step; only the epilogue differs, and its offsets into C
+//     and D stay below 2^23 here): a second 4.9 GB case would test nothing new.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -102,6 +109,28 @@ std::vector<wb::Shape> alignment_shapes() {
 // The race pass (see the header).
 std::vector<wb::Shape> race_shapes() { return {gemm_shape(4100, 8200, 64)}; }
 
+// The large case: 150,001 x 32 x 16,384, without C. A holds 2,457,616,384 elements, and
+// i * K passes 2^31 - 1 from row 131,072 on: the last 12.6% of the rows, about 1,000 of the
+// ~8,200 rows the check samples (D's 4.8 M elements are checked on whole rows covering about
+// 2^18 of them, the first and last row among them). Why these numbers:
+//   * memory: A is 4.9 GB in FP16 or BF16 and 2.5 GB in INT8, on the host and again on the
+//     GPU; B (1 MB or less) and D (19 MB or less) are small;
+//   * work: 2 M N K = 0.16 TFLOP, a fraction of a second for every step (v1_wmma_global,
+//     the slowest, ran 28 TFLOPS at 4096^3 on an H100); the float64 reference of the sampled
+//     rows is 4.3 G multiply-adds, shared out to the host's cores; the inputs are uniform
+//     (or uniform integers), drawn in parallel chunks (fast), as for every other shape;
+//   * grid limits: one warp per 16 x 16 tile puts M / 16 = 9,376 tiles along y (the limit is
+//     65,535): the long K keeps M small;
+//   * paths: N and K multiples of 16 (the 16-byte, cp.async and TMA paths run, past the wrap
+//     too), M odd (a partial tile at the bottom, beyond the wrap);
+//   * the tolerance is the op's rule for K = 16,384; the checks skip the yardstick on every
+//     case tagged large (it is there for the offsets); INT8 sums stay far inside INT32 (at
+//     most 16,384 * 2^14 = 2^28);
+//   * the references, cublasGemmEx and cuBLASLt, take int sizes and leading dimensions
+//     (m = 32, n = 150,001, k = 16,384 all fit) and address the matrices in 64 bits: their
+//     own runs of this case show it.
+wb::Shape large_shape() { return gemm_shape(150001, 32, 16384).tag("large"); }
+
 // The type pairs that share their main loop with one above (only the epilogue differs)
 // meet the shapes that exercise the edges.
 std::vector<wb::Shape> edge_shapes() {
@@ -163,15 +192,17 @@ const std::vector<float>& floats_of(const wb::HostTensor& t) {
 }
 
 // Row i of D in float64: sum over p of A[i][p] * B[p][:], plus C[i][:]. Products of the
-// rounded inputs are exact in double, and so are INT8 sums.
+// rounded inputs are exact in double, and so are INT8 sums. B, which every row reads whole,
+// is converted once (floats_of); A only a row at a time: in the large case it holds 2.5e9
+// elements, and floats_of keeps a copy per reference thread.
 void reference_row(const wb::RefCtx& r, int64_t i) {
   const int64_t N = r["N"], K = r["K"];
-  const auto& a = floats_of(r.in("A"));
+  const wb::HostTensor& a = r.in("A");
   const auto& b = floats_of(r.in("B"));
   thread_local std::vector<double> acc;
   acc.assign(static_cast<size_t>(N), 0.0);
   for (int64_t p = 0; p < K; ++p) {
-    const double x = a[size_t(i * K + p)];
+    const double x = a.get(i * K + p);
     if (x == 0.0) continue;
     const float* row = b.data() + p * N;
     for (int64_t j = 0; j < N; ++j) acc[size_t(j)] += x * row[j];
@@ -335,7 +366,7 @@ const wb::Shape kCube8192 = gemm_shape(8192, 8192, 8192);
 // the other two share those main loops and meet the edge shapes. D = A * B + C for all.
 // Benchmark: by default 4096^3 in BF16 and INT8; --full adds 8192^3 BF16 and 4096^3 FP16.
 WB_OPS(ch05) {
-  const auto every = concat(concat(chapter_shapes(), add_c_shapes()), alignment_shapes());
+  const auto every = concat(concat(concat(chapter_shapes(), add_c_shapes()), alignment_shapes()), {large_shape()});
   const auto edges = concat(edge_shapes(), add_c_shapes());
 
   auto f16_f32 = gemm_op<__half, float>("f16_f32", every);
