@@ -1,4 +1,4 @@
-// The fused decode step (Options::fused_decode): one token through the solution's v6 kernels
+// The fused decode step (DecodePath::Fused): one token through the solution's v6 kernels
 // (solutions/ch09_gpt2/decode/v6_fused_decode.cu) and chapter 8's split-KV decode attention — fewer,
 // larger kernels than model.cu's op-by-op step — and the check that compares the two.
 //
@@ -16,7 +16,7 @@
 // then ln_f+lm_head+argmax: logits = LN_f(x) · wteᵀ and their argmax in one kernel, and the
 // step's bookkeeping (kernels::advance, as in the op-by-op step).
 //
-// INT8 weights (Options::int8_weights, BF16): attn_w, attn_proj_w, fc_w and fc_proj_w have
+// INT8 weights (WeightFormat::Int8, BF16): attn_w, attn_proj_w, fc_w and fc_proj_w have
 // int8 copies (int8_of, model.cu), and their three ops run v6's INT8 forms (ln_gemv_qkv_w8a16,
 // gemv_residual_w8a16, ln_gemv_w8a16): the same kernels reading 1 byte per weight and one FP32
 // scale per row. The LM head stays BF16 (wte is not quantized). The per-op table counts the
@@ -25,7 +25,7 @@
 // Kernels per token: 1 (embedding) + 5 per layer + 2, in BF16 as in FP32, against
 // the op-by-op step's 1 + 8 per layer + 5 (BF16; FP32 adds a residual add per LayerNorm).
 //
-// Options::persistent_decode (BF16): the L layers above run as ONE persistent kernel
+// DecodePath::Persistent (BF16): the L layers above run as ONE persistent kernel
 // (solutions/ch09_gpt2/decode/v9_persistent_decode.cu), between the same embedding and LM head: 4
 // kernels per token. The layer table it reads (every block's pointers) is filled once on load.
 #include <cuda_bf16.h>
@@ -79,7 +79,7 @@ void Model::Impl::alloc_fused() {
   attn_lse = reinterpret_cast<float*>(p);  // (H): chapter 8's lse output, not used here
   p += round_up(lse);
   argmax_ws = p;
-  if (opt.persistent_decode) alloc_persistent();
+  if (opt.decode == DecodePath::Persistent) alloc_persistent();
 }
 
 // The persistent step's layer table (device memory, filled once: the weights and caches do
@@ -108,7 +108,7 @@ void Model::Impl::alloc_persistent() {
 
 void Model::Impl::decode_once(cudaStream_t s) {
   // --check runs the op-by-op step, whose ops it checks one by one.
-  if (opt.fused_decode && !checking) {
+  if (opt.decode != DecodePath::Ops && !checking) {
     fused_step(s);
   } else {
     run_step(1, d_token, s);
@@ -135,7 +135,7 @@ void Model::Impl::fused_step_as(cudaStream_t s) {
   const double e = double(es), c = C;  // for the table's bytes: element size, channels
   const char* who = "solution v6";
   const char* who8 = "solution v6 w8a16";
-  // The int8 copy of a block matrix (int8_weights), or null: the BF16 matrix is read.
+  // The int8 copy of a block matrix (WeightFormat::Int8), or null: the BF16 matrix is read.
   const auto int8 = [&](const void* w) -> const Int8Matrix* {
     const auto it = int8_of.find(w);
     return it == int8_of.end() ? nullptr : &it->second;
@@ -149,7 +149,7 @@ void Model::Impl::fused_step_as(cudaStream_t s) {
 
   T* x = out<T>(buf.tmp);  // (C) the residual stream, from layer 0's LayerNorm on
   if constexpr (std::is_same_v<T, bf16>) {
-    if (opt.persistent_decode) {  // the L layers in one kernel (v9_persistent_decode)
+    if (opt.decode == DecodePath::Persistent) {  // the L layers in one kernel (v9_persistent_decode)
       // every weight of the blocks, the KV cache read, the rows written
       const double layer_bytes = L * e * (12.0 * c * c + 13.0 * c + 2.0 * (pos + 1) * c);
       timed({"layers (persistent kernel)", -1}, "solution v9", layer_bytes, [&] {
