@@ -1,6 +1,7 @@
 // gpt2::Model (model.h): the weights and the KV cache on the device, the ops of ops.h with
-// the kernel chosen per op, the prefill and decode steps, the decode step as a CUDA Graph,
-// the per-op timing, and the --check comparisons (op_check.cu).
+// the kernel chosen per op, the prefill step, the decode step (one of decode/, which
+// decode_once runs) and its CUDA Graph, the per-op timing, and the --check comparisons
+// (op_check.cu).
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -148,8 +149,9 @@ Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
     plse = reinterpret_cast<float*>(p + 3 * rows);
     d_cu = reinterpret_cast<int*>(p + 3 * rows + lse);
   }
-  alloc_fused();  // the fused decode step's buffers (fused_decode.cu)
-  alloc_batch();  // the batched decode's caches and buffers (batch.cu)
+  alloc_fused();                   // the fused decode step's buffers (fused_decode.cu)
+  step = make_decode_step(*this);  // and the decode step's own: the persistent step's table
+  alloc_batch();                   // the batched decode's caches and buffers (batch.cu)
   CUDA_CHECK(cudaMallocHost(&pinned, 4 * sizeof(int32_t)));
   CUDA_CHECK(cudaMemset(d_pos, 0, sizeof(int)));
   // The zeroing above (cudaMemset: the legacy default stream, asynchronous to the host) must be
@@ -438,6 +440,15 @@ void Model::Impl::run_step(int T, const int32_t* tokens, cudaStream_t s) {
 }
 
 // --- decode: eager or one graph -------------------------------------------------------
+
+void Model::Impl::decode_once(cudaStream_t s) {
+  // --check runs the op-by-op step, whose ops it checks one by one.
+  if (checking) {
+    run_step(1, d_token, s);
+  } else {
+    step->run(s);
+  }
+}
 
 bool Model::Impl::graph_wanted() const { return opt.graph && !profiling && !checking; }
 
