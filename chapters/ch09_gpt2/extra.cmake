@@ -29,7 +29,7 @@ foreach(_other IN ITEMS ch06 ch07)
 endforeach()
 
 # Chapter 8's split-KV decode attention runs in the model's fused decode step
-# (models/gpt2/gpu/fused_decode.cu): its solution library, when the preset did not build
+# (models/gpt2/gpu/decode/fused_step.cu): its solution library, when the preset did not build
 # chapter 8. Only the solution is linked; the rest is left out of `all`.
 if(NOT TARGET ch08_spec)
   workbook_chapter_libraries(ch08)
@@ -48,7 +48,9 @@ target_link_libraries(${id}_student PUBLIC gpt2_host)
 # The GPU model. WHOLE_ARCHIVE: the model finds kernels through the registry of variants
 # (chapter 7's reference launchers live in an unnamed namespace), and the registry checks each
 # variant against its op, so every spec of the three chapters is linked whole too.
-file(GLOB _gpt2_gpu_src CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/*.cu)
+# (decode/: the decode steps, one class per file; tests/ and tool/ are programs of their own)
+file(GLOB _gpt2_gpu_src CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/*.cu
+     ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/decode/*.cu)
 # (the sources include "solutions/chNN/ladder.cuh" by path: every chapter has a ladder.cuh)
 add_library(gpt2_gpu STATIC ${_gpt2_gpu_src})
 target_include_directories(gpt2_gpu PUBLIC ${PROJECT_SOURCE_DIR}/models/gpt2/gpu ${PROJECT_SOURCE_DIR})

@@ -71,11 +71,7 @@ size_t topk_workspace_bytes(Who who, int B, int V) {
 // --- on load ------------------------------------------------------------------------------
 
 void Model::Impl::alloc_batch() {
-  if (opt.batch < 0) {
-    throw std::invalid_argument("batch = " + std::to_string(opt.batch) +
-                                ": give the most sequences to decode together (Options::batch >= 1), or 0 for none");
-  }
-  if (opt.batch == 0) return;
+  if (opt.batch == 0) return;  // (a negative batch is refused by validate, options.cu)
   const int Bm = opt.batch;
   seq_bytes = size_t(H) * cap * D * es;
 

@@ -1,6 +1,7 @@
 // gpt2::Model (model.h): the weights and the KV cache on the device, the ops of ops.h with
-// the kernel chosen per op, the prefill and decode steps, the decode step as a CUDA Graph,
-// the per-op timing, and the --check comparisons (op_check.cu).
+// the kernel chosen per op, the prefill step, the decode step (one of decode/, which
+// decode_once runs) and its CUDA Graph, the per-op timing, and the --check comparisons
+// (op_check.cu).
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -50,37 +51,9 @@ const wb::Variant& library_topk() {
 // --- construction ----------------------------------------------------------------------
 
 Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
-  if (opt.dtype != wb::DType::F32 && opt.dtype != wb::DType::BF16) {
-    throw std::invalid_argument("dtype: the model runs in f32 or bf16");
-  }
+  validate(opt);  // the rules between the options' fields (options.cu)
   if (w.dtype != opt.dtype) throw std::invalid_argument("the weights' dtype differs from Options::dtype");
   const Kernels& k = opt.kernels;
-  if (opt.dtype == wb::DType::F32) {
-    for (auto [who, name] : {std::pair{k.gemm, "gemm"}, {k.gemv, "gemv"}, {k.lm_head, "lm_head"}}) {
-      if (who == Who::Student) {
-        throw std::invalid_argument(std::string("--use=") + name +
-                                    ":student: the learner's matmuls (exercises 1 and 2) are BF16; run --dtype=bf16, "
-                                    "or pick --use=" +
-                                    name + ":solution for the FP32 model");
-      }
-    }
-  }
-  if (opt.int8_weights && opt.dtype != wb::DType::BF16) {
-    throw std::invalid_argument(
-        "int8_weights: INT8 weights run with BF16 activations (W8A16); load the model in bf16 "
-        "(--dtype=bf16), or leave --int8 out for the FP32 model");
-  }
-  if (opt.int8_weights && k.gemv != Who::Solution) {
-    throw std::invalid_argument(std::string("int8_weights: the GEMV on INT8 weights is the solution's "
-                                            "(solutions/ch09_gpt2/gemv/v5_gemv_w8a16.cu), but gemv is the ") +
-                                who_name(k.gemv) + "'s: add --use=gemv:solution to --int8");
-  }
-  if (opt.persistent_decode && (!opt.fused_decode || opt.dtype != wb::DType::BF16 || opt.int8_weights)) {
-    throw std::invalid_argument(
-        "persistent_decode: the persistent step is a form of the fused one on BF16 weights: "
-        "set fused_decode, load the model in bf16 and leave int8_weights out (--decode="
-        "persistent --dtype=bf16, without --int8)");
-  }
   dtype = opt.dtype;
   es = dtype == wb::DType::F32 ? 4 : 2;
   C = cfg.n_embd, H = cfg.n_head, D = cfg.head_dim(), V = cfg.vocab, L = cfg.n_layer;
@@ -115,7 +88,7 @@ Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
                       where[&l.attn_proj_b], where[&l.ln_2_w], where[&l.ln_2_b], where[&l.fc_w], where[&l.fc_b],
                       where[&l.fc_proj_w], where[&l.fc_proj_b]});
   }
-  if (opt.int8_weights) quantize_weights(w);
+  if (opt.weight_format == WeightFormat::Int8) quantize_weights(w);
 
   // Activations for up to `cap` tokens at once (a prompt), and the step's small buffers.
   const size_t rows = size_t(cap);
@@ -176,8 +149,9 @@ Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
     plse = reinterpret_cast<float*>(p + 3 * rows);
     d_cu = reinterpret_cast<int*>(p + 3 * rows + lse);
   }
-  alloc_fused();  // the fused decode step's buffers (fused_decode.cu)
-  alloc_batch();  // the batched decode's caches and buffers (batch.cu)
+  alloc_fused();                   // the fused decode step's buffers (fused_decode.cu)
+  step = make_decode_step(*this);  // and the decode step's own: the persistent step's table
+  alloc_batch();                   // the batched decode's caches and buffers (batch.cu)
   CUDA_CHECK(cudaMallocHost(&pinned, 4 * sizeof(int32_t)));
   CUDA_CHECK(cudaMemset(d_pos, 0, sizeof(int)));
   // The zeroing above (cudaMemset: the legacy default stream, asynchronous to the host) must be
@@ -198,7 +172,7 @@ Model::Impl::~Impl() {
   if (pinned) cudaFreeHost(pinned);
 }
 
-// --- INT8 weights (Options::int8_weights) ------------------------------------------------
+// --- INT8 weights (WeightFormat::Int8) ----------------------------------------------------
 
 // The four matrices of every block, quantized per output row on the host (quantize.h) and
 // uploaded into one buffer beside the BF16 weights, which prefill and the LM head still use.
@@ -466,6 +440,15 @@ void Model::Impl::run_step(int T, const int32_t* tokens, cudaStream_t s) {
 }
 
 // --- decode: eager or one graph -------------------------------------------------------
+
+void Model::Impl::decode_once(cudaStream_t s) {
+  // --check runs the op-by-op step, whose ops it checks one by one.
+  if (checking) {
+    run_step(1, d_token, s);
+  } else {
+    step->run(s);
+  }
+}
 
 bool Model::Impl::graph_wanted() const { return opt.graph && !profiling && !checking; }
 

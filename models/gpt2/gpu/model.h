@@ -55,6 +55,38 @@ struct Kernels {
   static std::vector<std::string> op_names();
 };
 
+// How a decode step (T = 1) runs. One value, so that a combination the model has no step for
+// ("persistent" without "fused") cannot be written down.
+enum class DecodePath {
+  // One kernel per op, as `kernels` picks (model.cu's ops; decode/ops_step.cu).
+  Ops,
+  // The fused decode step (decode/fused_step.cu): every decode step runs the solution's v6
+  // kernels — the LayerNorms in the GEMVs' prologues, the residual adds in their epilogues,
+  // kv_append in the QKV projection's, the LM head and argmax in one kernel — and chapter 8's
+  // split-KV attention (BF16), whatever `kernels` says for those ops; prefill keeps `kernels`.
+  // Not the default until it has been verified on a GPU (gpt2 --decode=fused --check, and the
+  // FusedDecode tests of tests/model_test.cu).
+  Fused,
+  // The fused step with its L layers in ONE persistent kernel instead of 5 L kernels
+  // (decode/persistent_step.cu, solutions/ch09_gpt2/decode/v9_persistent_decode.cu; BF16
+  // weights, a GPU that launches cooperative kernels). The embedding before it and ln_f + the
+  // LM head + argmax after it are the fused step's.
+  Persistent,
+};
+const char* decode_path_name(DecodePath p);  // "ops", "fused", "persistent": gpt2's --decode= spelling
+
+// The weights the decode GEMVs read.
+enum class WeightFormat {
+  Native,  // the model's own, in its dtype (BF16 or FP32)
+  // INT8 copies (W8A16; BF16 only): the decode GEMVs (T = 1) of attn_qkv, attn_proj, mlp_fc
+  // and mlp_proj read int8 copies of their matrices, quantized per output row on load
+  // (models/gpt2/quantize.h), through the solution's v5_gemv_w8a16 (so gemv must be the
+  // solution's). Prefill (T > 1) keeps the BF16 GEMMs and the LM head stays BF16 (wte), so
+  // both copies are on the GPU: int8_weight_bytes() more memory. With DecodePath::Fused the
+  // fused step's kernels read the int8 copies (v6_fused_decode's W8A16 forms).
+  Int8,
+};
+
 struct Options {
   wb::DType dtype = wb::DType::BF16;  // BF16 or F32: weights, activations, KV cache
   Kernels kernels{};
@@ -64,36 +96,28 @@ struct Options {
   std::function<void(const LoadProgress&)> progress = nullptr;  // while loading
   UploadMode upload = UploadMode::Staged;  // weights to the GPU through pinned staging (upload.cuh)
   std::function<void(size_t done, size_t total)> upload_progress = nullptr;  // bytes handed to the GPU
-  // INT8 weights (W8A16; BF16 only): the decode GEMVs (T = 1) of attn_qkv, attn_proj, mlp_fc
-  // and mlp_proj read int8 copies of their matrices, quantized per output row on load
-  // (models/gpt2/quantize.h), through the solution's v5_gemv_w8a16 (so gemv must be the
-  // solution's). Prefill (T > 1) keeps the BF16 GEMMs and the LM head stays BF16 (wte), so
-  // both copies are on the GPU: int8_weight_bytes() more memory. With fused_decode the fused
-  // step's kernels read the int8 copies (v6_fused_decode's W8A16 forms).
-  bool int8_weights = false;
-  // The fused decode step (fused_decode.cu): every decode step (T = 1) runs the solution's v6
-  // kernels — the LayerNorms in the GEMVs' prologues, the residual adds in their epilogues,
-  // kv_append in the QKV projection's, the LM head and argmax in one kernel — and chapter 8's
-  // split-KV attention (BF16), whatever `kernels` says for those ops; prefill keeps `kernels`.
-  // Off by default until it has been verified on a GPU (gpt2 --decode=fused --check, and the
-  // FusedDecode tests of tests/model_test.cu).
-  bool fused_decode = false;
-  // With fused_decode: the step's L layers in ONE persistent kernel instead of 5 L kernels
-  // (solutions/ch09_gpt2/decode/v9_persistent_decode.cu; BF16 weights, a GPU that launches
-  // cooperative kernels). The embedding before it and ln_f + the LM head + argmax after it are
-  // the fused step's.
-  bool persistent_decode = false;
+  WeightFormat weight_format = WeightFormat::Native;
+  DecodePath decode = DecodePath::Ops;
   // Batched decode (prefill_batch, decode_batch, generate_batch): room for up to `batch`
   // sequences, each with its own KV cache, [layer][b][H][cap][D], beside the single
   // sequence's, and the activations of `batch` rows. 0 (the default): no batched decode,
   // and nothing allocated for it. The batched step is op by op (the GEMMs of exercise 1 at
-  // M = B rows) whatever fused_decode says; with int8_weights a batch of one uses the INT8
+  // M = B rows) whatever `decode` says; with WeightFormat::Int8 a batch of one uses the INT8
   // GEMVs, larger ones the BF16 GEMMs.
   int batch = 0;
   // The decode step's capture function in place of the one kernels.graph names (a test of
   // the graph's checks passes a wrong one). Null: kernels.graph's.
   CaptureFn* capture = nullptr;
 };
+
+// The rules between Options' fields that need neither the weights nor a GPU (options.cu):
+// the dtype is BF16 or F32; FP32 takes no learner's matmul; INT8 weights need BF16 and the
+// solution's GEMV; the persistent step needs BF16 and no INT8 weights; batch >= 0. Throws
+// std::invalid_argument naming the rule and what to do, in gpt2's flags. Model's constructor
+// calls it, and so does gpt2's argument parser, which so refuses a bad line before any GPU
+// work. `composition`: how the caller names options.kernels in its messages (the tool:
+// "--kernels=library"); empty: by the op ("gemv:library").
+void validate(const Options& options, std::string_view composition = {});
 
 // The fused decode step against the op-by-op step from the same state (check_fused_decode).
 struct FusedDecodeCheck {
@@ -208,15 +232,16 @@ class Model {
   // each replay's logits must equal its op-by-op step's, bit for bit. Returns "" or what
   // differed. The cache and the position are left as after `steps` steps.
   std::string check_graph_replay(int32_t token, int steps = 4);
-  // Runs one op-by-op decode step and one fused step (Options::fused_decode) from the same
-  // state (`token` at the current position) and compares their logits and tokens. The cache
-  // and the position are left as after one step.
+  // Runs one op-by-op decode step and one fused step from the same state (`token` at the
+  // current position) and compares their logits and tokens: the model's own step when
+  // Options::decode is Fused or Persistent, else DecodePath::Fused's. The cache and the
+  // position are left as after one step.
   FusedDecodeCheck check_fused_decode(int32_t token);
-  // Runs one prefill with every op checked (Options::check behaviour) and reports. With
-  // int8_weights, one decode step after it is checked too: the INT8 GEMVs run only there.
+  // Runs one prefill with every op checked (Options::check behaviour) and reports. With INT8
+  // weights, one decode step after it is checked too: the INT8 GEMVs run only there.
   CheckReport check_ops(std::span<const int32_t> prompt);
   double weight_bytes() const;
-  double int8_weight_bytes() const;    // the INT8 copies and their scales (0 without int8_weights)
+  double int8_weight_bytes() const;    // the INT8 copies and their scales (0 without WeightFormat::Int8)
   double decode_weight_bytes() const;  // weight bytes a decode step reads: the INT8 copies where they replace BF16
   UploadStats upload_stats() const;    // how the weights' upload went (bytes, ms, GB/s)
   double kv_bytes_per_token_at(int position) const;

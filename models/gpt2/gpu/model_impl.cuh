@@ -1,16 +1,18 @@
 // The inside of gpt2::Model, shared by model.cu (the ops, the steps), op_check.cu (the
-// --check comparisons) and graph_check.cu (the graph's checks). Not part of the model's
-// interface.
+// --check comparisons), graph_check.cu (the graph's checks), fused_decode.cu, batch.cu and
+// the decode steps (decode/). Not part of the model's interface.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "ch07.cuh"
+#include "decode/decode_step.h"
 #include "runtime/buffers.cuh"
 #include "device/math.cuh"
 #include "model.h"
@@ -60,7 +62,7 @@ struct Model::Impl final : Ops {
   void record(OpTag tag, const std::string& failure, double worst_ratio);
   std::vector<double> fetch(const void* p, size_t n) const;  // device elements of the model's dtype, as double
 
-  // INT8 weights (Options::int8_weights): the int8 copy of each quantized matrix with its
+  // INT8 weights (WeightFormat::Int8): the int8 copy of each quantized matrix with its
   // per-row scales, found by the BF16 matrix's device pointer (what the block passes to linear).
   struct Int8Matrix {
     const int8_t* q;     // (N, K)
@@ -75,25 +77,19 @@ struct Model::Impl final : Ops {
   wb::DeviceBuffer<char> qbuf;                // every int8 matrix and its scales
   double int8_bytes = 0, replaced_bytes = 0;  // the INT8 copies; the BF16 matrices they stand in for
 
-  // The fused decode step (Options::fused_decode; fused_decode.cu).
+  // The decode step (decode/decode_step.h): the one Options::decode names, made on load.
+  // decode_once runs it (or, under --check, the op-by-op step, whose ops are checked).
+  std::unique_ptr<DecodeStep> step;
+  void decode_once(cudaStream_t s);
+
+  // Buffers of the fused step that the op-by-op step's decode attention shares
+  // (fused_decode.cu), allocated whatever Options::decode says.
   void alloc_fused();                // on load: the buffers below
-  void decode_once(cudaStream_t s);  // one decode step: fused, or run_step(1, d_token, s)
-  void fused_step(cudaStream_t s);   // the fused step, eager or captured
-  template <class T>
-  void fused_step_as(cudaStream_t s);
-  template <class T>
-  void fused_lm_head(const T* x, float eps, const char* who);
-  void alloc_persistent();           // Options::persistent_decode: the layer table, the scratch
   bool chapter8_attention() const;   // BF16 and a head size chapter 8's decode kernels take
   wb::DeviceBuffer<char> fused_buf;  // chapter 8's scratch and lse, the argmax's workspace
   void* attn_scratch = nullptr;      // ch08::decode_scratch_bytes(1, H, H, cap, D)
   float* attn_lse = nullptr;         // (H)
   void* argmax_ws = nullptr;         // ch09::solution::gemv_argmax_workspace_bytes(), zeroed once
-  // Options::persistent_decode: the layers' pointers as the persistent kernel reads them (L),
-  // and its scratch (grid barrier, attention partials), zeroed once.
-  wb::DeviceBuffer<char> persistent_buf;
-  const void* d_layers = nullptr;
-  void* persistent_scratch = nullptr;
 
   // A prompt's attention on chapter 8's flash kernel (model.cu, attention): q, k and v
   // packed token-major, each (cap, C), the kernel's lse (H, cap) and cu_seqlens (2).

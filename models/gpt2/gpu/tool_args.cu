@@ -1,5 +1,7 @@
 // build/ch09/bin/gpt2's arguments (tool_args.h).
+#include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 
 #include "declare/rng.h"
 #include "runtime/options.h"
@@ -80,11 +82,23 @@ std::vector<int32_t> seeded_prompt(int n, int vocab, uint64_t seed) {
   return out;
 }
 
+Options tool_options(const ToolArgs& a, const std::string& kernels) {
+  Options o;
+  o.dtype = a.dtype;
+  o.kernels = Kernels::parse(kernels, a.use);
+  o.graph = a.graph;
+  o.upload = a.upload;
+  o.weight_format = a.weight_format;
+  o.decode = a.decode;
+  if (!a.batch.empty()) o.batch = *std::max_element(a.batch.begin(), a.batch.end());
+  return o;
+}
+
 ToolArgs parse_tool_args(int argc, char** argv) {
   ToolArgs a;
   std::string tokens, dtype = "bf16", kernels = "solution", upload = "staged", decode = "ops", batch;
   int64_t prompt_len = 0, new_tokens = 128;
-  bool no_graph = false;
+  bool no_graph = false, int8 = false;
   CLI::App p(
       "GPT-2 on the GPU from the book's kernels: prints the generated ids, TTFT, decode tokens/s, kernels per "
       "token and the per-op table.",
@@ -111,7 +125,7 @@ ToolArgs parse_tool_args(int argc, char** argv) {
   p.add_flag("--check", a.check,
              "check every op, the forward against the float64 CPU forward, decode against recompute, "
              "the graph against eager");
-  p.add_flag("--int8", a.int8,
+  p.add_flag("--int8", int8,
              "decode GEMVs (attn_qkv, attn_proj, mlp_fc, mlp_proj) from INT8 weights quantized per row "
              "on load (bf16 only; prefill and the LM head stay BF16, so both copies are kept); with --decode=fused "
              "the fused step's kernels read them");
@@ -165,47 +179,51 @@ ToolArgs parse_tool_args(int argc, char** argv) {
     a.kernels.push_back(k);
     start = end + 1;
   }
-  if (a.int8 && a.dtype != wb::DType::BF16) {
-    throw wb::UsageError("--int8 with --dtype=" + dtype +
-                         ": INT8 weights run with BF16 activations (W8A16); use "
-                         "--dtype=bf16 (the default) with --int8, or leave --int8 out for the FP32 model");
+  a.graph = !no_graph;
+  if (upload == "staged") {
+    a.upload = UploadMode::Staged;
+  } else if (upload == "plain") {
+    a.upload = UploadMode::Plain;
+  } else {
+    throw wb::UsageError("--upload=" + upload +
+                         ": use staged (pinned buffers and a copy stream) or plain (cudaMemcpy)");
   }
-  if (a.int8) {
-    for (const auto& k : a.kernels) {
-      const Who gemv = Kernels::parse(k, a.use).gemv;
-      if (gemv != Who::Solution) {
-        throw wb::UsageError("--int8 with --kernels=" + k +
-                             ": the GEMV on INT8 weights is the solution's "
-                             "(v5_gemv_w8a16), but that composition's gemv is the " +
-                             who_name(gemv) + "'s; add --use=gemv:solution (or run that composition without --int8)");
-      }
-    }
-  }
-  if (decode == "fused" || decode == "persistent") {
-    a.fused_decode = true;
-    a.persistent_decode = decode == "persistent";
-    if (a.persistent_decode && (a.dtype != wb::DType::BF16 || a.int8)) {
-      throw wb::UsageError("--decode=persistent runs on BF16 weights without --int8 (use --decode=fused for those)");
-    }
-  } else if (decode != "ops") {
+  if (decode == "ops") {
+    a.decode = DecodePath::Ops;
+  } else if (decode == "fused") {
+    a.decode = DecodePath::Fused;
+  } else if (decode == "persistent") {
+    a.decode = DecodePath::Persistent;
+  } else {
     throw wb::UsageError("--decode=" + decode +
                          ": use ops (one kernel per op), fused (the fused decode step) or "
                          "persistent (its layers in one kernel)");
   }
-  if (!batch.empty()) {
-    a.batch = parse_batch_list(batch);
-    if (a.fused_decode) {
-      throw wb::UsageError(
-          "--batch with --decode=fused: the batched step is op by op for now (the fused kernels "
-          "are GEMVs, one row); leave --decode=fused out of the batched run");
+  if (int8) a.weight_format = WeightFormat::Int8;
+  if (!batch.empty()) a.batch = parse_batch_list(batch);
+  // The rules between the options (INT8 weights need bf16 and the solution's GEMV, the
+  // persistent step bf16 without --int8, ...): the model's own check, on each composition.
+  for (const auto& k : a.kernels) {
+    try {
+      validate(tool_options(a, k), "--kernels=" + k);
+    } catch (const std::invalid_argument& e) {
+      throw wb::UsageError(e.what());
     }
-    if (a.int8) {
+  }
+  // The tool's own rules: what its benchmarks measure.
+  if (!a.batch.empty()) {
+    if (a.decode != DecodePath::Ops) {
+      throw wb::UsageError("--batch with --decode=" + std::string(decode_path_name(a.decode)) +
+                           ": the batched step is op by op for now (the fused kernels are GEMVs, one row); leave "
+                           "--decode out of the batched run");
+    }
+    if (int8) {
       throw wb::UsageError(
           "--batch with --int8: the batched step runs the BF16 GEMMs for now (the INT8 kernel is a "
           "GEMV, one row); leave --int8 out of the batched run");
     }
   }
-  if (a.overlap && a.persistent_decode) {
+  if (a.overlap && a.decode == DecodePath::Persistent) {
     throw wb::UsageError(
         "--overlap with --decode=persistent: the persistent kernel holds every SM for the whole step, "
         "so the second request's prefill could not run beside it; measure the overlap with "
@@ -215,15 +233,6 @@ ToolArgs parse_tool_args(int argc, char** argv) {
     throw wb::UsageError("--overlap with --new=" + std::to_string(a.new_tokens) +
                          ": the overlap is measured over "
                          "the decode steps after the first token; give --new=2 or more");
-  }
-  a.graph = !no_graph;
-  if (upload == "staged") {
-    a.upload = UploadMode::Staged;
-  } else if (upload == "plain") {
-    a.upload = UploadMode::Plain;
-  } else {
-    throw wb::UsageError("--upload=" + upload +
-                         ": use staged (pinned buffers and a copy stream) or plain (cudaMemcpy)");
   }
   return a;
 }

@@ -19,9 +19,9 @@ struct ToolArgs {
   std::vector<std::string> kernels;  // --kernels=library,solution: one run each
   std::string use;                   // --use=op:who,...
   bool graph = true, check = false;
-  bool int8 = false;                       // --int8: decode GEMVs from INT8 weights (bf16 only)
-  bool fused_decode = false;               // --decode=fused: the fused decode step (ops: op by op, the default)
-  bool persistent_decode = false;          // --decode=persistent: the fused step's layers in one persistent kernel
+  // --int8: decode GEMVs from INT8 weights (bf16 only)
+  WeightFormat weight_format = WeightFormat::Native;
+  DecodePath decode = DecodePath::Ops;     // --decode=ops|fused|persistent
   std::vector<int> batch;                  // --batch=1,4,16,64: the batched decode benchmark at each size
   bool overlap = false;                    // --overlap: the next request's prefill during this one's decode
   UploadMode upload = UploadMode::Staged;  // --upload=staged|plain
@@ -29,10 +29,15 @@ struct ToolArgs {
   int64_t device = 0;
   int64_t seed = 1;
   bool help = false;
+  bool int8() const { return weight_format == WeightFormat::Int8; }
 };
 
-// Throws wb::UsageError naming the argument and what it accepts.
+// Throws wb::UsageError naming the argument and what it accepts. Every composition of
+// --kernels is checked with validate (model.h) on the Options tool_options makes of it.
 ToolArgs parse_tool_args(int argc, char** argv);
+// The model's options for one composition of --kernels (one of a.kernels): the run's, less
+// what needs the weights (max_seq) and the progress callbacks, which the run adds.
+Options tool_options(const ToolArgs& a, const std::string& kernels);
 // "1,2,3" -> {1, 2, 3}; throws wb::UsageError naming --tokens and the bad piece.
 std::vector<int32_t> parse_tokens(const std::string& text);
 // The prompt of --prompt-len: n ids drawn from [0, vocab) with the seed.

@@ -111,9 +111,10 @@ TEST(ToolArgs, GoodLine) {
 }
 
 TEST(ToolArgs, Int8) {
-  EXPECT_TRUE(parse({"--weights=m", "--tokens=1", "--int8"}).int8);
-  EXPECT_FALSE(parse({"--weights=m", "--tokens=1"}).int8) << "BF16 weights are the default";
-  EXPECT_TRUE(parse({"--weights=m", "--tokens=1", "--int8", "--kernels=library", "--use=gemv:solution"}).int8);
+  EXPECT_TRUE(parse({"--weights=m", "--tokens=1", "--int8"}).int8());
+  EXPECT_EQ(parse({"--weights=m", "--tokens=1"}).weight_format, WeightFormat::Native) << "the model's own weights";
+  EXPECT_EQ(Options{}.weight_format, WeightFormat::Native);
+  EXPECT_TRUE(parse({"--weights=m", "--tokens=1", "--int8", "--kernels=library", "--use=gemv:solution"}).int8());
   const std::string f32 = refusal({"--weights=m", "--tokens=1", "--int8", "--dtype=f32"});
   EXPECT_NE(f32.find("--int8 with --dtype=f32"), std::string::npos) << f32;
   EXPECT_NE(f32.find("--dtype=bf16"), std::string::npos) << "the message says what to do: " << f32;
@@ -123,17 +124,16 @@ TEST(ToolArgs, Int8) {
 }
 
 TEST(ToolArgs, DecodeStep) {
-  EXPECT_FALSE(parse({"--weights=m", "--tokens=1"}).fused_decode) << "the op-by-op step is the default";
-  EXPECT_FALSE(Options{}.fused_decode) << "the op-by-op step is the default";
-  EXPECT_TRUE(parse({"--weights=m", "--tokens=1", "--decode=fused"}).fused_decode);
-  EXPECT_FALSE(parse({"--weights=m", "--tokens=1", "--decode=ops"}).fused_decode);
-  EXPECT_TRUE(parse({"--weights=m", "--tokens=1", "--decode=fused", "--dtype=f32", "--kernels=library"}).fused_decode);
+  EXPECT_EQ(parse({"--weights=m", "--tokens=1"}).decode, DecodePath::Ops) << "the op-by-op step is the default";
+  EXPECT_EQ(Options{}.decode, DecodePath::Ops) << "the op-by-op step is the default";
+  EXPECT_EQ(parse({"--weights=m", "--tokens=1", "--decode=fused"}).decode, DecodePath::Fused);
+  EXPECT_EQ(parse({"--weights=m", "--tokens=1", "--decode=ops"}).decode, DecodePath::Ops);
+  EXPECT_EQ(parse({"--weights=m", "--tokens=1", "--decode=fused", "--dtype=f32", "--kernels=library"}).decode,
+            DecodePath::Fused);
   EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--decode=fast"}).find("--decode=fast"), std::string::npos);
   const ToolArgs int8 = parse({"--weights=m", "--tokens=1", "--decode=fused", "--int8"});
-  EXPECT_TRUE(int8.fused_decode && int8.int8) << "the fused step runs on INT8 weights too";
-  const ToolArgs pers = parse({"--weights=m", "--tokens=1", "--decode=persistent"});
-  EXPECT_TRUE(pers.fused_decode && pers.persistent_decode) << "the persistent step is a form of the fused one";
-  EXPECT_FALSE(parse({"--weights=m", "--tokens=1", "--decode=fused"}).persistent_decode);
+  EXPECT_TRUE(int8.decode == DecodePath::Fused && int8.int8()) << "the fused step runs on INT8 weights too";
+  EXPECT_EQ(parse({"--weights=m", "--tokens=1", "--decode=persistent"}).decode, DecodePath::Persistent);
   for (const char* other : {"--int8", "--dtype=f32"}) {
     const std::string r = refusal({"--weights=m", "--tokens=1", "--decode=persistent", other});
     EXPECT_NE(r.find("--decode=persistent"), std::string::npos) << other << ": " << r;
@@ -141,6 +141,72 @@ TEST(ToolArgs, DecodeStep) {
   }
   const std::string overlap = refusal({"--weights=m", "--prompt-len=8", "--new=4", "--decode=persistent", "--overlap"});
   EXPECT_NE(overlap.find("--overlap with --decode=persistent"), std::string::npos) << overlap;
+  // The model's rules, refused by the parser before any GPU work (the model would at load).
+  const std::string student = refusal({"--weights=m", "--tokens=1", "--dtype=f32", "--kernels=student"});
+  EXPECT_NE(student.find("--use=gemm:student"), std::string::npos) << student;
+  for (DecodePath p : {DecodePath::Ops, DecodePath::Fused, DecodePath::Persistent}) {
+    const std::string flag = std::string("--decode=") + decode_path_name(p);
+    EXPECT_EQ(parse({"--weights=m", "--tokens=1", flag}).decode, p) << flag << ": the name is the flag's spelling";
+  }
+}
+
+// The tool's options are the ones the model gets: tool_options makes them from the parsed line.
+TEST(ToolArgs, OptionsOfAComposition) {
+  const ToolArgs a = parse({"--weights=m", "--prompt-len=8", "--int8", "--decode=fused", "--no-graph",
+                            "--kernels=library,solution", "--use=gemv:solution", "--upload=plain"});
+  const Options o = tool_options(a, "library");
+  EXPECT_EQ(o.weight_format, WeightFormat::Int8);
+  EXPECT_EQ(o.decode, DecodePath::Fused);
+  EXPECT_FALSE(o.graph);
+  EXPECT_EQ(o.upload, UploadMode::Plain);
+  EXPECT_EQ(o.kernels.gemm, Who::Library);
+  EXPECT_EQ(o.kernels.gemv, Who::Solution);
+  EXPECT_EQ(tool_options(parse({"--weights=m", "--tokens=1", "--batch=4,16,2"}), "solution").batch, 16);
+}
+
+// The rules between Options' fields, checked without weights or a GPU (validate, options.cu):
+// the model's constructor and the tool refuse the same combinations.
+std::string validation(const Options& o) {
+  try {
+    validate(o);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(Options, ValidateRefusesImpossibleCombinations) {
+  EXPECT_EQ(validation(Options{}), "accepted");
+  Options o;
+  o.decode = DecodePath::Persistent;
+  EXPECT_EQ(validation(o), "accepted") << "the persistent step on BF16 weights";
+  o.dtype = wb::DType::F32;
+  const std::string pf32 = validation(o);
+  EXPECT_NE(pf32.find("--decode=persistent runs on BF16"), std::string::npos) << pf32;
+  EXPECT_NE(pf32.find("--decode=fused"), std::string::npos) << "names what to run instead: " << pf32;
+  o.decode = DecodePath::Fused;
+  EXPECT_EQ(validation(o), "accepted") << "the fused step runs in FP32 too";
+  o.weight_format = WeightFormat::Int8;
+  EXPECT_NE(validation(o).find("--int8 with --dtype=f32"), std::string::npos) << "INT8 weights need BF16";
+  o.dtype = wb::DType::BF16;
+  EXPECT_EQ(validation(o), "accepted") << "the fused step on INT8 weights";
+  o.decode = DecodePath::Persistent;
+  EXPECT_NE(validation(o).find("--int8"), std::string::npos) << "the persistent step has no INT8 form";
+  o.decode = DecodePath::Ops;
+  o.kernels = Kernels::all(Who::Library);
+  const std::string gemv = validation(o);
+  EXPECT_NE(gemv.find("gemv:library"), std::string::npos) << gemv;
+  EXPECT_NE(gemv.find("--use=gemv:solution"), std::string::npos) << gemv;
+  Options student;
+  student.dtype = wb::DType::F32;
+  student.kernels = Kernels::parse("solution", "gemm:student");
+  EXPECT_NE(validation(student).find("--use=gemm:student"), std::string::npos) << "the learner's matmuls are BF16";
+  Options negative;
+  negative.batch = -1;
+  EXPECT_NE(validation(negative).find("Options::batch >= 1"), std::string::npos);
+  Options f16;
+  f16.dtype = wb::DType::F16;
+  EXPECT_NE(validation(f16).find("f32 or bf16"), std::string::npos);
 }
 
 TEST(ToolArgs, Overlap) {

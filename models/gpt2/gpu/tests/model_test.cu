@@ -197,7 +197,7 @@ INSTANTIATE_TEST_SUITE_P(Gpt2, Composition,
                                            Case{"L=3,C=192,H=3,V=517,P=96", wb::DType::BF16, Who::Library, 41}),
                          case_name);
 
-// --- INT8 weights (Options::int8_weights) --------------------------------------------------
+// --- INT8 weights (WeightFormat::Int8) -----------------------------------------------------
 // The decode GEMVs read INT8 copies of the block matrices (one FP32 scale per row); prefill
 // and the LM head stay BF16. Compared with the BF16 model on the same weights, step by step on
 // the same tokens. The tolerance, on every logit of every decode step:
@@ -248,7 +248,7 @@ TEST_P(Int8Weights, DecodeLogitsCloseToBf16) {
   Options o;
   o.dtype = wb::DType::BF16;
   Model bf16_model = Model::from_weights(w, o);
-  o.int8_weights = true;
+  o.weight_format = WeightFormat::Int8;
   Model int8_model = Model::from_weights(w, o);
   EXPECT_GT(int8_model.int8_weight_bytes(), 0.0);
   EXPECT_LT(int8_model.decode_weight_bytes(), bf16_model.decode_weight_bytes());
@@ -289,7 +289,7 @@ TEST_P(Int8Weights, CheckCoversTheInt8Gemvs) {
   const Weights w = load_weights(model_file(GetParam()), {.dtype = wb::DType::BF16});
   Options o;
   o.dtype = wb::DType::BF16;
-  o.int8_weights = true;
+  o.weight_format = WeightFormat::Int8;
   Model model = Model::from_weights(w, o);
   const CheckReport r = model.check_ops(prompt_of(11, w.config.vocab, 3));
   int int8_lines = 0;
@@ -320,19 +320,19 @@ std::string load_refusal(const Weights& w, const Options& o) {
 TEST(Int8WeightsOptions, RefusedWithF32OrAnotherGemv) {
   SKIP_WITHOUT_GPU();
   Options o;
-  o.int8_weights = true;
+  o.weight_format = WeightFormat::Int8;
   o.dtype = wb::DType::F32;
   const Weights w32 = load_weights(model_file("tiny"), {.dtype = wb::DType::F32});
   const std::string f32 = load_refusal(w32, o);
-  EXPECT_NE(f32.find("bf16"), std::string::npos) << "int8_weights with FP32: " << f32;
+  EXPECT_NE(f32.find("bf16"), std::string::npos) << "INT8 weights with FP32: " << f32;
   const Weights w16 = load_weights(model_file("tiny"), {.dtype = wb::DType::BF16});
   o.dtype = wb::DType::BF16;
   o.kernels = Kernels::all(Who::Library);
   const std::string library = load_refusal(w16, o);
-  EXPECT_NE(library.find("--use=gemv:solution"), std::string::npos) << "int8_weights, library gemv: " << library;
+  EXPECT_NE(library.find("--use=gemv:solution"), std::string::npos) << "INT8 weights, library gemv: " << library;
 }
 
-// --- the fused decode step (Options::fused_decode) -----------------------------------------
+// --- the fused decode step (DecodePath::Fused) ---------------------------------------------
 // Decode steps through the fused step (solutions/ch09_gpt2/decode/v6_fused_decode.cu; chapter 8's
 // split-KV attention in BF16) against the op-by-op step, on the same model and tokens:
 //   * every step's logits within the bound of each other and of the float64 CPU decoder;
@@ -345,7 +345,7 @@ TEST(Int8WeightsOptions, RefusedWithF32OrAnotherGemv) {
 //   * the fused step's graph replays its eager step bit for bit, --check's comparison passes,
 //     and it launches 3 + 6 L kernels per token in BF16 (3 + 5 L in FP32), fewer than the
 //     op-by-op step.
-// The BF16 cases run again with INT8 weights (Options::int8_weights) in both models: the fused
+// The BF16 cases run again with INT8 weights (WeightFormat::Int8) in both models: the fused
 // step's INT8 kernels (v6's W8A16 forms) against the op-by-op step's (v5_gemv_w8a16), within
 // the same bound; against the float64 decoder, which runs on the BF16 weights, the bound of
 // INT8 decode in gpt2 --check (1e-1: the weights' quantization error, model_test's Int8Weights).
@@ -355,7 +355,7 @@ struct ModelCase {
   std::string config;
   wb::DType dtype;
   bool int8 = false;
-  bool persistent = false;  // Options::persistent_decode: the layers in one persistent kernel
+  bool persistent = false;  // DecodePath::Persistent: the layers in one persistent kernel
 };
 
 std::vector<ModelCase> model_cases_list() {
@@ -395,10 +395,9 @@ TEST_P(FusedDecode, SameTokensAsTheOpByOpStep) {
   const Weights w = load_weights(model_file(c.config), {.dtype = c.dtype});
   Options o;
   o.dtype = c.dtype;
-  o.int8_weights = c.int8;
+  o.weight_format = c.int8 ? WeightFormat::Int8 : WeightFormat::Native;
   Model ops = Model::from_weights(w, o);
-  o.fused_decode = true;
-  o.persistent_decode = c.persistent;
+  o.decode = c.persistent ? DecodePath::Persistent : DecodePath::Fused;
   Model fused = Model::from_weights(w, o);
   const double cpu_bound = c.int8 ? 1e-1 : bound(c.dtype);  // the float64 decoder reads the BF16 weights
   cpu::Model cm(w);
@@ -442,9 +441,8 @@ TEST_P(FusedDecode, GraphCheckAndKernelCount) {
   const Weights w = load_weights(model_file(c.config), {.dtype = c.dtype});
   Options o;
   o.dtype = c.dtype;
-  o.int8_weights = c.int8;
-  o.fused_decode = true;
-  o.persistent_decode = c.persistent;
+  o.weight_format = c.int8 ? WeightFormat::Int8 : WeightFormat::Native;
+  o.decode = c.persistent ? DecodePath::Persistent : DecodePath::Fused;
   Model fused = Model::from_weights(w, o);
   const auto prompt = prompt_of(11, w.config.vocab, 5);
   fused.prefill(prompt);
@@ -459,8 +457,7 @@ TEST_P(FusedDecode, GraphCheckAndKernelCount) {
   EXPECT_GT(f.rel_l2, 0.0) << "bit-identical: the comparison is not looking at two different steps";
   EXPECT_TRUE(f.tokens_consistent()) << f.fused_token << " vs " << f.ops_token;
 
-  o.fused_decode = false;
-  o.persistent_decode = false;
+  o.decode = DecodePath::Ops;
   Model ops = Model::from_weights(w, o);
   ops.prefill(prompt);
   ops.decode(prompt.back());

@@ -40,6 +40,9 @@ expect 2 "--batch with --int8" -- "$tool" --weights="$tiny" --tokens=1 --batch=4
 expect 2 "--overlap with --decode=persistent.*--decode=fused" -- "$tool" --weights="$tiny" --prompt-len=4 --overlap --decode=persistent
 expect 2 "--overlap with --new=1.*--new=2 or more" -- "$tool" --weights="$tiny" --prompt-len=4 --new=1 --overlap
 expect 2 "--decode=persistent runs on BF16 weights without --int8" -- "$tool" --weights="$tiny" --tokens=1 --decode=persistent --int8
+expect 2 "--decode=persistent runs on BF16 weights without --int8" -- \
+  "$tool" --weights="$tiny" --tokens=1 --decode=persistent --dtype=f32
+expect 2 "--use=gemm:student.*--dtype=bf16" -- "$tool" --weights="$tiny" --tokens=1 --dtype=f32 --kernels=student
 
 # Numbers, unknown options, missing values.
 expect 2 "^gpt2: --new: 'ten' is not a whole number" -- "$tool" --weights="$tiny" --tokens=1 --new=ten

@@ -2,7 +2,7 @@
 //
 //   gpt2 --weights=FILE (--tokens=ID,ID,... | --prompt-len=N) [--new=128] [--dtype=bf16|f32]
 //        [--kernels=library|solution|student[,...]] [--use=op:who,...] [--no-graph] [--check]
-//        [--json=FILE] [--device=0] [--seed=1] [--upload=staged|plain] [--int8] [--decode=ops|fused]
+//        [--json=FILE] [--device=0] [--seed=1] [--upload=staged|plain] [--int8] [--decode=ops|fused|persistent]
 //        [--batch=1,4,16,64]
 //
 // For each composition in --kernels: the generated ids as they come, then TTFT (the
@@ -164,13 +164,13 @@ std::vector<int32_t> batch_prompt(const std::vector<int32_t>& prompt, int b, int
 bool run_checks(Model& model, const gpt2::Weights& w, const std::vector<int32_t>& prompt, int steps) {
   bool ok = true;
   const double bound = logits_bound(model.options().dtype);
-  const double decode_bound = model.options().int8_weights ? kInt8DecodeBound : bound;
+  const bool int8 = model.options().weight_format == gpt2::WeightFormat::Int8;
+  const double decode_bound = int8 ? kInt8DecodeBound : bound;
   // 1. every op of a prefill against float64 on its own inputs
   const std::vector<int32_t> head(prompt.begin(), prompt.begin() + std::min<size_t>(prompt.size(), 64));
   const gpt2::CheckReport r = model.check_ops(head);
   std::printf("check: %d ops of a %zu-token prefill%s against float64 on their own inputs: %s\n", r.ops_checked,
-              head.size(), model.options().int8_weights ? " and a decode step (INT8 GEMVs)" : "",
-              r.ok ? "all within tolerance" : "FAILED");
+              head.size(), int8 ? " and a decode step (INT8 GEMVs)" : "", r.ok ? "all within tolerance" : "FAILED");
   if (!r.ok) {
     std::printf("check: first divergence: %s\n", r.first_failure.c_str());
     ok = false;
@@ -208,8 +208,7 @@ bool run_checks(Model& model, const gpt2::Weights& w, const std::vector<int32_t>
       worst = std::max(worst, rel_l2(decoded[i], model.forward(seq)));
     }
     std::printf("check: %d decode steps vs full recompute: worst relative L2 %.3g (bound %.0e%s) %s\n", steps, worst,
-                decode_bound, model.options().int8_weights ? ": INT8 decode vs BF16 prefill" : "",
-                worst <= decode_bound ? "ok" : "FAILED");
+                decode_bound, int8 ? ": INT8 decode vs BF16 prefill" : "", worst <= decode_bound ? "ok" : "FAILED");
     ok = ok && worst <= decode_bound;
   }
   // 4. graph replay vs eager
@@ -329,15 +328,7 @@ double median(std::vector<double> v) {
 
 Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& kernels,
             const std::vector<int32_t>& prompt, const wb::DeviceInfo& dev, bool& checks_ok) {
-  gpt2::Options o;
-  o.dtype = a.dtype;
-  o.kernels = gpt2::Kernels::parse(kernels, a.use);
-  o.graph = a.graph;
-  o.upload = a.upload;
-  o.int8_weights = a.int8;
-  o.fused_decode = a.fused_decode;
-  o.persistent_decode = a.persistent_decode;
-  if (!a.batch.empty()) o.batch = *std::max_element(a.batch.begin(), a.batch.end());
+  gpt2::Options o = gpt2::tool_options(a, kernels);  // the options parse_tool_args validated
   int last_percent = -1;
   o.upload_progress = [&](size_t done, size_t total) {
     const int percent = total > 0 ? static_cast<int>(100.0 * double(done) / double(total)) : 100;
@@ -356,7 +347,7 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
   std::printf("weights uploaded: %.2f GB in %.1f ms, %.1f GB/s (%s)\n", up.bytes / 1e9, up.ms, up.gbps(),
               a.upload == gpt2::UploadMode::Staged ? "--upload=staged: pinned buffers, a copy stream"
                                                    : "--upload=plain: cudaMemcpy from pageable memory");
-  if (a.int8) {
+  if (a.int8()) {
     std::printf(
         "int8 weights: %.1f MB (int8 + FP32 row scales) for the decode GEMVs, kept beside the %.1f MB of BF16 "
         "weights that prefill and the LM head use: %.1f MB of weights on the GPU\n",
@@ -364,15 +355,15 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
         (model.int8_weight_bytes() + model.weight_bytes()) / 1e6);
   }
 
-  if (a.persistent_decode) {
+  if (a.decode == gpt2::DecodePath::Persistent) {
     std::printf(
         "decode step: persistent (--decode=persistent): the layers in one persistent kernel (the solution's "
         "v9), the fused step's embedding and LM head around it\n");
-  } else if (a.fused_decode) {
+  } else if (a.decode == gpt2::DecodePath::Fused) {
     std::printf(
         "decode step: fused (--decode=fused): the solution's v6 kernels%s and chapter 8's split-KV "
         "attention; prefill as --kernels picks\n",
-        a.int8 ? " on the INT8 weights (the LM head BF16)" : "");
+        a.int8() ? " on the INT8 weights (the LM head BF16)" : "");
   }
   if (a.check && !run_checks(model, w, prompt, 64)) checks_ok = false;
 
@@ -588,7 +579,7 @@ int main(int argc, char** argv) {
     std::printf("GPU: %s (sm_%d%d); model: %s, %s; prompt %zu tokens, %d new\n", dev.name.c_str(), dev.major, dev.minor,
                 w.config.describe().c_str(),
                 a.dtype == wb::DType::F32 ? "f32"
-                : a.int8                  ? "bf16, int8 decode weights (--int8)"
+                : a.int8()                ? "bf16, int8 decode weights (--int8)"
                                           : "bf16",
                 prompt.size(), a.new_tokens);
     bool checks_ok = true;
@@ -601,7 +592,7 @@ int main(int argc, char** argv) {
       doc["runs"] = Json::array();
       for (const auto& r : runs) {
         Json j = {{"kernels", r.kernels}, {"ttft_ms", r.ttft_ms}, {"decode_tok_s", r.decode_tok_s}};
-        if (a.int8) j["int8"] = true;
+        if (a.int8()) j["int8"] = true;
         if (r.overlap) {
           j["overlap"] = {{"alone_ms", r.overlap->alone_ms},
                           {"together_ms", r.overlap->together_ms},

@@ -1,0 +1,66 @@
+// The rules between Options' fields (model.h): one place, so that the model's constructor and
+// gpt2's argument parser refuse the same combinations with the same words, the parser before
+// any GPU work. The rules that need the weights (their dtype, a head size a kernel takes) stay
+// with the model, which has them.
+#include <stdexcept>
+#include <string>
+
+#include "model.h"
+
+namespace gpt2 {
+
+const char* decode_path_name(DecodePath p) {
+  switch (p) {
+    case DecodePath::Ops:
+      return "ops";
+    case DecodePath::Fused:
+      return "fused";
+    case DecodePath::Persistent:
+      return "persistent";
+  }
+  return "?";
+}
+
+void validate(const Options& o, std::string_view composition) {
+  if (o.dtype != wb::DType::F32 && o.dtype != wb::DType::BF16) {
+    throw std::invalid_argument("dtype: the model runs in f32 or bf16");
+  }
+  const Kernels& k = o.kernels;
+  if (o.dtype == wb::DType::F32) {
+    for (auto [who, name] : {std::pair{k.gemm, "gemm"}, {k.gemv, "gemv"}, {k.lm_head, "lm_head"}}) {
+      if (who == Who::Student) {
+        throw std::invalid_argument(std::string("--use=") + name +
+                                    ":student: the learner's matmuls (exercises 1 and 2) are BF16; run --dtype=bf16, "
+                                    "or pick --use=" +
+                                    name + ":solution for the FP32 model");
+      }
+    }
+  }
+  const bool int8 = o.weight_format == WeightFormat::Int8;
+  if (int8 && o.dtype != wb::DType::BF16) {
+    throw std::invalid_argument(
+        "--int8 with --dtype=f32 (WeightFormat::Int8 on an FP32 model): INT8 weights run with BF16 activations "
+        "(W8A16); use --dtype=bf16 (the default) with --int8, or leave --int8 out for the FP32 model");
+  }
+  if (int8 && k.gemv != Who::Solution) {
+    const std::string who = who_name(k.gemv);
+    const std::string named = composition.empty() ? "gemv:" + who : std::string(composition);
+    throw std::invalid_argument("--int8 with " + named +
+                                ": the GEMV on INT8 weights is the solution's "
+                                "(solutions/ch09_gpt2/gemv/v5_gemv_w8a16.cu), but " +
+                                (composition.empty() ? "gemv" : "that composition's gemv") + " is the " + who +
+                                "'s; add --use=gemv:solution (or run that composition without --int8)");
+  }
+  if (o.decode == DecodePath::Persistent && (o.dtype != wb::DType::BF16 || int8)) {
+    throw std::invalid_argument(std::string("--decode=persistent runs on BF16 weights without --int8 (use "
+                                            "--decode=fused for those): the persistent step is a form of the fused "
+                                            "one on BF16 weights, and this model has ") +
+                                (int8 ? "INT8 weights (--int8)" : "FP32 weights (--dtype=f32)"));
+  }
+  if (o.batch < 0) {
+    throw std::invalid_argument("batch = " + std::to_string(o.batch) +
+                                ": give the most sequences to decode together (Options::batch >= 1), or 0 for none");
+  }
+}
+
+}  // namespace gpt2
