@@ -44,7 +44,7 @@ endforeach()
 # --- host: the scripts on fixtures (no GPU needed) ---------------------------------------
 set(_wb_check ${PROJECT_SOURCE_DIR}/tests/tools/check.sh)
 foreach(_wb_case IN ITEMS plot_roofline plot_progress plot_bad_input ncu_table sanitizer_summary
-                          resource_summary bad_chapter new_chapter_bad_input)
+                          resource_summary bad_chapter new_chapter_bad_input gpu_suite_bad_input)
   add_test(NAME tools.${_wb_case} COMMAND bash ${_wb_check} ${_wb_case} ${CMAKE_CURRENT_BINARY_DIR}/tools-tests)
   set_tests_properties(tools.${_wb_case} PROPERTIES LABELS host SKIP_RETURN_CODE ${_wb_skip} TIMEOUT 120)
 endforeach()

@@ -13,7 +13,15 @@
 #   7. with the step `leaderboard`: the leaderboard's own classes through scripts/leaderboard.sh,
 #      the hostile one, then the fixture one, each compared with its tests/leaderboard/*-expected.json
 #      (in a sandbox: bwrap on PATH, or the one scripts/fetch-bwrap.sh put in .bwrap/)
-#   8. print a summary table last
+#   8. with the steps `programs`, `large` and `learner` (not in the default run):
+#      programs: each chapter's solution program whole, one process per chapter (all its cases in
+#        one CUDA context: minutes where ctest's process per case takes an hour; a fault ends the
+#        process, so it is a quick check, and the broken kernels stay with the tests step);
+#      large: each chapter's large cases only (--large-cases), four chapters at a time;
+#      learner: a scratch copy of the tree with correct kernels in the exercise files (the
+#        leaderboard's fast class), built and run as a learner runs it, timed per chapter
+#        (scripts/gpu-learner-times.sh): the learner-run time of every chapter
+#   9. print a summary table last
 # Logs and JSON go to the output folder.
 #
 # usage: scripts/gpu-suite.sh [--out DIR] [--chapters "ch01 ch02"] [--full] [--repeat] [--skip-build]
@@ -28,7 +36,8 @@
 #                                                               a whole fixture run is ~45 min of one GPU, so a
 #                                                               run can be split over machines)
 #                             [--steps "build query bench gpt2 tests"]  (these steps, in this order; the steps:
-#                                                               build query tests stubs tune peers bench gpt2 leaderboard)
+#                                                               build query tests stubs tune peers bench gpt2 leaderboard
+#                                                               programs large learner)
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -85,8 +94,9 @@ done
 
 for step in $steps; do
   case "$step" in
-    build|query|tests|stubs|tune|peers|bench|gpt2|leaderboard) ;;
-    *) echo "gpu-suite: unknown step '$step' in --steps (the steps: build query tests stubs tune peers bench gpt2 leaderboard)" >&2; exit 2 ;;
+    build|query|tests|stubs|tune|peers|bench|gpt2|leaderboard|programs|large|learner) ;;
+    *) echo "gpu-suite: unknown step '$step' in --steps (the steps: build query tests stubs tune peers bench gpt2" \
+         "leaderboard programs large learner)" >&2; exit 2 ;;
   esac
 done
 for class in $lb_classes; do
@@ -297,6 +307,64 @@ step_leaderboard() {
     rc=$?
     note "leaderboard $class: exit $rc in $(( $(date +%s) - start )) s ($(tail -n 1 "$out/leaderboard-$class.log"))"
   done
+}
+
+# --- each chapter's solution program in one process: the quick check of every solution case ----
+step_programs() {
+  local ch pids=""
+  for ch in ${test_chapters:-$chapters}; do
+    [ -x "$bin/bin/${ch}_solution_tests" ] || { note "programs $ch: no ${ch}_solution_tests built"; continue; }
+    ( timeout "$test_timeout" "$bin/bin/${ch}_solution_tests" > "$out/$ch-program.log" 2>&1
+      echo "exit $?" >> "$out/$ch-program.log" ) &
+    pids="$pids $!"
+  done
+  wait $pids
+  for ch in ${test_chapters:-$chapters}; do
+    [ -f "$out/$ch-program.log" ] || continue
+    note "programs $ch: $(tail -n 1 "$out/$ch-program.log"), $(grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]+ test' \
+      "$out/$ch-program.log" | tr '\n' ' ')"
+    grep -E '^\[  FAILED  \] [^0-9]' "$out/$ch-program.log" | head -12 | tee -a "$summary"
+  done
+}
+
+# --- the large cases alone, four chapters at a time (each holds up to ~30 GB of host memory; the
+# slots that bound them machine-wide live in TMPDIR, so each chapter gets its own set here) ------
+step_large() {
+  local ch
+  for ch in ${test_chapters:-$chapters}; do echo "$ch"; done |
+    OUTDIR="$out" BIN="$bin" LIMIT="$test_timeout" xargs -P 4 -I{} bash -c \
+      'export TMPDIR=$(mktemp -d); [ -x "$BIN/bin/{}_solution_tests" ] || exit 0
+       timeout "$LIMIT" "$BIN/bin/{}_solution_tests" --large-cases > "$OUTDIR/{}-large.log" 2>&1
+       echo "exit $?" >> "$OUTDIR/{}-large.log"; rm -rf "$TMPDIR"'
+  for ch in ${test_chapters:-$chapters}; do
+    [ -f "$out/$ch-large.log" ] || continue
+    note "large $ch: $(tail -n 1 "$out/$ch-large.log"), $(grep -c '^\[       OK' "$out/$ch-large.log") passed," \
+      "$(grep -c '^\[  FAILED  \] [^0-9]' "$out/$ch-large.log") failed"
+    grep -E '^\[  FAILED  \] [^0-9]' "$out/$ch-large.log" | head -8 | tee -a "$summary"
+  done
+}
+
+# --- the learner's run with correct kernels, timed per chapter, in a scratch copy of the tree ----
+step_learner() {
+  local scratch classes d ch
+  scratch=$(mktemp -d) || return
+  git ls-files -z | (cd "$here" && tar --null -T - -cf -) | tar -xf - -C "$scratch"
+  classes="$scratch/build/classes"
+  PYTHONPATH=tools/leaderboard python3 -m wb_leaderboard.classes fixture "$classes" > "$out/learner-classes.log" 2>&1 ||
+    { note "learner: the fixture class could not be made (learner-classes.log)"; return; }
+  for d in "$classes"/fast/ch*; do
+    ch=$(basename "$d")
+    cp "$d"/*.cu "$scratch"/chapters/"$ch"_*/
+  done
+  { cmake -S "$scratch" -B "$scratch/build/all" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=native \
+      "${chapter_def[@]}" -DWORKBOOK_BUILD_ON_TEST=OFF &&
+    cmake --build "$scratch/build/all" -j "$jobs" --target \
+      $(for ch in ${test_chapters:-$chapters}; do echo "${ch}_tests"; done) $([[ " ${test_chapters:-$chapters} " == *" ch09 "* ]] &&
+      echo ch09_model_tests); } > "$out/learner-build.log" 2>&1 ||
+    { note "learner: the scratch build failed (learner-build.log)"; rm -rf "$scratch"; return; }
+  scripts/gpu-learner-times.sh "$scratch/build/all" --chapters "${test_chapters:-$chapters}" --out "$out/learner" |
+    tee -a "$summary"
+  rm -rf "$scratch"
 }
 
 # --- the steps, in order -------------------------------------------------------------------

@@ -139,6 +139,17 @@ case "$case_name" in
     expect 77 "cannot profile: no NVIDIA GPU is visible" -- env NCU="$fake/ncu" WORKBOOK_GPU_FAKE=none \
       "$root/scripts/profile.sh" ch01 --skip-code 77
     ;;
+  gpu_suite_bad_input)
+    # Bad arguments are refused (exit 2) before the GPU is looked for; no GPU: exit 1, said so.
+    expect 2 "unknown step 'nope'.*programs large learner" -- "$root/scripts/gpu-suite.sh" --steps "build nope" --out "$work/o"
+    expect 2 "unknown class 'polite'" -- "$root/scripts/gpu-suite.sh" --leaderboard-classes polite --out "$work/o"
+    expect 2 "unknown argument '--frobnicate'" -- "$root/scripts/gpu-suite.sh" --frobnicate
+    expect 0 "programs: each chapter's solution program" -- "$root/scripts/gpu-suite.sh" --help
+    if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+      expect 1 "no NVIDIA GPU is visible" -- "$root/scripts/gpu-suite.sh" --steps "large learner" --out "$work/o"
+      [ ! -e "$work/o" ] || fail "a refused run left $work/o behind"
+    fi
+    ;;
   test_flags)
     # A chapter's test program refuses unknown flags and contradictory ones, exit status 2,
     # before it looks for a GPU; --large-cases keeps only the large cases.
