@@ -41,19 +41,6 @@ namespace gpt2 {
 
 using bf16 = __nv_bfloat16;
 
-namespace {
-
-template <class T>
-const T* in(const void* p) {
-  return static_cast<const T*>(p);
-}
-template <class T>
-T* out(void* p) {
-  return static_cast<T*>(p);
-}
-
-}  // namespace
-
 void FusedStep::run(cudaStream_t s) {
   // The step's kernels are launched as programmatic dependents of one another (Hopper and
   // later; harness/device/pdl.cuh): each starts while the one before it finishes.

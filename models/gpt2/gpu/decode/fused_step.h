@@ -6,6 +6,16 @@
 
 namespace gpt2 {
 
+// The model's buffers are untyped (their type is the model's dtype): the steps view them as T.
+template <class T>
+const T* in(const void* p) {
+  return static_cast<const T*>(p);
+}
+template <class T>
+T* out(void* p) {
+  return static_cast<T*>(p);
+}
+
 // The embedding, the L layers in five kernels each, and ln_f + the LM head + argmax in one.
 // No buffers of its own: it runs in the model's activations and the fused buffers every path
 // shares (Model::Impl::alloc_fused), so check_fused_decode can build one for a model that

@@ -17,19 +17,6 @@ namespace gpt2 {
 
 using bf16 = __nv_bfloat16;
 
-namespace {
-
-template <class T>
-const T* in(const void* p) {
-  return static_cast<const T*>(p);
-}
-template <class T>
-T* out(void* p) {
-  return static_cast<T*>(p);
-}
-
-}  // namespace
-
 PersistentStep::PersistentStep(Model::Impl& m) : FusedStep(m) {
   namespace sol = ch09::solution;
   const std::string why = sol::persistent_decode_unsupported(m.C, m.H, m.D);
