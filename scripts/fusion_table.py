@@ -97,14 +97,16 @@ def row_of(docs, op, impl, shape):
 def headline_shape(doc, op, saved):
     """The shape whose fusion keeps the most bytes out of DRAM (the op's largest where the row
     has no bytes rule, or no shape names its dimensions)."""
+    if saved is None:
+        return R.largest_shape(doc, op)
     shapes = list(dict.fromkeys(r["shape"] for r in R.rows(doc) if r.get("op") == op))
     sized = []
-    for s in shapes:
+    for i, s in enumerate(shapes):
         try:
-            sized.append((saved(dims(s)), -shapes.index(s), s))
-        except (KeyError, TypeError, ZeroDivisionError):
+            sized.append((saved(dims(s)), -i, s))
+        except KeyError:  # a shape that does not name the dimensions the rule needs
             pass
-    return max(sized)[2] if saved and sized else R.largest_shape(doc, op)
+    return max(sized)[2] if sized else R.largest_shape(doc, op)
 
 
 def table(docs):
