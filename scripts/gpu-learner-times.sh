@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Times the learner's run of each chapter on a GPU machine, as `ctest --preset chNN` runs it
-# (one test per exercise, four at a time), in a build folder that already holds the test
+# (one test per exercise, eight at a time), in a build folder that already holds the test
 # programs; prints one row per chapter: seconds, ctest's verdict, the summary's first line.
 #
 # usage: scripts/gpu-learner-times.sh BUILD_DIR [--chapters "ch01 ch02"] [--jobs N] [--out DIR]
@@ -9,7 +9,7 @@ set -uo pipefail
 wb_prog=gpu-learner-times.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
-build="" chapters="" jobs=4 out=""
+build="" chapters="" jobs=8 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;

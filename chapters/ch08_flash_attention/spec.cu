@@ -48,10 +48,10 @@
 //     cache (2 x 8 heads of 2,097,153 entries), the tokens of a ragged batch (4,097
 //     sequences of 4,096). 8.6 to 17.2 GB each; the yardstick is not run;
 //   * race shapes (OpSpec::race_shapes): thousands of query tiles (B H Sq / 64 >= 2,400) over
-//     two key tiles or more, 600 ragged sequences, and a cache long enough that every chunk of
-//     a split-KV decode holds many key tiles: every block of a grid that fits on the GPU at
-//     once loops, and a persistent kernel without its end-of-iteration barrier meets the race
-//     pass.
+//     a few keys, a few query tiles over four key tiles or more, 600 ragged sequences, and a
+//     cache long enough that every chunk of a split-KV decode holds many key tiles: every
+//     block of a grid that fits on the GPU at once loops, and a persistent kernel without its
+//     end-of-iteration barrier meets the race pass.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -281,9 +281,13 @@ std::vector<wb::InputSet> bf16_input_sets() {
   return sets;
 }
 
-// The race pass: 153,632 query rows (2,401 tiles of 64, 4,802 of 32) over 129 keys (three
-// tiles of 64 or more), D 32.
-std::vector<wb::Shape> attention_race_shapes() { return {attn(8, 4, 4801, 129, 32, 0)}; }
+// The race pass, two shapes, D 32: 153,632 query rows (2,401 tiles of 64, 4,802 of 32) over
+// 17 keys, so every block of a grid that fits on the GPU at once meets two query tiles or
+// more (a persistent kernel without its end-of-iteration barrier races); and 258 rows over
+// 385 keys (four tiles of 128, seven of 64), so a missing barrier between key tiles races.
+// Apart, they cost racecheck (which pays per shared-memory access: rows x keys) an eighth of
+// one shape with both.
+std::vector<wb::Shape> attention_race_shapes() { return {attn(8, 4, 4801, 17, 32, 0), attn(1, 2, 129, 385, 32, 0)}; }
 
 // --- the float64 reference ---------------------------------------------------------------------
 
@@ -603,7 +607,7 @@ wb::OpSpec<AttentionGqaBf16Fn> gqa_op() {
             return out;
           },
       .input_sets = edge_sets("k", {gqa(1, 8, 2, 129, 17, 64, 1), gqa(1, 8, 2, 129, 129, 128, 0)}),
-      .race_shapes = {gqa(8, 4, 2, 4801, 129, 32, 0)},
+      .race_shapes = {gqa(8, 4, 2, 4801, 17, 32, 0), gqa(1, 4, 2, 129, 385, 32, 0)},  // as attention_race_shapes
       .bench_shapes = {gqa(2, 32, 8, 4096, 4096, 128, 1)},
       .full_bench_shapes = {gqa(4, 32, 8, 4096, 4096, 128, 0), gqa(4, 32, 8, 4096, 4096, 128, 1),
                             gqa(4, 32, 1, 4096, 4096, 128, 1), gqa(4, 32, 32, 4096, 4096, 128, 1)},

@@ -13,8 +13,10 @@
 // pipeline's output is spot-checked before its time is printed.
 //
 // usage: build/ch11/bin/ch11_overlap [--n=268435456] [--steps=100] [--chain-n=4096]
-//                                    [--m=64] [--k=2097152] [--strict]
+//                                    [--m=64] [--k=2097152] [--strict] [--trace=FILE]
 //   --strict  exit 1 when a ratio of the solution misses its target
+//   --trace   after each form is timed, one more call of it recorded (kernels and copies per
+//             stream, CUPTI) into a Chrome trace: scripts/timeline.sh draws it
 // Exit 77 (skipped) without a GPU.
 #include <algorithm>
 #include <cmath>
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "ch11.cuh"
+#include "runtime/activity_trace.cuh"
 #include "runtime/buffers.cuh"
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
@@ -43,7 +46,19 @@ struct Options {
   int64_t n = int64_t{1} << 28;
   int steps = 100, chain_n = 4096, m = 64, k = 1 << 21;
   bool strict = false;
+  std::string trace;  // --trace: where the per-stream timeline of one call of each form goes
 };
+
+// With --trace, one more call of each form after its timing, recorded (runtime/activity_trace.cuh).
+wb::ActivityTrace g_trace;
+bool g_tracing = false;
+template <class Fn>
+void traced(const std::string& section, cudaStream_t s, Fn&& call) {
+  if (!g_tracing) return;
+  g_trace.begin_section(section, s);
+  call();
+  g_trace.end_section(s);
+}
 
 // The options, checked before the GPU is looked for (CLI11: runtime/options.h); a mistake
 // exits with status 2 and a message naming it.
@@ -65,6 +80,9 @@ Options parse(int argc, char** argv) {
   app.add_option("--k", k, "columns of each fork/join GEMV (default 2097152)")
       ->transform(wb::cli::whole_number(1, INT32_MAX));
   app.add_flag("--strict", o.strict, "exit 1 when a ratio of the solution misses its target");
+  app.add_option("--trace", o.trace,
+                 "write a Chrome trace (JSON) of one untimed call of each form: kernels and copies per stream "
+                 "(scripts/timeline.sh draws it)");
   try {
     if (!wb::cli::parse(app, argc, argv)) std::exit(0);
   } catch (const wb::UsageError& e) {
@@ -193,6 +211,7 @@ void pipeline_section(const Options& o, cudaStream_t s, Ratios& r) {
         continue;
       }
       std::printf("  %-22s %10.3f %9.2f    (ideal 1.00)\n", label.c_str(), t, slowest / t);
+      traced("pipeline: " + v->name, s, [&] { fn(hx, hy, dx.data(), dy.data(), n, a, b, s); });
       if (v->name == "v3_n_streams") r.efficiency = slowest / t;
     } catch (const wb::NotImplemented&) {
       std::printf("  %-22s  not written yet\n", label.c_str());
@@ -224,6 +243,8 @@ void graph_section(const Options& o, cudaStream_t s, Ratios& r) {
   CUDA_CHECK(cudaStreamEndCapture(capture, &graph));
   CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
   const double t_replay = time_ms(s, 5, 50, [&](int) { CUDA_CHECK(cudaGraphLaunch(exec, s)); });
+  traced("graph: launched one by one", s, [&] { eager_fn(x.data(), w.data(), y.data(), n, steps, 0.5f, s); });
+  traced("graph: one replay", s, [&] { CUDA_CHECK(cudaGraphLaunch(exec, s)); });
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   std::printf("  launched one by one (reference)   %9.1f us per chain\n", t_eager * 1e3);
@@ -276,6 +297,8 @@ void fork_join_section(const Options& o, cudaStream_t s, Ratios& r) {
       const double t =
           time_ms(s, 5, 3, [&](int) { fn(A1.data(), x1.data(), y1.data(), A2.data(), x2.data(), y2.data(), m, k, s); });
       if (v == serial) t_serial = t;
+      traced("fork/join: " + v->name, s,
+             [&] { fn(A1.data(), x1.data(), y1.data(), A2.data(), x2.data(), y2.data(), m, k, s); });
       std::printf("  %-34s %9.3f ms", label.c_str(), t);
       if (v != serial && t_serial > 0) std::printf("   %.2fx the serial form", t_serial / t);
       std::printf("\n");
@@ -297,6 +320,10 @@ int main(int argc, char** argv) {
   try {
     const wb::DeviceInfo dev = wb::query_device();
     std::printf("ch11_overlap on %s (compute capability %d.%d)\n\n", dev.name.c_str(), dev.major, dev.minor);
+    if (!o.trace.empty()) {
+      g_tracing = g_trace.start();
+      if (!g_tracing) std::printf("ch11_overlap: no trace: %s\n", g_trace.why().c_str());
+    }
     wb::Stream s;
     Ratios r;
     pipeline_section(o, s, r);
@@ -311,6 +338,10 @@ int main(int argc, char** argv) {
                 verdict(upd));
     std::printf("  fork_join_speedup            %6.2fx  target >= 1.5                %s   (v2_two_streams)\n", r.fork,
                 verdict(fj));
+    if (g_tracing) {
+      g_trace.write(o.trace);
+      std::printf("\ntrace of one call of each form: %s\n", o.trace.c_str());
+    }
     return o.strict && !(eff && rep && upd && fj) ? 1 : 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ch11_overlap: %s\n", e.what());

@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -166,45 +168,72 @@ std::optional<Outcome> stub_probe(const OpBase& op, const Variant& v) {
 }
 
 // Cases of 2^28 elements and more (a large case past 2^31 holds tens of GB of host and GPU
-// memory) run as many at a time on a machine as its memory allows: one per 48 GiB of host
-// memory, at least one and at most four, whatever number of test programs share it. Each takes
-// a free slot, a lock file of its own (kernel-workbook-large-case.lock.N in TMPDIR or /tmp),
-// and the others wait while their small cases go on. Smaller cases need no slot.
+// memory) run as many at a time on a machine as its memory allows, whatever number of test
+// programs share it. The machine's budget is three quarters of the smaller of its host and
+// GPU memory, in slots of 1 GiB; a case claims one slot per GiB of its tensors (held once on
+// the host and once on the GPU), half as much again for what its launcher allocates, and 8
+// at least (a case tagged large may keep its bulk in a launcher's scratch: exercise 1 of
+// chapter 8 holds 8.6 GB of scores that are no tensor of the op).
+// A slot is a lock file (kernel-workbook-large-case.lock.N in TMPDIR or /tmp). A case takes
+// all its slots or none: one case at a time gathers them (holding the queue's lock file, so
+// a large claim is not starved by small ones), and the others wait while their small cases go
+// on. Smaller cases need no slot.
 constexpr int64_t kHeavyElements = int64_t{1} << 28;
 
-int large_case_slots() {
+double host_gib() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-  const double gib = pages > 0 && page > 0 ? static_cast<double>(pages) * page / (1 << 30) : 0.0;
-  return std::clamp(static_cast<int>(gib / 48), 1, 4);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * page / (1 << 30) : 0.0;
+}
+
+int large_case_slots() {
+  size_t free = 0, total = 0;
+  const double gpu = cudaMemGetInfo(&free, &total) == cudaSuccess ? total / double(1 << 30) : host_gib();
+  return std::clamp(static_cast<int>(0.75 * std::min(host_gib(), gpu)), 1, 1024);
+}
+
+int slots_of(const OpBase& op, Shape s) {
+  if (op.common().derive) op.common().derive(s);
+  double bytes = 0;
+  for (const auto& t : op.common().tensors) {
+    if (t.present_in(s)) bytes += static_cast<double>(t.count(s)) * dtype_size(t.dtype);
+  }
+  return std::max(8, static_cast<int>(std::ceil(1.5 * bytes / (1 << 30))));
 }
 
 class LargeCaseLock {
  public:
-  LargeCaseLock() {
+  explicit LargeCaseLock(int want) {
     const char* dir = std::getenv("TMPDIR");
     const std::string base = std::string(dir && *dir ? dir : "/tmp") + "/kernel-workbook-large-case.lock.";
     const int slots = large_case_slots();
+    want = std::clamp(want, 1, slots);
+    const int queue = ::open((base + "queue").c_str(), O_RDWR | O_CREAT, 0666);
+    if (queue < 0) return;    // no lock file can be made here: run without one
+    ::flock(queue, LOCK_EX);  // waits for the case gathering its slots before this one
     for (;;) {
-      for (int i = 0; i < slots; ++i) {
+      for (int i = 0; i < slots && static_cast<int>(fds_.size()) < want; ++i) {
         const int fd = ::open((base + std::to_string(i)).c_str(), O_RDWR | O_CREAT, 0666);
-        if (fd < 0) return;  // no lock file can be made here: run without one
-        if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
-          fd_ = fd;
-          return;
-        }
-        ::close(fd);
+        if (fd < 0) break;
+        if (::flock(fd, LOCK_EX | LOCK_NB) == 0)
+          fds_.push_back(fd);
+        else
+          ::close(fd);
       }
-      ::usleep(200 * 1000);  // every slot taken: look again in a fifth of a second
+      if (static_cast<int>(fds_.size()) >= want) break;
+      for (int fd : fds_) ::close(fd);  // not enough free: give them back, look again in a fifth of a second
+      fds_.clear();
+      ::usleep(200 * 1000);
     }
+    ::close(queue);  // the next case may gather its own
   }
   ~LargeCaseLock() {
-    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+    for (int fd : fds_) ::close(fd);  // closing releases the locks
   }
   LargeCaseLock(const LargeCaseLock&) = delete;
   LargeCaseLock& operator=(const LargeCaseLock&) = delete;
 
  private:
-  int fd_ = -1;
+  std::vector<int> fds_;
 };
 
 // Runs one case: the checks of check/check.cu, or "compiled, not run" without a GPU.
@@ -223,7 +252,7 @@ Outcome run_case(const OpBase& op, const Variant& v, const CaseDef& d, Shape* ra
   *ran = s;
   if (gpu_missing_reason()) return dry_run_without_gpu(op, v, s);
   std::optional<LargeCaseLock> slot;
-  if (s.tag() == "large" || shape_size(op, s) >= kHeavyElements) slot.emplace();
+  if (s.tag() == "large" || shape_size(op, s) >= kHeavyElements) slot.emplace(slots_of(op, s));
   if (auto why = cannot_run_here(op, v, s)) return Outcome::fail(Code::Skipped, *why);
   CaseOptions opt;
   opt.seed = test_seed();
@@ -420,7 +449,18 @@ int run_exercise(const std::string& name, const std::string& chapter) {
     return 1;
   };
 
+  // WORKBOOK_CHECK_TIMES=1: the stages' seconds on stderr too (with check_case's phases).
+  const bool times = std::getenv("WORKBOOK_CHECK_TIMES") != nullptr;
+  auto stage_start = std::chrono::steady_clock::now();
+  const auto stage_time = [&](const char* stage) {
+    const auto now = std::chrono::steady_clock::now();
+    if (times)
+      std::fprintf(stderr, "[wb-times] exercise %s: %s=%.3f\n", name.c_str(), stage,
+                   std::chrono::duration<double>(now - stage_start).count());
+    stage_start = now;
+  };
   const Stage first = run_stage(small);
+  stage_time("small");
   if (first.failed) return say_failure(first, "on ");
   std::string passed = std::to_string(first.passed) + " cases";
   if (first.skipped) passed += ", " + std::to_string(first.skipped) + " skipped on this GPU";
@@ -454,6 +494,7 @@ int run_exercise(const std::string& name, const std::string& chapter) {
       std::string filter;
       for (const auto& r : race) filter += (filter.empty() ? "" : ":") + r;
       const auto [status, output] = run_under_racecheck(sanitizer, filter);
+      stage_time("race");
       if (status == kHazardExit) {
         std::string hazard;
         for (size_t at = 0; at < output.size();) {
@@ -488,6 +529,7 @@ int run_exercise(const std::string& name, const std::string& chapter) {
               large.size() == 1 ? "" : "s");
   std::fflush(stdout);
   const Stage big = run_stage(large);
+  stage_time("large");
   if (big.failed) return say_failure(big, "a large case: ");
   std::string big_text = std::to_string(big.passed) + " large";
   if (big.skipped) big_text += ", " + std::to_string(big.skipped) + " large skipped on this GPU";

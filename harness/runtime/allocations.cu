@@ -1,9 +1,8 @@
 #include "runtime/allocations.cuh"
 
-#include <cupti.h>  // with the calls' parameter structs (generated_cuda_meta.h, generated_cuda_runtime_api_meta.h)
-#include <dlfcn.h>
+#include "runtime/cupti_library.h"
 
-#include <array>
+#include <cupti.h>  // with the calls' parameter structs (generated_cuda_meta.h, generated_cuda_runtime_api_meta.h)
 #include <map>
 #include <mutex>
 
@@ -27,28 +26,10 @@ struct Cupti {
  private:
   static Cupti load() {
     Cupti c;
-    void* lib = nullptr;
-    std::string tried;
-    // The dynamic loader's search first, then the toolkit this was built with.
-    const std::array<std::string, 4> names = {"libcupti.so", std::string(WB_CUDA_LIBRARY_DIR) + "/libcupti.so",
-                                              std::string(WB_CUDA_ROOT) + "/extras/CUPTI/lib64/libcupti.so",
-                                              std::string(WB_CUDA_ROOT) + "/lib64/libcupti.so"};
-    for (const auto& name : names) {
-      lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (lib) break;
-      tried += (tried.empty() ? "" : ", ") + name;
-    }
-    if (!lib) {
-      c.problem = "CUPTI (libcupti.so, part of the CUDA toolkit) was not found (tried " + tried + ")";
-      return c;
-    }
-    c.subscribe = reinterpret_cast<decltype(c.subscribe)>(dlsym(lib, "cuptiSubscribe"));
-    c.unsubscribe = reinterpret_cast<decltype(c.unsubscribe)>(dlsym(lib, "cuptiUnsubscribe"));
-    c.enable = reinterpret_cast<decltype(c.enable)>(dlsym(lib, "cuptiEnableCallback"));
-    c.result_string = reinterpret_cast<decltype(c.result_string)>(dlsym(lib, "cuptiGetResultString"));
-    if (!c.subscribe || !c.unsubscribe || !c.enable || !c.result_string) {
-      c.problem = "libcupti.so lacks the callback API (cuptiSubscribe ...)";
-    }
+    c.subscribe = cupti_function<decltype(c.subscribe)>("cuptiSubscribe", &c.problem);
+    c.unsubscribe = cupti_function<decltype(c.unsubscribe)>("cuptiUnsubscribe", &c.problem);
+    c.enable = cupti_function<decltype(c.enable)>("cuptiEnableCallback", &c.problem);
+    c.result_string = cupti_function<decltype(c.result_string)>("cuptiGetResultString", &c.problem);
     return c;
   }
 };

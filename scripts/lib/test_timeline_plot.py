@@ -2,6 +2,7 @@
 
     cd scripts/lib && python3 -m unittest -v test_timeline_plot
 """
+import json
 import os
 import sqlite3
 import tempfile
@@ -86,6 +87,79 @@ class TimelineTest(unittest.TestCase):
             self.skipTest("matplotlib is missing")
         out = os.path.join(self.dir.name, "timeline.png")
         self.assertEqual(tp.main([self.export, "--out", out]), 0)
+        with open(out, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+
+def fake_trace(path):
+    """A Chrome trace as ActivityTrace writes it: a serial call (one stream) and a two-stream
+    pipeline, each in its section; one kernel outside every section."""
+    ev = []
+
+    def x(name, cat, pid, tid, ts_us, dur_us):
+        ev.append({"name": name, "cat": cat, "ph": "X", "pid": pid, "tid": tid, "ts": ts_us, "dur": dur_us})
+
+    x("pipeline: serial", "section", 1, 0, 1000.0, 30.0)
+    x("copy in (HtoD) 4096 B", "copy in (HtoD)", 0, 7, 1000.0, 10.0)
+    x("axpb_kernel", "kernel", 0, 7, 1010.0, 10.0)
+    x("copy out (DtoH) 4096 B", "copy out (DtoH)", 0, 7, 1020.0, 10.0)
+    x("pipeline: v3_n_streams", "section", 1, 0, 2000.0, 20.0)
+    for k, tid in enumerate((8, 9)):
+        x("copy in (HtoD) 2048 B", "copy in (HtoD)", 0, tid, 2000.0 + 5 * k, 5.0)
+        x("axpb_kernel", "kernel", 0, tid, 2005.0 + 5 * k, 5.0)
+        x("copy out (DtoH) 2048 B", "copy out (DtoH)", 0, tid, 2010.0 + 5 * k, 5.0)
+    x("untraced", "kernel", 0, 7, 5000.0, 1.0)
+    with open(path, "w") as f:
+        json.dump({"traceEvents": ev, "displayTimeUnit": "ns"}, f)
+
+
+class ChromeTraceTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.trace = os.path.join(self.dir.name, "trace.json")
+        fake_trace(self.trace)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_reads_work_and_sections_in_ns(self):
+        work, sections = tp.read_trace(self.trace)
+        self.assertEqual(len(work), 10)
+        self.assertEqual([s["name"] for s in sections], ["pipeline: serial", "pipeline: v3_n_streams"])
+        self.assertEqual(sections[0]["end"] - sections[0]["start"], 30_000)
+
+    def test_a_section_holds_its_own_work_from_its_start(self):
+        work, sections = tp.read_trace(self.trace)
+        serial = tp.in_section(work, sections[0])
+        self.assertEqual(len(serial), 3)
+        self.assertEqual(serial[0]["start"], 0)
+        self.assertAlmostEqual(tp.overlap(serial), 1.0)
+        piped = tp.in_section(work, sections[1])
+        self.assertEqual(len(piped), 6)
+        self.assertAlmostEqual(tp.overlap(piped), 30 / 20)
+
+    def test_sections_picked_by_name_or_prefix_and_absent_ones_refused(self):
+        _, sections = tp.read_trace(self.trace)
+        self.assertEqual(len(tp.pick_sections(sections, ["pipeline:"])), 2)
+        self.assertEqual(tp.pick_sections(sections, ["pipeline: serial"])[0]["name"], "pipeline: serial")
+        with self.assertRaises(tp.ExportError):
+            tp.pick_sections(sections, ["graph:"])
+        self.assertEqual(tp.main([self.trace, "--section", "graph:", "--out", os.path.join(self.dir.name, "x.png")]), 2)
+
+    def test_refuses_a_json_that_is_not_a_trace(self):
+        bad = os.path.join(self.dir.name, "bad.json")
+        with open(bad, "w") as f:
+            f.write('{"schema": 3}')
+        with self.assertRaises(tp.ExportError):
+            tp.read_trace(bad)
+
+    def test_draws_panels(self):
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            self.skipTest("matplotlib is missing")
+        out = os.path.join(self.dir.name, "panels.png")
+        self.assertEqual(tp.main([self.trace, "--out", out]), 0)
         with open(out, "rb") as f:
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
 

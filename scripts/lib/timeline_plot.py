@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
-"""Draws the per-stream timeline of a program from an Nsight Systems SQLite export.
+"""Draws the per-stream timeline of a program from an Nsight Systems SQLite export or a Chrome trace.
 
     python3 scripts/lib/timeline_plot.py run.sqlite --out timeline.png [--title T] [--last-ms MS]
+    python3 scripts/lib/timeline_plot.py trace.json --out timeline.png [--section NAME ...]
+
+The Chrome trace (JSON) is what a program writes with the harness's ActivityTrace (CUPTI's
+activity API: ch11_overlap --trace=FILE) where Nsight Systems is missing; its sections (named
+spans, one call of one form each) are drawn as panels one above the other on one time scale,
+each from its own start, so a serial form and its pipeline compare at a glance.
 
 One row per CUDA stream, one bar per copy or kernel: copies to the device, copies from it,
 kernels and memsets each in their own colour, so a pipeline's overlap (or its absence) is
@@ -12,6 +18,7 @@ this. Exit 2 for a file that is not an export, 77 when matplotlib is missing (th
 printed all the same).
 """
 import argparse
+import json
 import os
 import sqlite3
 import sys
@@ -37,10 +44,51 @@ def _tables(db):
     return {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
+def read_trace(path):
+    """The GPU work and the sections of a Chrome trace from ActivityTrace: (work, sections),
+    both lists of dicts with stream, kind, name, start and end (ns)."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+        events = doc["traceEvents"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ExportError("%s: not a Chrome trace with traceEvents (%s)" % (path, e))
+    work, sections = [], []
+    for e in events:
+        if not isinstance(e, dict) or e.get("ph") != "X":
+            continue
+        try:
+            start = int(round(float(e["ts"]) * 1000))
+            item = {
+                "stream": e.get("tid", 0),
+                "kind": e.get("cat", "kernel"),
+                "name": str(e.get("name", "")),
+                "start": start,
+                "end": start + int(round(float(e["dur"]) * 1000)),
+            }
+        except (KeyError, TypeError, ValueError) as err:
+            raise ExportError("%s: an event without a time (%s): %r" % (path, err, e))
+        (sections if item["kind"] == "section" else work).append(item)
+    work.sort(key=lambda w: (w["start"], w["stream"]))
+    sections.sort(key=lambda w: w["start"])
+    return work, sections
+
+
+def in_section(work, section):
+    """The work that starts inside a section, its times from the section's start."""
+    out = []
+    for w in work:
+        if section["start"] <= w["start"] < section["end"]:
+            out.append(dict(w, start=w["start"] - section["start"], end=w["end"] - section["start"]))
+    return out
+
+
 def read_export(path):
     """The GPU work of an export: a list of dicts with stream, kind, name, start and end (ns)."""
     if not os.path.exists(path):
         raise ExportError("%s: no such file" % path)
+    if path.endswith(".json"):
+        return read_trace(path)[0]
     try:
         db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
         tables = _tables(db)
@@ -154,13 +202,116 @@ def draw(work, out, title):
     plt.close(fig)
 
 
+def draw_sections(panels, out, title):
+    """One panel per (name, work) on one time scale, each from its section's start."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    rows = [list(per_stream(work).keys()) for _, work in panels]
+    heights = [max(1, len(r)) for r in rows]
+    fig, axes = plt.subplots(
+        len(panels),
+        1,
+        sharex=True,
+        figsize=(12, 1.2 + 0.45 * sum(heights) + 0.5 * len(panels)),
+        gridspec_kw={"height_ratios": heights},
+        squeeze=False,
+    )
+    kinds = set()
+    for ax, (name, work), streams in zip(axes[:, 0], panels, rows):
+        row = {s: i for i, s in enumerate(streams)}
+        for w in work:
+            kinds.add(w["kind"])
+            ax.barh(
+                row[w["stream"]],
+                (w["end"] - w["start"]) / 1e6,
+                left=w["start"] / 1e6,
+                height=0.7,
+                color=COLOURS.get(w["kind"], "#bcbd22"),
+                edgecolor="black",
+                linewidth=0.3,
+            )
+        span = max((w["end"] for w in work), default=0) / 1e6
+        ax.set_yticks(range(len(streams)))
+        ax.set_yticklabels(["stream %s" % s for s in streams], fontsize="small")
+        ax.invert_yaxis()
+        ax.set_title("%s: %.2f ms, overlap %.2f" % (name, span, overlap(work)), fontsize="medium", loc="left")
+    axes[-1, 0].set_xlabel("time from the call's start (ms)")
+    fig.suptitle(title)
+    fig.legend(
+        handles=[Patch(color=COLOURS.get(k, "#bcbd22"), label=k) for k in sorted(kinds)],
+        loc="upper right",
+        fontsize="small",
+    )
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+
+
+def pick_sections(sections, wanted):
+    """The sections named in `wanted` (a name, or a prefix such as "pipeline:"), in that order;
+    every section when `wanted` is empty. Raises ExportError naming one that is absent."""
+    if not wanted:
+        return sections
+    picked = []
+    for name in wanted:
+        found = [s for s in sections if s["name"] == name] or [s for s in sections if s["name"].startswith(name)]
+        if not found:
+            raise ExportError(
+                "no section '%s' in the trace (it has: %s)" % (name, ", ".join(s["name"] for s in sections) or "none")
+            )
+        picked += [s for s in found if s not in picked]
+    return picked
+
+
+def main_trace(a):
+    try:
+        work, sections = read_trace(a.export)
+        chosen = pick_sections(sections, a.section)
+    except ExportError as e:
+        print("timeline_plot: %s" % e, file=sys.stderr)
+        return 2
+    if not chosen:
+        print(
+            "timeline_plot: %s: no sections to draw (record with begin_section/end_section)" % a.export, file=sys.stderr
+        )
+        return 2
+    panels = [(s["name"], in_section(work, s)) for s in chosen]
+    for name, part in panels:
+        print("== %s" % name)
+        print(table(part) if part else "(no GPU work recorded)")
+    try:
+        draw_sections(panels, a.out, a.title or os.path.basename(a.export))
+    except ImportError:
+        print(
+            "timeline_plot: skipped the picture: matplotlib is missing (scripts/install-deps.sh installs "
+            "python3-matplotlib)",
+            file=sys.stderr,
+        )
+        return 77
+    print("timeline_plot: wrote %s" % a.out)
+    return 0
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("export", help="the SQLite file of `nsys export --type sqlite`")
+    p.add_argument("export", help="the SQLite file of `nsys export --type sqlite`, or a Chrome trace (.json)")
     p.add_argument("--out", default="timeline.png", help="the PNG to write (default: timeline.png)")
     p.add_argument("--title", default=None, help="the picture's title (default: the export's name)")
     p.add_argument("--last-ms", type=float, default=None, help="draw only the last MS milliseconds of the run")
+    p.add_argument(
+        "--section",
+        action="append",
+        default=[],
+        help="(Chrome trace) draw this section, or every section whose name starts so; repeat for more panels "
+        "(default: every section)",
+    )
     a = p.parse_args(argv)
+    if a.export.endswith(".json"):
+        return main_trace(a)
     try:
         work = last_window(read_export(a.export), a.last_ms)
     except ExportError as e:
