@@ -204,8 +204,8 @@ using Fp8QuantizeFn = void(int M, int K, const __nv_bfloat16* X, const float* sc
 
 constexpr int kFp8ScaleBlock = 128;  // elements of K (and rows of B) per block scale
 // Blocks of 128 along K, and the row length of the block-scaled op's scale_b.
-inline int fp8_k_blocks(int K) { return (K + kFp8ScaleBlock - 1) / kFp8ScaleBlock; }
-inline int fp8_scale_b_ld(int K) { return (fp8_k_blocks(K) + 3) / 4 * 4; }
+__host__ __device__ inline int fp8_k_blocks(int K) { return (K + kFp8ScaleBlock - 1) / kFp8ScaleBlock; }
+__host__ __device__ inline int fp8_scale_b_ld(int K) { return (fp8_k_blocks(K) + 3) / 4 * 4; }
 
 // The FP8 GEMMs' argument rule, one owner for every launcher (exercise, solutions, reference).
 inline void check_fp8_gemm_args(int M, int N, int K, const char* who) {
