@@ -210,9 +210,12 @@ __host__ __device__ inline int fp8_scale_b_ld(int K) { return (fp8_k_blocks(K) +
 // The FP8 GEMMs' argument rule, one owner for every launcher (exercise, solutions, reference).
 inline void check_fp8_gemm_args(int M, int N, int K, const char* who) {
   std::string why;
-  if (M < 0 || N < 0) why = "M and N must be >= 0";
-  else if (K < 16 || K % 16 != 0) why = "K must be a positive multiple of 16";
-  else if (N % 16 != 0) why = "N must be a multiple of 16";
+  if (M < 0 || N < 0)
+    why = "M and N must be >= 0";
+  else if (K < 16 || K % 16 != 0)
+    why = "K must be a positive multiple of 16";
+  else if (N % 16 != 0)
+    why = "N must be a multiple of 16";
   if (!why.empty()) {
     throw std::invalid_argument(std::string(who) + ": " + why + " (got M=" + std::to_string(M) +
                                 " N=" + std::to_string(N) + " K=" + std::to_string(K) +

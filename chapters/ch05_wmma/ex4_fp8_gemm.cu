@@ -82,8 +82,7 @@ void student::fp8_gemm(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_f
 }
 
 void student::fp8_gemm_block_scaled(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B,
-                                    const float* scale_a, const float* scale_b, __nv_bfloat16* D,
-                                    cudaStream_t stream) {
+                                    const float* scale_a, const float* scale_b, __nv_bfloat16* D, cudaStream_t stream) {
   WB_NOT_IMPLEMENTED("chapters/ch05_wmma/ex4_fp8_gemm.cu");  // delete this line when you start
 
   check_fp8_gemm_args(M, N, K, "fp8_gemm_block_scaled");

@@ -81,9 +81,9 @@ std::vector<wb::Shape> gemm_shapes() {
       mnk(129, 256, 400),   // M one past a 128 tile; K = 3 blocks + 16
       mnk(255, 272, 1040),  // partial everything, 9 blocks along K
       mnk(1000, 528, 1296),
-      mnk(4096, 16, 256),   // thin: one column of tiles
-      mnk(16, 4096, 256),   // wide: one row of tiles
-      mnk(64, 64, 8192),    // a long K: 64 blocks of 128
+      mnk(4096, 16, 256),  // thin: one column of tiles
+      mnk(16, 4096, 256),  // wide: one row of tiles
+      mnk(64, 64, 8192),   // a long K: 64 blocks of 128
       mnk(2048, 2048, 2048).tag("large"),
   };
   return s;
@@ -180,8 +180,8 @@ wb::OpSpec<Fp8GemmFn> gemm_op(bool blocked) {
                                    : wb::dist::uniform(std::ldexp(1.0, -9), std::ldexp(1.0, -8));
   const double p = kE4m3Max * kE4m3Max * sa_dist.b * sb_dist.b;
   const wb::Dist in = wb::dist::uniform(-kE4m3Max, kE4m3Max);
-  auto scale_a = blocked ? wb::input("scale_a", {"KB", "M"}, DType::F32, sa_dist)
-                         : wb::input("scale_a", {}, DType::F32, sa_dist);
+  auto scale_a =
+      blocked ? wb::input("scale_a", {"KB", "M"}, DType::F32, sa_dist) : wb::input("scale_a", {}, DType::F32, sa_dist);
   auto scale_b = blocked ? wb::input("scale_b", {"NB", "KBP"}, DType::F32, sb_dist)
                          : wb::input("scale_b", {}, DType::F32, sb_dist);
   auto shapes = gemm_shapes();
@@ -213,8 +213,8 @@ wb::OpSpec<Fp8GemmFn> gemm_op(bool blocked) {
       .peak = wb::Peak::I8Tensor,
       .launch =
           [](Fp8GemmFn* fn, const wb::Args& a, cudaStream_t st) {
-            fn(a.i("M"), a.i("N"), a.i("K"), a.in<__nv_fp8_e4m3>("A"), a.in<__nv_fp8_e4m3>("B"),
-               a.in<float>("scale_a"), a.in<float>("scale_b"), a.out<__nv_bfloat16>("D"), st);
+            fn(a.i("M"), a.i("N"), a.i("K"), a.in<__nv_fp8_e4m3>("A"), a.in<__nv_fp8_e4m3>("B"), a.in<float>("scale_a"),
+               a.in<float>("scale_b"), a.out<__nv_bfloat16>("D"), st);
           },
       .checks = {.deterministic = 1},
       .refused = {{mnk(16, 16, 8), "K < 16"},

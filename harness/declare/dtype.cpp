@@ -45,9 +45,7 @@ int dtype_size(DType t) {
   return 0;
 }
 
-bool dtype_is_float(DType t) {
-  return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::E4M3;
-}
+bool dtype_is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::E4M3; }
 
 double unit_roundoff(DType t) {
   switch (t) {
@@ -112,7 +110,8 @@ float e4m3_to_float(uint8_t bits) {
   const int exp = (bits >> 3) & 0xF, mant = bits & 0x7;
   if (exp == 0xF && mant == 0x7) return std::numeric_limits<float>::quiet_NaN();
   // Subnormal (exp 0): mant * 2^-9; normal: (8 + mant) * 2^(exp - 10).
-  const float v = exp == 0 ? std::ldexp(static_cast<float>(mant), -9) : std::ldexp(static_cast<float>(8 + mant), exp - 10);
+  const float v =
+      exp == 0 ? std::ldexp(static_cast<float>(mant), -9) : std::ldexp(static_cast<float>(8 + mant), exp - 10);
   return negative ? -v : v;
 }
 
@@ -133,10 +132,10 @@ uint8_t double_to_e4m3(double v) {
   if (r >= 448.0) return sign | 0x7E;  // rounding up to 448 exactly is fine; past it cannot happen below 448
   if (r == 0.0) return sign;
   int re = 0;
-  const double f = std::frexp(r, &re);  // r = f * 2^re
+  const double f = std::frexp(r, &re);                                           // r = f * 2^re
   if (re - 1 < -6) return sign | static_cast<uint8_t>(r / std::ldexp(1.0, -9));  // subnormal: mant * 2^-9
-  const int field = re - 1 + 7;                                                   // biased exponent
-  const int mant = static_cast<int>(f * 16.0) - 8;                                // f in [0.5, 1): 3 bits
+  const int field = re - 1 + 7;                                                  // biased exponent
+  const int mant = static_cast<int>(f * 16.0) - 8;                               // f in [0.5, 1): 3 bits
   return sign | static_cast<uint8_t>(field << 3 | mant);
 }
 

@@ -188,7 +188,8 @@ void HostTensor::set(int64_t i, double v) {
       const int64_t x = saturate<int64_t>(v);
       std::memcpy(p, &x, 8);
       return;
-    }    case DType::E4M3:
+    }
+    case DType::E4M3:
       *p = double_to_e4m3(v);
       return;
   }

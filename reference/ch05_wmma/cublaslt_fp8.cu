@@ -152,11 +152,12 @@ std::unique_ptr<Plan> build_plan(DeviceState& s, const PlanKey& key, const float
 
   cublasLtMatmulHeuristicResult_t results[kHeuristicResults] = {};
   int count = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(s.handle.get(), desc, p->a.get(), p->b.get(),
-                                                               p->d.get(), p->d.get(), s.preference.get(),
-                                                               kHeuristicResults, results, &count);
+  const cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(s.handle.get(), desc, p->a.get(), p->b.get(), p->d.get(), p->d.get(),
+                                     s.preference.get(), kHeuristicResults, results, &count);
   if (is_refusal(status)) return p;
-  if (status != CUBLAS_STATUS_SUCCESS) wb::throw_cublaslt_error(status, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__);
+  if (status != CUBLAS_STATUS_SUCCESS)
+    wb::throw_cublaslt_error(status, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__);
   for (int i = 0; i < count; ++i) {
     if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= kWorkspaceBytes) {
       p->algo = results[i].algo;

@@ -57,8 +57,8 @@ constexpr int kTile = 32, kStep = 16;  // 32 x 32 outputs per block, 16 of K per
 __global__ void gemm_kernel(int M, int N, int K, const __nv_fp8_e4m3* __restrict__ A,
                             const __nv_fp8_e4m3* __restrict__ B, const float* __restrict__ scale_a,
                             const float* __restrict__ scale_b, bool blocked, __nv_bfloat16* __restrict__ D) {
-  __shared__ float a_tile[kTile][kStep + 1];  // (32 rows of A, 16 along K)
-  __shared__ float b_tile[kTile][kStep + 1];  // (32 rows of B, 16 along K)
+  __shared__ float a_tile[kTile][kStep + 1];     // (32 rows of A, 16 along K)
+  __shared__ float b_tile[kTile][kStep + 1];     // (32 rows of B, 16 along K)
   const int tx = threadIdx.x, ty = threadIdx.y;  // tx: column in the tile; ty: rows ty, ty + 8, ...
   const int row0 = blockIdx.y * kTile, col0 = blockIdx.x * kTile, j = col0 + tx;
   const int ld_b = fp8_scale_b_ld(K);
@@ -83,7 +83,8 @@ __global__ void gemm_kernel(int M, int N, int K, const __nv_fp8_e4m3* __restrict
       for (int u = 0; u < 4; ++u) {
         const int i = row0 + ty + 8 * u;
         float s = 1.0f;
-        if (blocked && i < M && j < N) s = scale_a[size_t(kb) * M + i] * scale_b[size_t(j / kFp8ScaleBlock) * ld_b + kb];
+        if (blocked && i < M && j < N)
+          s = scale_a[size_t(kb) * M + i] * scale_b[size_t(j / kFp8ScaleBlock) * ld_b + kb];
         total[u] += part[u] * s;
         part[u] = 0.0f;
       }

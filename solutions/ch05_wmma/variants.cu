@@ -49,8 +49,9 @@ WB_VARIANTS(ch05_solution, wb::Role::Solution) {
   // FP8 (exercise 4's solution), any GPU from sm_80; left out of the default benchmark at 8192^3.
   v.push_back(wb::variant("fp8_quantize/bf16_e4m3", "f1_fp8_cuda_cores", &solution::f1_fp8_quantize).needs_cc(80));
   v.push_back(wb::variant("gemm_fp8/e4m3_bf16", "f1_fp8_cuda_cores", &solution::f1_fp8_gemm).needs_cc(80).is_slow());
-  v.push_back(
-      wb::variant("gemm_fp8_block/e4m3_bf16", "f1_fp8_cuda_cores", &solution::f1_fp8_gemm_block).needs_cc(80).is_slow());
+  v.push_back(wb::variant("gemm_fp8_block/e4m3_bf16", "f1_fp8_cuda_cores", &solution::f1_fp8_gemm_block)
+                  .needs_cc(80)
+                  .is_slow());
 #ifdef WB_CH05_HOPPER
   const size_t first = v.size();
   add_step(v, "v6_wgmma_tma", 90, CH05_FLOAT_TYPES(v6_wgmma_tma), nullptr);

@@ -63,10 +63,10 @@ constexpr int kABytes = kBM * kBK;                // 16 KB per stage
 template <Epi kEpi>
 struct Cfg {
   static constexpr bool kInt = kEpi == Epi::Int8;
-  static constexpr int kBN = kInt ? 256 : 128;         // block tile columns (one wgmma's N)
-  static constexpr int kStages = kInt ? 4 : 6;         // 4 x 48 KB or 6 x 32 KB
-  static constexpr int kBBytes = kBN * kBK;            // B's box per stage
-  static constexpr int kAcc = kBN / 2;                 // accumulators per thread for 64 x kBN
+  static constexpr int kBN = kInt ? 256 : 128;                        // block tile columns (one wgmma's N)
+  static constexpr int kStages = kInt ? 4 : 6;                        // 4 x 48 KB or 6 x 32 KB
+  static constexpr int kBBytes = kBN * kBK;                           // B's box per stage
+  static constexpr int kAcc = kBN / 2;                                // accumulators per thread for 64 x kBN
   static constexpr int kSmem = kStages * (kABytes + kBBytes) + 1024;  // + 1024 for the alignment
 };
 static_assert(kBK == 128, "one 128-byte swizzle row per row of a stage");
@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   __shared__ __align__(8) uint64_t full_bar[kStages], empty_bar[kStages];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  auto a_stage = [&](int s) { return base + uint32_t(s * kABytes); };                   // (128, 128 B)
+  auto a_stage = [&](int s) { return base + uint32_t(s * kABytes); };                         // (128, 128 B)
   auto b_stage = [&](int s) { return base + uint32_t(kStages * kABytes + s * C::kBBytes); };  // (kBN, 128 B)
   auto full = [&](int s) { return smem_u32(&full_bar[s]); };
   auto empty = [&](int s) { return smem_u32(&empty_bar[s]); };
@@ -337,13 +337,13 @@ inline CUtensorMap make_map_8bit(const void* base, uint64_t inner, uint64_t oute
   const cuuint64_t strides[1] = {inner};  // bytes from one row to the next
   const cuuint32_t box[2] = {uint32_t(kBK), box_outer};
   const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult r = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(base), dims,
-                                          strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r =
+      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, const_cast<void*>(base), dims, strides, box,
+                           element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
-    throw std::runtime_error(std::string(who) + ": cuTensorMapEncodeTiled failed (CUresult " +
-                             std::to_string(int(r)) + ")");
+    throw std::runtime_error(std::string(who) + ": cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) +
+                             ")");
   }
   return map;
 }
