@@ -29,9 +29,10 @@
 //     unwritten for a conversion that writes NaN: the poison the harness fills Q with is
 //     E4M3's NaN pattern 0x7F];
 //   * shapes with M anything, N and K multiples of 16 down to 1 x 16 x 16, partial blocks of
-//     128 along K and N, 2048^3 and 150,001 x 32 x 16,384 (A past 2^31 elements: size_t
-//     offsets) on sampled rows; A and B over the whole E4M3 range, and over every binade
-//     (subnormals too);
+//     128 along K and N; A and B over the whole E4M3 range, and over every binade (subnormals
+//     too). After them the large cases, on sampled rows: 2048^3 (both GEMMs), 150,001 x 32 x
+//     16,384 (fp8_gemm: A past 2^31 elements, so offsets in size_t), and a 4096 x 4096 X for
+//     the quantizer;
 //   * K = 8, K = 40 or N = 24 refused with std::invalid_argument before any launch
 //     [accepted_bad_args];
 //   * every element written [unwritten], nothing outside D or Q [oob_write], nothing read past
