@@ -2,9 +2,12 @@
 // Each must be rejected by the same checks the learner's kernels meet, with the outcome
 // code it declares (the harness generates one test per kernel:
 // ctest --preset ch05-solution -R broken). If one of these tests fails, the harness has
-// gone soft, not the kernel. The last two (int_offsets) are right until A passes 2^31
-// elements: only the large case catches them.
+// gone soft, not the kernel. The two int_offsets are right until A passes 2^31 elements: only
+// the large case catches them. The last three are FP8 mistakes (spec_fp8.cu's ops): a scale
+// applied twice, a block scale read from the wrong block, a conversion that does not saturate.
 #include <mma.h>
+
+#include <algorithm>
 
 #include "ch05.cuh"
 #include "runtime/errors.cuh"
@@ -316,6 +319,62 @@ void int_offsets(int M, int N, int K, const In* A, const In* B, const Out* C, Ou
   WB_CHECK_LAUNCH();
 }
 
+// --- 9-11. FP8 (the ops of spec_fp8.cu) --------------------------------------------------------
+// One thread per element of D on CUDA cores, right but for its one mistake each.
+
+enum class Fp8Mistake { ScaleTwice, ScaleARowMajor };
+
+__global__ void fp8_gemm_kernel(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B,
+                                const float* scale_a, const float* scale_b, bool blocked, Fp8Mistake mistake,
+                                __nv_bfloat16* D) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x, i = blockIdx.y;
+  if (i >= M || j >= N) return;
+  const int kb_count = fp8_k_blocks(K), ld_b = fp8_scale_b_ld(K);
+  float total = 0.0f;
+  for (int kb = 0; kb < kb_count; ++kb) {
+    float part = 0.0f;
+    for (int p = kb * kFp8ScaleBlock; p < min(K, (kb + 1) * kFp8ScaleBlock); ++p) {
+      part += float(A[size_t(i) * K + p]) * float(B[size_t(j) * K + p]);
+    }
+    if (blocked) {
+      // BUG (ScaleARowMajor): scale_a read as M x KB row-major, the habit from A itself; it is
+      // KB x M (M fastest, cuBLASLt's layout), so every row but the first takes another block's scale.
+      const size_t at = mistake == Fp8Mistake::ScaleARowMajor ? size_t(i) * kb_count + kb : size_t(kb) * M + i;
+      total += part * scale_a[at] * scale_b[size_t(j / kFp8ScaleBlock) * ld_b + kb];
+    } else {
+      total += part;
+    }
+  }
+  if (!blocked) {
+    total *= scale_a[0] * scale_b[0];
+    if (mistake == Fp8Mistake::ScaleTwice) total *= scale_a[0] * scale_b[0];  // BUG: the scales again
+  }
+  D[size_t(i) * N + j] = __float2bfloat16_rn(total);
+}
+
+template <bool kBlocked, Fp8Mistake kMistake>
+void fp8_gemm(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B, const float* scale_a,
+              const float* scale_b, __nv_bfloat16* D, cudaStream_t s) {
+  check_fp8_gemm_args(M, N, K, "broken fp8_gemm");
+  if (M == 0 || N == 0) return;
+  fp8_gemm_kernel<<<dim3((N + 127) / 128, M), 128, 0, s>>>(M, N, K, A, B, scale_a, scale_b, kBlocked, kMistake, D);
+  WB_CHECK_LAUNCH();
+}
+
+// The conversion without saturation: __NV_NOSAT turns |x| past 464 (448 and half a step) into
+// NaN, E4M3 having no infinity. Right wherever X / scale stays in range.
+__global__ void quantize_nosat_kernel(size_t n, const __nv_bfloat16* X, const float* scale, __nv_fp8_e4m3* Q) {
+  for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    Q[i].__x = __nv_cvt_float_to_fp8(__bfloat162float(X[i]) / scale[0], __NV_NOSAT, __NV_E4M3);  // BUG: NOSAT
+  }
+}
+void quantize_nosat(int M, int K, const __nv_bfloat16* X, const float* scale, __nv_fp8_e4m3* Q, cudaStream_t s) {
+  if (M <= 0 || K <= 0) return;
+  const size_t n = size_t(M) * K;
+  quantize_nosat_kernel<<<unsigned(std::min<size_t>((n + 255) / 256, 4096)), 256, 0, s>>>(n, X, scale, Q);
+  WB_CHECK_LAUNCH();
+}
+
 wb::Shape gemm_shape(int64_t m, int64_t n, int64_t k) {
   wb::Shape s{{"M", m}, {"N", n}, {"K", k}};
   s.set_param("with_c", 0);
@@ -323,6 +382,8 @@ wb::Shape gemm_shape(int64_t m, int64_t n, int64_t k) {
 }
 
 }  // namespace
+
+wb::Shape fp8_shape(int64_t m, int64_t n, int64_t k) { return wb::Shape{{"M", m}, {"N", n}, {"K", k}}; }
 
 WB_VARIANTS(ch05_broken, wb::Role::Broken) {
   const auto f16_f32 = [](const char* name, GemmF16F32* fn) { return wb::variant("gemm/f16_f32", name, fn); };
@@ -373,6 +434,26 @@ WB_VARIANTS(ch05_broken, wb::Role::Broken) {
       wb::variant("gemm/i8_i32", "int_offsets", &int_offsets<int8_t, int32_t>)
           .rejected_as(int_overflow, "A's row offset i * K computed in int")
           .on({gemm_shape(17, 33, 65), gemm_shape(130, 96, 132), large}),
+      // FP8: D comes out multiplied by scale_a * scale_b (2^-11 .. 2^-13) once more.
+      wb::variant("gemm_fp8/e4m3_bf16", "scale_applied_twice", &fp8_gemm<false, Fp8Mistake::ScaleTwice>)
+          .needs_cc(80)
+          .rejected_as({Code::Wrong}, "the per-tensor scales multiplied in twice")
+          .on({fp8_shape(17, 48, 64), fp8_shape(127, 144, 272)}),
+      // Block scales 16x apart between blocks: a scale from the wrong block is far off. K of 3
+      // and 9 blocks, M > 1 (row 0 reads the right scales by chance in either layout).
+      wb::variant("gemm_fp8_block/e4m3_bf16", "block_scale_from_wrong_block",
+                  &fp8_gemm<true, Fp8Mistake::ScaleARowMajor>)
+          .needs_cc(80)
+          .rejected_as({Code::Wrong}, "scale_a read as M x KB row-major: another block's scale for most rows")
+          .on({fp8_shape(127, 144, 272), fp8_shape(255, 272, 1040)}),
+      // |X / scale| passes 448 on 7-30% of the elements: NaN where the op saturates. E4M3 has two
+      // NaN patterns, 0x7F and 0xFF, and the harness's poison in Q is 0x7F: an element turned
+      // into 0x7F by the conversion reads as never written, one turned into 0xFF as NaN; which
+      // is found first depends on the order of the elements, so either code is the right one.
+      wb::variant("fp8_quantize/bf16_e4m3", "quantize_without_saturation", &quantize_nosat)
+          .needs_cc(80)
+          .rejected_as({Code::NaN, Code::Unwritten}, "E4M3 conversion with __NV_NOSAT: NaN instead of +-448")
+          .on({wb::Shape{{"M", 17}, {"K", 33}}, wb::Shape{{"M", 64}, {"K", 128}}}),
   };
 }
 

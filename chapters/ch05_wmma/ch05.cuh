@@ -6,6 +6,8 @@
 //   ex2_wmma_smem.cu     tiles of A and B staged in shared memory, several warps per block
 //                        (FP16 and BF16 inputs)
 //   ex3_wmma_int8.cu     the same on INT8 inputs with INT32 accumulation
+//   ex4_fp8_gemm.cu      FP8 (E4M3): quantizing BF16 activations with a scale, and the scaled
+//                        GEMM, per tensor and per block (the FP8 ops below)
 // Each launcher receives device pointers and a stream, picks a grid with a ceiling division,
 // launches its kernel on that stream and checks the launch.
 //
@@ -37,9 +39,11 @@
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -156,6 +160,69 @@ __device__ __forceinline__ T zero() {
     return T(0);
 }
 
+// --- FP8 (E4M3) ---------------------------------------------------------------------------
+//
+// FP8 E4M3 keeps 3 mantissa bits and tops out at 448 (docs/precision.md), so FP8 data always
+// travels with a scale: the stored value q stands for scale * q. Three ops, all on
+// __nv_fp8_e4m3 (cuda_fp8.h):
+//
+//   fp8_quantize/bf16_e4m3     Q = E4M3(X / scale[0]), X (M x K) BF16 -> Q (M x K) E4M3,
+//                              rounded to nearest even and SATURATED: |X / scale| past 448
+//                              becomes +-448 (E4M3 has no infinity; a conversion that does not
+//                              saturate writes NaN). This is how activations reach the GEMM
+//                              below with a static (per-tensor) scale.
+//
+//   gemm_fp8/e4m3_bf16         D = scale_a[0] * scale_b[0] * (A * B^T), FP32 accumulation,
+//                              BF16 output (rounded once, at the end)
+//   gemm_fp8_block/e4m3_bf16   the same with one FP32 scale per 1 x 128 block of A and per
+//                              128 x 128 block of B (DeepSeek-V3's recipe): for each block of
+//                              128 along K, the partial sum over that block is multiplied by
+//                              its two scales and added into an FP32 running sum.
+//
+//   A is M x K, row-major: element (i, p) at A[i * K + p]           (activations)
+//   B is N x K, row-major: element (j, p) at B[j * K + p]           (weights, "N x K": the
+//     GEMM multiplies by B^T; both operands are K-major, the only layout FP8 wgmma reads)
+//   D is M x N, row-major BF16: element (i, j) at D[i * N + j]
+//   Block scales (gemm_fp8_block), with KB = ceil(K / 128) blocks along K:
+//     scale_a: KB x M, element (kb, i) at scale_a[kb * M + i]       (M runs fastest)
+//     scale_b: ceil(N / 128) rows of fp8_scale_b_ld(K) = KB rounded up to a multiple of 4,
+//              element (nb, kb) at scale_b[nb * fp8_scale_b_ld(K) + kb]
+//   (the layouts cuBLASLt's VEC128_32F and BLK128x128_32F scale modes read: the reference
+//   passes them through untouched). The last block along K or N may be partial.
+//   D[i][j] = sum over kb of scale_a[kb][i] * scale_b[j / 128][kb] * (sum over p in block kb
+//             of A[i][p] * B[j][p])
+//
+// Requirements of the two GEMMs (refused with std::invalid_argument otherwise, before any
+// work: check_fp8_gemm_args below): K >= 16 and a multiple of 16, N a multiple of 16, M >= 0.
+// Why: a row of A or B is then a whole number of 16-byte pieces (the unit of TMA copies and
+// vector loads), and cuBLASLt's FP8 kernels ask the same of their dimensions. M is free.
+// All pointers are device pointers; the scales too (they may be computed on the GPU).
+using Fp8GemmFn = void(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B, const float* scale_a,
+                       const float* scale_b, __nv_bfloat16* D, cudaStream_t stream);
+using Fp8QuantizeFn = void(int M, int K, const __nv_bfloat16* X, const float* scale, __nv_fp8_e4m3* Q,
+                           cudaStream_t stream);
+
+constexpr int kFp8ScaleBlock = 128;  // elements of K (and rows of B) per block scale
+// Blocks of 128 along K, and the row length of the block-scaled op's scale_b.
+__host__ __device__ inline int fp8_k_blocks(int K) { return (K + kFp8ScaleBlock - 1) / kFp8ScaleBlock; }
+__host__ __device__ inline int fp8_scale_b_ld(int K) { return (fp8_k_blocks(K) + 3) / 4 * 4; }
+
+// The FP8 GEMMs' argument rule, one owner for every launcher (exercise, solutions, reference).
+inline void check_fp8_gemm_args(int M, int N, int K, const char* who) {
+  std::string why;
+  if (M < 0 || N < 0)
+    why = "M and N must be >= 0";
+  else if (K < 16 || K % 16 != 0)
+    why = "K must be a positive multiple of 16";
+  else if (N % 16 != 0)
+    why = "N must be a multiple of 16";
+  if (!why.empty()) {
+    throw std::invalid_argument(std::string(who) + ": " + why + " (got M=" + std::to_string(M) +
+                                " N=" + std::to_string(N) + " K=" + std::to_string(K) +
+                                "); FP8 rows must be whole 16-byte pieces");
+  }
+}
+
 namespace student {
 // ex1_wmma_global.cu
 GemmF16F32 wmma_global_f16_f32;
@@ -169,6 +236,10 @@ GemmBF16F32 wmma_smem_bf16_f32;
 GemmBF16BF16 wmma_smem_bf16_bf16;
 // ex3_wmma_int8.cu
 GemmI8I32 wmma_int8;
+// ex4_fp8_gemm.cu
+Fp8QuantizeFn fp8_quantize;
+Fp8GemmFn fp8_gemm;
+Fp8GemmFn fp8_gemm_block_scaled;
 }  // namespace student
 
 }  // namespace ch05

@@ -3,6 +3,8 @@
 //
 //   gemm/f16_f32  gemm/f16_f16  gemm/bf16_f32  gemm/bf16_bf16  gemm/i8_i32
 //     D (M x N) = A (M x K) * B (K x N) (+ C when with_c = 1), every matrix row-major
+// (The FP8 ops, fp8_quantize/bf16_e4m3, gemm_fp8/e4m3_bf16 and gemm_fp8_block/e4m3_bf16, are
+// declared in spec_fp8.cu.)
 //
 // How a kernel is checked, beyond the harness's passes (unwritten, NaN, writes outside D,
 // the stream, a second call, a read past the end of A or B):

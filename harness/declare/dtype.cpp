@@ -1,7 +1,9 @@
 #include "declare/dtype.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 
 namespace wb {
 
@@ -19,6 +21,8 @@ std::string_view dtype_name(DType t) {
       return "int32";
     case DType::I64:
       return "int64";
+    case DType::E4M3:
+      return "fp8_e4m3";
   }
   return "?";
 }
@@ -31,6 +35,7 @@ int dtype_size(DType t) {
     case DType::BF16:
       return 2;
     case DType::I8:
+    case DType::E4M3:
       return 1;
     case DType::I32:
       return 4;
@@ -40,7 +45,7 @@ int dtype_size(DType t) {
   return 0;
 }
 
-bool dtype_is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+bool dtype_is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::E4M3; }
 
 double unit_roundoff(DType t) {
   switch (t) {
@@ -50,6 +55,8 @@ double unit_roundoff(DType t) {
       return std::ldexp(1.0, -11);
     case DType::BF16:
       return std::ldexp(1.0, -8);
+    case DType::E4M3:
+      return std::ldexp(1.0, -4);
     case DType::I8:
     case DType::I32:
     case DType::I64:
@@ -92,6 +99,44 @@ Half float_to_half(float f) {
   uint32_t bits = (u & 0x7FFFFFFFu) - (uint32_t(127 - 15) << 23);
   bits += 0xFFF + ((bits >> 13) & 1);  // round to nearest even
   return {static_cast<uint16_t>(sign | (bits >> 13))};
+}
+
+}  // namespace wb
+
+namespace wb {
+
+float e4m3_to_float(uint8_t bits) {
+  const bool negative = bits & 0x80;
+  const int exp = (bits >> 3) & 0xF, mant = bits & 0x7;
+  if (exp == 0xF && mant == 0x7) return std::numeric_limits<float>::quiet_NaN();
+  // Subnormal (exp 0): mant * 2^-9; normal: (8 + mant) * 2^(exp - 10).
+  const float v =
+      exp == 0 ? std::ldexp(static_cast<float>(mant), -9) : std::ldexp(static_cast<float>(8 + mant), exp - 10);
+  return negative ? -v : v;
+}
+
+uint8_t double_to_e4m3(double v) {
+  if (std::isnan(v)) return 0x7F;
+  const uint8_t sign = std::signbit(v) ? 0x80 : 0x00;
+  const double a = std::fabs(v);
+  if (a >= 448.0) return sign | 0x7E;  // saturate (finite or not)
+  // The spacing of E4M3 values around a: 2^-9 below 2^-6 (subnormals), else 2^(e - 3)
+  // in the binade [2^e, 2^(e+1)). Round a / spacing to the nearest integer, ties to even.
+  int e = 0;
+  std::frexp(a, &e);  // a = f * 2^e, f in [0.5, 1): the binade is [2^(e-1), 2^e)
+  const int binade = std::max(e - 1, -6);
+  const double step = std::ldexp(1.0, binade - 3);
+  const double q = std::nearbyint(a / step);  // ties to even (the default rounding mode)
+  // q in [8, 16] for a normal binade (16 carries into the next one), [0, 8] below 2^-6.
+  const double r = q * step;
+  if (r >= 448.0) return sign | 0x7E;  // rounding up to 448 exactly is fine; past it cannot happen below 448
+  if (r == 0.0) return sign;
+  int re = 0;
+  const double f = std::frexp(r, &re);                                           // r = f * 2^re
+  if (re - 1 < -6) return sign | static_cast<uint8_t>(r / std::ldexp(1.0, -9));  // subnormal: mant * 2^-9
+  const int field = re - 1 + 7;                                                  // biased exponent
+  const int mant = static_cast<int>(f * 16.0) - 8;                               // f in [0.5, 1): 3 bits
+  return sign | static_cast<uint8_t>(field << 3 | mant);
 }
 
 }  // namespace wb

@@ -25,6 +25,7 @@
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -68,6 +69,10 @@ constexpr DType dtype_of<int32_t>() {
 template <>
 constexpr DType dtype_of<int64_t>() {
   return DType::I64;
+}
+template <>
+constexpr DType dtype_of<__nv_fp8_e4m3>() {
+  return DType::E4M3;
 }
 
 // The buffers and sizes of one call, as a launch adapter sees them.

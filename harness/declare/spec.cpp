@@ -125,6 +125,8 @@ uint64_t poison_bits(DType t) {
       return 0xA5A5A5A5u;
     case DType::I64:
       return 0xA5A5A5A5A5A5A5A5ull;
+    case DType::E4M3:
+      return 0x7Fu;  // E4M3's NaN (it has one per sign): a failed conversion can write it too
   }
   return 0;
 }
@@ -187,6 +189,9 @@ void HostTensor::set(int64_t i, double v) {
       std::memcpy(p, &x, 8);
       return;
     }
+    case DType::E4M3:
+      *p = double_to_e4m3(v);
+      return;
   }
 }
 
@@ -268,6 +273,8 @@ double largest_finite(DType t) {
       return std::numeric_limits<int32_t>::max();
     case DType::I64:
       return 9.2e18;
+    case DType::E4M3:
+      return 448.0;
   }
   return 1;
 }

@@ -113,6 +113,8 @@ class HostTensor {
         std::memcpy(&v, p, 8);
         return static_cast<double>(v);
       }
+      case DType::E4M3:
+        return e4m3_to_float(*p);
     }
     return 0;
   }

@@ -12,6 +12,8 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include "declare/dtype.h"
+
 namespace {
 
 float via_fp16(float x) { return __half2float(__float2half_rn(x)); }
@@ -64,6 +66,38 @@ TEST(PrecisionTable, Fp16OverflowsWhereBf16Holds) {
   // ... but with 8 bits of mantissa the BF16 sum stalls: once it reaches 2^15, adding 100
   // is less than half a step (256) and the sum stops growing. FP32 accumulation is the rule.
   EXPECT_EQ(sum_bf16, 32768.0f);  // against 76,800: less than half the true sum
+}
+
+// The harness's own E4M3 conversions (declare/dtype.h: the test inputs of chapter 5's FP8
+// GEMM are drawn through them) agree with CUDA's: every one of the 256 codes decodes to the
+// same value, and values across the whole range (ties, subnormals, past 448) round to the
+// same code as __nv_fp8_e4m3's saturating constructor.
+TEST(PrecisionTable, HarnessE4m3MatchesCuda) {
+  for (int code = 0; code < 256; ++code) {
+    __nv_fp8_e4m3 x;
+    x.__x = static_cast<__nv_fp8_storage_t>(code);
+    const float cuda = static_cast<float>(x), mine = wb::e4m3_to_float(static_cast<uint8_t>(code));
+    if (std::isnan(cuda)) {
+      EXPECT_TRUE(std::isnan(mine)) << "code " << code;
+    } else {
+      EXPECT_EQ(mine, cuda) << "code " << code;
+      // Decoding then encoding gives the code back (but -0 and +0 are two codes of one value).
+      if (code != 0x80) EXPECT_EQ(wb::double_to_e4m3(cuda), code) << "code " << code;
+    }
+  }
+  for (double v = -600.0; v <= 600.0; v += 0.0625 * 0.37) {
+    for (double scale : {1.0, 1.0 / 64, 1.0 / 512, 1.0 / 4096}) {
+      const double x = v * scale;
+      EXPECT_EQ(wb::double_to_e4m3(x), __nv_fp8_e4m3(x).__x) << "x = " << x;
+    }
+  }
+  for (int code = 1; code < 0x7E; ++code) {  // the exact midpoints between neighbours: ties to even
+    const double mid = 0.5 * (double(wb::e4m3_to_float(uint8_t(code))) + wb::e4m3_to_float(uint8_t(code + 1)));
+    EXPECT_EQ(wb::double_to_e4m3(mid), __nv_fp8_e4m3(mid).__x) << "midpoint " << mid;
+  }
+  EXPECT_EQ(wb::double_to_e4m3(1.0e9), 0x7E);  // saturates, as cvt.rn.satfinite does
+  EXPECT_EQ(wb::double_to_e4m3(-INFINITY), 0xFE);
+  EXPECT_EQ(wb::double_to_e4m3(NAN), 0x7F);
 }
 
 }  // namespace

@@ -30,12 +30,21 @@ TEST(HostTensor, RoundsToItsDtypeAndKnowsItsPoison) {
   b.fill_poison();
   EXPECT_TRUE(b.is_poison(1));
   EXPECT_TRUE(std::isnan(b.get(1)));
+  HostTensor f8("q8", DType::E4M3, 3);
+  f8.set(0, 1000.0);  // E4M3 has no infinity: saturates at 448
+  EXPECT_EQ(f8.get(0), 448.0);
+  f8.set(1, 1.0 + 1.0 / 16);  // halfway between 1 and 1.125: rounds to even (1.0)
+  EXPECT_EQ(f8.get(1), 1.0);
+  f8.set(2, -0.01);  // a subnormal: a multiple of 2^-9
+  EXPECT_EQ(f8.get(2), -5.0 / 512);
+  f8.fill_poison();
+  EXPECT_TRUE(std::isnan(f8.get(0)));
 }
 
 TEST(HostTensor, StartsAllZeroEvenWhenZeroedByManyThreads) {
   // Past the size where all cores share the zeroing (the storage itself is left uninitialised).
   const int64_t n = (int64_t{1} << 22) + 3;
-  for (DType t : {DType::I8, DType::BF16, DType::F32, DType::I64, DType::F32}) {
+  for (DType t : {DType::I8, DType::BF16, DType::F32, DType::I64, DType::E4M3}) {
     {
       HostTensor used("u", t, n);  // memory the next tensor may be given back: poisoned, then freed
       used.fill_poison();

@@ -45,4 +45,21 @@ CH05_LAUNCHER(v7_mma_sync_k64);
 // per block run v4's INT8 kernel. INT8 only (sm_80+).
 CH05_LAUNCHER(v8_mma_sync_int8);
 
+// v11_wgmma_int8.cu — Hopper only (sm_90a): INT8 on wgmma (s8 -> s32) in the 8-bit TMA
+// pipeline of v9, B transposed once (the prepare step). K not a multiple of 16 goes to v8.
+CH05_LAUNCHER(v11_wgmma_int8);
+
+// --- FP8 (the ops of ch05.cuh's "FP8" section) -----------------------------------------------
+
+// f1_fp8_cuda_cores.cu — exercise 4's solution: the quantizer, and both GEMMs on CUDA cores
+// (exact products of decoded E4M3 values, FP32 sums per block of 128). Any GPU from sm_80.
+Fp8QuantizeFn f1_fp8_quantize;
+Fp8GemmFn f1_fp8_gemm;
+Fp8GemmFn f1_fp8_gemm_block;
+
+// hopper/v9_wgmma_fp8.cu — Hopper only: wgmma e4m3, TMA, promotion into FP32 every 128 of K.
+Fp8GemmFn v9_wgmma_fp8;
+// hopper/v10_wgmma_fp8_block.cu — v9 with the block scales applied at each promotion.
+Fp8GemmFn v10_wgmma_fp8_block;
+
 }  // namespace ch05::solution

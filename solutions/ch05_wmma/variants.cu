@@ -4,6 +4,10 @@
 #include "ladder.cuh"
 #include "declare/op.cuh"
 
+#ifdef WB_CH05_HOPPER
+#include "hopper/hopper.cuh"
+#endif
+
 namespace ch05 {
 namespace {
 
@@ -42,12 +46,31 @@ WB_VARIANTS(ch05_solution, wb::Role::Solution) {
   for (auto& x : v) {
     if (x.name == "v1_wmma_global" || x.name == "v2_wmma_smem") x.is_slow();
   }
+  // FP8 (exercise 4's solution), any GPU from sm_80; left out of the default benchmark at 8192^3.
+  v.push_back(wb::variant("fp8_quantize/bf16_e4m3", "f1_fp8_cuda_cores", &solution::f1_fp8_quantize).needs_cc(80));
+  v.push_back(wb::variant("gemm_fp8/e4m3_bf16", "f1_fp8_cuda_cores", &solution::f1_fp8_gemm).needs_cc(80).is_slow());
+  v.push_back(wb::variant("gemm_fp8_block/e4m3_bf16", "f1_fp8_cuda_cores", &solution::f1_fp8_gemm_block)
+                  .needs_cc(80)
+                  .is_slow());
 #ifdef WB_CH05_HOPPER
   const size_t first = v.size();
   add_step(v, "v6_wgmma_tma", 90, CH05_FLOAT_TYPES(v6_wgmma_tma), nullptr);
   for (size_t i = first; i < v.size(); ++i) {
     v[i].hopper_only().with_note("TMA + wgmma when K and N are multiples of 8, otherwise v5_mma_sync");
   }
+  v.push_back(wb::variant("gemm_fp8/e4m3_bf16", "v9_wgmma_fp8", &solution::v9_wgmma_fp8)
+                  .hopper_only()
+                  .with_note("TMA + wgmma e4m3, 128 x 128 tiles, FP32 promotion every 128 of K"));
+  v.push_back(wb::variant("gemm_fp8_block/e4m3_bf16", "v10_wgmma_fp8_block", &solution::v10_wgmma_fp8_block)
+                  .hopper_only()
+                  .with_note("v9 with the block scales applied at each promotion"));
+  v.push_back(wb::variant("gemm/i8_i32", "v11_wgmma_int8", &solution::v11_wgmma_int8<int8_t, int32_t>)
+                  .hopper_only()
+                  .with_prepare([](const wb::Args& a, cudaStream_t s) {
+                    solution::hopper::int8_arrange_b(a.i("N"), a.i("K"), a.in<int8_t>("B"), s);
+                  })
+                  .with_note("TMA + wgmma s8 when K is a multiple of 16 (B transposed once, untimed, as the "
+                             "cuBLASLt reference does), otherwise v8_mma_sync_int8"));
 #endif
   return v;
 }

@@ -1,10 +1,17 @@
-// The Hopper bonus's kernel, built for sm_90a alone (hopper/wgmma_tma_kernel.cu, in its own
-// library: see chapters/ch05_wmma/extra.cmake). The ladder's v6 launcher (v6_wgmma_tma.cu)
-// decides per call whether this path applies and falls back to v5.
+// The Hopper bonus's kernels, built for sm_90a alone (hopper/*.cu, in their own library: see
+// chapters/ch05_wmma/extra.cmake). The ladder's v6 launcher (v6_wgmma_tma.cu) decides per
+// call whether this path applies and falls back to v5; v11's (v11_wgmma_int8.cu) falls back
+// to v8. v9 and v10 (FP8) are launchers themselves (declared in ladder.cuh): the FP8 ops'
+// rules (ch05.cuh) are the TMA path's, so they need no fallback.
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
 #include "ch05.cuh"
+#include "runtime/device.cuh"
 
 namespace ch05::solution::hopper {
 
@@ -17,5 +24,29 @@ bool supports(int M, int N, int K, const void* A, const void* B);
 // supports() is true.
 template <class In, class Out>
 void gemm(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cudaStream_t stream);
+
+// Throws unless this GPU has wgmma (compute capability 9.0): the sm_90a kernels exist nowhere else.
+inline void require_wgmma(const char* who) {
+  static const bool hopper = wb::query_device().has_wgmma();
+  if (!hopper) {
+    throw std::runtime_error(std::string(who) +
+                             " needs sm_90a (Hopper, compute capability 9.0): wgmma and TMA do not exist on this GPU");
+  }
+}
+
+// TMA reads from 16-byte aligned bases (cudaMalloc gives 256).
+inline void check_tma_pointers(const void* A, const void* B, const char* who) {
+  if (reinterpret_cast<uintptr_t>(A) % 16 != 0 || reinterpret_cast<uintptr_t>(B) % 16 != 0) {
+    throw std::invalid_argument(std::string(who) + ": A and B must start on 16-byte boundaries (TMA)");
+  }
+}
+
+// v11 (hopper/v11_wgmma_int8.cu): INT8 wgmma on B transposed to N x K. Whether the path can
+// take the problem (K a positive multiple of 16, A 16-byte aligned); B's transposed copy,
+// made by the variant's prepare step (untimed); the GEMM (arranges B itself if need be).
+bool int8_supports(int M, int N, int K, const void* A);
+void int8_arrange_b(int N, int K, const int8_t* B, cudaStream_t stream);
+void int8_gemm(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t* C, int32_t* D,
+               cudaStream_t stream);
 
 }  // namespace ch05::solution::hopper
