@@ -93,3 +93,6 @@ workbook_add_program_exercise(${id} ex4_decode_graph chapters/ch09_gpt2/ex4_deco
 add_test(NAME ${id}.gpt2_tool COMMAND bash ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/tests/tool_check.sh
          $<TARGET_FILE:gpt2> $<TARGET_FILE:gpt2_random_weights> ${CMAKE_CURRENT_BINARY_DIR}/gpt2-tool-check)
 set_tests_properties(${id}.gpt2_tool PROPERTIES LABELS host TIMEOUT 300)
+
+# The INT4 ops (W4A16) are declared in a file of their own beside spec.cu.
+target_sources(${id}_spec PRIVATE ${_chapter}/spec_int4.cu)
