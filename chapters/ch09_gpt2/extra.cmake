@@ -76,7 +76,8 @@ workbook_add_gtest(ch09_model_host_tests host)
 # The model end to end (GPU; each test skips with the reason without one). The library and
 # solution compositions are checked with the solutions; the learner's composition with the
 # learner's tests (it fails with not-implemented until exercises 1-4 are written).
-add_executable(ch09_model_tests ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/tests/model_test.cu)
+add_executable(ch09_model_tests ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/tests/model_test.cu
+               ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/tests/int4_test.cu)
 target_link_libraries(ch09_model_tests PRIVATE gpt2_gpu GTest::gtest)
 workbook_cuda_options(ch09_model_tests)
 target_link_libraries(ch09_model_tests PRIVATE workbook_gtest_main)
