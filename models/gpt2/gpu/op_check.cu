@@ -12,6 +12,7 @@
 
 #include "declare/dtype.h"
 #include "model_impl.cuh"
+#include "quantize.h"
 
 namespace gpt2 {
 namespace {

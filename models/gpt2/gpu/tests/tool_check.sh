@@ -37,6 +37,9 @@ expect 2 "--int4 with --kernels=library.*--use=gemv:solution" -- "$tool" --weigh
 expect 2 "--decode=persistent runs on BF16 weights without --int8 or --int4.*INT4 weights \\(--int4\\)" -- \
   "$tool" --weights="$tiny" --tokens=1 --decode=persistent --int4
 expect 2 "--batch with --int4" -- "$tool" --weights="$tiny" --tokens=1 --batch=4 --int4
+"$gen" --config=L=1,C=48,H=4,V=64,P=16 --out="$work/c48.safetensors" >/dev/null || fail "could not write c48"
+expect 2 "^gpt2: --int4 on .*c48.safetensors: .*K = 48 is not a multiple of 32" -- \
+  "$tool" --weights="$work/c48.safetensors" --tokens=1 --new=2 --int4
 expect 2 "--decode=fast" -- "$tool" --weights="$tiny" --tokens=1 --decode=fast
 expect 2 "--batch.*from 1 to 1024" -- "$tool" --weights="$tiny" --tokens=1 --batch=0,x
 expect 2 "--batch.*'x' is not a whole number" -- "$tool" --weights="$tiny" --tokens=1 --batch=4,x

@@ -50,6 +50,7 @@
 #include "report/results.h"
 #include "report/table.h"
 #include "model.h"
+#include "quantize.h"
 #include "tool_args.h"
 #include "weights.h"
 
@@ -536,6 +537,12 @@ Checked check_inputs(const gpt2::ToolArgs& a) {
                          "gpt2_random_weights)");
   }
   const gpt2::Config& cfg = c.config;
+  if (a.int4()) {  // the packing's shape rule, before the GPU and before the weights are read
+    for (const int K : {cfg.n_embd, 4 * cfg.n_embd}) {
+      const std::string why = gpt2::int4_shape_problem(cfg.n_embd, K, "--int4 on " + a.weights);
+      if (!why.empty()) throw wb::UsageError(why);
+    }
+  }
   c.prompt = a.tokens.empty() ? gpt2::seeded_prompt(a.prompt_len, cfg.vocab, a.seed) : a.tokens;
   for (size_t i = 0; i < c.prompt.size(); ++i) {
     if (c.prompt[i] >= cfg.vocab) {
