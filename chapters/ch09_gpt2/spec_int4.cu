@@ -44,27 +44,35 @@ std::function<void(wb::Shape&)> derive_from(const char* k) {
 // How a kernel may read a code: as packed (the layout), or with one of the mistakes.
 enum class Read { Layout, NibblesSwapped, NextGroupsZero };
 
-// W~[n][k] in float64 as `how` reads it; `k_dim` names K's dimension (K or C).
-double w4(const wb::RefCtx& r, int64_t n, int64_t k, const char* k_dim, Read how = Read::Layout) {
-  const int64_t Kh = r["Kh"], G = r["G"];
-  const int byte = int(r.in("q").get(n * Kh + int4_byte_in_row(int(k)))) & 0xFF;  // int8 bits as a byte
-  const int shift = how == Read::NibblesSwapped ? 4 - int4_shift(int(k)) : int4_shift(int(k));
-  const int64_t g = k / kInt4Group, zg = how == Read::NextGroupsZero ? (g + 1) % G : g;
-  return (double((byte >> shift) & 0xF) - r.in("zero").get(n * G + zg)) * r.in("scale").get(n * G + g);
+// Row n of W~ in float64 (K values), as a kernel that reads the codes `how` would see it;
+// `k_dim` names K's dimension (K or C).
+std::vector<double> w4_row(const wb::RefCtx& r, int64_t n, const char* k_dim, Read how = Read::Layout) {
+  const int64_t K = r[k_dim], Kh = r["Kh"], G = r["G"];
+  const wb::HostTensor &q = r.in("q"), &zero = r.in("zero"), &scale = r.in("scale");
+  std::vector<double> w(static_cast<size_t>(K));
+  for (int64_t k = 0; k < K; ++k) {
+    const int byte = int(q.get(n * Kh + int4_byte_in_row(int(k)))) & 0xFF;  // the int8 input's bits as a byte
+    const int shift = how == Read::NibblesSwapped ? 4 - int4_shift(int(k)) : int4_shift(int(k));
+    const int64_t g = k / kInt4Group, zg = how == Read::NextGroupsZero ? (g + 1) % G : g;
+    w[size_t(k)] = (double((byte >> shift) & 0xF) - zero.get(n * G + zg)) * scale.get(n * G + g);
+  }
+  return w;
 }
 
 // Row n of W~ · x in float64.
 double dot_w4(const wb::RefCtx& r, int64_t n, Read how = Read::Layout) {
+  const std::vector<double> w = w4_row(r, n, "K", how);
+  const wb::HostTensor& x = r.in("x");
   double acc = 0;
-  for (int64_t k = 0; k < r["K"]; ++k) acc += r.in("x").get(k) * w4(r, n, k, "K", how);
+  for (size_t k = 0; k < w.size(); ++k) acc += x.get(int64_t(k)) * w[k];
   return acc;
 }
 
 // Row n of W~ · LayerNorm(h) in float64 (ln_gemv).
 double ln_dot_w4(const wb::RefCtx& r, int64_t n, Read how = Read::Layout) {
-  const std::vector<double> xn = ln_row<bf16>(r);
+  const std::vector<double> xn = ln_row<bf16>(r), w = w4_row(r, n, "C", how);
   double acc = 0;
-  for (int64_t c = 0; c < r["C"]; ++c) acc += xn[size_t(c)] * w4(r, n, c, "C", how);
+  for (size_t c = 0; c < w.size(); ++c) acc += xn[c] * w[c];
   return acc;
 }
 
