@@ -253,10 +253,11 @@ step_gpt2() {
       w="$bin/gpt2-$cfg-bf16.safetensors"
       [ -f "$w" ] || "$bin/bin/gpt2_random_weights" --config=$cfg --dtype=bf16 --gpt2-affine --out="$w" > "$out/gpt2-weights-$cfg.log" 2>&1
       # The ladder of the decode step: op by op (library, then solution kernels), fused, INT8
-      # (op by op), INT8 fused; then batched decode (1, 4, 16, 64 sequences: the weights read
+      # (op by op), INT8 fused, INT4 (op by op), INT4 fused; then batched decode (1, 4, 16, 64 sequences: the weights read
       # once for B tokens); then a second request's prefill during this one's decode (--overlap).
       for run in "ops:--kernels=library,solution" "fused:--decode=fused" "int8:--int8" \
-        "int8-fused:--int8 --decode=fused" "batch:--batch=1,4,16,64 --kernels=library,solution" "overlap:--overlap"; do
+        "int8-fused:--int8 --decode=fused" "int4:--int4" "int4-fused:--int4 --decode=fused" \
+        "batch:--batch=1,4,16,64 --kernels=library,solution" "overlap:--overlap"; do
         name=${run%%:*}
         start=$(date +%s)
         "$bin/bin/gpt2" --weights="$w" --prompt-len=512 --new=128 ${run#*:} \
@@ -269,7 +270,8 @@ step_gpt2() {
         > "$out/gpt2-check.log" 2>&1
     note "gpt2 --check (tiny, FP32): exit $?"
     "$bin/bin/gpt2_random_weights" --config=tiny --dtype=bf16 --out="$bin/gpt2-tiny-bf16.safetensors" --force > /dev/null 2>&1
-    for run in "fused:--decode=fused" "int8:--int8" "int8-fused:--int8 --decode=fused"; do
+    for run in "fused:--decode=fused" "int8:--int8" "int8-fused:--int8 --decode=fused" "int4:--int4" \
+      "int4-fused:--int4 --decode=fused"; do
       "$bin/bin/gpt2" --weights="$bin/gpt2-tiny-bf16.safetensors" --prompt-len=16 --new=32 --check ${run#*:} \
         > "$out/gpt2-check-${run%%:*}.log" 2>&1
       note "gpt2 --check ${run#*:} (tiny, BF16): exit $?"

@@ -16,6 +16,11 @@
 //                     FP32 rule; BF16 needs K % 8 == 0)                 aligned): misaligned loads
 //   int_row_offset    the row start n * K of W in int                   the large GEMV (W past
 //                                                                       element 2^31)
+//   w4_nibbles_swapped  INT4 codes read with each byte's nibbles      every shape (the layout: the
+//                       swapped (the code of k % 8 < 4 taken from     low nibble holds k0 + b, the
+//                       the high nibble)                              high one k0 + 4 + b)
+//   w4_next_group_zero  the next group's zero point (g + 1) applied   rows of two or more groups
+//                       to group g's codes                            (K > 128)
 //
 // One thread per output (the first solution step's loop), one mistake each.
 #include <cuda_runtime.h>
@@ -102,6 +107,43 @@ void gemv(const T* x, const T* w, const T* b, T* y, int N, int K, Epilogue epi, 
   linear<T, kMistake>(x, w, b, y, 1, N, K, epi, stream);
 }
 
+// --- INT4 weights (gemv_w4a16: the layout of ch09.cuh) --------------------------------------
+
+enum class W4Mistake { NibblesSwapped, NextGroupsZero };
+
+// grid (ceil(N / 256)), block (256): one thread per row, a loop over k.
+template <W4Mistake kMistake>
+__global__ void gemv_w4_kernel(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b,
+                               bf16* y, int N, int K, Epilogue epi) {
+  const int n = blockIdx.x * blockDim.x + threadIdx.x;
+  if (n >= N) return;
+  const int G = (K + kInt4Group - 1) / kInt4Group;
+  const uint8_t* row = q + size_t(n) * (K / 2);
+  float acc = 0.0f;
+  for (int k = 0; k < K; ++k) {
+    const int g = k / kInt4Group;
+    int shift = int4_shift(k), zg = g;
+    if constexpr (kMistake == W4Mistake::NibblesSwapped) shift = 4 - shift;  // should be int4_shift(k)
+    if constexpr (kMistake == W4Mistake::NextGroupsZero) zg = (g + 1) % G;   // should be g
+    const float w =
+        (float((row[int4_byte_in_row(k)] >> shift) & 0xF) - float(zero[size_t(n) * G + zg])) * scale[size_t(n) * G + g];
+    acc += __bfloat162float(x[k]) * w;
+  }
+  if (epi != Epilogue::None) acc += __bfloat162float(b[n]);
+  if (epi == Epilogue::BiasGelu) acc = gelu_tanh(acc);
+  y[n] = __float2bfloat16(acc);
+}
+
+template <W4Mistake kMistake>
+void gemv_w4(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b, bf16* y, int N,
+             int K, Epilogue epi, cudaStream_t stream) {
+  require_valid(1, N, K, epi, b);
+  require_int4(K, scale, zero);
+  if (K > 8192) throw std::invalid_argument("K = " + std::to_string(K) + ": at most 8192 (as the solution's)");
+  gemv_w4_kernel<kMistake><<<(N + 255) / 256, 256, 0, stream>>>(x, q, scale, zero, b, y, N, K, epi);
+  WB_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 WB_VARIANTS(ch09_broken, wb::Role::Broken) {
@@ -138,6 +180,13 @@ WB_VARIANTS(ch09_broken, wb::Role::Broken) {
           .rejected_as({Code::Fault, Code::OobRead, Code::Wrong, Code::NaN, Code::Unwritten},
                        "the row start n * K of W computed in int")
           .on({wb::Shape{{"N", 257}, {"K", 129}}, wb::Shape{{"N", 2797000}, {"K", 768}}}),
+      // Right nowhere: every code of every byte is read from the other nibble.
+      wb::variant("gemv_w4a16_bias/bf16", "w4_nibbles_swapped", &gemv_w4<W4Mistake::NibblesSwapped>)
+          .rejected_as({Code::Wrong}, "INT4 codes read with each byte's nibbles swapped"),
+      // Right where a row is one group (K <= 128); these rows have 6 and 13 (the last one short).
+      wb::variant("gemv_w4a16_bias/bf16", "w4_next_group_zero", &gemv_w4<W4Mistake::NextGroupsZero>)
+          .rejected_as({Code::Wrong}, "the next group's zero point applied to a group's codes")
+          .on({wb::Shape{{"N", 257}, {"K", 768}}, wb::Shape{{"N", 31}, {"K", 1600}}}),
   };
 }
 

@@ -121,6 +121,48 @@ using LnGemvW8Fn = void(const bf16* x, const bf16* r, const bf16* gamma, const b
 using GemvResidualW8Fn = void(const bf16* x, const int8_t* q, const float* scale, const bf16* b, const bf16* res,
                               bf16* y, int N, int K, cudaStream_t stream);
 
+// INT4 weights (W4A16, the solution's v10_gemv_w4a16 and v11_fused_decode_w4a16; no
+// exercise): W held as 4-bit codes in groups of 128 along K (models/gpt2/quantize.h), each
+// group g of row n with an FP32 scale and a zero point (0 .. 15):
+//   W[n][k] ~ (q[n][k] - zero[n][g]) * scale[n][g],   g = k / 128,  G = ceil(K / 128) groups a row
+//   q      (N, K / 2) bytes, two codes each, in the GEMV's load order (int4_byte_in_row)
+//   scale  (N, G) FP32,   zero (N, G) uint8;   K % 32 == 0 (whole 16-byte loads of 32 codes)
+//   gemv_w4a16           y (N) = epilogue( sum_k x[k] * W~[n][k] + b[n] )
+//   ln_gemv_w4a16        y (N) = epilogue( (W~ (N, C) · LayerNorm(h))[n] + b[n] ), as ln_gemv
+//   gemv_residual_w4a16  y (N) = res (N) + (W~ (N, K) · x (K))[n] + b (N),       as gemv_residual
+// x, r, gamma, beta, b, res, h, y BF16; sums in FP32.
+inline constexpr int kInt4Group = 128;  // codes per group along K (the last group of a row may be shorter)
+inline constexpr int kInt4Piece = 32;   // codes per 16-byte load: K must be a multiple
+
+// Where the code of W[n][k] lives in its row's K / 2 bytes: 16-byte piece k / 32, 32-bit word
+// (k % 32) / 8 of it, byte (k % 8) % 4 of that word; the low nibble for k % 8 < 4, else the high.
+// Word j of a piece holds codes k0 .. k0 + 7 (k0 = 32 p + 8 j) as  | q7 q3 | q6 q2 | q5 q1 | q4 q0 |
+// (byte 3 .. byte 0, each high nibble | low nibble): the low nibbles are x[k0 .. k0 + 3]'s, the
+// high ones x[k0 + 4 .. k0 + 7]'s. (The host quantizer's gpt2::int4_nibble is the same map.)
+__host__ __device__ inline int int4_byte_in_row(int k) { return 16 * (k / 32) + 4 * ((k % 32) / 8) + (k % 8) % 4; }
+__host__ __device__ inline int int4_shift(int k) { return k % 8 < 4 ? 0 : 4; }
+
+using GemvW4Fn = void(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b, bf16* y,
+                      int N, int K, Epilogue epi, cudaStream_t stream);
+using LnGemvW4Fn = void(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
+                        const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* y, int N, int C,
+                        Epilogue epi, float eps, cudaStream_t stream);
+using GemvResidualW4Fn = void(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b,
+                              const bf16* res, bf16* y, int N, int K, cudaStream_t stream);
+
+// Throws std::invalid_argument naming K unless it is a multiple of kInt4Piece, and the scales
+// or zero points when null.
+inline void require_int4(int K, const float* scale, const uint8_t* zero) {
+  if (K % kInt4Piece != 0) {
+    throw std::invalid_argument("K = " + std::to_string(K) + ": INT4 rows are read in 16-byte loads of " +
+                                std::to_string(kInt4Piece) + " codes, so K must be a multiple of " +
+                                std::to_string(kInt4Piece));
+  }
+  if (scale == nullptr || zero == nullptr) {
+    throw std::invalid_argument("scale or zero is null: INT4 weights need an FP32 scale and a zero point per group");
+  }
+}
+
 namespace student {
 LinearFn<bf16> linear;  // ex1_linear_epilogue.cu
 GemvFn<bf16> gemv;      // ex2_gemv.cu

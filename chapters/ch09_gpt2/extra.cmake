@@ -76,7 +76,8 @@ workbook_add_gtest(ch09_model_host_tests host)
 # The model end to end (GPU; each test skips with the reason without one). The library and
 # solution compositions are checked with the solutions; the learner's composition with the
 # learner's tests (it fails with not-implemented until exercises 1-4 are written).
-add_executable(ch09_model_tests ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/tests/model_test.cu)
+add_executable(ch09_model_tests ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/tests/model_test.cu
+               ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/tests/int4_test.cu)
 target_link_libraries(ch09_model_tests PRIVATE gpt2_gpu GTest::gtest)
 workbook_cuda_options(ch09_model_tests)
 target_link_libraries(ch09_model_tests PRIVATE workbook_gtest_main)
@@ -93,3 +94,6 @@ workbook_add_program_exercise(${id} ex4_decode_graph chapters/ch09_gpt2/ex4_deco
 add_test(NAME ${id}.gpt2_tool COMMAND bash ${PROJECT_SOURCE_DIR}/models/gpt2/gpu/tests/tool_check.sh
          $<TARGET_FILE:gpt2> $<TARGET_FILE:gpt2_random_weights> ${CMAKE_CURRENT_BINARY_DIR}/gpt2-tool-check)
 set_tests_properties(${id}.gpt2_tool PROPERTIES LABELS host TIMEOUT 300)
+
+# The INT4 ops (W4A16) are declared in a file of their own beside spec.cu.
+target_sources(${id}_spec PRIVATE ${_chapter}/spec_int4.cu)

@@ -12,6 +12,7 @@
 //   gemv_argmax/{bf16,f32}       y = W · x, and its argmax (index, value)                v6
 //   ln_gemv_w8a16/bf16           ln_gemv on INT8 weights: y = [gelu](s · (q · LN(h)) + b)  v6
 //   gemv_residual_w8a16/bf16     gemv_residual on INT8 weights: y = res + s · (q · x) + b v6
+//   (the INT4 forms, gemv_w4a16*, ln_gemv_w4a16, gemv_residual_w4a16: spec_int4.cu)
 //
 // The learner writes the BF16 forms; the FP32 forms are what the solution and the library
 // run in the model's FP32 path. A wrong GELU shows in both: the erf GELU differs from the
@@ -40,6 +41,7 @@
 
 #include "ch09.cuh"
 #include "declare/op.cuh"
+#include "spec_ref.h"
 
 namespace ch09 {
 namespace {
@@ -47,10 +49,8 @@ namespace {
 using wb::DType;
 constexpr const char* kDocs = "docs/ch09-transformer.md";
 
-constexpr double kPi = 3.14159265358979323846;
-double gelu_tanh_ref(double v) {
-  return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / kPi) * (v + 0.044715 * v * v * v)));
-}
+using namespace ref;  // gelu_tanh_ref, apply, round_as, ln_h, expect_h, ln_row, kLnEps (spec_ref.h)
+
 double gelu_erf(double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); }
 
 // The tolerance of y: the dot product's rounding (by terms), and for the GELU ops an allowance
@@ -91,12 +91,6 @@ std::vector<wb::InputSet> gelu_sets(std::vector<wb::Shape> shapes) {
       });
   return {{"gelu_tail", {{"w", wb::dist::uniform(-kWmax, kWmax)}, {"b", wb::dist::uniform(-3.7, -2.6)}}, tail},
           {"gelu_large", {{"b", far}}, shapes}};
-}
-
-double apply(Epilogue epi, double acc, double bias) {
-  if (epi == Epilogue::None) return acc;
-  acc += bias;
-  return epi == Epilogue::BiasGelu ? gelu_tanh_ref(acc) : acc;
 }
 
 // Row `m` of x · Wᵀ (before the epilogue), in float64 on the inputs as rounded to T. `rows`
@@ -409,47 +403,14 @@ wb::OpSpec<GemvW8Fn> gemv_w8a16_op(const char* name, Epilogue epi) {
 //   gemv_residual/{bf16,f32}  y = res + W · x + b: the output projections with the residual add
 //   gemv_argmax/{bf16,f32}    y = W · x and the argmax of y as stored (index, value): the LM head
 
-constexpr float kLnEps = 1e-5f;  // GPT-2's layer_norm_epsilon
-
-// v rounded to T, as a kernel stores it.
-template <class T>
-double round_as(double v) {
-  const float f = static_cast<float>(v);
-  if constexpr (std::is_same_v<T, bf16>) return wb::bf16_to_float(wb::float_to_bf16(f));
-  return f;
-}
-
-// h (C) = T(x + r): the residual stream as stored, the FP32 sum rounded once.
-template <class T>
-std::vector<double> ln_h(const wb::RefCtx& r) {
-  std::vector<double> h(r["C"]);
-  for (size_t c = 0; c < h.size(); ++c) h[c] = round_as<T>(double(float(r.in("x").get(c)) + float(r.in("r").get(c))));
-  return h;
-}
-
-template <class T>
-void expect_h(const wb::RefCtx& r) {
-  const std::vector<double> h = ln_h<T>(r);
-  for (size_t c = 0; c < h.size(); ++c) r.expect("h", static_cast<int64_t>(c), h[c]);
-}
-
 // ln_gemv's row n before the bias: sum_c w[n][c] * LayerNorm(h)[c] in float64. `w` names the
 // weights' input (w, or q for the INT8 form, whose scale the caller applies).
 template <class T>
 double ln_dot(const wb::RefCtx& r, int64_t n, const char* w) {
   const int64_t C = r["C"];
-  const std::vector<double> h = ln_h<T>(r);
-  double mean = 0;
-  for (double v : h) mean += v;
-  mean /= double(C);
-  double var = 0;
-  for (double v : h) var += (v - mean) * (v - mean);
-  const double rstd = 1.0 / std::sqrt(var / double(C) + double(kLnEps));
+  const std::vector<double> xn = ln_row<T>(r);
   double acc = 0;
-  for (int64_t c = 0; c < C; ++c) {
-    const double xn = (h[c] - mean) * rstd * r.in("gamma").get(c) + r.in("beta").get(c);
-    acc += r.in(w).get(n * C + c) * xn;
-  }
+  for (int64_t c = 0; c < C; ++c) acc += r.in(w).get(n * C + c) * xn[size_t(c)];
   return acc;
 }
 

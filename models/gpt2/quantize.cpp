@@ -87,4 +87,130 @@ QuantizedMatrix quantize_rows(const Tensor& w, std::string_view name) {
   });
 }
 
+// --- INT4, group-wise (quantize.h) --------------------------------------------------------
+
+NibbleAt int4_nibble(int64_t n, int64_t k, int64_t K) {
+  const int64_t p = k / kInt4Piece, r = k % kInt4Piece;  // piece p, weight r of it
+  const int64_t j = r / 8, e = r % 8;                    // word j of the piece, element e of the word
+  const int64_t b = e % 4;                               // byte b of the word: elements b (low), 4 + b (high)
+  return {size_t(n * (K / 2) + 16 * p + 4 * j + b), e < 4 ? 0 : 4};
+}
+
+uint8_t Int4Matrix::code(int64_t n, int64_t k) const {
+  const NibbleAt at = int4_nibble(n, k, cols);
+  return uint8_t((packed[at.byte] >> at.shift) & 0xF);
+}
+
+double Int4Matrix::dequantized(int64_t n, int64_t k) const {
+  const size_t g = size_t(n * groups() + k / kInt4Group);
+  return (double(code(n, k)) - double(zero[g])) * double(scale[g]);
+}
+
+std::string int4_shape_problem(int64_t rows, int64_t cols, std::string_view name) {
+  const std::string shape = std::to_string(rows) + " x " + std::to_string(cols);
+  if (rows < 1 || cols < 1) {
+    return std::string(name) + ": cannot quantize a matrix of " + shape + ": it needs at least one row and one column";
+  }
+  if (cols % kInt4Piece != 0) {
+    return std::string(name) + ": a matrix of " + shape + " (out x in): K = " + std::to_string(cols) +
+           " is not a multiple of " + std::to_string(kInt4Piece) +
+           ", the weights of one 16-byte load of 4-bit codes (groups are 128 along K; a row's last group may be "
+           "shorter, but whole loads of 32). Quantize this model with --int8 instead, or leave it in BF16";
+  }
+  return "";
+}
+
+namespace {
+
+// One group of `count` weights (count <= 128): its scale and zero, and its codes into q (count
+// bytes, 0 .. 15). False (and nothing written) when it holds a NaN or Inf.
+bool quantize_group(const float* w, int64_t count, uint8_t* q, float* scale, uint8_t* zero) {
+  double lo = 0, hi = 0;  // the range, 0 included
+  for (int64_t k = 0; k < count; ++k) {
+    if (!std::isfinite(w[k])) return false;
+    lo = std::min(lo, double(w[k]));
+    hi = std::max(hi, double(w[k]));
+  }
+  float s = static_cast<float>((hi - lo) / 15.0);
+  if (s > 0.0f && double(s) * 15.0 < hi - lo) s = std::nextafter(s, INFINITY);  // 15 s covers the range
+  if (!(s > 0.0f)) {  // a zero group, or a range below FP32's smallest step: every |w| < 0.5
+    std::fill(q, q + count, uint8_t{0});
+    *scale = 1.0f;
+    *zero = 0;
+    return true;
+  }
+  const long z = std::clamp(std::lround(-lo / double(s)), 0L, 15L);
+  for (int64_t k = 0; k < count; ++k) {
+    q[k] = static_cast<uint8_t>(std::clamp(std::lround(double(w[k]) / double(s) + double(z)), 0L, 15L));
+  }
+  *scale = s;
+  *zero = static_cast<uint8_t>(z);
+  return true;
+}
+
+// Quantizes rows [0, N) on the machine's cores, each row group by group into its codes, then
+// packs them into the layout; `row(n, buffer)` gives row n as FP32 (as quantize_all's).
+template <class RowFn>
+Int4Matrix quantize_all_int4(int64_t N, int64_t K, std::string_view name, RowFn row) {
+  if (const std::string why = int4_shape_problem(N, K, name); !why.empty()) throw QuantizeError(why);
+  Int4Matrix m;
+  m.rows = N;
+  m.cols = K;
+  const int64_t G = m.groups();
+  m.packed.assign(size_t(N * (K / 2)), 0);
+  m.scale.resize(size_t(N * G));
+  m.zero.resize(size_t(N * G));
+  std::atomic<int64_t> first_bad{N};
+  wb::parallel_count(N * K, [&](int64_t begin, int64_t end) -> int64_t {
+    std::vector<float> buffer(static_cast<size_t>(K));
+    std::vector<uint8_t> codes(static_cast<size_t>(K));
+    for (int64_t n = (begin + K - 1) / K; n * K < end && n < N; ++n) {  // the rows that start in [begin, end)
+      const float* w = row(n, buffer.data());
+      bool good = true;
+      for (int64_t g = 0; g < G && good; ++g) {
+        const int64_t k0 = g * kInt4Group, count = std::min(kInt4Group, K - k0);
+        good =
+            quantize_group(w + k0, count, codes.data() + k0, &m.scale[size_t(n * G + g)], &m.zero[size_t(n * G + g)]);
+      }
+      if (!good) {
+        int64_t seen = first_bad.load();
+        while (n < seen && !first_bad.compare_exchange_weak(seen, n)) {
+        }
+        continue;
+      }
+      for (int64_t k = 0; k < K; ++k) {  // each byte is written by its own row only
+        const NibbleAt at = int4_nibble(n, k, K);
+        m.packed[at.byte] = uint8_t(m.packed[at.byte] | (codes[size_t(k)] << at.shift));
+      }
+    }
+    return 0;
+  });
+  if (const int64_t bad = first_bad.load(); bad < N) {
+    throw QuantizeError(std::string(name) + ": row " + std::to_string(bad) + " of " + std::to_string(N) +
+                        " holds a NaN or an infinity, which INT4 cannot represent (a group's scale is its range / "
+                        "15). The weights file is damaged or was saved after training diverged: use a good file, "
+                        "or run without --int4");
+  }
+  return m;
+}
+
+}  // namespace
+
+Int4Matrix quantize_int4(const float* w, int64_t rows, int64_t cols, std::string_view name) {
+  return quantize_all_int4(rows, cols, name, [&](int64_t n, float*) { return w + n * cols; });
+}
+
+Int4Matrix quantize_int4(const Tensor& w, std::string_view name) {
+  if (w.shape.size() != 2) {
+    throw QuantizeError(std::string(name) + ": only a 2-D matrix [out, in] is quantized in groups; this tensor has " +
+                        std::to_string(w.shape.size()) + " dimensions");
+  }
+  const int64_t N = w.shape[0], K = w.shape[1];
+  if (w.dtype == wb::DType::F32) return quantize_int4(w.f32.data(), N, K, name);
+  return quantize_all_int4(N, K, name, [&](int64_t n, float* buffer) {
+    for (int64_t k = 0; k < K; ++k) buffer[k] = wb::bf16_to_float(w.bf16[size_t(n * K + k)]);
+    return static_cast<const float*>(buffer);
+  });
+}
+
 }  // namespace gpt2

@@ -1,7 +1,7 @@
 // What every step shares: element conversions, the 16-byte dot products of the GEMVs (on
-// BF16 or FP32 weights, and on INT8 weights: steps 5 and 6), the epilogue, applied to one
-// FP32 accumulator and rounded once to the output type, and the QKV epilogue's store of the
-// token's key and value into the cache (steps 6 and 9).
+// BF16 or FP32 weights, on INT8 weights: steps 5 and 6, and on INT4 weights: steps 10 and 11), the epilogue, applied to
+// one FP32 accumulator and rounded once to the output type, and the QKV epilogue's store of the token's key and value
+// into the cache (steps 6 and 9).
 #pragma once
 #include <cuda_bf16.h>
 
@@ -84,6 +84,47 @@ __device__ __forceinline__ float dot16_w8(const uint4& w, const uint4& lo, const
   }
   return s;
 }
+
+// --- INT4 weights (W4A16: steps 10 and 11) ---------------------------------------------------
+
+// One 16-byte piece of an INT4 row (32 codes, the layout of ch09.cuh's int4_byte_in_row) times
+// x[k0 .. k0 + 31] (FP32: x8 = 8 float4), with the group's zero point taken off each code, in
+// FP32, unscaled:  sum_i x[k0 + i] * (q[k0 + i] - zero).
+// No int-to-float instruction, and no shift per code: the float whose bits are 0x4B000000 | c
+// is 2^23 + c exactly for any c < 2^23, so
+//   low nibble   (v & 0x0F) | 0x4B000000  ->  2^23 + q         minus (2^23 + zero)       = q - zero
+//   high nibble  (v & 0xF0) | 0x4B000000  ->  2^23 + 16 q      minus (2^23 + 16 zero)    = 16 (q - zero)
+// each one LOP3 and one FADD, both exact (|q - zero| <= 15); v = word >> 8 b brings byte b of a
+// word down (three shifts per word of 8 codes). The high nibbles sum 16 times their value in a
+// second accumulator, scaled back by 1/16 (exact) at the end. Each product x * (q - zero) is
+// exact in FP32 (8 bits of BF16 times 5 bits), as in step 5. The constants 2^23 + zero and
+// 2^23 + 16 zero are built from zero's bits the same way.
+__device__ __forceinline__ float dot32_w4(const uint4& w, const float4* x8, uint32_t zero) {
+  const float c_lo = __uint_as_float(0x4B000000u | zero), c_hi = __uint_as_float(0x4B000000u | (zero << 4));
+  const uint32_t words[4] = {w.x, w.y, w.z, w.w};
+  float lo = 0.0f, hi = 0.0f;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const float4 a = x8[2 * j], b = x8[2 * j + 1];  // x[k0 .. k0 + 3] (low nibbles), x[k0 + 4 .. k0 + 7] (high)
+    const float xa[4] = {a.x, a.y, a.z, a.w}, xb[4] = {b.x, b.y, b.z, b.w};
+#pragma unroll
+    for (int byte = 0; byte < 4; ++byte) {
+      const uint32_t v = words[j] >> (8 * byte);
+      lo = fmaf(xa[byte], __uint_as_float((v & 0x0Fu) | 0x4B000000u) - c_lo, lo);
+      hi = fmaf(xb[byte], __uint_as_float((v & 0xF0u) | 0x4B000000u) - c_hi, hi);
+    }
+  }
+  return lo + hi * 0.0625f;
+}
+
+// x of an INT4 GEMV staged in shared memory as FP32 (steps 10 and 11), with one empty 16-byte
+// slot after every 8: float4 f of x lives at slot f + f / 8. Lane l reads the 8 float4 of its
+// piece p = l + 32 i at slots 9p .. 9p + 7; consecutive lanes are then 144 bytes apart, 4 banks
+// further on each, and the 8 lanes of each quarter-warp phase of an LDS.128 meet 8 different
+// groups of 4 banks. Unpadded they would be 128 bytes apart, on the same 4 banks: 8-way conflicts.
+__host__ __device__ inline int int4_x_slot(int f) { return f + f / 8; }
+inline size_t int4_x_smem_bytes(int K) { return size_t(K / 4 + K / 32) * 16; }  // K % 32 == 0
+constexpr int kInt4MaxK = 8192;  // K at most: the staged row, 36 KB, fits without an opt-in
 
 // The QKV row's elements C .. 2C are the token's key, 2C .. 3C its value (head h = c / D,
 // element d = c % D): stored at position *pos of the layer's cache, [H][P][D].

@@ -21,11 +21,16 @@
 //                     GEMV at memory speed
 //   v5_gemv_w8a16     v4 on INT8 weights with one FP32 scale per row (W8A16): half the
 //                     weight bytes per token, dequantized in registers, FP32 sums
+//   v10_gemv_w4a16    v5 on INT4 weights in groups of 128 along K, each with an FP32 scale
+//                     and a zero point (W4A16): a quarter of BF16's bytes; codes packed in
+//                     the order a lane unpacks them, x staged in shared memory as FP32
 // decode/  the whole decode step in fewer kernels
 //   v6_fused_decode   the LayerNorm in the GEMV's prologue (ln_gemv), the residual add in
 //                     its epilogue (gemv_residual), the LM head and the argmax in one kernel
 //                     (gemv_argmax); the first two also on v5's INT8 weights
 //                     (ln_gemv_w8a16, gemv_residual_w8a16)
+//   v11_fused_decode_w4a16  v6's ln_gemv, ln_gemv_qkv and gemv_residual on v10's INT4
+//                     weights: the row staged in FP32, a wave of CTAs looping over rows
 //   v9_persistent_decode  the step's L layers in one persistent kernel (one CTA per SM, grid
 //                     barriers between the phases): each CTA loads its rows of the next op's
 //                     weights into shared memory before the barrier, so DRAM streams across
@@ -101,6 +106,21 @@ void gemv_residual_w8a16(const bf16* x, const int8_t* q, const float* scale, con
 void ln_gemv_qkv_w8a16(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const int8_t* q,
                        const float* scale, const bf16* b, bf16* h, bf16* qkv, int C, float eps,
                        const KvCacheTarget<bf16>& kv, cudaStream_t stream);
+
+// v10_gemv_w4a16.cu: y (N) = epilogue(W~ · x + b) on INT4 weights (ch09.cuh's GemvW4Fn):
+// codes, group scales and zero points as models/gpt2/quantize.h packs them.
+void gemv_w4a16(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b, bf16* y, int N,
+                int K, Epilogue epi, cudaStream_t stream);
+
+// v11_fused_decode_w4a16.cu: v6's ln_gemv, ln_gemv_qkv and gemv_residual on INT4 weights.
+void ln_gemv_w4a16(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
+                   const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* y, int N, int C, Epilogue epi,
+                   float eps, cudaStream_t stream);
+void ln_gemv_qkv_w4a16(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
+                       const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* qkv, int C, float eps,
+                       const KvCacheTarget<bf16>& kv, cudaStream_t stream);
+void gemv_residual_w4a16(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b,
+                         const bf16* res, bf16* y, int N, int K, cudaStream_t stream);
 
 // v9_persistent_decode.cu: one layer's weights and KV cache as the persistent kernel reads
 // them (an array of L of these lives in device memory), ...

@@ -89,6 +89,7 @@ Model::Impl::Impl(const Weights& w, const Options& o) : opt(o), cfg(w.config) {
                       where[&l.fc_proj_w], where[&l.fc_proj_b]});
   }
   if (opt.weight_format == WeightFormat::Int8) quantize_weights(w);
+  if (opt.weight_format == WeightFormat::Int4) quantize_weights_int4(w);
 
   // Activations for up to `cap` tokens at once (a prompt), and the step's small buffers.
   const size_t rows = size_t(cap);
@@ -174,23 +175,39 @@ Model::Impl::~Impl() {
 
 // --- INT8 weights (WeightFormat::Int8) ----------------------------------------------------
 
+// The four matrices of every block that the decode GEMVs read (attn_qkv, attn_proj, mlp_fc,
+// mlp_proj): each with its BF16 copy's device pointer (the key the block passes to linear) and
+// its file name (for QuantizeError's message).
+namespace {
+struct BlockMatrix {
+  const Tensor* t;
+  const void* dev;
+  std::string name;
+};
+std::vector<BlockMatrix> block_matrices(const Weights& w, const std::vector<BlockWeights>& blocks) {
+  std::vector<BlockMatrix> out;
+  for (size_t l = 0; l < blocks.size(); ++l) {
+    const Layer& layer = w.layers[l];
+    const BlockWeights& dev = blocks[l];
+    const std::string h = "h." + std::to_string(l) + ".";
+    out.push_back({&layer.attn_w, dev.attn_w, h + "attn.c_attn.weight"});
+    out.push_back({&layer.attn_proj_w, dev.attn_proj_w, h + "attn.c_proj.weight"});
+    out.push_back({&layer.fc_w, dev.fc_w, h + "mlp.c_fc.weight"});
+    out.push_back({&layer.fc_proj_w, dev.fc_proj_w, h + "mlp.c_proj.weight"});
+  }
+  return out;
+}
+}  // namespace
+
 // The four matrices of every block, quantized per output row on the host (quantize.h) and
 // uploaded into one buffer beside the BF16 weights, which prefill and the LM head still use.
 void Model::Impl::quantize_weights(const Weights& w) {
   std::vector<QuantizedMatrix> mats;
   std::vector<const void*> keys;  // the BF16 matrix each one stands in for (its device pointer)
-  for (int l = 0; l < L; ++l) {
-    const Layer& layer = w.layers[size_t(l)];
-    const BlockWeights& dev = blocks[size_t(l)];
-    const std::string h = "h." + std::to_string(l) + ".";
-    for (auto [t, ptr, name] : {std::tuple{&layer.attn_w, dev.attn_w, "attn.c_attn.weight"},
-                                {&layer.attn_proj_w, dev.attn_proj_w, "attn.c_proj.weight"},
-                                {&layer.fc_w, dev.fc_w, "mlp.c_fc.weight"},
-                                {&layer.fc_proj_w, dev.fc_proj_w, "mlp.c_proj.weight"}}) {
-      mats.push_back(quantize_rows(*t, h + name));  // throws QuantizeError naming the tensor and row
-      keys.push_back(ptr);
-      replaced_bytes += double(t->bytes());
-    }
+  for (const BlockMatrix& b : block_matrices(w, blocks)) {
+    mats.push_back(quantize_rows(*b.t, b.name));  // throws QuantizeError naming the tensor and row
+    keys.push_back(b.dev);
+    replaced_bytes += double(b.t->bytes());
   }
   size_t total = 0;
   for (const QuantizedMatrix& m : mats) total += round_up(m.q.size()) + round_up(m.scale.size() * sizeof(float));
@@ -222,6 +239,57 @@ void Model::Impl::gemv_int8(OpTag tag, const void* x, const Int8Matrix& m, const
                                static_cast<bf16*>(y), N, K, epi, cur);
   });
   if (checking) check_linear_int8(tag, x, m, b, y, N, K, epi);
+}
+
+// --- INT4 weights (WeightFormat::Int4) ----------------------------------------------------
+
+// The same four matrices of every block as INT4 in groups of 128 (quantize.h), uploaded into
+// one buffer beside the BF16 weights. A shape the packing cannot take (K % 32 != 0) or a NaN is
+// refused by name (QuantizeError) before anything is uploaded.
+void Model::Impl::quantize_weights_int4(const Weights& w) {
+  std::vector<gpt2::Int4Matrix> mats;
+  std::vector<const void*> keys;
+  for (const BlockMatrix& b : block_matrices(w, blocks)) {
+    mats.push_back(quantize_int4(*b.t, b.name));
+    keys.push_back(b.dev);
+    replaced_bytes += double(b.t->bytes());
+  }
+  size_t total = 0;
+  for (const gpt2::Int4Matrix& m : mats) {
+    total += round_up(m.packed.size()) + round_up(m.scale.size() * sizeof(float)) + round_up(m.zero.size());
+  }
+  qbuf = wb::DeviceBuffer<char>(total);
+  std::vector<UploadPiece> pieces;
+  char* p = qbuf.data();
+  for (size_t i = 0; i < mats.size(); ++i) {
+    const gpt2::Int4Matrix& m = mats[i];
+    auto* q = reinterpret_cast<uint8_t*>(p);  // (N, K / 2), 256-byte aligned: every row 16-byte aligned
+    p += round_up(m.packed.size());
+    auto* scale = reinterpret_cast<float*>(p);  // (N, G)
+    p += round_up(m.scale.size() * sizeof(float));
+    auto* zero = reinterpret_cast<uint8_t*>(p);  // (N, G)
+    p += round_up(m.zero.size());
+    pieces.push_back({q, m.packed.data(), m.packed.size()});
+    pieces.push_back({scale, m.scale.data(), m.scale.size() * sizeof(float)});
+    pieces.push_back({zero, m.zero.data(), m.zero.size()});
+    int4_of[keys[i]] = {q, scale, zero};
+    int4_bytes += double(m.bytes());
+  }
+  const UploadStats up = upload(pieces, opt.upload);
+  uploaded.bytes += up.bytes;
+  uploaded.ms += up.ms;
+}
+
+void Model::Impl::gemv_int4(OpTag tag, const void* x, const Int4Matrix& m, const void* b, void* y, int N, int K,
+                            ch09::Epilogue epi) {
+  // codes, FP32 scales and uint8 zero points per group, x in, y out, the bias (spec_int4.cu's bytes).
+  const double G = std::ceil(double(K) / 128.0);
+  const double bytes = double(N) * K / 2 + 5.0 * N * G + 2.0 * K + 2.0 * N + (b ? 2.0 * N : 0.0);
+  timed(tag, "solution w4a16", bytes, [&] {
+    ch09::solution::gemv_w4a16(static_cast<const bf16*>(x), m.q, m.scale, m.zero, static_cast<const bf16*>(b),
+                               static_cast<bf16*>(y), N, K, epi, cur);
+  });
+  if (checking) check_linear_int4(tag, x, m, b, y, N, K, epi);
 }
 
 // --- timing and counting ---------------------------------------------------------------
@@ -299,6 +367,12 @@ void Model::Impl::linear(OpTag tag, const void* x, const void* w, const void* b,
   if (T == 1 && !int8_of.empty()) {  // a decode GEMV whose matrix has an INT8 copy (not the LM head's wte)
     if (const auto it = int8_of.find(w); it != int8_of.end()) {
       gemv_int8(tag, x, it->second, b, y, N, K, epi);
+      return;
+    }
+  }
+  if (T == 1 && !int4_of.empty()) {  // the same for an INT4 copy
+    if (const auto it = int4_of.find(w); it != int4_of.end()) {
+      gemv_int4(tag, x, it->second, b, y, N, K, epi);
       return;
     }
   }
@@ -550,7 +624,10 @@ int Model::position() const { return impl_->pos; }
 int Model::capacity() const { return impl_->cap; }
 double Model::weight_bytes() const { return impl_->weight_bytes; }
 double Model::int8_weight_bytes() const { return impl_->int8_bytes; }
-double Model::decode_weight_bytes() const { return impl_->weight_bytes - impl_->replaced_bytes + impl_->int8_bytes; }
+double Model::int4_weight_bytes() const { return impl_->int4_bytes; }
+double Model::decode_weight_bytes() const {
+  return impl_->weight_bytes - impl_->replaced_bytes + impl_->int8_bytes + impl_->int4_bytes;
+}
 UploadStats Model::upload_stats() const { return impl_->uploaded; }
 double Model::kv_bytes_per_token_at(int position) const {
   return 2.0 * impl_->L * double(position) * impl_->C * double(impl_->es);
@@ -673,13 +750,14 @@ CheckReport Model::check_ops(std::span<const int32_t> prompt) {
   m.checking = true;
   try {
     const int next = prefill(prompt);
-    // The INT8 GEMVs run in decode steps only (prefill keeps the BF16 GEMMs): check one.
-    if (!m.int8_of.empty()) {
+    // The INT8 (INT4) GEMVs run in decode steps only (prefill keeps the BF16 GEMMs): check one.
+    if (!m.int8_of.empty() || !m.int4_of.empty()) {
       if (m.pos < m.cap) {
         m.prompt = {next};  // the step's token, for the embedding check
         decode(next);
       } else {
-        m.report.lines.push_back("decode step: not checked, the prompt fills the cache (INT8 GEMVs not checked)");
+        m.report.lines.push_back(std::string("decode step: not checked, the prompt fills the cache (") +
+                                 (m.int8_of.empty() ? "INT4" : "INT8") + " GEMVs not checked)");
       }
     }
   } catch (...) {

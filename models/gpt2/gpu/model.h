@@ -85,7 +85,13 @@ enum class WeightFormat {
   // both copies are on the GPU: int8_weight_bytes() more memory. With DecodePath::Fused the
   // fused step's kernels read the int8 copies (v6_fused_decode's W8A16 forms).
   Int8,
+  // INT4 copies (W4A16; BF16 only) of the same four matrices, in groups of 128 along K with an
+  // FP32 scale and a zero point each (models/gpt2/quantize.h), read by the solution's
+  // v10_gemv_w4a16 op by op (gemv must be the solution's) and by v11_fused_decode_w4a16 with
+  // DecodePath::Fused. Prefill and the LM head stay BF16, as with Int8. No persistent form.
+  Int4,
 };
+const char* weight_format_flag(WeightFormat f);  // "" (Native), "--int8", "--int4": gpt2's spelling
 
 struct Options {
   wb::DType dtype = wb::DType::BF16;  // BF16 or F32: weights, activations, KV cache
@@ -111,8 +117,9 @@ struct Options {
 };
 
 // The rules between Options' fields that need neither the weights nor a GPU (options.cu):
-// the dtype is BF16 or F32; FP32 takes no learner's matmul; INT8 weights need BF16 and the
-// solution's GEMV; the persistent step needs BF16 and no INT8 weights; batch >= 0. Throws
+// the dtype is BF16 or F32; FP32 takes no learner's matmul; INT8 and INT4 weights need BF16
+// and the solution's GEMV; the persistent step needs BF16 and no INT8 or INT4 weights
+// (it has no quantized form); batch >= 0. Throws
 // std::invalid_argument naming the rule and what to do, in gpt2's flags. Model's constructor
 // calls it, and so does gpt2's argument parser, which so refuses a bad line before any GPU
 // work. `composition`: how the caller names options.kernels in its messages (the tool:
@@ -238,11 +245,12 @@ class Model {
   // position are left as after one step.
   FusedDecodeCheck check_fused_decode(int32_t token);
   // Runs one prefill with every op checked (Options::check behaviour) and reports. With INT8
-  // weights, one decode step after it is checked too: the INT8 GEMVs run only there.
+  // or INT4 weights, one decode step after it is checked too: their GEMVs run only there.
   CheckReport check_ops(std::span<const int32_t> prompt);
   double weight_bytes() const;
   double int8_weight_bytes() const;    // the INT8 copies and their scales (0 without WeightFormat::Int8)
-  double decode_weight_bytes() const;  // weight bytes a decode step reads: the INT8 copies where they replace BF16
+  double int4_weight_bytes() const;    // the INT4 codes, scales and zero points (0 without WeightFormat::Int4)
+  double decode_weight_bytes() const;  // weight bytes a decode step reads: the INT8/INT4 copies where they replace BF16
   UploadStats upload_stats() const;    // how the weights' upload went (bytes, ms, GB/s)
   double kv_bytes_per_token_at(int position) const;
 

@@ -74,8 +74,24 @@ struct Model::Impl final : Ops {
   void check_linear_int8(OpTag tag, const void* x, const Int8Matrix& m, const void* b, const void* y, int N, int K,
                          ch09::Epilogue epi);
   std::map<const void*, Int8Matrix> int8_of;
-  wb::DeviceBuffer<char> qbuf;                // every int8 matrix and its scales
+  wb::DeviceBuffer<char> qbuf;                // every int8 (or int4) matrix and its scales (and zero points)
   double int8_bytes = 0, replaced_bytes = 0;  // the INT8 copies; the BF16 matrices they stand in for
+
+  // INT4 weights (WeightFormat::Int4): the same four matrices per block as 4-bit codes in groups
+  // of 128 along K, each group with an FP32 scale and a zero point (models/gpt2/quantize.h, the
+  // layout of ch09.cuh), found by the BF16 matrix's device pointer as int8_of.
+  struct Int4Matrix {
+    const uint8_t* q;     // (N, K / 2) codes
+    const float* scale;   // (N, G), G = ceil(K / 128)
+    const uint8_t* zero;  // (N, G)
+  };
+  void quantize_weights_int4(const Weights& w);  // on load: quantize, upload, fill int4_of
+  void gemv_int4(OpTag tag, const void* x, const Int4Matrix& m, const void* b, void* y, int N, int K,
+                 ch09::Epilogue epi);
+  void check_linear_int4(OpTag tag, const void* x, const Int4Matrix& m, const void* b, const void* y, int N, int K,
+                         ch09::Epilogue epi);
+  std::map<const void*, Int4Matrix> int4_of;
+  double int4_bytes = 0;  // the INT4 copies: codes, scales, zero points
 
   // The decode step (decode/decode_step.h): the one Options::decode names, made on load.
   // decode_once runs it (or, under --check, the op-by-op step, whose ops are checked).

@@ -12,6 +12,7 @@
 
 #include "declare/dtype.h"
 #include "model_impl.cuh"
+#include "quantize.h"
 
 namespace gpt2 {
 namespace {
@@ -189,6 +190,44 @@ void Model::Impl::check_linear_int8(OpTag tag, const void* x, const Int8Matrix& 
   }
   record(tag, w.first, w.ratio);
   report.lines.back() += " [INT8 weights: float64 on the dequantized q * scale]";
+}
+
+// A decode GEMV on INT4 weights (T = 1), as the INT8 one: float64 on the weights the kernel was
+// given, W~[n][k] = (q[n][k] - zero[n][g]) * scale[n][g], the codes read back from the device
+// through the layout (quantize.h, int4_nibble). Same tolerance: each product x * (q - zero) is
+// exact in FP32, each group's scale adds one FP32 rounding per 32 terms.
+void Model::Impl::check_linear_int4(OpTag tag, const void* x, const Int4Matrix& m, const void* b, const void* y, int N,
+                                    int K, ch09::Epilogue epi) {
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  const int G = (K + int(kInt4Group) - 1) / int(kInt4Group);
+  std::vector<uint8_t> q(size_t(N) * (K / 2)), zero(size_t(N) * G);
+  std::vector<float> scale(size_t(N) * G);
+  CUDA_CHECK(cudaMemcpy(q.data(), m.q, q.size(), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(scale.data(), m.scale, scale.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(zero.data(), m.zero, zero.size(), cudaMemcpyDeviceToHost));
+  const std::vector<double> bias = b ? fetch(b, N) : std::vector<double>(N, 0.0);
+  const auto xr = fetch(x, K), yr = fetch(y, N);
+  const double rtol = 2 * wb::unit_roundoff(dtype);
+  Worst w;
+  for (int n = 0; n < N; ++n) {
+    double acc = 0, mag = std::fabs(bias[n]);
+    for (int k = 0; k < K; ++k) {
+      const NibbleAt at = int4_nibble(n, k, K);
+      const size_t g = size_t(n) * G + size_t(k) / kInt4Group;
+      const double code = double((q[at.byte] >> at.shift) & 0xF);
+      const double term = xr[k] * ((code - double(zero[g])) * double(scale[g]));  // x · dequantized W
+      acc += term;
+      mag += std::fabs(term);
+    }
+    acc += bias[n];
+    double ref = acc;
+    if (epi == ch09::Epilogue::BiasGelu)
+      ref = 0.5 * acc * (1.0 + std::tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)));
+    const double atol = 8 * kU32 * std::sqrt(double(K)) * mag * 1.2 + 1e-30;
+    w.see("y[0][" + std::to_string(n) + "] (INT4 weights)", ref, yr[n], atol, rtol);
+  }
+  record(tag, w.first, w.ratio);
+  report.lines.back() += " [INT4 weights: float64 on the dequantized (q - zero) * scale per group]";
 }
 
 void Model::Impl::check_kv_append(OpTag tag, const void* qkv, int T) {

@@ -21,6 +21,18 @@ const char* decode_path_name(DecodePath p) {
   return "?";
 }
 
+const char* weight_format_flag(WeightFormat f) {
+  switch (f) {
+    case WeightFormat::Native:
+      return "";
+    case WeightFormat::Int8:
+      return "--int8";
+    case WeightFormat::Int4:
+      return "--int4";
+  }
+  return "?";
+}
+
 void validate(const Options& o, std::string_view composition) {
   if (o.dtype != wb::DType::F32 && o.dtype != wb::DType::BF16) {
     throw std::invalid_argument("dtype: the model runs in f32 or bf16");
@@ -36,26 +48,30 @@ void validate(const Options& o, std::string_view composition) {
       }
     }
   }
-  const bool int8 = o.weight_format == WeightFormat::Int8;
-  if (int8 && o.dtype != wb::DType::BF16) {
-    throw std::invalid_argument(
-        "--int8 with --dtype=f32 (WeightFormat::Int8 on an FP32 model): INT8 weights run with BF16 activations "
-        "(W8A16); use --dtype=bf16 (the default) with --int8, or leave --int8 out for the FP32 model");
+  // Quantized weights (--int8, --int4): BF16 activations, the solution's GEMV, no persistent step.
+  const bool quantized = o.weight_format != WeightFormat::Native;
+  const std::string flag = weight_format_flag(o.weight_format);
+  const bool int4 = o.weight_format == WeightFormat::Int4;
+  const std::string bits = int4 ? "INT4" : "INT8", form = int4 ? "W4A16" : "W8A16";
+  if (quantized && o.dtype != wb::DType::BF16) {
+    throw std::invalid_argument(flag + " with --dtype=f32 (WeightFormat::" + (int4 ? "Int4" : "Int8") +
+                                " on an FP32 model): " + bits + " weights run with BF16 activations (" + form +
+                                "); use --dtype=bf16 (the default) with " + flag + ", or leave " + flag +
+                                " out for the FP32 model");
   }
-  if (int8 && k.gemv != Who::Solution) {
+  if (quantized && k.gemv != Who::Solution) {
     const std::string who = who_name(k.gemv);
     const std::string named = composition.empty() ? "gemv:" + who : std::string(composition);
-    throw std::invalid_argument("--int8 with " + named +
-                                ": the GEMV on INT8 weights is the solution's "
-                                "(solutions/ch09_gpt2/gemv/v5_gemv_w8a16.cu), but " +
-                                (composition.empty() ? "gemv" : "that composition's gemv") + " is the " + who +
-                                "'s; add --use=gemv:solution (or run that composition without --int8)");
+    throw std::invalid_argument(flag + " with " + named + ": the GEMV on " + bits + " weights is the solution's " +
+                                "(solutions/ch09_gpt2/gemv/" + (int4 ? "v10_gemv_w4a16.cu" : "v5_gemv_w8a16.cu") +
+                                "), but " + (composition.empty() ? "gemv" : "that composition's gemv") + " is the " +
+                                who + "'s; add --use=gemv:solution (or run that composition without " + flag + ")");
   }
-  if (o.decode == DecodePath::Persistent && (o.dtype != wb::DType::BF16 || int8)) {
-    throw std::invalid_argument(std::string("--decode=persistent runs on BF16 weights without --int8 (use "
+  if (o.decode == DecodePath::Persistent && (o.dtype != wb::DType::BF16 || quantized)) {
+    throw std::invalid_argument(std::string("--decode=persistent runs on BF16 weights without --int8 or --int4 (use "
                                             "--decode=fused for those): the persistent step is a form of the fused "
                                             "one on BF16 weights, and this model has ") +
-                                (int8 ? "INT8 weights (--int8)" : "FP32 weights (--dtype=f32)"));
+                                (quantized ? bits + " weights (" + flag + ")" : "FP32 weights (--dtype=f32)"));
   }
   if (o.batch < 0) {
     throw std::invalid_argument("batch = " + std::to_string(o.batch) +

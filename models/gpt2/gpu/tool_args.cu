@@ -98,7 +98,7 @@ ToolArgs parse_tool_args(int argc, char** argv) {
   ToolArgs a;
   std::string tokens, dtype = "bf16", kernels = "solution", upload = "staged", decode = "ops", batch;
   int64_t prompt_len = 0, new_tokens = 128;
-  bool no_graph = false, int8 = false;
+  bool no_graph = false, int8 = false, int4 = false;
   CLI::App p(
       "GPT-2 on the GPU from the book's kernels: prints the generated ids, TTFT, decode tokens/s, kernels per "
       "token and the per-op table.",
@@ -129,6 +129,9 @@ ToolArgs parse_tool_args(int argc, char** argv) {
              "decode GEMVs (attn_qkv, attn_proj, mlp_fc, mlp_proj) from INT8 weights quantized per row "
              "on load (bf16 only; prefill and the LM head stay BF16, so both copies are kept); with --decode=fused "
              "the fused step's kernels read them");
+  p.add_flag("--int4", int4,
+             "the same from INT4 weights quantized on load in groups of 128 along K, each with an FP32 scale and a "
+             "zero point (bf16 only; not with --int8); with --decode=fused the fused step's INT4 kernels read them");
   p.add_option(
       "--decode", decode,
       "the decode step: ops (default; one kernel per op, as --kernels picks) or fused (the "
@@ -199,7 +202,13 @@ ToolArgs parse_tool_args(int argc, char** argv) {
                          ": use ops (one kernel per op), fused (the fused decode step) or "
                          "persistent (its layers in one kernel)");
   }
+  if (int8 && int4) {
+    throw wb::UsageError(
+        "--int8 with --int4: the decode GEMVs read one quantized copy of the weights; give one of the two (--int4 "
+        "for 4-bit codes in groups of 128, --int8 for one byte per weight)");
+  }
   if (int8) a.weight_format = WeightFormat::Int8;
+  if (int4) a.weight_format = WeightFormat::Int4;
   if (!batch.empty()) a.batch = parse_batch_list(batch);
   // The rules between the options (INT8 weights need bf16 and the solution's GEMV, the
   // persistent step bf16 without --int8, ...): the model's own check, on each composition.
@@ -217,10 +226,11 @@ ToolArgs parse_tool_args(int argc, char** argv) {
                            ": the batched step is op by op for now (the fused kernels are GEMVs, one row); leave "
                            "--decode out of the batched run");
     }
-    if (int8) {
-      throw wb::UsageError(
-          "--batch with --int8: the batched step runs the BF16 GEMMs for now (the INT8 kernel is a "
-          "GEMV, one row); leave --int8 out of the batched run");
+    if (int8 || int4) {
+      const std::string flag = int8 ? "--int8" : "--int4";
+      throw wb::UsageError("--batch with " + flag + ": the batched step runs the BF16 GEMMs for now (the " +
+                           (int8 ? "INT8" : "INT4") + " kernel is a GEMV, one row); leave " + flag +
+                           " out of the batched run");
     }
   }
   if (a.overlap && a.decode == DecodePath::Persistent) {

@@ -19,7 +19,7 @@ struct ToolArgs {
   std::vector<std::string> kernels;  // --kernels=library,solution: one run each
   std::string use;                   // --use=op:who,...
   bool graph = true, check = false;
-  // --int8: decode GEMVs from INT8 weights (bf16 only)
+  // --int8 / --int4: decode GEMVs from INT8 / INT4 weights (bf16 only; not both)
   WeightFormat weight_format = WeightFormat::Native;
   DecodePath decode = DecodePath::Ops;     // --decode=ops|fused|persistent
   std::vector<int> batch;                  // --batch=1,4,16,64: the batched decode benchmark at each size
@@ -30,6 +30,7 @@ struct ToolArgs {
   int64_t seed = 1;
   bool help = false;
   bool int8() const { return weight_format == WeightFormat::Int8; }
+  bool int4() const { return weight_format == WeightFormat::Int4; }
 };
 
 // Throws wb::UsageError naming the argument and what it accepts. Every composition of

@@ -22,6 +22,11 @@
 // scale per row. The LM head stays BF16 (wte is not quantized). The per-op table counts the
 // int8 weights and their scales as the op's weight bytes.
 //
+// INT4 weights (WeightFormat::Int4, BF16): the same four matrices have INT4 copies (int4_of:
+// codes in groups of 128, a scale and a zero point per group), and the same three ops run
+// v11_fused_decode_w4a16's kernels (ln_gemv_qkv_w4a16, gemv_residual_w4a16, ln_gemv_w4a16).
+// The LM head stays BF16 here too; the table counts codes, scales and zero points.
+//
 // Kernels per token: 1 (embedding) + 5 per layer + 2, in BF16 as in FP32, against
 // the op-by-op step's 1 + 8 per layer + 5 (BF16; FP32 adds a residual add per LayerNorm).
 #include <cuda_bf16.h>
@@ -85,13 +90,24 @@ void FusedStep::layers(T* x, float eps) {
   const double e = double(m.es), c = C;  // for the table's bytes: element size, channels
   const char* who = "solution v6";
   const char* who8 = "solution v6 w8a16";
+  const char* who4 = "solution v11 w4a16";
+  using Int4Matrix = Model::Impl::Int4Matrix;
   // The int8 copy of a block matrix (WeightFormat::Int8), or null: the BF16 matrix is read.
   const auto int8 = [&](const void* w) -> const Int8Matrix* {
     const auto it = m.int8_of.find(w);
     return it == m.int8_of.end() ? nullptr : &it->second;
   };
-  // The table's bytes of an (N, K) matrix: int8 weights and FP32 row scales, or the matrix's.
-  const auto w_bytes = [&](const Int8Matrix* q, double N, double K) { return q ? N * K + 4.0 * N : e * N * K; };
+  // The int4 copy of a block matrix (WeightFormat::Int4), or null.
+  const auto int4 = [&](const void* w) -> const Int4Matrix* {
+    const auto it = m.int4_of.find(w);
+    return it == m.int4_of.end() ? nullptr : &it->second;
+  };
+  // The table's bytes of an (N, K) matrix: int8 weights and FP32 row scales, int4 codes with an
+  // FP32 scale and a uint8 zero point per group of 128, or the matrix's.
+  const auto w_bytes = [&](const Int8Matrix* q, const Int4Matrix* q4, double N, double K) {
+    return q ? N * K + 4.0 * N : q4 ? N * K / 2 + 5.0 * N * std::ceil(K / 128.0) : e * N * K;
+  };
+  const auto who_of = [&](const Int8Matrix* q, const Int4Matrix* q4) { return q ? who8 : q4 ? who4 : who; };
 
   for (int l = 0; l < m.L; ++l) {
     const BlockWeights& w = m.blocks[l];
@@ -99,15 +115,22 @@ void FusedStep::layers(T* x, float eps) {
     const v6::KvCacheTarget<T> kv{out<T>(m.kc[l]), out<T>(m.vc[l]), m.d_pos, H, D, cap};
     const Int8Matrix *qkv8 = int8(w.attn_w), *proj8 = int8(w.attn_proj_w), *fc8 = int8(w.fc_w),
                      *fc_proj8 = int8(w.fc_proj_w);
+    const Int4Matrix *qkv4 = int4(w.attn_w), *proj4 = int4(w.attn_proj_w), *fc4 = int4(w.fc_w),
+                     *fc_proj4 = int4(w.fc_proj_w);
     // W and b; x (and r, h at layer 0), gamma, beta; qkv; the key and value
-    const double qkv_bytes = w_bytes(qkv8, 3 * c, c) + e * (3 * c + (first ? 3 : 1) * c + 2 * c + 3 * c + 2 * c);
-    m.timed({"ln_1+attn_qkv+kv_append", l}, qkv8 ? who8 : who, qkv_bytes, [&] {
+    const double qkv_bytes = w_bytes(qkv8, qkv4, 3 * c, c) + e * (3 * c + (first ? 3 : 1) * c + 2 * c + 3 * c + 2 * c);
+    m.timed({"ln_1+attn_qkv+kv_append", l}, who_of(qkv8, qkv4), qkv_bytes, [&] {
       const T* xin = first ? in<T>(m.buf.resid) : x;
       const T* rin = first ? in<T>(m.buf.branch) : nullptr;
       T* h = first ? x : nullptr;
       if constexpr (std::is_same_v<T, bf16>) {
         if (qkv8) {
           v6::ln_gemv_qkv_w8a16(xin, rin, in<bf16>(w.ln_1_w), in<bf16>(w.ln_1_b), qkv8->q, qkv8->scale,
+                                in<bf16>(w.attn_b), h, out<bf16>(m.buf.qkv), C, eps, kv, m.cur);
+          return;
+        }
+        if (qkv4) {
+          v6::ln_gemv_qkv_w4a16(xin, rin, in<bf16>(w.ln_1_w), in<bf16>(w.ln_1_b), qkv4->q, qkv4->scale, qkv4->zero,
                                 in<bf16>(w.attn_b), h, out<bf16>(m.buf.qkv), C, eps, kv, m.cur);
           return;
         }
@@ -129,33 +152,48 @@ void FusedStep::layers(T* x, float eps) {
               kernels::attention(in<T>(m.buf.qkv), in<T>(m.kc[l]), in<T>(m.vc[l]), m.d_pos, out<T>(m.buf.att), 1, H, D,
                                  cap, m.cur);
             });
-    m.timed({"attn_proj+residual", l}, proj8 ? who8 : who, w_bytes(proj8, c, c) + e * (c + c + 2 * c), [&] {
+    m.timed({"attn_proj+residual", l}, who_of(proj8, proj4), w_bytes(proj8, proj4, c, c) + e * (c + c + 2 * c), [&] {
       if constexpr (std::is_same_v<T, bf16>) {
         if (proj8) {
           v6::gemv_residual_w8a16(in<bf16>(m.buf.att), proj8->q, proj8->scale, in<bf16>(w.attn_proj_b), x, x, C, C,
                                   m.cur);
           return;
         }
+        if (proj4) {
+          v6::gemv_residual_w4a16(in<bf16>(m.buf.att), proj4->q, proj4->scale, proj4->zero, in<bf16>(w.attn_proj_b), x,
+                                  x, C, C, m.cur);
+          return;
+        }
       }
       v6::gemv_residual<T>(in<T>(m.buf.att), in<T>(w.attn_proj_w), in<T>(w.attn_proj_b), x, x, C, C, m.cur);
     });
-    m.timed({"ln_2+mlp_fc", l}, fc8 ? who8 : who, w_bytes(fc8, 4 * c, c) + e * (4 * c + 3 * c + 4 * c), [&] {
+    m.timed({"ln_2+mlp_fc", l}, who_of(fc8, fc4), w_bytes(fc8, fc4, 4 * c, c) + e * (4 * c + 3 * c + 4 * c), [&] {
       if constexpr (std::is_same_v<T, bf16>) {
         if (fc8) {
           v6::ln_gemv_w8a16(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), fc8->q, fc8->scale, in<bf16>(w.fc_b),
                             nullptr, out<bf16>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
           return;
         }
+        if (fc4) {
+          v6::ln_gemv_w4a16(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), fc4->q, fc4->scale, fc4->zero,
+                            in<bf16>(w.fc_b), nullptr, out<bf16>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
+          return;
+        }
       }
       v6::ln_gemv<T>(x, nullptr, in<T>(w.ln_2_w), in<T>(w.ln_2_b), in<T>(w.fc_w), in<T>(w.fc_b), nullptr,
                      out<T>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
     });
-    m.timed({"mlp_proj+residual", l}, fc_proj8 ? who8 : who, w_bytes(fc_proj8, c, 4 * c) + e * (c + 4 * c + 2 * c),
-            [&] {
+    m.timed({"mlp_proj+residual", l}, who_of(fc_proj8, fc_proj4),
+            w_bytes(fc_proj8, fc_proj4, c, 4 * c) + e * (c + 4 * c + 2 * c), [&] {
               if constexpr (std::is_same_v<T, bf16>) {
                 if (fc_proj8) {
                   v6::gemv_residual_w8a16(in<bf16>(m.buf.fc), fc_proj8->q, fc_proj8->scale, in<bf16>(w.fc_proj_b), x, x,
                                           C, 4 * C, m.cur);
+                  return;
+                }
+                if (fc_proj4) {
+                  v6::gemv_residual_w4a16(in<bf16>(m.buf.fc), fc_proj4->q, fc_proj4->scale, fc_proj4->zero,
+                                          in<bf16>(w.fc_proj_b), x, x, C, 4 * C, m.cur);
                   return;
                 }
               }

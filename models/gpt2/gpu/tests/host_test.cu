@@ -2,8 +2,10 @@
 // tool's arguments. No GPU needed.
 #include <gtest/gtest.h>
 
+#include "ch09.cuh"
 #include "runtime/cli.h"
 #include "model.h"
+#include "quantize.h"
 #include "tool_args.h"
 #include "declare/op.cuh"
 
@@ -60,6 +62,36 @@ TEST(Registry, TheFusedDecodeStepsOpsAreLinked) {
     bool found = false;
     for (const wb::Variant& v : wb::all_variants()) found |= v.op == op && v.name == "v6_fused_decode";
     EXPECT_TRUE(found) << op << " has no v6_fused_decode variant";
+  }
+}
+
+// The INT4 ops (chapters/ch09_gpt2/spec_int4.cu) with the solution's kernels for them (v10, v11).
+TEST(Registry, TheInt4OpsAreLinked) {
+  for (auto [op, variant] : {std::pair{"gemv_w4a16/bf16", "v10_gemv_w4a16"},
+                             {"gemv_w4a16_bias/bf16", "v10_gemv_w4a16"},
+                             {"gemv_w4a16_bias_gelu/bf16", "v10_gemv_w4a16"},
+                             {"ln_gemv_w4a16/bf16", "v11_fused_decode_w4a16"},
+                             {"gemv_residual_w4a16/bf16", "v11_fused_decode_w4a16"}}) {
+    EXPECT_NE(wb::find_op(op), nullptr) << op;
+    bool found = false;
+    for (const wb::Variant& v : wb::all_variants()) found |= v.op == op && v.name == variant;
+    EXPECT_TRUE(found) << op << " has no " << variant << " variant";
+  }
+}
+
+// One layout, two spellings: the kernels' (ch09.cuh) and the quantizer's (quantize.h) agree on
+// where every code of a row lives, and on the group and piece sizes.
+TEST(Int4Layout, KernelsAndQuantizerAgree) {
+  EXPECT_EQ(int64_t{ch09::kInt4Group}, kInt4Group);
+  EXPECT_EQ(int64_t{ch09::kInt4Piece}, kInt4Piece);
+  for (int K : {32, 160, 1600, 6400}) {
+    for (int n : {0, 3}) {
+      for (int k = 0; k < K; ++k) {
+        const NibbleAt at = int4_nibble(n, k, K);
+        ASSERT_EQ(at.byte, size_t(n) * (K / 2) + size_t(ch09::int4_byte_in_row(k))) << "K " << K << " k " << k;
+        ASSERT_EQ(at.shift, ch09::int4_shift(k)) << "K " << K << " k " << k;
+      }
+    }
   }
 }
 
@@ -121,6 +153,33 @@ TEST(ToolArgs, Int8) {
   const std::string lib = refusal({"--weights=m", "--tokens=1", "--int8", "--kernels=solution,library"});
   EXPECT_NE(lib.find("--kernels=library"), std::string::npos) << lib;
   EXPECT_NE(lib.find("--use=gemv:solution"), std::string::npos) << lib;
+}
+
+// --int4: parsed, and its impossible combinations refused before any GPU work, each message
+// naming the flags and what to do instead.
+TEST(ToolArgs, Int4) {
+  EXPECT_TRUE(parse({"--weights=m", "--tokens=1", "--int4"}).int4());
+  EXPECT_FALSE(parse({"--weights=m", "--tokens=1", "--int4"}).int8());
+  const ToolArgs fused = parse({"--weights=m", "--tokens=1", "--int4", "--decode=fused"});
+  EXPECT_TRUE(fused.int4() && fused.decode == DecodePath::Fused) << "the fused step's INT4 form";
+  EXPECT_EQ(tool_options(fused, "solution").weight_format, WeightFormat::Int4);
+  EXPECT_TRUE(parse({"--weights=m", "--tokens=1", "--int4", "--kernels=library", "--use=gemv:solution"}).int4());
+  const std::string both = refusal({"--weights=m", "--tokens=1", "--int4", "--int8"});
+  EXPECT_NE(both.find("--int8 with --int4"), std::string::npos) << both;
+  EXPECT_NE(both.find("give one of the two"), std::string::npos) << "the message says what to do: " << both;
+  const std::string f32 = refusal({"--weights=m", "--tokens=1", "--int4", "--dtype=f32"});
+  EXPECT_NE(f32.find("--int4 with --dtype=f32"), std::string::npos) << f32;
+  EXPECT_NE(f32.find("--dtype=bf16"), std::string::npos) << f32;
+  const std::string lib = refusal({"--weights=m", "--tokens=1", "--int4", "--kernels=library"});
+  EXPECT_NE(lib.find("--int4 with --kernels=library"), std::string::npos) << lib;
+  EXPECT_NE(lib.find("v10_gemv_w4a16"), std::string::npos) << lib;
+  EXPECT_NE(lib.find("--use=gemv:solution"), std::string::npos) << lib;
+  const std::string persistent = refusal({"--weights=m", "--tokens=1", "--int4", "--decode=persistent"});
+  EXPECT_NE(persistent.find("--decode=persistent"), std::string::npos) << persistent;
+  EXPECT_NE(persistent.find("INT4 weights (--int4)"), std::string::npos) << persistent;
+  EXPECT_NE(persistent.find("--decode=fused"), std::string::npos) << "names what to run instead: " << persistent;
+  const std::string batch = refusal({"--weights=m", "--tokens=1", "--batch=4", "--int4"});
+  EXPECT_NE(batch.find("--batch with --int4"), std::string::npos) << batch;
 }
 
 TEST(ToolArgs, DecodeStep) {
@@ -197,6 +256,22 @@ TEST(Options, ValidateRefusesImpossibleCombinations) {
   const std::string gemv = validation(o);
   EXPECT_NE(gemv.find("gemv:library"), std::string::npos) << gemv;
   EXPECT_NE(gemv.find("--use=gemv:solution"), std::string::npos) << gemv;
+  o.kernels = Kernels{};
+  o.weight_format = WeightFormat::Int4;
+  for (DecodePath p : {DecodePath::Ops, DecodePath::Fused}) {
+    o.decode = p;
+    EXPECT_EQ(validation(o), "accepted") << "INT4 weights, --decode=" << decode_path_name(p);
+  }
+  o.decode = DecodePath::Persistent;
+  EXPECT_NE(validation(o).find("INT4 weights (--int4)"), std::string::npos) << "the persistent step has no INT4 form";
+  o.decode = DecodePath::Fused;
+  o.dtype = wb::DType::F32;
+  EXPECT_NE(validation(o).find("--int4 with --dtype=f32"), std::string::npos) << "INT4 weights need BF16";
+  o.dtype = wb::DType::BF16;
+  o.kernels.gemv = Who::Student;
+  EXPECT_NE(validation(o).find("--int4 with gemv:student"), std::string::npos) << "the solution's INT4 GEMV";
+  EXPECT_STREQ(weight_format_flag(WeightFormat::Int4), "--int4");
+  EXPECT_STREQ(weight_format_flag(WeightFormat::Int8), "--int8");
   Options student;
   student.dtype = wb::DType::F32;
   student.kernels = Kernels::parse("solution", "gemm:student");

@@ -349,6 +349,9 @@ TEST(Int8WeightsOptions, RefusedWithF32OrAnotherGemv) {
 // step's INT8 kernels (v6's W8A16 forms) against the op-by-op step's (v5_gemv_w8a16), within
 // the same bound; against the float64 decoder, which runs on the BF16 weights, the bound of
 // INT8 decode in gpt2 --check (1e-1: the weights' quantization error, model_test's Int8Weights).
+// And again on INT4 weights (WeightFormat::Int4): v11_fused_decode_w4a16 against v10_gemv_w4a16,
+// within the same bound (both read the same codes); against the float64 decoder, gpt2 --check's
+// INT4 bound (5e-1: tests/int4_test.cu derives it).
 // A model config and a dtype (and INT8 weights): the parameter of the FusedDecode and
 // BatchDecode suites.
 struct ModelCase {
@@ -356,6 +359,8 @@ struct ModelCase {
   wb::DType dtype;
   bool int8 = false;
   bool persistent = false;  // DecodePath::Persistent: the layers in one persistent kernel
+  bool int4 = false;        // WeightFormat::Int4
+  WeightFormat format() const { return int8 ? WeightFormat::Int8 : int4 ? WeightFormat::Int4 : WeightFormat::Native; }
 };
 
 std::vector<ModelCase> model_cases_list() {
@@ -374,13 +379,16 @@ auto fused_cases() {
   for (const ModelCase& c : model_cases_list()) {
     if (c.dtype == wb::DType::BF16) cases.push_back({c.config, c.dtype, false, true});
   }
+  for (const ModelCase& c : model_cases_list()) {
+    if (c.dtype == wb::DType::BF16) cases.push_back({c.config, c.dtype, false, false, true});
+  }
   return ::testing::ValuesIn(cases);
 }
 
 std::string model_case_name(const ::testing::TestParamInfo<ModelCase>& info) {
   return std::string(info.param.config == "tiny" ? "tiny" : "C192") +
          (info.param.dtype == wb::DType::F32 ? "_f32" : "_bf16") + (info.param.int8 ? "_int8" : "") +
-         (info.param.persistent ? "_persistent" : "");
+         (info.param.int4 ? "_int4" : "") + (info.param.persistent ? "_persistent" : "");
 }
 
 int argmax_lower_index(const std::vector<float>& v) {
@@ -395,11 +403,12 @@ TEST_P(FusedDecode, SameTokensAsTheOpByOpStep) {
   const Weights w = load_weights(model_file(c.config), {.dtype = c.dtype});
   Options o;
   o.dtype = c.dtype;
-  o.weight_format = c.int8 ? WeightFormat::Int8 : WeightFormat::Native;
+  o.weight_format = c.format();
   Model ops = Model::from_weights(w, o);
   o.decode = c.persistent ? DecodePath::Persistent : DecodePath::Fused;
   Model fused = Model::from_weights(w, o);
-  const double cpu_bound = c.int8 ? 1e-1 : bound(c.dtype);  // the float64 decoder reads the BF16 weights
+  // the float64 decoder reads the BF16 weights: the quantization's own error (gpt2 --check's bounds)
+  const double cpu_bound = c.int8 ? 1e-1 : c.int4 ? 5e-1 : bound(c.dtype);
   cpu::Model cm(w);
   cpu::Decoder dec(cm);
   const auto prompt = prompt_of(13, w.config.vocab, 31);
@@ -441,7 +450,7 @@ TEST_P(FusedDecode, GraphCheckAndKernelCount) {
   const Weights w = load_weights(model_file(c.config), {.dtype = c.dtype});
   Options o;
   o.dtype = c.dtype;
-  o.weight_format = c.int8 ? WeightFormat::Int8 : WeightFormat::Native;
+  o.weight_format = c.format();
   o.decode = c.persistent ? DecodePath::Persistent : DecodePath::Fused;
   Model fused = Model::from_weights(w, o);
   const auto prompt = prompt_of(11, w.config.vocab, 5);

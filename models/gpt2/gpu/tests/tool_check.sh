@@ -31,6 +31,15 @@ expect 2 "unknown|frobnicate" -- "$tool" --weights="$tiny" --tokens=1 --frobnica
 expect 2 "--upload=fast" -- "$tool" --weights="$tiny" --tokens=1 --upload=fast
 expect 2 "--int8 with --dtype=f32.*--dtype=bf16" -- "$tool" --weights="$tiny" --tokens=1 --int8 --dtype=f32
 expect 2 "--int8 with --kernels=library.*--use=gemv:solution" -- "$tool" --weights="$tiny" --tokens=1 --int8 --kernels=library
+expect 2 "--int8 with --int4.*give one of the two" -- "$tool" --weights="$tiny" --tokens=1 --int4 --int8
+expect 2 "--int4 with --dtype=f32.*--dtype=bf16" -- "$tool" --weights="$tiny" --tokens=1 --int4 --dtype=f32
+expect 2 "--int4 with --kernels=library.*--use=gemv:solution" -- "$tool" --weights="$tiny" --tokens=1 --int4 --kernels=library
+expect 2 "--decode=persistent runs on BF16 weights without --int8 or --int4.*INT4 weights \\(--int4\\)" -- \
+  "$tool" --weights="$tiny" --tokens=1 --decode=persistent --int4
+expect 2 "--batch with --int4" -- "$tool" --weights="$tiny" --tokens=1 --batch=4 --int4
+"$gen" --config=L=1,C=48,H=4,V=64,P=16 --out="$work/c48.safetensors" >/dev/null || fail "could not write c48"
+expect 2 "^gpt2: --int4 on .*c48.safetensors: .*K = 48 is not a multiple of 32" -- \
+  "$tool" --weights="$work/c48.safetensors" --tokens=1 --new=2 --int4
 expect 2 "--decode=fast" -- "$tool" --weights="$tiny" --tokens=1 --decode=fast
 expect 2 "--batch.*from 1 to 1024" -- "$tool" --weights="$tiny" --tokens=1 --batch=0,x
 expect 2 "--batch.*'x' is not a whole number" -- "$tool" --weights="$tiny" --tokens=1 --batch=4,x
@@ -73,6 +82,7 @@ expect 2 "^gpt2: --json=$json_missing: the folder $work/no-such-folder does not 
 expect 2 "^gpt2: --json=$work: it is a folder" -- "$tool" --weights="$tiny" --tokens=1 --new=4 --json="$work"
 json_refused=$work/refused.json
 expect 2 "--int8 with --dtype=f32" -- "$tool" --weights="$tiny" --tokens=1 --int8 --dtype=f32 --json="$json_refused"
+expect 2 "--int8 with --int4" -- "$tool" --weights="$tiny" --tokens=1 --int8 --int4 --json="$json_refused"
 expect 2 "--weights: .*truncated" -- "$tool" --weights="$work/truncated.safetensors" --tokens=1 --new=4 --json="$json_refused"
 expect 2 "--tokens: id 0 is 300" -- "$tool" --weights="$tiny" --tokens=300 --new=4 --json="$json_refused"
 nothing_left "$json_missing" "$json_refused" "$work/no-such-folder"
@@ -102,6 +112,13 @@ expect 0 "decode step: fused.*recompute.*ok.*bit for bit.*fused decode step vs o
   "$tool" --weights="$tiny" --prompt-len=8 --new=4 --check --decode=fused
 expect 0 "decode step: fused.*on the INT8 weights.*and a decode step \\(INT8 GEMVs\\).* all within tolerance.*recompute.*ok.*fused decode step vs op-by-op step: .* ok.*solution v6 w8a16" -- \
   "$tool" --weights="$tiny" --prompt-len=8 --new=4 --check --int8 --decode=fused
+expect 0 "int4 weights: .*MB.*and a decode step \\(INT4 GEMVs\\).* all within tolerance.*INT4 decode vs BF16 prefill\\) ok.*bit for bit.*solution w4a16" -- \
+  "$tool" --weights="$tiny" --prompt-len=8 --new=4 --check --int4
+expect 0 "decode step: fused.*v11 kernels on the INT4 weights.*\\(INT4 GEMVs\\).* all within tolerance.*recompute.*ok.*fused decode step vs op-by-op step: .* ok.*solution v11 w4a16" -- \
+  "$tool" --weights="$tiny" --prompt-len=8 --new=4 --check --int4 --decode=fused
+json_4=$work/int4.json
+expect 0 "decode: .*tokens/s" -- "$tool" --weights="$tiny" --prompt-len=8 --new=8 --int4 --decode=fused --json="$json_4"
+grep -q '"int4": true' "$json_4" || fail "$json_4 does not mark the run as INT4"
 expect 0 "check: batched step \\(4 sequences.*ok.*batched decode.*tokens/s per seq.*bound" -- \
   "$tool" --weights="$tiny" --prompt-len=12 --new=8 --check --dtype=f32 --batch=1,4,16
 json_b=$work/batch.json

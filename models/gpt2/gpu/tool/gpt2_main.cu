@@ -2,7 +2,8 @@
 //
 //   gpt2 --weights=FILE (--tokens=ID,ID,... | --prompt-len=N) [--new=128] [--dtype=bf16|f32]
 //        [--kernels=library|solution|student[,...]] [--use=op:who,...] [--no-graph] [--check]
-//        [--json=FILE] [--device=0] [--seed=1] [--upload=staged|plain] [--int8] [--decode=ops|fused|persistent]
+//        [--json=FILE] [--device=0] [--seed=1] [--upload=staged|plain] [--int8 | --int4]
+//        [--decode=ops|fused|persistent]
 //        [--batch=1,4,16,64]
 //
 // For each composition in --kernels: the generated ids as they come, then TTFT (the
@@ -12,7 +13,8 @@
 // roofline). --check first checks each op inside a run, the logits against the float64
 // CPU forward (small models), decode against full recompute, and graph replay against eager.
 // --int8 runs the decode GEMVs from INT8 copies of the block matrices (W8A16, bf16 only);
-// with --decode=fused, the fused step's kernels read the INT8 copies.
+// with --decode=fused, the fused step's kernels read the INT8 copies. --int4 does the same with
+// INT4 copies in groups of 128 (W4A16: v10_gemv_w4a16 op by op, v11_fused_decode_w4a16 fused).
 // --decode=fused runs every decode step as the fused step (fewer, larger kernels: see
 // docs/ch09-transformer.md, "The fused decode step"); --check then also compares it with the
 // op-by-op step from the same state.
@@ -48,6 +50,7 @@
 #include "report/results.h"
 #include "report/table.h"
 #include "model.h"
+#include "quantize.h"
 #include "tool_args.h"
 #include "weights.h"
 
@@ -78,6 +81,14 @@ double logits_bound(wb::DType t) { return t == wb::DType::F32 ? 1e-5 : 5e-2; }
 // --int8: decode (INT8 GEMVs) against recompute (prefill's BF16 GEMMs) also holds the
 // weights' quantization error (docs/ch09-transformer.md, "INT8 weights (W8A16)").
 constexpr double kInt8DecodeBound = 1e-1;
+// --int4: the same with INT4's error. A group's step is (max - min) / 15 over 128 weights, about
+// 0.35 sigma for GPT-2's Gaussian weights, against INT8's max|row| / 127, about 0.028 sigma: 12.5
+// times larger, and so is each GEMV's output error. Scaled from INT8's bound that is 1.25, more
+// than unrelated logits give (about sqrt 2): no check at all. The bound is instead half of that
+// ceiling; a kernel or layout mistake is caught by the per-op check (float64 on the dequantized
+// weights) and the fused-vs-op comparison, both at the BF16 bounds, not here
+// (docs/ch09-transformer.md, "INT4 weights (W4A16)").
+constexpr double kInt4DecodeBound = 5e-1;
 
 // One row of the --batch table.
 struct BatchRow {
@@ -164,13 +175,15 @@ std::vector<int32_t> batch_prompt(const std::vector<int32_t>& prompt, int b, int
 bool run_checks(Model& model, const gpt2::Weights& w, const std::vector<int32_t>& prompt, int steps) {
   bool ok = true;
   const double bound = logits_bound(model.options().dtype);
-  const bool int8 = model.options().weight_format == gpt2::WeightFormat::Int8;
-  const double decode_bound = int8 ? kInt8DecodeBound : bound;
+  const gpt2::WeightFormat format = model.options().weight_format;
+  const bool int8 = format == gpt2::WeightFormat::Int8, int4 = format == gpt2::WeightFormat::Int4;
+  const double decode_bound = int8 ? kInt8DecodeBound : int4 ? kInt4DecodeBound : bound;
+  const char* gemvs = int8 ? " and a decode step (INT8 GEMVs)" : int4 ? " and a decode step (INT4 GEMVs)" : "";
   // 1. every op of a prefill against float64 on its own inputs
   const std::vector<int32_t> head(prompt.begin(), prompt.begin() + std::min<size_t>(prompt.size(), 64));
   const gpt2::CheckReport r = model.check_ops(head);
   std::printf("check: %d ops of a %zu-token prefill%s against float64 on their own inputs: %s\n", r.ops_checked,
-              head.size(), int8 ? " and a decode step (INT8 GEMVs)" : "", r.ok ? "all within tolerance" : "FAILED");
+              head.size(), gemvs, r.ok ? "all within tolerance" : "FAILED");
   if (!r.ok) {
     std::printf("check: first divergence: %s\n", r.first_failure.c_str());
     ok = false;
@@ -208,7 +221,11 @@ bool run_checks(Model& model, const gpt2::Weights& w, const std::vector<int32_t>
       worst = std::max(worst, rel_l2(decoded[i], model.forward(seq)));
     }
     std::printf("check: %d decode steps vs full recompute: worst relative L2 %.3g (bound %.0e%s) %s\n", steps, worst,
-                decode_bound, int8 ? ": INT8 decode vs BF16 prefill" : "", worst <= decode_bound ? "ok" : "FAILED");
+                decode_bound,
+                int8   ? ": INT8 decode vs BF16 prefill"
+                : int4 ? ": INT4 decode vs BF16 prefill"
+                       : "",
+                worst <= decode_bound ? "ok" : "FAILED");
     ok = ok && worst <= decode_bound;
   }
   // 4. graph replay vs eager
@@ -219,7 +236,7 @@ bool run_checks(Model& model, const gpt2::Weights& w, const std::vector<int32_t>
     ok = ok && g.empty();
   }
   // 5. the fused decode step vs the op-by-op step from the same state (whichever one --decode
-  // picks; with --int8 both read the INT8 weights)
+  // picks; with --int8 or --int4 both read the quantized weights)
   {
     model.prefill(prompt);
     const gpt2::FusedDecodeCheck f = model.check_fused_decode(prompt.back());
@@ -354,6 +371,14 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
         model.int8_weight_bytes() / 1e6, model.weight_bytes() / 1e6,
         (model.int8_weight_bytes() + model.weight_bytes()) / 1e6);
   }
+  if (a.int4()) {
+    std::printf(
+        "int4 weights: %.1f MB (4-bit codes + an FP32 scale and a zero point per group of 128) for the decode "
+        "GEMVs, kept beside the %.1f MB of BF16 weights that prefill and the LM head use: %.1f MB of weights on the "
+        "GPU\n",
+        model.int4_weight_bytes() / 1e6, model.weight_bytes() / 1e6,
+        (model.int4_weight_bytes() + model.weight_bytes()) / 1e6);
+  }
 
   if (a.decode == gpt2::DecodePath::Persistent) {
     std::printf(
@@ -361,9 +386,11 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
         "v9), the fused step's embedding and LM head around it\n");
   } else if (a.decode == gpt2::DecodePath::Fused) {
     std::printf(
-        "decode step: fused (--decode=fused): the solution's v6 kernels%s and chapter 8's split-KV "
+        "decode step: fused (--decode=fused): the solution's %s and chapter 8's split-KV "
         "attention; prefill as --kernels picks\n",
-        a.int8() ? " on the INT8 weights (the LM head BF16)" : "");
+        a.int8()   ? "v6 kernels on the INT8 weights (the LM head BF16)"
+        : a.int4() ? "v11 kernels on the INT4 weights (the LM head: v6's, BF16)"
+                   : "v6 kernels");
   }
   if (a.check && !run_checks(model, w, prompt, 64)) checks_ok = false;
 
@@ -419,7 +446,7 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
   } else {
     std::printf("kernels per token: not counted (the step could not be captured: %s)\n", model.graph_problem().c_str());
   }
-  const double weight_mb = model.decode_weight_bytes() / 1e6;  // with --int8, the INT8 copies where decode reads them
+  const double weight_mb = model.decode_weight_bytes() / 1e6;  // --int8/--int4: the copies where decode reads them
   const double kv_mb = model.kv_bytes_per_token_at(static_cast<int>(prompt.size()) + steps / 2) / 1e6;
   if (run.decode_tok_s > 0 && dev.spec.dram_gbps > 0) {
     const double gbs = (weight_mb + kv_mb) * 1e6 * run.decode_tok_s / 1e9;
@@ -510,6 +537,12 @@ Checked check_inputs(const gpt2::ToolArgs& a) {
                          "gpt2_random_weights)");
   }
   const gpt2::Config& cfg = c.config;
+  if (a.int4()) {  // the packing's shape rule, before the GPU and before the weights are read
+    for (const int K : {cfg.n_embd, 4 * cfg.n_embd}) {
+      const std::string why = gpt2::int4_shape_problem(cfg.n_embd, K, "--int4 on " + a.weights);
+      if (!why.empty()) throw wb::UsageError(why);
+    }
+  }
   c.prompt = a.tokens.empty() ? gpt2::seeded_prompt(a.prompt_len, cfg.vocab, a.seed) : a.tokens;
   for (size_t i = 0; i < c.prompt.size(); ++i) {
     if (c.prompt[i] >= cfg.vocab) {
@@ -580,6 +613,7 @@ int main(int argc, char** argv) {
                 w.config.describe().c_str(),
                 a.dtype == wb::DType::F32 ? "f32"
                 : a.int8()                ? "bf16, int8 decode weights (--int8)"
+                : a.int4()                ? "bf16, int4 decode weights (--int4)"
                                           : "bf16",
                 prompt.size(), a.new_tokens);
     bool checks_ok = true;
@@ -593,6 +627,8 @@ int main(int argc, char** argv) {
       for (const auto& r : runs) {
         Json j = {{"kernels", r.kernels}, {"ttft_ms", r.ttft_ms}, {"decode_tok_s", r.decode_tok_s}};
         if (a.int8()) j["int8"] = true;
+        if (a.int4()) j["int4"] = true;
+        j["decode"] = gpt2::decode_path_name(a.decode);
         if (r.overlap) {
           j["overlap"] = {{"alone_ms", r.overlap->alone_ms},
                           {"together_ms", r.overlap->together_ms},
