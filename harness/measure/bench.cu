@@ -4,6 +4,7 @@
 #include <cuda_profiler_api.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include "measure/ceilings.cuh"
 #include "measure/timing.cuh"
 #include "report/bench_report.h"
+#include "report/gbench_compat.h"
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
 #include "runtime/launch.cuh"
@@ -325,9 +327,15 @@ int Suite::run(int argc, char** argv, const std::function<void()>& build_cases) 
   // Google Benchmark's command line: the workbook's defaults first, then what was given.
   std::vector<std::string> gb = {pass[0]};
   if (!flags.repetitions) gb.push_back("--benchmark_repetitions=" + std::to_string(kRepetitions));
-  if (!flags.min_time && samples_ == 0) gb.push_back("--benchmark_min_time=" + std::to_string(kMinTimeS));
+  if (!flags.min_time && samples_ == 0)
+    gb.push_back("--benchmark_min_time=" + std::to_string(kMinTimeS) + (report::kMinTimeTakesUnit ? "s" : ""));
   if (!flags.time_unit_given) gb.push_back("--benchmark_time_unit=us");
-  gb.insert(gb.end(), flags.args.begin(), flags.args.end());
+  for (std::string a : flags.args) {
+    const std::string min_time = "--benchmark_min_time=";
+    if (report::kMinTimeTakesUnit && a.rfind(min_time, 0) == 0 && std::isdigit(static_cast<unsigned char>(a.back())))
+      a += "s";  // seconds (the workbook's flag), said so to Google Benchmark 1.8+
+    gb.push_back(a);
+  }
   if (!json_path_.empty()) {
     gb.push_back("--benchmark_out=" + json_path_);
     gb.push_back("--benchmark_out_format=json");

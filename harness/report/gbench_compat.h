@@ -12,6 +12,10 @@ namespace wb::report {
 // by value: the name does not exist in 1.7, and a branch of `if constexpr` must still compile.
 inline constexpr int kSkippedWithError = 2;
 
+// 1.8 also reads --benchmark_min_time with a unit ("0.01s", or "100x" for iterations) and
+// warns on a bare number, which 1.7 wants.
+inline constexpr bool kMinTimeTakesUnit = !requires(benchmark::BenchmarkReporter::Run r) { r.error_occurred; };
+
 template <class Run>
 bool run_failed(const Run& r) {
   if constexpr (requires { r.error_occurred; }) {

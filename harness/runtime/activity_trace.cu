@@ -218,8 +218,18 @@ void ActivityTrace::write(const std::string& path) {
                       {"ts", s.start / 1e3},
                       {"dur", (s.end - s.start) / 1e3}});
   };
-  for (const auto& s : spans) add(s, 0);
-  for (const auto& s : state_->sections) add(s, 1);
+  const auto unnamed = [&](const Span& w) {
+    for (const auto& sec : state_->sections) {
+      if (sec.name.empty() && w.start >= sec.start && w.start < sec.end) return true;
+    }
+    return false;
+  };
+  for (const auto& s : spans) {
+    if (!unnamed(s)) add(s, 0);
+  }
+  for (const auto& s : state_->sections) {
+    if (!s.name.empty()) add(s, 1);
+  }
   nlohmann::ordered_json doc = {{"traceEvents", events},
                                 {"displayTimeUnit", "ns"},
                                 {"otherData", {{"recorded_by", "kernel-workbook ActivityTrace (CUPTI activity API)"}}}};
