@@ -13,8 +13,8 @@
 // Only the sections are recorded: work between them (a benchmark's timed loop) runs without
 // the tracer's cost. A section with no name is recorded and left out of the file: CUPTI's
 // first launch of a kernel carries milliseconds of its own setup, so a call made once in an
-// unnamed section and again in a named one shows the named call as it runs. A section is a named span of time (a row of its own in the trace);
-// timeline_plot.py draws one panel per section. One trace at a time per process.
+// unnamed section and again in a named one shows the named call as it runs. A section is a named span of time (a row of
+// its own in the trace); timeline_plot.py draws one panel per section. One trace at a time per process.
 #pragma once
 #include <cuda_runtime.h>
 
