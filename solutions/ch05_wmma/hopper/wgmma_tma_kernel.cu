@@ -42,6 +42,12 @@
 //     next), stride byte offset 1024 (from one group of 8 K rows to the next); each step of
 //     16 along K advances the start by 16 rows = 2048 bytes.
 //
+// The reusable pieces (the wgmma wrapper, the full/empty pipeline's producer and consumer
+// loops, the tile order, the tensor-map setup) live in harness/device/wgmma_gemm.cuh, where
+// chapter 9's prefill GEMM (v10_wgmma_epilogue) takes them too; this file puts them together
+// with v6's own tile, B layout and epilogues. Moving them there left the PTX of every
+// instantiation of this kernel unchanged, instruction for instruction.
+//
 // Run: build/ch05/bin/ch05_bench --impl=v6_wgmma_tma,v5_mma_sync,reference
 //      cuobjdump --dump-sass build/ch05/bin/ch05_bench | grep -c HGMMA
 #include <cuda.h>
@@ -54,6 +60,7 @@
 
 #include "runtime/errors.cuh"
 #include "device/sm90.cuh"
+#include "device/wgmma_gemm.cuh"
 #include "hopper.cuh"
 #include "mma_common.cuh"
 
@@ -90,56 +97,11 @@ static_assert(kBK * 2 == 128, "one A row per 128-byte swizzle row");
 static_assert(kBN % kBoxN == 0, "B is loaded in 64-column boxes");
 
 // d (64 x 256 per warpgroup, 128 FP32 per thread) += A (64 x 16, K-major, imm-trans-a = 0)
-// * B (16 x 256, MN-major, imm-trans-b = 1), both from shared memory through descriptors.
-__device__ __forceinline__ void wgmma_m64n256k16_bf16(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16\n"
-      "{"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-      "},\n"
-      "%128, %129, p, 1, 1, 0, 1;\n"
-      "}\n"
-      : WB_WGMMA_D128(d)
-      : "l"(desc_a), "l"(desc_b), "r"(1));
-}
-
-__device__ __forceinline__ void wgmma_m64n256k16_f16(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16\n"
-      "{"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-      "},\n"
-      "%128, %129, p, 1, 1, 0, 1;\n"
-      "}\n"
-      : WB_WGMMA_D128(d)
-      : "l"(desc_a), "l"(desc_b), "r"(1));
-}
+// * B (16 x 256, MN-major, imm-trans-b = 1), both from shared memory through descriptors
+// (wgmma_ss, harness/device/wgmma_gemm.cuh).
 template <class In>
 __device__ __forceinline__ void wgmma_step(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
-  if constexpr (std::is_same_v<In, __nv_bfloat16>)
-    wgmma_m64n256k16_bf16(d, desc_a, desc_b);
-  else
-    wgmma_m64n256k16_f16(d, desc_a, desc_b);
+  wgmma_ss<In, 256, 0, 1>(d, desc_a, desc_b);
 }
 
 // Two accumulators rounded to a 16-bit pair, stored to shared memory at `addr`.
@@ -154,14 +116,6 @@ __device__ __forceinline__ void st_shared_pair(uint32_t addr, float v0, float v1
     bits = *reinterpret_cast<const uint32_t*>(&h);
   }
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(bits) : "memory");
-}
-
-// Tile index -> (block row, block column), in groups of kGroupM block rows.
-__device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, int& bm, int& bn) {
-  const int per_group = kGroupM * tiles_n, group = tile / per_group;
-  const int first_m = group * kGroupM, rows = min(tiles_m - first_m, kGroupM);
-  bm = first_m + (tile % per_group) % rows;
-  bn = (tile % per_group) / rows;
 }
 
 // kTmaStore: the epilogue stages the output tile in shared memory and writes it with TMA
@@ -198,59 +152,39 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Producer: one thread issues every copy; the warpgroup's registers go to the consumers.
     setmaxnreg_dec<40>();
     if (threadIdx.x == 0) {
-      int stage = 0;
-      uint32_t phase = 0;
+      PipeState<kStages> ps;  // the pipeline's loop: harness/device/wgmma_gemm.cuh
       for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         int bm, bn;
-        tile_coords(tile, tiles_m, tiles_n, bm, bn);
-        for (int kt = 0; kt < ktiles; ++kt) {
-          mbar_wait(empty(stage), phase ^ 1);  // every consumer warp released this stage
-          mbar_arrive_expect_tx(full(stage), kABytes + kBBytes);
-          tma_load_2d(a_stage(stage), &map_a, kt * kBK, bm * kBM, full(stage));
+        grouped_tile<kGroupM>(tile, tiles_m, tiles_n, bm, bn);
+        produce_tile(ps, full_bar, empty_bar, ktiles, kABytes + kBBytes, [&](int stage, int kt, uint32_t bar) {
+          tma_load_2d(a_stage(stage), &map_a, kt * kBK, bm * kBM, bar);
 #pragma unroll
           for (int j = 0; j < kBN / kBoxN; ++j) {
-            tma_load_2d(b_stage(stage) + j * kBBoxBytes, &map_b, bn * kBN + j * kBoxN, kt * kBK, full(stage));
+            tma_load_2d(b_stage(stage) + j * kBBoxBytes, &map_b, bn * kBN + j * kBoxN, kt * kBK, bar);
           }
-          if (++stage == kStages) stage = 0, phase ^= 1;
-        }
+        });
       }
     }
   } else {
     // Consumers: warpgroup 1 computes rows 0-63 of each tile, warpgroup 2 rows 64-127.
     setmaxnreg_inc<232>();
     const int cw = warpgroup - 1, warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
-    auto release = [&](int s) {  // this warp is done with stage s
-      if (lane == 0) mbar_arrive(empty(s));
-    };
-    int stage = 0;
-    uint32_t phase = 0;
+    PipeState<kStages> ps;
     float d[128];
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       int bm, bn;
-      tile_coords(tile, tiles_m, tiles_n, bm, bn);
+      grouped_tile<kGroupM>(tile, tiles_m, tiles_n, bm, bn);
 #pragma unroll
       for (int i = 0; i < 128; ++i) d[i] = 0.0f;
-      int held = -1;  // the stage whose wgmmas may still be reading shared memory
-      for (int kt = 0; kt < ktiles; ++kt) {
-        mbar_wait(full(stage), phase);  // the TMA bytes of this stage have landed
-        pin(d);
-        wgmma_fence();
+      // Each stage: wait for its bytes, 4 wgmmas, commit, wait_group 1, release the stage before.
+      consume_tile(ps, full_bar, empty_bar, ktiles, d, [&](int stage) {
 #pragma unroll
         for (int kk = 0; kk < kBK / 16; ++kk) {
           const uint64_t desc_a = make_desc(a_stage(stage) + cw * 64 * 128 + kk * 32, 16, 1024);
           const uint64_t desc_b = make_desc(b_stage(stage) + kk * 16 * 128, kBBoxBytes, 1024);
           wgmma_step<In>(d, desc_a, desc_b);
         }
-        wgmma_commit();
-        wgmma_wait<1>();  // the previous step's wgmmas are done reading their stage
-        pin(d);
-        if (held >= 0) release(held);
-        held = stage;
-        if (++stage == kStages) stage = 0, phase ^= 1;
-      }
-      wgmma_wait<0>();
-      pin(d);
-      if (held >= 0) release(held);
+      });
 
       // Epilogue. Warp w of the warpgroup holds rows 16w .. 16w + 15 of its 64; in each
       // 8-column chunk j, d[4j], d[4j + 1] are row g, columns 2q, 2q + 1 and d[4j + 2],
@@ -301,23 +235,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 // --- host side -------------------------------------------------------------------------
 
 // A 2-D row-major tensor of 16-bit elements: `outer` rows of `inner` elements, read in
-// (box_outer x box_inner) boxes with the 128-byte swizzle; zeros outside the tensor.
+// (box_inner x box_outer) boxes with the 128-byte swizzle; zeros outside the tensor
+// (make_tensor_map_2d, harness/device/wgmma_gemm.cuh).
 template <class In>
 CUtensorMap make_map(const In* base, uint64_t inner, uint64_t outer, uint32_t box_inner, uint32_t box_outer) {
-  CUtensorMap map;
-  const cuuint64_t dims[2] = {inner, outer};
-  const cuuint64_t strides[1] = {inner * sizeof(In)};  // bytes from one row to the next
-  const cuuint32_t box[2] = {box_inner, box_outer};
-  const cuuint32_t element_strides[2] = {1, 1};
-  const CUtensorMapDataType type =
-      std::is_same_v<In, __nv_bfloat16> ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  const CUresult r = tensor_map_encoder()(&map, type, 2, const_cast<In*>(base), dims, strides, box, element_strides,
-                                          CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) {
-    throw std::runtime_error("v6_wgmma_tma: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) + ")");
-  }
-  return map;
+  return make_tensor_map_2d(base, inner, outer, box_inner, box_outer, "v6_wgmma_tma");
 }
 
 // The maps of the last problem, so that timing a call does not time their encoding.
