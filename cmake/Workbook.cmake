@@ -234,7 +234,8 @@ function(workbook_add_tuner id)
   set_tests_properties(${id}.tune_bad_input PROPERTIES LABELS host TIMEOUT 120)
 endfunction()
 
-# A chapter's Hopper bonus, solutions/chNN_name/hopper/*.cu: wgmma, TMA and setmaxnreg exist
+# A chapter's Hopper bonus, solutions/chNN_name/hopper/*.cu (and, in a chapter whose ladder has
+# one folder per op family, solutions/chNN_name/<family>/hopper/*.cu): wgmma, TMA and setmaxnreg exist
 # only in the architecture-specific sm_90a target, so these sources become a library built for
 # sm_90a alone, whatever the architecture list says, linked into chNN_solution, which is
 # compiled with WB_<ID>_HOPPER=1 (ch05 -> WB_CH05_HOPPER) so that its variant list can name
@@ -263,7 +264,7 @@ function(workbook_add_hopper_library id what)
     return()
   endif()
   file(GLOB _dirs ${PROJECT_SOURCE_DIR}/solutions/${id}_*)
-  file(GLOB _src CONFIGURE_DEPENDS ${_dirs}/hopper/*.cu)
+  file(GLOB _src CONFIGURE_DEPENDS ${_dirs}/hopper/*.cu ${_dirs}/*/hopper/*.cu)
   file(GLOB _chapter ${PROJECT_SOURCE_DIR}/chapters/${id}_*)
   add_library(${id}_hopper STATIC ${_src})
   set_target_properties(${id}_hopper PROPERTIES CUDA_ARCHITECTURES 90a-real)

@@ -16,6 +16,11 @@
 //                     stages, XOR-swizzled tiles, (128, 128) or (128, 64) tiles chosen so a
 //                     512-token prompt fills the SMs; v3's epilogue on the registers, 16-byte
 //                     stores: the prefill GEMM of the BF16 model
+//   v10_wgmma_epilogue  (Hopper sm_90a only) v8 on TMA + mbarriers + wgmma: chapter 5's
+//                     Hopper pipeline from harness/device/wgmma_gemm.cuh, x and W both
+//                     K-major, a producer and two consumer warpgroups, the tile chosen per
+//                     shape so a 512-token prompt fills the SMs in one wave; v8's epilogue
+//                     on the registers (kernel: linear/hopper/; K % 8 != 0 -> v8)
 // gemv/    one token's linears, y = epilogue(W x + b): every weight read once
 //   v4_gemv_warp      one warp per row of W, 16-byte loads, a shuffle sum: the batch-1
 //                     GEMV at memory speed
@@ -56,6 +61,11 @@ void linear_wmma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, in
 // K % 8 != 0 (or x, w not 16-byte aligned): calls linear_wmma.
 void linear_mma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
                 cudaStream_t stream);
+
+// Hopper only (compute capability 9.0; throws elsewhere). K % 8 != 0 (or x, w not 16-byte
+// aligned): calls linear_mma.
+void linear_wgmma_tma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
+                      cudaStream_t stream);
 
 template <class T>
 void gemv_warp(const T* x, const T* w, const T* b, T* y, int N, int K, Epilogue epi, cudaStream_t stream);

@@ -12,6 +12,11 @@ WB_VARIANTS(ch09_solution, wb::Role::Solution) {
     v.push_back(wb::variant(op, "v3_wmma_epilogue", &linear_wmma).needs_cc(80));
     v.push_back(wb::variant(op, "v7_skinny_gemm", &linear_skinny<bf16>));
     v.push_back(wb::variant(op, "v8_mma_epilogue", &linear_mma).needs_cc(80));
+#ifdef WB_CH09_HOPPER
+    v.push_back(wb::variant(op, "v10_wgmma_epilogue", &linear_wgmma_tma)
+                    .hopper_only()
+                    .with_note("TMA + wgmma, tile per shape, bias/GELU on the registers; K % 8 != 0: v8_mma_epilogue"));
+#endif
   }
   for (const char* op : {"linear_bias/f32", "linear_bias_gelu/f32"}) {
     v.push_back(wb::variant(op, "v1_naive", &linear_naive<float>).is_slow());

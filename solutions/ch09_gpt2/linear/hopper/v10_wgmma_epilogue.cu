@@ -1,0 +1,195 @@
+// Step 10 (Hopper sm_90a only) — the prefill GEMM on TMA + mbarriers + wgmma, the tile chosen
+// per shape, v8's epilogue on the registers.
+//
+// What changes over v8 (ldmatrix + mma.sync, 4 cp.async stages, 8 warps that both load and
+// compute): the main loop is chapter 5's Hopper GEMM (v6_wgmma_tma), taken from the shared
+// pieces in harness/device/wgmma_gemm.cuh (kmajor_gemm_kernel), not copied.
+//   * TMA: one thread of a producer warpgroup asks the copy engine for a (64, BM) box of x and
+//     a (64, BN) box of W per stage, written in the 128-byte swizzle the tensor cores read;
+//     zeros past M, N and K. No thread computes an address or waits on a copy it issued.
+//   * full / empty mbarriers per stage; the producer runs up to kStages steps of 64 along K
+//     ahead of the math, the consumers release a stage as soon as its wgmmas are done.
+//   * wgmma.mma_async m64nWNk16: a warpgroup multiplies 64 x WN x 16 per instruction straight
+//     from shared memory, one step in flight behind the next (wait_group 1). mma.sync reaches
+//     about two thirds of Hopper's BF16 tensor rate; wgmma is the instruction that reaches the
+//     rest, and the register file no longer holds operand fragments.
+//   * W [N, K] is already what wgmma wants: B (k, n) = W[n][k], so B's 16 x WN slice is WN rows
+//     of W with k contiguous, "K-major", like x. Both descriptors are K-major (imm-trans-a =
+//     imm-trans-b = 0; chapter 5's B is K x N row-major and needs imm-trans-b = 1).
+// Why faster: at M = 512 v8 spends its time issuing ldmatrix and cp.async beside the math and
+// waiting on a 4-deep pipeline of 32-deep steps; here the math warps issue only wgmmas, each
+// stage is twice as deep, and up to 8 stages are in flight.
+//
+// The tile per shape. A 512-token prompt has 4 row blocks of 128 (or 8 of 64), so the number
+// of CTAs comes from N, and with K = 768 each CTA runs only 12 steps of 64: one wave that
+// fills the SMs beats bigger tiles. Each tile has two consumer warpgroups: BM = 128 splits
+// the rows (64 x BN each), BM = 64 splits the columns (64 x BN / 2 each, sharing x's box).
+// The launcher scores each tile below as waves x (K steps x step time + ~1500 cycles of fill
+// and epilogue), a step's time being the larger of its math (BM BN / 32 cycles at 2048 BF16
+// FMA per cycle per SM) and its bytes ((BM + BN) 128 at ~64 bytes per cycle from L2), and
+// takes the cheapest. On an H100 / H200 (132 SMs), M = 512:
+//   N = 2304 (124M QKV)       (64, 144): 8 x 16 = 128 CTAs  ((128, 128) gives 72, (128, 96) 96)
+//   N = 3072 (124M fc)        (128, 96): 4 x 32 = 128 CTAs
+//   N = 768  (124M proj)      (64, 48):  8 x 16 = 128 CTAs, K = 768 or 3072
+//   N = 4800 (1.5B QKV)       (128, 160): 4 x 30 = 120 CTAs
+//   N = 6400 (1.5B fc)        (128, 208): 4 x 31 = 124 CTAs
+//   N = 1600 (1.5B proj)      (64, 112): 8 x 15 = 120 CTAs
+//   large M (many waves)      (128, 256), chapter 5's tile
+// No split-K: the N = 768 projections would like it (K = 3072, 128 CTAs of a 64 x 48 tile
+// each stream 48 steps), but a deterministic one needs a second pass over FP32 partials.
+// The grid is persistent (at most one CTA per SM, each walking tiles), as chapter 5's, so
+// any M works; at M = 512 each CTA has one tile. Stages: as many as fit in ~200 KB, up to 8.
+//
+// The epilogue, as v8's (epilogue.cuh): on the FP32 accumulators in registers, + bias in
+// FP32, GELU (tanh form) in FP32, one rounding to BF16, then a 4-byte store of each column
+// pair; the bias of a pair is loaded once for its two rows. Bias and BiasGelu are one kernel:
+// the epilogue functor holds the op's Epilogue, as v8's kernel does.
+//
+// Edges: any M and N (TMA's zeros, guarded stores; element stores where N is odd). K % 8 != 0
+// or unaligned x, W: the ladder's launcher calls v8 instead (linear/v10_wgmma_epilogue.cu).
+//
+// Run: build/ch09/bin/ch09_bench --op=linear_bias/bf16 --impl=v10_wgmma_epilogue,v8_mma_epilogue,cublaslt
+#include <cuda.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "device/wgmma_gemm.cuh"
+#include "epilogue.cuh"
+#include "hopper.cuh"
+#include "runtime/errors.cuh"
+
+namespace ch09::solution::hopper {
+
+// The kernel's epilogue functor (outside the unnamed namespace: its operator() is referenced
+// from device code alone). One column pair (c, c + 1) of rows r and r + 8: + bias, GELU, one rounding,
+// stored where it lies inside y. pairs: N even and y 4-byte aligned (a pair is one store).
+struct BiasStore {
+  const bf16* b;
+  bf16* y;
+  int M, N;
+  Epilogue epi;
+  bool pairs;
+
+  __device__ __forceinline__ void row(int r, int c, float2 v, float b0, float b1, bool two) const {
+    if (r >= M) return;
+    const bf16 y0 = epilogue_value<bf16>(v.x, b0, epi);
+    bf16* dst = y + size_t(r) * N + c;
+    if (two) {
+      const bf16 y1 = epilogue_value<bf16>(v.y, b1, epi);
+      if (pairs) {
+        *reinterpret_cast<__nv_bfloat162*>(dst) = __halves2bfloat162(y0, y1);
+      } else {
+        dst[0] = y0;
+        dst[1] = y1;
+      }
+    } else {
+      dst[0] = y0;
+    }
+  }
+  __device__ __forceinline__ void operator()(int r, int c, float2 lo, float2 hi) const {
+    if (c >= N) return;
+    const bool two = c + 1 < N;
+    float b0 = 0.0f, b1 = 0.0f;
+    if (epi != Epilogue::None) {
+      b0 = to_float(b[c]);
+      if (two) b1 = to_float(b[c + 1]);
+    }
+    row(r, c, lo, b0, b1, two);
+    row(r + 8, c, hi, b0, b1, two);
+  }
+};
+
+namespace {
+
+using wb::sm90::KMajorTile;
+
+// Stages of (BM + BN) x 128 bytes: as many as fit in 200 KB, at most 8.
+template <int BM, int BN>
+using Tile = KMajorTile<BM, BN, std::min(8, (200 * 1024) / ((BM + BN) * 128))>;
+
+int sm_count() {
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  static int counts[64] = {};
+  if (dev < 64 && counts[dev] > 0) return counts[dev];
+  int n = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
+  if (dev < 64) counts[dev] = n;
+  return n;
+}
+
+// The tensor map of one operand (rows of K, (64, box_rows) boxes), kept for the next call with
+// the same matrix and box: timing a call does not time the encoding, and the model's
+// layers, each with its own W, encode once per call (a host call of a few microseconds).
+// thread_local: two host threads never share an entry.
+struct MapEntry {
+  const bf16* base = nullptr;
+  int rows = 0, K = 0, box_rows = 0;
+  CUtensorMap map{};
+};
+const CUtensorMap& map_of(MapEntry& e, const bf16* base, int rows, int K, int box_rows) {
+  if (e.base != base || e.rows != rows || e.K != K || e.box_rows != box_rows) {
+    e.map = wb::sm90::make_tensor_map_2d(base, uint64_t(K), uint64_t(rows), 64, uint32_t(box_rows),
+                                         "v10_wgmma_epilogue");
+    e.base = base, e.rows = rows, e.K = K, e.box_rows = box_rows;
+  }
+  return e.map;
+}
+
+template <class T>
+void launch(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi, int sms,
+            cudaStream_t stream) {
+  auto* kernel = &wb::sm90::kmajor_gemm_kernel<T, bf16, BiasStore>;
+  static const bool raised = [&] {  // above 48 KB of dynamic shared memory needs the opt-in
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmem));
+    return true;
+  }();
+  (void)raised;
+  thread_local MapEntry map_x, map_w;
+  const CUtensorMap& mx = map_of(map_x, x, M, K, T::BM);  // x: M rows of K, (64, BM) boxes
+  const CUtensorMap& mw = map_of(map_w, w, N, K, T::BN);  // W: N rows of K, (64, BN) boxes
+  const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(y) % 4 == 0;
+  const BiasStore store{b, y, M, N, epi, pairs};
+  const long long tiles = (long long)ceil_div(M, T::BM) * ceil_div(N, T::BN);
+  const int grid = int(std::min<long long>(tiles, sms));  // persistent: at most one CTA per SM
+  kernel<<<grid, T::kThreads, T::kSmem, stream>>>(mx, mw, M, N, K, store);
+  WB_CHECK_LAUNCH();
+}
+
+// The tiles the launcher chooses from, and its score for each (the file header says why).
+struct Choice {
+  int bm, bn;
+  void (*run)(const bf16*, const bf16*, const bf16*, bf16*, int, int, int, Epilogue, int, cudaStream_t);
+};
+constexpr Choice kChoices[] = {
+    {128, 256, &launch<Tile<128, 256>>}, {128, 208, &launch<Tile<128, 208>>}, {128, 160, &launch<Tile<128, 160>>},
+    {128, 128, &launch<Tile<128, 128>>}, {128, 96, &launch<Tile<128, 96>>},   {64, 144, &launch<Tile<64, 144>>},
+    {64, 112, &launch<Tile<64, 112>>},   {64, 48, &launch<Tile<64, 48>>},
+};
+
+double score(const Choice& c, int M, int N, int K, int sms) {
+  const double tiles = double(ceil_div(M, c.bm)) * ceil_div(N, c.bn);
+  const double waves = std::ceil(tiles / sms);
+  const double math = c.bm * c.bn / 32.0, bytes = (c.bm + c.bn) * 2.0;  // cycles per 64-deep step
+  return waves * (ceil_div(K, 64) * std::max(math, bytes) + 1500.0);
+}
+
+}  // namespace
+
+bool wgmma_supports(int, int, int K, const bf16* x, const bf16* w) {
+  return K % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(w) % 16 == 0;
+}
+
+void linear_wgmma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
+                  cudaStream_t stream) {
+  const int sms = sm_count();
+  const Choice* best = &kChoices[0];
+  for (const Choice& c : kChoices) {
+    if (score(c, M, N, K, sms) < score(*best, M, N, K, sms)) best = &c;
+  }
+  best->run(x, w, b, y, M, N, K, epi, sms, stream);
+}
+
+}  // namespace ch09::solution::hopper
