@@ -131,8 +131,8 @@ struct MapEntry {
 };
 const CUtensorMap& map_of(MapEntry& e, const bf16* base, int rows, int K, int box_rows) {
   if (e.base != base || e.rows != rows || e.K != K || e.box_rows != box_rows) {
-    e.map = wb::sm90::make_tensor_map_2d(base, uint64_t(K), uint64_t(rows), 64, uint32_t(box_rows),
-                                         "v10_wgmma_epilogue");
+    e.map =
+        wb::sm90::make_tensor_map_2d(base, uint64_t(K), uint64_t(rows), 64, uint32_t(box_rows), "v10_wgmma_epilogue");
     e.base = base, e.rows = rows, e.K = K, e.box_rows = box_rows;
   }
   return e.map;
