@@ -2,7 +2,7 @@
 # _reference and _solutions).
 #
 #   cuBLASLt    the reference (reference/ch09_gpt2/cublaslt_linear.cu)
-#   ch09_hopper the prefill GEMM's Hopper step (linear/hopper/, v10_wgmma_epilogue), sm_90a alone
+#   ch09_hopper the prefill GEMM's Hopper step (linear/hopper/, v12_wgmma_epilogue), sm_90a alone
 #   ch06, ch07  the model runs chapter 6's LayerNorms and chapter 7's top-k: their specs and
 #               launcher libraries are built here when the preset did not build those
 #               chapters (no tests of theirs are added)
@@ -21,10 +21,10 @@ file(GLOB _ch09_ladder CONFIGURE_DEPENDS ${_solutions}/linear/*.cu ${_solutions}
 target_sources(${id}_solution PRIVATE ${_ch09_ladder})
 target_include_directories(${id}_student PRIVATE ${_ch09_families})
 
-# The prefill GEMM's Hopper step (solutions/ch09_gpt2/linear/hopper/*.cu, v10_wgmma_epilogue):
+# The prefill GEMM's Hopper step (solutions/ch09_gpt2/linear/hopper/*.cu, v12_wgmma_epilogue):
 # built for sm_90a alone (workbook_add_hopper_library, cmake/Workbook.cmake), from the pipeline
 # chapter 5 teaches (harness/device/wgmma_gemm.cuh). Without it the variant is not listed.
-workbook_add_hopper_library(${id} "v10_wgmma_epilogue")
+workbook_add_hopper_library(${id} "v12_wgmma_epilogue")
 
 # Chapters 6 and 7's libraries (specs and launchers), when the preset did not build them.
 foreach(_other IN ITEMS ch06 ch07)

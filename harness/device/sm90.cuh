@@ -7,7 +7,7 @@
 // explains what each is for and the descriptor's fields); chapter 8's Hopper attention
 // (v7_flash_wgmma_tma) uses them too. The wgmma instructions of chapter 8's attention stay
 // with its kernel; the GEMM's (wgmma_ss, any N) and the pipeline built from these wrappers
-// are in device/wgmma_gemm.cuh (chapter 5's v6, chapter 9's v10).
+// are in device/wgmma_gemm.cuh (chapter 5's v6, chapter 9's v12).
 //
 // Include it only from code built for sm_90a (the chapters' Hopper libraries,
 // workbook_add_hopper_library in cmake/Workbook.cmake).

@@ -13,7 +13,7 @@
 //
 // Chapter 5 teaches them (its Hopper bonus, v6_wgmma_tma: hopper/wgmma_tma_kernel.cu explains
 // TMA, the barriers' phases, the descriptor's fields and the warp specialisation), and v6's
-// kernel is built from the pieces above; chapter 9's v10_wgmma_epilogue runs kmajor_gemm_kernel
+// kernel is built from the pieces above; chapter 9's v12_wgmma_epilogue runs kmajor_gemm_kernel
 // with the bias and GELU as its epilogue. The one-instruction wrappers they use are in
 // device/sm90.cuh.
 //

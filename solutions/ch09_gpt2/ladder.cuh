@@ -16,7 +16,7 @@
 //                     stages, XOR-swizzled tiles, (128, 128) or (128, 64) tiles chosen so a
 //                     512-token prompt fills the SMs; v3's epilogue on the registers, 16-byte
 //                     stores: the prefill GEMM of the BF16 model
-//   v10_wgmma_epilogue  (Hopper sm_90a only) v8 on TMA + mbarriers + wgmma: chapter 5's
+//   v12_wgmma_epilogue  (Hopper sm_90a only) v8 on TMA + mbarriers + wgmma: chapter 5's
 //                     Hopper pipeline from harness/device/wgmma_gemm.cuh, x and W both
 //                     K-major, a producer and two consumer warpgroups, the tile chosen per
 //                     shape so a 512-token prompt fills the SMs in one wave; v8's epilogue

@@ -13,7 +13,7 @@ WB_VARIANTS(ch09_solution, wb::Role::Solution) {
     v.push_back(wb::variant(op, "v7_skinny_gemm", &linear_skinny<bf16>));
     v.push_back(wb::variant(op, "v8_mma_epilogue", &linear_mma).needs_cc(80));
 #ifdef WB_CH09_HOPPER
-    v.push_back(wb::variant(op, "v10_wgmma_epilogue", &linear_wgmma_tma)
+    v.push_back(wb::variant(op, "v12_wgmma_epilogue", &linear_wgmma_tma)
                     .hopper_only()
                     .with_note("TMA + wgmma, tile per shape, bias/GELU on the registers; K % 8 != 0: v8_mma_epilogue"));
 #endif

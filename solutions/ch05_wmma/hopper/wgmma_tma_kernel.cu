@@ -44,7 +44,7 @@
 //
 // The reusable pieces (the wgmma wrapper, the full/empty pipeline's producer and consumer
 // loops, the tile order, the tensor-map setup) live in harness/device/wgmma_gemm.cuh, where
-// chapter 9's prefill GEMM (v10_wgmma_epilogue) takes them too; this file puts them together
+// chapter 9's prefill GEMM (v12_wgmma_epilogue) takes them too; this file puts them together
 // with v6's own tile, B layout and epilogues. Moving them there left the PTX of every
 // instantiation of this kernel unchanged, instruction for instruction.
 //

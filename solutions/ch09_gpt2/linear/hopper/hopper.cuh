@@ -1,6 +1,6 @@
-// The Hopper step of the prefill GEMM (linear/hopper/v10_wgmma_epilogue.cu), built for sm_90a
+// The Hopper step of the prefill GEMM (linear/hopper/v12_wgmma_epilogue.cu), built for sm_90a
 // alone in its own library (chapters/ch09_gpt2/extra.cmake). The ladder's launcher,
-// linear/v10_wgmma_epilogue.cu, decides per call whether this path applies and falls back to
+// linear/v12_wgmma_epilogue.cu, decides per call whether this path applies and falls back to
 // v8 (linear_mma) where it does not.
 #pragma once
 #include <cuda_runtime.h>

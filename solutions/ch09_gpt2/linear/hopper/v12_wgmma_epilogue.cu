@@ -1,4 +1,4 @@
-// Step 10 (Hopper sm_90a only) — the prefill GEMM on TMA + mbarriers + wgmma, the tile chosen
+// Step 12 (Hopper sm_90a only) — the prefill GEMM on TMA + mbarriers + wgmma, the tile chosen
 // per shape, v8's epilogue on the registers.
 //
 // What changes over v8 (ldmatrix + mma.sync, 4 cp.async stages, 8 warps that both load and
@@ -47,9 +47,9 @@
 // the epilogue functor holds the op's Epilogue, as v8's kernel does.
 //
 // Edges: any M and N (TMA's zeros, guarded stores; element stores where N is odd). K % 8 != 0
-// or unaligned x, W: the ladder's launcher calls v8 instead (linear/v10_wgmma_epilogue.cu).
+// or unaligned x, W: the ladder's launcher calls v8 instead (linear/v12_wgmma_epilogue.cu).
 //
-// Run: build/ch09/bin/ch09_bench --op=linear_bias/bf16 --impl=v10_wgmma_epilogue,v8_mma_epilogue,cublaslt
+// Run: build/ch09/bin/ch09_bench --op=linear_bias/bf16 --impl=v12_wgmma_epilogue,v8_mma_epilogue,cublaslt
 #include <cuda.h>
 
 #include <algorithm>
@@ -133,7 +133,7 @@ struct MapEntry {
 const CUtensorMap& map_of(MapEntry& e, const bf16* base, int rows, int K, int box_rows) {
   if (e.base != base || e.rows != rows || e.K != K || e.box_rows != box_rows) {
     e.map =
-        wb::sm90::make_tensor_map_2d(base, uint64_t(K), uint64_t(rows), 64, uint32_t(box_rows), "v10_wgmma_epilogue");
+        wb::sm90::make_tensor_map_2d(base, uint64_t(K), uint64_t(rows), 64, uint32_t(box_rows), "v12_wgmma_epilogue");
     e.base = base, e.rows = rows, e.K = K, e.box_rows = box_rows;
   }
   return e.map;

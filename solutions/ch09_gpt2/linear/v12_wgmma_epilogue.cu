@@ -1,6 +1,6 @@
-// Step 10 (Hopper only) — the launcher: TMA + wgmma where the shape allows, v8 elsewhere.
+// Step 12 (Hopper only) — the launcher: TMA + wgmma where the shape allows, v8 elsewhere.
 //
-// The kernel lives in linear/hopper/v10_wgmma_epilogue.cu, built for sm_90a alone in its own
+// The kernel lives in linear/hopper/v12_wgmma_epilogue.cu, built for sm_90a alone in its own
 // library (chapters/ch09_gpt2/extra.cmake, workbook_add_hopper_library): wgmma and setmaxnreg
 // exist only in the architecture-specific sm_90a target, and the rest of the ladder is built
 // for every GPU in the architecture list. This file holds only host code, so it builds
@@ -14,7 +14,7 @@
 //   * any other GPU: an error. The tests skip this step there, with the reason; the variant
 //     is not even listed when the build has no sm_90a library.
 //
-// Run: build/ch09/bin/ch09_bench --op=linear_bias/bf16 --impl=v10_wgmma_epilogue,v8_mma_epilogue,cublaslt
+// Run: build/ch09/bin/ch09_bench --op=linear_bias/bf16 --impl=v12_wgmma_epilogue,v8_mma_epilogue,cublaslt
 #include <stdexcept>
 
 #include "runtime/device.cuh"
@@ -33,7 +33,7 @@ void linear_wgmma_tma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int 
   static const bool has_wgmma = wb::query_device().has_wgmma();
   if (!has_wgmma) {
     throw std::runtime_error(
-        "v10_wgmma_epilogue needs sm_90a (Hopper, compute capability 9.0): wgmma and TMA do not exist on this GPU");
+        "v12_wgmma_epilogue needs sm_90a (Hopper, compute capability 9.0): wgmma and TMA do not exist on this GPU");
   }
   if (hopper::wgmma_supports(M, N, K, x, w)) {
     hopper::linear_wgmma(x, w, b, y, M, N, K, epi, stream);
@@ -43,7 +43,7 @@ void linear_wgmma_tma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int 
 #else
   (void)x, (void)w, (void)y, (void)stream;
   throw std::runtime_error(
-      "v10_wgmma_epilogue is not in this build: it needs nvcc >= 12.0 and sm_90 in CMAKE_CUDA_ARCHITECTURES");
+      "v12_wgmma_epilogue is not in this build: it needs nvcc >= 12.0 and sm_90 in CMAKE_CUDA_ARCHITECTURES");
 #endif
 }
 
