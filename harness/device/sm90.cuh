@@ -55,6 +55,15 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
         : "memory");
   } while (!done);
 }
+// Arrives once on `bar` when every cp.async this thread issued before it has landed (the
+// arrival is counted in the barrier's expected count: .noinc). Lets threads that fill a stage
+// with ordinary cp.async copies (an im2col gather, which no TMA box describes) signal a "full"
+// barrier without waiting for their own copies. The copies are generic-proxy writes: a thread
+// that waits on the barrier and then hands the stage to wgmma (the async proxy) must execute
+// fence_async_shared() between the two. Chapter 10's v8 uses it.
+__device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
 // A 2-D box whose corner is at element (c0 inner, c1 outer) of the tensor map, into shared
 // memory at `dst`, completing on barrier `bar`.
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int c0, int c1, uint32_t bar) {
@@ -105,6 +114,11 @@ __device__ __forceinline__ void setmaxnreg_inc() {
 }
 // A barrier for the 128 threads of one warpgroup (ids 1, 2; 0 is __syncthreads).
 __device__ __forceinline__ void warpgroup_barrier(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
+// A barrier for `threads` threads (a multiple of 32: the consumer warpgroups of a block,
+// while the producer has gone), id 1 .. 15.
+__device__ __forceinline__ void named_barrier(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -127,6 +141,24 @@ template <int N>
 __device__ __forceinline__ void pin(float (&d)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// The 128-byte swizzle, the layout TMA writes with CU_TENSOR_MAP_SWIZZLE_128B and wgmma reads
+// through a descriptor with swizzle mode 1: a tile of 128-byte rows (64 BF16 values of K per
+// row, "K-major"), its base 1024-byte aligned. The 16-byte chunk c (values 8c .. 8c + 7) of
+// row r is stored at chunk position c ^ (r % 8) of its row:
+//
+//   chunk at position 0 .. 7
+//   row 0:  0 1 2 3 4 5 6 7        the hardware XORs address bits 4-6 (the chunk) with
+//   row 1:  1 0 3 2 5 4 7 6        bits 7-9 (the row within its 1024-byte group of 8 rows),
+//   row 2:  2 3 0 1 6 7 4 5        so the pattern repeats every 8 rows; a column of chunks
+//   ...                            (the same c in 8 rows) lands in 8 different groups of 4
+//   row 7:  7 6 5 4 3 2 1 0        banks, which is what lets the tensor cores read it at speed
+//
+// Code that writes such a tile itself (cp.async, st.shared) must use the same formula, or
+// wgmma reads the values in the wrong places. Returns the byte offset of (row, chunk).
+__host__ __device__ constexpr uint32_t swizzle128_offset(int row, int chunk) {
+  return uint32_t(row) * 128u + (uint32_t(chunk ^ (row & 7)) << 4);
 }
 
 // A shared-memory matrix descriptor with the 128-byte swizzle.
