@@ -31,12 +31,14 @@ __device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, bool v
 // .cg goes through L2 only (read once per block).
 __device__ __forceinline__ void cp_async_ca_16(uint32_t smem, const void* gmem, bool valid) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(valid ? 16 : 0) : "memory");
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(valid ? 16 : 0)
+               : "memory");
 #endif
 }
 __device__ __forceinline__ void cp_async_cg_16(uint32_t smem, const void* gmem, bool valid) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(valid ? 16 : 0) : "memory");
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(valid ? 16 : 0)
+               : "memory");
 #endif
 }
 

@@ -5,7 +5,8 @@
 //
 // Chapter 5 teaches them in its Hopper bonus (v6_wgmma_tma, hopper/wgmma_tma_kernel.cu, which
 // explains what each is for and the descriptor's fields); chapter 8's Hopper attention
-// (v7_flash_wgmma_tma) uses them too. The wgmma instructions themselves, one per shape, stay
+// (v7_flash_wgmma_tma) and chapter 10's Hopper convolution (v8_implicit_gemm_wgmma) use them
+// too. The wgmma instructions themselves, one per shape, stay
 // with the kernel that uses the shape.
 //
 // Include it only from code built for sm_90a (the chapters' Hopper libraries,

@@ -16,7 +16,8 @@
 //   * any other GPU: an error. The tests skip this variant there, with the reason.
 //
 // Run: build/ch10/bin/ch10_solution_tests --gtest_filter='conv2d_bn_relu/bf16/v8_implicit_gemm_wgmma.*'
-//      build/ch10/bin/ch10_bench --benchmark_filter='conv2d_bn_relu/bf16/(v8|v6|cudnn)'
+//      build/ch10/bin/ch10_bench --op=conv2d_bn_relu
+//      --impl=v8_implicit_gemm_wgmma,v6_implicit_gemm_pipelined,cudnn_fused
 #include <stdexcept>
 
 #include "runtime/device.cuh"

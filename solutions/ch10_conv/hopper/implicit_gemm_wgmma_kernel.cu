@@ -84,9 +84,10 @@
 // are zeros in A (cp.async zero-fill) and in B (TMA's fill); filters past K are zeros in B and
 // are never stored. Offsets into x, y and the residual are 64-bit.
 //
-// Run: build/all/bin/ch10_solution_tests --gtest_filter='conv2d_bn_relu/bf16/v8_implicit_gemm_wgmma.*'
-//      build/ch10/bin/ch10_bench --benchmark_filter='conv2d_bn_relu/bf16/(v8|v6|cudnn)'
-//      cuobjdump --dump-sass build/ch10/bin/ch10_bench | grep -c HGMMA
+// Run: build/ch10/bin/ch10_solution_tests --gtest_filter='conv2d_bn_relu/bf16/v8_implicit_gemm_wgmma.*'
+//      build/ch10/bin/ch10_bench --op=conv2d_bn_relu
+//      --impl=v8_implicit_gemm_wgmma,v6_implicit_gemm_pipelined,cudnn_fused cuobjdump --dump-sass
+//      build/ch10/bin/ch10_bench | grep -c HGMMA
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
@@ -128,10 +129,10 @@ struct Cfg {
   static constexpr int kConsumerThreads = 128 * kConsumers;
   static constexpr int kThreads = kProducers + kConsumerThreads;
   static constexpr int kAStage = BM * kRowBytes, kBStage = BN * kRowBytes;  // bytes
-  static constexpr int kARows = BM / (kProducers / 8);                     // A rows per producer thread
+  static constexpr int kARows = BM / (kProducers / 8);                      // A rows per producer thread
   static constexpr int kPipe = kStages * (kAStage + kBStage);
-  static constexpr int kOut = BM * (BN + kOutPad) * 4;                      // the FP32 output tile
-  static constexpr int kSmem = (kPipe > kOut ? kPipe : kOut) + 1024;       // + the alignment slack
+  static constexpr int kOut = BM * (BN + kOutPad) * 4;                // the FP32 output tile
+  static constexpr int kSmem = (kPipe > kOut ? kPipe : kOut) + 1024;  // + the alignment slack
   static_assert(BN == 64 || BN == 128, "wgmma shapes below: m64n64k16, m64n128k16");
   static_assert(kAStage % 1024 == 0 && kBStage % 1024 == 0, "every stage starts on a swizzle period");
   static_assert((kProducers / 8) % 8 == 0, "a producer thread's rows are equal modulo 8: one XOR for all");
@@ -155,7 +156,7 @@ struct Dims {
 #define CH10_ACC_0_31                                                      \
   "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define CH10_ACC_32_63                                                                 \
+#define CH10_ACC_32_63                                                               \
   "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
   "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 
@@ -266,7 +267,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         const bool ok = c_ok && unsigned(a_h0[i] + lr) < unsigned(s.H) && unsigned(a_w0[i] + ls) < unsigned(s.W);
         cp_async_ca_16(da + uint32_t(i * (kProducers / 8) * kRowBytes), ok ? x + a_base[i] + a_tap : x, ok);
       }
-      cp_async_mbar_arrive_noinc(full(stage));  // arrives when this thread's copies have landed
+      // One arrival on full, made when this thread's copies have landed.
+      cp_async_mbar_arrive_noinc(full(stage));
       if (++ls == s.S) {  // the next tap; past the last one, the next chunk of channels
         ls = 0;
         if (++lr == s.R) {
