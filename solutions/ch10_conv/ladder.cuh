@@ -44,5 +44,9 @@ Depthwise3x3Fn v5_depthwise;              // v5_depthwise.cu
 ConvBnReluFn v6_implicit_gemm_pipelined;  // v6_implicit_gemm_pipelined.cu
 Depthwise3x3Fn v7_depthwise_strip;        // v7_depthwise_strip.cu
 ConvBnReluFn v8_implicit_gemm_wgmma;      // v8_implicit_gemm_wgmma.cu (+ hopper/), listed on sm_90a builds
+ConvBnReluFn v8_tile_128x128;             // v8 with one block tile forced (pixels x filters),
+ConvBnReluFn v8_tile_64x128;              // so that the tests check each tile on every shape
+ConvBnReluFn v8_tile_128x64;
+ConvBnReluFn v8_tile_64x64;
 
 }  // namespace ch10::solution

@@ -14,9 +14,14 @@ namespace ch10::solution::hopper {
 // and w 16-byte aligned. Any N, H, W, K, filter, stride and padding beyond that.
 bool supports(const ConvShape& s, const bf16* x, const bf16* w);
 
+// The kernel's block tiles (pixels x filters). kAuto: the launcher picks one per shape (the
+// fewest MACs on the busiest SM, as v6); the others force one, so that the tests check every
+// tile on every shape whatever the GPU's SM count would pick.
+enum class Tile { kAuto, k128x128, k64x128, k128x64, k64x64 };
+
 // conv2d_bn_relu/bf16 (ch10.cuh) on compute capability 9.0, when supports() is true. s must
 // have passed require_valid.
 void conv_bn_relu(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const ConvShape& s,
-                  cudaStream_t stream);
+                  cudaStream_t stream, Tile tile = Tile::kAuto);
 
 }  // namespace ch10::solution::hopper

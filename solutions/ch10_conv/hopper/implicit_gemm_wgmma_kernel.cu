@@ -77,6 +77,8 @@
 // over 132 SMs times the part), so the same time at best, plus a second barrier protocol
 // (cluster arrive / wait around the DSMEM reduction) that can hang a kernel when one phase
 // is wrong. A split only pays at 8 parts or more; that is left for a later step.
+// The launcher takes a Tile to force one (the variant list's v8_implicit_gemm_wgmma_<tile>
+// steps): the tests check each tile on the op's edges whatever this GPU's SM count would pick.
 // No setmaxnreg: the consumers hold at most 64 FP32 accumulators each, which the launch bounds
 // give without moving registers between warpgroups.
 //
@@ -432,26 +434,30 @@ bool supports(const ConvShape& s, const bf16* x, const bf16* w) {
 }
 
 void conv_bn_relu(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const ConvShape& s,
-                  cudaStream_t stream) {
+                  cudaStream_t stream, Tile tile) {
   Dims d{s, s.P(), s.Q(), 0, 0};
   d.M = s.N * d.P * d.Q;
   d.steps = wb::ceil_div(s.C, kBK) * s.R * s.S;
   const bool vec_out = s.K % 8 == 0 && wb::aligned16(y) && (residual == nullptr || wb::aligned16(residual));
 
-  // The tile whose busiest SM does the least; on a tie the one listed first (the larger).
-  const int sms = sm_count();
-  const long long costs[4] = {busiest_sm<Cfg128x128>(d, sms), busiest_sm<Cfg64x128>(d, sms),
-                              busiest_sm<Cfg128x64>(d, sms), busiest_sm<Cfg64x64>(d, sms)};
-  int best = 0;
-  for (int i = 1; i < 4; ++i) best = costs[i] < costs[best] ? i : best;
-  switch (best) {
-    case 0:
+  if (tile == Tile::kAuto) {
+    // The tile whose busiest SM does the least; on a tie the one listed first (the larger).
+    const int sms = sm_count();
+    const Tile tiles[4] = {Tile::k128x128, Tile::k64x128, Tile::k128x64, Tile::k64x64};
+    const long long costs[4] = {busiest_sm<Cfg128x128>(d, sms), busiest_sm<Cfg64x128>(d, sms),
+                                busiest_sm<Cfg128x64>(d, sms), busiest_sm<Cfg64x64>(d, sms)};
+    int best = 0;
+    for (int i = 1; i < 4; ++i) best = costs[i] < costs[best] ? i : best;
+    tile = tiles[best];
+  }
+  switch (tile) {
+    case Tile::k128x128:
       launch<Cfg128x128>(x, w, bn, residual, y, d, vec_out, stream);
       break;
-    case 1:
+    case Tile::k64x128:
       launch<Cfg64x128>(x, w, bn, residual, y, d, vec_out, stream);
       break;
-    case 2:
+    case Tile::k128x64:
       launch<Cfg128x64>(x, w, bn, residual, y, d, vec_out, stream);
       break;
     default:
