@@ -54,7 +54,7 @@ ROWS = [
         "Conv + BN + ReLU",
         "conv2d_bn_relu/bf16",
         "cudnn_separate",
-        ["v6_implicit_gemm_pipelined", "v4_implicit_gemm_mma", "v3_implicit_gemm_wmma"],
+        ["v8_implicit_gemm_wgmma", "v6_implicit_gemm_pipelined", "v4_implicit_gemm_mma", "v3_implicit_gemm_wmma"],
         conv_saved,
         (120, 85),
         "cudnn_fused",

@@ -25,6 +25,23 @@ __device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, bool v
 #endif
 }
 
+// The same on a 32-bit shared-memory address (wb::ptx::smem_u32), in both cache modes:
+// .ca keeps the line in L1 as well (an operand that neighbouring copies read again, such as
+// chapter 10's im2col rows, where the taps (r, s) and (r, s + 1) read nearly the same pixels);
+// .cg goes through L2 only (read once per block).
+__device__ __forceinline__ void cp_async_ca_16(uint32_t smem, const void* gmem, bool valid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(valid ? 16 : 0)
+               : "memory");
+#endif
+}
+__device__ __forceinline__ void cp_async_cg_16(uint32_t smem, const void* gmem, bool valid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(valid ? 16 : 0)
+               : "memory");
+#endif
+}
+
 __device__ __forceinline__ void cp_async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::: "memory");

@@ -5,9 +5,10 @@
 //
 // Chapter 5 teaches them in its Hopper bonus (v6_wgmma_tma, hopper/wgmma_tma_kernel.cu, which
 // explains what each is for and the descriptor's fields); chapter 8's Hopper attention
-// (v7_flash_wgmma_tma) uses them too. The wgmma instructions of chapter 8's attention stay
-// with its kernel; the GEMM's (wgmma_ss, any N) and the pipeline built from these wrappers
-// are in device/wgmma_gemm.cuh (chapter 5's v6, chapter 9's v12).
+// (v7_flash_wgmma_tma) and chapter 10's Hopper convolution (v8_implicit_gemm_wgmma) use them
+// too. The wgmma instructions of chapter 8's attention and chapter 10's convolution stay with
+// their kernels; the GEMM's (wgmma_ss, any N) and the pipeline built from these wrappers are
+// in device/wgmma_gemm.cuh (chapter 5's v6, chapter 9's v12).
 //
 // Include it only from code built for sm_90a (the chapters' Hopper libraries,
 // workbook_add_hopper_library in cmake/Workbook.cmake).
@@ -55,6 +56,15 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
         : "r"(bar), "r"(parity)
         : "memory");
   } while (!done);
+}
+// Arrives once on `bar` when every cp.async this thread issued before it has landed (the
+// arrival is counted in the barrier's expected count: .noinc). Lets threads that fill a stage
+// with ordinary cp.async copies (an im2col gather, which no TMA box describes) signal a "full"
+// barrier without waiting for their own copies. The copies are generic-proxy writes: a thread
+// that waits on the barrier and then hands the stage to wgmma (the async proxy) must execute
+// fence_async_shared() between the two. Chapter 10's v8 uses it.
+__device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
 // A 2-D box whose corner is at element (c0 inner, c1 outer) of the tensor map, into shared
 // memory at `dst`, completing on barrier `bar`.
@@ -106,6 +116,11 @@ __device__ __forceinline__ void setmaxnreg_inc() {
 }
 // A barrier for the 128 threads of one warpgroup (ids 1, 2; 0 is __syncthreads).
 __device__ __forceinline__ void warpgroup_barrier(int id) { asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory"); }
+// A barrier for `threads` threads (a multiple of 32: the consumer warpgroups of a block,
+// while the producer has gone), id 1 .. 15.
+__device__ __forceinline__ void named_barrier(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -128,6 +143,24 @@ template <int N>
 __device__ __forceinline__ void pin(float (&d)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// The 128-byte swizzle, the layout TMA writes with CU_TENSOR_MAP_SWIZZLE_128B and wgmma reads
+// through a descriptor with swizzle mode 1: a tile of 128-byte rows (64 BF16 values of K per
+// row, "K-major"), its base 1024-byte aligned. The 16-byte chunk c (values 8c .. 8c + 7) of
+// row r is stored at chunk position c ^ (r % 8) of its row:
+//
+//   chunk at position 0 .. 7
+//   row 0:  0 1 2 3 4 5 6 7        the hardware XORs address bits 4-6 (the chunk) with
+//   row 1:  1 0 3 2 5 4 7 6        bits 7-9 (the row within its 1024-byte group of 8 rows),
+//   row 2:  2 3 0 1 6 7 4 5        so the pattern repeats every 8 rows; a column of chunks
+//   ...                            (the same c in 8 rows) lands in 8 different groups of 4
+//   row 7:  7 6 5 4 3 2 1 0        banks, which is what lets the tensor cores read it at speed
+//
+// Code that writes such a tile itself (cp.async, st.shared) must use the same formula, or
+// wgmma reads the values in the wrong places. Returns the byte offset of (row, chunk).
+__host__ __device__ constexpr uint32_t swizzle128_offset(int row, int chunk) {
+  return uint32_t(row) * 128u + (uint32_t(chunk ^ (row & 7)) << 4);
 }
 
 // A shared-memory matrix descriptor with the 128-byte swizzle.

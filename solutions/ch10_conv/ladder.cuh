@@ -24,6 +24,13 @@
 //   v7_depthwise_strip     depthwise3x3/bf16: 8 channels x a strip of 8 outputs down H per
 //                          thread, the 9 taps in FP32 registers, each input row loaded and
 //                          widened once, streaming stores; v5 for C % 8 != 0
+//   v8_implicit_gemm_wgmma (bonus, Hopper sm_90a) conv2d_bn_relu/bf16: v6 on wgmma from
+//                          shared memory, warp-specialised: a producer warpgroup gathers the
+//                          im2col rows by cp.async into the 128-byte swizzle and fetches the
+//                          filters by TMA, 4-5 stages under full / empty mbarriers; one or two
+//                          consumer warpgroups of 64 pixels each (a proxy fence before their
+//                          wgmmas); v6's tile choice and staged epilogue; v6 for C % 8 != 0
+//                          (kernel: hopper/implicit_gemm_wgmma_kernel.cu)
 #pragma once
 #include "ch10.cuh"
 
@@ -36,5 +43,10 @@ ConvBnReluFn v4_implicit_gemm_mma;        // v4_implicit_gemm_mma.cu
 Depthwise3x3Fn v5_depthwise;              // v5_depthwise.cu
 ConvBnReluFn v6_implicit_gemm_pipelined;  // v6_implicit_gemm_pipelined.cu
 Depthwise3x3Fn v7_depthwise_strip;        // v7_depthwise_strip.cu
+ConvBnReluFn v8_implicit_gemm_wgmma;      // v8_implicit_gemm_wgmma.cu (+ hopper/), listed on sm_90a builds
+ConvBnReluFn v8_tile_128x128;             // v8 with one block tile forced (pixels x filters),
+ConvBnReluFn v8_tile_64x128;              // so that the tests check each tile on every shape
+ConvBnReluFn v8_tile_128x64;
+ConvBnReluFn v8_tile_64x64;
 
 }  // namespace ch10::solution

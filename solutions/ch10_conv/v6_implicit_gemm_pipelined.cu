@@ -101,21 +101,6 @@ struct Dims {
   int steps;  // ceil(C / BK) chunks x R x S taps
 };
 
-// 16 bytes from global to shared memory through L1 (.ca: A's bytes are read again by the
-// neighbouring taps); zeros and no read when !valid. Shared address as a 32-bit offset.
-__device__ __forceinline__ void cp_async_ca16(uint32_t dst, const void* src, bool valid) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
-#endif
-}
-
-// The same through L2 only (.cg: a block reads its weights once).
-__device__ __forceinline__ void cp_async_cg16(uint32_t dst, const void* src, bool valid) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
-#endif
-}
-
 // grid (ceil(M / BM), ceil(K / BN)), block (kThreads), kSmem bytes of dynamic shared memory.
 // C % 8 == 0, x and w 16-byte aligned. vec_out: K % 8 == 0, y and residual 16-byte aligned.
 template <class T>
@@ -172,12 +157,12 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 #pragma unroll
     for (int i = 0; i < T::kARows; ++i) {
       const bool ok = c_ok && unsigned(a_h0[i] + lr) < unsigned(s.H) && unsigned(a_w0[i] + ls) < unsigned(s.W);
-      cp_async_ca16(da + i * T::kRowStep * kRowBytes, ok ? x + a_base[i] + a_tap : x, ok);
+      cp_async_ca_16(da + i * T::kRowStep * kRowBytes, ok ? x + a_base[i] + a_tap : x, ok);
     }
 #pragma unroll
     for (int i = 0; i < T::kBRows; ++i) {
       const bool ok = c_ok && ((b_in >> i) & 1u);
-      cp_async_cg16(db + i * T::kRowStep * kRowBytes, ok ? b_src[i] + b_tap : w, ok);
+      cp_async_cg_16(db + i * T::kRowStep * kRowBytes, ok ? b_src[i] + b_tap : w, ok);
     }
     if (++ls == s.S) {  // the next tap; past the last one, the next chunk of channels
       ls = 0;
@@ -276,35 +261,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     const float4 first = src[half], second = src[half ^ 1];
     const float4 lo = half ? second : first, hi = half ? first : second;
     float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-    const int64_t at = int64_t(m) * s.K + kc;
-    if (vec_out) {  // kc + 7 < K too (K % 8 == 0)
-      float res[8] = {};
-      if (residual) {
-        const uint4 u = *reinterpret_cast<const uint4*>(residual + at);
-        const auto* h = reinterpret_cast<const __nv_bfloat162*>(&u);
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float2 f = __bfloat1622float2(h[e]);
-          res[2 * e] = f.x;
-          res[2 * e + 1] = f.y;
-        }
-      }
-      uint4 u;
-      auto* o = reinterpret_cast<__nv_bfloat162*>(&u);
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        o[e] = __floats2bfloat162_rn(apply_epilogue(v[2 * e], sF[c8 * 8 + 2 * e], res[2 * e]),
-                                     apply_epilogue(v[2 * e + 1], sF[c8 * 8 + 2 * e + 1], res[2 * e + 1]));
-      }
-      *reinterpret_cast<uint4*>(y + at) = u;
-    } else {
-#pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        if (kc + e >= s.K) break;
-        const float res = residual ? __bfloat162float(residual[at + e]) : 0.0f;
-        y[at + e] = __float2bfloat16(apply_epilogue(v[e], sF[c8 * 8 + e], res));
-      }
-    }
+    epilogue_store8(v, &sF[c8 * 8], residual, y, int64_t(m) * s.K + kc, kc, s.K, vec_out);
   }
 }
 

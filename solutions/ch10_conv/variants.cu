@@ -1,12 +1,40 @@
 // The ladder as the harness sees it, in the order a learner meets it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "ladder.cuh"
 #include "declare/op.cuh"
 
 namespace ch10 {
+namespace {
+
+#ifdef WB_CH10_HOPPER
+wb::Shape conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s, int64_t stride, int64_t pad,
+               int64_t residual) {
+  return wb::Shape{{"N", n}, {"C", c}, {"H", h},           {"W", w},    {"K", k},
+                   {"R", r}, {"S", s}, {"stride", stride}, {"pad", pad}}
+      .set_param("residual", double(residual));
+}
+
+// v8's tiles one by one: the edges of the op (tails of M, K and C, the padding, strides, 1 x 1 to
+// 7 x 7 filters, residual on and off), a long sum (72 steps: the stage ring wraps many times),
+// and one C % 8 != 0 shape (the fallback), each small enough for a quick reference.
+std::vector<wb::Shape> v8_tile_shapes() {
+  return {conv(2, 8, 5, 7, 16, 3, 3, 1, 1, 0),      conv(1, 16, 33, 31, 33, 3, 3, 1, 1, 0),
+          conv(2, 32, 15, 17, 65, 3, 3, 1, 1, 1),   conv(1, 24, 20, 20, 128, 3, 3, 1, 1, 0),
+          conv(1, 40, 9, 9, 200, 1, 1, 2, 0, 0),    conv(2, 16, 17, 19, 24, 5, 5, 1, 2, 1),
+          conv(1, 8, 31, 29, 16, 7, 7, 2, 3, 0),    conv(1, 64, 56, 56, 64, 3, 3, 1, 1, 1),
+          conv(1, 256, 28, 28, 256, 3, 3, 2, 1, 0), conv(1, 512, 7, 7, 512, 3, 3, 1, 1, 0),
+          conv(1, 3, 7, 5, 2, 3, 3, 2, 1, 0)};
+}
+#endif
+
+}  // namespace
 
 WB_VARIANTS(ch10_solution, wb::Role::Solution) {
   using namespace solution;
-  return {
+  wb::VariantList v = {
       wb::variant("conv2d/f32", "v1_direct", &v1_direct).is_slow(),
       wb::variant("conv2d/f32", "v2_smem_direct", &v2_smem_direct),
       wb::variant("conv2d_bn_relu/bf16", "v3_implicit_gemm_wmma", &v3_implicit_gemm_wmma).needs_cc(80),
@@ -15,6 +43,28 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
       wb::variant("conv2d_bn_relu/bf16", "v6_implicit_gemm_pipelined", &v6_implicit_gemm_pipelined).needs_cc(80),
       wb::variant("depthwise3x3/bf16", "v7_depthwise_strip", &v7_depthwise_strip),
   };
+#ifdef WB_CH10_HOPPER
+  // The Hopper bonus: in the list only when the sm_90a library is built (chapters/ch10_conv/extra.cmake).
+  v.push_back(wb::variant("conv2d_bn_relu/bf16", "v8_implicit_gemm_wgmma", &v8_implicit_gemm_wgmma)
+                  .hopper_only()
+                  .with_note("wgmma + TMA filters + cp.async im2col in the 128 B swizzle, producer and consumer "
+                             "warpgroups; v6 when C % 8 != 0"));
+  const struct {
+    const char* tile;
+    ConvBnReluFn* fn;
+  } tiles[] = {{"128x128", &v8_tile_128x128},
+               {"64x128", &v8_tile_64x128},
+               {"128x64", &v8_tile_128x64},
+               {"64x64", &v8_tile_64x64}};
+  for (const auto& t : tiles) {
+    v.push_back(wb::variant("conv2d_bn_relu/bf16", std::string("v8_implicit_gemm_wgmma_") + t.tile, t.fn)
+                    .hopper_only()
+                    .is_slow()
+                    .on(v8_tile_shapes())
+                    .with_note(std::string("v8 with its (") + t.tile + ") tile forced on every shape"));
+  }
+#endif
+  return v;
 }
 
 }  // namespace ch10

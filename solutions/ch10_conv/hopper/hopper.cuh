@@ -1,0 +1,27 @@
+// The Hopper bonus's convolution kernel, built for sm_90a alone (hopper/implicit_gemm_wgmma_kernel.cu,
+// in its own library: workbook_add_hopper_library in cmake/Workbook.cmake). The ladder's v8
+// launcher (v8_implicit_gemm_wgmma.cu) checks the GPU and decides per call whether this path
+// applies; v6 runs the shapes it does not take.
+#pragma once
+#include <cuda_runtime.h>
+
+#include "ch10.cuh"
+
+namespace ch10::solution::hopper {
+
+// Whether the wgmma path can take the problem: C % 8 == 0 (a 16-byte copy of x is 8 channels
+// of one tap, and the filters' TMA map needs row strides that are multiples of 16 bytes), x
+// and w 16-byte aligned. Any N, H, W, K, filter, stride and padding beyond that.
+bool supports(const ConvShape& s, const bf16* x, const bf16* w);
+
+// The kernel's block tiles (pixels x filters). kAuto: the launcher picks one per shape (the
+// fewest MACs on the busiest SM, as v6); the others force one, so that the tests check every
+// tile on every shape whatever the GPU's SM count would pick.
+enum class Tile { kAuto, k128x128, k64x128, k128x64, k64x64 };
+
+// conv2d_bn_relu/bf16 (ch10.cuh) on compute capability 9.0, when supports() is true. s must
+// have passed require_valid.
+void conv_bn_relu(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const ConvShape& s,
+                  cudaStream_t stream, Tile tile = Tile::kAuto);
+
+}  // namespace ch10::solution::hopper
