@@ -747,10 +747,7 @@ class PhaseTimes {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
-// One try of check_case. *warm_up_and_retry: the capture failed on a call that may have been
-// the launcher's first (see check_case); the launcher has since run once uncaptured.
-static Outcome check_case_once(const OpBase& op, const Variant& v, Shape shape, const CaseOptions& opt, bool retried,
-                               bool* warm_up_and_retry) {
+Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOptions& opt) {
   const OpCommon& c = op.common();
   if (c.derive) c.derive(shape);
   const std::string what = what_of(op, v, shape);
@@ -797,18 +794,6 @@ static Outcome check_case_once(const OpBase& op, const Variant& v, Shape shape, 
     }
     if (end != cudaSuccess || (!o.passed() && o.message.find("StreamCapture") != std::string::npos)) {
       if (auto f = finish(stream, what); !f.passed()) return headed(p, f, "");
-      if (!retried) {
-        // A launcher's first call may do one-time work that a capture refuses (loading its
-        // kernels' module, raising a shared-memory limit): run it once uncaptured, then the
-        // whole check again. A launcher that leaves its stream on every call fails again.
-        cudaGetLastError();
-        const Outcome warm = call(p, p.args(), stream);
-        if (auto f = finish(stream, what); !f.passed()) return headed(p, f, "");
-        if (warm.passed()) {
-          *warm_up_and_retry = true;
-          return warm;
-        }
-      }
       return headed(
           p,
           Outcome::fail(
@@ -989,13 +974,6 @@ static Outcome check_case_once(const OpBase& op, const Variant& v, Shape shape, 
     if (p.out_buf[i]) summary += (summary.empty() ? "" : "; ") + p.specs()[i].name;
   }
   return Outcome::pass("checked " + summary + (e1.all_rows ? "" : " (sampled rows)"));
-}
-
-Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOptions& opt) {
-  bool again = false;
-  Outcome o = check_case_once(op, v, shape, opt, false, &again);
-  if (!again) return o;
-  return check_case_once(op, v, shape, opt, true, &again);
 }
 
 }  // namespace wb
