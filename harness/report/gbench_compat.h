@@ -14,7 +14,11 @@ inline constexpr int kSkippedWithError = 2;
 
 // 1.8 also reads --benchmark_min_time with a unit ("0.01s", or "100x" for iterations) and
 // warns on a bare number, which 1.7 wants.
-inline constexpr bool kMinTimeTakesUnit = !requires(benchmark::BenchmarkReporter::Run r) { r.error_occurred; };
+template <class Run>
+inline constexpr bool kTakesUnit = !requires(Run r) {
+  r.error_occurred;
+};
+inline constexpr bool kMinTimeTakesUnit = kTakesUnit<benchmark::BenchmarkReporter::Run>;
 
 template <class Run>
 bool run_failed(const Run& r) {
