@@ -10,7 +10,7 @@
 add_executable(${id}_overlap ${_chapter}/overlap_bench.cu)
 target_link_libraries(${id}_overlap PRIVATE
   "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_spec>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_student>"
-  "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_solution>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_reference>")
+  "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_solution>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_reference>" workbook_trace)
 workbook_cuda_options(${id}_overlap)
 
 find_program(WORKBOOK_PYTHON3 NAMES python3)
