@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "ch03.cuh"
+#include "device/vec.cuh"
 #include "runtime/errors.cuh"
 #include "declare/op.cuh"
 
@@ -320,6 +321,32 @@ void max_from_lowest(const float* x, int n, float* out, void*, size_t, cudaStrea
   WB_CHECK_LAUNCH();
 }
 
+// Row sums, one thread per row, with a 16-byte path where the row starts 16-byte aligned:
+// cols / 4 float4 loads, and the cols % 4 elements after them forgotten (the scalar path, for
+// rows that start unaligned, is right). Right whenever cols % 4 == 0; on a ragged row length
+// the rows that happen to start aligned (every second or fourth row, wherever the matrix
+// starts) lose their last elements, and with them the large tail marker the inputs put there.
+__global__ void row_sum_vec4_no_tail_kernel(const float* x, int rows, int cols, float* out) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  const float* p = x + static_cast<size_t>(r) * cols;
+  float s = 0.0f;
+  if (wb::aligned16(p)) {
+    for (int v = 0; v < cols / 4; ++v) {
+      const float4 q = reinterpret_cast<const float4*>(p)[v];
+      s += q.x + q.y + q.z + q.w;
+    }  // the mistake: no loop over the last cols % 4 elements
+  } else {
+    for (int c = 0; c < cols; ++c) s += p[c];
+  }
+  out[r] = s;
+}
+void row_sum_vec4_no_tail(const float* x, int rows, int cols, float* out, void*, size_t, cudaStream_t s) {
+  if (rows == 0) return;
+  row_sum_vec4_no_tail_kernel<<<(rows + kThreads - 1) / kThreads, kThreads, 0, s>>>(x, rows, cols, out);
+  WB_CHECK_LAUNCH();
+}
+
 // Row sums, one thread per row, with the row's start r * cols in int: right until the
 // rows past 2^31 elements (the large case), which are read from 8 GB before x.
 __global__ void row_sum_int_offset_kernel(const float* x, int rows, int cols, float* out) {
@@ -387,6 +414,10 @@ WB_VARIANTS(ch03_broken, wb::Role::Broken) {
       wb::variant("row_sum/f32", "int_row_offset", &row_sum_int_offset)
           .rejected_as(int_overflow, "the row start r * cols computed in int")
           .on({wb::Shape{{"rows", 1000}, {"cols", 65}}, wb::Shape{{"rows", 524800}, {"cols", 4100}}}),
+      // Class: a vector path's tail. The fixed shapes with row lengths 1 to 3 past a multiple of
+      // 4 (1001 x 1025, 1000 x 1026, 999 x 1027) catch it; the tail markers make it wrong.
+      wb::variant("row_sum/f32", "vector_path_drops_row_tail", &row_sum_vec4_no_tail)
+          .rejected_as({Code::Wrong}, "a float4 path on aligned rows that forgets the last cols % 4 elements"),
       // Class: a race only a looping block shows. Right answers on an H100, run after run; the
       // race pass (racecheck) on the race shapes, where every block loops, reports it.
       wb::variant("sum/f32", "persistent_missing_end_barrier", &persistent_no_end_barrier)
