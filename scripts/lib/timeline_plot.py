@@ -267,6 +267,21 @@ def pick_sections(sections, wanted):
     return picked
 
 
+def picture(draw_it, out):
+    """Draws (draw_it()) and says where; 77 with the reason when matplotlib is missing."""
+    try:
+        draw_it()
+    except ImportError:
+        print(
+            "timeline_plot: skipped the picture: matplotlib is missing (scripts/install-deps.sh installs "
+            "python3-matplotlib)",
+            file=sys.stderr,
+        )
+        return 77
+    print("timeline_plot: wrote %s" % out)
+    return 0
+
+
 def main_trace(a):
     try:
         work, sections = read_trace(a.export)
@@ -283,17 +298,7 @@ def main_trace(a):
     for name, part in panels:
         print("== %s" % name)
         print(table(part) if part else "(no GPU work recorded)")
-    try:
-        draw_sections(panels, a.out, a.title or os.path.basename(a.export))
-    except ImportError:
-        print(
-            "timeline_plot: skipped the picture: matplotlib is missing (scripts/install-deps.sh installs "
-            "python3-matplotlib)",
-            file=sys.stderr,
-        )
-        return 77
-    print("timeline_plot: wrote %s" % a.out)
-    return 0
+    return picture(lambda: draw_sections(panels, a.out, a.title or os.path.basename(a.export)), a.out)
 
 
 def main(argv=None):
@@ -321,17 +326,7 @@ def main(argv=None):
         print("timeline_plot: %s: no GPU work recorded" % a.export, file=sys.stderr)
         return 2
     print(table(work))
-    try:
-        draw(work, a.out, a.title or os.path.basename(a.export))
-    except ImportError:
-        print(
-            "timeline_plot: skipped the picture: matplotlib is missing (scripts/install-deps.sh installs "
-            "python3-matplotlib)",
-            file=sys.stderr,
-        )
-        return 77
-    print("timeline_plot: wrote %s" % a.out)
-    return 0
+    return picture(lambda: draw(work, a.out, a.title or os.path.basename(a.export)), a.out)
 
 
 if __name__ == "__main__":
