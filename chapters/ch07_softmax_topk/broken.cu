@@ -18,6 +18,8 @@
 //                             a row whose sum is 0)                          exp(x - 0) underflows
 //   int_row_offset_topk       the row start b * V in int                     the large_rows inputs (rows
 //                                                                            past element 2^31)
+//   vector_path_drops_row_    a float4 path on aligned rows over V / 4 * 4   V = 1002 and 32003 (the rows
+//   tail                      logits: the last V % 4 dropped                  that start aligned)
 //
 // The first four are one-thread-per-row kernels (slow and simple); the last two reuse the
 // solution's warp lists (solutions/ch07_softmax_topk/row_topk.cuh) with one change each.
@@ -27,6 +29,7 @@
 #include <string>
 
 #include "ch07.cuh"
+#include "device/vec.cuh"
 #include "runtime/errors.cuh"
 #include "row_topk.cuh"
 #include "declare/op.cuh"
@@ -52,6 +55,53 @@ __global__ void no_max_kernel(const float* x, float* probs, int V) {
 void no_max_softmax(const float* x, float* probs, int B, int V, cudaStream_t stream) {
   require_valid(B, V, 0, false);
   no_max_kernel<<<B, 256, 0, stream>>>(x, probs, V);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+// grid (B), 256 threads: a float4 path on rows that start 16-byte aligned, over the first
+// V / 4 * 4 logits only; the last V % 4 are neither in the max and the sum nor written (the
+// scalar path, for unaligned rows, is right). Right whenever V % 4 == 0; the vector-tail
+// shapes V = 1002 and 32003 (every other row, or every fourth, starts aligned) are not.
+__device__ float block_reduce_256(float v, bool take_max) {
+  __shared__ float part[256];
+  part[threadIdx.x] = v;
+  __syncthreads();
+  for (int half = 128; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      const float o = part[threadIdx.x + half];
+      part[threadIdx.x] = take_max ? fmaxf(part[threadIdx.x], o) : part[threadIdx.x] + o;
+    }
+    __syncthreads();
+  }
+  const float r = part[0];
+  __syncthreads();
+  return r;
+}
+__global__ void vec4_no_tail_kernel(const float* x, float* probs, int V) {
+  const float* row = x + size_t(blockIdx.x) * V;
+  float* out = probs + size_t(blockIdx.x) * V;
+  const bool vec = wb::aligned16(row);
+  const int n = vec ? V / 4 * 4 : V;  // the mistake: V % 4 logits dropped on the vector path
+  float m = -INFINITY;
+  if (vec) {
+    for (int i = threadIdx.x; i < n / 4; i += blockDim.x) {
+      const float4 q = reinterpret_cast<const float4*>(row)[i];
+      m = fmaxf(m, fmaxf(fmaxf(q.x, q.y), fmaxf(q.z, q.w)));
+    }
+  } else {
+    for (int v = threadIdx.x; v < n; v += blockDim.x) m = fmaxf(m, row[v]);
+  }
+  m = block_reduce_256(m, true);
+  float s = 0.0f;
+  for (int v = threadIdx.x; v < n; v += blockDim.x) s += expf(row[v] - m);
+  s = block_reduce_256(s, false);
+  for (int v = threadIdx.x; v < n; v += blockDim.x) out[v] = expf(row[v] - m) / s;
+}
+
+void vec4_no_tail_softmax(const float* x, float* probs, int B, int V, cudaStream_t stream) {
+  require_valid(B, V, 0, false);
+  if (B == 0 || V == 0) return;
+  vec4_no_tail_kernel<<<B, 256, 0, stream>>>(x, probs, V);
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -290,6 +340,10 @@ WB_VARIANTS(ch07_broken, wb::Role::Broken) {
           // after run: the race pass (racecheck) is what catches it, as in the learner's loop.
           .rejected_as({Code::Wrong, Code::Unwritten, Code::NaN, Code::Nondeterministic, Code::Race},
                        "the warps' lists merged with no barrier between writing and reading them"),
+      // Class: a vector path's tail, caught by the vector-tail shapes (V = 1002 and 32003).
+      wb::variant("softmax/f32", "vector_path_drops_row_tail", &vec4_no_tail_softmax)
+          .rejected_as({Code::Unwritten, Code::Wrong, Code::NaN},
+                       "a float4 path on aligned rows over V / 4 * 4 logits: the last V % 4 are dropped"),
       // Right on every row with a logit above about -88; the far_below_zero inputs are not.
       wb::variant("softmax/f32", "max_from_zero", &max_from_zero_softmax)
           .rejected_as({Code::Wrong, Code::NaN}, "the row max started at 0, not -inf"),
