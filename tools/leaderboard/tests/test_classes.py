@@ -18,7 +18,7 @@ from wb_leaderboard import chapters, classes as K, outcomes, submissions as S
 # changes.py that alters what a student submits changes it: check the outcome on a GPU
 # (scripts/leaderboard.sh --fixture / --hostile), then write the new value here.
 FINGERPRINTS = {
-    "fixture": "daa9ea6306399454f315964b76f43822c8da5dd156af3802c9e9d8726f6a9760",
+    "fixture": "d6dbe5be47176b2f58cad9816b86a2dcf48604362be49f8f6b841822fb3b8b22",
     "hostile": "5b97eec85b4704404561d0985125bd2ad94f5d0d072329d5654430cd004baa28",
 }
 
