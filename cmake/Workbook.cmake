@@ -197,7 +197,7 @@ function(workbook_add_chapter id)
   if(EXISTS ${_chapter}/host_tests.cpp)
     add_executable(${id}_host_tests ${_chapter}/host_tests.cpp)
     target_include_directories(${id}_host_tests PRIVATE ${_chapter})
-    target_link_libraries(${id}_host_tests PRIVATE workbook_host)
+    target_link_libraries(${id}_host_tests PRIVATE workbook_host_tools)
     workbook_add_gtest(${id}_host_tests host)
   endif()
 

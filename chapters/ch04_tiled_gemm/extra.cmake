@@ -13,7 +13,7 @@ set(_ch04_config_dir "${PROJECT_SOURCE_DIR}/configs")
 
 add_library(${id}_sgemm_config STATIC ${_solutions}/tune/sgemm_config.cpp)
 target_include_directories(${id}_sgemm_config PUBLIC ${_solutions}/tune)
-target_link_libraries(${id}_sgemm_config PUBLIC workbook_host)
+target_link_libraries(${id}_sgemm_config PUBLIC workbook_host_tools)
 target_compile_options(${id}_sgemm_config PRIVATE -Wall -Wextra)
 
 target_sources(${id}_solution PRIVATE ${_solutions}/tune/v8_space.cu)
