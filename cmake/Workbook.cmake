@@ -53,7 +53,7 @@ function(workbook_outcomes_env label out_var)
 endfunction()
 
 function(workbook_add_gtest target label)
-  # A program generated from op specs brings its own main (harness/check/tests_main.cu).
+  # A program generated from op specs brings its own main (harness/check/tests_main.cpp).
   if(NOT "NO_MAIN" IN_LIST ARGN)
     target_link_libraries(${target} PRIVATE workbook_gtest_main)
   endif()
@@ -65,7 +65,7 @@ endfunction()
 
 # The learner's tests of chapter `id`: one ctest test per exercise, `chNN.ex1_vector_add`,
 # running `chNN_tests --exercise ex1_vector_add` (small shapes first, the first failure
-# stops it, then the large cases and the race pass; harness/check/tests_main.cu). One line per
+# stops it, then the large cases and the race pass; harness/check/tests_main.cpp). One line per
 # exercise in ctest's list; `ctest -R ex1` picks one. An exercise is an ex*.cu file of the
 # chapter that variants.cu lists (exercises checked by another program add their own tests).
 # A kernel that could not run (no GPU) fails: ctest never counts it as passed.
@@ -179,7 +179,7 @@ function(workbook_add_chapter id)
     list(GET _parts 0 _suffix)
     list(GET _parts 1 _with)
     string(REPLACE "," ";" _with ${_with})
-    add_executable(${id}_${_suffix} ${PROJECT_SOURCE_DIR}/harness/check/tests_main.cu)
+    add_executable(${id}_${_suffix} ${PROJECT_SOURCE_DIR}/harness/check/tests_main.cpp)
     set(_link "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_spec>")
     foreach(_w IN LISTS _with)
       list(APPEND _link "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_${_w}>")
@@ -202,7 +202,7 @@ function(workbook_add_chapter id)
   endif()
 
   # The benchmark: learner, solution ladder and reference side by side in one run.
-  add_executable(${id}_bench ${PROJECT_SOURCE_DIR}/harness/measure/bench_main.cu)
+  add_executable(${id}_bench ${PROJECT_SOURCE_DIR}/harness/measure/bench_main.cpp)
   target_compile_definitions(${id}_bench PRIVATE WB_CHAPTER_ID="${id}")
   target_link_libraries(${id}_bench PRIVATE
     "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_spec>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_student>"
@@ -222,7 +222,7 @@ endfunction()
 # Its command line is host-tested (label `host`): bad input is refused by name, with status 2,
 # before any GPU work, and no config file or Markdown is left behind (tests/tools/tuner_check.sh).
 function(workbook_add_tuner id)
-  add_executable(${id}_tune ${PROJECT_SOURCE_DIR}/harness/tune/tune_main.cu)
+  add_executable(${id}_tune ${PROJECT_SOURCE_DIR}/harness/tune/tune_main.cpp)
   target_compile_definitions(${id}_tune PRIVATE WB_CHAPTER_ID="${id}" WB_CONFIG_DIR="${PROJECT_SOURCE_DIR}/configs")
   target_link_libraries(${id}_tune PRIVATE
     "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_spec>" "$<LINK_LIBRARY:WHOLE_ARCHIVE,${id}_solution>"

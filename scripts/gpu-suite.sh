@@ -160,7 +160,7 @@ step_query() {
 
 # --- tests of the solutions, references, self-tests and harness: ctest, one process per case -
 # (ctest's parallelism, labels, timeouts and JUnit; the large cases take a machine-wide lock
-# of their own, harness/check/tests_main.cu, so any number of processes share one GPU.)
+# of their own, harness/check/tests_main.cpp, so any number of processes share one GPU.)
 step_tests() {
   local labels="^host\$|^harness-gpu\$" ch
   for ch in ${test_chapters:-$chapters}; do labels="$labels|^$ch-solution\$"; done

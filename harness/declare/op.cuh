@@ -5,7 +5,7 @@
 // self-tests) lists its launchers as Variants. From the two, the harness makes:
 //   * the tests: every (op, variant, shape), named  vector_add/f32/ex1_vector_add.n1025
 //   * the rejection tests: every broken variant must fail with the code it declares
-//   * the benchmark rows and their JSON (harness/measure/bench_main.cu)
+//   * the benchmark rows and their JSON (harness/measure/bench_main.cpp)
 // What is under test is what is linked: a test program links the learner's library, or the
 // solutions' and the reference's, and every variant it finds there is tested.
 //
@@ -368,7 +368,7 @@ Outcome check_case(const OpBase& op, const Variant& v, Shape shape, const CaseOp
 // Why this GPU cannot run `v` on `shape` (too old, not sm_90a, too little memory), or nullopt.
 std::optional<std::string> cannot_run_here(const OpBase& op, const Variant& v, const Shape& shape);
 // Arguments for a call that must not touch memory: every tensor and the workspace at an
-// address nothing is mapped at (refuse.cu).
+// address nothing is mapped at (refuse.cpp).
 Args placeholder_args(const OpBase& op, const Variant& v, const Shape& shape);
 // Without a GPU: calls the launcher once with placeholder pointers, so a stub still reports
 // not_implemented and anything else is "compiled, not run".

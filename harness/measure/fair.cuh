@@ -1,5 +1,5 @@
 // One case timed fairly, one cold launch at a time: the loop itself is Google Benchmark's
-// (measure/bench.cu calls sample() once per iteration and hands it the time); this file holds
+// (measure/bench.cpp calls sample() once per iteration and hands it the time); this file holds
 // what makes each sample fair and the checks that disqualify a case.
 #pragma once
 #include <cuda_runtime.h>

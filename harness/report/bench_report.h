@@ -5,7 +5,7 @@
 // Google Benchmark's JSON with the workbook's context and rows beside it).
 //
 // Plain C++ on Google Benchmark's reporter interface, host-tested with made-up runs
-// (harness/tests/bench_report_test.cpp). The CUDA side is measure/bench.cu.
+// (harness/tests/bench_report_test.cpp). The CUDA side is measure/bench.cpp.
 #pragma once
 #include <benchmark/benchmark.h>
 

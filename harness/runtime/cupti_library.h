@@ -1,5 +1,5 @@
 // libcupti, loaded once at run time (it ships with the CUDA toolkit; nothing links it), for
-// the two users of CUPTI in the harness: the allocation count (runtime/allocations.cu, the
+// the two users of CUPTI in the harness: the allocation count (runtime/allocations.cpp, the
 // callback API) and the activity trace (runtime/activity_trace.cu, the activity API).
 #pragma once
 #include <string>

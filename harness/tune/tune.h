@@ -4,7 +4,7 @@
 // a Space: the parameters and the values to try (every combination, or a list of points
 // when only some are compiled), why a point cannot run a shape, and a heuristic for GPUs
 // that were never tuned. Its launcher asks wb::tune::choose(space, shape)
-// (harness/tune/choose.cu) for a Config; the autotuner (harness/tune/tune_main.cu, built
+// (harness/tune/choose.cpp) for a Config; the autotuner (harness/tune/tune_main.cpp, built
 // as chNN_tune) sweeps every point on the space's shapes (by default the op's benchmark
 // shapes), checks each with the op's spec, times it, and writes the winners per GPU into
 // configs/<space>.json, the one config format of the book:

@@ -48,7 +48,7 @@
 // the first launch, and every launch leaves them zero. A memset per call would be a launch of
 // its own, the cost this version removes; so the scratch is zeroed once, when it is
 // allocated: the harness zeroes a workspace once and hands the same one, never re-poisoned, to
-// every call on that shape (harness/check/check.cu, timed.cu), and chapter 9's model zeroes its
+// every call on that shape (harness/check/check.cu, timed.cpp), and chapter 9's model zeroes its
 // buffers at load. The counters' place depends on Hq and Hkv only, not on B, so the model's
 // batched decode, one scratch for every batch size, finds them zero whatever B the step before
 // had. A grid of one chunk per group (B Hkv >= kDecodeTargetCtas, where decode_splits gives 1)

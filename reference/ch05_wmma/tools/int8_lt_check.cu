@@ -13,7 +13,7 @@
 // Not part of the chapter build (tools/ is not globbed). Build from the repository root:
 //
 //   nvcc -std=c++20 -O2 -arch=sm_90 -I harness -I chapters/ch05_wmma -I reference/ch05_wmma
-//   reference/ch05_wmma/tools/int8_lt_check.cu reference/ch05_wmma/cublaslt_int8.cu harness/runtime/errors.cu
+//   reference/ch05_wmma/tools/int8_lt_check.cu reference/ch05_wmma/cublaslt_int8.cu harness/runtime/errors.cpp
 //   -lcublasLt -lcublas -o int8_lt_check
 //
 // (one line; -arch=sm_80 for an A100, or -arch=native.) Run ./int8_lt_check; exit status 0 when every

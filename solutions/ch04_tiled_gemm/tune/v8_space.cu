@@ -1,7 +1,7 @@
 // v8's tunable space as the solution runs it: the host side (tune/sgemm_config.cpp) plus what
 // only this GPU can say: whether a configuration's shared memory and threads fit, and each
 // kernel's registers and spill bytes (recorded in the sweep). The autotuner (ch04_tune,
-// harness/tune/tune_main.cu) sweeps it; v8_double_buffering chooses from it.
+// harness/tune/tune_main.cpp) sweeps it; v8_double_buffering chooses from it.
 #include <map>
 #include <mutex>
 

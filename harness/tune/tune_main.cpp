@@ -4,7 +4,7 @@
 // tuning shape checked again and timed with fresh inputs and an L2 flush before each
 // sample; the fastest correct point per shape, and the point with the best geometric mean
 // over the shapes, are written into configs/<space>.json under this GPU's key, which the
-// launcher reads at run time (harness/tune/choose.cu). The library reference is timed on
+// launcher reads at run time (harness/tune/choose.cpp). The library reference is timed on
 // the same shapes.
 //
 //   build/chNN/bin/chNN_tune [--op=ID] [--impl=NAME] [--shapes=LIST] [--full] [--quick]
