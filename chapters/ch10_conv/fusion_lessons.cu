@@ -91,46 +91,9 @@ Dims dims_of(const ConvShape& s) {
 // in acc[i][j][0..3], the mma accumulator layout.
 __device__ __forceinline__ void main_loop(const bf16* __restrict__ x, const bf16* __restrict__ w, const Dims& d, int m0,
                                           int k0, bf16 (*sA)[BM][kLd], bf16 (*sB)[BN][kLd], float (&acc)[MI][NI][4]) {
-  const ConvShape& s = d.s;
   const int tid = threadIdx.x, lane = tid % 32, wm = tid / 32;
-  const int piece = tid % kPieces, row0 = tid / kPieces;
-  int a_h0[kRowsA], a_w0[kRowsA];
-  int64_t a_img[kRowsA];
-  bool a_ok[kRowsA];
-#pragma unroll
-  for (int j = 0; j < kRowsA; ++j) {
-    const int m = m0 + row0 + j * kRowsPerPass;
-    a_ok[j] = m < d.M;
-    const int mm = a_ok[j] ? m : 0;
-    const int q = mm % d.Q, p = mm / d.Q % d.P, n = mm / (d.Q * d.P);
-    a_h0[j] = p * s.stride - s.pad;
-    a_w0[j] = q * s.stride - s.pad;
-    a_img[j] = int64_t(n) * s.H * s.W * s.C;
-  }
-  auto load_stage = [&](int stage, int kk0) {
-    const int kk = kk0 + piece * 8;  // Kg % 8 == 0: the 8 columns kk .. kk + 7 are all in or all out
-    const bool k_ok = kk < d.Kg;
-    int r = 0, t = 0, c = 0;
-    if (k_ok) {
-      const int rs = kk / s.C;
-      c = kk - rs * s.C;
-      r = rs / s.S;
-      t = rs - r * s.S;
-    }
-#pragma unroll
-    for (int j = 0; j < kRowsA; ++j) {
-      const int h = a_h0[j] + r, v = a_w0[j] + t;
-      const bool ok = a_ok[j] && k_ok && h >= 0 && h < s.H && v >= 0 && v < s.W;
-      const bf16* src = ok ? x + a_img[j] + (int64_t(h) * s.W + v) * s.C + c : x;
-      wb::ptx::cp_async_16(&sA[stage][row0 + j * kRowsPerPass][piece * 8], src, ok);
-    }
-#pragma unroll
-    for (int j = 0; j < kRowsB; ++j) {
-      const int row = row0 + j * kRowsPerPass, k = k0 + row;
-      const bool ok = k < s.K && k_ok;
-      wb::ptx::cp_async_16(&sB[stage][row][piece * 8], ok ? w + int64_t(k) * d.Kg + kk : w, ok);
-    }
-  };
+  const ch10::solution::Im2colCopies<kRowsA, kRowsB, kRowsPerPass, kPieces> copies(d.s, d.P, d.Q, d.M, m0, tid);
+  auto load_stage = [&](int stage, int kk0) { copies.copy16(sA[stage], sB[stage], x, w, d.s, d.Kg, k0, kk0); };
 
   const int steps = wb::ceil_div(d.Kg, BK);
   load_stage(0, 0);

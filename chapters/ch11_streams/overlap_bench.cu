@@ -49,18 +49,11 @@ struct Options {
   std::string trace;  // --trace: where the per-stream timeline of one call of each form goes
 };
 
-// With --trace, one more call of each form after its timing, recorded (runtime/activity_trace.cuh).
+// With --trace, one more call of each form after its timing, recorded as a section of the
+// trace (runtime/activity_trace.cuh; without --trace, or when it cannot record, the sections
+// run nothing).
 wb::ActivityTrace g_trace;
 bool g_tracing = false;
-template <class Fn>
-void traced(const std::string& section, cudaStream_t s, Fn&& call) {
-  if (!g_tracing) return;
-  for (const std::string& name : {std::string(), section}) {  // the unnamed one is CUPTI's first launch of each kernel
-    g_trace.begin_section(name, s);
-    call();
-    g_trace.end_section(s);
-  }
-}
 
 // The options, checked before the GPU is looked for (CLI11: runtime/options.h); a mistake
 // exits with status 2 and a message naming it.
@@ -213,7 +206,7 @@ void pipeline_section(const Options& o, cudaStream_t s, Ratios& r) {
         continue;
       }
       std::printf("  %-22s %10.3f %9.2f    (ideal 1.00)\n", label.c_str(), t, slowest / t);
-      traced("pipeline: " + v->name, s, [&] { fn(hx, hy, dx.data(), dy.data(), n, a, b, s); });
+      g_trace.section("pipeline: " + v->name, s, [&] { fn(hx, hy, dx.data(), dy.data(), n, a, b, s); });
       if (v->name == "v3_n_streams") r.efficiency = slowest / t;
     } catch (const wb::NotImplemented&) {
       std::printf("  %-22s  not written yet\n", label.c_str());
@@ -245,8 +238,8 @@ void graph_section(const Options& o, cudaStream_t s, Ratios& r) {
   CUDA_CHECK(cudaStreamEndCapture(capture, &graph));
   CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
   const double t_replay = time_ms(s, 5, 50, [&](int) { CUDA_CHECK(cudaGraphLaunch(exec, s)); });
-  traced("graph: launched one by one", s, [&] { eager_fn(x.data(), w.data(), y.data(), n, steps, 0.5f, s); });
-  traced("graph: one replay", s, [&] { CUDA_CHECK(cudaGraphLaunch(exec, s)); });
+  g_trace.section("graph: launched one by one", s, [&] { eager_fn(x.data(), w.data(), y.data(), n, steps, 0.5f, s); });
+  g_trace.section("graph: one replay", s, [&] { CUDA_CHECK(cudaGraphLaunch(exec, s)); });
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   std::printf("  launched one by one (reference)   %9.1f us per chain\n", t_eager * 1e3);
@@ -299,8 +292,8 @@ void fork_join_section(const Options& o, cudaStream_t s, Ratios& r) {
       const double t =
           time_ms(s, 5, 3, [&](int) { fn(A1.data(), x1.data(), y1.data(), A2.data(), x2.data(), y2.data(), m, k, s); });
       if (v == serial) t_serial = t;
-      traced("fork/join: " + v->name, s,
-             [&] { fn(A1.data(), x1.data(), y1.data(), A2.data(), x2.data(), y2.data(), m, k, s); });
+      g_trace.section("fork/join: " + v->name, s,
+                      [&] { fn(A1.data(), x1.data(), y1.data(), A2.data(), x2.data(), y2.data(), m, k, s); });
       std::printf("  %-34s %9.3f ms", label.c_str(), t);
       if (v != serial && t_serial > 0) std::printf("   %.2fx the serial form", t_serial / t);
       std::printf("\n");

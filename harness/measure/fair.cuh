@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "check/outcome.h"
+#include "measure/left_work.h"
 #include "measure/timing.cuh"
 #include "runtime/buffers.cuh"
 
@@ -60,7 +61,9 @@ class ClockWatch {
 // left running). Before each sample: new inputs, finished before the sample starts (so no
 // work can hide behind them), then the L2 flush. After each sample: elements of the output
 // still poisoned when the timed stream is done, and work on the legacy stream (or a blocking
-// stream) that ends after it, disqualify the case (OutsideStream, StaleAfterTiming).
+// stream) that ends after it, disqualify the case (OutsideStream, StaleAfterTiming). After a
+// run of samples, a device still busy after the timed stream disqualifies it when that
+// repeats on re-measuring (end_run).
 class FairSampler {
  public:
   FairSampler(Timed t, cudaStream_t stream, std::string what);
@@ -69,7 +72,9 @@ class FairSampler {
   // says why; no more samples are taken then).
   std::optional<double> sample();
   // After a run of samples (one Google Benchmark repetition): the wait for the whole device
-  // after each sample, against the wait on an idle device, shows work left running.
+  // after each sample, against the wait on an idle device, shows work left running. A wait
+  // too long is measured again (a fresh idle baseline, a few more timed launches) before it
+  // disqualifies the case: only a leftover that repeats does (measure/left_work.h).
   bool end_run();
   // After the last sample of the case: the output of the last timed launch is checked.
   bool finish();
@@ -80,7 +85,18 @@ class FairSampler {
   int64_t samples() const { return taken_; }
 
  private:
+  struct Launched {
+    double ms = 0;       // the timed launch, on the GPU's clock
+    double wait_ms = 0;  // the wait for the whole device after its stream was done
+  };
   bool disqualify(Code code, std::string why);
+  // One timed launch with the checks that follow it; nullopt when they disqualified the case.
+  std::optional<Launched> launch_once(const std::string& label);
+  // The median wait for the whole device when nothing runs.
+  double idle_wait_ms();
+  // The leftover measured again after a sync: a new idle baseline, then a few timed launches
+  // that are not samples; nullopt when one of them disqualified the case.
+  std::optional<LeftOver> measure_left_again();
 
   Timed t_;
   cudaStream_t stream_;

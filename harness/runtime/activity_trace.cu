@@ -192,6 +192,15 @@ void ActivityTrace::end_section(cudaStream_t stream) {
   state_->open = false;
 }
 
+void ActivityTrace::section(const std::string& name, cudaStream_t stream, const std::function<void()>& fn) {
+  if (!running_) return;
+  for (const std::string& n : {std::string(), name}) {  // the unnamed one takes CUPTI's first launches
+    begin_section(n, stream);
+    fn();
+    end_section(stream);
+  }
+}
+
 void ActivityTrace::write(const std::string& path) {
   if (!running_)
     throw std::runtime_error("the activity trace is not recording: " + (why_.empty() ? "start() it first" : why_));

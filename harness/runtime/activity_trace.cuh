@@ -5,20 +5,21 @@
 //
 //   wb::ActivityTrace trace;
 //   if (!trace.start()) { /* trace.why(): CUPTI missing, or a profiler holds it */ }
-//   trace.begin_section("pipeline: serial", stream);   // waits for the stream, records from here
-//   ...work on streams...
-//   trace.end_section(stream);                         // waits for the stream, stops recording
+//   trace.section("pipeline: serial", stream, [&] { ...work on streams... });
 //   trace.write("trace.json");                         // flushes, writes, stops
 //
 // Only the sections are recorded: work between them (a benchmark's timed loop) runs without
-// the tracer's cost. A section with no name is recorded and left out of the file: CUPTI's
-// first launch of a kernel carries milliseconds of its own setup, so a call made once in an
-// unnamed section and again in a named one shows the named call as it runs. A section is a named span of time (a row of
-// its own in the trace); timeline_plot.py draws one panel per section. One trace at a time per process.
+// the tracer's cost. CUPTI's first recorded launch of each kernel carries milliseconds of its
+// own setup, so section() runs the call twice: once in a section with no name (recorded, left
+// out of the file), then in the named one, which shows the call as it runs. begin_section and
+// end_section mark a section by hand (without that first call). A section is a named span of
+// time (a row of its own in the trace); timeline_plot.py draws one panel per section. One
+// trace at a time per process.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -38,6 +39,12 @@ class ActivityTrace {
   // wait for it (end_section(nullptr) waits for the legacy stream).
   void begin_section(const std::string& name, cudaStream_t stream);
   void end_section(cudaStream_t stream);
+
+  // One call of `fn` (its work on `stream`, or forked from it and joined back) as the section
+  // `name`: fn runs once in an unnamed section first, so that CUPTI's setup for its kernels
+  // lands there, then again in the named one. fn must give the same work each time it runs.
+  // Without a running trace fn does not run.
+  void section(const std::string& name, cudaStream_t stream, const std::function<void()>& fn);
 
   // Flushes CUPTI's buffers, stops recording and writes the trace (to a temporary name,
   // renamed at the end). Throws std::runtime_error when it cannot.

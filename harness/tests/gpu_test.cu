@@ -183,6 +183,41 @@ TEST(HarnessGpu, FairTimingRejectsWorkOnAStreamOfItsOwn) {
   EXPECT_EQ(o.code, Code::OutsideStream) << o.message;
 }
 
+// One sample, then the end of the run, as Google Benchmark's first trial of a case does: the
+// launcher leaves ~0.2 ms of spinning on a stream of its own on the calls `leaves` picks (the
+// sampler makes 3 warm-up calls first, so call 3 is the first sample).
+Outcome one_sample_run(const std::function<bool(int)>& leaves) {
+  const long long cycles = static_cast<long long>(query_device().sm_clock_khz * 0.2);
+  DeviceBuffer<float> out(1024);
+  Stream s, own;
+  int calls = 0;
+  bench::Timed t;
+  t.launch = [&](cudaStream_t st) {
+    write_index<<<4, 256, 0, st>>>(out.data(), 1024);
+    if (leaves(calls++)) spin<<<1, 1, 0, own>>>(cycles);
+  };
+  t.next_inputs = [](cudaStream_t) {};
+  t.check_last = [] { return Outcome::pass(); };
+  bench::FairSampler f(t, s, "fairness");
+  if (f.sample()) f.end_run();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return f.outcome();
+}
+
+TEST(HarnessGpu, FairTimingMeasuresAOneOffLeftoverAgainBeforeRejecting) {
+  WB_REQUIRE_GPU();
+  // Busy after the first sample only, as a clock change on the first shape can make it look.
+  const Outcome o = one_sample_run([](int call) { return call == 3; });
+  EXPECT_TRUE(o.passed()) << o.message;
+}
+
+TEST(HarnessGpu, FairTimingRejectsALeftoverThatRepeatsWhenMeasuredAgain) {
+  WB_REQUIRE_GPU();
+  const Outcome o = one_sample_run([](int) { return true; });
+  EXPECT_EQ(o.code, Code::OutsideStream) << o.message;
+  EXPECT_NE(o.message.find("each time it was measured"), std::string::npos) << o.message;
+}
+
 // Fair timing with the per-launch count of unwritten outputs: next_inputs poisons `out`
 // (all bits set), unwritten() counts the elements still poisoned, as the spec's does.
 Outcome fair_outcome_counting(DeviceBuffer<float>& out, const std::function<void(cudaStream_t)>& launch) {

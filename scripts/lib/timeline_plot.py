@@ -291,7 +291,7 @@ def main_trace(a):
         return 2
     if not chosen:
         print(
-            "timeline_plot: %s: no sections to draw (record with begin_section/end_section)" % a.export, file=sys.stderr
+            "timeline_plot: %s: no sections to draw (record with ActivityTrace::section)" % a.export, file=sys.stderr
         )
         return 2
     panels = [(s["name"], in_section(work, s)) for s in chosen]

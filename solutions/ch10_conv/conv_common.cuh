@@ -7,11 +7,17 @@
 // A block folds the parameters of its channels once (fold_bn), then every element of the
 // tile costs two FMAs, an add and a max (apply_epilogue); epilogue_store8 does it for 8
 // neighbouring channels of one pixel and stores them (v6 and v8's staged epilogues).
+//
+// Also here: v4's im2col tile copies (Im2colCopies; v4 and the chapter's lesson kernels in
+// chapters/ch10_conv/fusion_lessons.cu), and the block tile picked per shape (pick_tile; v6
+// and v8).
 #pragma once
 #include <cuda_bf16.h>
 
 #include <cstdint>
 
+#include "device/async_copy.cuh"
+#include "device/math.cuh"
 #include "ch10.cuh"
 
 namespace ch10::solution {
@@ -66,6 +72,90 @@ __device__ __forceinline__ void epilogue_store8(const float (&v)[8], const Folde
       y[at + e] = __float2bfloat16(apply_epilogue(v[e], f[e], res));
     }
   }
+}
+
+// v4's copies of one K step of the implicit GEMM's tiles into shared memory. A is the im2col
+// matrix (M pixels x Kg = R S C columns, kk in the order (r, s, c)), B the filters stored
+// [k][kk]. The block's threads cover kRowsPerPass tile rows of kPieces 16-byte pieces (8
+// columns) per pass: this thread copies piece `piece` of rows row0 + j kRowsPerPass, kRowsA
+// rows of A and kRowsB of B. Each of its pixels is split into (image, h0, w0) once, when made,
+// before the K loop; per step only the tap (r, s, c) of its piece is computed.
+template <int kRowsA, int kRowsB, int kRowsPerPass, int kPieces>
+struct Im2colCopies {
+  int piece, row0;
+  int a_h0[kRowsA], a_w0[kRowsA];
+  int64_t a_img[kRowsA];  // offset of image n in x
+  bool a_ok[kRowsA];
+
+  // Thread tid of the block whose tile of A starts at pixel m0, for the M = N P Q pixels of s.
+  __device__ __forceinline__ Im2colCopies(const ConvShape& s, int P, int Q, int M, int m0, int tid)
+      : piece(tid % kPieces), row0(tid / kPieces) {
+#pragma unroll
+    for (int j = 0; j < kRowsA; ++j) {
+      const int m = m0 + row0 + j * kRowsPerPass;
+      a_ok[j] = m < M;
+      const int mm = a_ok[j] ? m : 0;
+      const int q = mm % Q, p = mm / Q % P, n = mm / (Q * P);
+      a_h0[j] = p * s.stride - s.pad;
+      a_w0[j] = q * s.stride - s.pad;
+      a_img[j] = int64_t(n) * s.H * s.W * s.C;
+    }
+  }
+
+  // The tap (r, t, c) of column kk of A; kk < Kg.
+  static __device__ __forceinline__ void tap(const ConvShape& s, int kk, int& r, int& t, int& c) {
+    const int rs = kk / s.C;
+    c = kk - rs * s.C;
+    r = rs / s.S;
+    t = rs - r * s.S;
+  }
+
+  // C % 8 == 0, x and w 16-byte aligned: the step whose columns start at kk0, one cp.async of
+  // 16 bytes (8 channels of one tap) per row; a tap in the padding, a pixel past M, a filter
+  // past K or a kk past Kg is the same copy with src-size 0 (zeros land, nothing is read).
+  // sA, sB: one stage, (rows, kLd) each; k0 the block's first filter.
+  template <int kLd>
+  __device__ __forceinline__ void copy16(bf16 (*sA)[kLd], bf16 (*sB)[kLd], const bf16* __restrict__ x,
+                                         const bf16* __restrict__ w, const ConvShape& s, int Kg, int k0,
+                                         int kk0) const {
+    const int kk = kk0 + piece * 8;  // Kg % 8 == 0: the 8 columns kk .. kk + 7 are all in or all out
+    const bool k_ok = kk < Kg;
+    int r = 0, t = 0, c = 0;
+    if (k_ok) tap(s, kk, r, t, c);
+#pragma unroll
+    for (int j = 0; j < kRowsA; ++j) {
+      const int h = a_h0[j] + r, v = a_w0[j] + t;
+      const bool ok = a_ok[j] && k_ok && h >= 0 && h < s.H && v >= 0 && v < s.W;
+      const bf16* src = ok ? x + a_img[j] + (int64_t(h) * s.W + v) * s.C + c : x;
+      wb::ptx::cp_async_16(&sA[row0 + j * kRowsPerPass][piece * 8], src, ok);
+    }
+#pragma unroll
+    for (int j = 0; j < kRowsB; ++j) {
+      const int row = row0 + j * kRowsPerPass, k = k0 + row;
+      const bool ok = k < s.K && k_ok;
+      wb::ptx::cp_async_16(&sB[row][piece * 8], ok ? w + int64_t(k) * Kg + kk : w, ok);
+    }
+  }
+};
+
+// The block tile per shape (v6, v8): the MACs of the busiest SM with tile T (T::BM pixels x
+// T::BN filters), blocks dealt round-robin over `sms` SMs: ceil(blocks / SMs) tiles of BM x BN
+// (the K length is the same for every tile, so it is left out).
+template <class T>
+long long busiest_sm_macs(int M, int K, int sms) {
+  const long long blocks = (long long)wb::ceil_div(M, T::BM) * wb::ceil_div(K, T::BN);
+  return wb::ceil_div(blocks, (long long)sms) * T::BM * T::BN;
+}
+
+// The index in Tiles... of the tile whose busiest SM does the least, for an M x K output on
+// `sms` SMs; on a tie the one listed first (list the larger tiles first: fewer bytes from L2
+// per MAC).
+template <class... Tiles>
+int pick_tile(int M, int K, int sms) {
+  const long long costs[] = {busiest_sm_macs<Tiles>(M, K, sms)...};
+  int best = 0;
+  for (int i = 1; i < int(sizeof...(Tiles)); ++i) best = costs[i] < costs[best] ? i : best;
+  return best;
 }
 
 }  // namespace ch10::solution

@@ -65,58 +65,26 @@ __global__ void __launch_bounds__(kThreads)
   if (tid < BN && k0 + tid < s.K) sF[tid] = fold_bn(bn, k0 + tid);
 
   // This thread's copies: rows tid / kPieces + j * kRowsPerPass (j = 0, 1) of each tile, the
-  // 16-byte piece tid % kPieces of each row.
-  const int piece = tid % kPieces, row0 = tid / kPieces;
-  int a_h0[2], a_w0[2];
-  int64_t a_img[2];  // offset of image n in x
-  bool a_ok[2];
-  for (int j = 0; j < 2; ++j) {
-    const int m = m0 + row0 + j * kRowsPerPass;
-    a_ok[j] = m < d.M;
-    const int mm = a_ok[j] ? m : 0;
-    const int q = mm % d.Q, p = mm / d.Q % d.P, n = mm / (d.Q * d.P);
-    a_h0[j] = p * s.stride - s.pad;
-    a_w0[j] = q * s.stride - s.pad;
-    a_img[j] = int64_t(n) * s.H * s.W * s.C;
-  }
-
-  // The tap (r, s, c) of column kk of A; kk < Kg.
-  auto tap = [&](int kk, int& r, int& t, int& c) {
-    const int rs = kk / s.C;
-    c = kk - rs * s.C;
-    r = rs / s.S;
-    t = rs - r * s.S;
-  };
+  // 16-byte piece tid % kPieces of each row (conv_common.cuh).
+  const Im2colCopies<2, 2, kRowsPerPass, kPieces> copies(s, d.P, d.Q, d.M, m0, tid);
   auto load_stage = [&](int stage, int kk0) {
-    const int kk = kk0 + piece * 8;  // this thread's 8 columns kk .. kk + 7 of A and of B
     if constexpr (kVec) {
-      const bool k_ok = kk < d.Kg;  // Kg % 8 == 0: the 8 columns are all in or all out
-      int r = 0, t = 0, c = 0;
-      if (k_ok) tap(kk, r, t, c);
-      for (int j = 0; j < 2; ++j) {
-        const int row = row0 + j * kRowsPerPass;
-        const int h = a_h0[j] + r, v = a_w0[j] + t;
-        const bool ok = a_ok[j] && k_ok && h >= 0 && h < s.H && v >= 0 && v < s.W;
-        const bf16* src = ok ? x + a_img[j] + (int64_t(h) * s.W + v) * s.C + c : x;
-        wb::ptx::cp_async_16(&sA[stage][row][piece * 8], src, ok);
-      }
-      for (int j = 0; j < 2; ++j) {
-        const int row = row0 + j * kRowsPerPass, k = k0 + row;
-        const bool ok = k < s.K && k_ok;
-        const bf16* src = ok ? w + int64_t(k) * d.Kg + kk : w;
-        wb::ptx::cp_async_16(&sB[stage][row][piece * 8], src, ok);
-      }
+      copies.copy16(sA[stage], sB[stage], x, w, s, d.Kg, k0, kk0);
     } else {
+      const int kk = kk0 + copies.piece * 8;  // this thread's 8 columns kk .. kk + 7 of A and of B
       for (int e = 0; e < 8; ++e) {
         const int col = kk + e;
         const bool k_ok = col < d.Kg;
         int r = 0, t = 0, c = 0;
-        if (k_ok) tap(col, r, t, c);
+        if (k_ok) copies.tap(s, col, r, t, c);
         for (int j = 0; j < 2; ++j) {
-          const int row = row0 + j * kRowsPerPass, h = a_h0[j] + r, v = a_w0[j] + t, k = k0 + row;
-          const bool ok = a_ok[j] && k_ok && h >= 0 && h < s.H && v >= 0 && v < s.W;
-          sA[stage][row][piece * 8 + e] = ok ? x[a_img[j] + (int64_t(h) * s.W + v) * s.C + c] : __float2bfloat16(0.0f);
-          sB[stage][row][piece * 8 + e] = (k < s.K && k_ok) ? w[int64_t(k) * d.Kg + col] : __float2bfloat16(0.0f);
+          const int row = copies.row0 + j * kRowsPerPass, k = k0 + row;
+          const int h = copies.a_h0[j] + r, v = copies.a_w0[j] + t;
+          const bool ok = copies.a_ok[j] && k_ok && h >= 0 && h < s.H && v >= 0 && v < s.W;
+          sA[stage][row][copies.piece * 8 + e] =
+              ok ? x[copies.a_img[j] + (int64_t(h) * s.W + v) * s.C + c] : __float2bfloat16(0.0f);
+          sB[stage][row][copies.piece * 8 + e] =
+              (k < s.K && k_ok) ? w[int64_t(k) * d.Kg + col] : __float2bfloat16(0.0f);
         }
       }
     }

@@ -277,14 +277,6 @@ const Gpu& gpu() {
   return g;
 }
 
-// The MACs of the busiest SM with tile T, blocks dealt round-robin: ceil(blocks / SMs) tiles
-// of BM x BN (the K length is the same for every tile, so it is left out).
-template <class T>
-long long busiest_sm(const Dims& d, int sms) {
-  const long long blocks = (long long)wb::ceil_div(d.M, T::BM) * wb::ceil_div(d.s.K, T::BN);
-  return wb::ceil_div(blocks, (long long)sms) * T::BM * T::BN;
-}
-
 template <class T>
 void launch(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d, bool vec_out,
             cudaStream_t stream) {
@@ -318,12 +310,7 @@ void v6_implicit_gemm_pipelined(const bf16* x, const bf16* w, BnParams bn, const
 
   // The tile whose busiest SM does the least; on a tie the one listed first (larger tiles
   // first: fewer bytes from L2 per MAC).
-  const int sms = gpu().sms;
-  const long long costs[4] = {busiest_sm<Tile128x128>(d, sms), busiest_sm<Tile128x64>(d, sms),
-                              busiest_sm<Tile64x128>(d, sms), busiest_sm<Tile64x64>(d, sms)};
-  int best = 0;
-  for (int i = 1; i < 4; ++i) best = costs[i] < costs[best] ? i : best;
-  switch (best) {
+  switch (pick_tile<Tile128x128, Tile128x64, Tile64x128, Tile64x64>(d.M, s.K, gpu().sms)) {
     case 0:
       launch<Tile128x128>(x, w, bn, residual, y, d, vec_out, stream);
       break;

@@ -405,13 +405,6 @@ int sm_count() {
   return sms;
 }
 
-// The MACs of the busiest SM with tile T, blocks dealt round-robin (as v6).
-template <class T>
-long long busiest_sm(const Dims& d, int sms) {
-  const long long blocks = (long long)wb::ceil_div(d.M, T::BM) * wb::ceil_div(d.s.K, T::BN);
-  return wb::ceil_div(blocks, (long long)sms) * T::BM * T::BN;
-}
-
 template <class T>
 void launch(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d, bool vec_out,
             cudaStream_t stream) {
@@ -442,13 +435,8 @@ void conv_bn_relu(const bf16* x, const bf16* w, BnParams bn, const bf16* residua
 
   if (tile == Tile::kAuto) {
     // The tile whose busiest SM does the least; on a tie the one listed first (the larger).
-    const int sms = sm_count();
     const Tile tiles[4] = {Tile::k128x128, Tile::k64x128, Tile::k128x64, Tile::k64x64};
-    const long long costs[4] = {busiest_sm<Cfg128x128>(d, sms), busiest_sm<Cfg64x128>(d, sms),
-                                busiest_sm<Cfg128x64>(d, sms), busiest_sm<Cfg64x64>(d, sms)};
-    int best = 0;
-    for (int i = 1; i < 4; ++i) best = costs[i] < costs[best] ? i : best;
-    tile = tiles[best];
+    tile = tiles[pick_tile<Cfg128x128, Cfg64x128, Cfg128x64, Cfg64x64>(d.M, s.K, sm_count())];
   }
   switch (tile) {
     case Tile::k128x128:
