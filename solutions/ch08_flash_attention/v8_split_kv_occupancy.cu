@@ -54,8 +54,8 @@ namespace {
 
 using namespace wb::ptx;  // cp.async, ldmatrix, mma.sync (harness/device/async_copy.cuh, mma.cuh)
 
-constexpr int kRowsPerCta = 16;  // query heads of a group per CTA: the M of one mma tile
-constexpr int kFoldRows = 4;     // the most rows per CTA whose merge the last CTA does (launch)
+constexpr int kRowsPerCta = 16;   // query heads of a group per CTA: the M of one mma tile
+constexpr int kFoldRows = 4;      // the most rows per CTA whose merge the last CTA does (launch)
 constexpr int kMergeUnroll = 16;  // chunks whose partial o the last CTA loads at once (one L2 round trip each)
 
 template <int kD_, int kStages_>
@@ -64,7 +64,7 @@ struct MmaDecodeCfg {
   static constexpr int kBc = kDecodeKeysPerTile;  // keys per tile (64)
   static constexpr int kWarps = 4, kThreads = 32 * kWarps;
   static constexpr int kKeysPerWarp = kBc / kWarps;  // 16: one k16 step of P V
-  static constexpr int kStages = kStages_;  // tiles in shared memory: kStages - 1 in flight while one is used
+  static constexpr int kStages = kStages_;           // tiles in shared memory: kStages - 1 in flight while one is used
   static_assert(kStages >= 2, "at least one tile in flight while another is used");
   static constexpr int kPitch = kD + 8;  // BF16 row pitch: 8 ldmatrix rows fall in 8 different bank groups
   static constexpr int kTileElems = kBc * kPitch;
@@ -363,8 +363,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinCtas)
     const int r = i / quads, d0 = 4 * (i % quads);
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     if (row_lse[r] != -INFINITY) {
-      merge_columns<4, kMergeUnroll>(part_o, weights + r * kDecodeTargetCtas, all_rows, row0 + r, static_cast<int>(gridDim.x), D,
-                          d0, acc);
+      merge_columns<4, kMergeUnroll>(part_o, weights + r * kDecodeTargetCtas, all_rows, row0 + r,
+                                     static_cast<int>(gridDim.x), D, d0, acc);
     }
 #pragma unroll
     for (int j = 0; j < 4; ++j) o[(row0 + r) * D + d0 + j] = __float2bfloat16_rn(acc[j]);
@@ -377,12 +377,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinCtas)
 // A grid for one configuration: chunks per group, tiles per chunk, and what the choice between
 // configurations looks at.
 struct Plan {
-  int per_sm = 0;        // CTAs of this configuration an SM holds (0: it does not fit this GPU)
-  int used = 0;          // chunks per group
-  int chunk = 0;         // keys per chunk (whole tiles)
-  long long busiest = 0; // key tiles the busiest SM streams, CTAs spread evenly
-  bool one_wave = false; // every CTA resident at once
-  int in_flight = 0;     // tiles an SM has on their way: per_sm x (stages - 1)
+  int per_sm = 0;         // CTAs of this configuration an SM holds (0: it does not fit this GPU)
+  int used = 0;           // chunks per group
+  int chunk = 0;          // keys per chunk (whole tiles)
+  long long busiest = 0;  // key tiles the busiest SM streams, CTAs spread evenly
+  bool one_wave = false;  // every CTA resident at once
+  int in_flight = 0;      // tiles an SM has on their way: per_sm x (stages - 1)
 };
 
 // CTAs per SM of a configuration at its shared memory (the occupancy calculator, once per
@@ -480,8 +480,8 @@ void choose_and_launch(const bf16* q, const bf16* k_cache, const bf16* v_cache, 
   const Plan p3 = plan<C3>(sms, groups, L_max, max_splits);
   const Plan p6 = plan<C6>(sms, groups, L_max, max_splits);
   const auto go = [&](auto cfg, const Plan& p) {
-    launch<typename decltype(cfg)::type>(p, q, k_cache, v_cache, seq_lens, len_add, o, lse, B, Hq, Hkv, L_max, D,
-                                         scale, scratch, stream);
+    launch<typename decltype(cfg)::type>(p, q, k_cache, v_cache, seq_lens, len_add, o, lse, B, Hq, Hkv, L_max, D, scale,
+                                         scratch, stream);
   };
   if (better(p6, p3) && better(p6, p2)) {
     go(std::type_identity<C6>{}, p6);
@@ -515,9 +515,8 @@ void v8_decode_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, con
          stream);
 }
 
-void v8_decode_at_pos_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* pos, bf16* o,
-                           float* lse, int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch,
-                           cudaStream_t stream) {
+void v8_decode_at_pos_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* pos, bf16* o, float* lse,
+                           int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch, cudaStream_t stream) {
   decode("v8_split_kv_occupancy (at pos)", q, k_cache, v_cache, pos, 1, o, lse, B, Hq, Hkv, L_max, D, scale, scratch,
          stream);
 }
