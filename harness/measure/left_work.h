@@ -1,4 +1,4 @@
-// The rule that decides, from the waits measured in measure/fair.cu, whether a launcher left
+// The rule that decides, from the waits measured in measure/fair.cpp, whether a launcher left
 // work running after its timed stream was done. Plain C++, so the decision is host-tested.
 #pragma once
 #include <string>
