@@ -14,7 +14,8 @@
 //     kPer = 6): every load instruction of a warp reads 512 consecutive bytes, and every thread
 //     has the same number of pieces (+-1) whatever K is — no lane sits idle because a row's 50
 //     pieces do not divide by 32, and a row of K = 6400 (200 pieces) is shared by about 8 warps
-//     (split K inside the CTA) without a template parameter per shape.
+//     (split K inside the CTA) without a template parameter per shape. A piece's row and place
+//     in it come from a multiply and a shift (row_of), not a division per piece.
 //   * All of a tile's loads (codes, and the group's scale and zero point beside each piece) are
 //     issued first, into registers, BEFORE waiting for the previous kernel (the weights are
 //     constants: rule 1 of harness/device/pdl.cuh) and before the row is staged and normalised:
@@ -24,9 +25,11 @@
 //   * The grid is sized from the SM count: 2 CTAs of 8 warps per SM (kCtasPerSm), and `rows`
 //     chosen so that ceil(N / rows) tiles about fill them (GPT-2 1.5B on 132 SMs: 7 rows of
 //     K = 6400 or 1600, 19 of the QKV, 25 of the MLP's first matrix, each one tile per CTA).
-//     At most 64 registers a thread and two CTAs a SM leave half of the register file free: each
-//     CTA lets the next kernel start (pdl_trigger) as soon as its own wait is over, so the next
-//     kernel's CTAs fit beside it and issue THEIR weight loads while this kernel computes.
+//     At most 64 registers a thread and two CTAs a SM leave half of the register file free:
+//     each CTA lets the next kernel start (pdl_trigger) as soon as its own wait is over, so the
+//     next kernel's CTAs fit beside it and issue THEIR weight loads while this kernel computes.
+//     (ptxas spills a few words at kPer = 6; 5 would not, but GPT-2 1.5B's mlp_proj would then
+//     need 267 tiles of 6 rows for 264 CTAs: a second round for three of them.)
 //   * A piece's sum (scale * dot32_w4: step 10's unpacking, unchanged: one LOP3 and one FADD a
 //     code, no shift per code) goes to shared memory; after a barrier warp w sums rows w, w + 8,
 //     ... of the tile: lane l adds pieces l, l + 32, ... of the row, then the shuffle sum. The
@@ -62,6 +65,11 @@ constexpr int kPer = 6;                                   // pieces a thread hol
 constexpr int kTilePieces = kThreads * kPer;              // a tile's pieces at most (1536: 48 KB of codes)
 constexpr int kCtasPerSm = 2;                             // the grid: this many CTAs per SM at most
 constexpr int kPiecesPerGroup = kInt4Group / kInt4Piece;  // 4 pieces of 32 codes make a group
+// f / P by a multiply and a shift (no division per piece): with m = ceil(2^21 / P), f * m / 2^21
+// exceeds f / P by less than f / 2^21 < 2^-10 < 1 / P (P <= 256), too little to reach the next
+// integer, and f * m < 2^32.
+constexpr int kMagicShift = 21;
+static_assert(kTilePieces <= 2048, "f < 2^11: f * ceil(2^21 / P) fits 32 bits and errs by less than 1 / P");
 
 enum class Prologue { Stage, Norm };  // the input row staged as it is, or normalised (LayerNorm)
 
@@ -78,7 +86,8 @@ struct TileArgs {
   const bf16* res;      // (N) kResidual: y = res + (W~ · x + b); y may be res itself
   bf16* y;              // (N)
   int N, K;
-  int rows;  // rows per tile: rows * K / 32 <= kTilePieces
+  int rows;          // rows per tile: rows * K / 32 <= kTilePieces
+  uint32_t p_magic;  // ceil(2^21 / P), P = K / 32: f / P = (f * p_magic) >> 21 for f < kTilePieces
   Epilogue epi;
   float eps;
   bool vec;                // 16-byte loads of x, r, gamma, beta and stores of h (all 16-byte aligned)
@@ -97,6 +106,11 @@ struct Tile {
   long long n0;
   int rows, count;
 };
+// Piece f of a tile: row f / P of the tile, piece f % P of that row.
+__device__ __forceinline__ int row_of(int f, uint32_t magic) {
+  return static_cast<int>((static_cast<uint32_t>(f) * magic) >> kMagicShift);
+}
+
 __device__ __forceinline__ Tile tile_of(const TileArgs& a, long long t, int P) {
   const long long n0 = t * a.rows;
   const int rows = static_cast<int>(a.N - n0 < a.rows ? a.N - n0 : a.rows);
@@ -111,7 +125,8 @@ __device__ __forceinline__ void load_tile(const TileArgs& a, const Tile& tl, int
   for (int i = 0; i < kPer; ++i) {
     const int f = threadIdx.x + kThreads * i;
     if (f < tl.count) {
-      const size_t g = static_cast<size_t>(tl.n0 + f / P) * G + (f % P) / kPiecesPerGroup;
+      const int row = row_of(f, a.p_magic), p = f - row * P;
+      const size_t g = static_cast<size_t>(tl.n0 + row) * G + p / kPiecesPerGroup;
       hd.w[i] = __ldg(first + f);
       hd.scale[i] = __ldg(a.scale + g);
       hd.zero[i] = __ldg(a.zero + g);
@@ -121,11 +136,19 @@ __device__ __forceinline__ void load_tile(const TileArgs& a, const Tile& tl, int
 }
 
 // Each held piece's sum, scaled by its group's scale, into s_dot[f] (f: its place in the tile).
-__device__ __forceinline__ void dot_tile(const Tile& tl, int P, const Held& hd, const float4* s_x, float* s_dot) {
+__device__ __forceinline__ void dot_tile(const Tile& tl, int P, uint32_t magic, const Held& hd, const float4* s_x,
+                                         float* s_dot) {
+  // The same row_of as load_tile's, computed again: kept from there, the six values would stay
+  // live across the wait and the LayerNorm, past the 64 registers (the opaque copy stops that).
+  uint32_t m;
+  asm volatile("mov.b32 %0, %1;" : "=r"(m) : "r"(magic));
 #pragma unroll
   for (int i = 0; i < kPer; ++i) {
     const int f = threadIdx.x + kThreads * i;
-    if (f < tl.count) s_dot[f] = hd.scale[i] * dot32_w4(hd.w[i], s_x + 9 * (f % P), hd.zero[i]);
+    if (f < tl.count) {
+      const int p = f - row_of(f, m) * P;
+      s_dot[f] = hd.scale[i] * dot32_w4(hd.w[i], s_x + 9 * p, hd.zero[i]);
+    }
   }
 }
 
@@ -250,7 +273,7 @@ __global__ void __launch_bounds__(kThreads, 4) w4_tiles_kernel(const TileArgs a)
 
   // 4. The tiles: the pieces' sums, the next tile's loads, the rows' sums.
   for (; t < tiles; t += gridDim.x) {
-    dot_tile(tl, P, hd, s_x, s_dot);
+    dot_tile(tl, P, a.p_magic, hd, s_x, s_dot);
     const Tile now = tl;
     if (t + gridDim.x < tiles) {
       tl = tile_of(a, t + gridDim.x, P);
@@ -302,6 +325,7 @@ void launch_tiles(TileArgs a, cudaStream_t stream) {
   const int P = a.K / kInt4Piece;
   const long long want = (static_cast<long long>(a.N) + ctas - 1) / ctas;
   a.rows = static_cast<int>(std::clamp<long long>(want, 1, kTilePieces / P));
+  a.p_magic = ((1u << kMagicShift) + P - 1) / P;
   const long long tiles = (static_cast<long long>(a.N) + a.rows - 1) / a.rows;
   const unsigned grid = static_cast<unsigned>(std::min(tiles, ctas));
   wb::launch_chained(kernel, grid, kThreads, smem, stream, a);
