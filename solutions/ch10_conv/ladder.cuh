@@ -31,6 +31,10 @@
 //                          consumer warpgroups of 64 pixels each (a proxy fence before their
 //                          wgmmas); v6's tile choice and staged epilogue; v6 for C % 8 != 0
 //                          (kernel: hopper/implicit_gemm_wgmma_kernel.cu)
+//   v9_depthwise_ring      depthwise3x3/bf16: a block walks down a (column tile, channel slab),
+//                          its input rows in a shared-memory ring that cp.async fills 8 rows
+//                          ahead (zero-fill at the padding); 2 channels x 4 outputs per thread,
+//                          the 3-row window and the taps in FP32 registers; v7 for C % 8 != 0
 #pragma once
 #include "ch10.cuh"
 
@@ -43,6 +47,7 @@ ConvBnReluFn v4_implicit_gemm_mma;        // v4_implicit_gemm_mma.cu
 Depthwise3x3Fn v5_depthwise;              // v5_depthwise.cu
 ConvBnReluFn v6_implicit_gemm_pipelined;  // v6_implicit_gemm_pipelined.cu
 Depthwise3x3Fn v7_depthwise_strip;        // v7_depthwise_strip.cu
+Depthwise3x3Fn v9_depthwise_ring;         // v9_depthwise_ring.cu
 ConvBnReluFn v8_implicit_gemm_wgmma;      // v8_implicit_gemm_wgmma.cu (+ hopper/), listed on sm_90a builds
 ConvBnReluFn v8_tile_128x128;             // v8 with one block tile forced (pixels x filters),
 ConvBnReluFn v8_tile_64x128;              // so that the tests check each tile on every shape
