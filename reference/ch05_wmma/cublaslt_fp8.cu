@@ -42,14 +42,29 @@
 #include "runtime/buffers.cuh"
 #include "runtime/cublaslt_check.cuh"
 #include "runtime/errors.cuh"
-#include "cublaslt_plan.cuh"
 
 namespace ch05::reference {
 namespace {
 
-using lt::Layout;
-using lt::make_layout;
-using lt::MatmulDesc;
+constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+constexpr int kHeuristicResults = 8;
+
+template <class T, cublasStatus_t (*Destroy)(T)>
+struct LtDestroy {
+  void operator()(T p) const noexcept { Destroy(p); }
+};
+template <class T, cublasStatus_t (*Destroy)(T)>
+using LtOwner = std::unique_ptr<std::remove_pointer_t<T>, LtDestroy<T, Destroy>>;
+using LtHandle = LtOwner<cublasLtHandle_t, cublasLtDestroy>;
+using MatmulDesc = LtOwner<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
+using Layout = LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
+using Preference = LtOwner<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
+
+Layout make_layout(cudaDataType_t type, int rows, int cols, int ld) {
+  cublasLtMatrixLayout_t layout = nullptr;
+  CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&layout, type, rows, cols, ld));
+  return Layout(layout);
+}
 
 struct Plan {
   bool usable = false;  // false: the CUDA-core kernel
@@ -60,7 +75,10 @@ struct Plan {
 
 using PlanKey = std::tuple<int, int, int, bool>;  // M, N, K, blocked
 
-struct DeviceState : lt::Context {
+struct DeviceState {
+  LtHandle handle;
+  Preference preference;
+  wb::DeviceBuffer<unsigned char> workspace;
   std::map<PlanKey, std::unique_ptr<Plan>> plans;
 };
 
@@ -69,8 +87,28 @@ std::mutex& state_mutex() {
   return m;
 }
 
-// The current device's state (cublaslt_plan.cuh: made on first use, never destroyed).
-DeviceState& device_state() { return lt::per_device<DeviceState>(); }
+// Never destroyed: tearing cuBLASLt down at exit may run after the CUDA runtime has gone.
+DeviceState& device_state() {
+  static auto* states = new std::map<int, std::unique_ptr<DeviceState>>();
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  std::unique_ptr<DeviceState>& slot = (*states)[device];
+  if (!slot) {
+    auto s = std::make_unique<DeviceState>();
+    cublasLtHandle_t handle = nullptr;
+    CUBLASLT_CHECK(cublasLtCreate(&handle));
+    s->handle.reset(handle);
+    cublasLtMatmulPreference_t pref = nullptr;
+    CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    s->preference.reset(pref);
+    const uint64_t max_workspace = kWorkspaceBytes;
+    CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace,
+                                                        sizeof max_workspace));
+    s->workspace = wb::DeviceBuffer<unsigned char>(kWorkspaceBytes);
+    slot = std::move(s);
+  }
+  return *slot;
+}
 
 bool is_refusal(cublasStatus_t status) {
   return status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_ARCH_MISMATCH ||
@@ -95,8 +133,12 @@ std::unique_ptr<Plan> build_plan(DeviceState& s, const PlanKey& key, const float
   CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   if (major * 10 + minor < 89) return p;  // no FP8 tensor cores
 
-  p->desc = lt::make_tn_desc(CUBLAS_COMPUTE_32F, CUDA_R_32F);
-  cublasLtMatmulDesc_t desc = p->desc.get();
+  cublasLtMatmulDesc_t desc = nullptr;
+  CUBLASLT_CHECK(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  p->desc.reset(desc);
+  const cublasOperation_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
+  CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa));
+  CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb));
   if (blocked) {
     const int32_t a_mode = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;  // the weights (the op's B)
     const int32_t b_mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;      // the activations (the op's A)
@@ -108,9 +150,20 @@ std::unique_ptr<Plan> build_plan(DeviceState& s, const PlanKey& key, const float
   p->b = make_layout(CUDA_R_8F_E4M3, K, M, K);
   p->d = make_layout(CUDA_R_16BF, N, M, N);
 
-  if (const auto algo = lt::first_algorithm(s, desc, p->a.get(), p->b.get(), p->d.get(), is_refusal)) {
-    p->algo = *algo;
-    p->usable = true;
+  cublasLtMatmulHeuristicResult_t results[kHeuristicResults] = {};
+  int count = 0;
+  const cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(s.handle.get(), desc, p->a.get(), p->b.get(), p->d.get(), p->d.get(),
+                                     s.preference.get(), kHeuristicResults, results, &count);
+  if (is_refusal(status)) return p;
+  if (status != CUBLAS_STATUS_SUCCESS)
+    wb::throw_cublaslt_error(status, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__);
+  for (int i = 0; i < count; ++i) {
+    if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= kWorkspaceBytes) {
+      p->algo = results[i].algo;
+      p->usable = true;
+      break;
+    }
   }
   return p;
 }

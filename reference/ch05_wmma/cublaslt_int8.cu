@@ -54,18 +54,33 @@
 #include "runtime/cublaslt_check.cuh"
 #include "runtime/errors.cuh"
 #include "device/math.cuh"
-#include "cublaslt_plan.cuh"
 
 namespace ch05::reference {
 namespace {
 
+constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 constexpr uintptr_t kAlignment = 256;  // what cuBLASLt's heuristic assumes of A, B, C, D by default
+constexpr int kHeuristicResults = 8;
 
-// --- owners of cuBLASLt objects (cublaslt_plan.cuh) ---------------------------------------
+// --- owners of cuBLASLt objects --------------------------------------------------------
 
-using lt::Layout;
-using lt::make_layout;
-using lt::MatmulDesc;
+template <class T, cublasStatus_t (*Destroy)(T)>
+struct LtDestroy {
+  void operator()(T p) const noexcept { Destroy(p); }  // errors at teardown are not reported
+};
+template <class T, cublasStatus_t (*Destroy)(T)>
+using LtOwner = std::unique_ptr<std::remove_pointer_t<T>, LtDestroy<T, Destroy>>;
+
+using LtHandle = LtOwner<cublasLtHandle_t, cublasLtDestroy>;
+using MatmulDesc = LtOwner<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
+using Layout = LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
+using Preference = LtOwner<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
+
+Layout make_layout(cudaDataType_t type, int rows, int cols, int ld) {
+  cublasLtMatrixLayout_t layout = nullptr;
+  CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&layout, type, rows, cols, ld));
+  return Layout(layout);
+}
 
 // --- plans ------------------------------------------------------------------------------
 
@@ -111,7 +126,10 @@ struct Arranged {
   int Np = 0, Kp = 0;
 };
 
-struct DeviceState : lt::Context {
+struct DeviceState {
+  LtHandle handle;
+  Preference preference;
+  wb::DeviceBuffer<int8_t> workspace;
   std::map<PlanKey, std::unique_ptr<Plan>> plans;
   std::map<Shape, Arranged> arranged;
   std::map<Shape, Scratch> scratch;  // by padded size (Mp, Np, Kp)
@@ -122,8 +140,29 @@ std::mutex& state_mutex() {
   return m;
 }
 
-// The current device's state (cublaslt_plan.cuh: made on first use, never destroyed).
-DeviceState& device_state() { return lt::per_device<DeviceState>(); }
+// The current device's state. The registry is never destroyed: tearing it down at exit
+// would call cuBLASLt and cudaFree after the CUDA runtime may already have shut down.
+DeviceState& device_state() {
+  static auto* states = new std::map<int, std::unique_ptr<DeviceState>>();
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  std::unique_ptr<DeviceState>& slot = (*states)[device];
+  if (!slot) {
+    auto s = std::make_unique<DeviceState>();
+    cublasLtHandle_t handle = nullptr;
+    CUBLASLT_CHECK(cublasLtCreate(&handle));
+    s->handle.reset(handle);
+    cublasLtMatmulPreference_t pref = nullptr;
+    CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    s->preference.reset(pref);
+    const uint64_t max_workspace = kWorkspaceBytes;
+    CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace,
+                                                        sizeof max_workspace));
+    s->workspace = wb::DeviceBuffer<int8_t>(kWorkspaceBytes);
+    slot = std::move(s);
+  }
+  return *slot;
+}
 
 bool is_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kAlignment == 0; }
 
@@ -135,15 +174,32 @@ bool is_refusal(cublasStatus_t status) {
 // Descriptors and layouts for the plan's sizes and the heuristic's first usable algorithm;
 // false when cuBLASLt has none for them.
 bool find_algorithm(DeviceState& s, Plan& p) {
-  p.desc = lt::make_tn_desc(CUBLAS_COMPUTE_32I, CUDA_R_32I);
+  cublasLtMatmulDesc_t desc = nullptr;
+  CUBLASLT_CHECK(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32I, CUDA_R_32I));
+  p.desc.reset(desc);
+  const cublasOperation_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
+  CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa));
+  CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb));
   p.bt_layout = make_layout(CUDA_R_8I, p.Kp, p.Np, p.Kp);
   p.a_layout = make_layout(CUDA_R_8I, p.Kp, p.Mp, p.Kp);
   p.d_layout = make_layout(CUDA_R_32I, p.Np, p.Mp, p.Np);
-  const auto algo =
-      lt::first_algorithm(s, p.desc.get(), p.bt_layout.get(), p.a_layout.get(), p.d_layout.get(), is_refusal);
-  if (!algo) return false;
-  p.algo = *algo;
-  return true;
+
+  cublasLtMatmulHeuristicResult_t results[kHeuristicResults] = {};
+  int count = 0;
+  const cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(s.handle.get(), desc, p.bt_layout.get(), p.a_layout.get(), p.d_layout.get(),
+                                     p.d_layout.get(), s.preference.get(), kHeuristicResults, results, &count);
+  if (is_refusal(status)) return false;
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    wb::throw_cublaslt_error(status, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__);
+  }
+  for (int i = 0; i < count; ++i) {
+    if (results[i].state == CUBLAS_STATUS_SUCCESS && results[i].workspaceSize <= kWorkspaceBytes) {
+      p.algo = results[i].algo;
+      return true;
+    }
+  }
+  return false;
 }
 
 Scratch& scratch_for(DeviceState& s, int Mp, int Np, int Kp, cudaStream_t stream) {
