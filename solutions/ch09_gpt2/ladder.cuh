@@ -36,11 +36,6 @@
 //                     (ln_gemv_w8a16, gemv_residual_w8a16)
 //   v11_fused_decode_w4a16  v6's ln_gemv, ln_gemv_qkv and gemv_residual on v10's INT4
 //                     weights: the row staged in FP32, a wave of CTAs looping over rows
-//   v13_w4a16_tiles   v10's GEMV and v11's fused kernels on one kernel: a CTA takes a tile of
-//                     whole rows (one contiguous range of 16-byte pieces, at most 6 a thread),
-//                     issues every load of it before waiting for the previous kernel, sums
-//                     the pieces through shared memory in a fixed order; 2 CTAs per SM, the
-//                     rows per tile chosen from the SM count (gpt2 --int4, both decode paths)
 //   v9_persistent_decode  the step's L layers in one persistent kernel (one CTA per SM, grid
 //                     barriers between the phases): each CTA loads its rows of the next op's
 //                     weights into shared memory before the barrier, so DRAM streams across
@@ -136,19 +131,6 @@ void ln_gemv_qkv_w4a16(const bf16* x, const bf16* r, const bf16* gamma, const bf
                        const KvCacheTarget<bf16>& kv, cudaStream_t stream);
 void gemv_residual_w4a16(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b,
                          const bf16* res, bf16* y, int N, int K, cudaStream_t stream);
-
-// v13_w4a16_tiles.cu: the same four ops (gemv_w4a16, ln_gemv_w4a16, ln_gemv_qkv_w4a16,
-// gemv_residual_w4a16) on balanced tiles whose loads are issued before the wait.
-void gemv_w4a16_tiles(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b, bf16* y,
-                      int N, int K, Epilogue epi, cudaStream_t stream);
-void ln_gemv_w4a16_tiles(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
-                         const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* y, int N, int C,
-                         Epilogue epi, float eps, cudaStream_t stream);
-void ln_gemv_qkv_w4a16_tiles(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
-                             const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* qkv, int C,
-                             float eps, const KvCacheTarget<bf16>& kv, cudaStream_t stream);
-void gemv_residual_w4a16_tiles(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b,
-                               const bf16* res, bf16* y, int N, int K, cudaStream_t stream);
 
 // v9_persistent_decode.cu: one layer's weights and KV cache as the persistent kernel reads
 // them (an array of L of these lives in device memory), ...

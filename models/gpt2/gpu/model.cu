@@ -285,9 +285,9 @@ void Model::Impl::gemv_int4(OpTag tag, const void* x, const Int4Matrix& m, const
   // codes, FP32 scales and uint8 zero points per group, x in, y out, the bias (spec_int4.cu's bytes).
   const double G = std::ceil(double(K) / 128.0);
   const double bytes = double(N) * K / 2 + 5.0 * N * G + 2.0 * K + 2.0 * N + (b ? 2.0 * N : 0.0);
-  timed(tag, "solution v13 w4a16", bytes, [&] {
-    ch09::solution::gemv_w4a16_tiles(static_cast<const bf16*>(x), m.q, m.scale, m.zero, static_cast<const bf16*>(b),
-                                     static_cast<bf16*>(y), N, K, epi, cur);
+  timed(tag, "solution w4a16", bytes, [&] {
+    ch09::solution::gemv_w4a16(static_cast<const bf16*>(x), m.q, m.scale, m.zero, static_cast<const bf16*>(b),
+                               static_cast<bf16*>(y), N, K, epi, cur);
   });
   if (checking) check_linear_int4(tag, x, m, b, y, N, K, epi);
 }

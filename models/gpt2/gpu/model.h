@@ -87,9 +87,8 @@ enum class WeightFormat {
   Int8,
   // INT4 copies (W4A16; BF16 only) of the same four matrices, in groups of 128 along K with an
   // FP32 scale and a zero point each (models/gpt2/quantize.h), read by the solution's
-  // v13_w4a16_tiles op by op (gemv must be the solution's) and with DecodePath::Fused (its
-  // ln_gemv, ln_gemv_qkv and gemv_residual forms; v10 and v11 are the steps before it).
-  // Prefill and the LM head stay BF16, as with Int8. No persistent form.
+  // v10_gemv_w4a16 op by op (gemv must be the solution's) and by v11_fused_decode_w4a16 with
+  // DecodePath::Fused. Prefill and the LM head stay BF16, as with Int8. No persistent form.
   Int4,
 };
 const char* weight_format_flag(WeightFormat f);  // "" (Native), "--int8", "--int4": gpt2's spelling

@@ -63,10 +63,9 @@ void validate(const Options& o, std::string_view composition) {
     const std::string who = who_name(k.gemv);
     const std::string named = composition.empty() ? "gemv:" + who : std::string(composition);
     throw std::invalid_argument(flag + " with " + named + ": the GEMV on " + bits + " weights is the solution's " +
-                                "(solutions/ch09_gpt2/" +
-                                (int4 ? "decode/v13_w4a16_tiles.cu" : "gemv/v5_gemv_w8a16.cu") + "), but " +
-                                (composition.empty() ? "gemv" : "that composition's gemv") + " is the " + who +
-                                "'s; add --use=gemv:solution (or run that composition without " + flag + ")");
+                                "(solutions/ch09_gpt2/gemv/" + (int4 ? "v10_gemv_w4a16.cu" : "v5_gemv_w8a16.cu") +
+                                "), but " + (composition.empty() ? "gemv" : "that composition's gemv") + " is the " +
+                                who + "'s; add --use=gemv:solution (or run that composition without " + flag + ")");
   }
   if (o.decode == DecodePath::Persistent && (o.dtype != wb::DType::BF16 || quantized)) {
     throw std::invalid_argument(std::string("--decode=persistent runs on BF16 weights without --int8 or --int4 (use "
