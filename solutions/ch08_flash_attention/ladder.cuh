@@ -61,13 +61,4 @@ DecodeAttentionBf16Fn v6_decode_bf16;
 void v6_decode_at_pos_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* pos, bf16* o, float* lse,
                            int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch, cudaStream_t stream);
 
-// v8_split_kv_occupancy.cu — v6's kernel with the pipeline depth (2, 3 or 6 cp.async stages)
-// and the split count chosen per call from the occupancy calculator: the plan whose busiest SM
-// streams the fewest key tiles, in one wave, with the most tiles in flight per SM (Little's
-// law); the last CTA of each group merges up to 16 chunks per L2 round trip. Same contract and
-// scratch (ticket counters zeroed once) as v6.
-DecodeAttentionBf16Fn v8_decode_bf16;
-void v8_decode_at_pos_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* pos, bf16* o, float* lse,
-                           int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch, cudaStream_t stream);
-
 }  // namespace ch08::solution

@@ -52,10 +52,6 @@ WB_VARIANTS(ch08_solution, wb::Role::Solution) {
           .needs_cc(80)
           .with_workspace(decode_scratch)
           .with_note("v5 on tensor cores, one wave of CTAs, 3-stage pipeline, merge in the last CTA (G <= 4)"),
-      wb::variant("attention_decode/bf16", "v8_split_kv_occupancy", &v8_decode_bf16)
-          .needs_cc(80)
-          .with_workspace(decode_scratch)
-          .with_note("v6 with the pipeline depth and split count from the occupancy calculator (2, 3 or 6 stages)"),
   };
 }
 
