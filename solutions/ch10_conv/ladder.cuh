@@ -33,7 +33,7 @@
 //                          (kernel: hopper/implicit_gemm_wgmma_kernel.cu)
 //   v9_depthwise_ring      depthwise3x3/bf16: a block walks down a (column tile, channel slab),
 //                          its input rows in a shared-memory ring that cp.async fills 8 rows
-//                          ahead (zero-fill at the padding); 2 channels x 4 outputs per thread,
+//                          ahead (zero-fill at the padding); 2 channels x 8 outputs per thread,
 //                          the 3-row window and the taps in FP32 registers; v7 for C % 8 != 0
 #pragma once
 #include "ch10.cuh"
