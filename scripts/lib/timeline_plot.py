@@ -290,9 +290,7 @@ def main_trace(a):
         print("timeline_plot: %s" % e, file=sys.stderr)
         return 2
     if not chosen:
-        print(
-            "timeline_plot: %s: no sections to draw (record with ActivityTrace::section)" % a.export, file=sys.stderr
-        )
+        print("timeline_plot: %s: no sections to draw (record with ActivityTrace::section)" % a.export, file=sys.stderr)
         return 2
     panels = [(s["name"], in_section(work, s)) for s in chosen]
     for name, part in panels:

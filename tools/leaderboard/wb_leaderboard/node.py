@@ -22,12 +22,13 @@ import subprocess
 import sys
 import time
 
-from . import cluster
+from . import job_record
 from .classify import read_steps
 from .build import copy_tree, remove_tree, repository_build, student_build
 from .chapters import chapter_runner, expand_command
 from .repository import REPO
-from .run import list_gpus, test_and_time
+from .gpus import list_gpus
+from .run import test_and_time
 from .sandbox import Sandbox, stop_all
 
 
@@ -62,7 +63,7 @@ class Job:
 
     def write_record(self):
         path = os.path.join(self.run, "records", "%d-%s.json" % (self.task, self.array))
-        cluster.write_job_record(
+        job_record.write_job_record(
             self.entry,
             path,
             os.path.basename(self.run),

@@ -18,6 +18,7 @@ from . import expect, history, report, submissions
 from .atomic import publish_folder
 from .build import add_step, copy_tree, remove_tree, repository_build, student_build
 from .chapters import chapter_dirs, chapter_runner, expand_command
+from .gpus import list_gpus, pick_gpus
 from .ncu import NCU_METRIC_ARGS, ncu_selection
 from .repository import Refused, commit_of, new_run_id, source_items
 from .sandbox import LOG_LIMIT, Sandbox, run_step, stop_all
@@ -41,40 +42,6 @@ _say_lock = threading.Lock()
 def say(text=""):
     with _say_lock:
         print(text, flush=True)
-
-
-def list_gpus():
-    """[(index, uuid, compute capability without the dot, name)] as nvidia-smi lists them."""
-    if not shutil.which("nvidia-smi"):
-        return []
-    try:
-        p = subprocess.run(
-            ["nvidia-smi", "--query-gpu=index,uuid,compute_cap,name", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return []
-    gpus = []
-    for line in p.stdout.splitlines() if p.returncode == 0 else []:
-        parts = [x.strip() for x in line.split(",", 3)]
-        if len(parts) == 4:
-            gpus.append((parts[0], parts[1], parts[2].replace(".", ""), parts[3]))
-    return gpus
-
-
-def pick_gpus(gpus, wanted):
-    """The GPUs named in `wanted` (indices or UUIDs, comma-separated; all when empty)."""
-    if not wanted:
-        return list(gpus)
-    picked = []
-    for w in (x.strip() for x in wanted.split(",")):
-        found = [g for g in gpus if w in (g[0], g[1])]
-        if not found:
-            raise Refused("--gpus: no GPU '%s' (nvidia-smi lists: %s)" % (w, " ".join(g[0] for g in gpus)))
-        picked.append(found[-1])
-    return picked
 
 
 def test_and_time(box, entry, ch, runner, box_dir, limit, env, ro, data, ncu_bin="", with_gpu=True, note=say):
