@@ -14,20 +14,10 @@ case_name=${1:?usage: check.sh CASE WORK_DIR}
 work=${2:?usage: check.sh CASE WORK_DIR}/$case_name
 rm -rf "$work" && mkdir -p "$work" || exit 1
 
+# expect RC PATTERN -- COMMAND... and the other helpers of the tools' command-line tests; a
+# failure names the case.
+source "$here/lib/expect.sh"
 fail() { echo "FAIL ($case_name): $*" >&2; exit 1; }
-# expect RC PATTERN -- COMMAND...: runs it; the exit status must be RC and the output
-# (stdout and stderr) must match the extended regex PATTERN.
-expect() {
-  local want_rc=$1 pattern=$2
-  shift 3
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  echo "\$ ${*##*/}"
-  echo "$out" | sed 's/^/  /' | head -n 60
-  [ "$rc" = "$want_rc" ] || fail "exit status $rc, expected $want_rc: $*"
-  echo "$out" | grep -E -q -- "$pattern" || fail "output does not match /$pattern/: $*"
-}
 nonempty() { for f in "$@"; do [ -s "$f" ] || fail "missing or empty: $f"; done; }
 # The plots need matplotlib: without it the scripts exit 3, and the case is skipped.
 plot_or_skip() {
