@@ -13,6 +13,7 @@ from .atomic import write_json
 from .classify import read_steps
 from .history import RUN_ID_RE, SANDBOXES
 from .outcomes import num, read_text
+from .run import STEP_FILES
 from .submissions import SAFE_ID_RE
 
 JOB_RECORD_SCHEMA = 1
@@ -34,16 +35,7 @@ JOB_RECORD_FIELDS = {
     "files": dict,
     "complete": bool,
 }
-JOB_FILES = (
-    "build.log",
-    "tests.log",
-    "tests.json",
-    "bench.log",
-    "bench.json",
-    "ncu.csv",
-    "ncu-target.json",
-    "trusted.json",
-)
+JOB_FILES = STEP_FILES + ("trusted.json",)  # and the baseline the job measured on its node
 JOB_RECORD_MAX = 64 << 20
 JOB_FILE_MAX = 4 << 20
 JOB_ID_RE = re.compile(r"^(\d+)_(\d+)$")

@@ -23,17 +23,10 @@ from .ncu import NCU_METRIC_ARGS, ncu_selection
 from .repository import Refused, commit_of, new_run_id, source_items
 from .sandbox import LOG_LIMIT, Sandbox, run_step, stop_all
 
-KEPT_FILES = (
-    "meta.json",
-    "steps.tsv",
-    "build.log",
-    "tests.log",
-    "tests.json",
-    "bench.log",
-    "bench.json",
-    "ncu.csv",
-    "ncu-target.json",
-)
+# What an entry's steps write (the builds, the tests, the benchmark, the ncu re-measurement),
+# and what of an entry's folder a run keeps: those, its metadata and its steps' exit codes.
+STEP_FILES = ("build.log", "tests.log", "tests.json", "bench.log", "bench.json", "ncu.csv", "ncu-target.json")
+KEPT_FILES = ("meta.json", "steps.tsv") + STEP_FILES
 
 
 _say_lock = threading.Lock()
