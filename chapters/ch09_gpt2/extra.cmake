@@ -47,9 +47,12 @@ if(NOT TARGET ch08_spec)
   endforeach()
 endif()
 
-# Exercises 3 and 4 are host code against the model's op interface (models/gpt2/gpu/ops.h).
-target_include_directories(${id}_student PUBLIC ${PROJECT_SOURCE_DIR}/models/gpt2/gpu)
-target_link_libraries(${id}_student PUBLIC gpt2_host)
+# Exercises 3 and 4 are host code against the model's op interface (models/gpt2/gpu/ops.h), and
+# so is their solution (solutions/ch09_gpt2/block_and_graph.cu).
+foreach(_lib IN ITEMS student solution)
+  target_include_directories(${id}_${_lib} PUBLIC ${PROJECT_SOURCE_DIR}/models/gpt2/gpu)
+  target_link_libraries(${id}_${_lib} PUBLIC gpt2_host)
+endforeach()
 
 # The GPU model. WHOLE_ARCHIVE: the model finds kernels through the registry of variants
 # (chapter 7's reference launchers live in an unnamed namespace), and the registry checks each

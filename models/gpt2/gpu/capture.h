@@ -1,6 +1,7 @@
 // The decode step's capture as a function type: exercise 4 writes one
-// (chapters/ch09_gpt2/ex4_decode_graph.cu), the solution another (block.cu); the model runs
-// the one its options name (model.h) and checks it (graph_check.cu).
+// (chapters/ch09_gpt2/ex4_decode_graph.cu), the solution another
+// (solutions/ch09_gpt2/block_and_graph.cu); the model runs the one its options name (model.h)
+// and checks it (graph_check.cu).
 #pragma once
 #include <cuda_runtime.h>
 

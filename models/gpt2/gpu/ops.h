@@ -73,8 +73,8 @@ using BlockFn = void(Ops& ops, int layer, const BlockWeights& w, const BlockBuff
 // (CaptureFn, the decode step's capture: capture.h.)
 
 namespace solution {
-BlockFn block_forward;    // models/gpt2/gpu/block.cu
-CaptureFn capture_graph;  // models/gpt2/gpu/block.cu
+BlockFn block_forward;    // solutions/ch09_gpt2/block_and_graph.cu
+CaptureFn capture_graph;  // solutions/ch09_gpt2/block_and_graph.cu
 }  // namespace solution
 
 }  // namespace gpt2
