@@ -57,10 +57,7 @@ while [ $# -gt 0 ]; do
       set -- "$key" "$value" "${@:2}"
       ;;
     -*) wb_usage_error "unknown option '$1'" ;;
-    *)
-      [ -z "$chapter" ] || wb_usage_error "one chapter at a time ('$chapter' and '$1')"
-      chapter=$(wb_chapter "$1") || exit $?
-      shift ;;
+    *) chapter=$(wb_the_chapter "$chapter" "$1") || exit $?; shift ;;
   esac
 done
 [ -n "$chapter" ] || wb_usage_error "which chapter? e.g. $wb_prog ch02   (chapters here: $(wb_chapters))"

@@ -37,10 +37,7 @@ while [ $# -gt 0 ]; do
       shift 2 ;;
     --*=*) key=${1%%=*} value=${1#*=}; set -- "$key" "$value" "${@:2}" ;;
     -*) wb_usage_error "unknown option '$1'" ;;
-    *)
-      [ -z "$chapter" ] || wb_usage_error "one chapter at a time ('$chapter' and '$1')"
-      chapter=$(wb_chapter "$1") || exit $?
-      shift ;;
+    *) chapter=$(wb_the_chapter "$chapter" "$1") || exit $?; shift ;;
   esac
 done
 [ -n "$chapter" ] || wb_usage_error "which chapter? e.g. $wb_prog ch01   (chapters here: $(wb_chapters))"

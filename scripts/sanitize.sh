@@ -52,10 +52,7 @@ while [ $# -gt 0 ]; do
     --log-dir=*) log_dir=${1#--log-dir=}; shift ;;
     --skip-code=*) wb_missing_code=${1#--skip-code=}; shift ;;
     -*) wb_usage_error "unknown option '$1'" ;;
-    *)
-      [ -z "$chapter" ] || wb_usage_error "one chapter at a time ('$chapter' and '$1')"
-      chapter=$(wb_chapter "$1") || exit $?
-      shift ;;
+    *) chapter=$(wb_the_chapter "$chapter" "$1") || exit $?; shift ;;
   esac
 done
 for t in $tools; do

@@ -51,6 +51,13 @@ wb_chapter() {
   echo "$id"
 }
 
+# wb_the_chapter CURRENT ARG: a script's one chapter, ARG as wb_chapter reads it, or a stop
+# when CURRENT already names one:   chapter=$(wb_the_chapter "$chapter" "$1") || exit $?
+wb_the_chapter() {
+  [ -z "$1" ] || wb_usage_error "one chapter at a time ('$1' and '$2')"
+  wb_chapter "$2"
+}
+
 # wb_find_cuda_tool NAME: the path of a CUDA tool (compute-sanitizer, ncu, cuobjdump ...),
 # or nothing. An environment variable named after the tool (COMPUTE_SANITIZER, NCU,
 # CUOBJDUMP) picks one explicitly; otherwise looks on PATH, then in the CUDA toolkit folders
