@@ -353,6 +353,7 @@ TEST(AllocationCount, DISABLED_HelperHoldsMemory) {
 
 // Another process allocates 256 MB while this one counts and frees all it allocates: the
 // GPU's free memory drops (a cudaMemGetInfo check would report a leak), the count stays 0.
+// The drop is recorded, not asserted: other programs sharing the GPU move it as well.
 TEST(AllocationCount, AnotherProcessAllocatingIsNotCounted) {
   WB_REQUIRE_GPU();
   char self[4096];
@@ -378,8 +379,12 @@ TEST(AllocationCount, AnotherProcessAllocatingIsNotCounted) {
   const auto left = count.stop();
   pclose(child);
   ASSERT_TRUE(holding) << "the helper process did not start";
-  EXPECT_GE(free_before, free_after + (size_t{200} << 20)) << "the other process's memory shows in the free memory";
-  EXPECT_EQ(left.count, 0) << "but not in this process's count";
+  // The free memory is only reported: with other test programs on the same GPU it moves by
+  // their allocations too, which is the very reason the count does not read it.
+  RecordProperty("free_memory_drop_mb", std::to_string((static_cast<long long>(free_before) -
+                                                        static_cast<long long>(free_after)) >> 20));
+  EXPECT_EQ(left.count, 0) << "the other process's 256 MB must not show in this process's count";
+  EXPECT_EQ(left.bytes, size_t{0});
 }
 
 }  // namespace
