@@ -14,9 +14,10 @@
 #      the hostile one, then the fixture one, each compared with its tests/leaderboard/*-expected.json
 #      (in a sandbox: bwrap on PATH, or the one scripts/fetch-bwrap.sh put in .bwrap/)
 #   8. with the steps `programs`, `large` and `learner` (not in the default run):
-#      programs: each chapter's solution program whole, one process per chapter (all its cases in
-#        one CUDA context: minutes where ctest's process per case takes an hour; a fault ends the
-#        process, so it is a quick check, and the broken kernels stay with the tests step);
+#      programs: each chapter's solution program whole but its large cases (--small-cases), one
+#        process per chapter (all its cases in one CUDA context: minutes where ctest's process per
+#        case takes an hour; a fault ends the process, so it is a quick check, and the broken
+#        kernels stay with the tests step); the step `large` runs the large ones;
 #      large: each chapter's large cases only (--large-cases), four chapters at a time;
 #      learner: a scratch copy of the tree with correct kernels in the exercise files (the
 #        leaderboard's fast class), built and run as a learner runs it, timed per chapter
@@ -316,7 +317,7 @@ step_programs() {
   local ch pids=""
   for ch in ${test_chapters:-$chapters}; do
     [ -x "$bin/bin/${ch}_solution_tests" ] || { note "programs $ch: no ${ch}_solution_tests built"; continue; }
-    ( timeout "$test_timeout" "$bin/bin/${ch}_solution_tests" > "$out/$ch-program.log" 2>&1
+    ( timeout "$test_timeout" "$bin/bin/${ch}_solution_tests" --small-cases > "$out/$ch-program.log" 2>&1
       echo "exit $?" >> "$out/$ch-program.log" ) &
     pids="$pids $!"
   done

@@ -683,9 +683,14 @@ class BrokenTest : public ::testing::Test {
   const Variant& v_;
 };
 
-// large_only: only the large cases (`--large-cases`), e.g. to check the index arithmetic past
-// 2^31 of every variant without the hour of small cases.
-void register_all(bool large_only) {
+// Which cases a whole-program run registers: all of them; only the large ones (`--large-cases`,
+// e.g. to check the index arithmetic past 2^31 of every variant without the hour of small
+// cases); or all but the large ones (`--small-cases`: every shape class and self-test in
+// minutes, the large cases left to a run of their own).
+enum class Sizes { All, LargeOnly, SmallOnly };
+
+void register_all(Sizes sizes) {
+  const bool large_only = sizes == Sizes::LargeOnly;
   for (const Variant& v : all_variants()) {
     const OpBase& op = *find_op(v.op);
     const OpCommon& c = op.common();
@@ -697,6 +702,7 @@ void register_all(bool large_only) {
     }
     for (CaseDef& d : cases_of(op, v)) {
       if (large_only && !d.large) continue;
+      if (sizes == Sizes::SmallOnly && d.large) continue;
       const std::string suite = d.suite, name = d.name;
       ::testing::RegisterTest(suite.c_str(), name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
                               [&op, &v, d]() -> ::testing::Test* { return new CaseTest(op, v, d); });
@@ -712,6 +718,7 @@ constexpr const char* kUsage =
     "  --list-exercises    the exercises this program checks, one per line\n"
     "  --chapter ID        (with --exercise) the chapter's id, for the run's summary\n"
     "  --large-cases       only the large cases (2^26 elements or more, or tagged large) of every kernel\n"
+    "  --small-cases       every case but the large ones, and the self-tests\n"
     "  --gtest_filter=...  one test per shape, e.g. --gtest_filter='vector_add/f32/ex1_vector_add.*'\n"
     "  --gtest_list_tests, --gtest_brief=1, --gtest_repeat=N, --help: GoogleTest's own\n"
     "environment: WORKBOOK_SEED=N (repeat a run's inputs), WORKBOOK_OUTCOMES=DIR (records)\n";
@@ -723,7 +730,8 @@ int main(int argc, char** argv) {
   wb::mark_main_started();
   ::testing::InitGoogleTest(&argc, argv);
   std::string exercise, chapter;
-  bool list = false, large_only = false;
+  bool list = false;
+  wb::Sizes sizes = wb::Sizes::All;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto value = [&](const char* flag, std::string& out) {
@@ -739,8 +747,17 @@ int main(int argc, char** argv) {
       return false;
     };
     if (value("--exercise", exercise) || value("--chapter", chapter)) continue;
-    if (a == "--list-exercises" || a == "--large-cases") {
-      (a == "--large-cases" ? large_only : list) = true;
+    if (a == "--list-exercises") {
+      list = true;
+      continue;
+    }
+    if (a == "--large-cases" || a == "--small-cases") {
+      const wb::Sizes asked = a == "--large-cases" ? wb::Sizes::LargeOnly : wb::Sizes::SmallOnly;
+      if (sizes != wb::Sizes::All && sizes != asked) {
+        std::fprintf(stderr, "%s: --large-cases and --small-cases exclude each other; give one of them\n", argv[0]);
+        return 2;
+      }
+      sizes = asked;
       continue;
     }
     std::fprintf(stderr, "%s: unknown argument '%s'\n%s", argv[0], a.c_str(), wb::kUsage);
@@ -752,15 +769,15 @@ int main(int argc, char** argv) {
       for (const auto& [name, vs] : wb::exercises()) std::printf("%s\n", name.c_str());
       return 0;
     }
-    if (!exercise.empty() && large_only) {
+    if (!exercise.empty() && sizes != wb::Sizes::All) {
       std::fprintf(stderr,
-                   "%s: --large-cases lists or runs the per-shape tests; --exercise runs an exercise's small cases, "
-                   "then its large ones. Give one of the two.\n",
+                   "%s: --large-cases and --small-cases list or run the per-shape tests; --exercise runs an "
+                   "exercise's small cases, then its large ones. Give one of the two.\n",
                    argv[0]);
       return 2;
     }
     if (!exercise.empty()) return wb::run_exercise(exercise, chapter);
-    wb::register_all(large_only);
+    wb::register_all(sizes);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kernel-workbook: %s\n", e.what());
     return 2;

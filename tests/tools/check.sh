@@ -142,13 +142,20 @@ case "$case_name" in
     ;;
   test_flags)
     # A chapter's test program refuses unknown flags and contradictory ones, exit status 2,
-    # before it looks for a GPU; --large-cases keeps only the large cases.
+    # before it looks for a GPU; --large-cases keeps only the large cases, --small-cases all but them.
     tests=${3:?test_flags needs the test program}
     expect 2 "unknown argument '--nonsense'" -- "$tests" --nonsense
     expect 2 "Give one of the two" -- "$tests" --large-cases --exercise ex1_vector_add
     expect 0 "n2147483647" -- "$tests" --large-cases --gtest_list_tests
     if "$tests" --large-cases --gtest_list_tests | grep -q "n1025$"; then
       echo "check.sh: --large-cases listed a small case (n1025)" >&2
+      exit 1
+    fi
+    expect 2 "exclude each other" -- "$tests" --large-cases --small-cases
+    expect 2 "Give one of the two" -- "$tests" --small-cases --exercise ex1_vector_add
+    expect 0 "n1025" -- "$tests" --small-cases --gtest_list_tests
+    if "$tests" --small-cases --gtest_list_tests | grep -q "n2147483647$"; then
+      echo "check.sh: --small-cases listed a large case (n2147483647)" >&2
       exit 1
     fi
     ;;
