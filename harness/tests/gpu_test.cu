@@ -381,8 +381,8 @@ TEST(AllocationCount, AnotherProcessAllocatingIsNotCounted) {
   ASSERT_TRUE(holding) << "the helper process did not start";
   // The free memory is only reported: with other test programs on the same GPU it moves by
   // their allocations too, which is the very reason the count does not read it.
-  RecordProperty("free_memory_drop_mb", std::to_string((static_cast<long long>(free_before) -
-                                                        static_cast<long long>(free_after)) >> 20));
+  RecordProperty("free_memory_drop_mb",
+                 std::to_string((static_cast<long long>(free_before) - static_cast<long long>(free_after)) >> 20));
   EXPECT_EQ(left.count, 0) << "the other process's 256 MB must not show in this process's count";
   EXPECT_EQ(left.bytes, size_t{0});
 }
