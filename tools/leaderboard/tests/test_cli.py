@@ -98,22 +98,15 @@ class CommandLine(unittest.TestCase):
         )
         self.assertEqual(p.returncode, 1)
         self.assertIn("not running", p.stdout)
-        p = subprocess.run(
-            ["bash", os.path.join(REPO, "tools", "leaderboard", "slurm-job.sh"), self.tmp],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=dict(os.environ, SLURM_ARRAY_TASK_ID=""),
-        )
+        job = ["bash", os.path.join(REPO, "tools", "leaderboard", "slurm-job.sh"), self.tmp]
+
+        def slurm_job(**slurm_env):
+            return subprocess.run(job, capture_output=True, text=True, timeout=60, env=dict(os.environ, **slurm_env))
+
+        p = slurm_job(SLURM_ARRAY_TASK_ID="")
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("this is a Slurm array job", p.stderr)
-        p = subprocess.run(
-            ["bash", os.path.join(REPO, "tools", "leaderboard", "slurm-job.sh"), self.tmp],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=dict(os.environ, SLURM_ARRAY_TASK_ID="0", SLURM_ARRAY_JOB_ID="5"),
-        )
+        p = slurm_job(SLURM_ARRAY_TASK_ID="0", SLURM_ARRAY_JOB_ID="5")
         self.assertEqual(p.returncode, 1)
         self.assertIn("is not readable from node", p.stdout)
 

@@ -7,6 +7,7 @@ folder behind.
 import json
 import os
 import shutil
+import sys
 
 
 def temporary_name(path):
@@ -47,3 +48,35 @@ def publish_folder(path, fill):
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def publish_files(path, files):
+    """Makes the folder `path` (which must not exist yet) holding `files`, {(folder, ..., name):
+    text}, whole or not at all (publish_folder)."""
+
+    def fill(tmp):
+        for parts, text in sorted(files.items()):
+            os.makedirs(os.path.join(tmp, *parts[:-1]), exist_ok=True)
+            with open(os.path.join(tmp, *parts), "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+
+    publish_folder(path, fill)
+    return path
+
+
+def new_folder_main(prog, usage, nargs, argv, make, problems):
+    """The command line of a module that makes one new folder, the last of its `nargs`
+    arguments: `make(*argv)`. Returns the exit status: 2 for a wrong line (printing `usage`),
+    1 when the folder exists already or making it raises one of `problems` (exception types)."""
+    if len(argv) != nargs or argv[0].startswith("-"):
+        print("usage: python3 -m wb_leaderboard.%s %s" % (prog, usage), file=sys.stderr)
+        return 2
+    if os.path.exists(argv[-1]):
+        print("%s: '%s' exists already: give a folder that does not exist yet" % (prog, argv[-1]), file=sys.stderr)
+        return 1
+    try:
+        make(*argv)
+    except problems as e:
+        print("%s: %s" % (prog, e), file=sys.stderr)
+        return 1
+    return 0

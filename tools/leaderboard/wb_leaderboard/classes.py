@@ -29,7 +29,7 @@ import os
 import sys
 import textwrap
 
-from .atomic import publish_folder
+from .atomic import new_folder_main, publish_files
 from .repository import REPO
 
 CLASSES_DIR = os.path.join(REPO, "tests", "leaderboard", "classes")
@@ -169,32 +169,13 @@ def class_files(klass, table=None, base_dir=None):
 
 def make_class(klass, dest, table=None, base_dir=None):
     """Makes the class in the folder `dest` (which must not exist), whole or not at all."""
-    files = class_files(klass, table, base_dir)
-
-    def fill(tmp):
-        for (student, ch, name), text in sorted(files.items()):
-            os.makedirs(os.path.join(tmp, student, ch), exist_ok=True)
-            with open(os.path.join(tmp, student, ch, name), "w", encoding="utf-8", newline="") as f:
-                f.write(text)
-
-    publish_folder(dest, fill)
-    return dest
+    return publish_files(dest, class_files(klass, table, base_dir))
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 2 or argv[0].startswith("-"):
-        print("usage: python3 -m wb_leaderboard.classes CLASS DEST   (CLASS: fixture or hostile)", file=sys.stderr)
-        return 2
-    if os.path.exists(argv[1]):
-        print("classes: '%s' exists already: give a folder that does not exist yet" % argv[1], file=sys.stderr)
-        return 1
-    try:
-        make_class(argv[0], argv[1])
-    except (TableProblem, OSError) as e:
-        print("classes: %s" % e, file=sys.stderr)
-        return 1
-    return 0
+    usage = "CLASS DEST   (CLASS: fixture or hostile)"
+    return new_folder_main("classes", usage, 2, argv, make_class, (TableProblem, OSError))
 
 
 if __name__ == "__main__":

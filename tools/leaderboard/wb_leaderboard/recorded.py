@@ -45,7 +45,7 @@ import json
 import os
 import sys
 
-from .atomic import publish_folder
+from .atomic import new_folder_main, publish_files
 from .repository import REPO
 
 RESULTS_DIR = os.path.join(REPO, "tests", "leaderboard", "results")
@@ -266,32 +266,12 @@ def all_files(table=None, base_dir=None):
 
 def make_results(dest, table=None, base_dir=None):
     """Makes every case in the folder `dest` (which must not exist), whole or not at all."""
-    files = all_files(table, base_dir)
-
-    def fill(tmp):
-        for (case, name), text in sorted(files.items()):
-            os.makedirs(os.path.join(tmp, case), exist_ok=True)
-            with open(os.path.join(tmp, case, name), "w", encoding="utf-8", newline="") as f:
-                f.write(text)
-
-    publish_folder(dest, fill)
-    return dest
+    return publish_files(dest, all_files(table, base_dir))
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1 or argv[0].startswith("-"):
-        print("usage: python3 -m wb_leaderboard.recorded DEST", file=sys.stderr)
-        return 2
-    if os.path.exists(argv[0]):
-        print("recorded: '%s' exists already: give a folder that does not exist yet" % argv[0], file=sys.stderr)
-        return 1
-    try:
-        make_results(argv[0])
-    except (TableProblem, OSError) as e:
-        print("recorded: %s" % e, file=sys.stderr)
-        return 1
-    return 0
+    return new_folder_main("recorded", "DEST", 1, argv, make_results, (TableProblem, OSError))
 
 
 if __name__ == "__main__":
