@@ -1,9 +1,11 @@
 """Writing so that a reader sees all of a file or folder or none of it: everything is written
 under a temporary name next to its place and renamed at the end, so a run that stops half-way
 (an interrupt, a full disk, a node that dies) leaves no half-written report, record or log
-folder behind.
+folder behind. Also the reading of a folder of files back, and of a table kept as a Python
+literal.
 """
 
+import ast
 import json
 import os
 import shutil
@@ -62,6 +64,21 @@ def publish_files(path, files):
 
     publish_folder(path, fill)
     return path
+
+
+def read_files(folder):
+    """{file name: text} of the files in `folder`, read as they are (no newline translation)."""
+    files = {}
+    for name in sorted(os.listdir(folder)):
+        with open(os.path.join(folder, name), encoding="utf-8", newline="") as f:
+            files[name] = f.read()
+    return files
+
+
+def read_literal(path):
+    """A table kept as a Python literal (a dict), read as data, never run."""
+    with open(path, encoding="utf-8") as f:
+        return ast.literal_eval(f.read())
 
 
 def new_folder_main(prog, usage, nargs, argv, make, problems):

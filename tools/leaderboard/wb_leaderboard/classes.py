@@ -24,12 +24,11 @@ optional):
   python3 -m wb_leaderboard.classes CLASS DEST    makes the class CLASS (fixture, hostile) in DEST
 """
 
-import ast
 import os
 import sys
 import textwrap
 
-from .atomic import new_folder_main, publish_files
+from .atomic import new_folder_main, publish_files, read_files, read_literal
 from .repository import REPO
 
 CLASSES_DIR = os.path.join(REPO, "tests", "leaderboard", "classes")
@@ -43,9 +42,7 @@ class TableProblem(ValueError):
 
 def load_table(path=None):
     """The table of changes: a Python literal (a dict), read as data, never run."""
-    path = path or os.path.join(CLASSES_DIR, "changes.py")
-    with open(path, encoding="utf-8") as f:
-        return ast.literal_eval(f.read())
+    return read_literal(path or os.path.join(CLASSES_DIR, "changes.py"))
 
 
 def read_base(base_dir, base_set, ch):
@@ -53,11 +50,7 @@ def read_base(base_dir, base_set, ch):
     folder = os.path.join(base_dir, base_set, ch)
     if not os.path.isdir(folder):
         raise TableProblem("no base set %s/%s in %s" % (base_set, ch, base_dir))
-    files = {}
-    for name in sorted(os.listdir(folder)):
-        with open(os.path.join(folder, name), encoding="utf-8", newline="") as f:
-            files[name] = f.read()
-    return files
+    return read_files(folder)
 
 
 def split_header(text):

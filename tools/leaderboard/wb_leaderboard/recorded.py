@@ -40,12 +40,11 @@ JSON files are written as the base ones are: one space of indent, no newline at 
   python3 -m wb_leaderboard.recorded DEST    makes every case in DEST (a folder that does not exist)
 """
 
-import ast
 import json
 import os
 import sys
 
-from .atomic import new_folder_main, publish_files
+from .atomic import new_folder_main, publish_files, read_files, read_literal
 from .repository import REPO
 
 RESULTS_DIR = os.path.join(REPO, "tests", "leaderboard", "results")
@@ -88,9 +87,7 @@ class TableProblem(ValueError):
 
 def load_table(path=None):
     """The table of changes: a Python literal (a dict), read as data, never run."""
-    path = path or os.path.join(RESULTS_DIR, "changes.py")
-    with open(path, encoding="utf-8") as f:
-        return ast.literal_eval(f.read())
+    return read_literal(path or os.path.join(RESULTS_DIR, "changes.py"))
 
 
 def read_base(base_dir, base_set):
@@ -98,11 +95,7 @@ def read_base(base_dir, base_set):
     folder = os.path.join(base_dir, base_set)
     if not os.path.isdir(folder):
         raise TableProblem("no base set %s in %s" % (base_set, base_dir))
-    files = {}
-    for name in sorted(os.listdir(folder)):
-        with open(os.path.join(folder, name), encoding="utf-8", newline="") as f:
-            files[name] = f.read()
-    return files
+    return read_files(folder)
 
 
 def dump(doc):
