@@ -39,14 +39,19 @@ def fake_export(path):
     db.close()
 
 
+def temp_file(test, name, make):
+    """The path of the file `name` that make(path) writes into a temporary folder, test.dir,
+    which is removed when the test ends."""
+    test.dir = tempfile.TemporaryDirectory()
+    test.addCleanup(test.dir.cleanup)
+    path = os.path.join(test.dir.name, name)
+    make(path)
+    return path
+
+
 class TimelineTest(unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.export = os.path.join(self.dir.name, "run.sqlite")
-        fake_export(self.export)
-
-    def tearDown(self):
-        self.dir.cleanup()
+        self.export = temp_file(self, "run.sqlite", fake_export)
 
     def test_reads_every_copy_and_kernel_in_time_order(self):
         work = tp.read_export(self.export)
@@ -115,12 +120,7 @@ def fake_trace(path):
 
 class ChromeTraceTest(unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.trace = os.path.join(self.dir.name, "trace.json")
-        fake_trace(self.trace)
-
-    def tearDown(self):
-        self.dir.cleanup()
+        self.trace = temp_file(self, "trace.json", fake_trace)
 
     def test_reads_work_and_sections_in_ns(self):
         work, sections = tp.read_trace(self.trace)
