@@ -49,6 +49,19 @@ def temp_file(test, name, make):
     return path
 
 
+def draws_png(test, source, name):
+    """timeline_plot draws `source` into test.dir/name, a PNG (the test is skipped without
+    matplotlib)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        test.skipTest("matplotlib is missing")
+    out = os.path.join(test.dir.name, name)
+    test.assertEqual(tp.main([source, "--out", out]), 0)
+    with open(out, "rb") as f:
+        test.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+
 class TimelineTest(unittest.TestCase):
     def setUp(self):
         self.export = temp_file(self, "run.sqlite", fake_export)
@@ -86,14 +99,7 @@ class TimelineTest(unittest.TestCase):
         self.assertEqual(tp.main([other, "--out", os.path.join(self.dir.name, "x.png")]), 2)
 
     def test_draws_a_png(self):
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            self.skipTest("matplotlib is missing")
-        out = os.path.join(self.dir.name, "timeline.png")
-        self.assertEqual(tp.main([self.export, "--out", out]), 0)
-        with open(out, "rb") as f:
-            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        draws_png(self, self.export, "timeline.png")
 
 
 def fake_trace(path):
@@ -154,14 +160,7 @@ class ChromeTraceTest(unittest.TestCase):
             tp.read_trace(bad)
 
     def test_draws_panels(self):
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            self.skipTest("matplotlib is missing")
-        out = os.path.join(self.dir.name, "panels.png")
-        self.assertEqual(tp.main([self.trace, "--out", out]), 0)
-        with open(out, "rb") as f:
-            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        draws_png(self, self.trace, "panels.png")
 
 
 if __name__ == "__main__":
