@@ -376,22 +376,28 @@ Tol widened(Tol base, double atol, double rtol, std::string why) {
 }
 }  // namespace tol
 
-TensorSpec input(std::string name, std::vector<std::string> dims, DType t, Dist d) {
+namespace {
+
+// What every tensor declares: its name, dimensions, dtype and role.
+TensorSpec tensor(std::string name, std::vector<std::string> dims, DType t, TensorRole role) {
   TensorSpec s;
   s.name = std::move(name);
   s.dims = std::move(dims);
   s.dtype = t;
-  s.role = TensorRole::In;
+  s.role = role;
+  return s;
+}
+
+}  // namespace
+
+TensorSpec input(std::string name, std::vector<std::string> dims, DType t, Dist d) {
+  TensorSpec s = tensor(std::move(name), std::move(dims), t, TensorRole::In);
   s.dist = std::move(d);
   return s;
 }
 
 TensorSpec output(std::string name, std::vector<std::string> dims, DType t, Tol tol) {
-  TensorSpec s;
-  s.name = std::move(name);
-  s.dims = std::move(dims);
-  s.dtype = t;
-  s.role = TensorRole::Out;
+  TensorSpec s = tensor(std::move(name), std::move(dims), t, TensorRole::Out);
   s.tol = std::move(tol);
   return s;
 }
