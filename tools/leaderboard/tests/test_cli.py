@@ -6,18 +6,16 @@ refuses to rank unless told to, and says so without a GPU; --verify checks a his
 import os
 import shutil
 import subprocess
-import tempfile
 import unittest
 
-from support import REPO, SCRIPT, made_class, make_key, record, result
+from support import REPO, SCRIPT, made_class, make_key, record, result, temp_folder
 
 FIXTURE_CLASS = made_class("fixture")  # any class folder, for the options around it
 
 
 class CommandLine(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, self.tmp)
+        self.tmp = temp_folder(self)
 
     def run_script(self, *args, **env):
         p = subprocess.run(
