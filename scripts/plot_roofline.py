@@ -226,28 +226,13 @@ def bandwidth_panel(ax, doc, op, shape, rows):
             color="white" if inside else "#222222",
             zorder=4,
         )
-    if spec_bw > 0:
-        ax.axvline(spec_bw, **SPEC_STYLE, label="spec ceiling", zorder=2)
-        ax.text(
-            spec_bw,
-            len(values) - 0.35,
-            f" spec\n {spec_bw:,.0f}",
-            fontsize=7.5,
-            color=SPEC_STYLE["color"],
-            va="bottom",
-            ha="left",
-        )
-    if meas_bw > 0:
-        ax.axvline(meas_bw, **MEAS_STYLE, label="measured ceiling", zorder=2)
-        ax.text(
-            meas_bw,
-            len(values) - 0.35,
-            f"measured \n{meas_bw:,.0f} ",
-            fontsize=7.5,
-            color=MEAS_STYLE["color"],
-            va="bottom",
-            ha="right",
-        )
+    for bw, style, name, label, ha in (
+        (spec_bw, SPEC_STYLE, "spec", f" spec\n {spec_bw:,.0f}", "left"),
+        (meas_bw, MEAS_STYLE, "measured", f"measured \n{meas_bw:,.0f} ", "right"),
+    ):
+        if bw > 0:
+            ax.axvline(bw, **style, label=name + " ceiling", zorder=2)
+            ax.text(bw, len(values) - 0.35, label, fontsize=7.5, color=style["color"], va="bottom", ha=ha)
     ax.set_yticks(ypos)
     ax.set_yticklabels(names, fontsize=8.5)
     ax.set_ylim(-0.7, len(values) + 0.6)

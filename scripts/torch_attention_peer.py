@@ -18,11 +18,12 @@ benchmark); all adds S 4096 (the fused-versus-unfused comparison).
 Without PyTorch, or without a CUDA GPU, it prints why and exits with 77 (skipped).
 """
 import argparse
-import json
-import statistics
+import os
 import sys
 
-SKIP = 77
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import torch_peer as tp  # noqa: E402
+from torch_peer import SKIP  # noqa: E402
 
 
 def shapes(which):
@@ -42,21 +43,14 @@ def flops(b, h, s, d, causal):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--json", help="write the results to this file")
-    ap.add_argument("--samples", type=int, default=20)
-    ap.add_argument("--warmup", type=int, default=3)
+    tp.add_run_args(ap, samples=20, warmup=3)
     ap.add_argument("--shapes", choices=["headline", "all"], default="headline")
     args = ap.parse_args()
 
-    try:
-        import torch
-        import torch.nn.functional as F
-    except ImportError:
-        print("torch_attention_peer: PyTorch not found: skipping the peer measurement")
+    torch = tp.import_torch("torch_attention_peer")
+    if torch is None:
         return SKIP
-    if not torch.cuda.is_available():
-        print("torch_attention_peer: PyTorch found, but no CUDA GPU: skipping the peer measurement")
-        return SKIP
+    F = torch.nn.functional
     try:
         from torch.nn.attention import SDPBackend, sdpa_kernel
     except ImportError:
@@ -77,23 +71,11 @@ def main():
             backends.append((name, getattr(SDPBackend, attr)))
 
     dev = torch.device("cuda")
-    flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device=dev)
+    flush = tp.flush_buffer(torch)
 
     def time_us(fn):
-        for _ in range(args.warmup):
-            fn()
-        torch.cuda.synchronize()
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        samples = []
-        for i in range(args.samples):
-            flush.fill_(i & 0xFF)  # evicts q, k, v from L2
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            samples.append(start.elapsed_time(end) * 1000.0)
-        return statistics.median(samples)
+        # flush: evicts q, k, v from L2
+        return tp.median_us(torch, fn, args.warmup, args.samples, lambda i: flush.fill_(i & 0xFF))
 
     rows = []
     for b, h, s, d, causal in shapes(args.shapes):
@@ -111,7 +93,7 @@ def main():
                 us = time_us(call)
                 row.update(median_us=us, TFLOPS=flops(b, h, s, d, causal) / us / 1e6)
             except Exception as e:  # not built, not supported here, or out of memory
-                row["not_measured"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:160]
+                row["not_measured"] = tp.failure(e)
                 torch.cuda.empty_cache()
             rows.append(row)
         del q, k, v
@@ -128,18 +110,7 @@ def main():
         else:
             print(f"{head}   not measured: {r['not_measured']}")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(
-                {
-                    "torch": torch.__version__,
-                    "device": torch.cuda.get_device_name(0),
-                    "samples": args.samples,
-                    "results": rows,
-                },
-                f,
-                indent=2,
-            )
-        print(f"wrote {args.json}")
+        tp.write_json(args.json, {**tp.run_info(torch, args.samples), "results": rows})
     return 0
 
 

@@ -20,11 +20,13 @@ reports the median in microseconds and TFLOPS counted as 2 N P Q K (C / groups) 
 Without PyTorch, or without a CUDA GPU, it prints why and exits with 77 (skipped).
 """
 import argparse
-import json
-import statistics
+import os
 import sys
 
-SKIP = 77
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import torch_peer as tp  # noqa: E402
+from torch_peer import SKIP  # noqa: E402
+
 BATCH = 32
 EPS = 1e-5
 
@@ -64,15 +66,10 @@ def main():
     if samples < 1 or warmup < 0:
         ap.error("--samples must be at least 1 and --warmup at least 0")
 
-    try:
-        import torch
-        import torch.nn.functional as F
-    except ImportError:
-        print("torch_conv_peer: PyTorch not found: skipping the peer measurement")
+    torch = tp.import_torch("torch_conv_peer")
+    if torch is None:
         return SKIP
-    if not torch.cuda.is_available():
-        print("torch_conv_peer: PyTorch found, but no CUDA GPU: skipping the peer measurement")
-        return SKIP
+    F = torch.nn.functional
 
     dev = torch.device("cuda")
     torch.backends.cudnn.benchmark = True  # the algorithm each shape is fastest with, as a tuned model runs
@@ -86,20 +83,8 @@ def main():
         return F.relu(F.batch_norm(y, mean, var, gamma, beta, training=False, eps=EPS))
 
     def time_us(fn, fargs):
-        for _ in range(warmup):
-            fn(*fargs)
-        torch.cuda.synchronize()
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        times = []
-        for _ in range(samples):
-            flush.sum()  # evicts x, w and the parameters from L2, leaving clean lines
-            start.record()
-            fn(*fargs)
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end) * 1000.0)
-        return statistics.median(times)
+        # flush: a read that evicts x, w and the parameters from L2, leaving clean lines
+        return tp.median_us(torch, lambda: fn(*fargs), warmup, samples, lambda i: flush.sum())
 
     layers = [layer for layer in LAYERS if not args.quick or layer[0] in QUICK]
     rows = []
@@ -144,7 +129,7 @@ def main():
                     us = time_us(fn, fargs)
                     row.update(median_us=us, TFLOPS=fl / us / 1e6)
                 except Exception as e:  # torch.compile may be unavailable (no triton, ...), or out of memory
-                    row["not_measured"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:160]
+                    row["not_measured"] = tp.failure(e)
                     torch.cuda.empty_cache()
                 rows.append(row)
 
@@ -183,28 +168,25 @@ def main():
         if "not_measured" in row:
             print(f"{row['layer']} {row['mode']}: not measured ({row['not_measured']})", file=sys.stderr)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(
-                {
-                    "tool": "torch_conv_peer",
-                    "torch": torch.__version__,
-                    "cuda": torch.version.cuda,
-                    "cudnn": cudnn,
-                    "device": device,
-                    "capability": ".".join(map(str, torch.cuda.get_device_capability(0))),
-                    "dtype": "bf16",
-                    "memory_format": "channels_last",
-                    "batch": BATCH,
-                    "eps": EPS,
-                    "samples": samples,
-                    "warmup": warmup,
-                    "cudnn_benchmark": True,
-                    "results": rows,
-                },
-                f,
-                indent=2,
-            )
-        print(f"wrote {args.json}")
+        tp.write_json(
+            args.json,
+            {
+                "tool": "torch_conv_peer",
+                "torch": torch.__version__,
+                "cuda": torch.version.cuda,
+                "cudnn": cudnn,
+                "device": device,
+                "capability": ".".join(map(str, torch.cuda.get_device_capability(0))),
+                "dtype": "bf16",
+                "memory_format": "channels_last",
+                "batch": BATCH,
+                "eps": EPS,
+                "samples": samples,
+                "warmup": warmup,
+                "cudnn_benchmark": True,
+                "results": rows,
+            },
+        )
     return 0
 
 

@@ -12,9 +12,11 @@ count the chapter's benchmark uses, so GB/s compare directly.
 Without PyTorch (or without a GPU) it prints one line and exits 0.
 """
 import argparse
-import json
-import statistics
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import torch_peer as tp  # noqa: E402
 
 SHAPES = [(16384, 4096), (4096, 8192), (32768, 1024), (1, 4096)]
 EPS = 1e-5
@@ -22,24 +24,17 @@ EPS = 1e-5
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--json", help="write the results to this file")
-    ap.add_argument("--samples", type=int, default=30)
-    ap.add_argument("--warmup", type=int, default=5)
+    tp.add_run_args(ap, samples=30, warmup=5)
     ap.add_argument("--no-compile", action="store_true", help="eager only")
     args = ap.parse_args()
 
-    try:
-        import torch
-        import torch.nn.functional as F
-    except ImportError:
-        print("PyTorch not found: skipping the peer measurement")
+    torch = tp.import_torch()
+    if torch is None:
         return 0
-    if not torch.cuda.is_available():
-        print("PyTorch found, but no CUDA GPU: skipping the peer measurement")
-        return 0
+    F = torch.nn.functional
 
     dev = torch.device("cuda")
-    flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device=dev)
+    flush = tp.flush_buffer(torch)
     has_rms = hasattr(F, "rms_norm")
 
     def residual_layernorm(x, r, g, b):
@@ -65,19 +60,8 @@ def main():
         return v
 
     def time_us(fn, fargs):
-        for _ in range(args.warmup):
-            fn(*fargs)
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        samples = []
-        for i in range(args.samples):
-            flush.fill_(i & 0xFF)  # evicts x, r, gamma, beta from L2
-            start.record()
-            fn(*fargs)
-            end.record()
-            end.synchronize()
-            samples.append(start.elapsed_time(end) * 1000.0)
-        return statistics.median(samples)
+        # flush: evicts x, r, gamma, beta from L2
+        return tp.median_us(torch, lambda: fn(*fargs), args.warmup, args.samples, lambda i: flush.fill_(i & 0xFF))
 
     rows = []
     for n, c in SHAPES:
@@ -112,19 +96,7 @@ def main():
         shape = f"{row['N']}x{row['C']}"
         print(f"{row['op']:20} {row['mode']:8} {shape:>12} {row['median_us']:10.2f} {row['GBps']:8.0f}")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(
-                {
-                    "torch": torch.__version__,
-                    "device": torch.cuda.get_device_name(0),
-                    "samples": args.samples,
-                    "eps": EPS,
-                    "results": rows,
-                },
-                f,
-                indent=2,
-            )
-        print(f"wrote {args.json}")
+        tp.write_json(args.json, {**tp.run_info(torch, args.samples), "eps": EPS, "results": rows})
     return 0
 
 

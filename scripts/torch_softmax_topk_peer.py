@@ -13,32 +13,29 @@ Without PyTorch (or without a GPU) it prints one line and exits 0.
 """
 import argparse
 import json
-import statistics
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import torch_peer as tp  # noqa: E402
 
 SHAPES = [(1, 128256, 50), (64, 128256, 50), (256, 128256, 50), (64, 262144, 64)]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--json", help="write the results to this file")
-    ap.add_argument("--samples", type=int, default=30)
-    ap.add_argument("--warmup", type=int, default=5)
+    tp.add_run_args(ap, samples=30, warmup=5)
     ap.add_argument("--no-compile", action="store_true", help="eager only")
     args = ap.parse_args()
     if args.samples < 1 or args.warmup < 0:
         ap.error("--samples must be at least 1 and --warmup at least 0")
 
-    try:
-        import torch
-    except ImportError:
-        print("PyTorch not found: skipping the peer measurement")
-        return 0
-    if not torch.cuda.is_available():
-        print("PyTorch found, but no CUDA GPU: skipping the peer measurement")
+    torch = tp.import_torch()
+    if torch is None:
         return 0
 
     dev = torch.device("cuda")
-    flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device=dev)
+    flush = tp.flush_buffer(torch)
 
     def softmax_topk(x, k):
         return torch.topk(torch.softmax(x, dim=-1), k, dim=-1)
@@ -53,18 +50,7 @@ def main():
         return f
 
     def time_us(fn):
-        for _ in range(args.warmup):
-            fn()
-        samples = []
-        for _ in range(args.samples):
-            flush.fill_(1)
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            samples.append(start.elapsed_time(end) * 1000.0)
-        return statistics.median(samples)
+        return tp.median_us(torch, fn, args.warmup, args.samples, lambda i: flush.fill_(1))
 
     rows = []
     print(f"{'shape':<22} {'form':<8} {'us':>9} {'roofline us':>12} {'% roofline':>10}")

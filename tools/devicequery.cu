@@ -93,11 +93,7 @@ int main(int argc, char** argv) {
   app.add_flag("--measure", measure, "also show the measured ceilings (measured once per GPU, then cached)");
   app.add_flag("--remeasure", remeasure, "measure the ceilings again, ignoring the cache");
   app.add_flag("--json", json, "print JSON instead of text");
-  try {
-    if (!wb::cli::parse(app, argc, argv)) return 0;
-  } catch (const wb::UsageError& e) {
-    return wb::cli::refuse(app, e.what());
-  }
+  if (const auto status = wb::cli::parse_or_exit(app, argc, argv)) return *status;
   try {
     if (const int code = wb::select_tool_device("devicequery", device)) return code;
     const wb::DeviceInfo d = wb::query_device(static_cast<int>(device));

@@ -52,39 +52,31 @@ constexpr double kFfmaFlops = 2.0 * kIters * 8 * kChains;  // per thread
 
 enum class Mma { f16, bf16, tf32, s8, e4m3 };
 
+// One mma.sync of the shape and types in `instr`: D += A B on the registers of mma_step.
+#define WB_MMA_STEP(instr)                                                      \
+  asm volatile(instr " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n" \
+               : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])                 \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
+
 template <Mma kType>
 __device__ __forceinline__ void mma_step(uint32_t (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   if constexpr (kType == Mma::f16) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    WB_MMA_STEP("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
   } else if constexpr (kType == Mma::bf16) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    WB_MMA_STEP("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
   } else if constexpr (kType == Mma::tf32) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    WB_MMA_STEP("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
   } else if constexpr (kType == Mma::s8) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    WB_MMA_STEP("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32");
   } else {
 #if __CUDA_ARCH__ >= 890
-    asm volatile(
-        "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-        : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    WB_MMA_STEP("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32");
 #endif
   }
 #endif
 }
+#undef WB_MMA_STEP
 
 template <Mma kType>
 __global__ void __launch_bounds__(kThreads) mma_peak(const uint32_t* in, uint32_t* out) {
@@ -135,6 +127,17 @@ double best_ms(Launch launch) {
   return best;
 }
 
+// One mma.sync shape's rate over the whole GPU (`warps` warps in `blocks` blocks), in
+// TFLOPS (TOPS for int8).
+template <Mma kType>
+double mma_rate(int blocks, double warps, const wb::DeviceBuffer<uint32_t>& in, wb::DeviceBuffer<uint32_t>& out) {
+  const double ms = best_ms([&] {
+    mma_peak<kType><<<blocks, kThreads>>>(in.data(), out.data());
+    WB_CHECK_LAUNCH();
+  });
+  return kMmaFlopsPerWarp<kType> * warps / (ms * 1e-3) / 1e12;
+}
+
 std::vector<Result> measure(const wb::DeviceInfo& d) {
   const int blocks = d.sms * kBlocksPerSm, threads = blocks * kThreads;
   // Seeded, non-zero operands: small values so that nothing overflows to inf or NaN.
@@ -157,34 +160,13 @@ std::vector<Result> measure(const wb::DeviceInfo& d) {
   });
   r.push_back({"ffma fp32", "TFLOPS", kFfmaFlops * threads / (ms * 1e-3) / 1e12});
   if (d.major >= 8) {
-    ms = best_ms([&] {
-      mma_peak<Mma::f16><<<blocks, kThreads>>>(in.data(), out.data());
-      WB_CHECK_LAUNCH();
-    });
-    r.push_back({"mma.sync m16n8k16 fp16->fp32", "TFLOPS", kMmaFlopsPerWarp<Mma::f16> * warps / (ms * 1e-3) / 1e12});
-    ms = best_ms([&] {
-      mma_peak<Mma::bf16><<<blocks, kThreads>>>(in.data(), out.data());
-      WB_CHECK_LAUNCH();
-    });
-    r.push_back({"mma.sync m16n8k16 bf16->fp32", "TFLOPS", kMmaFlopsPerWarp<Mma::bf16> * warps / (ms * 1e-3) / 1e12});
-    ms = best_ms([&] {
-      mma_peak<Mma::s8><<<blocks, kThreads>>>(in.data(), out.data());
-      WB_CHECK_LAUNCH();
-    });
-    r.push_back({"mma.sync m16n8k32 int8->int32", "TOPS", kMmaFlopsPerWarp<Mma::s8> * warps / (ms * 1e-3) / 1e12});
-    ms = best_ms([&] {
-      mma_peak<Mma::tf32><<<blocks, kThreads>>>(in.data(), out.data());
-      WB_CHECK_LAUNCH();
-    });
-    r.push_back({"mma.sync m16n8k8 tf32->fp32", "TFLOPS", kMmaFlopsPerWarp<Mma::tf32> * warps / (ms * 1e-3) / 1e12});
+    r.push_back({"mma.sync m16n8k16 fp16->fp32", "TFLOPS", mma_rate<Mma::f16>(blocks, warps, in, out)});
+    r.push_back({"mma.sync m16n8k16 bf16->fp32", "TFLOPS", mma_rate<Mma::bf16>(blocks, warps, in, out)});
+    r.push_back({"mma.sync m16n8k32 int8->int32", "TOPS", mma_rate<Mma::s8>(blocks, warps, in, out)});
+    r.push_back({"mma.sync m16n8k8 tf32->fp32", "TFLOPS", mma_rate<Mma::tf32>(blocks, warps, in, out)});
   }
   if (d.major * 10 + d.minor >= 89) {
-    ms = best_ms([&] {
-      mma_peak<Mma::e4m3><<<blocks, kThreads>>>(in.data(), out.data());
-      WB_CHECK_LAUNCH();
-    });
-    r.push_back(
-        {"mma.sync m16n8k32 fp8 e4m3->fp32", "TFLOPS", kMmaFlopsPerWarp<Mma::e4m3> * warps / (ms * 1e-3) / 1e12});
+    r.push_back({"mma.sync m16n8k32 fp8 e4m3->fp32", "TFLOPS", mma_rate<Mma::e4m3>(blocks, warps, in, out)});
   }
   return r;
 }
@@ -198,11 +180,7 @@ int main(int argc, char** argv) {
   wb::cli::conventions(app);
   app.add_option("--device", device, "which GPU (default 0)")->transform(wb::cli::whole_number(0, 1024));
   app.add_flag("--json", json, "print JSON instead of text");
-  try {
-    if (!wb::cli::parse(app, argc, argv)) return 0;
-  } catch (const wb::UsageError& e) {
-    return wb::cli::refuse(app, e.what());
-  }
+  if (const auto status = wb::cli::parse_or_exit(app, argc, argv)) return *status;
   try {
     if (const int code = wb::select_tool_device("instpeak", device)) return code;
     const wb::DeviceInfo d = wb::query_device(static_cast<int>(device));

@@ -340,12 +340,6 @@ struct OutputVerdict {
   double max_err = 0, max_ref = 0;
 };
 
-std::string fmt(double v) {
-  char b[48];
-  std::snprintf(b, sizeof b, "%.7g", v);
-  return b;
-}
-
 // Compares one output. Every element is scanned for poison and NaN/Inf; padding must be
 // poison; values are compared on the expected (sampled) elements.
 OutputVerdict compare_output(const TensorSpec& t, const Shape& s, const HostTensor& got,
@@ -465,19 +459,7 @@ OutputVerdict compare_output(const TensorSpec& t, const Shape& s, const HostTens
   }
   out << "  " << v.summary << "   (indices " << ax.legend(t.name) << ")\n";
   for (const auto& m : r.first) {
-    out << "    " << ax.coords(t.name, m.index) << ": ";
-    switch (m.fault) {
-      case Fault::Unwritten:
-        out << "never written (still holds the poison)";
-        break;
-      case Fault::NonFinite:
-        out << "got " << fmt(m.got);
-        break;
-      case Fault::Wrong:
-        out << "expected " << fmt(m.expected) << ", got " << fmt(m.got);
-        break;
-    }
-    out << "\n";
+    out << "    " << ax.coords(t.name, m.index) << ": " << mismatch_text(m) << "\n";
     bad_out->push_back(m.index);
   }
   if (r.wrong) out << "    tolerance " << tol.describe() << " (" << t.tol.text << ")\n";
@@ -668,9 +650,10 @@ Outcome yardstick_check(const Problem& p, const Expected& e, const PassVerdict& 
                                               : unit_roundoff(spec.dtype) * 2 * mine.max_ref[i] + tol.atol;
     const double allowed = c.yardstick_factor * yerr + floor;
     if (mine.max_err[i] > allowed) {
-      return Outcome::fail(Code::Wrong, p.specs()[i].name + ": largest error " + fmt(mine.max_err[i]) +
-                                            " is more than " + fmt(c.yardstick_factor) + "x the library's own (" +
-                                            fmt(yerr) + ") plus " + fmt(floor) + ": allowed " + fmt(allowed) +
+      return Outcome::fail(Code::Wrong, p.specs()[i].name + ": largest error " + format_value(mine.max_err[i]) +
+                                            " is more than " + format_value(c.yardstick_factor) +
+                                            "x the library's own (" + format_value(yerr) + ") plus " +
+                                            format_value(floor) + ": allowed " + format_value(allowed) +
                                             "\n  likely cause: accumulating in a narrower type than FP32, or rounding "
                                             "an intermediate result" +
                                             docs_pointer(c) + "\n");

@@ -88,13 +88,25 @@ struct CellGrid {
   }
 };
 
+}  // namespace
+
 std::string format_value(double v) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.7g", v);
   return buf;
 }
 
-}  // namespace
+std::string mismatch_text(const Mismatch& m) {
+  switch (m.fault) {
+    case Fault::Unwritten:
+      return "never written (still holds the poison)";
+    case Fault::NonFinite:
+      return "got " + format_value(m.got);
+    case Fault::Wrong:
+      return "expected " + format_value(m.expected) + ", got " + format_value(m.got);
+  }
+  return "";
+}
 
 CheckResult check_elements(const Layout& layout, const std::function<double(int64_t)>& got,
                            const std::function<bool(int64_t)>& poisoned, const std::function<double(int64_t)>& ref,
@@ -192,19 +204,7 @@ std::string CheckResult::report() const {
   if (ok) return s.str();
   s << "  tolerance " << tol.describe() << "\n";
   for (const auto& m : first) {
-    s << "  " << layout.coords(m.index) << ": ";
-    switch (m.fault) {
-      case Fault::Unwritten:
-        s << "never written (still holds the poison)";
-        break;
-      case Fault::NonFinite:
-        s << "got " << format_value(m.got);
-        break;
-      case Fault::Wrong:
-        s << "expected " << format_value(m.expected) << ", got " << format_value(m.got);
-        break;
-    }
-    s << "\n";
+    s << "  " << layout.coords(m.index) << ": " << mismatch_text(m) << "\n";
   }
   s << tile_map;
   return s.str();

@@ -32,27 +32,17 @@ struct Layout {
 // What the harness writes into an output before the kernel runs. Float poisons are NaNs
 // with a payload no arithmetic produces, so an element left unwritten can never pass and
 // is reported as "unwritten" rather than as a wrong value.
+// poison_pattern((const T*)nullptr): the pattern, as an unsigned integer of T's size. Pointers
+// never convert into one another, so a type not listed here has no poison (a compile error).
+constexpr uint32_t poison_pattern(const float*) { return 0x7FA5A5A5u; }
+constexpr uint16_t poison_pattern(const Half*) { return 0x7DA5u; }
+constexpr uint16_t poison_pattern(const BFloat16*) { return 0x7FA5u; }
+constexpr uint32_t poison_pattern(const int32_t*) { return 0xA5A5A5A5u; }
+constexpr uint8_t poison_pattern(const int8_t*) { return 0xA5u; }
+
 template <class T>
-struct Poison;
-template <>
-struct Poison<float> {
-  static constexpr uint32_t bits = 0x7FA5A5A5u;
-};
-template <>
-struct Poison<Half> {
-  static constexpr uint16_t bits = 0x7DA5u;
-};
-template <>
-struct Poison<BFloat16> {
-  static constexpr uint16_t bits = 0x7FA5u;
-};
-template <>
-struct Poison<int32_t> {
-  static constexpr uint32_t bits = 0xA5A5A5A5u;
-};
-template <>
-struct Poison<int8_t> {
-  static constexpr uint8_t bits = 0xA5u;
+struct Poison {
+  static constexpr auto bits = poison_pattern(static_cast<const T*>(nullptr));
 };
 
 template <class T>
@@ -77,6 +67,12 @@ struct Mismatch {
   double got;
   Fault fault;
 };
+
+// A value as the failure messages print it (%.7g).
+std::string format_value(double v);
+// What is wrong with one element: "never written (still holds the poison)", "got nan",
+// "expected 1.5, got 2".
+std::string mismatch_text(const Mismatch& m);
 
 struct CheckResult {
   bool ok = true;

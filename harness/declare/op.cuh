@@ -43,36 +43,20 @@
 
 namespace wb {
 
+// dtype_for((const T*)nullptr): the dtype of a device element type. Pointers never convert
+// into one another, so a type not listed here has no dtype (a compile error).
+constexpr DType dtype_for(const float*) { return DType::F32; }
+constexpr DType dtype_for(const __half*) { return DType::F16; }
+constexpr DType dtype_for(const __nv_bfloat16*) { return DType::BF16; }
+constexpr DType dtype_for(const int8_t*) { return DType::I8; }
+constexpr DType dtype_for(const int32_t*) { return DType::I32; }
+constexpr DType dtype_for(const int64_t*) { return DType::I64; }
+constexpr DType dtype_for(const __nv_fp8_e4m3*) { return DType::E4M3; }
+
 // The dtype of a device element type.
 template <class T>
-constexpr DType dtype_of();
-template <>
-constexpr DType dtype_of<float>() {
-  return DType::F32;
-}
-template <>
-constexpr DType dtype_of<__half>() {
-  return DType::F16;
-}
-template <>
-constexpr DType dtype_of<__nv_bfloat16>() {
-  return DType::BF16;
-}
-template <>
-constexpr DType dtype_of<int8_t>() {
-  return DType::I8;
-}
-template <>
-constexpr DType dtype_of<int32_t>() {
-  return DType::I32;
-}
-template <>
-constexpr DType dtype_of<int64_t>() {
-  return DType::I64;
-}
-template <>
-constexpr DType dtype_of<__nv_fp8_e4m3>() {
-  return DType::E4M3;
+constexpr DType dtype_of() {
+  return dtype_for(static_cast<const T*>(nullptr));
 }
 
 // The buffers and sizes of one call, as a launch adapter sees them.

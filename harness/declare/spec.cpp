@@ -28,6 +28,23 @@ const char* role_name(Role r) {
 
 // --- Shape ---------------------------------------------------------------------------------
 
+namespace {
+
+// Gives `name` the value `value` in a list of (name, value): in place when the name is there,
+// otherwise appended.
+template <class V>
+void set_named(std::vector<std::pair<std::string, V>>& list, const std::string& name, V value) {
+  for (auto& [n, v] : list) {
+    if (n == name) {
+      v = value;
+      return;
+    }
+  }
+  list.emplace_back(name, value);
+}
+
+}  // namespace
+
 Shape::Shape(std::initializer_list<std::pair<std::string, int64_t>> dims) : dims_(dims) {}
 
 int64_t Shape::operator[](std::string_view name) const {
@@ -42,13 +59,7 @@ bool Shape::has(std::string_view name) const {
 }
 
 Shape& Shape::set(const std::string& name, int64_t value) {
-  for (auto& [n, v] : dims_) {
-    if (n == name) {
-      v = value;
-      return *this;
-    }
-  }
-  dims_.emplace_back(name, value);
+  set_named(dims_, name, value);
   return *this;
 }
 
@@ -67,13 +78,7 @@ double Shape::param_or(std::string_view name, double fallback) const {
 }
 
 Shape& Shape::set_param(const std::string& name, double value) {
-  for (auto& [n, v] : params_) {
-    if (n == name) {
-      v = value;
-      return *this;
-    }
-  }
-  params_.emplace_back(name, value);
+  set_named(params_, name, value);
   return *this;
 }
 
@@ -371,22 +376,28 @@ Tol widened(Tol base, double atol, double rtol, std::string why) {
 }
 }  // namespace tol
 
-TensorSpec input(std::string name, std::vector<std::string> dims, DType t, Dist d) {
+namespace {
+
+// What every tensor declares: its name, dimensions, dtype and role.
+TensorSpec tensor(std::string name, std::vector<std::string> dims, DType t, TensorRole role) {
   TensorSpec s;
   s.name = std::move(name);
   s.dims = std::move(dims);
   s.dtype = t;
-  s.role = TensorRole::In;
+  s.role = role;
+  return s;
+}
+
+}  // namespace
+
+TensorSpec input(std::string name, std::vector<std::string> dims, DType t, Dist d) {
+  TensorSpec s = tensor(std::move(name), std::move(dims), t, TensorRole::In);
   s.dist = std::move(d);
   return s;
 }
 
 TensorSpec output(std::string name, std::vector<std::string> dims, DType t, Tol tol) {
-  TensorSpec s;
-  s.name = std::move(name);
-  s.dims = std::move(dims);
-  s.dtype = t;
-  s.role = TensorRole::Out;
+  TensorSpec s = tensor(std::move(name), std::move(dims), t, TensorRole::Out);
   s.tol = std::move(tol);
   return s;
 }
@@ -470,46 +481,51 @@ void RefCtx::expect(std::string_view output, int64_t index, double value) const 
 
 namespace wb::shapes {
 
-std::vector<Shape> sizes(const std::string& n, int64_t large) {
+namespace {
+
+// One shape per element of `list`: make(element).
+template <class List, class Make>
+std::vector<Shape> one_per(const List& list, Make make) {
   std::vector<Shape> out;
-  for (int64_t v : sizes_1d(large)) out.push_back(Shape{{n, v}});
+  for (const auto& e : list) out.push_back(make(e));
   return out;
+}
+
+// Every shape of `base` with each of `values`: set(copy of the shape, value), base-major.
+template <class V, class Set>
+std::vector<Shape> each_of(const std::vector<Shape>& base, const std::vector<V>& values, Set set) {
+  std::vector<Shape> out;
+  for (const auto& s : base) {
+    for (const V& v : values) {
+      Shape t = s;
+      out.push_back(set(t, v));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Shape> sizes(const std::string& n, int64_t large) {
+  return one_per(sizes_1d(large), [&](int64_t v) { return Shape{{n, v}}; });
 }
 
 std::vector<Shape> rows_by_cols(const std::string& rows, const std::string& cols, int64_t large) {
-  std::vector<Shape> out;
-  for (const auto& e : shapes_2d(large)) out.push_back(Shape{{rows, e.rows}, {cols, e.cols}});
-  return out;
+  return one_per(shapes_2d(large), [&](const auto& e) { return Shape{{rows, e.rows}, {cols, e.cols}}; });
 }
 
 std::vector<Shape> gemm(const std::string& m, const std::string& n, const std::string& k, int64_t large) {
-  std::vector<Shape> out;
-  for (const auto& e : gemm_shapes(large)) out.push_back(Shape{{m, e.m}, {n, e.n}, {k, e.k}});
-  return out;
+  return one_per(gemm_shapes(large), [&](const auto& e) { return Shape{{m, e.m}, {n, e.n}, {k, e.k}}; });
 }
 
 std::vector<Shape> each_with(const std::vector<Shape>& base, const std::string& dim,
                              const std::vector<int64_t>& values) {
-  std::vector<Shape> out;
-  for (const auto& s : base) {
-    for (int64_t v : values) {
-      Shape t = s;
-      out.push_back(t.set(dim, v));
-    }
-  }
-  return out;
+  return each_of(base, values, [&](Shape& t, int64_t v) -> Shape& { return t.set(dim, v); });
 }
 
 std::vector<Shape> each_with_param(const std::vector<Shape>& base, const std::string& name,
                                    const std::vector<double>& values) {
-  std::vector<Shape> out;
-  for (const auto& s : base) {
-    for (double v : values) {
-      Shape t = s;
-      out.push_back(t.set_param(name, v));
-    }
-  }
-  return out;
+  return each_of(base, values, [&](Shape& t, double v) -> Shape& { return t.set_param(name, v); });
 }
 
 std::function<std::vector<Shape>(Rng&)> random(int count, std::vector<std::pair<std::string, int64_t>> max) {

@@ -83,36 +83,18 @@ class HostTensor {
   double get(int64_t i) const {  // the stored value, exactly, as double
     const unsigned char* p = data_.data() + static_cast<size_t>(i) * size_;
     switch (dtype_) {
-      case DType::F32: {
-        float v;
-        std::memcpy(&v, p, 4);
-        return v;
-      }
-      case DType::F16: {
-        Half h;
-        std::memcpy(&h.bits, p, 2);
-        return half_to_float(h);
-      }
-      case DType::BF16: {
-        BFloat16 b;
-        std::memcpy(&b.bits, p, 2);
-        return bf16_to_float(b);
-      }
-      case DType::I8: {
-        int8_t v;
-        std::memcpy(&v, p, 1);
-        return v;
-      }
-      case DType::I32: {
-        int32_t v;
-        std::memcpy(&v, p, 4);
-        return v;
-      }
-      case DType::I64: {
-        int64_t v;
-        std::memcpy(&v, p, 8);
-        return static_cast<double>(v);
-      }
+      case DType::F32:
+        return load<float>(p);
+      case DType::F16:
+        return half_to_float(load<Half>(p));
+      case DType::BF16:
+        return bf16_to_float(load<BFloat16>(p));
+      case DType::I8:
+        return load<int8_t>(p);
+      case DType::I32:
+        return load<int32_t>(p);
+      case DType::I64:
+        return static_cast<double>(load<int64_t>(p));
       case DType::E4M3:
         return e4m3_to_float(*p);
     }
@@ -126,25 +108,24 @@ class HostTensor {
     switch (size_) {  // fixed-size copies compile to one load; a variable size is a call
       case 1:
         return *p;
-      case 2: {
-        uint16_t b;
-        std::memcpy(&b, p, 2);
-        return b;
-      }
-      case 4: {
-        uint32_t b;
-        std::memcpy(&b, p, 4);
-        return b;
-      }
-      default: {
-        uint64_t b;
-        std::memcpy(&b, p, 8);
-        return b;
-      }
+      case 2:
+        return load<uint16_t>(p);
+      case 4:
+        return load<uint32_t>(p);
+      default:
+        return load<uint64_t>(p);
     }
   }
 
  private:
+  // The T stored at p, by a copy of sizeof(T) bytes (a constant: one load, no call).
+  template <class T>
+  static T load(const unsigned char* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+
   // Bytes left uninitialised by the vector itself: the constructor zeroes them, in parallel
   // for a large tensor (a single-threaded zeroing of 8 GB was most of a 2^31-element test).
   template <class T>

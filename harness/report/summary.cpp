@@ -31,6 +31,10 @@ struct Record {
   double size = 0;
 };
 
+// Read from the records' JSON lines; a missing field throws (the record is not counted).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Verdict, exercise, chapter, file, verdict, code, line, detail)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Record, test, op, variant, file, shape, code, message, size)
+
 std::string first_line(const std::string& s, size_t skip_lines = 0) {
   size_t at = 0;
   for (size_t k = 0; k < skip_lines; ++k) {
@@ -142,27 +146,10 @@ int main(int argc, char** argv) {
         try {
           const nlohmann::json j = nlohmann::json::parse(line);
           if (j.contains("exercise")) {
-            Verdict v;
-            v.exercise = j.at("exercise").get<std::string>();
-            v.chapter = j.at("chapter").get<std::string>();
-            v.file = j.at("file").get<std::string>();
-            v.verdict = j.at("verdict").get<std::string>();
-            v.code = j.at("code").get<std::string>();
-            v.line = j.at("line").get<std::string>();
-            v.detail = j.at("detail").get<std::string>();
-            verdicts.push_back(std::move(v));
-            continue;
+            verdicts.push_back(j.get<Verdict>());
+          } else {
+            records.push_back(j.get<Record>());
           }
-          Record r;
-          r.test = j.at("test").get<std::string>();
-          r.op = j.at("op").get<std::string>();
-          r.variant = j.at("variant").get<std::string>();
-          r.file = j.at("file").get<std::string>();
-          r.shape = j.at("shape").get<std::string>();
-          r.code = j.at("code").get<std::string>();
-          r.message = j.at("message").get<std::string>();
-          r.size = j.at("size").get<double>();
-          records.push_back(std::move(r));
         } catch (const std::exception&) {
           // A record cut short (a test that crashed while writing it): not counted.
         }

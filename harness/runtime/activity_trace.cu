@@ -18,29 +18,13 @@ namespace wb {
 namespace {
 
 // The activity API's entry points, from libcupti loaded at run time.
-struct Activity {
-  decltype(&cuptiActivityEnable) enable = nullptr;
-  decltype(&cuptiActivityDisable) disable = nullptr;
-  decltype(&cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
-  decltype(&cuptiActivityFlushAll) flush_all = nullptr;
-  decltype(&cuptiActivityGetNextRecord) next_record = nullptr;
-  decltype(&cuptiGetTimestamp) timestamp = nullptr;
-  std::string problem;
-
-  static const Activity& get() {
-    static const Activity a = [] {
-      Activity a;
-      a.enable = cupti_function<decltype(a.enable)>("cuptiActivityEnable", &a.problem);
-      a.disable = cupti_function<decltype(a.disable)>("cuptiActivityDisable", &a.problem);
-      a.register_callbacks =
-          cupti_function<decltype(a.register_callbacks)>("cuptiActivityRegisterCallbacks", &a.problem);
-      a.flush_all = cupti_function<decltype(a.flush_all)>("cuptiActivityFlushAll", &a.problem);
-      a.next_record = cupti_function<decltype(a.next_record)>("cuptiActivityGetNextRecord", &a.problem);
-      a.timestamp = cupti_function<decltype(a.timestamp)>("cuptiGetTimestamp", &a.problem);
-      return a;
-    }();
-    return a;
-  }
+struct Activity : CuptiEntries {
+  WB_CUPTI_ENTRY(enable, cuptiActivityEnable);
+  WB_CUPTI_ENTRY(disable, cuptiActivityDisable);
+  WB_CUPTI_ENTRY(register_callbacks, cuptiActivityRegisterCallbacks);
+  WB_CUPTI_ENTRY(flush_all, cuptiActivityFlushAll);
+  WB_CUPTI_ENTRY(next_record, cuptiActivityGetNextRecord);
+  WB_CUPTI_ENTRY(timestamp, cuptiGetTimestamp);
 };
 
 constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
@@ -79,7 +63,7 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 }
 
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
-  const Activity& a = Activity::get();
+  const Activity& a = cupti_entries<Activity>();
   CUpti_Activity* record = nullptr;
   std::lock_guard<std::mutex> lock(g_mutex);
   while (g_spans && a.next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
@@ -121,7 +105,7 @@ ActivityTrace::ActivityTrace() : state_(std::make_unique<State>()) {}
 
 ActivityTrace::~ActivityTrace() {
   if (!running_) return;
-  const Activity& a = Activity::get();
+  const Activity& a = cupti_entries<Activity>();
   for (auto k : kKinds) a.disable(k);
   a.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -130,11 +114,8 @@ ActivityTrace::~ActivityTrace() {
 
 bool ActivityTrace::start() {
   if (running_) return true;
-  const Activity& a = Activity::get();
-  if (!a.problem.empty()) {
-    why_ = a.problem;
-    return false;
-  }
+  const Activity& a = cupti_entries<Activity>();
+  if (!cupti_found(a, &why_)) return false;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (g_spans) {
@@ -169,7 +150,7 @@ void ActivityTrace::begin_section(const std::string& name, cudaStream_t stream) 
   if (!running_) return;
   if (state_->open) end_section(stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));
-  const Activity& a = Activity::get();
+  const Activity& a = cupti_entries<Activity>();
   for (auto k : kKinds) {
     if (const CUptiResult r = a.enable(k); r != CUPTI_SUCCESS) {
       for (auto d : kKinds) a.disable(d);
@@ -186,7 +167,7 @@ void ActivityTrace::begin_section(const std::string& name, cudaStream_t stream) 
 void ActivityTrace::end_section(cudaStream_t stream) {
   if (!running_ || !state_->open) return;
   CUDA_CHECK(cudaStreamSynchronize(stream));
-  const Activity& a = Activity::get();
+  const Activity& a = cupti_entries<Activity>();
   a.timestamp(&state_->sections.back().end);
   for (auto k : kKinds) a.disable(k);
   state_->open = false;
@@ -206,7 +187,7 @@ void ActivityTrace::write(const std::string& path) {
     throw std::runtime_error("the activity trace is not recording: " + (why_.empty() ? "start() it first" : why_));
   if (state_->open) end_section(nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
-  const Activity& a = Activity::get();
+  const Activity& a = cupti_entries<Activity>();
   a.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   running_ = false;
   std::vector<Span> spans;

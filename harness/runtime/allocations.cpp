@@ -11,27 +11,11 @@ namespace wb {
 namespace {
 
 // CUPTI's entry points, from libcupti loaded at run time.
-struct Cupti {
-  decltype(&cuptiSubscribe) subscribe = nullptr;
-  decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
-  decltype(&cuptiEnableCallback) enable = nullptr;
-  decltype(&cuptiGetResultString) result_string = nullptr;
-  std::string problem;  // why it could not be loaded
-
-  static const Cupti& get() {
-    static const Cupti c = load();
-    return c;
-  }
-
- private:
-  static Cupti load() {
-    Cupti c;
-    c.subscribe = cupti_function<decltype(c.subscribe)>("cuptiSubscribe", &c.problem);
-    c.unsubscribe = cupti_function<decltype(c.unsubscribe)>("cuptiUnsubscribe", &c.problem);
-    c.enable = cupti_function<decltype(c.enable)>("cuptiEnableCallback", &c.problem);
-    c.result_string = cupti_function<decltype(c.result_string)>("cuptiGetResultString", &c.problem);
-    return c;
-  }
+struct Cupti : CuptiEntries {
+  WB_CUPTI_ENTRY(subscribe, cuptiSubscribe);
+  WB_CUPTI_ENTRY(unsubscribe, cuptiUnsubscribe);
+  WB_CUPTI_ENTRY(enable, cuptiEnableCallback);
+  WB_CUPTI_ENTRY(result_string, cuptiGetResultString);
 };
 
 std::string result_text(const Cupti& c, CUptiResult r) {
@@ -167,11 +151,8 @@ AllocationCount::~AllocationCount() {
 
 bool AllocationCount::start() {
   if (running_) return true;
-  const Cupti& c = Cupti::get();
-  if (!c.problem.empty()) {
-    why_ = c.problem;
-    return false;
-  }
+  const Cupti& c = cupti_entries<Cupti>();
+  if (!cupti_found(c, &why_)) return false;
   const CUptiResult r =
       c.subscribe(&state_->subscriber, reinterpret_cast<CUpti_CallbackFunc>(&State::callback), state_.get());
   if (r != CUPTI_SUCCESS) {
@@ -204,7 +185,7 @@ bool AllocationCount::start() {
 AllocationCount::Left AllocationCount::stop() {
   Left left;
   if (!running_) return left;
-  Cupti::get().unsubscribe(state_->subscriber);
+  cupti_entries<Cupti>().unsubscribe(state_->subscriber);
   state_->subscriber = nullptr;
   running_ = false;
   std::lock_guard<std::mutex> lock(state_->mutex);

@@ -69,55 +69,44 @@ class DeviceBuffer {
   size_t count_ = 0;
 };
 
-class Stream {
+// The owner of one library handle (a stream, an event, a cuBLAS handle): Destroy(handle) in
+// the destructor; neither copied nor moved. The derived class creates the handle.
+template <class H, auto Destroy>
+class UniqueHandle {
  public:
-  Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
-  ~Stream() {
-    if (s_) cudaStreamDestroy(s_);
+  UniqueHandle() = default;
+  ~UniqueHandle() {
+    if (h_) Destroy(h_);
   }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  cudaStream_t get() const { return s_; }
-  operator cudaStream_t() const { return s_; }
+  UniqueHandle(const UniqueHandle&) = delete;
+  UniqueHandle& operator=(const UniqueHandle&) = delete;
+  H get() const { return h_; }
+  operator H() const { return h_; }
 
- private:
-  cudaStream_t s_ = nullptr;
+ protected:
+  H h_ = nullptr;
 };
 
-class Event {
+class Stream : public UniqueHandle<cudaStream_t, cudaStreamDestroy> {
  public:
-  Event() { CUDA_CHECK(cudaEventCreate(&e_)); }
-  ~Event() {
-    if (e_) cudaEventDestroy(e_);
-  }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return e_; }
-  void record(cudaStream_t s) { CUDA_CHECK(cudaEventRecord(e_, s)); }
+  Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&h_, cudaStreamNonBlocking)); }
+};
+
+class Event : public UniqueHandle<cudaEvent_t, cudaEventDestroy> {
+ public:
+  Event() { CUDA_CHECK(cudaEventCreate(&h_)); }
+  void record(cudaStream_t s) { CUDA_CHECK(cudaEventRecord(h_, s)); }
   // Milliseconds from `start` to this event (both recorded and complete).
   float ms_since(const Event& start) const {
     float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start.e_, e_));
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start.h_, h_));
     return ms;
   }
-
- private:
-  cudaEvent_t e_ = nullptr;
 };
 
-class CublasHandle {
+class CublasHandle : public UniqueHandle<cublasHandle_t, cublasDestroy> {
  public:
   CublasHandle() { CUBLAS_CHECK(cublasCreate(&h_)); }
-  ~CublasHandle() {
-    if (h_) cublasDestroy(h_);
-  }
-  CublasHandle(const CublasHandle&) = delete;
-  CublasHandle& operator=(const CublasHandle&) = delete;
-  cublasHandle_t get() const { return h_; }
-  operator cublasHandle_t() const { return h_; }
-
- private:
-  cublasHandle_t h_ = nullptr;
 };
 
 // One cuBLAS handle per thread for the library references, bound to `stream`.

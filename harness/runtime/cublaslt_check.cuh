@@ -6,10 +6,5 @@
 
 #include "runtime/errors.cuh"
 
-#define CUBLASLT_CHECK(call)                                             \
-  do {                                                                   \
-    const cublasStatus_t wb_status_ = (call);                            \
-    if (wb_status_ != CUBLAS_STATUS_SUCCESS) {                           \
-      ::wb::throw_cublaslt_error(wb_status_, #call, __FILE__, __LINE__); \
-    }                                                                    \
-  } while (0)
+#define CUBLASLT_CHECK(call) \
+  WB_CHECK_STATUS(cublasStatus_t, CUBLAS_STATUS_SUCCESS, ::wb::throw_cublaslt_error, call, #call)

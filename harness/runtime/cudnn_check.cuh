@@ -6,15 +6,17 @@
 
 #include "runtime/errors.cuh"
 
-#define CUDNN_CHECK(call)                                                                                           \
-  do {                                                                                                              \
-    const cudnnStatus_t wb_status_ = (call);                                                                        \
-    if (wb_status_ != CUDNN_STATUS_SUCCESS) {                                                                       \
-      throw ::wb::CudaError(std::string(#call) + " failed at " + __FILE__ + ":" + std::to_string(__LINE__) + ": " + \
-                                cudnnGetErrorString(wb_status_),                                                    \
-                            false);                                                                                 \
-    }                                                                                                               \
-  } while (0)
+namespace wb {
+
+[[noreturn]] inline void throw_cudnn_error(cudnnStatus_t status, const char* call, const char* file, int line) {
+  throw CudaError(
+      std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " + cudnnGetErrorString(status),
+      false);
+}
+
+}  // namespace wb
+
+#define CUDNN_CHECK(call) WB_CHECK_STATUS(cudnnStatus_t, CUDNN_STATUS_SUCCESS, ::wb::throw_cudnn_error, call, #call)
 
 #include <map>
 #include <memory>

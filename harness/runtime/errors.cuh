@@ -33,21 +33,18 @@ bool is_sticky(cudaError_t err);
 
 }  // namespace wb
 
-#define CUDA_CHECK(call)                                             \
-  do {                                                               \
-    const cudaError_t wb_status_ = (call);                           \
-    if (wb_status_ != cudaSuccess) {                                 \
-      ::wb::throw_cuda_error(wb_status_, #call, __FILE__, __LINE__); \
-    }                                                                \
+// The form every check macro shares: `call` is evaluated once, and a status other than `ok`
+// goes to `thrower` with the call's text (as written: `text`), the file and the line.
+#define WB_CHECK_STATUS(Status, ok, thrower, call, text) \
+  do {                                                   \
+    const Status wb_status_ = (call);                    \
+    if (wb_status_ != ok) {                              \
+      thrower(wb_status_, text, __FILE__, __LINE__);     \
+    }                                                    \
   } while (0)
 
-#define CUBLAS_CHECK(call)                                             \
-  do {                                                                 \
-    const cublasStatus_t wb_status_ = (call);                          \
-    if (wb_status_ != CUBLAS_STATUS_SUCCESS) {                         \
-      ::wb::throw_cublas_error(wb_status_, #call, __FILE__, __LINE__); \
-    }                                                                  \
-  } while (0)
+#define CUDA_CHECK(call) WB_CHECK_STATUS(cudaError_t, cudaSuccess, ::wb::throw_cuda_error, call, #call)
+#define CUBLAS_CHECK(call) WB_CHECK_STATUS(cublasStatus_t, CUBLAS_STATUS_SUCCESS, ::wb::throw_cublas_error, call, #call)
 
 // After a <<<...>>> launch: catches bad launch configurations at once.
 #define WB_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())

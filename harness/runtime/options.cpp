@@ -153,4 +153,13 @@ int refuse(const CLI::App& app, const std::string& message) {
   return 2;
 }
 
+std::optional<int> parse_or_exit(CLI::App& app, int argc, const char* const* argv) {
+  try {
+    if (!parse(app, argc, argv)) return 0;
+  } catch (const UsageError& e) {
+    return refuse(app, e.what());
+  }
+  return std::nullopt;
+}
+
 }  // namespace wb::cli

@@ -7,17 +7,14 @@
 //   CLI::App app("Prints the GPU and its limits.", "devicequery");
 //   wb::cli::conventions(app);
 //   app.add_option("--device", device, "which GPU (default 0)")->transform(wb::cli::whole_number(0, 1024));
-//   try {
-//     if (!wb::cli::parse(app, argc, argv)) return 0;  // --help
-//   } catch (const wb::UsageError& e) {
-//     return wb::cli::refuse(app, e.what());
-//   }
+//   if (const auto status = wb::cli::parse_or_exit(app, argc, argv)) return *status;  // --help, or refused
 //
 // Plain C++ (no CUDA), host-tested in harness/tests/options_test.cpp.
 #pragma once
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,5 +49,9 @@ bool parse(CLI::App& app, int argc, const char* const* argv, std::vector<std::st
 // Prints "TOOL: message" and a pointer to --help on stderr; returns 2, the exit status of a
 // usage error.
 int refuse(const CLI::App& app, const std::string& message);
+
+// parse() and refuse() for a tool's main(): nothing when the program goes on, or the exit
+// status to return at once: 0 after --help, 2 after a usage error (printed as refuse() does).
+std::optional<int> parse_or_exit(CLI::App& app, int argc, const char* const* argv);
 
 }  // namespace wb::cli

@@ -106,6 +106,19 @@ std::vector<GbRun> test_runs(Log& log) {
   return runs;
 }
 
+// What the display reporter of `format` prints when every run of test_runs(log) is reported
+// at once.
+std::string display_all(Log& log, Reporter::Format format) {
+  const std::vector<GbRun> runs = test_runs(log);
+  Reporter display(log, format, true);
+  std::ostringstream out;
+  display.SetOutputStream(&out);
+  display.ReportContext(benchmark::BenchmarkReporter::Context());
+  display.ReportRuns(runs);
+  display.Finalize();
+  return out.str();
+}
+
 TEST(BenchReport, RowsTakeGoogleBenchmarksMedianAndSpread) {
   Log log = test_log();
   const auto rows = summarize(log, test_runs(log));
@@ -216,14 +229,7 @@ TEST(BenchReport, DocumentIsGoogleBenchmarksJsonWithTheWorkbooksContext) {
 // there too, for scripts/lib/test_wb_results.py to check against the JSON Schema.
 TEST(ResultsSample, Benchmark) {
   Log log = test_log();
-  const std::vector<GbRun> runs = test_runs(log);
-  Reporter display(log, Reporter::Format::Json, true);
-  std::ostringstream out;
-  display.SetOutputStream(&out);
-  display.ReportContext(benchmark::BenchmarkReporter::Context());
-  display.ReportRuns(runs);
-  display.Finalize();
-  const Json doc = Json::parse(out.str());
+  const Json doc = Json::parse(display_all(log, Reporter::Format::Json));
   EXPECT_EQ(doc["results"].size(), 6u);
   if (const char* dir = std::getenv("WB_RESULTS_SAMPLE_DIR")) {
     EXPECT_EQ(results::write(std::string(dir) + "/benchmark.json", doc), "");
@@ -280,15 +286,9 @@ TEST(BenchReport, DisplayReporterFinishesEachCaseOnceThenPrints) {
 
 TEST(BenchReport, TableReporterPrintsTheTable) {
   Log log = test_log();
-  const std::vector<GbRun> runs = test_runs(log);
-  Reporter display(log, Reporter::Format::Table, true);
-  std::ostringstream out;
-  display.SetOutputStream(&out);
-  display.ReportContext(benchmark::BenchmarkReporter::Context());
-  display.ReportRuns(runs);
-  display.Finalize();
-  EXPECT_NE(out.str().find("ch01 — thread indexing"), std::string::npos) << out.str();
-  EXPECT_NE(out.str().find("ABOVE SPEC"), std::string::npos) << out.str();
+  const std::string out = display_all(log, Reporter::Format::Table);
+  EXPECT_NE(out.find("ch01 — thread indexing"), std::string::npos) << out;
+  EXPECT_NE(out.find("ABOVE SPEC"), std::string::npos) << out;
 }
 
 }  // namespace

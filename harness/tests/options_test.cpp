@@ -86,5 +86,24 @@ TEST(Options, HelpIsGeneratedFromTheOptions) {
   }
 }
 
+TEST(Options, ParseOrExitSaysWhetherAToolGoesOn) {
+  int64_t device = 0;
+  auto run = [&](std::vector<const char*> argv) {
+    CLI::App app("a test tool", "prog");
+    conventions(app);
+    app.add_option("--device", device, "which GPU")->transform(whole_number(0, 1024));
+    return parse_or_exit(app, static_cast<int>(argv.size()), argv.data());
+  };
+  EXPECT_EQ(run({"prog", "--device=3"}), std::nullopt);
+  EXPECT_EQ(device, 3);
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(run({"prog", "--help"}), 0);
+  EXPECT_NE(testing::internal::GetCapturedStdout().find("a test tool"), std::string::npos);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(run({"prog", "--device=abc"}), 2);
+  EXPECT_NE(testing::internal::GetCapturedStderr().find("prog: --device: 'abc' is not a whole number"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace wb::cli

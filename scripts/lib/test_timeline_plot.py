@@ -39,14 +39,32 @@ def fake_export(path):
     db.close()
 
 
+def temp_file(test, name, make):
+    """The path of the file `name` that make(path) writes into a temporary folder, test.dir,
+    which is removed when the test ends."""
+    test.dir = tempfile.TemporaryDirectory()
+    test.addCleanup(test.dir.cleanup)
+    path = os.path.join(test.dir.name, name)
+    make(path)
+    return path
+
+
+def draws_png(test, source, name):
+    """timeline_plot draws `source` into test.dir/name, a PNG (the test is skipped without
+    matplotlib)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        test.skipTest("matplotlib is missing")
+    out = os.path.join(test.dir.name, name)
+    test.assertEqual(tp.main([source, "--out", out]), 0)
+    with open(out, "rb") as f:
+        test.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+
 class TimelineTest(unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.export = os.path.join(self.dir.name, "run.sqlite")
-        fake_export(self.export)
-
-    def tearDown(self):
-        self.dir.cleanup()
+        self.export = temp_file(self, "run.sqlite", fake_export)
 
     def test_reads_every_copy_and_kernel_in_time_order(self):
         work = tp.read_export(self.export)
@@ -81,14 +99,7 @@ class TimelineTest(unittest.TestCase):
         self.assertEqual(tp.main([other, "--out", os.path.join(self.dir.name, "x.png")]), 2)
 
     def test_draws_a_png(self):
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            self.skipTest("matplotlib is missing")
-        out = os.path.join(self.dir.name, "timeline.png")
-        self.assertEqual(tp.main([self.export, "--out", out]), 0)
-        with open(out, "rb") as f:
-            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        draws_png(self, self.export, "timeline.png")
 
 
 def fake_trace(path):
@@ -115,12 +126,7 @@ def fake_trace(path):
 
 class ChromeTraceTest(unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.TemporaryDirectory()
-        self.trace = os.path.join(self.dir.name, "trace.json")
-        fake_trace(self.trace)
-
-    def tearDown(self):
-        self.dir.cleanup()
+        self.trace = temp_file(self, "trace.json", fake_trace)
 
     def test_reads_work_and_sections_in_ns(self):
         work, sections = tp.read_trace(self.trace)
@@ -154,14 +160,7 @@ class ChromeTraceTest(unittest.TestCase):
             tp.read_trace(bad)
 
     def test_draws_panels(self):
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            self.skipTest("matplotlib is missing")
-        out = os.path.join(self.dir.name, "panels.png")
-        self.assertEqual(tp.main([self.trace, "--out", out]), 0)
-        with open(out, "rb") as f:
-            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        draws_png(self, self.trace, "panels.png")
 
 
 if __name__ == "__main__":

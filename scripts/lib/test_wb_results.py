@@ -50,6 +50,11 @@ def header(program, kind):
     }
 
 
+def result(op, shape, impl, role, **fields):
+    """One row of a document's results: the case, then its fields in the order given."""
+    return {"op": op, "shape": shape, "impl": impl, "role": role, **fields}
+
+
 def benchmark_doc():
     doc = header("ch01_bench", "benchmark")
     doc.update(
@@ -124,23 +129,28 @@ def benchmark_doc():
                     "sm_clock_mhz": 1980.0,
                     "throttled": False,
                 },
-                {
-                    "op": "vector_add/f32",
-                    "shape": "n=16777216",
-                    "impl": "student",
-                    "role": "student",
-                    "dtype": "f32",
-                    "benchmark": "vector_add/f32/n16777216/student",
-                    "bytes": 201326592.0,
-                    "flops": 16777216.0,
-                    "peak": "fp32",
-                    "outcome": "not_implemented",
-                    "message": "ex1: not implemented yet",
-                },
+                result(
+                    "vector_add/f32",
+                    "n=16777216",
+                    "student",
+                    "student",
+                    dtype="f32",
+                    benchmark="vector_add/f32/n16777216/student",
+                    bytes=201326592.0,
+                    flops=16777216.0,
+                    peak="fp32",
+                    outcome="not_implemented",
+                    message="ex1: not implemented yet",
+                ),
             ],
         }
     )
     return doc
+
+
+def tuned(config, **fields):
+    """A row of the tuning document: one point of v5_radix_select's sweep."""
+    return result("softmax_topk/f32", "B=64,V=128256,k=50", "v5_radix_select", "solution", config=config, **fields)
 
 
 def tuning_doc():
@@ -149,27 +159,15 @@ def tuning_doc():
         {
             "chapter": "ch07",
             "results": [
-                {
-                    "op": "softmax_topk/f32",
-                    "shape": "B=64,V=128256,k=50",
-                    "impl": "v5_radix_select",
-                    "role": "solution",
-                    "config": {"threads": 256, "splits": 8},
-                    "outcome": "pass",
-                    "median_us": 14.2,
-                    "samples": 60,
-                    "gbps": 2300.0,
-                    "tflops": 0.0,
-                },
-                {
-                    "op": "softmax_topk/f32",
-                    "shape": "B=64,V=128256,k=50",
-                    "impl": "v5_radix_select",
-                    "role": "solution",
-                    "config": {"threads": 1024, "splits": 64},
-                    "outcome": "skipped",
-                    "message": "too much shared memory",
-                },
+                tuned(
+                    {"threads": 256, "splits": 8},
+                    outcome="pass",
+                    median_us=14.2,
+                    samples=60,
+                    gbps=2300.0,
+                    tflops=0.0,
+                ),
+                tuned({"threads": 1024, "splits": 64}, outcome="skipped", message="too much shared memory"),
             ],
         }
     )

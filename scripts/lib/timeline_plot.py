@@ -282,21 +282,23 @@ def picture(draw_it, out):
     return 0
 
 
-def main_trace(a):
-    try:
-        work, sections = read_trace(a.export)
-        chosen = pick_sections(sections, a.section)
-    except ExportError as e:
-        print("timeline_plot: %s" % e, file=sys.stderr)
-        return 2
+def trace_panels(a):
+    """[(section name, its work)] of the Chrome trace a.export, the sections a.section picks.
+    Raises ExportError when the trace cannot be read or there is no section to draw."""
+    work, sections = read_trace(a.export)
+    chosen = pick_sections(sections, a.section)
     if not chosen:
-        print("timeline_plot: %s: no sections to draw (record with ActivityTrace::section)" % a.export, file=sys.stderr)
-        return 2
-    panels = [(s["name"], in_section(work, s)) for s in chosen]
-    for name, part in panels:
-        print("== %s" % name)
-        print(table(part) if part else "(no GPU work recorded)")
-    return picture(lambda: draw_sections(panels, a.out, a.title or os.path.basename(a.export)), a.out)
+        raise ExportError("%s: no sections to draw (record with ActivityTrace::section)" % a.export)
+    return [(s["name"], in_section(work, s)) for s in chosen]
+
+
+def export_work(a):
+    """The work of the nsys export a.export (its last a.last_ms milliseconds when given).
+    Raises ExportError when the export cannot be read or holds no GPU work."""
+    work = last_window(read_export(a.export), a.last_ms)
+    if not work:
+        raise ExportError("%s: no GPU work recorded" % a.export)
+    return work
 
 
 def main(argv=None):
@@ -313,18 +315,20 @@ def main(argv=None):
         "(default: every section)",
     )
     a = p.parse_args(argv)
-    if a.export.endswith(".json"):
-        return main_trace(a)
+    trace = a.export.endswith(".json")
     try:
-        work = last_window(read_export(a.export), a.last_ms)
+        got = trace_panels(a) if trace else export_work(a)
     except ExportError as e:
         print("timeline_plot: %s" % e, file=sys.stderr)
         return 2
-    if not work:
-        print("timeline_plot: %s: no GPU work recorded" % a.export, file=sys.stderr)
-        return 2
-    print(table(work))
-    return picture(lambda: draw(work, a.out, a.title or os.path.basename(a.export)), a.out)
+    title = a.title or os.path.basename(a.export)
+    if trace:
+        for name, part in got:
+            print("== %s" % name)
+            print(table(part) if part else "(no GPU work recorded)")
+        return picture(lambda: draw_sections(got, a.out, title), a.out)
+    print(table(got))
+    return picture(lambda: draw(got, a.out, title), a.out)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,13 @@ HOSTILE_EXPECT = os.path.join(LB_TESTS, "hostile-expected.json")
 SCRIPT = os.path.join(REPO, "scripts", "leaderboard.sh")
 
 
+def temp_folder(test):
+    """A new temporary folder, removed when the test `test` ends."""
+    path = tempfile.mkdtemp()
+    test.addCleanup(shutil.rmtree, path)
+    return path
+
+
 _made = {}
 
 

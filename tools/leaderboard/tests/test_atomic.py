@@ -2,8 +2,6 @@
 
 import json
 import os
-import shutil
-import tempfile
 import unittest
 
 import support  # noqa: F401  (the package's path)
@@ -12,8 +10,7 @@ from wb_leaderboard import atomic as A
 
 class Atomic(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, self.tmp)
+        self.tmp = support.temp_folder(self)
 
     def test_files(self):
         path = os.path.join(self.tmp, "a.json")

@@ -7,11 +7,9 @@ folders file by file)."""
 
 import json
 import os
-import shutil
-import tempfile
 import unittest
 
-from support import FIXTURE_EXPECT, HOSTILE_EXPECT, REPO, fingerprint, made_class
+from support import FIXTURE_EXPECT, HOSTILE_EXPECT, REPO, fingerprint, made_class, temp_folder
 from wb_leaderboard import chapters, classes as K, outcomes, submissions as S
 
 # SHA-256 over (path, bytes) of every file of each class, in path order. A change to base/ or
@@ -148,8 +146,7 @@ class Rules(unittest.TestCase):
     """The table's rules, on a small base of its own."""
 
     def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, self.tmp)
+        self.tmp = temp_folder(self)
         self.base = os.path.join(self.tmp, "base")
         files = {
             ("plain", "ch01", "ex1.cu"): "// Plain, exercise 1: one add.\nint f() { return 1; }\n",

@@ -6,18 +6,16 @@ refuses to rank unless told to, and says so without a GPU; --verify checks a his
 import os
 import shutil
 import subprocess
-import tempfile
 import unittest
 
-from support import REPO, SCRIPT, made_class, make_key, record, result
+from support import REPO, SCRIPT, made_class, make_key, record, result, temp_folder
 
 FIXTURE_CLASS = made_class("fixture")  # any class folder, for the options around it
 
 
 class CommandLine(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, self.tmp)
+        self.tmp = temp_folder(self)
 
     def run_script(self, *args, **env):
         p = subprocess.run(
@@ -98,22 +96,15 @@ class CommandLine(unittest.TestCase):
         )
         self.assertEqual(p.returncode, 1)
         self.assertIn("not running", p.stdout)
-        p = subprocess.run(
-            ["bash", os.path.join(REPO, "tools", "leaderboard", "slurm-job.sh"), self.tmp],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=dict(os.environ, SLURM_ARRAY_TASK_ID=""),
-        )
+        job = ["bash", os.path.join(REPO, "tools", "leaderboard", "slurm-job.sh"), self.tmp]
+
+        def slurm_job(**slurm_env):
+            return subprocess.run(job, capture_output=True, text=True, timeout=60, env=dict(os.environ, **slurm_env))
+
+        p = slurm_job(SLURM_ARRAY_TASK_ID="")
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("this is a Slurm array job", p.stderr)
-        p = subprocess.run(
-            ["bash", os.path.join(REPO, "tools", "leaderboard", "slurm-job.sh"), self.tmp],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=dict(os.environ, SLURM_ARRAY_TASK_ID="0", SLURM_ARRAY_JOB_ID="5"),
-        )
+        p = slurm_job(SLURM_ARRAY_TASK_ID="0", SLURM_ARRAY_JOB_ID="5")
         self.assertEqual(p.returncode, 1)
         self.assertIn("is not readable from node", p.stdout)
 

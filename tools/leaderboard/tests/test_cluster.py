@@ -5,10 +5,9 @@ listed until a rerun replaces them, the history only appended to."""
 import json
 import os
 import shutil
-import tempfile
 import unittest
 
-from support import REPO, TRUSTED, captured, made_class, make_key, result
+from support import REPO, TRUSTED, captured, made_class, make_key, result, temp_folder
 from wb_leaderboard import chapters, cluster as K, history as H, job_record as J, report as R, slurm, submissions
 
 
@@ -28,8 +27,7 @@ class ClusterJobs(unittest.TestCase):
     ]
 
     def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, self.tmp)
+        self.tmp = temp_folder(self)
         subs = os.path.join(self.tmp, "subs")
         for n in self.STUDENTS + ["empty"]:
             d = os.path.join(subs, n, "ch01")

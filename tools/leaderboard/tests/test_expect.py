@@ -3,18 +3,15 @@ per difference otherwise; a run limited to some chapters is compared on those on
 
 import json
 import os
-import shutil
-import tempfile
 import unittest
 
-from support import FIXTURE_EXPECT, captured, make_key, record, result, result_entries
+from support import FIXTURE_EXPECT, captured, make_key, record, result, result_entries, temp_folder
 from wb_leaderboard import expect as E, history as H
 
 
 class Expect(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, self.tmp)
+        self.tmp = temp_folder(self)
         self.history = os.path.join(self.tmp, "out", "history.jsonl")
         self.key = make_key(self.tmp)
         for n in result_entries():

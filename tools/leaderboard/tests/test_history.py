@@ -5,19 +5,16 @@ records against is a results file of a version still read."""
 
 import json
 import os
-import shutil
 import stat
-import tempfile
 import unittest
 
-from support import DECODER, TRUSTED, TRUSTED_V3, captured, made_class, make_key, record, result
+from support import DECODER, TRUSTED, TRUSTED_V3, captured, made_class, make_key, record, result, temp_folder
 from wb_leaderboard import history as H
 
 
 class History(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, self.tmp)
+        self.tmp = temp_folder(self)
         self.history = os.path.join(self.tmp, "out", "history.jsonl")
         self.key = make_key(self.tmp)
 

@@ -6,11 +6,9 @@ what is made is what the tests were written against (a fingerprint of every file
 
 import json
 import os
-import shutil
-import tempfile
 import unittest
 
-from support import RESULTS_EXPECT, captured, fingerprint, made_results, result
+from support import RESULTS_EXPECT, captured, fingerprint, made_results, result, temp_folder
 from wb_leaderboard import recorded as R
 
 # SHA-256 over (path, bytes) of every file of every case, in path order: the same bytes as the
@@ -150,8 +148,7 @@ class Rules(unittest.TestCase):
 
 class Making(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, self.tmp)
+        self.tmp = temp_folder(self)
 
     def test_whole_or_not_at_all(self):
         dest = os.path.join(self.tmp, "results")

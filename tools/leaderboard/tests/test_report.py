@@ -6,17 +6,15 @@ import csv
 import json
 import os
 import shutil
-import tempfile
 import unittest
 
-from support import captured, make_key, record, result, result_entries
+from support import captured, make_key, record, result, result_entries, temp_folder
 from wb_leaderboard import history as H, report as R
 
 
 class Reports(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, self.tmp)
+        self.tmp = temp_folder(self)
         self.out = os.path.join(self.tmp, "out")
         self.history = os.path.join(self.out, "history.jsonl")
         self.key = make_key(self.tmp)

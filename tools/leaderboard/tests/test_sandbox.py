@@ -14,8 +14,7 @@ from wb_leaderboard import sandbox as S
 
 class Steps(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, self.tmp)
+        self.tmp = support.temp_folder(self)
         self.rw = os.path.join(self.tmp, "rw")
         self.log, self.results = os.path.join(self.tmp, "log"), os.path.join(self.tmp, "results")
         self.box = S.Sandbox("/nonexistent/bwrap")

@@ -4,18 +4,15 @@ notes; the repository's fixture and hostile classes are planned as their expecte
 
 import json
 import os
-import shutil
-import tempfile
 import unittest
 
-from support import REPO
+from support import REPO, temp_folder
 from wb_leaderboard import chapters, submissions as S
 
 
 class Names(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-        self.addCleanup(shutil.rmtree, self.tmp)
+        self.tmp = temp_folder(self)
         self.subs = os.path.join(self.tmp, "subs")
         os.makedirs(self.subs)
 

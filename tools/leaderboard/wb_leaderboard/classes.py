@@ -24,12 +24,11 @@ optional):
   python3 -m wb_leaderboard.classes CLASS DEST    makes the class CLASS (fixture, hostile) in DEST
 """
 
-import ast
 import os
 import sys
 import textwrap
 
-from .atomic import publish_folder
+from .atomic import new_folder_main, publish_files, read_files, read_literal
 from .repository import REPO
 
 CLASSES_DIR = os.path.join(REPO, "tests", "leaderboard", "classes")
@@ -43,9 +42,7 @@ class TableProblem(ValueError):
 
 def load_table(path=None):
     """The table of changes: a Python literal (a dict), read as data, never run."""
-    path = path or os.path.join(CLASSES_DIR, "changes.py")
-    with open(path, encoding="utf-8") as f:
-        return ast.literal_eval(f.read())
+    return read_literal(path or os.path.join(CLASSES_DIR, "changes.py"))
 
 
 def read_base(base_dir, base_set, ch):
@@ -53,11 +50,7 @@ def read_base(base_dir, base_set, ch):
     folder = os.path.join(base_dir, base_set, ch)
     if not os.path.isdir(folder):
         raise TableProblem("no base set %s/%s in %s" % (base_set, ch, base_dir))
-    files = {}
-    for name in sorted(os.listdir(folder)):
-        with open(os.path.join(folder, name), encoding="utf-8", newline="") as f:
-            files[name] = f.read()
-    return files
+    return read_files(folder)
 
 
 def split_header(text):
@@ -169,32 +162,13 @@ def class_files(klass, table=None, base_dir=None):
 
 def make_class(klass, dest, table=None, base_dir=None):
     """Makes the class in the folder `dest` (which must not exist), whole or not at all."""
-    files = class_files(klass, table, base_dir)
-
-    def fill(tmp):
-        for (student, ch, name), text in sorted(files.items()):
-            os.makedirs(os.path.join(tmp, student, ch), exist_ok=True)
-            with open(os.path.join(tmp, student, ch, name), "w", encoding="utf-8", newline="") as f:
-                f.write(text)
-
-    publish_folder(dest, fill)
-    return dest
+    return publish_files(dest, class_files(klass, table, base_dir))
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 2 or argv[0].startswith("-"):
-        print("usage: python3 -m wb_leaderboard.classes CLASS DEST   (CLASS: fixture or hostile)", file=sys.stderr)
-        return 2
-    if os.path.exists(argv[1]):
-        print("classes: '%s' exists already: give a folder that does not exist yet" % argv[1], file=sys.stderr)
-        return 1
-    try:
-        make_class(argv[0], argv[1])
-    except (TableProblem, OSError) as e:
-        print("classes: %s" % e, file=sys.stderr)
-        return 1
-    return 0
+    usage = "CLASS DEST   (CLASS: fixture or hostile)"
+    return new_folder_main("classes", usage, 2, argv, make_class, (TableProblem, OSError))
 
 
 if __name__ == "__main__":

@@ -40,12 +40,11 @@ JSON files are written as the base ones are: one space of indent, no newline at 
   python3 -m wb_leaderboard.recorded DEST    makes every case in DEST (a folder that does not exist)
 """
 
-import ast
 import json
 import os
 import sys
 
-from .atomic import publish_folder
+from .atomic import new_folder_main, publish_files, read_files, read_literal
 from .repository import REPO
 
 RESULTS_DIR = os.path.join(REPO, "tests", "leaderboard", "results")
@@ -88,9 +87,7 @@ class TableProblem(ValueError):
 
 def load_table(path=None):
     """The table of changes: a Python literal (a dict), read as data, never run."""
-    path = path or os.path.join(RESULTS_DIR, "changes.py")
-    with open(path, encoding="utf-8") as f:
-        return ast.literal_eval(f.read())
+    return read_literal(path or os.path.join(RESULTS_DIR, "changes.py"))
 
 
 def read_base(base_dir, base_set):
@@ -98,11 +95,7 @@ def read_base(base_dir, base_set):
     folder = os.path.join(base_dir, base_set)
     if not os.path.isdir(folder):
         raise TableProblem("no base set %s in %s" % (base_set, base_dir))
-    files = {}
-    for name in sorted(os.listdir(folder)):
-        with open(os.path.join(folder, name), encoding="utf-8", newline="") as f:
-            files[name] = f.read()
-    return files
+    return read_files(folder)
 
 
 def dump(doc):
@@ -266,32 +259,12 @@ def all_files(table=None, base_dir=None):
 
 def make_results(dest, table=None, base_dir=None):
     """Makes every case in the folder `dest` (which must not exist), whole or not at all."""
-    files = all_files(table, base_dir)
-
-    def fill(tmp):
-        for (case, name), text in sorted(files.items()):
-            os.makedirs(os.path.join(tmp, case), exist_ok=True)
-            with open(os.path.join(tmp, case, name), "w", encoding="utf-8", newline="") as f:
-                f.write(text)
-
-    publish_folder(dest, fill)
-    return dest
+    return publish_files(dest, all_files(table, base_dir))
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1 or argv[0].startswith("-"):
-        print("usage: python3 -m wb_leaderboard.recorded DEST", file=sys.stderr)
-        return 2
-    if os.path.exists(argv[0]):
-        print("recorded: '%s' exists already: give a folder that does not exist yet" % argv[0], file=sys.stderr)
-        return 1
-    try:
-        make_results(argv[0])
-    except (TableProblem, OSError) as e:
-        print("recorded: %s" % e, file=sys.stderr)
-        return 1
-    return 0
+    return new_folder_main("recorded", "DEST", 1, argv, make_results, (TableProblem, OSError))
 
 
 if __name__ == "__main__":

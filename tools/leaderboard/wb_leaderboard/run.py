@@ -41,38 +41,31 @@ def test_and_time(box, entry, ch, runner, box_dir, limit, env, ro, data, ncu_bin
     """The tests of a built entry, then (when they all passed and there is a GPU) its benchmark
     and the ncu re-measurement, each a sandboxed step whose results leave through the pipe."""
     binaries = os.path.join(entry, "bin")
+
+    def step(name, command, started, results=True):
+        """One sandboxed step: its output to entry/NAME.log, with `results` what it writes to
+        the pipe to entry/NAME.json; its line in steps.tsv (seconds since `started`)."""
+        log, json_path = os.path.join(entry, name + ".log"), os.path.join(entry, name + ".json")
+        rc = run_step(box, command, log, limit, box_dir, [binaries] + list(ro), env, json_path if results else None)
+        add_step(entry, name, rc, started)
+        return rc
+
     started = time.monotonic()
-    rc = run_step(
-        box,
+    rc = step(
+        "tests",
         [
             os.path.join(binaries, ch + "_tests"),
             "--gtest_color=no",
             "--gtest_fail_fast",
             "--gtest_output=json:/dev/fd/3",
         ],
-        os.path.join(entry, "tests.log"),
-        limit,
-        box_dir,
-        [binaries] + list(ro),
-        env,
-        os.path.join(entry, "tests.json"),
+        started,
     )
-    add_step(entry, "tests", rc, started)
     if rc != 0 or not with_gpu:
         return
     note("tests finished (exit 0, %.1f s); benchmark ..." % (time.monotonic() - started))
     started = time.monotonic()
-    rc = run_step(
-        box,
-        expand_command(runner["bench"], binaries, "/dev/fd/3", data),
-        os.path.join(entry, "bench.log"),
-        limit,
-        box_dir,
-        [binaries] + list(ro),
-        env,
-        os.path.join(entry, "bench.json"),
-    )
-    add_step(entry, "bench", rc, started)
+    rc = step("bench", expand_command(runner["bench"], binaries, "/dev/fd/3", data), started)
     bench = os.path.join(binaries, ch + "_bench")
     selection = ncu_selection(entry) if rc == 0 and ncu_bin and os.access(bench, os.X_OK) else None
     if not selection:
@@ -82,20 +75,8 @@ def test_and_time(box, entry, ch, runner, box_dir, limit, env, ro, data, ncu_bin
     csv_path = os.path.join(box_dir, "ncu.csv")
     if os.path.exists(csv_path):
         os.remove(csv_path)
-    rc = run_step(
-        box,
-        [ncu_bin]
-        + NCU_METRIC_ARGS
-        + ["--log-file", csv_path, bench]
-        + selection
-        + ["--samples=10", "--json=/dev/null"],
-        os.path.join(entry, "ncu.log"),
-        limit,
-        box_dir,
-        [binaries] + list(ro),
-        env,
-    )
-    add_step(entry, "ncu", rc, started)
+    command = [ncu_bin] + NCU_METRIC_ARGS + ["--log-file", csv_path, bench] + selection
+    rc = step("ncu", command + ["--samples=10", "--json=/dev/null"], started, results=False)
     if os.path.isfile(csv_path):
         with open(csv_path, "rb") as f, open(os.path.join(entry, "ncu.csv"), "wb") as g:
             g.write(f.read(LOG_LIMIT))
