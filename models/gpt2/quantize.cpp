@@ -60,8 +60,8 @@ int64_t first_bad_row(int64_t N, int64_t K, RowQuantize quantize) {
 template <class Quantize>
 auto quantize_tensor(const Tensor& w, std::string_view name, const char* how, Quantize quantize) {
   if (w.shape.size() != 2) {
-    throw QuantizeError(std::string(name) + ": only a 2-D matrix [out, in] is quantized " + how +
-                        "; this tensor has " + std::to_string(w.shape.size()) + " dimensions");
+    throw QuantizeError(std::string(name) + ": only a 2-D matrix [out, in] is quantized " + how + "; this tensor has " +
+                        std::to_string(w.shape.size()) + " dimensions");
   }
   const int64_t N = w.shape[0], K = w.shape[1];
   if (w.dtype == wb::DType::F32) {

@@ -38,7 +38,7 @@ void expect_round_trip(const std::vector<float>& w, const QuantizedMatrix& m) {
 
 // A BF16 tensor [rows, cols] of value(i) rounded to BF16 (i in row-major order); `as_float`
 // gets the same values as FP32.
-Tensor bf16_matrix(int64_t rows, int64_t cols, float (*value)(int), std::vector<float>& as_float) {
+Tensor bf16_matrix(int64_t rows, int64_t cols, std::vector<float>& as_float, float (*value)(int)) {
   Tensor t;
   t.shape = {rows, cols};
   t.dtype = wb::DType::BF16;
@@ -154,7 +154,7 @@ TEST(Quantize, OneLargeOutlierSetsTheRowsScale) {
 
 TEST(Quantize, Bf16TensorSameAsItsFp32Values) {
   std::vector<float> as_float;
-  const Tensor t = bf16_matrix(3, 10, [](int i) { return 0.37f * float(i % 11) - 1.5f; }, as_float);
+  const Tensor t = bf16_matrix(3, 10, as_float, [](int i) { return 0.37f * float(i % 11) - 1.5f; });
   const QuantizedMatrix a = quantize_rows(t, "bf16 tensor");
   const QuantizedMatrix b = quantize_rows(as_float.data(), 3, 10);
   EXPECT_EQ(a.q, b.q);
@@ -350,7 +350,7 @@ TEST(QuantizeInt4, LargeMatrixOnManyCoresMatchesRowByRow) {
 
 TEST(QuantizeInt4, Bf16TensorSameAsItsFp32Values) {
   std::vector<float> as_float;
-  const Tensor t = bf16_matrix(2, 64, [](int i) { return 0.037f * float(i % 17) - 0.3f; }, as_float);
+  const Tensor t = bf16_matrix(2, 64, as_float, [](int i) { return 0.037f * float(i % 17) - 0.3f; });
   const Int4Matrix a = quantize_int4(t, "bf16 tensor");
   const Int4Matrix b = quantize_int4(as_float.data(), 2, 64);
   EXPECT_EQ(a.packed, b.packed);

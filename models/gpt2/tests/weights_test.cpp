@@ -19,7 +19,9 @@ using safetensors::Dtype;
 class Weights_ : public ::testing::Test {
  protected:
   // A tiny model written once per test: transformer.-prefixed names, F32, seed 7.
-  void SetUp() override { path_ = tiny("tiny.safetensors", [](RandomOptions&) {}); }
+  void SetUp() override {
+    path_ = tiny("tiny.safetensors", [](RandomOptions&) {});
+  }
   // Another tiny model, seed 7, with `change` made to the options: written as `name`.
   std::string tiny(const std::string& name, const std::function<void(RandomOptions&)>& change) {
     RandomOptions o;
