@@ -35,9 +35,12 @@ bool quantize_row(const float* w, int64_t K, int8_t* q, float* scale) {
 
 // Runs `quantize(n, buffer, codes)` for rows [0, N) on the machine's cores (parallel_count
 // splits [0, N K); a chunk takes the rows that start in it), with scratch rows of K floats and K
-// bytes of the chunk's own. Returns the first row for which it returned false, or N.
+// bytes of the chunk's own. When it returns false for a row (a NaN or an infinity in it),
+// throws naming the first such row, what cannot represent it and why (`format`), and the flag
+// to run without.
 template <class RowQuantize>
-int64_t first_bad_row(int64_t N, int64_t K, RowQuantize quantize) {
+void quantize_each_row(int64_t N, int64_t K, std::string_view name, const char* format, const char* flag,
+                       RowQuantize quantize) {
   std::atomic<int64_t> first_bad{N};
   wb::parallel_count(N * K, [&](int64_t begin, int64_t end) -> int64_t {
     std::vector<float> buffer(static_cast<size_t>(K));
@@ -51,7 +54,13 @@ int64_t first_bad_row(int64_t N, int64_t K, RowQuantize quantize) {
     }
     return 0;
   });
-  return first_bad.load();
+  if (const int64_t bad = first_bad.load(); bad < N) {
+    throw QuantizeError(std::string(name) + ": row " + std::to_string(bad) + " of " + std::to_string(N) +
+                        " holds a NaN or an infinity, which " + format +
+                        ". The weights file is damaged or was saved after training diverged: use a good file, or run "
+                        "without " +
+                        flag);
+  }
 }
 
 // A 2-D tensor [N, K] quantized by `quantize(N, K, row)`, `row(n, buffer)` giving row n as FP32:
@@ -86,28 +95,14 @@ QuantizedMatrix quantize_all(int64_t N, int64_t K, std::string_view name, RowFn 
   m.cols = K;
   m.q.resize(size_t(N * K));
   m.scale.resize(size_t(N));
-  const int64_t bad = first_bad_row(N, K, [&](int64_t n, float* buffer, uint8_t*) {
-    return quantize_row(row(n, buffer), K, m.q.data() + n * K, m.scale.data() + n);
-  });
-  if (bad < N) {
-    throw QuantizeError(std::string(name) + ": row " + std::to_string(bad) + " of " + std::to_string(N) +
-                        " holds a NaN or an infinity, which INT8 cannot represent (a scale is the row's largest "
-                        "magnitude / 127). The weights file is damaged or was saved after training diverged: "
-                        "use a good file, or run without --int8");
-  }
+  quantize_each_row(N, K, name, "INT8 cannot represent (a scale is the row's largest magnitude / 127)", "--int8",
+                    [&](int64_t n, float* buffer, uint8_t*) {
+                      return quantize_row(row(n, buffer), K, m.q.data() + n * K, m.scale.data() + n);
+                    });
   return m;
 }
 
 }  // namespace
-
-QuantizedMatrix quantize_rows(const float* w, int64_t rows, int64_t cols, std::string_view name) {
-  return quantize_all(rows, cols, name, [&](int64_t n, float*) { return w + n * cols; });
-}
-
-QuantizedMatrix quantize_rows(const Tensor& w, std::string_view name) {
-  return quantize_tensor(w, name, "per row",
-                         [&](int64_t N, int64_t K, auto row) { return quantize_all(N, K, name, row); });
-}
 
 // --- INT4, group-wise (quantize.h) --------------------------------------------------------
 
@@ -182,30 +177,37 @@ Int4Matrix quantize_all_int4(int64_t N, int64_t K, std::string_view name, RowFn 
   m.packed.assign(size_t(N * (K / 2)), 0);
   m.scale.resize(size_t(N * G));
   m.zero.resize(size_t(N * G));
-  const int64_t bad = first_bad_row(N, K, [&](int64_t n, float* buffer, uint8_t* codes) {
-    const float* w = row(n, buffer);
-    for (int64_t g = 0; g < G; ++g) {
-      const int64_t k0 = g * kInt4Group, count = std::min(kInt4Group, K - k0);
-      if (!quantize_group(w + k0, count, codes + k0, &m.scale[size_t(n * G + g)], &m.zero[size_t(n * G + g)])) {
-        return false;
-      }
-    }
-    for (int64_t k = 0; k < K; ++k) {  // each byte is written by its own row only
-      const NibbleAt at = int4_nibble(n, k, K);
-      m.packed[at.byte] = uint8_t(m.packed[at.byte] | (codes[k] << at.shift));
-    }
-    return true;
-  });
-  if (bad < N) {
-    throw QuantizeError(std::string(name) + ": row " + std::to_string(bad) + " of " + std::to_string(N) +
-                        " holds a NaN or an infinity, which INT4 cannot represent (a group's scale is its range / "
-                        "15). The weights file is damaged or was saved after training diverged: use a good file, "
-                        "or run without --int4");
-  }
+  quantize_each_row(
+      N, K, name, "INT4 cannot represent (a group's scale is its range / 15)", "--int4",
+      [&](int64_t n, float* buffer, uint8_t* codes) {
+        const float* w = row(n, buffer);
+        for (int64_t g = 0; g < G; ++g) {
+          const int64_t k0 = g * kInt4Group, count = std::min(kInt4Group, K - k0);
+          if (!quantize_group(w + k0, count, codes + k0, &m.scale[size_t(n * G + g)], &m.zero[size_t(n * G + g)])) {
+            return false;
+          }
+        }
+        for (int64_t k = 0; k < K; ++k) {  // each byte is written by its own row only
+          const NibbleAt at = int4_nibble(n, k, K);
+          m.packed[at.byte] = uint8_t(m.packed[at.byte] | (codes[k] << at.shift));
+        }
+        return true;
+      });
   return m;
 }
 
 }  // namespace
+
+// --- the quantizers (quantize.h): of FP32 rows, or of a weights tensor ----------------------
+
+QuantizedMatrix quantize_rows(const float* w, int64_t rows, int64_t cols, std::string_view name) {
+  return quantize_all(rows, cols, name, [&](int64_t n, float*) { return w + n * cols; });
+}
+
+QuantizedMatrix quantize_rows(const Tensor& w, std::string_view name) {
+  return quantize_tensor(w, name, "per row",
+                         [&](int64_t N, int64_t K, auto row) { return quantize_all(N, K, name, row); });
+}
 
 Int4Matrix quantize_int4(const float* w, int64_t rows, int64_t cols, std::string_view name) {
   return quantize_all_int4(rows, cols, name, [&](int64_t n, float*) { return w + n * cols; });

@@ -36,8 +36,17 @@ void expect_round_trip(const std::vector<float>& w, const QuantizedMatrix& m) {
   }
 }
 
+// `count` values uniform in [-1, 1), from `seed` (a large matrix's weights).
+std::vector<float> uniform_values(int64_t count, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> w(static_cast<size_t>(count));
+  for (float& v : w) v = u(rng);
+  return w;
+}
+
 // A BF16 tensor [rows, cols] of value(i) rounded to BF16 (i in row-major order); `as_float`
-// gets the same values as FP32.
+// gets the same values as FP32 (filled before the tensor is returned).
 Tensor bf16_matrix(int64_t rows, int64_t cols, std::vector<float>& as_float, float (*value)(int)) {
   Tensor t;
   t.shape = {rows, cols};
@@ -98,10 +107,7 @@ TEST(Quantize, RoundTripWithinHalfAStep) {
 TEST(Quantize, LargeMatrixOnManyCoresMatchesRowByRow) {
   // Above the size where the rows are shared out to threads: each row as if quantized alone.
   const int64_t N = 1031, K = 4099;
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> w(size_t(N * K));
-  for (float& v : w) v = u(rng);
+  const std::vector<float> w = uniform_values(N * K, 5);
   const QuantizedMatrix all = quantize_rows(w.data(), N, K);
   expect_round_trip(w, all);
   for (int64_t n : {int64_t{0}, int64_t{1}, N / 2, N - 1}) {
@@ -154,13 +160,13 @@ TEST(Quantize, OneLargeOutlierSetsTheRowsScale) {
 
 TEST(Quantize, Bf16TensorSameAsItsFp32Values) {
   std::vector<float> as_float;
-  const Tensor t = bf16_matrix(3, 10, as_float, [](int i) { return 0.37f * float(i % 11) - 1.5f; });
-  const QuantizedMatrix a = quantize_rows(t, "bf16 tensor");
+  const QuantizedMatrix a =
+      quantize_rows(bf16_matrix(3, 10, as_float, [](int i) { return 0.37f * float(i % 11) - 1.5f; }), "bf16 tensor");
+  EXPECT_FLOAT_EQ(a.dequantized(0, 0), float(a.q[0]) * a.scale[0]);
   const QuantizedMatrix b = quantize_rows(as_float.data(), 3, 10);
   EXPECT_EQ(a.q, b.q);
   EXPECT_EQ(a.scale, b.scale);
   expect_round_trip(as_float, a);
-  EXPECT_FLOAT_EQ(a.dequantized(0, 0), float(a.q[0]) * a.scale[0]);
 }
 
 TEST(Quantize, RefusesNonFiniteWeightsNamingTensorAndRow) {
@@ -333,10 +339,7 @@ TEST(QuantizeInt4, ZeroGroupGetsScaleOneAndZeros) {
 
 TEST(QuantizeInt4, LargeMatrixOnManyCoresMatchesRowByRow) {
   const int64_t N = 1031, K = 4096 + 32;
-  std::mt19937 rng(9);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> w(size_t(N * K));
-  for (float& v : w) v = u(rng);
+  const std::vector<float> w = uniform_values(N * K, 9);
   const Int4Matrix all = quantize_int4(w.data(), N, K);
   expect_int4_round_trip(w, all);
   const int64_t G = all.groups();
@@ -350,8 +353,8 @@ TEST(QuantizeInt4, LargeMatrixOnManyCoresMatchesRowByRow) {
 
 TEST(QuantizeInt4, Bf16TensorSameAsItsFp32Values) {
   std::vector<float> as_float;
-  const Tensor t = bf16_matrix(2, 64, as_float, [](int i) { return 0.037f * float(i % 17) - 0.3f; });
-  const Int4Matrix a = quantize_int4(t, "bf16 tensor");
+  const Int4Matrix a =
+      quantize_int4(bf16_matrix(2, 64, as_float, [](int i) { return 0.037f * float(i % 17) - 0.3f; }), "bf16 tensor");
   const Int4Matrix b = quantize_int4(as_float.data(), 2, 64);
   EXPECT_EQ(a.packed, b.packed);
   EXPECT_EQ(a.scale, b.scale);
