@@ -2,13 +2,17 @@
 // --check comparisons), graph_check.cu (the graph's checks), fused_decode.cu, batch.cu and
 // the decode steps (decode/). Not part of the model's interface.
 #pragma once
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ch07.cuh"
@@ -17,6 +21,7 @@
 #include "device/math.cuh"
 #include "model.h"
 #include "ops.h"
+#include "upload.cuh"
 
 namespace gpt2 {
 
@@ -26,6 +31,35 @@ inline size_t round_up(size_t n) { return wb::round_up(n, size_t{256}); }
 
 // The decode step's capture: Options::capture when given, else the one kernels.graph names.
 CaptureFn* capture_fn(const Options& opt);
+
+// Calls f(std::type_identity<T>{}) with T the element type of a model in `dtype`: bf16 for
+// BF16, float for F32 (a launch written once for both).
+template <class F>
+void with_element_type(wb::DType dtype, F&& f) {
+  if (dtype == wb::DType::BF16) {
+    f(std::type_identity<__nv_bfloat16>{});
+  } else {
+    f(std::type_identity<float>{});
+  }
+}
+
+// Two steps' logits compared (check_fused_decode, check_batch_decode): the relative L2 of
+// got - ref, and the largest |got - ref| (infinite where a difference is not finite).
+struct LogitsDiff {
+  double rel_l2 = 0, max_abs = 0;
+};
+inline LogitsDiff logits_diff(const std::vector<float>& got, const std::vector<float>& ref) {
+  LogitsDiff r;
+  double num = 0, den = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double d = double(got[i]) - ref[i];
+    num += d * d;
+    den += double(ref[i]) * ref[i];
+    r.max_abs = std::isfinite(d) ? std::max(r.max_abs, std::fabs(d)) : INFINITY;
+  }
+  r.rel_l2 = std::sqrt(num / std::max(den, 1e-300));
+  return r;
+}
 
 struct Model::Impl final : Ops {
   Impl(const Weights& w, const Options& o);
@@ -74,7 +108,8 @@ struct Model::Impl final : Ops {
   void check_linear_int8(OpTag tag, const void* x, const Int8Matrix& m, const void* b, const void* y, int N, int K,
                          ch09::Epilogue epi);
   std::map<const void*, Int8Matrix> int8_of;
-  wb::DeviceBuffer<char> qbuf;                // every int8 (or int4) matrix and its scales (and zero points)
+  wb::DeviceBuffer<char> qbuf;  // every int8 (or int4) matrix and its scales (and zero points)
+  std::vector<char*> upload_quantized(std::vector<UploadPiece> pieces);  // into a new qbuf: where each landed
   double int8_bytes = 0, replaced_bytes = 0;  // the INT8 copies; the BF16 matrices they stand in for
 
   // INT4 weights (WeightFormat::Int4): the same four matrices per block as 4-bit codes in groups
