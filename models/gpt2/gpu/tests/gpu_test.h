@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/device.cuh"
@@ -45,6 +46,29 @@ inline void expect_check_covers_quantized_gemvs(const Weights& w, WeightFormat f
   EXPECT_TRUE(r.ok) << r.first_failure;
   EXPECT_EQ(r.ops_checked, 2 * (1 + 8 * w.config.n_layer + 3)) << "a prefill's ops, then a decode step's";
   EXPECT_EQ(marked, 4 * w.config.n_layer) << "attn_qkv, attn_proj, mlp_fc, mlp_proj of each layer";
+}
+
+// A BF16 model and the same on quantized weights (`format`, options `o` otherwise), both
+// prefilled with one 13-token prompt: the quantized model's decode weights fewer bytes, its
+// prefill the BF16 path's, bit for bit (`name` says which weights: "INT8"). `next` is the BF16
+// model's next token.
+struct PrefilledPair {
+  Model bf16, quantized;
+  int next;
+};
+inline PrefilledPair prefilled_pair(const Weights& w, Options o, WeightFormat format, const char* name) {
+  Model bf16_model = Model::from_weights(w, o);
+  o.weight_format = format;
+  Model quantized = Model::from_weights(w, o);
+  EXPECT_GT(format == WeightFormat::Int8 ? quantized.int8_weight_bytes() : quantized.int4_weight_bytes(), 0.0);
+  EXPECT_LT(quantized.decode_weight_bytes(), bf16_model.decode_weight_bytes());
+  const auto prompt = prompt_of(13, w.config.vocab, 21);
+  const int next16 = bf16_model.prefill(prompt);
+  const int next_quantized = quantized.prefill(prompt);
+  // Prefill is the BF16 path in both: the same logits, bit for bit.
+  EXPECT_EQ(quantized.logits(), bf16_model.logits()) << "prefill must not use the " << name << " weights";
+  EXPECT_EQ(next_quantized, next16);
+  return {std::move(bf16_model), std::move(quantized), next16};
 }
 
 }  // namespace gpt2::test

@@ -73,16 +73,7 @@ TEST_P(Int4Weights, DecodeLogitsCloseToBf16Over128Steps) {
     Options o;
     o.dtype = wb::DType::BF16;
     o.decode = path;
-    Model bf16_model = Model::from_weights(w, o);
-    o.weight_format = WeightFormat::Int4;
-    Model int4_model = Model::from_weights(w, o);
-    EXPECT_GT(int4_model.int4_weight_bytes(), 0.0);
-    EXPECT_LT(int4_model.decode_weight_bytes(), bf16_model.decode_weight_bytes());
-    const auto prompt = prompt_of(13, w.config.vocab, 21);
-    int next16 = bf16_model.prefill(prompt);
-    const int next4 = int4_model.prefill(prompt);
-    EXPECT_EQ(int4_model.logits(), bf16_model.logits()) << "prefill must not use the INT4 weights";
-    EXPECT_EQ(next4, next16);
+    auto [bf16_model, int4_model, next16] = test::prefilled_pair(w, o, WeightFormat::Int4, "INT4");
     const int steps = std::min(kSteps, w.config.n_ctx - 13 - 1);
     ASSERT_EQ(steps, kSteps) << "the config holds 128 steps after the prompt";
     int agree = 0, margin_checked = 0;

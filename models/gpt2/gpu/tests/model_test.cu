@@ -285,17 +285,7 @@ Int8Stats compare_int8(const std::vector<float>& l8, const std::vector<float>& l
 class Int8Weights : public LoadedTest<std::string> {};
 
 TEST_P(Int8Weights, DecodeLogitsCloseToBf16) {
-  Model bf16_model = Model::from_weights(w, o);
-  o.weight_format = WeightFormat::Int8;
-  Model int8_model = Model::from_weights(w, o);
-  EXPECT_GT(int8_model.int8_weight_bytes(), 0.0);
-  EXPECT_LT(int8_model.decode_weight_bytes(), bf16_model.decode_weight_bytes());
-  const auto prompt = prompt_of(13, w.config.vocab, 21);
-  int next16 = bf16_model.prefill(prompt);
-  const int next8 = int8_model.prefill(prompt);
-  // Prefill is the BF16 path in both: the same logits, bit for bit.
-  EXPECT_EQ(int8_model.logits(), bf16_model.logits()) << "prefill must not use the INT8 weights";
-  EXPECT_EQ(next8, next16);
+  auto [bf16_model, int8_model, next16] = test::prefilled_pair(w, o, WeightFormat::Int8, "INT8");
   const int steps = std::min(24, w.config.n_ctx - 13 - 1);
   int top1_checked = 0;
   double worst = 0;
