@@ -51,7 +51,7 @@ using wb::DType;
 constexpr const char* kDocs = "docs/ch09-transformer.md";
 
 using namespace ref;    // gelu_tanh_ref, apply, round_as, ln_h, expect_h, ln_row, kLnEps (spec_ref.h)
-using namespace parts;  // n_by, n_grid, rows_of_n, gemv_flops, terms_of, ln_inputs, ... (spec_parts.h)
+using namespace parts;  // n_by, n_grid, rows_of_n, gemv_flops, terms_of, diagnose_y, ... (spec_parts.h)
 
 double gelu_erf(double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); }
 

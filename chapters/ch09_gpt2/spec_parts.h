@@ -1,6 +1,7 @@
 // The pieces of chapter 9's op declarations that more than one op declares alike (spec.cu,
-// spec_int4.cu): shape lists, the decode GEMVs' sizes and reference rows, the fused ops'
-// LayerNorm inputs, the quantized GEMVs' benchmark shapes, a title's epilogue.
+// spec_int4.cu): shape lists, the decode GEMVs' sizes and reference rows, the tensors of the
+// fused and quantized ops, the quantized GEMVs' benchmark shapes, a title's epilogue, and the
+// test of a failing output against a kernel's likely mistakes.
 #pragma once
 #include <algorithm>
 #include <cstdint>
