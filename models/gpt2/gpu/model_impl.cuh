@@ -5,8 +5,6 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
-#include <algorithm>
-#include <cmath>
 #include <functional>
 #include <map>
 #include <memory>
@@ -41,24 +39,6 @@ void with_element_type(wb::DType dtype, F&& f) {
   } else {
     f(std::type_identity<float>{});
   }
-}
-
-// Two steps' logits compared (check_fused_decode, check_batch_decode): the relative L2 of
-// got - ref, and the largest |got - ref| (infinite where a difference is not finite).
-struct LogitsDiff {
-  double rel_l2 = 0, max_abs = 0;
-};
-inline LogitsDiff logits_diff(const std::vector<float>& got, const std::vector<float>& ref) {
-  LogitsDiff r;
-  double num = 0, den = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    const double d = double(got[i]) - ref[i];
-    num += d * d;
-    den += double(ref[i]) * ref[i];
-    r.max_abs = std::isfinite(d) ? std::max(r.max_abs, std::fabs(d)) : INFINITY;
-  }
-  r.rel_l2 = std::sqrt(num / std::max(den, 1e-300));
-  return r;
 }
 
 struct Model::Impl final : Ops {

@@ -149,9 +149,7 @@ void expect_refused(const Weights& w, const Options& o, const std::string& words
 // (the quantizer: C = 48 is not a multiple of 32).
 TEST(Int4WeightsOptions, RefusedWithF32OrAShapeItCannotPack) {
   SKIP_WITHOUT_GPU();
-  Options o;
-  o.weight_format = WeightFormat::Int4;
-  o.dtype = wb::DType::F32;
+  Options o{.dtype = wb::DType::F32, .weight_format = WeightFormat::Int4};
   const Weights w32 = load_weights(int4_model_file("L=2,C=64,H=4,V=251,P=160"), {.dtype = wb::DType::F32});
   expect_refused<std::invalid_argument>(w32, o, "--int4 with --dtype=f32",
                                         "INT4 weights on an FP32 model were accepted");

@@ -333,9 +333,7 @@ std::string load_refusal(const Weights& w, const Options& o) {
 
 TEST(Int8WeightsOptions, RefusedWithF32OrAnotherGemv) {
   SKIP_WITHOUT_GPU();
-  Options o;
-  o.weight_format = WeightFormat::Int8;
-  o.dtype = wb::DType::F32;
+  Options o{.dtype = wb::DType::F32, .weight_format = WeightFormat::Int8};
   const Weights w32 = load_weights(model_file("tiny"), {.dtype = wb::DType::F32});
   const std::string f32 = load_refusal(w32, o);
   EXPECT_NE(f32.find("bf16"), std::string::npos) << "INT8 weights with FP32: " << f32;
