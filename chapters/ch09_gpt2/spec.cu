@@ -41,6 +41,7 @@
 
 #include "ch09.cuh"
 #include "declare/op.cuh"
+#include "spec_parts.h"
 #include "spec_ref.h"
 
 namespace ch09 {
@@ -49,7 +50,8 @@ namespace {
 using wb::DType;
 constexpr const char* kDocs = "docs/ch09-transformer.md";
 
-using namespace ref;  // gelu_tanh_ref, apply, round_as, ln_h, expect_h, ln_row, kLnEps (spec_ref.h)
+using namespace ref;    // gelu_tanh_ref, apply, round_as, ln_h, expect_h, ln_row, kLnEps (spec_ref.h)
+using namespace parts;  // n_by, n_grid, rows_of_n, gemv_flops, terms_of, diagnose_y, ... (spec_parts.h)
 
 double gelu_erf(double v) { return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))); }
 
@@ -106,62 +108,56 @@ double dot(const wb::RefCtx& r, int64_t m, int64_t n, bool w_as_k_by_n = false) 
 
 // A failing element tested against the mistakes learners make, in the order they make them.
 std::string diagnose(Epilogue epi, bool gemv, const wb::Diagnosis& d) {
-  if (d.output != "y" || d.bad.empty() || d.inputs == nullptr || !d.got) return {};
-  const wb::RefCtx& r = *d.inputs;
-  const int64_t N = r["N"];
-  const auto tol = r.shape().param_or("gelu_tail", 0.0) > 0
-                       ? y_tol(epi, wb::tol::exact()).make(r.shape(), r.in("x").dtype())
-                       : wb::tolerance_for(r.in("x").dtype(), r["K"] + 1, 0.1);
-  int tried = 0, transposed = 0, erf = 0, twice = 0;
-  for (int64_t idx : d.bad) {
-    if (tried == 8) break;
-    ++tried;
-    const int64_t m = gemv ? 0 : idx / N, n = gemv ? idx : idx % N;
-    const double bias = epi == Epilogue::None ? 0.0 : r.in("b").get(n);
-    const double got = d.got(idx);
-    if (tol.allows(apply(epi, dot(r, m, n, true), bias), got)) ++transposed;
-    if (epi == Epilogue::BiasGelu && tol.allows(gelu_erf(dot(r, m, n) + bias), got)) ++erf;
-    if (epi != Epilogue::None && tol.allows(apply(epi, dot(r, m, n) + bias, bias), got)) ++twice;
-  }
-  if (tried > 0 && transposed == tried) {
-    return "the output equals x · W with W read as [K, N] (element (k, n) at W[k * N + n]): W is [N, K], row n of W "
-           "holds output n's K weights at W[n * K + k]";
-  }
-  if (tried > 0 && erf == tried) {
-    return "the output equals the erf GELU, 0.5 v (1 + erf(v / sqrt 2)); GPT-2 uses the tanh form, "
-           "0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))) (ch09::gelu_tanh)";
-  }
-  if (tried > 0 && twice == tried) return "the bias is added twice: once in the sum, once more in the epilogue";
-  return {};
+  return diagnose_y(d, [epi, gemv](const wb::RefCtx& r) {
+    const int64_t N = r["N"];
+    const auto tol = r.shape().param_or("gelu_tail", 0.0) > 0
+                         ? y_tol(epi, wb::tol::exact()).make(r.shape(), r.in("x").dtype())
+                         : wb::tolerance_for(r.in("x").dtype(), r["K"] + 1, 0.1);
+    // y[idx] is row m, column n; the bias of column n
+    const auto m = [gemv, N](int64_t idx) { return gemv ? 0 : idx / N; };
+    const auto n = [gemv, N](int64_t idx) { return gemv ? idx : idx % N; };
+    const auto bias = [&r, epi, n](int64_t idx) { return epi == Epilogue::None ? 0.0 : r.in("b").get(n(idx)); };
+    std::vector<Mistake> out = {
+        {[&r, epi, m, n, bias](int64_t i) { return apply(epi, dot(r, m(i), n(i), true), bias(i)); }, tol,
+         "the output equals x · W with W read as [K, N] (element (k, n) at W[k * N + n]): W is [N, K], row n of W "
+         "holds output n's K weights at W[n * K + k]"}};
+    if (epi == Epilogue::BiasGelu) {
+      out.push_back({[&r, m, n, bias](int64_t i) { return gelu_erf(dot(r, m(i), n(i)) + bias(i)); }, tol,
+                     "the output equals the erf GELU, 0.5 v (1 + erf(v / sqrt 2)); GPT-2 uses the tanh form, "
+                     "0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))) (ch09::gelu_tanh)"});
+    }
+    if (epi != Epilogue::None) {
+      out.push_back({[&r, epi, m, n, bias](int64_t i) { return apply(epi, dot(r, m(i), n(i)) + bias(i), bias(i)); },
+                     tol, "the bias is added twice: once in the sum, once more in the epilogue"});
+    }
+    return out;
+  });
 }
 
 template <class T>
 std::vector<wb::Shape> gemv_shapes() {
-  std::vector<wb::Shape> out;
-  for (auto [n, k] : std::initializer_list<std::pair<int64_t, int64_t>>{
-           {1, 1},
-           {1, 7},
-           {7, 1},
-           {3, 129},
-           {31, 63},
-           {257, 129},
-           {129, 769},
-           {1000, 768},
-           {2304, 768},
-           {3072, 768},
-           {768, 3072},
-           {769, 1023},
-           {6400, 1600},
-           {1600, 6400},
-           {1, 4097},
-           {50257, 768},
-           // vector tails: rows of W 8-byte aligned (K = 772, 4100), 4-byte aligned (1030); y's tail (N = 1001)
-           {257, 772},
-           {3, 4100},
-           {129, 1030},
-           {1001, 768}}) {
-    out.push_back(wb::Shape{{"N", n}, {"K", k}});
-  }
+  std::vector<wb::Shape> out =
+      n_by("K", {{1, 1},
+                 {1, 7},
+                 {7, 1},
+                 {3, 129},
+                 {31, 63},
+                 {257, 129},
+                 {129, 769},
+                 {1000, 768},
+                 {2304, 768},
+                 {3072, 768},
+                 {768, 3072},
+                 {769, 1023},
+                 {6400, 1600},
+                 {1600, 6400},
+                 {1, 4097},
+                 {50257, 768},
+                 // vector tails: rows of W 8-byte aligned (K = 772, 4100), 4-byte aligned (1030); y's tail (N = 1001)
+                 {257, 772},
+                 {3, 4100},
+                 {129, 1030},
+                 {1001, 768}});
   // W past 2^31 elements: rows 2,796,203 and on start past element 2^31.
   out.push_back(wb::Shape{{"N", 2797000}, {"K", 768}}.tag("large"));
   return out;
@@ -236,24 +232,19 @@ wb::OpSpec<GemvFn<T>> gemv_op(const char* name, Epilogue epi) {
   std::vector<wb::TensorSpec> tensors = {wb::input("x", {"K"}, kT, wb::dist::uniform(-1, 1)),
                                          wb::input("w", {"N", "K"}, kT, wb::dist::uniform(-0.1, 0.1))};
   if (epi != Epilogue::None) tensors.push_back(wb::input("b", {"N"}, kT, wb::dist::uniform(-2, 2)));
-  tensors.push_back(
-      wb::output("y", {"N"}, kT, y_tol(epi, wb::tol::terms([](const wb::Shape& s) { return s["K"] + 1; }, 0.1))));
+  tensors.push_back(wb::output("y", {"N"}, kT, y_tol(epi, terms_of("K", 1, 0.1))));
   const bool big = epi == Epilogue::None;  // the LM head: N = vocabulary
   return {
       .name = name,
       .dtype = kT == DType::F32 ? "f32" : "bf16",
-      .title = std::string("one token: y = ") +
-               (epi == Epilogue::None   ? "W · x"
-                : epi == Epilogue::Bias ? "W · x + b"
-                                        : "gelu_tanh(W · x + b)") +
-               ", W [N, K] streamed once",
+      .title = "one token: y = " + with_epilogue(epi, "W · x") + ", W [N, K] streamed once",
       .docs = kDocs,
       .tensors = tensors,
       .reference =
           [epi](const wb::RefCtx& r, int64_t n) {
             r.expect("y", n, apply(epi, dot(r, 0, n), epi == Epilogue::None ? 0.0 : r.in("b").get(n)));
           },
-      .ref_rows = [](const wb::Shape& s) { return s["N"]; },
+      .ref_rows = rows_of_n,
       .test_shapes = gemv_shapes<T>(),
       .random_shapes = wb::shapes::random(3, {{"N", 5000}, {"K", 3000}}),
       .input_sets = epi == Epilogue::BiasGelu
@@ -267,7 +258,7 @@ wb::OpSpec<GemvFn<T>> gemv_op(const char* name, Epilogue epi) {
             const double n = s["N"], k = s["K"];
             return sizeof(T) * (n * k + k + 2 * n);
           },
-      .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["K"]; },
+      .flops = gemv_flops("K"),
       .peak = wb::Peak::FP32,
       .launch =
           [epi](GemvFn<T>* fn, const wb::Args& a, cudaStream_t st) {
@@ -294,88 +285,61 @@ double dot_q(const wb::RefCtx& r, int64_t n, bool q_as_k_by_n = false) {
   return acc;
 }
 
+// q (N, K) int8 and scale (N), K the dimension `k_dim` names. 127 * scale in [0.05, 0.1]: the
+// weights q * scale lie in +-0.1, as the BF16 GEMV's w.
+std::vector<wb::TensorSpec> w8_weights(const char* k_dim) {
+  return {wb::input("q", {"N", k_dim}, DType::I8, wb::dist::ints(-127, 127)),
+          wb::input("scale", {"N"}, DType::F32, wb::dist::uniform(0.05 / 127, 0.1 / 127))};
+}
+
 std::string diagnose_w8a16(Epilogue epi, const wb::Diagnosis& d) {
-  if (d.output != "y" || d.bad.empty() || d.inputs == nullptr || !d.got) return {};
-  const wb::RefCtx& r = *d.inputs;
-  const auto tol = wb::tolerance_for(DType::BF16, r["K"] + 1, 0.1);
-  const auto raw_tol = wb::tolerance_for(DType::BF16, r["K"] + 1, 127.0);  // terms x * q, up to 127
-  int tried = 0, unscaled = 0, transposed = 0;
-  for (int64_t n : d.bad) {
-    if (tried == 8) break;
-    ++tried;
-    const double bias = epi == Epilogue::None ? 0.0 : r.in("b").get(n), got = d.got(n);
-    if (raw_tol.allows(apply(epi, dot_q(r, n), bias), got)) ++unscaled;
-    if (tol.allows(apply(epi, r.in("scale").get(n) * dot_q(r, n, true), bias), got)) ++transposed;
-  }
-  if (tried > 0 && unscaled == tried) {
-    return "the output equals the sum of x[k] * q[n][k] without the scale: multiply row n's sum by scale[n] "
-           "(once, after the dot product) before the bias";
-  }
-  if (tried > 0 && transposed == tried) {
-    return "the output equals q read as [K, N] (element (k, n) at q[k * N + n]): q is [N, K], row n holds output "
-           "n's K weights at q[n * K + k]";
-  }
-  return {};
+  return diagnose_y(d, [epi](const wb::RefCtx& r) {
+    const auto bias = [&r, epi](int64_t n) { return epi == Epilogue::None ? 0.0 : r.in("b").get(n); };
+    return std::vector<Mistake>{
+        {[&r, epi, bias](int64_t n) { return apply(epi, dot_q(r, n), bias(n)); },
+         wb::tolerance_for(DType::BF16, r["K"] + 1, 127.0),  // terms x * q, up to 127
+         "the output equals the sum of x[k] * q[n][k] without the scale: multiply row n's sum by scale[n] "
+         "(once, after the dot product) before the bias"},
+        {[&r, epi, bias](int64_t n) { return apply(epi, r.in("scale").get(n) * dot_q(r, n, true), bias(n)); },
+         wb::tolerance_for(DType::BF16, r["K"] + 1, 0.1),
+         "the output equals q read as [K, N] (element (k, n) at q[k * N + n]): q is [N, K], row n holds output "
+         "n's K weights at q[n * K + k]"}};
+  });
 }
 
 std::vector<wb::Shape> gemv_w8a16_shapes() {
-  std::vector<wb::Shape> out;
   // K: 1, the 16-weight load's edges (15, 16, 17), GPT-2's 768, 1600 and 6400, and primes; N:
   // 1, 3, 124M's QKV width (2304) and the vocabulary (50257).
-  for (auto [n, k] : std::initializer_list<std::pair<int64_t, int64_t>>{
-           {1, 1},       {1, 15},     {1, 16},     {1, 17},      {3, 1},       {3, 15},      {3, 16},
-           {3, 17},      {3, 768},    {3, 1600},   {3, 6400},    {1, 6400},    {31, 63},     {257, 129},
-           {129, 769},   {2304, 1},   {2304, 17},  {2304, 768},  {2304, 1600}, {2304, 6400}, {4800, 1600},
-           {1600, 6400}, {50257, 16}, {50257, 17}, {50257, 768}, {50257, 1600}}) {
-    out.push_back(wb::Shape{{"N", n}, {"K", k}});
-  }
-  return out;
+  return n_by("K", {{1, 1},       {1, 15},     {1, 16},     {1, 17},      {3, 1},       {3, 15},      {3, 16},
+                    {3, 17},      {3, 768},    {3, 1600},   {3, 6400},    {1, 6400},    {31, 63},     {257, 129},
+                    {129, 769},   {2304, 1},   {2304, 17},  {2304, 768},  {2304, 1600}, {2304, 6400}, {4800, 1600},
+                    {1600, 6400}, {50257, 16}, {50257, 17}, {50257, 768}, {50257, 1600}});
 }
 
 wb::OpSpec<GemvW8Fn> gemv_w8a16_op(const char* name, Epilogue epi) {
-  std::vector<wb::TensorSpec> tensors = {
-      wb::input("x", {"K"}, DType::BF16, wb::dist::uniform(-1, 1)),
-      wb::input("q", {"N", "K"}, DType::I8, wb::dist::ints(-127, 127)),
-      // 127 * scale in [0.05, 0.1]: the weights q * scale lie in +-0.1, as the BF16 GEMV's w.
-      wb::input("scale", {"N"}, DType::F32, wb::dist::uniform(0.05 / 127, 0.1 / 127))};
-  if (epi != Epilogue::None) tensors.push_back(wb::input("b", {"N"}, DType::BF16, wb::dist::uniform(-2, 2)));
-  // Each term x[k] * q[n][k] * scale[n] is at most 0.1 in magnitude, as x[k] * w[n][k] of the
-  // BF16 GEMV, and the sum is FP32 as there (x * q is exact in FP32; the scale adds one
-  // rounding): the same tolerance, K + 1 terms with the bias, one rounding to BF16. q and the
-  // scale are inputs here, not approximations of anything: INT8's own error (W against
-  // q * scale) is the model's to bound (gpt2 --int8 --check, model_test.cu).
-  tensors.push_back(
-      wb::output("y", {"N"}, DType::BF16, wb::tol::terms([](const wb::Shape& s) { return s["K"] + 1; }, 0.1)));
-  std::vector<wb::Shape> bench, full;
-  if (epi == Epilogue::None) {  // an LM head's shapes: 124M, 1.5B
-    bench = {wb::Shape{{"N", 50257}, {"K", 768}}, wb::Shape{{"N", 50257}, {"K", 1600}}};
-  } else if (epi == Epilogue::Bias) {  // QKV and the MLP's projection: 124M, 1.5B
-    bench = {wb::Shape{{"N", 2304}, {"K", 768}}, wb::Shape{{"N", 768}, {"K", 3072}},
-             wb::Shape{{"N", 4800}, {"K", 1600}}, wb::Shape{{"N", 1600}, {"K", 6400}}};
-    full = {wb::Shape{{"N", 768}, {"K", 768}}, wb::Shape{{"N", 1600}, {"K", 1600}}};  // attention's projection
-  } else {  // the MLP's first matmul: 124M, 1.5B
-    bench = {wb::Shape{{"N", 3072}, {"K", 768}}, wb::Shape{{"N", 6400}, {"K", 1600}}};
-  }
+  // y's tolerance: each term x[k] * q[n][k] * scale[n] is at most 0.1 in magnitude, as
+  // x[k] * w[n][k] of the BF16 GEMV, and the sum is FP32 as there (x * q is exact in FP32; the
+  // scale adds one rounding): the same tolerance, K + 1 terms with the bias, one rounding to
+  // BF16. q and the scale are inputs here, not approximations of anything: INT8's own error (W
+  // against q * scale) is the model's to bound (gpt2 --int8 --check, model_test.cu).
+  std::vector<wb::Shape> full;  // with the bias also attention's projection: 124M, 1.5B
+  if (epi == Epilogue::Bias) full = {wb::Shape{{"N", 768}, {"K", 768}}, wb::Shape{{"N", 1600}, {"K", 1600}}};
   return {
       .name = name,
       .dtype = "bf16",
-      .title = std::string("one token, INT8 weights: y = ") +
-               (epi == Epilogue::None   ? "s · (q · x)"
-                : epi == Epilogue::Bias ? "s · (q · x) + b"
-                                        : "gelu_tanh(s · (q · x) + b)") +
-               ", q [N, K] int8, s [N] FP32",
+      .title = "one token, INT8 weights: y = " + with_epilogue(epi, "s · (q · x)") + ", q [N, K] int8, s [N] FP32",
       .docs = kDocs,
-      .tensors = tensors,
+      .tensors = quantized_gemv_tensors(epi, w8_weights("K")),
       .reference =
           [epi](const wb::RefCtx& r, int64_t n) {
             // sum_k x[k] * q[n][k] * scale[n] + b[n], the scale taken out of the sum (exact in float64).
             const double bias = epi == Epilogue::None ? 0.0 : r.in("b").get(n);
             r.expect("y", n, apply(epi, r.in("scale").get(n) * dot_q(r, n), bias));
           },
-      .ref_rows = [](const wb::Shape& s) { return s["N"]; },
+      .ref_rows = rows_of_n,
       .test_shapes = gemv_w8a16_shapes(),
       .random_shapes = wb::shapes::random(3, {{"N", 5000}, {"K", 3000}}),
-      .bench_shapes = bench,
+      .bench_shapes = quantized_gemv_bench(epi),
       .full_bench_shapes = full,
       // int8 weights, FP32 scales, x in, y out (and the bias): what a decode step streams.
       .bytes =
@@ -383,7 +347,7 @@ wb::OpSpec<GemvW8Fn> gemv_w8a16_op(const char* name, Epilogue epi) {
             const double n = s["N"], k = s["K"];
             return n * k + 4 * n + 2 * k + 2 * n + (epi == Epilogue::None ? 0 : 2 * n);
           },
-      .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["K"]; },
+      .flops = gemv_flops("K"),
       .peak = wb::Peak::FP32,
       .launch =
           [epi](GemvW8Fn* fn, const wb::Args& a, cudaStream_t st) {
@@ -414,20 +378,18 @@ double ln_dot(const wb::RefCtx& r, int64_t n, const char* w) {
   return acc;
 }
 
+// ln_gemv's shapes beyond its grid of N and C (below).
+std::vector<wb::Shape> ln_gemv_more_shapes() {
+  return n_by("C", {{257, 129}, {31, 1023}, {129, 769}, {3072, 768}, {4800, 1600}, {50257, 768}, {9, 8192}});
+}
+
 // C = 1, 7, 64, 768, 1600 against N = 1, 3, 2304, 6400; then rows whose length is not a whole
 // number of 16-byte pieces (C % 8 != 0), 124M's MLP, 1.5B's QKV, the vocabulary (more rows
 // than the grid has CTAs: each CTA loops) and the longest row the kernel takes; each with
 // and without the GELU.
 std::vector<wb::Shape> ln_gemv_shapes() {
-  std::vector<wb::Shape> base;
-  for (int64_t n : {1, 3, 2304, 6400}) {
-    for (int64_t c : {1, 7, 64, 768, 1600}) base.push_back(wb::Shape{{"N", n}, {"C", c}});
-  }
-  for (auto [n, c] : std::initializer_list<std::pair<int64_t, int64_t>>{
-           {257, 129}, {31, 1023}, {129, 769}, {3072, 768}, {4800, 1600}, {50257, 768}, {9, 8192}}) {
-    base.push_back(wb::Shape{{"N", n}, {"C", c}});
-  }
-  return wb::shapes::each_with(base, "gelu", {0, 1});
+  return wb::shapes::each_with(n_grid("C", {1, 3, 2304, 6400}, {1, 7, 64, 768, 1600}, ln_gemv_more_shapes()), "gelu",
+                               {0, 1});
 }
 
 template <class T>
@@ -438,29 +400,16 @@ wb::OpSpec<LnGemvFn<T>> ln_gemv_op() {
       .dtype = kT == DType::F32 ? "f32" : "bf16",
       .title = "one token: h = x + r, y = [gelu_tanh](W · LayerNorm(h) + b), the LayerNorm in the GEMV's prologue",
       .docs = kDocs,
-      .tensors = {wb::input("x", {"C"}, kT, wb::dist::uniform(-2, 2)),
-                  wb::input("r", {"C"}, kT, wb::dist::uniform(-1, 1)),
-                  wb::input("gamma", {"C"}, kT, wb::dist::uniform(0.5, 1.5)),
-                  wb::input("beta", {"C"}, kT, wb::dist::uniform(-0.5, 0.5)),
-                  wb::input("w", {"N", "C"}, kT, wb::dist::uniform(-0.1, 0.1)),
-                  wb::input("b", {"N"}, kT, wb::dist::uniform(-1, 1)), wb::output("h", {"C"}, kT, wb::tol::exact()),
-                  // C + 1 terms of up to 0.1 * 3; in BF16 the normalised row is rounded to BF16
-                  // before the product (as the unfused path stores it), which the scale covers.
-                  wb::output("y", {"N"}, kT, wb::tol::terms([](const wb::Shape& s) { return s["C"] + 1; }, 0.3))},
+      .tensors = ln_gemv_tensors(kT, {wb::input("w", {"N", "C"}, kT, wb::dist::uniform(-0.1, 0.1))}),
       .reference =
           [](const wb::RefCtx& r, int64_t n) {
             if (n == 0) expect_h<T>(r);
             r.expect("y", n,
                      apply(r["gelu"] ? Epilogue::BiasGelu : Epilogue::Bias, ln_dot<T>(r, n, "w"), r.in("b").get(n)));
           },
-      .ref_rows = [](const wb::Shape& s) { return s["N"]; },
+      .ref_rows = rows_of_n,
       .test_shapes = ln_gemv_shapes(),
-      .random_shapes =
-          [](wb::Rng& rng) {
-            auto s = wb::shapes::random(3, {{"N", 5000}, {"C", 2000}})(rng);
-            for (auto& one : s) one.set("gelu", rng.range(0, 1));
-            return s;
-          },
+      .random_shapes = random_with_gelu(5000, 2000),
       .bench_shapes = {wb::Shape{{"N", 3072}, {"C", 768}, {"gelu", 1}}},
       .full_bench_shapes = {wb::Shape{{"N", 6400}, {"C", 1600}, {"gelu", 1}}},
       .bytes =
@@ -468,7 +417,7 @@ wb::OpSpec<LnGemvFn<T>> ln_gemv_op() {
             const double n = s["N"], c = s["C"];
             return sizeof(T) * (n * c + 2 * n + 5 * c);  // W, b, y; x, r, gamma, beta, h
           },
-      .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["C"]; },
+      .flops = gemv_flops("C"),
       .peak = wb::Peak::FP32,
       .launch =
           [](LnGemvFn<T>* fn, const wb::Args& a, cudaStream_t st) {
@@ -480,43 +429,42 @@ wb::OpSpec<LnGemvFn<T>> ln_gemv_op() {
   };
 }
 
+// N = C rows (1 and 3 too), K = C or 4C, and tails: K % 8 != 0, K = 1, a prime N. The INT8
+// form's (`int8_pieces`) add K = 16, 24: one int8 piece; a row of whole BF16 pieces that is not
+// one of int8 pieces.
+std::vector<wb::Shape> gemv_residual_shapes(bool int8_pieces) {
+  std::vector<wb::Shape> out = n_by("K", {{1, 1}, {1, 7}, {7, 1}});
+  const auto add = [&out](const std::vector<wb::Shape>& more) { out.insert(out.end(), more.begin(), more.end()); };
+  if (int8_pieces) add(n_by("K", {{3, 16}, {3, 24}}));
+  add(n_by("K", {{3, 64},
+                 {3, 129},
+                 {1, 6400},
+                 {31, 4097},
+                 {257, 129},
+                 {768, 768},
+                 {768, 3072},
+                 {769, 1023},
+                 {1600, 1600},
+                 {1600, 6400},
+                 {2304, 768},
+                 {6400, 1600},
+                 {50257, 64}}));
+  return out;
+}
+
 template <class T>
 wb::OpSpec<GemvResidualFn<T>> gemv_residual_op() {
   constexpr DType kT = wb::dtype_of<T>();
-  std::vector<wb::Shape> shapes;
-  // N = C rows (1 and 3 too), K = C or 4C, and tails: K % 8 != 0, K = 1, a prime N.
-  for (auto [n, k] : std::initializer_list<std::pair<int64_t, int64_t>>{{1, 1},
-                                                                        {1, 7},
-                                                                        {7, 1},
-                                                                        {3, 64},
-                                                                        {3, 129},
-                                                                        {1, 6400},
-                                                                        {31, 4097},
-                                                                        {257, 129},
-                                                                        {768, 768},
-                                                                        {768, 3072},
-                                                                        {769, 1023},
-                                                                        {1600, 1600},
-                                                                        {1600, 6400},
-                                                                        {2304, 768},
-                                                                        {6400, 1600},
-                                                                        {50257, 64}}) {
-    shapes.push_back(wb::Shape{{"N", n}, {"K", k}});
-  }
   return {
       .name = "gemv_residual",
       .dtype = kT == DType::F32 ? "f32" : "bf16",
       .title = "one token: y = res + W · x + b, the residual add in the GEMV's epilogue",
       .docs = kDocs,
-      .tensors = {wb::input("x", {"K"}, kT, wb::dist::uniform(-1, 1)),
-                  wb::input("w", {"N", "K"}, kT, wb::dist::uniform(-0.1, 0.1)),
-                  wb::input("b", {"N"}, kT, wb::dist::uniform(-2, 2)),
-                  wb::input("res", {"N"}, kT, wb::dist::uniform(-4, 4)),
-                  wb::output("y", {"N"}, kT, wb::tol::terms([](const wb::Shape& s) { return s["K"] + 2; }, 0.1))},
+      .tensors = residual_tensors(kT, {wb::input("w", {"N", "K"}, kT, wb::dist::uniform(-0.1, 0.1))}),
       .reference = [](const wb::RefCtx& r,
                       int64_t n) { r.expect("y", n, r.in("res").get(n) + (dot(r, 0, n) + r.in("b").get(n))); },
-      .ref_rows = [](const wb::Shape& s) { return s["N"]; },
-      .test_shapes = shapes,
+      .ref_rows = rows_of_n,
+      .test_shapes = gemv_residual_shapes(false),
       .random_shapes = wb::shapes::random(3, {{"N", 5000}, {"K", 7000}}),
       .bench_shapes = {wb::Shape{{"N", 768}, {"K", 3072}}},
       .full_bench_shapes = {wb::Shape{{"N", 1600}, {"K", 6400}}},
@@ -525,7 +473,7 @@ wb::OpSpec<GemvResidualFn<T>> gemv_residual_op() {
             const double n = s["N"], k = s["K"];
             return sizeof(T) * (n * k + k + 3 * n);  // W, x; b, res, y
           },
-      .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["K"]; },
+      .flops = gemv_flops("K"),
       .peak = wb::Peak::FP32,
       .launch =
           [](GemvResidualFn<T>* fn, const wb::Args& a, cudaStream_t st) {
@@ -559,13 +507,6 @@ std::pair<int64_t, double> argmax_ref(const wb::RefCtx& r, std::vector<double>* 
 template <class T>
 wb::OpSpec<GemvArgmaxFn<T>> gemv_argmax_op() {
   constexpr DType kT = wb::dtype_of<T>();
-  std::vector<wb::Shape> shapes;
-  for (int64_t n : {1, 3, 2304, 6400, 50257}) {
-    for (int64_t k : {1, 7, 64, 768, 1600}) shapes.push_back(wb::Shape{{"N", n}, {"K", k}});
-  }
-  for (auto [n, k] : std::initializer_list<std::pair<int64_t, int64_t>>{{8193, 129}, {50257, 769}, {9, 8192}}) {
-    shapes.push_back(wb::Shape{{"N", n}, {"K", k}});
-  }
   return {
       .name = "gemv_argmax",
       .dtype = kT == DType::F32 ? "f32" : "bf16",
@@ -584,7 +525,8 @@ wb::OpSpec<GemvArgmaxFn<T>> gemv_argmax_op() {
             r.expect("value", 0, value);
           },
       .ref_rows = [](const wb::Shape&) { return int64_t{1}; },
-      .test_shapes = shapes,
+      .test_shapes = n_grid("K", {1, 3, 2304, 6400, 50257}, {1, 7, 64, 768, 1600},
+                            n_by("K", {{8193, 129}, {50257, 769}, {9, 8192}})),
       .random_shapes = wb::shapes::random(3, {{"N", 20000}, {"K", 2000}}),
       .bench_shapes = {wb::Shape{{"N", 50257}, {"K", 768}}},
       .full_bench_shapes = {wb::Shape{{"N", 50257}, {"K", 1600}}},
@@ -593,7 +535,7 @@ wb::OpSpec<GemvArgmaxFn<T>> gemv_argmax_op() {
             const double n = s["N"], k = s["K"];
             return sizeof(T) * (n * k + k + n);
           },
-      .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["K"]; },
+      .flops = gemv_flops("K"),
       .peak = wb::Peak::FP32,
       .launch =
           [](GemvArgmaxFn<T>* fn, const wb::Args& a, cudaStream_t st) {
@@ -632,35 +574,23 @@ wb::OpSpec<GemvArgmaxFn<T>> gemv_argmax_op() {
 // `unscaled(n)` is the expected value with scale[n] left out; `raw` its tolerance.
 std::string diagnose_unscaled(const wb::Diagnosis& d, const wb::Tolerance& raw,
                               const std::function<double(int64_t)>& unscaled) {
-  if (d.output != "y" || d.bad.empty() || d.inputs == nullptr || !d.got) return {};
-  int tried = 0, matched = 0;
-  for (int64_t n : d.bad) {
-    if (tried == 8) break;
-    ++tried;
-    if (raw.allows(unscaled(n), d.got(n))) ++matched;
-  }
-  if (tried > 0 && matched == tried) {
-    return "the output equals the sum of q[n][k] times x's elements without the scale: multiply row n's sum by "
-           "scale[n] (once, after the dot product) before the bias";
-  }
-  return {};
+  return diagnose_y(d, [&](const wb::RefCtx&) {
+    return std::vector<Mistake>{
+        {unscaled, raw,
+         "the output equals the sum of q[n][k] times x's elements without the scale: multiply row n's sum by "
+         "scale[n] (once, after the dot product) before the bias"}};
+  });
 }
 
 // ln_gemv's shapes, and rows of C % 16 != 0 int8 weights that are whole 16-byte pieces of BF16
 // (C = 24: the BF16 op's 16-byte loads, the INT8 one's scalar path).
 std::vector<wb::Shape> ln_gemv_w8a16_shapes() {
-  std::vector<wb::Shape> base;
-  for (int64_t n : {1, 3, 2304, 6400}) {
-    for (int64_t c : {1, 7, 24, 64, 768, 1600}) base.push_back(wb::Shape{{"N", n}, {"C", c}});
-  }
-  for (auto [n, c] : std::initializer_list<std::pair<int64_t, int64_t>>{
-           {257, 129}, {31, 1023}, {129, 769}, {3072, 768}, {4800, 1600}, {50257, 768}, {9, 8192}}) {
-    base.push_back(wb::Shape{{"N", n}, {"C", c}});
-  }
-  return wb::shapes::each_with(base, "gelu", {0, 1});
+  return wb::shapes::each_with(n_grid("C", {1, 3, 2304, 6400}, {1, 7, 24, 64, 768, 1600}, ln_gemv_more_shapes()),
+                               "gelu", {0, 1});
 }
 
 wb::OpSpec<LnGemvW8Fn> ln_gemv_w8a16_op() {
+  const auto bf16_op = ln_gemv_op<bf16>();  // its rows, random and benchmark shapes, FLOPs and refusals
   return {
       .name = "ln_gemv_w8a16",
       .dtype = "bf16",
@@ -668,39 +598,25 @@ wb::OpSpec<LnGemvW8Fn> ln_gemv_w8a16_op() {
           "one token, INT8 weights: h = x + r, y = [gelu_tanh](s · (q · LayerNorm(h)) + b), q [N, C] int8, "
           "s [N] FP32",
       .docs = kDocs,
-      .tensors = {wb::input("x", {"C"}, DType::BF16, wb::dist::uniform(-2, 2)),
-                  wb::input("r", {"C"}, DType::BF16, wb::dist::uniform(-1, 1)),
-                  wb::input("gamma", {"C"}, DType::BF16, wb::dist::uniform(0.5, 1.5)),
-                  wb::input("beta", {"C"}, DType::BF16, wb::dist::uniform(-0.5, 0.5)),
-                  wb::input("q", {"N", "C"}, DType::I8, wb::dist::ints(-127, 127)),
-                  wb::input("scale", {"N"}, DType::F32, wb::dist::uniform(0.05 / 127, 0.1 / 127)),
-                  wb::input("b", {"N"}, DType::BF16, wb::dist::uniform(-1, 1)),
-                  wb::output("h", {"C"}, DType::BF16, wb::tol::exact()),
-                  wb::output("y", {"N"}, DType::BF16,
-                             wb::tol::terms([](const wb::Shape& s) { return s["C"] + 1; }, 0.3))},
+      .tensors = ln_gemv_tensors(DType::BF16, w8_weights("C")),
       .reference =
           [](const wb::RefCtx& r, int64_t n) {
             if (n == 0) expect_h<bf16>(r);
             const double acc = r.in("scale").get(n) * ln_dot<bf16>(r, n, "q");  // the scale out of the sum: exact
             r.expect("y", n, apply(r["gelu"] ? Epilogue::BiasGelu : Epilogue::Bias, acc, r.in("b").get(n)));
           },
-      .ref_rows = [](const wb::Shape& s) { return s["N"]; },
+      .ref_rows = bf16_op.ref_rows,
       .test_shapes = ln_gemv_w8a16_shapes(),
-      .random_shapes =
-          [](wb::Rng& rng) {
-            auto s = wb::shapes::random(3, {{"N", 5000}, {"C", 2000}})(rng);
-            for (auto& one : s) one.set("gelu", rng.range(0, 1));
-            return s;
-          },
-      .bench_shapes = {wb::Shape{{"N", 3072}, {"C", 768}, {"gelu", 1}}},
-      .full_bench_shapes = {wb::Shape{{"N", 6400}, {"C", 1600}, {"gelu", 1}}},
+      .random_shapes = bf16_op.random_shapes,
+      .bench_shapes = bf16_op.bench_shapes,
+      .full_bench_shapes = bf16_op.full_bench_shapes,
       .bytes =
           [](const wb::Shape& s) {
             const double n = s["N"], c = s["C"];
             return n * c + 4 * n + 2 * (2 * n + 5 * c);  // q, scale; b, y; x, r, gamma, beta, h
           },
-      .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["C"]; },
-      .peak = wb::Peak::FP32,
+      .flops = bf16_op.flops,
+      .peak = bf16_op.peak,
       .launch =
           [](LnGemvW8Fn* fn, const wb::Args& a, cudaStream_t st) {
             fn(a.in<bf16>("x"), a.in<bf16>("r"), a.in<bf16>("gamma"), a.in<bf16>("beta"), a.in<int8_t>("q"),
@@ -716,34 +632,12 @@ wb::OpSpec<LnGemvW8Fn> ln_gemv_w8a16_op() {
           return apply(r["gelu"] ? Epilogue::BiasGelu : Epilogue::Bias, ln_dot<bf16>(r, n, "q"), r.in("b").get(n));
         });
       },
-      .refused = {{wb::Shape{{"N", 8}, {"C", 8193}, {"gelu", 0}}, "C > 8192 (the row is staged in shared memory)"}},
+      .refused = bf16_op.refused,
   };
 }
 
 wb::OpSpec<GemvResidualW8Fn> gemv_residual_w8a16_op() {
-  std::vector<wb::Shape> shapes;
-  // gemv_residual's shapes, and K = 16, 24 (one int8 piece; a row of whole BF16 pieces that is
-  // not one of int8 pieces).
-  for (auto [n, k] : std::initializer_list<std::pair<int64_t, int64_t>>{{1, 1},
-                                                                        {1, 7},
-                                                                        {7, 1},
-                                                                        {3, 16},
-                                                                        {3, 24},
-                                                                        {3, 64},
-                                                                        {3, 129},
-                                                                        {1, 6400},
-                                                                        {31, 4097},
-                                                                        {257, 129},
-                                                                        {768, 768},
-                                                                        {768, 3072},
-                                                                        {769, 1023},
-                                                                        {1600, 1600},
-                                                                        {1600, 6400},
-                                                                        {2304, 768},
-                                                                        {6400, 1600},
-                                                                        {50257, 64}}) {
-    shapes.push_back(wb::Shape{{"N", n}, {"K", k}});
-  }
+  const auto bf16_op = gemv_residual_op<bf16>();  // its rows, random and benchmark shapes and FLOPs
   return {
       .name = "gemv_residual_w8a16",
       .dtype = "bf16",
@@ -751,29 +645,23 @@ wb::OpSpec<GemvResidualW8Fn> gemv_residual_w8a16_op() {
           "one token, INT8 weights: y = res + s · (q · x) + b, q [N, K] int8, s [N] FP32, the residual add in "
           "the epilogue",
       .docs = kDocs,
-      .tensors = {wb::input("x", {"K"}, DType::BF16, wb::dist::uniform(-1, 1)),
-                  wb::input("q", {"N", "K"}, DType::I8, wb::dist::ints(-127, 127)),
-                  wb::input("scale", {"N"}, DType::F32, wb::dist::uniform(0.05 / 127, 0.1 / 127)),
-                  wb::input("b", {"N"}, DType::BF16, wb::dist::uniform(-2, 2)),
-                  wb::input("res", {"N"}, DType::BF16, wb::dist::uniform(-4, 4)),
-                  wb::output("y", {"N"}, DType::BF16,
-                             wb::tol::terms([](const wb::Shape& s) { return s["K"] + 2; }, 0.1))},
+      .tensors = residual_tensors(DType::BF16, w8_weights("K")),
       .reference =
           [](const wb::RefCtx& r, int64_t n) {
             r.expect("y", n, r.in("res").get(n) + (r.in("scale").get(n) * dot_q(r, n) + r.in("b").get(n)));
           },
-      .ref_rows = [](const wb::Shape& s) { return s["N"]; },
-      .test_shapes = shapes,
-      .random_shapes = wb::shapes::random(3, {{"N", 5000}, {"K", 7000}}),
-      .bench_shapes = {wb::Shape{{"N", 768}, {"K", 3072}}},
-      .full_bench_shapes = {wb::Shape{{"N", 1600}, {"K", 6400}}},
+      .ref_rows = bf16_op.ref_rows,
+      .test_shapes = gemv_residual_shapes(true),
+      .random_shapes = bf16_op.random_shapes,
+      .bench_shapes = bf16_op.bench_shapes,
+      .full_bench_shapes = bf16_op.full_bench_shapes,
       .bytes =
           [](const wb::Shape& s) {
             const double n = s["N"], k = s["K"];
             return n * k + 4 * n + 2 * (k + 3 * n);  // q, scale; x; b, res, y
           },
-      .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["K"]; },
-      .peak = wb::Peak::FP32,
+      .flops = bf16_op.flops,
+      .peak = bf16_op.peak,
       .launch =
           [](GemvResidualW8Fn* fn, const wb::Args& a, cudaStream_t st) {
             fn(a.in<bf16>("x"), a.in<int8_t>("q"), a.in<float>("scale"), a.in<bf16>("b"), a.in<bf16>("res"),

@@ -27,12 +27,14 @@
 
 #include "ch09.cuh"
 #include "declare/op.cuh"
+#include "spec_parts.h"
 #include "spec_ref.h"
 
 namespace ch09 {
 namespace {
 
 using namespace ref;
+using namespace parts;
 using wb::DType;
 constexpr const char* kDocs = "docs/ch09-transformer.md";
 
@@ -80,23 +82,15 @@ double ln_dot_w4(const wb::RefCtx& r, int64_t n, Read how = Read::Layout) {
 // that reads the codes `how` would give it.
 std::string diagnose_w4(const wb::Diagnosis& d, const wb::Tolerance& tol,
                         const std::function<double(int64_t, Read)>& expected) {
-  if (d.output != "y" || d.bad.empty() || d.inputs == nullptr || !d.got) return {};
-  int tried = 0, swapped = 0, next_zero = 0;
-  for (int64_t n : d.bad) {
-    if (tried == 8) break;
-    ++tried;
-    swapped += tol.allows(expected(n, Read::NibblesSwapped), d.got(n));
-    next_zero += tol.allows(expected(n, Read::NextGroupsZero), d.got(n));
-  }
-  if (tried > 0 && swapped == tried) {
-    return "the output equals the codes read with each byte's nibbles swapped: the code of k is in the LOW nibble "
-           "when k % 8 < 4 and in the HIGH nibble otherwise (ch09.cuh, int4_shift)";
-  }
-  if (tried > 0 && next_zero == tried) {
-    return "the output equals the codes with the NEXT group's zero point: group g = k / 128 has its own zero point "
-           "zero[n][g], beside its scale scale[n][g]";
-  }
-  return {};
+  return diagnose_y(d, [&](const wb::RefCtx&) {
+    return std::vector<Mistake>{
+        {[&](int64_t n) { return expected(n, Read::NibblesSwapped); }, tol,
+         "the output equals the codes read with each byte's nibbles swapped: the code of k is in the LOW nibble "
+         "when k % 8 < 4 and in the HIGH nibble otherwise (ch09.cuh, int4_shift)"},
+        {[&](int64_t n) { return expected(n, Read::NextGroupsZero); }, tol,
+         "the output equals the codes with the NEXT group's zero point: group g = k / 128 has its own zero point "
+         "zero[n][g], beside its scale scale[n][g]"}};
+  });
 }
 
 // q (N, Kh), scale and zero (N, G).
@@ -140,71 +134,50 @@ std::vector<wb::Refusal> w4_refused(const char* k_dim, bool gelu) {
 // --- gemv_w4a16 (v10) ---------------------------------------------------------------------
 
 std::vector<wb::Shape> gemv_w4a16_shapes() {
-  std::vector<wb::Shape> out;
   // K: one short group (32), a group and a piece (160), whole groups (768, 1024, 3072, 6400),
   // a short last group (1600 = 12 x 128 + 64, GPT-2 1.5B's C; 800), the longest (8192);
   // N: 1, 3, primes, GPT-2's widths and the vocabulary.
-  for (auto [n, k] : std::initializer_list<std::pair<int64_t, int64_t>>{{1, 32},
-                                                                        {3, 32},
-                                                                        {1, 96},
-                                                                        {3, 160},
-                                                                        {7, 768},
-                                                                        {31, 1600},
-                                                                        {257, 128},
-                                                                        {129, 800},
-                                                                        {2304, 768},
-                                                                        {768, 3072},
-                                                                        {3072, 768},
-                                                                        {4800, 1600},
-                                                                        {1600, 6400},
-                                                                        {6400, 1600},
-                                                                        {1001, 1024},
-                                                                        {50257, 768},
-                                                                        {3, 8192}}) {
-    out.push_back(wb::Shape{{"N", n}, {"K", k}});
-  }
-  return out;
+  return n_by("K", {{1, 32},
+                    {3, 32},
+                    {1, 96},
+                    {3, 160},
+                    {7, 768},
+                    {31, 1600},
+                    {257, 128},
+                    {129, 800},
+                    {2304, 768},
+                    {768, 3072},
+                    {3072, 768},
+                    {4800, 1600},
+                    {1600, 6400},
+                    {6400, 1600},
+                    {1001, 1024},
+                    {50257, 768},
+                    {3, 8192}});
 }
 
 wb::OpSpec<GemvW4Fn> gemv_w4a16_op(const char* name, Epilogue epi) {
-  std::vector<wb::TensorSpec> tensors = {wb::input("x", {"K"}, DType::BF16, wb::dist::uniform(-1, 1))};
-  for (auto& t : w4_weights()) tensors.push_back(t);
-  if (epi != Epilogue::None) tensors.push_back(wb::input("b", {"N"}, DType::BF16, wb::dist::uniform(-2, 2)));
-  tensors.push_back(
-      wb::output("y", {"N"}, DType::BF16, wb::tol::terms([](const wb::Shape& s) { return s["K"] + 1; }, 0.1)));
-  std::vector<wb::Shape> bench;
-  if (epi == Epilogue::None) {
-    bench = {wb::Shape{{"N", 50257}, {"K", 768}}, wb::Shape{{"N", 50257}, {"K", 1600}}};
-  } else if (epi == Epilogue::Bias) {  // QKV and the MLP's projection: 124M, 1.5B
-    bench = {wb::Shape{{"N", 2304}, {"K", 768}}, wb::Shape{{"N", 768}, {"K", 3072}},
-             wb::Shape{{"N", 4800}, {"K", 1600}}, wb::Shape{{"N", 1600}, {"K", 6400}}};
-  } else {
-    bench = {wb::Shape{{"N", 3072}, {"K", 768}}, wb::Shape{{"N", 6400}, {"K", 1600}}};
-  }
   return {
       .name = name,
       .dtype = "bf16",
-      .title = std::string("one token, INT4 weights: y = ") +
-               (epi == Epilogue::None   ? "W~ · x"
-                : epi == Epilogue::Bias ? "W~ · x + b"
-                                        : "gelu_tanh(W~ · x + b)") +
-               ", W~ = (q - zero) · scale per group of 128",
+      .title =
+          "one token, INT4 weights: y = " + with_epilogue(epi, "W~ · x") + ", W~ = (q - zero) · scale per group of 128",
       .docs = kDocs,
-      .tensors = tensors,
+      .tensors = quantized_gemv_tensors(epi, w4_weights()),
       .derive = derive_from("K"),
       .reference =
           [epi](const wb::RefCtx& r, int64_t n) {
             r.expect("y", n, apply(epi, dot_w4(r, n), epi == Epilogue::None ? 0.0 : r.in("b").get(n)));
           },
-      .ref_rows = [](const wb::Shape& s) { return s["N"]; },
+      .ref_rows = rows_of_n,
       .test_shapes = gemv_w4a16_shapes(),
       .random_shapes = random_w4("K", false),
-      .bench_shapes = bench,
+      .bench_shapes = quantized_gemv_bench(epi),
       .bytes =
           [epi](const wb::Shape& s) {
             return w4_bytes(s["N"], s["K"], s["K"] + s["N"] + (epi == Epilogue::None ? 0 : s["N"]));
           },
-      .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["K"]; },
+      .flops = gemv_flops("K"),
       .peak = wb::Peak::FP32,
       .launch =
           [epi](GemvW4Fn* fn, const wb::Args& a, cudaStream_t st) {
@@ -227,43 +200,28 @@ wb::OpSpec<GemvW4Fn> gemv_w4a16_op(const char* name, Epilogue epi) {
 // --- ln_gemv_w4a16 and gemv_residual_w4a16 (v11) -------------------------------------------
 
 wb::OpSpec<LnGemvW4Fn> ln_gemv_w4a16_op() {
-  std::vector<wb::Shape> base;
-  for (int64_t n : {1, 3, 2304, 6400}) {
-    for (int64_t c : {32, 64, 768, 1600}) base.push_back(wb::Shape{{"N", n}, {"C", c}});
-  }
-  for (auto [n, c] : std::initializer_list<std::pair<int64_t, int64_t>>{
-           {257, 160}, {31, 1024}, {129, 800}, {3072, 768}, {4800, 1600}, {50257, 768}, {9, 8192}}) {
-    base.push_back(wb::Shape{{"N", n}, {"C", c}});
-  }
-  std::vector<wb::TensorSpec> tensors = {wb::input("x", {"C"}, DType::BF16, wb::dist::uniform(-2, 2)),
-                                         wb::input("r", {"C"}, DType::BF16, wb::dist::uniform(-1, 1)),
-                                         wb::input("gamma", {"C"}, DType::BF16, wb::dist::uniform(0.5, 1.5)),
-                                         wb::input("beta", {"C"}, DType::BF16, wb::dist::uniform(-0.5, 0.5))};
-  for (auto& t : w4_weights()) tensors.push_back(t);
-  tensors.push_back(wb::input("b", {"N"}, DType::BF16, wb::dist::uniform(-1, 1)));
-  tensors.push_back(wb::output("h", {"C"}, DType::BF16, wb::tol::exact()));
-  // ln_gemv/bf16's tolerance: C + 1 terms of up to 0.1 * 3 (the normalised row rounded to BF16).
-  tensors.push_back(
-      wb::output("y", {"N"}, DType::BF16, wb::tol::terms([](const wb::Shape& s) { return s["C"] + 1; }, 0.3)));
+  const std::vector<wb::Shape> base =
+      n_grid("C", {1, 3, 2304, 6400}, {32, 64, 768, 1600},
+             n_by("C", {{257, 160}, {31, 1024}, {129, 800}, {3072, 768}, {4800, 1600}, {50257, 768}, {9, 8192}}));
   return {
       .name = "ln_gemv_w4a16",
       .dtype = "bf16",
       .title = "one token, INT4 weights: h = x + r, y = [gelu_tanh](W~ · LayerNorm(h) + b), W~ per group of 128",
       .docs = kDocs,
-      .tensors = tensors,
+      .tensors = ln_gemv_tensors(DType::BF16, w4_weights()),  // ln_gemv/bf16's tolerance
       .derive = derive_from("C"),
       .reference =
           [](const wb::RefCtx& r, int64_t n) {
             if (n == 0) expect_h<bf16>(r);
             r.expect("y", n, apply(r["gelu"] ? Epilogue::BiasGelu : Epilogue::Bias, ln_dot_w4(r, n), r.in("b").get(n)));
           },
-      .ref_rows = [](const wb::Shape& s) { return s["N"]; },
+      .ref_rows = rows_of_n,
       .test_shapes = wb::shapes::each_with(base, "gelu", {0, 1}),
       .random_shapes = random_w4("C", true),
       .bench_shapes = {wb::Shape{{"N", 3072}, {"C", 768}, {"gelu", 1}},
                        wb::Shape{{"N", 6400}, {"C", 1600}, {"gelu", 1}}},
       .bytes = [](const wb::Shape& s) { return w4_bytes(s["N"], s["C"], 2.0 * s["N"] + 5.0 * s["C"]); },
-      .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["C"]; },
+      .flops = gemv_flops("C"),
       .peak = wb::Peak::FP32,
       .launch =
           [](LnGemvW4Fn* fn, const wb::Args& a, cudaStream_t st) {
@@ -284,46 +242,37 @@ wb::OpSpec<LnGemvW4Fn> ln_gemv_w4a16_op() {
 }
 
 wb::OpSpec<GemvResidualW4Fn> gemv_residual_w4a16_op() {
-  std::vector<wb::Shape> shapes;
   // N = C rows (1 and primes too), K = C or 4C (4096 and up: the split rows), a short last group.
-  for (auto [n, k] : std::initializer_list<std::pair<int64_t, int64_t>>{{1, 32},
-                                                                        {7, 32},
-                                                                        {3, 64},
-                                                                        {3, 160},
-                                                                        {1, 6400},
-                                                                        {31, 4096},
-                                                                        {257, 128},
-                                                                        {768, 768},
-                                                                        {768, 3072},
-                                                                        {769, 1024},
-                                                                        {1600, 1600},
-                                                                        {1600, 6400},
-                                                                        {2304, 768},
-                                                                        {6400, 1600},
-                                                                        {50257, 64}}) {
-    shapes.push_back(wb::Shape{{"N", n}, {"K", k}});
-  }
-  std::vector<wb::TensorSpec> tensors = {wb::input("x", {"K"}, DType::BF16, wb::dist::uniform(-1, 1))};
-  for (auto& t : w4_weights()) tensors.push_back(t);
-  tensors.push_back(wb::input("b", {"N"}, DType::BF16, wb::dist::uniform(-2, 2)));
-  tensors.push_back(wb::input("res", {"N"}, DType::BF16, wb::dist::uniform(-4, 4)));
-  tensors.push_back(
-      wb::output("y", {"N"}, DType::BF16, wb::tol::terms([](const wb::Shape& s) { return s["K"] + 2; }, 0.1)));
+  const std::vector<wb::Shape> shapes = n_by("K", {{1, 32},
+                                                   {7, 32},
+                                                   {3, 64},
+                                                   {3, 160},
+                                                   {1, 6400},
+                                                   {31, 4096},
+                                                   {257, 128},
+                                                   {768, 768},
+                                                   {768, 3072},
+                                                   {769, 1024},
+                                                   {1600, 1600},
+                                                   {1600, 6400},
+                                                   {2304, 768},
+                                                   {6400, 1600},
+                                                   {50257, 64}});
   return {
       .name = "gemv_residual_w4a16",
       .dtype = "bf16",
       .title = "one token, INT4 weights: y = res + W~ · x + b, W~ per group of 128, the residual add in the epilogue",
       .docs = kDocs,
-      .tensors = tensors,
+      .tensors = residual_tensors(DType::BF16, w4_weights()),
       .derive = derive_from("K"),
       .reference = [](const wb::RefCtx& r,
                       int64_t n) { r.expect("y", n, r.in("res").get(n) + (dot_w4(r, n) + r.in("b").get(n))); },
-      .ref_rows = [](const wb::Shape& s) { return s["N"]; },
+      .ref_rows = rows_of_n,
       .test_shapes = shapes,
       .random_shapes = random_w4("K", false),
       .bench_shapes = {wb::Shape{{"N", 768}, {"K", 3072}}, wb::Shape{{"N", 1600}, {"K", 6400}}},
       .bytes = [](const wb::Shape& s) { return w4_bytes(s["N"], s["K"], s["K"] + 3.0 * s["N"]); },
-      .flops = [](const wb::Shape& s) { return 2.0 * s["N"] * s["K"]; },
+      .flops = gemv_flops("K"),
       .peak = wb::Peak::FP32,
       .launch =
           [](GemvResidualW4Fn* fn, const wb::Args& a, cudaStream_t st) {

@@ -33,6 +33,55 @@ bool quantize_row(const float* w, int64_t K, int8_t* q, float* scale) {
   return true;
 }
 
+// Runs `quantize(n, buffer, codes)` for rows [0, N) on the machine's cores (parallel_count
+// splits [0, N K); a chunk takes the rows that start in it), with scratch rows of K floats and K
+// bytes of the chunk's own. When it returns false for a row (a NaN or an infinity in it),
+// throws naming the first such row, what cannot represent it and why (`format`), and the flag
+// to run without.
+template <class RowQuantize>
+void quantize_each_row(int64_t N, int64_t K, std::string_view name, const char* format, const char* flag,
+                       RowQuantize quantize) {
+  std::atomic<int64_t> first_bad{N};
+  wb::parallel_count(N * K, [&](int64_t begin, int64_t end) -> int64_t {
+    std::vector<float> buffer(static_cast<size_t>(K));
+    std::vector<uint8_t> codes(static_cast<size_t>(K));
+    for (int64_t n = (begin + K - 1) / K; n * K < end && n < N; ++n) {  // the rows that start in [begin, end)
+      if (!quantize(n, buffer.data(), codes.data())) {
+        int64_t seen = first_bad.load();
+        while (n < seen && !first_bad.compare_exchange_weak(seen, n)) {
+        }
+      }
+    }
+    return 0;
+  });
+  if (const int64_t bad = first_bad.load(); bad < N) {
+    throw QuantizeError(std::string(name) + ": row " + std::to_string(bad) + " of " + std::to_string(N) +
+                        " holds a NaN or an infinity, which " + format +
+                        ". The weights file is damaged or was saved after training diverged: use a good file, or run "
+                        "without " +
+                        flag);
+  }
+}
+
+// A 2-D tensor [N, K] quantized by `quantize(N, K, row)`, `row(n, buffer)` giving row n as FP32:
+// an FP32 tensor's own rows, a BF16 tensor's converted into the buffer. `how` ("per row") is
+// for the refusal of a tensor that is not 2-D.
+template <class Quantize>
+auto quantize_tensor(const Tensor& w, std::string_view name, const char* how, Quantize quantize) {
+  if (w.shape.size() != 2) {
+    throw QuantizeError(std::string(name) + ": only a 2-D matrix [out, in] is quantized " + how + "; this tensor has " +
+                        std::to_string(w.shape.size()) + " dimensions");
+  }
+  const int64_t N = w.shape[0], K = w.shape[1];
+  if (w.dtype == wb::DType::F32) {
+    return quantize(N, K, [&](int64_t n, float*) { return static_cast<const float*>(w.f32.data() + n * K); });
+  }
+  return quantize(N, K, [&](int64_t n, float* buffer) {
+    for (int64_t k = 0; k < K; ++k) buffer[k] = wb::bf16_to_float(w.bf16[size_t(n * K + k)]);
+    return static_cast<const float*>(buffer);
+  });
+}
+
 // Quantizes rows [0, N) on the machine's cores; `row(n, buffer)` gives row n as FP32
 // (pointing into the buffer, which has K floats, or elsewhere). Throws naming the first bad row.
 template <class RowFn>
@@ -46,46 +95,14 @@ QuantizedMatrix quantize_all(int64_t N, int64_t K, std::string_view name, RowFn 
   m.cols = K;
   m.q.resize(size_t(N * K));
   m.scale.resize(size_t(N));
-  std::atomic<int64_t> first_bad{N};
-  // parallel_count splits [0, N) over threads; each chunk reports nothing but its bad rows.
-  wb::parallel_count(N * K, [&](int64_t begin, int64_t end) -> int64_t {
-    std::vector<float> buffer(static_cast<size_t>(K));
-    for (int64_t n = (begin + K - 1) / K; n * K < end && n < N; ++n) {  // the rows that start in [begin, end)
-      if (!quantize_row(row(n, buffer.data()), K, m.q.data() + n * K, m.scale.data() + n)) {
-        int64_t seen = first_bad.load();
-        while (n < seen && !first_bad.compare_exchange_weak(seen, n)) {
-        }
-      }
-    }
-    return 0;
-  });
-  if (const int64_t bad = first_bad.load(); bad < N) {
-    throw QuantizeError(std::string(name) + ": row " + std::to_string(bad) + " of " + std::to_string(N) +
-                        " holds a NaN or an infinity, which INT8 cannot represent (a scale is the row's largest "
-                        "magnitude / 127). The weights file is damaged or was saved after training diverged: "
-                        "use a good file, or run without --int8");
-  }
+  quantize_each_row(N, K, name, "INT8 cannot represent (a scale is the row's largest magnitude / 127)", "--int8",
+                    [&](int64_t n, float* buffer, uint8_t*) {
+                      return quantize_row(row(n, buffer), K, m.q.data() + n * K, m.scale.data() + n);
+                    });
   return m;
 }
 
 }  // namespace
-
-QuantizedMatrix quantize_rows(const float* w, int64_t rows, int64_t cols, std::string_view name) {
-  return quantize_all(rows, cols, name, [&](int64_t n, float*) { return w + n * cols; });
-}
-
-QuantizedMatrix quantize_rows(const Tensor& w, std::string_view name) {
-  if (w.shape.size() != 2) {
-    throw QuantizeError(std::string(name) + ": only a 2-D matrix [out, in] is quantized per row; this tensor has " +
-                        std::to_string(w.shape.size()) + " dimensions");
-  }
-  const int64_t N = w.shape[0], K = w.shape[1];
-  if (w.dtype == wb::DType::F32) return quantize_rows(w.f32.data(), N, K, name);
-  return quantize_all(N, K, name, [&](int64_t n, float* buffer) {
-    for (int64_t k = 0; k < K; ++k) buffer[k] = wb::bf16_to_float(w.bf16[size_t(n * K + k)]);
-    return static_cast<const float*>(buffer);
-  });
-}
 
 // --- INT4, group-wise (quantize.h) --------------------------------------------------------
 
@@ -160,57 +177,45 @@ Int4Matrix quantize_all_int4(int64_t N, int64_t K, std::string_view name, RowFn 
   m.packed.assign(size_t(N * (K / 2)), 0);
   m.scale.resize(size_t(N * G));
   m.zero.resize(size_t(N * G));
-  std::atomic<int64_t> first_bad{N};
-  wb::parallel_count(N * K, [&](int64_t begin, int64_t end) -> int64_t {
-    std::vector<float> buffer(static_cast<size_t>(K));
-    std::vector<uint8_t> codes(static_cast<size_t>(K));
-    for (int64_t n = (begin + K - 1) / K; n * K < end && n < N; ++n) {  // the rows that start in [begin, end)
-      const float* w = row(n, buffer.data());
-      bool good = true;
-      for (int64_t g = 0; g < G && good; ++g) {
-        const int64_t k0 = g * kInt4Group, count = std::min(kInt4Group, K - k0);
-        good =
-            quantize_group(w + k0, count, codes.data() + k0, &m.scale[size_t(n * G + g)], &m.zero[size_t(n * G + g)]);
-      }
-      if (!good) {
-        int64_t seen = first_bad.load();
-        while (n < seen && !first_bad.compare_exchange_weak(seen, n)) {
+  quantize_each_row(
+      N, K, name, "INT4 cannot represent (a group's scale is its range / 15)", "--int4",
+      [&](int64_t n, float* buffer, uint8_t* codes) {
+        const float* w = row(n, buffer);
+        for (int64_t g = 0; g < G; ++g) {
+          const int64_t k0 = g * kInt4Group, count = std::min(kInt4Group, K - k0);
+          if (!quantize_group(w + k0, count, codes + k0, &m.scale[size_t(n * G + g)], &m.zero[size_t(n * G + g)])) {
+            return false;
+          }
         }
-        continue;
-      }
-      for (int64_t k = 0; k < K; ++k) {  // each byte is written by its own row only
-        const NibbleAt at = int4_nibble(n, k, K);
-        m.packed[at.byte] = uint8_t(m.packed[at.byte] | (codes[size_t(k)] << at.shift));
-      }
-    }
-    return 0;
-  });
-  if (const int64_t bad = first_bad.load(); bad < N) {
-    throw QuantizeError(std::string(name) + ": row " + std::to_string(bad) + " of " + std::to_string(N) +
-                        " holds a NaN or an infinity, which INT4 cannot represent (a group's scale is its range / "
-                        "15). The weights file is damaged or was saved after training diverged: use a good file, "
-                        "or run without --int4");
-  }
+        for (int64_t k = 0; k < K; ++k) {  // each byte is written by its own row only
+          const NibbleAt at = int4_nibble(n, k, K);
+          m.packed[at.byte] = uint8_t(m.packed[at.byte] | (codes[k] << at.shift));
+        }
+        return true;
+      });
   return m;
 }
 
 }  // namespace
+
+// --- the quantizers (quantize.h): of FP32 rows, or of a weights tensor ----------------------
+
+QuantizedMatrix quantize_rows(const float* w, int64_t rows, int64_t cols, std::string_view name) {
+  return quantize_all(rows, cols, name, [&](int64_t n, float*) { return w + n * cols; });
+}
+
+QuantizedMatrix quantize_rows(const Tensor& w, std::string_view name) {
+  return quantize_tensor(w, name, "per row",
+                         [&](int64_t N, int64_t K, auto row) { return quantize_all(N, K, name, row); });
+}
 
 Int4Matrix quantize_int4(const float* w, int64_t rows, int64_t cols, std::string_view name) {
   return quantize_all_int4(rows, cols, name, [&](int64_t n, float*) { return w + n * cols; });
 }
 
 Int4Matrix quantize_int4(const Tensor& w, std::string_view name) {
-  if (w.shape.size() != 2) {
-    throw QuantizeError(std::string(name) + ": only a 2-D matrix [out, in] is quantized in groups; this tensor has " +
-                        std::to_string(w.shape.size()) + " dimensions");
-  }
-  const int64_t N = w.shape[0], K = w.shape[1];
-  if (w.dtype == wb::DType::F32) return quantize_int4(w.f32.data(), N, K, name);
-  return quantize_all_int4(N, K, name, [&](int64_t n, float* buffer) {
-    for (int64_t k = 0; k < K; ++k) buffer[k] = wb::bf16_to_float(w.bf16[size_t(n * K + k)]);
-    return static_cast<const float*>(buffer);
-  });
+  return quantize_tensor(w, name, "in groups",
+                         [&](int64_t N, int64_t K, auto row) { return quantize_all_int4(N, K, name, row); });
 }
 
 }  // namespace gpt2

@@ -38,11 +38,15 @@ cudaGraphExec_t capture_graph(cudaStream_t stream, const std::function<void(cuda
     cudaGetLastError();
     throw;
   }
+  return end_capture_and_instantiate(stream);
+}
+
+cudaGraphExec_t end_capture_and_instantiate(cudaStream_t stream) {
   cudaGraph_t graph = nullptr;
   CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
   cudaGraphExec_t exec = nullptr;
   const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
-  cudaGraphDestroy(graph);
+  cudaGraphDestroy(graph);  // the executable graph keeps what it needs
   CUDA_CHECK(err);
   return exec;
 }

@@ -187,13 +187,11 @@ void Model::Impl::batch_step(int B, cudaStream_t s) {
   cur = s;
   const FlagScope scope(batched);
   timed({"embedding", -1}, "model", double(es) * 4.0 * B * C, [&] {
-    if (dtype == wb::DType::BF16) {
-      kernels::embedding_rows(d_btoken, d_bpos, static_cast<const bf16*>(wte), static_cast<const bf16*>(wpe),
-                              static_cast<bf16*>(bb.resid), static_cast<bf16*>(bb.branch), B, C, cur);
-    } else {
-      kernels::embedding_rows(d_btoken, d_bpos, static_cast<const float*>(wte), static_cast<const float*>(wpe),
-                              static_cast<float*>(bb.resid), static_cast<float*>(bb.branch), B, C, cur);
-    }
+    with_element_type(dtype, [&](auto t) {
+      using E = typename decltype(t)::type;
+      kernels::embedding_rows(d_btoken, d_bpos, static_cast<const E*>(wte), static_cast<const E*>(wpe),
+                              static_cast<E*>(bb.resid), static_cast<E*>(bb.branch), B, C, cur);
+    });
   });
 
   BlockFn* block = opt.kernels.block == Who::Student ? &ch09::student::block_forward : &solution::block_forward;
@@ -431,15 +429,9 @@ BatchDecodeCheck Model::check_batch_decode(std::span<const int32_t> tokens) {
   for (int b = 0; b < n; ++b) {
     const std::vector<float> got = batch_logits(b);
     const std::vector<float>& ref = single[size_t(b)];
-    double num = 0, den = 0;
-    for (size_t i = 0; i < ref.size(); ++i) {
-      const double d = double(got[i]) - ref[i];
-      num += d * d;
-      den += double(ref[i]) * ref[i];
-      r.max_abs_diff = std::isfinite(d) ? std::max(r.max_abs_diff, std::fabs(d)) : INFINITY;
-    }
-    const double e = std::sqrt(num / std::max(den, 1e-300));
-    r.rel_l2 = std::isfinite(e) ? std::max(r.rel_l2, e) : INFINITY;
+    const LogitsDiff diff = logits_diff(got, ref);
+    r.max_abs_diff = std::max(r.max_abs_diff, diff.max_abs);
+    r.rel_l2 = std::isfinite(diff.rel_l2) ? std::max(r.rel_l2, diff.rel_l2) : INFINITY;
     const int32_t t = m.bpinned[m.opt.batch + b];
     r.batch_tokens.push_back(t);
     r.tie_gaps.push_back(double(ref[size_t(r.single_tokens[size_t(b)])]) - ref[size_t(t)]);

@@ -68,14 +68,9 @@ FusedDecodeCheck Model::check_fused_decode(int32_t token) {
   FusedDecodeCheck r;
   r.ops_token = ops_token;
   r.fused_token = fused_token;
-  double num = 0, den = 0;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const double d = double(fused[i]) - ops[i];
-    num += d * d;
-    den += double(ops[i]) * ops[i];
-    r.max_abs_diff = std::isfinite(d) ? std::max(r.max_abs_diff, std::fabs(d)) : INFINITY;
-  }
-  r.rel_l2 = std::sqrt(num / std::max(den, 1e-300));
+  const LogitsDiff diff = logits_diff(fused, ops);
+  r.max_abs_diff = diff.max_abs;
+  r.rel_l2 = diff.rel_l2;
   r.tie_gap = double(ops[size_t(ops_token)]) - ops[size_t(fused_token)];
   return r;
 }

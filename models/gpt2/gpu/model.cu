@@ -197,37 +197,59 @@ std::vector<BlockMatrix> block_matrices(const Weights& w, const std::vector<Bloc
   }
   return out;
 }
+
+// Every block matrix quantized by `quantize` (which refuses one by name, throwing, before
+// anything is uploaded), each beside the device pointer of the BF16 matrix it stands in for;
+// `replaced` adds up the BF16 matrices' bytes.
+template <class Quantized, class Quantize>
+std::vector<std::pair<const void*, Quantized>> quantize_blocks(const Weights& w,
+                                                               const std::vector<BlockWeights>& blocks,
+                                                               Quantize quantize, double& replaced) {
+  std::vector<std::pair<const void*, Quantized>> out;
+  for (const BlockMatrix& b : block_matrices(w, blocks)) {
+    out.emplace_back(b.dev, quantize(*b.t, b.name));
+    replaced += double(b.t->bytes());
+  }
+  return out;
+}
 }  // namespace
 
-// The four matrices of every block, quantized per output row on the host (quantize.h) and
-// uploaded into one buffer beside the BF16 weights, which prefill and the LM head still use.
-void Model::Impl::quantize_weights(const Weights& w) {
-  std::vector<QuantizedMatrix> mats;
-  std::vector<const void*> keys;  // the BF16 matrix each one stands in for (its device pointer)
-  for (const BlockMatrix& b : block_matrices(w, blocks)) {
-    mats.push_back(quantize_rows(*b.t, b.name));  // throws QuantizeError naming the tensor and row
-    keys.push_back(b.dev);
-    replaced_bytes += double(b.t->bytes());
-  }
+// The host pieces (src, bytes) laid out one after another in one new qbuf, each from a 256-byte
+// boundary, and uploaded: where each one landed, in their order.
+std::vector<char*> Model::Impl::upload_quantized(std::vector<UploadPiece> pieces) {
   size_t total = 0;
-  for (const QuantizedMatrix& m : mats) total += round_up(m.q.size()) + round_up(m.scale.size() * sizeof(float));
+  for (const UploadPiece& piece : pieces) total += round_up(piece.bytes);
   qbuf = wb::DeviceBuffer<char>(total);
-  std::vector<UploadPiece> pieces;
+  std::vector<char*> at;
   char* p = qbuf.data();
-  for (size_t i = 0; i < mats.size(); ++i) {
-    const QuantizedMatrix& m = mats[i];
-    auto* q = reinterpret_cast<int8_t*>(p);  // (N, K)
-    p += round_up(m.q.size());
-    auto* scale = reinterpret_cast<float*>(p);  // (N)
-    p += round_up(m.scale.size() * sizeof(float));
-    pieces.push_back({q, m.q.data(), m.q.size()});
-    pieces.push_back({scale, m.scale.data(), m.scale.size() * sizeof(float)});
-    int8_of[keys[i]] = {q, scale};
-    int8_bytes += double(m.bytes());
+  for (UploadPiece& piece : pieces) {
+    piece.dst = p;
+    at.push_back(p);
+    p += round_up(piece.bytes);
   }
   const UploadStats up = upload(pieces, opt.upload);
   uploaded.bytes += up.bytes;
   uploaded.ms += up.ms;
+  return at;
+}
+
+// The four matrices of every block, quantized per output row on the host (quantize.h) and
+// uploaded into one buffer beside the BF16 weights, which prefill and the LM head still use.
+void Model::Impl::quantize_weights(const Weights& w) {
+  // keyed by the BF16 matrix each one stands in for (its device pointer); quantize_rows throws
+  // QuantizeError naming the tensor and row
+  const auto mats = quantize_blocks<QuantizedMatrix>(
+      w, blocks, [](const Tensor& t, const std::string& name) { return quantize_rows(t, name); }, replaced_bytes);
+  std::vector<UploadPiece> pieces;
+  for (const auto& [key, m] : mats) {
+    pieces.push_back({nullptr, m.q.data(), m.q.size()});                          // q (N, K)
+    pieces.push_back({nullptr, m.scale.data(), m.scale.size() * sizeof(float)});  // scale (N)
+  }
+  const std::vector<char*> at = upload_quantized(std::move(pieces));
+  for (size_t i = 0; i < mats.size(); ++i) {
+    int8_of[mats[i].first] = {reinterpret_cast<int8_t*>(at[2 * i]), reinterpret_cast<float*>(at[2 * i + 1])};
+    int8_bytes += double(mats[i].second.bytes());
+  }
 }
 
 void Model::Impl::gemv_int8(OpTag tag, const void* x, const Int8Matrix& m, const void* b, void* y, int N, int K,
@@ -247,37 +269,20 @@ void Model::Impl::gemv_int8(OpTag tag, const void* x, const Int8Matrix& m, const
 // one buffer beside the BF16 weights. A shape the packing cannot take (K % 32 != 0) or a NaN is
 // refused by name (QuantizeError) before anything is uploaded.
 void Model::Impl::quantize_weights_int4(const Weights& w) {
-  std::vector<gpt2::Int4Matrix> mats;
-  std::vector<const void*> keys;
-  for (const BlockMatrix& b : block_matrices(w, blocks)) {
-    mats.push_back(quantize_int4(*b.t, b.name));
-    keys.push_back(b.dev);
-    replaced_bytes += double(b.t->bytes());
-  }
-  size_t total = 0;
-  for (const gpt2::Int4Matrix& m : mats) {
-    total += round_up(m.packed.size()) + round_up(m.scale.size() * sizeof(float)) + round_up(m.zero.size());
-  }
-  qbuf = wb::DeviceBuffer<char>(total);
+  const auto mats = quantize_blocks<gpt2::Int4Matrix>(
+      w, blocks, [](const Tensor& t, const std::string& name) { return quantize_int4(t, name); }, replaced_bytes);
   std::vector<UploadPiece> pieces;
-  char* p = qbuf.data();
-  for (size_t i = 0; i < mats.size(); ++i) {
-    const gpt2::Int4Matrix& m = mats[i];
-    auto* q = reinterpret_cast<uint8_t*>(p);  // (N, K / 2), 256-byte aligned: every row 16-byte aligned
-    p += round_up(m.packed.size());
-    auto* scale = reinterpret_cast<float*>(p);  // (N, G)
-    p += round_up(m.scale.size() * sizeof(float));
-    auto* zero = reinterpret_cast<uint8_t*>(p);  // (N, G)
-    p += round_up(m.zero.size());
-    pieces.push_back({q, m.packed.data(), m.packed.size()});
-    pieces.push_back({scale, m.scale.data(), m.scale.size() * sizeof(float)});
-    pieces.push_back({zero, m.zero.data(), m.zero.size()});
-    int4_of[keys[i]] = {q, scale, zero};
-    int4_bytes += double(m.bytes());
+  for (const auto& [key, m] : mats) {
+    pieces.push_back({nullptr, m.packed.data(), m.packed.size()});  // (N, K / 2): every row 16-byte aligned
+    pieces.push_back({nullptr, m.scale.data(), m.scale.size() * sizeof(float)});  // (N, G)
+    pieces.push_back({nullptr, m.zero.data(), m.zero.size()});                    // (N, G)
   }
-  const UploadStats up = upload(pieces, opt.upload);
-  uploaded.bytes += up.bytes;
-  uploaded.ms += up.ms;
+  const std::vector<char*> at = upload_quantized(std::move(pieces));
+  for (size_t i = 0; i < mats.size(); ++i) {
+    int4_of[mats[i].first] = {reinterpret_cast<uint8_t*>(at[3 * i]), reinterpret_cast<float*>(at[3 * i + 1]),
+                              reinterpret_cast<uint8_t*>(at[3 * i + 2])};
+    int4_bytes += double(mats[i].second.bytes());
+  }
 }
 
 void Model::Impl::gemv_int4(OpTag tag, const void* x, const Int4Matrix& m, const void* b, void* y, int N, int K,
@@ -483,13 +488,11 @@ void Model::Impl::run_step(int T, const int32_t* tokens, cudaStream_t s) {
   cur = s;
   const auto row = [&](void* base, int t) { return static_cast<char*>(base) + size_t(t) * C * es; };
   timed({"embedding", -1}, "model", double(es) * 4.0 * T * C, [&] {
-    if (dtype == wb::DType::BF16) {
-      kernels::embedding(tokens, d_pos, static_cast<const bf16*>(wte), static_cast<const bf16*>(wpe),
-                         static_cast<bf16*>(buf.resid), static_cast<bf16*>(buf.branch), T, C, cur);
-    } else {
-      kernels::embedding(tokens, d_pos, static_cast<const float*>(wte), static_cast<const float*>(wpe),
-                         static_cast<float*>(buf.resid), static_cast<float*>(buf.branch), T, C, cur);
-    }
+    with_element_type(dtype, [&](auto t) {
+      using E = typename decltype(t)::type;
+      kernels::embedding(tokens, d_pos, static_cast<const E*>(wte), static_cast<const E*>(wpe),
+                         static_cast<E*>(buf.resid), static_cast<E*>(buf.branch), T, C, cur);
+    });
   });
   if (checking) check_embedding(T);
 

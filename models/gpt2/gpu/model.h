@@ -16,6 +16,8 @@
 // The decode step reads its token and position from device memory and advances them itself,
 // so the same launches — or one CUDA Graph of them — serve every step.
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -125,6 +127,25 @@ struct Options {
 // work. `composition`: how the caller names options.kernels in its messages (the tool:
 // "--kernels=library"); empty: by the op ("gemv:library").
 void validate(const Options& options, std::string_view composition = {});
+
+// Two sets of logits compared (the checks below, gpt2's --check): the relative L2 of got - ref
+// against ref, and the largest |got - ref| (infinite where a difference is not finite).
+struct LogitsDiff {
+  double rel_l2 = 0, max_abs = 0;
+};
+template <class Ref>  // float or double
+LogitsDiff logits_diff(const std::vector<float>& got, const std::vector<Ref>& ref) {
+  LogitsDiff r;
+  double num = 0, den = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double d = double(got[i]) - ref[i];
+    num += d * d;
+    den += double(ref[i]) * ref[i];
+    r.max_abs = std::isfinite(d) ? std::max(r.max_abs, std::fabs(d)) : INFINITY;
+  }
+  r.rel_l2 = std::sqrt(num / std::max(den, 1e-300));
+  return r;
+}
 
 // The fused decode step against the op-by-op step from the same state (check_fused_decode).
 struct FusedDecodeCheck {

@@ -2,6 +2,7 @@
 // --check comparisons), graph_check.cu (the graph's checks), fused_decode.cu, batch.cu and
 // the decode steps (decode/). Not part of the model's interface.
 #pragma once
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <functional>
@@ -9,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ch07.cuh"
@@ -17,6 +19,7 @@
 #include "device/math.cuh"
 #include "model.h"
 #include "ops.h"
+#include "upload.cuh"
 
 namespace gpt2 {
 
@@ -26,6 +29,17 @@ inline size_t round_up(size_t n) { return wb::round_up(n, size_t{256}); }
 
 // The decode step's capture: Options::capture when given, else the one kernels.graph names.
 CaptureFn* capture_fn(const Options& opt);
+
+// Calls f(std::type_identity<T>{}) with T the element type of a model in `dtype`: bf16 for
+// BF16, float for F32 (a launch written once for both).
+template <class F>
+void with_element_type(wb::DType dtype, F&& f) {
+  if (dtype == wb::DType::BF16) {
+    f(std::type_identity<__nv_bfloat16>{});
+  } else {
+    f(std::type_identity<float>{});
+  }
+}
 
 struct Model::Impl final : Ops {
   Impl(const Weights& w, const Options& o);
@@ -74,7 +88,8 @@ struct Model::Impl final : Ops {
   void check_linear_int8(OpTag tag, const void* x, const Int8Matrix& m, const void* b, const void* y, int N, int K,
                          ch09::Epilogue epi);
   std::map<const void*, Int8Matrix> int8_of;
-  wb::DeviceBuffer<char> qbuf;                // every int8 (or int4) matrix and its scales (and zero points)
+  wb::DeviceBuffer<char> qbuf;  // every int8 (or int4) matrix and its scales (and zero points)
+  std::vector<char*> upload_quantized(std::vector<UploadPiece> pieces);  // into a new qbuf: where each landed
   double int8_bytes = 0, replaced_bytes = 0;  // the INT8 copies; the BF16 matrices they stand in for
 
   // INT4 weights (WeightFormat::Int4): the same four matrices per block as 4-bit codes in groups

@@ -55,6 +55,35 @@ double round_to(wb::DType t, double v) {
   return t == wb::DType::BF16 ? wb::bf16_to_float(wb::float_to_bf16(f)) : f;
 }
 
+// acc (the sum with its bias) through the linear's epilogue: GPT-2's tanh GELU for BiasGelu.
+double epilogue_ref(ch09::Epilogue epi, double acc) {
+  if (epi != ch09::Epilogue::BiasGelu) return acc;
+  return 0.5 * acc * (1.0 + std::tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)));
+}
+
+// A decode GEMV on quantized weights (T = 1) against float64 on the weights the kernel was
+// given, W~[n][k] = dequantized(n, k): y[n] = epilogue(x · W~[n] + b[n]), within check_linear's
+// tolerance. `weights` names them in the elements' labels ("INT8 weights").
+template <class Dequantized>
+Worst check_dequantized_gemv(const std::vector<double>& xr, const std::vector<double>& yr,
+                             const std::vector<double>& bias, int N, int K, ch09::Epilogue epi, double rtol,
+                             const char* weights, Dequantized dequantized) {
+  Worst w;
+  for (int n = 0; n < N; ++n) {
+    double acc = 0, mag = std::fabs(bias[n]);
+    for (int k = 0; k < K; ++k) {
+      const double term = xr[k] * dequantized(n, k);  // x · dequantized W
+      acc += term;
+      mag += std::fabs(term);
+    }
+    acc += bias[n];
+    const double ref = epilogue_ref(epi, acc);
+    const double atol = 8 * kU32 * std::sqrt(double(K)) * mag * 1.2 + 1e-30;
+    w.see("y[0][" + std::to_string(n) + "] (" + weights + ")", ref, yr[n], atol, rtol);
+  }
+  return w;
+}
+
 }  // namespace
 
 std::vector<double> Model::Impl::fetch(const void* p, size_t n) const {
@@ -148,9 +177,7 @@ void Model::Impl::check_linear(OpTag tag, const void* x, const void* wt, const v
         mag += std::fabs(xr[k] * wr[k]);
       }
       acc += bias[n];
-      double ref = acc;
-      if (epi == ch09::Epilogue::BiasGelu)
-        ref = 0.5 * acc * (1.0 + std::tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)));
+      const double ref = epilogue_ref(epi, acc);
       // An FP32 sum of K terms: a few units of FP32 roundoff times sqrt(K) times their magnitude.
       const double atol = 8 * kU32 * std::sqrt(double(K)) * mag * 1.2 + 1e-30;
       w.see("y[" + std::to_string(t) + "][" + std::to_string(n) + "]", ref, yr[n], atol, rtol);
@@ -171,23 +198,9 @@ void Model::Impl::check_linear_int8(OpTag tag, const void* x, const Int8Matrix& 
   CUDA_CHECK(cudaMemcpy(q.data(), m.q, q.size(), cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(scale.data(), m.scale, scale.size() * sizeof(float), cudaMemcpyDeviceToHost));
   const std::vector<double> bias = b ? fetch(b, N) : std::vector<double>(N, 0.0);
-  const auto xr = fetch(x, K), yr = fetch(y, N);
-  const double rtol = 2 * wb::unit_roundoff(dtype);
-  Worst w;
-  for (int n = 0; n < N; ++n) {
-    double acc = 0, mag = std::fabs(bias[n]);
-    for (int k = 0; k < K; ++k) {
-      const double term = xr[k] * (double(q[size_t(n) * K + k]) * double(scale[n]));  // x · dequantized W
-      acc += term;
-      mag += std::fabs(term);
-    }
-    acc += bias[n];
-    double ref = acc;
-    if (epi == ch09::Epilogue::BiasGelu)
-      ref = 0.5 * acc * (1.0 + std::tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)));
-    const double atol = 8 * kU32 * std::sqrt(double(K)) * mag * 1.2 + 1e-30;
-    w.see("y[0][" + std::to_string(n) + "] (INT8 weights)", ref, yr[n], atol, rtol);
-  }
+  const Worst w =
+      check_dequantized_gemv(fetch(x, K), fetch(y, N), bias, N, K, epi, 2 * wb::unit_roundoff(dtype), "INT8 weights",
+                             [&](int n, int k) { return double(q[size_t(n) * K + k]) * double(scale[n]); });
   record(tag, w.first, w.ratio);
   report.lines.back() += " [INT8 weights: float64 on the dequantized q * scale]";
 }
@@ -206,26 +219,13 @@ void Model::Impl::check_linear_int4(OpTag tag, const void* x, const Int4Matrix& 
   CUDA_CHECK(cudaMemcpy(scale.data(), m.scale, scale.size() * sizeof(float), cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(zero.data(), m.zero, zero.size(), cudaMemcpyDeviceToHost));
   const std::vector<double> bias = b ? fetch(b, N) : std::vector<double>(N, 0.0);
-  const auto xr = fetch(x, K), yr = fetch(y, N);
-  const double rtol = 2 * wb::unit_roundoff(dtype);
-  Worst w;
-  for (int n = 0; n < N; ++n) {
-    double acc = 0, mag = std::fabs(bias[n]);
-    for (int k = 0; k < K; ++k) {
-      const NibbleAt at = int4_nibble(n, k, K);
-      const size_t g = size_t(n) * G + size_t(k) / kInt4Group;
-      const double code = double((q[at.byte] >> at.shift) & 0xF);
-      const double term = xr[k] * ((code - double(zero[g])) * double(scale[g]));  // x · dequantized W
-      acc += term;
-      mag += std::fabs(term);
-    }
-    acc += bias[n];
-    double ref = acc;
-    if (epi == ch09::Epilogue::BiasGelu)
-      ref = 0.5 * acc * (1.0 + std::tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)));
-    const double atol = 8 * kU32 * std::sqrt(double(K)) * mag * 1.2 + 1e-30;
-    w.see("y[0][" + std::to_string(n) + "] (INT4 weights)", ref, yr[n], atol, rtol);
-  }
+  const Worst w = check_dequantized_gemv(fetch(x, K), fetch(y, N), bias, N, K, epi, 2 * wb::unit_roundoff(dtype),
+                                         "INT4 weights", [&](int n, int k) {
+                                           const NibbleAt at = int4_nibble(n, k, K);
+                                           const size_t g = size_t(n) * G + size_t(k) / kInt4Group;
+                                           const double code = double((q[at.byte] >> at.shift) & 0xF);
+                                           return (code - double(zero[g])) * double(scale[g]);
+                                         });
   record(tag, w.first, w.ratio);
   report.lines.back() += " [INT4 weights: float64 on the dequantized (q - zero) * scale per group]";
 }

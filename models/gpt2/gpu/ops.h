@@ -75,6 +75,9 @@ using BlockFn = void(Ops& ops, int layer, const BlockWeights& w, const BlockBuff
 namespace solution {
 BlockFn block_forward;    // solutions/ch09_gpt2/block_and_graph.cu
 CaptureFn capture_graph;  // solutions/ch09_gpt2/block_and_graph.cu
+// capture_graph's last part: ends the capture begun on `stream` and returns its graph
+// instantiated (the cudaGraph_t destroyed); throws wb::CudaError when either fails.
+cudaGraphExec_t end_capture_and_instantiate(cudaStream_t stream);
 }  // namespace solution
 
 }  // namespace gpt2

@@ -4,33 +4,33 @@
 // with the model, which has them.
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "model.h"
 
 namespace gpt2 {
 
-const char* decode_path_name(DecodePath p) {
-  switch (p) {
-    case DecodePath::Ops:
-      return "ops";
-    case DecodePath::Fused:
-      return "fused";
-    case DecodePath::Persistent:
-      return "persistent";
+namespace {
+// The name `names` gives `v`; "?" for a value the table does not hold.
+template <class E, size_t N>
+const char* name_in(const std::pair<E, const char*> (&names)[N], E v) {
+  for (const auto& [e, name] : names) {
+    if (e == v) return name;
   }
   return "?";
 }
+}  // namespace
+
+const char* decode_path_name(DecodePath p) {
+  static constexpr std::pair<DecodePath, const char*> kNames[] = {
+      {DecodePath::Ops, "ops"}, {DecodePath::Fused, "fused"}, {DecodePath::Persistent, "persistent"}};
+  return name_in(kNames, p);
+}
 
 const char* weight_format_flag(WeightFormat f) {
-  switch (f) {
-    case WeightFormat::Native:
-      return "";
-    case WeightFormat::Int8:
-      return "--int8";
-    case WeightFormat::Int4:
-      return "--int4";
-  }
-  return "?";
+  static constexpr std::pair<WeightFormat, const char*> kFlags[] = {
+      {WeightFormat::Native, ""}, {WeightFormat::Int8, "--int8"}, {WeightFormat::Int4, "--int4"}};
+  return name_in(kFlags, f);
 }
 
 void validate(const Options& o, std::string_view composition) {

@@ -9,35 +9,40 @@
 
 namespace gpt2 {
 
-std::vector<int32_t> parse_tokens(const std::string& text) {
-  std::vector<int32_t> out;
-  size_t start = 0;
+namespace {
+// Each comma-separated piece of `text` in turn, with its index: on_piece(index, piece). An
+// empty piece (",," or a comma at either end, or an empty text) is refused with `if_empty`.
+template <class OnPiece>
+void each_piece(const std::string& text, const std::string& if_empty, OnPiece on_piece) {
+  size_t start = 0, index = 0;
   while (start <= text.size()) {
     size_t end = text.find(',', start);
     if (end == std::string::npos) end = text.size();
     const std::string piece = text.substr(start, end - start);
-    if (piece.empty()) throw wb::UsageError("--tokens='" + text + "': an empty id between commas; give ID,ID,...");
-    out.push_back(
-        static_cast<int32_t>(wb::parse_int("--tokens (id " + std::to_string(out.size()) + ")", piece, 0, INT32_MAX)));
+    if (piece.empty()) throw wb::UsageError(if_empty);
+    on_piece(index++, piece);
     start = end + 1;
   }
+}
+}  // namespace
+
+std::vector<int32_t> parse_tokens(const std::string& text) {
+  std::vector<int32_t> out;
+  each_piece(text, "--tokens='" + text + "': an empty id between commas; give ID,ID,...",
+             [&](size_t i, const std::string& piece) {
+               out.push_back(
+                   static_cast<int32_t>(wb::parse_int("--tokens (id " + std::to_string(i) + ")", piece, 0, INT32_MAX)));
+             });
   return out;
 }
 
 std::vector<int> parse_batch_list(const std::string& text) {
   std::vector<int> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string piece = text.substr(start, end - start);
-    if (piece.empty()) {
-      throw wb::UsageError("--batch='" + text + "': an empty size between commas; give sizes as --batch=1,4,16,64");
-    }
-    const int64_t b = wb::parse_int("--batch (size " + std::to_string(out.size()) + ")", piece, 1, kMaxBatch);
-    out.push_back(static_cast<int>(b));
-    start = end + 1;
-  }
+  each_piece(text, "--batch='" + text + "': an empty size between commas; give sizes as --batch=1,4,16,64",
+             [&](size_t i, const std::string& piece) {
+               const int64_t b = wb::parse_int("--batch (size " + std::to_string(i) + ")", piece, 1, kMaxBatch);
+               out.push_back(static_cast<int>(b));
+             });
   return out;
 }
 

@@ -36,6 +36,37 @@ void expect_round_trip(const std::vector<float>& w, const QuantizedMatrix& m) {
   }
 }
 
+// `count` values uniform in [-1, 1), from `seed` (a large matrix's weights).
+std::vector<float> uniform_values(int64_t count, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> w(static_cast<size_t>(count));
+  for (float& v : w) v = u(rng);
+  return w;
+}
+
+// A BF16 tensor [rows, cols] of value(i) rounded to BF16 (i in row-major order); `as_float`
+// gets the same values as FP32 (filled before the tensor is returned).
+Tensor bf16_matrix(int64_t rows, int64_t cols, std::vector<float>& as_float, float (*value)(int)) {
+  Tensor t;
+  t.shape = {rows, cols};
+  t.dtype = wb::DType::BF16;
+  for (int i = 0; i < int(rows * cols); ++i) {
+    t.bf16.push_back(wb::float_to_bf16(value(i)));
+    as_float.push_back(wb::bf16_to_float(t.bf16.back()));
+  }
+  return t;
+}
+
+// An FP32 vector [n] of ones: a tensor that is not a matrix.
+Tensor f32_ones(int64_t n) {
+  Tensor v;
+  v.shape = {n};
+  v.dtype = wb::DType::F32;
+  v.f32.assign(size_t(n), 1.0f);
+  return v;
+}
+
 TEST(Quantize, HandMadeTwoByFour) {
   // Row 0: max |W| = 1.27, scale 0.01:  0.5 -> 50, -1.27 -> -127, 0.127 -> 12.7 -> 13, 0 -> 0.
   // Row 1: max |W| = 3.81, scale 0.03: -3.81 -> -127, 1 -> 33.3 -> 33, 0 -> 0, 2.54 -> 84.7 -> 85.
@@ -76,10 +107,7 @@ TEST(Quantize, RoundTripWithinHalfAStep) {
 TEST(Quantize, LargeMatrixOnManyCoresMatchesRowByRow) {
   // Above the size where the rows are shared out to threads: each row as if quantized alone.
   const int64_t N = 1031, K = 4099;
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> w(size_t(N * K));
-  for (float& v : w) v = u(rng);
+  const std::vector<float> w = uniform_values(N * K, 5);
   const QuantizedMatrix all = quantize_rows(w.data(), N, K);
   expect_round_trip(w, all);
   for (int64_t n : {int64_t{0}, int64_t{1}, N / 2, N - 1}) {
@@ -131,20 +159,14 @@ TEST(Quantize, OneLargeOutlierSetsTheRowsScale) {
 }
 
 TEST(Quantize, Bf16TensorSameAsItsFp32Values) {
-  Tensor t;
-  t.shape = {3, 10};
-  t.dtype = wb::DType::BF16;
   std::vector<float> as_float;
-  for (int i = 0; i < 30; ++i) {
-    t.bf16.push_back(wb::float_to_bf16(0.37f * float(i % 11) - 1.5f));
-    as_float.push_back(wb::bf16_to_float(t.bf16.back()));
-  }
-  const QuantizedMatrix a = quantize_rows(t, "bf16 tensor");
+  const QuantizedMatrix a =
+      quantize_rows(bf16_matrix(3, 10, as_float, [](int i) { return 0.37f * float(i % 11) - 1.5f; }), "bf16 tensor");
+  EXPECT_FLOAT_EQ(a.dequantized(0, 0), float(a.q[0]) * a.scale[0]);
   const QuantizedMatrix b = quantize_rows(as_float.data(), 3, 10);
   EXPECT_EQ(a.q, b.q);
   EXPECT_EQ(a.scale, b.scale);
   expect_round_trip(as_float, a);
-  EXPECT_FLOAT_EQ(a.dequantized(0, 0), float(a.q[0]) * a.scale[0]);
 }
 
 TEST(Quantize, RefusesNonFiniteWeightsNamingTensorAndRow) {
@@ -158,10 +180,7 @@ TEST(Quantize, RefusesNonFiniteWeightsNamingTensorAndRow) {
 }
 
 TEST(Quantize, RefusesWhatIsNotAMatrix) {
-  Tensor v;
-  v.shape = {8};
-  v.dtype = wb::DType::F32;
-  v.f32.assign(8, 1.0f);
+  const Tensor v = f32_ones(8);
   expect_error<QuantizeError>([&] { quantize_rows(v, "ln_1.weight"); }, {"ln_1.weight", "2-D", "1 dimensions"});
   expect_error<QuantizeError>([&] { quantize_rows(v.f32.data(), 0, 8, "empty"); }, {"empty", "0 x 8"});
 }
@@ -320,10 +339,7 @@ TEST(QuantizeInt4, ZeroGroupGetsScaleOneAndZeros) {
 
 TEST(QuantizeInt4, LargeMatrixOnManyCoresMatchesRowByRow) {
   const int64_t N = 1031, K = 4096 + 32;
-  std::mt19937 rng(9);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> w(size_t(N * K));
-  for (float& v : w) v = u(rng);
+  const std::vector<float> w = uniform_values(N * K, 9);
   const Int4Matrix all = quantize_int4(w.data(), N, K);
   expect_int4_round_trip(w, all);
   const int64_t G = all.groups();
@@ -336,15 +352,9 @@ TEST(QuantizeInt4, LargeMatrixOnManyCoresMatchesRowByRow) {
 }
 
 TEST(QuantizeInt4, Bf16TensorSameAsItsFp32Values) {
-  Tensor t;
-  t.shape = {2, 64};
-  t.dtype = wb::DType::BF16;
   std::vector<float> as_float;
-  for (int i = 0; i < 128; ++i) {
-    t.bf16.push_back(wb::float_to_bf16(0.037f * float(i % 17) - 0.3f));
-    as_float.push_back(wb::bf16_to_float(t.bf16.back()));
-  }
-  const Int4Matrix a = quantize_int4(t, "bf16 tensor");
+  const Int4Matrix a =
+      quantize_int4(bf16_matrix(2, 64, as_float, [](int i) { return 0.037f * float(i % 17) - 0.3f; }), "bf16 tensor");
   const Int4Matrix b = quantize_int4(as_float.data(), 2, 64);
   EXPECT_EQ(a.packed, b.packed);
   EXPECT_EQ(a.scale, b.scale);
@@ -359,10 +369,7 @@ TEST(QuantizeInt4, RefusesShapesItCannotPackNamingWhatToDo) {
   EXPECT_EQ(int4_shape_problem(3, 1600, "w"), "");
   EXPECT_NE(int4_shape_problem(3, 1601, "w"), "");
   expect_error<QuantizeError>([&] { quantize_int4(w.data(), 0, 32, "empty"); }, {"empty", "0 x 32"});
-  Tensor v;
-  v.shape = {64};
-  v.dtype = wb::DType::F32;
-  v.f32.assign(64, 1.0f);
+  const Tensor v = f32_ones(64);
   expect_error<QuantizeError>([&] { quantize_int4(v, "ln_1.weight"); }, {"ln_1.weight", "2-D", "1 dimensions"});
 }
 

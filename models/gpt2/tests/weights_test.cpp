@@ -20,10 +20,16 @@ class Weights_ : public ::testing::Test {
  protected:
   // A tiny model written once per test: transformer.-prefixed names, F32, seed 7.
   void SetUp() override {
-    path_ = dir_.file("tiny.safetensors");
+    path_ = tiny("tiny.safetensors", [](RandomOptions&) {});
+  }
+  // Another tiny model, seed 7, with `change` made to the options: written as `name`.
+  std::string tiny(const std::string& name, const std::function<void(RandomOptions&)>& change) {
     RandomOptions o;
     o.seed = 7;
-    write_random_weights(path_, preset("tiny"), o);
+    change(o);
+    const std::string p = dir_.file(name);
+    write_random_weights(p, preset("tiny"), o);
+    return p;
   }
   // The tiny file rewritten with a change.
   std::string altered(const std::function<void(Contents&)>& change) {
@@ -150,11 +156,7 @@ TEST_F(Weights_, TheTranspositionBugIsCaught) {
 }
 
 TEST_F(Weights_, NamesWithoutPrefixLoadTheSameValues) {
-  RandomOptions o;
-  o.seed = 7;
-  o.prefix = false;
-  const std::string bare = dir_.file("bare.safetensors");
-  write_random_weights(bare, preset("tiny"), o);
+  const std::string bare = tiny("bare.safetensors", [](RandomOptions& o) { o.prefix = false; });
   EXPECT_NE(safetensors::File::open(bare).find("h.0.ln_1.weight"), nullptr);
   const Weights a = load_weights(path_), b = load_weights(bare);
   EXPECT_EQ(a.wte.f32, b.wte.f32);
@@ -264,11 +266,7 @@ TEST_F(Weights_, NonFiniteWeightIsNamed) {
 }
 
 TEST_F(Weights_, LmHeadMustBeACopyOfWte) {
-  RandomOptions o;
-  o.seed = 7;
-  o.untied = true;
-  const std::string untied = dir_.file("untied.safetensors");
-  write_random_weights(untied, preset("tiny"), o);
+  const std::string untied = tiny("untied.safetensors", [](RandomOptions& o) { o.untied = true; });
   EXPECT_NE(safetensors::File::open(untied).find("lm_head.weight"), nullptr);
   EXPECT_EQ(load_weights(untied).wte.f32, load_weights(path_).wte.f32);
 

@@ -28,6 +28,7 @@
 #include "runtime/options.h"
 #include "runtime/output_file.h"
 #include "safetensors.h"
+#include "tool_main.h"
 #include "weights.h"
 
 namespace {
@@ -64,7 +65,7 @@ int main(int argc, char** argv) {
   app.add_option("--format", format, "int4 (the only one: 4-bit codes, groups of 128, asymmetric)")
       ->transform(wb::cli::one_of({"int4"}));
   app.add_flag("--force", force, "replace --out if it exists");
-  try {
+  return gpt2::run_tool(app, "gpt2_quantize", [&] {
     if (!wb::cli::parse(app, argc, argv)) return 0;
     if (in.empty()) throw wb::UsageError("--weights is required: the GPT-2 safetensors file to quantize");
     if (out.empty()) throw wb::UsageError("--out is required: the file to write (e.g. --out=model-int4.safetensors)");
@@ -163,10 +164,5 @@ int main(int argc, char** argv) {
     std::printf("wrote %s (%lld bytes; %zu matrices quantized)\n", out.c_str(),
                 static_cast<long long>(fs::file_size(out)), quantized.size());
     return 0;
-  } catch (const wb::UsageError& e) {
-    return wb::cli::refuse(app, e.what());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpt2_quantize: %s\n", e.what());
-    return 1;
-  }
+  });
 }

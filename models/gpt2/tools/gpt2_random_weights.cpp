@@ -12,6 +12,7 @@
 #include "random_weights.h"
 #include "runtime/options.h"
 #include "runtime/output_file.h"
+#include "tool_main.h"
 
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;
@@ -29,7 +30,7 @@ int main(int argc, char** argv) {
   app.add_flag("--untied", untied, "also write lm_head.weight, a copy of wte.weight");
   app.add_flag("--gpt2-affine", gpt2_affine, "LayerNorm gains 1, shifts and biases 0 (GPT-2's init) instead of random");
   app.add_flag("--force", force, "replace --out if it exists");
-  try {
+  return gpt2::run_tool(app, "gpt2_random_weights", [&] {
     if (!wb::cli::parse(app, argc, argv)) return 0;
     if (config_text.empty())
       throw wb::UsageError("--config is required: tiny, 124M, 355M, 774M, 1.5B or L=..,C=..,H=..,V=..,P=..");
@@ -73,10 +74,5 @@ int main(int argc, char** argv) {
     gpt2::write_random_weights(out, config, o, force);
     std::printf("wrote %s (%lld bytes)\n", out.c_str(), static_cast<long long>(fs::file_size(out)));
     return 0;
-  } catch (const wb::UsageError& e) {
-    return wb::cli::refuse(app, e.what());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpt2_random_weights: %s\n", e.what());
-    return 1;
-  }
+  });
 }

@@ -30,11 +30,10 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <random>
 #include <string>
 #include <unistd.h>
 
-#include "runtime/device.cuh"
+#include "gpu_test.h"
 #include "model.h"
 #include "random_weights.h"
 #include "weights.h"
@@ -45,10 +44,7 @@ namespace {
 constexpr double kInt4LogitTol = 1.0, kInt4RelL2 = 0.5, kMinTop1 = 0.25;
 constexpr int kSteps = 128;
 
-#define SKIP_WITHOUT_GPU()                                               \
-  do {                                                                   \
-    if (auto reason = wb::gpu_missing_reason()) GTEST_SKIP() << *reason; \
-  } while (0)
+using test::prompt_of;
 
 // A random GPT-2 with room for a 13-token prompt and 128 steps (P = 160), written once per config.
 // C = 192 = 128 + 64: every row of K = C ends in a short group; 4C = 768: whole groups.
@@ -67,13 +63,6 @@ std::string int4_model_file(const std::string& config) {
   return path;
 }
 
-std::vector<int32_t> prompt_of(int n, int vocab, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<int32_t> p(n);
-  for (auto& t : p) t = static_cast<int32_t>(rng() % vocab);
-  return p;
-}
-
 class Int4Weights : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Int4Weights, DecodeLogitsCloseToBf16Over128Steps) {
@@ -84,16 +73,7 @@ TEST_P(Int4Weights, DecodeLogitsCloseToBf16Over128Steps) {
     Options o;
     o.dtype = wb::DType::BF16;
     o.decode = path;
-    Model bf16_model = Model::from_weights(w, o);
-    o.weight_format = WeightFormat::Int4;
-    Model int4_model = Model::from_weights(w, o);
-    EXPECT_GT(int4_model.int4_weight_bytes(), 0.0);
-    EXPECT_LT(int4_model.decode_weight_bytes(), bf16_model.decode_weight_bytes());
-    const auto prompt = prompt_of(13, w.config.vocab, 21);
-    int next16 = bf16_model.prefill(prompt);
-    const int next4 = int4_model.prefill(prompt);
-    EXPECT_EQ(int4_model.logits(), bf16_model.logits()) << "prefill must not use the INT4 weights";
-    EXPECT_EQ(next4, next16);
+    auto [bf16_model, int4_model, next16] = test::prefilled_pair(w, o, WeightFormat::Int4, "INT4");
     const int steps = std::min(kSteps, w.config.n_ctx - 13 - 1);
     ASSERT_EQ(steps, kSteps) << "the config holds 128 steps after the prompt";
     int agree = 0, margin_checked = 0;
@@ -142,20 +122,8 @@ TEST_P(Int4Weights, DecodeLogitsCloseToBf16Over128Steps) {
 // every op checked, the INT4 GEMVs against float64 on the dequantized weights.
 TEST_P(Int4Weights, CheckCoversTheInt4Gemvs) {
   SKIP_WITHOUT_GPU();
-  const Weights w = load_weights(int4_model_file(GetParam()), {.dtype = wb::DType::BF16});
-  Options o;
-  o.dtype = wb::DType::BF16;
-  o.weight_format = WeightFormat::Int4;
-  Model model = Model::from_weights(w, o);
-  const CheckReport r = model.check_ops(prompt_of(11, w.config.vocab, 3));
-  int int4_lines = 0;
-  for (const auto& l : r.lines) {
-    std::printf("  %s\n", l.c_str());
-    int4_lines += l.find("INT4 weights") != std::string::npos;
-  }
-  EXPECT_TRUE(r.ok) << r.first_failure;
-  EXPECT_EQ(r.ops_checked, 2 * (1 + 8 * w.config.n_layer + 3)) << "a prefill's ops, then a decode step's";
-  EXPECT_EQ(int4_lines, 4 * w.config.n_layer) << "attn_qkv, attn_proj, mlp_fc, mlp_proj of each layer";
+  test::expect_check_covers_quantized_gemvs(load_weights(int4_model_file(GetParam()), {.dtype = wb::DType::BF16}),
+                                            WeightFormat::Int4, "INT4 weights");
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpt2, Int4Weights, ::testing::Values("L=2,C=64,H=4,V=251,P=160", "L=3,C=192,H=3,V=517,P=160"),
@@ -164,29 +132,30 @@ INSTANTIATE_TEST_SUITE_P(Gpt2, Int4Weights, ::testing::Values("L=2,C=64,H=4,V=25
                                                                                : std::string("C192");
                          });
 
+// Loading `w` with `o` must throw an E whose message holds `words`; `accepted` is the failure
+// when it loads.
+template <class E>
+void expect_refused(const Weights& w, const Options& o, const std::string& words, const char* accepted) {
+  try {
+    Model::from_weights(w, o);
+    ADD_FAILURE() << accepted;
+  } catch (const E& e) {
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
 // Loading refuses what the INT4 path cannot take, naming it, before any GPU work is wasted on a
 // model that would not run: FP32 (validate) and a K that is not whole 16-byte loads of codes
 // (the quantizer: C = 48 is not a multiple of 32).
 TEST(Int4WeightsOptions, RefusedWithF32OrAShapeItCannotPack) {
   SKIP_WITHOUT_GPU();
-  Options o;
-  o.weight_format = WeightFormat::Int4;
-  o.dtype = wb::DType::F32;
+  Options o{.dtype = wb::DType::F32, .weight_format = WeightFormat::Int4};
   const Weights w32 = load_weights(int4_model_file("L=2,C=64,H=4,V=251,P=160"), {.dtype = wb::DType::F32});
-  try {
-    Model::from_weights(w32, o);
-    ADD_FAILURE() << "INT4 weights on an FP32 model were accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("--int4 with --dtype=f32"), std::string::npos) << e.what();
-  }
+  expect_refused<std::invalid_argument>(w32, o, "--int4 with --dtype=f32",
+                                        "INT4 weights on an FP32 model were accepted");
   o.dtype = wb::DType::BF16;
   const Weights odd = load_weights(int4_model_file("L=1,C=48,H=4,V=251,P=32"), {.dtype = wb::DType::BF16});
-  try {
-    Model::from_weights(odd, o);
-    ADD_FAILURE() << "C = 48 was accepted for INT4";
-  } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("not a multiple of 32"), std::string::npos) << e.what();
-  }
+  expect_refused<std::exception>(odd, o, "not a multiple of 32", "C = 48 was accepted for INT4");
 }
 
 }  // namespace

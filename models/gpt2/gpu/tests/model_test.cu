@@ -27,6 +27,7 @@
 #include <string>
 
 #include "cpu_forward.h"
+#include "gpu_test.h"
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
 #include "runtime/launch.cuh"
@@ -38,10 +39,7 @@
 namespace gpt2 {
 namespace {
 
-#define SKIP_WITHOUT_GPU()                                               \
-  do {                                                                   \
-    if (auto reason = wb::gpu_missing_reason()) GTEST_SKIP() << *reason; \
-  } while (0)
+using test::prompt_of;
 
 // The learner's tests without a GPU: the exercise still runs up to its first op call or CUDA
 // call. An untouched stub throws NotImplemented before either, so it is reported "not written
@@ -108,11 +106,15 @@ const std::string& model_file(const std::string& config) {
   return files.emplace(config, path).first->second;
 }
 
-std::vector<int32_t> prompt_of(int n, int vocab, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::vector<int32_t> p(n);
-  for (auto& t : p) t = static_cast<int32_t>(rng() % vocab);
-  return p;
+// The weights of `config`'s file in `dtype`, and Options of that dtype (the rest default).
+struct Loaded {
+  Weights w;
+  Options o;
+};
+Loaded load(const std::string& config, wb::DType dtype) {
+  Loaded l{load_weights(model_file(config), {.dtype = dtype}), Options{}};
+  l.o.dtype = dtype;
+  return l;
 }
 
 struct Case {
@@ -128,16 +130,35 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   return n;
 }
 
-class Composition : public ::testing::TestWithParam<Case> {};
+// The weights and options a parameter names: its config in its dtype, its composition.
+Loaded load_case(const Case& c) {
+  Loaded l = load(c.config, c.dtype);
+  l.o.kernels = Kernels::all(c.who);
+  return l;
+}
+
+// A config alone (Int8Weights), loaded in BF16.
+Loaded load_case(const std::string& config) { return load(config, wb::DType::BF16); }
+
+// A suite whose every test starts from its parameter's weights and options (load_case), and
+// skips, with the reason, without a GPU.
+template <class Param>
+class LoadedTest : public ::testing::TestWithParam<Param> {
+ protected:
+  void SetUp() override {
+    SKIP_WITHOUT_GPU();
+    loaded = load_case(c);
+  }
+  const Param c = this->GetParam();
+  Loaded loaded;
+  const Weights& w = loaded.w;
+  Options& o = loaded.o;
+};
+
+class Composition : public LoadedTest<Case> {};
 
 // forward() on a prompt vs the float64 CPU forward, on the same (rounded) weights.
 TEST_P(Composition, ForwardMatchesCpu) {
-  SKIP_WITHOUT_GPU();
-  const Case c = GetParam();
-  const Weights w = load_weights(model_file(c.config), {.dtype = c.dtype});
-  Options o;
-  o.dtype = c.dtype;
-  o.kernels = Kernels::all(c.who);
   Model model = Model::from_weights(w, o);
   const auto prompt = prompt_of(c.prompt, w.config.vocab, 11);
   const auto ref = cpu::forward(w, prompt);
@@ -152,12 +173,6 @@ TEST_P(Composition, ForwardMatchesCpu) {
 // prefill + 24 decode steps vs forward over the same tokens (full recompute), and vs the
 // float64 CPU decoder.
 TEST_P(Composition, DecodeMatchesRecompute) {
-  SKIP_WITHOUT_GPU();
-  const Case c = GetParam();
-  const Weights w = load_weights(model_file(c.config), {.dtype = c.dtype});
-  Options o;
-  o.dtype = c.dtype;
-  o.kernels = Kernels::all(c.who);
   Model model = Model::from_weights(w, o);
   cpu::Model cm(w);
   cpu::Decoder dec(cm);
@@ -186,12 +201,6 @@ TEST_P(Composition, DecodeMatchesRecompute) {
 
 // --check's per-op comparison passes for this composition.
 TEST_P(Composition, EveryOpWithinTolerance) {
-  SKIP_WITHOUT_GPU();
-  const Case c = GetParam();
-  const Weights w = load_weights(model_file(c.config), {.dtype = c.dtype});
-  Options o;
-  o.dtype = c.dtype;
-  o.kernels = Kernels::all(c.who);
   Model model = Model::from_weights(w, o);
   const CheckReport r = model.check_ops(prompt_of(c.prompt, w.config.vocab, 3));
   for (const auto& l : r.lines) std::printf("  %s\n", l.c_str());
@@ -202,12 +211,6 @@ TEST_P(Composition, EveryOpWithinTolerance) {
 // The decode step replayed from its CUDA Graph equals the eager step, bit for bit, and the
 // graph is then used by decode().
 TEST_P(Composition, GraphReplayEqualsEager) {
-  SKIP_WITHOUT_GPU();
-  const Case c = GetParam();
-  const Weights w = load_weights(model_file(c.config), {.dtype = c.dtype});
-  Options o;
-  o.dtype = c.dtype;
-  o.kernels = Kernels::all(c.who);
   Model model = Model::from_weights(w, o);
   const auto prompt = prompt_of(c.prompt, w.config.vocab, 9);
   model.prefill(prompt);
@@ -279,24 +282,10 @@ Int8Stats compare_int8(const std::vector<float>& l8, const std::vector<float>& l
   return s;
 }
 
-class Int8Weights : public ::testing::TestWithParam<std::string> {};
+class Int8Weights : public LoadedTest<std::string> {};
 
 TEST_P(Int8Weights, DecodeLogitsCloseToBf16) {
-  SKIP_WITHOUT_GPU();
-  const Weights w = load_weights(model_file(GetParam()), {.dtype = wb::DType::BF16});
-  Options o;
-  o.dtype = wb::DType::BF16;
-  Model bf16_model = Model::from_weights(w, o);
-  o.weight_format = WeightFormat::Int8;
-  Model int8_model = Model::from_weights(w, o);
-  EXPECT_GT(int8_model.int8_weight_bytes(), 0.0);
-  EXPECT_LT(int8_model.decode_weight_bytes(), bf16_model.decode_weight_bytes());
-  const auto prompt = prompt_of(13, w.config.vocab, 21);
-  int next16 = bf16_model.prefill(prompt);
-  const int next8 = int8_model.prefill(prompt);
-  // Prefill is the BF16 path in both: the same logits, bit for bit.
-  EXPECT_EQ(int8_model.logits(), bf16_model.logits()) << "prefill must not use the INT8 weights";
-  EXPECT_EQ(next8, next16);
+  auto [bf16_model, int8_model, next16] = test::prefilled_pair(w, o, WeightFormat::Int8, "INT8");
   const int steps = std::min(24, w.config.n_ctx - 13 - 1);
   int top1_checked = 0;
   double worst = 0;
@@ -324,21 +313,7 @@ TEST_P(Int8Weights, DecodeLogitsCloseToBf16) {
 // --check covers the INT8 GEMVs: one decode step after the prefill, each op checked, the
 // INT8 GEMVs against float64 on the dequantized weights.
 TEST_P(Int8Weights, CheckCoversTheInt8Gemvs) {
-  SKIP_WITHOUT_GPU();
-  const Weights w = load_weights(model_file(GetParam()), {.dtype = wb::DType::BF16});
-  Options o;
-  o.dtype = wb::DType::BF16;
-  o.weight_format = WeightFormat::Int8;
-  Model model = Model::from_weights(w, o);
-  const CheckReport r = model.check_ops(prompt_of(11, w.config.vocab, 3));
-  int int8_lines = 0;
-  for (const auto& l : r.lines) {
-    std::printf("  %s\n", l.c_str());
-    int8_lines += l.find("INT8 weights") != std::string::npos;
-  }
-  EXPECT_TRUE(r.ok) << r.first_failure;
-  EXPECT_EQ(r.ops_checked, 2 * (1 + 8 * w.config.n_layer + 3)) << "a prefill's ops, then a decode step's";
-  EXPECT_EQ(int8_lines, 4 * w.config.n_layer) << "attn_qkv, attn_proj, mlp_fc, mlp_proj of each layer";
+  test::expect_check_covers_quantized_gemvs(w, WeightFormat::Int8, "INT8 weights");
 }
 
 INSTANTIATE_TEST_SUITE_P(Gpt2, Int8Weights, ::testing::Values("tiny", "L=3,C=192,H=3,V=517,P=96"),
@@ -358,9 +333,7 @@ std::string load_refusal(const Weights& w, const Options& o) {
 
 TEST(Int8WeightsOptions, RefusedWithF32OrAnotherGemv) {
   SKIP_WITHOUT_GPU();
-  Options o;
-  o.weight_format = WeightFormat::Int8;
-  o.dtype = wb::DType::F32;
+  Options o{.dtype = wb::DType::F32, .weight_format = WeightFormat::Int8};
   const Weights w32 = load_weights(model_file("tiny"), {.dtype = wb::DType::F32});
   const std::string f32 = load_refusal(w32, o);
   EXPECT_NE(f32.find("bf16"), std::string::npos) << "INT8 weights with FP32: " << f32;
@@ -430,19 +403,20 @@ std::string model_case_name(const ::testing::TestParamInfo<ModelCase>& info) {
          (info.param.int4 ? "_int4" : "") + (info.param.persistent ? "_persistent" : "");
 }
 
+// The parameter's config in its dtype, on its weight format.
+Loaded load_case(const ModelCase& c) {
+  Loaded l = load(c.config, c.dtype);
+  l.o.weight_format = c.format();
+  return l;
+}
+
 int argmax_lower_index(const std::vector<float>& v) {
   return static_cast<int>(std::max_element(v.begin(), v.end()) - v.begin());  // the first of equal maxima
 }
 
-class FusedDecode : public ::testing::TestWithParam<ModelCase> {};
+class FusedDecode : public LoadedTest<ModelCase> {};
 
 TEST_P(FusedDecode, SameTokensAsTheOpByOpStep) {
-  SKIP_WITHOUT_GPU();
-  const ModelCase c = GetParam();
-  const Weights w = load_weights(model_file(c.config), {.dtype = c.dtype});
-  Options o;
-  o.dtype = c.dtype;
-  o.weight_format = c.format();
   Model ops = Model::from_weights(w, o);
   o.decode = c.persistent ? DecodePath::Persistent : DecodePath::Fused;
   Model fused = Model::from_weights(w, o);
@@ -484,12 +458,6 @@ TEST_P(FusedDecode, SameTokensAsTheOpByOpStep) {
 }
 
 TEST_P(FusedDecode, GraphCheckAndKernelCount) {
-  SKIP_WITHOUT_GPU();
-  const ModelCase c = GetParam();
-  const Weights w = load_weights(model_file(c.config), {.dtype = c.dtype});
-  Options o;
-  o.dtype = c.dtype;
-  o.weight_format = c.format();
   o.decode = c.persistent ? DecodePath::Persistent : DecodePath::Fused;
   Model fused = Model::from_weights(w, o);
   const auto prompt = prompt_of(11, w.config.vocab, 5);
@@ -533,14 +501,9 @@ INSTANTIATE_TEST_SUITE_P(Gpt2, FusedDecode, fused_cases(), model_case_name);
 //   * FP32: the same tokens, step by step and in greedy generation on the device (graph
 //     replayed); BF16: the same tokens except on a near tie, as the FusedDecode tests phrase it;
 //   * check_batch_decode (the tool's --check) passes, and a replayed step equals the eager one.
-class BatchDecode : public ::testing::TestWithParam<ModelCase> {};
+class BatchDecode : public LoadedTest<ModelCase> {};
 
 TEST_P(BatchDecode, SameTokensAsSingleSequenceRuns) {
-  SKIP_WITHOUT_GPU();
-  const ModelCase c = GetParam();
-  const Weights w = load_weights(model_file(c.config), {.dtype = c.dtype});
-  Options o;
-  o.dtype = c.dtype;
   Model single = Model::from_weights(w, o);
   o.batch = 3;
   Model batched = Model::from_weights(w, o);
@@ -605,11 +568,6 @@ TEST_P(BatchDecode, SameTokensAsSingleSequenceRuns) {
 }
 
 TEST_P(BatchDecode, CheckAndGraphReplay) {
-  SKIP_WITHOUT_GPU();
-  const ModelCase c = GetParam();
-  const Weights w = load_weights(model_file(c.config), {.dtype = c.dtype});
-  Options o;
-  o.dtype = c.dtype;
   o.batch = 4;
   Model m = Model::from_weights(w, o);
   const int V = w.config.vocab;
@@ -638,9 +596,7 @@ INSTANTIATE_TEST_SUITE_P(Gpt2, BatchDecode, model_cases(), model_case_name);
 
 TEST(BatchDecodeOptions, RefusedBeyondOptionsBatch) {
   SKIP_WITHOUT_GPU();
-  const Weights w = load_weights(model_file("tiny"), {.dtype = wb::DType::F32});
-  Options o;
-  o.dtype = wb::DType::F32;
+  auto [w, o] = load("tiny", wb::DType::F32);
   const auto p = prompt_of(5, w.config.vocab, 9);
   auto message = [&](Model& m, size_t n) {
     try {
@@ -674,10 +630,7 @@ std::optional<std::string> capture_stub() {
 
 TEST(StudentComposition, ForwardMatchesCpu) {
   SKIP_WITHOUT_GPU_UNLESS_STUB(block_stub);
-  const Weights w = load_weights(model_file("tiny"), {.dtype = wb::DType::BF16});
-  Options o;
-  o.dtype = wb::DType::BF16;
-  o.kernels = Kernels::all(Who::Student);
+  const auto [w, o] = load_case(Case{"tiny", wb::DType::BF16, Who::Student, 13});
   Model model = Model::from_weights(w, o);
   const auto prompt = prompt_of(13, w.config.vocab, 11);
   std::vector<float> got;
@@ -695,10 +648,7 @@ TEST(StudentComposition, ForwardMatchesCpu) {
 // against six generated op by op from the same prompt.
 TEST(StudentComposition, DecodeGraphReplayEqualsEager) {
   SKIP_WITHOUT_GPU_UNLESS_STUB(capture_stub);
-  const Weights w = load_weights(model_file("tiny"), {.dtype = wb::DType::BF16});
-  Options o;
-  o.dtype = wb::DType::BF16;
-  o.kernels = Kernels::all(Who::Student);
+  const auto [w, o] = load_case(Case{"tiny", wb::DType::BF16, Who::Student, 13});
   Model model = Model::from_weights(w, o);
   const auto prompt = prompt_of(13, w.config.vocab, 2);
   try {
@@ -740,13 +690,7 @@ cudaGraphExec_t capture_after_warm_up(cudaStream_t stream, const std::function<v
 cudaGraphExec_t capture_left_open_on_throw(cudaStream_t stream, const std::function<void(cudaStream_t)>& step) {
   CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   step(stream);
-  cudaGraph_t graph = nullptr;
-  CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  cudaGraphExec_t exec = nullptr;
-  const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
-  cudaGraphDestroy(graph);
-  CUDA_CHECK(err);
-  return exec;
+  return solution::end_capture_and_instantiate(stream);
 }
 // Ends the capture when the step throws, but swallows the exception and returns no graph.
 cudaGraphExec_t capture_swallows_throw(cudaStream_t stream, const std::function<void(cudaStream_t)>& step) {
@@ -764,9 +708,7 @@ TEST(GraphChecks, SolutionCapturePasses) {
 
 TEST(GraphChecks, WarmUpStepBeforeCaptureIsCaught) {
   SKIP_WITHOUT_GPU();
-  const Weights w = load_weights(model_file("tiny"), {.dtype = wb::DType::BF16});
-  Options o;
-  o.dtype = wb::DType::BF16;
+  auto [w, o] = load("tiny", wb::DType::BF16);
   o.capture = &capture_after_warm_up;
   Model model = Model::from_weights(w, o);
   const auto prompt = prompt_of(13, w.config.vocab, 2);

@@ -64,18 +64,6 @@ bool stderr_is_terminal() {
 
 using gpt2::Model;
 
-double rel_l2(const std::vector<float>& got, const std::vector<double>& ref) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    num += (got[i] - ref[i]) * (got[i] - ref[i]);
-    den += ref[i] * ref[i];
-  }
-  return std::sqrt(num / std::max(den, 1e-300));
-}
-double rel_l2(const std::vector<float>& got, const std::vector<float>& ref) {
-  return rel_l2(got, std::vector<double>(ref.begin(), ref.end()));
-}
-
 // Relative L2 bounds of the whole model's logits (docs/ch09-transformer.md, "Checks").
 double logits_bound(wb::DType t) { return t == wb::DType::F32 ? 1e-5 : 5e-2; }
 // --int8: decode (INT8 GEMVs) against recompute (prefill's BF16 GEMMs) also holds the
@@ -193,7 +181,7 @@ bool run_checks(Model& model, const gpt2::Weights& w, const std::vector<int32_t>
   if (work <= 4e9) {
     const auto ref = gpt2::cpu::forward(w, head);
     const std::vector<double> last(ref.end() - w.config.vocab, ref.end());
-    const double e = rel_l2(model.forward(head), last);
+    const double e = gpt2::logits_diff(model.forward(head), last).rel_l2;
     std::printf("check: forward vs the float64 CPU forward: relative L2 %.3g (bound %.0e) %s\n", e, bound,
                 e <= bound ? "ok" : "FAILED");
     ok = ok && e <= bound;
@@ -218,7 +206,7 @@ bool run_checks(Model& model, const gpt2::Weights& w, const std::vector<int32_t>
     }
     for (int i = 0; i < steps; ++i) {
       seq.push_back(fed[i]);
-      worst = std::max(worst, rel_l2(decoded[i], model.forward(seq)));
+      worst = std::max(worst, gpt2::logits_diff(decoded[i], model.forward(seq)).rel_l2);
     }
     std::printf("check: %d decode steps vs full recompute: worst relative L2 %.3g (bound %.0e%s) %s\n", steps, worst,
                 decode_bound,
