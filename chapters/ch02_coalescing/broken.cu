@@ -11,6 +11,15 @@ namespace {
 
 using wb::Code;
 
+// kernel(in, out, rows, cols) with a thread per element of the rows x cols input, in blocks
+// of 32 x 8, the grid rounded up.
+template <auto kKernel, class T>
+void per_element(const T* in, T* out, int rows, int cols, cudaStream_t s) {
+  const dim3 block(32, 8), grid((cols + 31) / 32, (rows + 7) / 8);
+  kKernel<<<grid, block, 0, s>>>(in, out, rows, cols);
+  WB_CHECK_LAUNCH();
+}
+
 // Right only on squares: the output's row stride is written as `cols` (the input's) where it
 // must be `rows`. The author met an illegal-address fault on a rectangle and "fixed" it by
 // bounds-checking the flat output index, so it no longer faults: it writes the wrong places.
@@ -20,11 +29,6 @@ __global__ void square_only_kernel(const float* in, float* out, int rows, int co
   if (r >= rows || c >= cols) return;
   const size_t dst = static_cast<size_t>(c) * cols + r;  // should be c * rows + r
   if (dst < static_cast<size_t>(rows) * cols) out[dst] = in[static_cast<size_t>(r) * cols + c];
-}
-void square_only(const float* in, float* out, int rows, int cols, cudaStream_t s) {
-  const dim3 block(32, 8), grid((cols + 31) / 32, (rows + 7) / 8);
-  square_only_kernel<<<grid, block, 0, s>>>(in, out, rows, cols);
-  WB_CHECK_LAUNCH();
 }
 
 // A tiled transpose whose grid is rounded down (cols / 32, rows / 32): the last partial
@@ -63,22 +67,12 @@ __global__ void plain_copy_kernel(const float* in, float* out, int rows, int col
   const int r = blockIdx.y * blockDim.y + threadIdx.y;
   if (r < rows && c < cols) out[static_cast<size_t>(r) * cols + c] = in[static_cast<size_t>(r) * cols + c];
 }
-void plain_copy(const float* in, float* out, int rows, int cols, cudaStream_t s) {
-  const dim3 block(32, 8), grid((cols + 31) / 32, (rows + 7) / 8);
-  plain_copy_kernel<<<grid, block, 0, s>>>(in, out, rows, cols);
-  WB_CHECK_LAUNCH();
-}
 
 // A right transpose, one thread per element: what the vector kernel below falls back to.
 __global__ void plain_transpose_kernel(const float* in, float* out, int rows, int cols) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   const int r = blockIdx.y * blockDim.y + threadIdx.y;
   if (r < rows && c < cols) out[static_cast<size_t>(c) * rows + r] = in[static_cast<size_t>(r) * cols + c];
-}
-void plain_transpose(const float* in, float* out, int rows, int cols, cudaStream_t s) {
-  const dim3 block(32, 8), grid((cols + 31) / 32, (rows + 7) / 8);
-  plain_transpose_kernel<<<grid, block, 0, s>>>(in, out, rows, cols);
-  WB_CHECK_LAUNCH();
 }
 
 // A strided copy that forgets the stride: out[i] = in[i].
@@ -112,11 +106,6 @@ __global__ void early_load_kernel(const float* in, float* out, int rows, int col
   const float v = vin[static_cast<size_t>(r) * cols + c];
   if (r < rows && c < cols) out[static_cast<size_t>(c) * rows + r] = v;
 }
-void reads_past_end(const float* in, float* out, int rows, int cols, cudaStream_t s) {
-  const dim3 block(32, 8), grid((cols + 31) / 32, (rows + 7) / 8);
-  early_load_kernel<<<grid, block, 0, s>>>(in, out, rows, cols);
-  WB_CHECK_LAUNCH();
-}
 
 // The column bound lets c == cols through: the threads of that extra column write out row
 // `cols`, one row past the end of `out` (with zeros: every real element is right).
@@ -139,11 +128,6 @@ __global__ void bf16_int_offsets_kernel(const __nv_bfloat16* in, __nv_bfloat16* 
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   const int r = blockIdx.y * blockDim.y + threadIdx.y;
   if (r < rows && c < cols) out[c * rows + r] = in[r * cols + c];  // should be size_t(c) * rows + r ...
-}
-void bf16_int_offsets(const __nv_bfloat16* in, __nv_bfloat16* out, int rows, int cols, cudaStream_t s) {
-  const dim3 block(32, 8), grid((cols + 31) / 32, (rows + 7) / 8);
-  bf16_int_offsets_kernel<<<grid, block, 0, s>>>(in, out, rows, cols);
-  WB_CHECK_LAUNCH();
 }
 
 // The strided copy with in[i * stride] in int: right until (n - 1) * stride passes 2^31.
@@ -181,7 +165,7 @@ __global__ void vec4_cols_only_kernel(const float* in, float* out, int rows, int
   }
 }
 void vec4_cols_only(const float* in, float* out, int rows, int cols, cudaStream_t s) {
-  if (cols % 4 != 0) return plain_transpose(in, out, rows, cols, s);
+  if (cols % 4 != 0) return per_element<plain_transpose_kernel, float>(in, out, rows, cols, s);
   const dim3 block(16, 16), grid((cols / 4 + 15) / 16, (rows + 63) / 64);
   vec4_cols_only_kernel<<<grid, block, 0, s>>>(in, out, rows, cols);
   WB_CHECK_LAUNCH();
@@ -197,7 +181,7 @@ WB_VARIANTS(ch02_broken, wb::Role::Broken) {
   return {
       // Right on squares; on a rectangle most writes land past rows * cols and are dropped
       // (unwritten), the rest at the wrong places (wrong).
-      f32("right_only_on_squares", &square_only)
+      f32("right_only_on_squares", &per_element<square_only_kernel, float>)
           .rejected_as({Code::Unwritten, Code::Wrong}, "the output's row stride written as cols"),
       // Right on multiples of 32; 33 x 65 leaves out column 32 and out row 64 unwritten, and a
       // matrix smaller than one tile is not written at all.
@@ -205,15 +189,17 @@ WB_VARIANTS(ch02_broken, wb::Role::Broken) {
       wb::variant("transpose/bf16", "whole_tiles_only", &bf16_whole_tiles_only)
           .rejected_as({Code::Unwritten}, "grid rounded down to whole 16 x 16 tiles"),
       // Right on one row or one column (where a copy is a transpose), wrong on squares too.
-      f32("copies_without_turning", &plain_copy).rejected_as({Code::Wrong}, "out[r][c] = in[r][c]"),
-      f32("reads_past_end", &reads_past_end).rejected_as({Code::OobRead, Code::Fault}, "loads before the bounds check"),
+      f32("copies_without_turning", &per_element<plain_copy_kernel, float>)
+          .rejected_as({Code::Wrong}, "out[r][c] = in[r][c]"),
+      f32("reads_past_end", &per_element<early_load_kernel, float>)
+          .rejected_as({Code::OobRead, Code::Fault}, "loads before the bounds check"),
       wb::variant("transpose/bf16", "writes_past_end", &bf16_one_column_too_many)
           .rejected_as({Code::OobWrite}, "column bound c <= cols"),
       // Right at stride 1 only.
       copy("ignores_the_stride", &ignores_stride).rejected_as({Code::Wrong}, "out[i] = in[i]"),
       copy("writes_past_end", &one_too_many).rejected_as({Code::OobWrite}, "bounds check i <= n"),
       // Right below 2^31 elements; the large cases wrap the offsets.
-      wb::variant("transpose/bf16", "int_offsets", &bf16_int_offsets)
+      wb::variant("transpose/bf16", "int_offsets", &per_element<bf16_int_offsets_kernel, __nv_bfloat16>)
           .rejected_as(int_overflow, "r * cols + c and c * rows + r computed in int")
           .on({wb::Shape{{"rows", 1000}, {"cols", 1003}}, wb::Shape{{"rows", 46344}, {"cols", 46344}}}),
       copy("int_stride_offset", &int_stride_offset)

@@ -19,17 +19,37 @@ using wb::Code;
 
 constexpr int kThreads = 256;
 
+// The combines of the trees below: a += b, a = max(a, b).
+struct AddTo {
+  __device__ __forceinline__ void operator()(float& a, float b) const { a += b; }
+};
+struct MaxInto {
+  __device__ __forceinline__ void operator()(float& a, float b) const { a = fmaxf(a, b); }
+};
+
+// tile[0] = tile[0] combined with tile[1] ... tile[kThreads - 1]: the shared-memory tree, with a
+// barrier after every step. Every thread of the block calls it once the tile is filled.
+template <class Op>
+__device__ __forceinline__ void tree_reduce(float* tile, int t, Op op) {
+  for (int s = kThreads / 2; s > 0; s /= 2) {
+    if (t < s) op(tile[t], tile[t + s]);
+    __syncthreads();
+  }
+}
+// tile[t] = v for every thread t, a barrier, then the tree.
+template <class Op>
+__device__ __forceinline__ void fill_and_reduce(float* tile, int t, float v, Op op) {
+  tile[t] = v;
+  __syncthreads();
+  tree_reduce(tile, t, op);
+}
+
 // partials[b] = the sum of x[b * 256, (b + 1) * 256), with every barrier in place.
 __global__ void block_sum_kernel(const float* x, int n, float* partials) {
   __shared__ float tile[kThreads];
   const int t = threadIdx.x;
   const int i = blockIdx.x * kThreads + t;
-  tile[t] = i < n ? x[i] : 0.0f;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s /= 2) {
-    if (t < s) tile[t] += tile[t + s];
-    __syncthreads();
-  }
+  fill_and_reduce(tile, t, i < n ? x[i] : 0.0f, AddTo{});
   if (t == 0) partials[blockIdx.x] = tile[0];
 }
 
@@ -44,10 +64,7 @@ __global__ void racy_block_sum_kernel(const float* x, int n, float* partials) {
   const int i = blockIdx.x * kThreads + t;
   tile[t] = i < n ? x[i] : 0.0f;
   // missing: __syncthreads();
-  for (int s = kThreads / 2; s > 0; s /= 2) {
-    if (t < s) tile[t] += tile[t + s];
-    __syncthreads();
-  }
+  tree_reduce(tile, t, AddTo{});
   if (t == 0) partials[blockIdx.x] = tile[0];
 }
 
@@ -57,34 +74,31 @@ __global__ void finish_kernel(const float* partials, int count, float* out) {
   const int t = threadIdx.x;
   float v = 0.0f;
   for (int i = t; i < count; i += kThreads) v += partials[i];
-  tile[t] = v;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s /= 2) {
-    if (t < s) tile[t] += tile[t + s];
-    __syncthreads();
-  }
+  fill_and_reduce(tile, t, v, AddTo{});
   if (t == 0) *out = tile[0];
 }
 
 size_t partials_workspace(int n) { return sizeof(float) * (n / kThreads + 1); }
 
-void racy_sum(const float* x, int n, float* out, void* ws, size_t, cudaStream_t s) {
-  const int blocks = (n + kThreads - 1) / kThreads;
+// kernel on `blocks` blocks (none when blocks is 0), each writing its block's partial to the
+// workspace, then finish_kernel's one block adding the partials into *out.
+using PartialsKernel = void(const float* x, int n, float* partials);
+void partials_then_finish(PartialsKernel* kernel, int blocks, const float* x, int n, float* out, void* ws,
+                          cudaStream_t s) {
   float* partials = static_cast<float*>(ws);
-  if (blocks > 0) racy_block_sum_kernel<<<blocks, kThreads, 0, s>>>(x, n, partials);
+  if (blocks > 0) kernel<<<blocks, kThreads, 0, s>>>(x, n, partials);
   WB_CHECK_LAUNCH();
   finish_kernel<<<1, kThreads, 0, s>>>(partials, blocks, out);
   WB_CHECK_LAUNCH();
 }
 
+void racy_sum(const float* x, int n, float* out, void* ws, size_t, cudaStream_t s) {
+  partials_then_finish(racy_block_sum_kernel, (n + kThreads - 1) / kThreads, x, n, out, ws, s);
+}
+
 // Rounds the grid down: the last n % 256 elements are never read.
 void drop_tail_sum(const float* x, int n, float* out, void* ws, size_t, cudaStream_t s) {
-  const int blocks = n / kThreads;
-  float* partials = static_cast<float*>(ws);
-  if (blocks > 0) block_sum_kernel<<<blocks, kThreads, 0, s>>>(x, n, partials);
-  WB_CHECK_LAUNCH();
-  finish_kernel<<<1, kThreads, 0, s>>>(partials, blocks, out);
-  WB_CHECK_LAUNCH();
+  partials_then_finish(block_sum_kernel, n / kThreads, x, n, out, ws, s);
 }
 
 // `i <= n`: one element too many, the first past the end of x (the harness's NaN there).
@@ -92,21 +106,11 @@ __global__ void one_past_kernel(const float* x, int n, float* partials) {
   __shared__ float tile[kThreads];
   const int t = threadIdx.x;
   const int i = blockIdx.x * kThreads + t;
-  tile[t] = i <= n ? x[i] : 0.0f;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s /= 2) {
-    if (t < s) tile[t] += tile[t + s];
-    __syncthreads();
-  }
+  fill_and_reduce(tile, t, i <= n ? x[i] : 0.0f, AddTo{});
   if (t == 0) partials[blockIdx.x] = tile[0];
 }
 void one_past_sum(const float* x, int n, float* out, void* ws, size_t, cudaStream_t s) {
-  const int blocks = n / kThreads + 1;
-  float* partials = static_cast<float*>(ws);
-  one_past_kernel<<<blocks, kThreads, 0, s>>>(x, n, partials);
-  WB_CHECK_LAUNCH();
-  finish_kernel<<<1, kThreads, 0, s>>>(partials, blocks, out);
-  WB_CHECK_LAUNCH();
+  partials_then_finish(one_past_kernel, n / kThreads + 1, x, n, out, ws, s);  // (always >= 1 block)
 }
 
 // Max with 0 as the starting value instead of -infinity: right only when some value is > 0.
@@ -115,12 +119,7 @@ __global__ void max_from_zero_kernel(const float* x, int n, float* out) {
   const int t = threadIdx.x;
   float v = 0.0f;
   for (int i = t; i < n; i += kThreads) v = fmaxf(v, x[i]);
-  tile[t] = v;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s /= 2) {
-    if (t < s) tile[t] = fmaxf(tile[t], tile[t + s]);
-    __syncthreads();
-  }
+  fill_and_reduce(tile, t, v, MaxInto{});
   if (t == 0) *out = tile[0];
 }
 void max_from_zero(const float* x, int n, float* out, void*, size_t, cudaStream_t s) {
@@ -136,12 +135,7 @@ __global__ void no_reset_kernel(const float* x, int n, float* out, unsigned* cou
   const int t = threadIdx.x;
   float v = 0.0f;
   for (int i = blockIdx.x * kThreads + t; i < n; i += gridDim.x * kThreads) v += x[i];
-  tile[t] = v;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s /= 2) {
-    if (t < s) tile[t] += tile[t + s];
-    __syncthreads();
-  }
+  fill_and_reduce(tile, t, v, AddTo{});
   if (t == 0) {
     partials[blockIdx.x] = tile[0];
     __threadfence();
@@ -173,21 +167,12 @@ __global__ void early_load_kernel(const float* x, int n, float* partials) {
   const int i = blockIdx.x * kThreads + t;
   const volatile float* vx = x;
   const float v = vx[i];
-  tile[t] = i < n ? v : 0.0f;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s /= 2) {
-    if (t < s) tile[t] += tile[t + s];
-    __syncthreads();
-  }
+  fill_and_reduce(tile, t, i < n ? v : 0.0f, AddTo{});
   if (t == 0) partials[blockIdx.x] = tile[0];
 }
 void reads_past_end_sum(const float* x, int n, float* out, void* ws, size_t, cudaStream_t s) {
-  const int blocks = (n + kThreads - 1) / kThreads;
-  float* partials = static_cast<float*>(ws);
-  if (blocks > 0) early_load_kernel<<<blocks, kThreads, 0, s>>>(x, n, partials);  // (n = 0: x is empty)
-  WB_CHECK_LAUNCH();
-  finish_kernel<<<1, kThreads, 0, s>>>(partials, blocks, out);
-  WB_CHECK_LAUNCH();
+  // (n = 0 launches no early_load_kernel: x is empty)
+  partials_then_finish(early_load_kernel, (n + kThreads - 1) / kThreads, x, n, out, ws, s);
 }
 
 // Block partials added into one float of the workspace with atomicAdd, then copied to *out;
@@ -197,12 +182,7 @@ __global__ void accumulate_kernel(const float* x, int n, float* total) {
   __shared__ float tile[kThreads];
   const int t = threadIdx.x;
   const int i = blockIdx.x * kThreads + t;
-  tile[t] = i < n ? x[i] : 0.0f;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s /= 2) {
-    if (t < s) tile[t] += tile[t + s];
-    __syncthreads();
-  }
+  fill_and_reduce(tile, t, i < n ? x[i] : 0.0f, AddTo{});
   if (t == 0) atomicAdd(total, tile[0]);
 }
 __global__ void copy_total_kernel(const float* total, float* out) { *out = *total; }
@@ -240,21 +220,12 @@ __global__ void int_stride_kernel(const float* x, int n, float* partials) {
   const int t = threadIdx.x;
   float v = 0.0f;
   for (int i = blockIdx.x * kThreads + t; i < n; i += gridDim.x * kThreads) v += x[i];  // should be int64_t
-  tile[t] = v;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s /= 2) {
-    if (t < s) tile[t] += tile[t + s];
-    __syncthreads();
-  }
+  fill_and_reduce(tile, t, v, AddTo{});
   if (t == 0) partials[blockIdx.x] = tile[0];
 }
 size_t int_stride_workspace(int) { return sizeof(float) * kIntStrideBlocks; }
 void int_stride_sum(const float* x, int n, float* out, void* ws, size_t, cudaStream_t s) {
-  float* partials = static_cast<float*>(ws);
-  int_stride_kernel<<<kIntStrideBlocks, kThreads, 0, s>>>(x, n, partials);
-  WB_CHECK_LAUNCH();
-  finish_kernel<<<1, kThreads, 0, s>>>(partials, kIntStrideBlocks, out);
-  WB_CHECK_LAUNCH();
+  partials_then_finish(int_stride_kernel, kIntStrideBlocks, x, n, out, ws, s);
 }
 
 // A persistent sum: as many blocks as fit on the GPU at once, each looping over chunks of
@@ -293,12 +264,8 @@ int resident_grid() {
 }
 size_t persistent_workspace(int) { return sizeof(float) * 4096; }
 void persistent_no_end_barrier(const float* x, int n, float* out, void* ws, size_t, cudaStream_t s) {
-  static const int resident = std::min(resident_grid(), 4096);
-  float* partials = static_cast<float*>(ws);
-  persistent_no_end_barrier_kernel<<<resident, kThreads, 0, s>>>(x, n, partials);
-  WB_CHECK_LAUNCH();
-  finish_kernel<<<1, kThreads, 0, s>>>(partials, resident, out);
-  WB_CHECK_LAUNCH();
+  static const int resident = std::min(resident_grid(), 4096);  // >= 1
+  partials_then_finish(persistent_no_end_barrier_kernel, resident, x, n, out, ws, s);
 }
 
 // Max with -FLT_MAX, the lowest finite float, as its starting value (and n = 0 answered
@@ -308,12 +275,7 @@ __global__ void max_from_lowest_kernel(const float* x, int n, float* out) {
   const int t = threadIdx.x;
   float v = -FLT_MAX;  // should be -INFINITY
   for (int i = t; i < n; i += kThreads) v = fmaxf(v, x[i]);
-  tile[t] = v;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s /= 2) {
-    if (t < s) tile[t] = fmaxf(tile[t], tile[t + s]);
-    __syncthreads();
-  }
+  fill_and_reduce(tile, t, v, MaxInto{});
   if (t == 0) *out = n == 0 ? -INFINITY : tile[0];
 }
 void max_from_lowest(const float* x, int n, float* out, void*, size_t, cudaStream_t s) {
@@ -341,10 +303,16 @@ __global__ void row_sum_vec4_no_tail_kernel(const float* x, int rows, int cols, 
   }
   out[r] = s;
 }
-void row_sum_vec4_no_tail(const float* x, int rows, int cols, float* out, void*, size_t, cudaStream_t s) {
+// kernel with a thread per row, in blocks of kThreads (no launch when rows is 0).
+using RowKernel = void(const float* x, int rows, int cols, float* out);
+void thread_per_row(RowKernel* kernel, const float* x, int rows, int cols, float* out, cudaStream_t s) {
   if (rows == 0) return;
-  row_sum_vec4_no_tail_kernel<<<(rows + kThreads - 1) / kThreads, kThreads, 0, s>>>(x, rows, cols, out);
+  kernel<<<(rows + kThreads - 1) / kThreads, kThreads, 0, s>>>(x, rows, cols, out);
   WB_CHECK_LAUNCH();
+}
+
+void row_sum_vec4_no_tail(const float* x, int rows, int cols, float* out, void*, size_t, cudaStream_t s) {
+  thread_per_row(row_sum_vec4_no_tail_kernel, x, rows, cols, out, s);
 }
 
 // Row sums, one thread per row, with the row's start r * cols in int: right until the
@@ -358,9 +326,7 @@ __global__ void row_sum_int_offset_kernel(const float* x, int rows, int cols, fl
   out[r] = s;
 }
 void row_sum_int_offset(const float* x, int rows, int cols, float* out, void*, size_t, cudaStream_t s) {
-  if (rows == 0) return;
-  row_sum_int_offset_kernel<<<(rows + kThreads - 1) / kThreads, kThreads, 0, s>>>(x, rows, cols, out);
-  WB_CHECK_LAUNCH();
+  thread_per_row(row_sum_int_offset_kernel, x, rows, cols, out, s);
 }
 
 }  // namespace

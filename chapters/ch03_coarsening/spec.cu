@@ -143,6 +143,13 @@ wb::Dist masked_input(bool one_finite) {
                           });
 }
 
+// A full reduction's launcher (sum or max) called on the harness's x of n elements, out and
+// workspace.
+template <class Fn, class T>
+void launch_reduce(Fn* fn, const wb::Args& a, cudaStream_t st) {
+  fn(a.in<T>("x"), a.i("n"), a.out<float>("out"), a.workspace(), a.workspace_bytes(), st);
+}
+
 template <class Fn, class T>
 wb::OpSpec<Fn> sum(const char* dtype, DType t, std::vector<wb::Shape> bench, std::vector<wb::Shape> full_bench) {
   return {
@@ -161,10 +168,7 @@ wb::OpSpec<Fn> sum(const char* dtype, DType t, std::vector<wb::Shape> bench, std
       .bytes = [](const wb::Shape& s) { return double(sizeof(T)) * s["n"]; },
       .flops = [](const wb::Shape& s) { return 1.0 * s["n"]; },
       .peak = wb::Peak::FP32,
-      .launch =
-          [](Fn* fn, const wb::Args& a, cudaStream_t st) {
-            fn(a.in<T>("x"), a.i("n"), a.out<float>("out"), a.workspace(), a.workspace_bytes(), st);
-          },
+      .launch = launch_reduce<Fn, T>,
       // Any order of additions is accepted (see the top of this file): no determinism run.
       .checks = {.deterministic = 0},
   };
@@ -211,10 +215,7 @@ wb::OpSpec<ReduceFn> maximum() {
       .bytes = [](const wb::Shape& s) { return 4.0 * s["n"]; },
       .flops = [](const wb::Shape& s) { return 1.0 * s["n"]; },
       .peak = wb::Peak::FP32,
-      .launch =
-          [](ReduceFn* fn, const wb::Args& a, cudaStream_t st) {
-            fn(a.in<float>("x"), a.i("n"), a.out<float>("out"), a.workspace(), a.workspace_bytes(), st);
-          },
+      .launch = launch_reduce<ReduceFn, float>,
       // Exact in any order, so a correct max writes the same bits every run: a third run that
       // differs is a race.
       .checks = {.deterministic = 1},

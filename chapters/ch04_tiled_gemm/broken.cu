@@ -27,6 +27,17 @@ __device__ __forceinline__ void put(float* c, float acc, float alpha, float beta
 // faults: the last partial rows and columns of C are never written and K's tail is dropped.
 constexpr int kT = 16;
 
+// kernel over C's M x N, a thread per element (kCols neighbouring columns per thread), in
+// blocks of kBx x kBy threads, the grid rounded up; nothing is launched when C is empty.
+template <auto kKernel, int kBx, int kBy, int kCols = 1>
+void launch_2d(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta, float* C,
+               int ldc, cudaStream_t s) {
+  if (M == 0 || N == 0) return;
+  kKernel<<<dim3((N + kBx * kCols - 1) / (kBx * kCols), (M + kBy - 1) / kBy), dim3(kBx, kBy), 0, s>>>(
+      M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  WB_CHECK_LAUNCH();
+}
+
 __global__ void whole_tiles_kernel(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                                    float beta, float* C, int ldc) {
   __shared__ float a[kT][kT], b[kT][kT];
@@ -128,14 +139,6 @@ __global__ void beta_kernel(int M, int N, int K, float alpha, const float* A, in
   float* c = C + static_cast<size_t>(row) * ldc + col;
   *c = kReadsC ? alpha * acc + beta * *c : alpha * acc;
 }
-template <bool kReadsC>
-void beta_bug(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta, float* C,
-              int ldc, cudaStream_t s) {
-  if (M == 0 || N == 0) return;
-  beta_kernel<kReadsC>
-      <<<dim3((N + 31) / 32, (M + 7) / 8), dim3(32, 8), 0, s>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  WB_CHECK_LAUNCH();
-}
 
 // --- Writes past the last column, into C's padding ---------------------------------------
 // Each thread computes 4 neighbouring columns and stores all 4 whenever the first is inside
@@ -151,13 +154,6 @@ __global__ void four_wide_kernel(int M, int N, int K, float alpha, const float* 
   }
   for (int c = 0; c < 4; ++c) put(C + static_cast<size_t>(row) * ldc + col + c, acc[c], alpha, beta);  // the bug
 }
-void four_wide(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta, float* C,
-               int ldc, cudaStream_t s) {
-  if (M == 0 || N == 0) return;
-  four_wide_kernel<<<dim3((N + 127) / 128, (M + 7) / 8), dim3(32, 8), 0, s>>>(M, N, K, alpha, A, lda, B, ldb, beta, C,
-                                                                              ldc);
-  WB_CHECK_LAUNCH();
-}
 
 // --- Loads before the bounds check ---------------------------------------------------------
 // Every thread of the rounded-up grid runs the dot product, and only then asks whether its
@@ -170,13 +166,6 @@ __global__ void early_load_kernel(int M, int N, int K, float alpha, const float*
   float acc = 0.0f;
   for (int p = 0; p < K; ++p) acc += A[static_cast<size_t>(row) * lda + p] * B[static_cast<size_t>(p) * ldb + col];
   if (row < M && col < N) put(C + static_cast<size_t>(row) * ldc + col, acc, alpha, beta);  // the check comes too late
-}
-void reads_past_end(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
-                    float* C, int ldc, cudaStream_t s) {
-  if (M == 0 || N == 0) return;
-  early_load_kernel<<<dim3((N + 31) / 32, (M + 7) / 8), dim3(32, 8), 0, s>>>(M, N, K, alpha, A, lda, B, ldb, beta, C,
-                                                                             ldc);
-  WB_CHECK_LAUNCH();
 }
 
 // --- One row too many -----------------------------------------------------------------------
@@ -228,13 +217,6 @@ __global__ void no_trailing_sync_kernel(int M, int N, int K, float alpha, const 
   }
   if (row < M && col < N) put(C + static_cast<size_t>(row) * ldc + col, acc, alpha, beta);
 }
-void no_trailing_sync(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
-                      float* C, int ldc, cudaStream_t s) {
-  if (M == 0 || N == 0) return;
-  no_trailing_sync_kernel<<<dim3((N + 31) / 32, (M + 31) / 32), dim3(32, 32), 0, s>>>(M, N, K, alpha, A, lda, B, ldb,
-                                                                                      beta, C, ldc);
-  WB_CHECK_LAUNCH();
-}
 
 // --- The row offset of A in int ----------------------------------------------------------
 // A right one-thread-per-element SGEMM, except that row * lda is an int: right while A holds
@@ -255,13 +237,6 @@ __global__ void int_offsets_kernel(int M, int N, int K, float alpha, const float
   float acc = 0.0f;
   for (int p = 0; p < K; ++p) acc += a[p] * B[static_cast<size_t>(p) * ldb + col];
   put(C + static_cast<size_t>(row) * ldc + col, acc, alpha, beta);
-}
-void int_offsets(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
-                 float* C, int ldc, cudaStream_t s) {
-  if (M == 0 || N == 0) return;
-  int_offsets_kernel<<<dim3((N + 31) / 32, (M + 7) / 8), dim3(32, 8), 0, s>>>(M, N, K, alpha, A, lda, B, ldb, beta, C,
-                                                                              ldc);
-  WB_CHECK_LAUNCH();
 }
 
 wb::Shape gemm(int64_t m, int64_t n, int64_t k, int64_t pad, double alpha, double beta) {
@@ -288,24 +263,26 @@ WB_VARIANTS(ch04_broken, wb::Role::Broken) {
           .rejected_as({Code::Wrong, Code::NaN, Code::Nondeterministic, Code::Race},
                        "no __syncthreads() between storing the shared tiles and reading them")
           .on(racy_shapes),
-      v("missing_sync_after_use", &no_trailing_sync)
+      v("missing_sync_after_use", &launch_2d<no_trailing_sync_kernel, 32, 32>)
           .rejected_as({Code::Wrong, Code::NaN, Code::Nondeterministic, Code::Race},
                        "no __syncthreads() between reading the shared tiles and overwriting them")
           .on(racy_shapes),
-      v("reads_c_when_beta_is_zero", &beta_bug<true>)
+      v("reads_c_when_beta_is_zero", &launch_2d<beta_kernel<true>, 32, 8>)
           .rejected_as({Code::NaN}, "reads C when beta == 0 (0 * NaN = NaN)"),
-      v("ignores_beta", &beta_bug<false>).rejected_as({Code::Wrong}, "never reads C, even when beta != 0"),
+      v("ignores_beta", &launch_2d<beta_kernel<false>, 32, 8>)
+          .rejected_as({Code::Wrong}, "never reads C, even when beta != 0"),
       // Four columns per thread, all four stored: with ldc >= N + 3 the stray stores land
       // in C's padding (the in-out padding must come back with the bits it had).
-      v("writes_into_padding", &four_wide)
+      v("writes_into_padding", &launch_2d<four_wide_kernel, 32, 8, 4>)
           .rejected_as({Code::WrotePadding}, "stores 4 columns past the last one")
           .on({gemm(33, 66, 20, 4, 1.0, 0.0), gemm(33, 66, 20, 4, 1.0, 0.5)}),
-      v("reads_past_end", &reads_past_end).rejected_as({Code::OobRead}, "loads before the bounds check"),
+      v("reads_past_end", &launch_2d<early_load_kernel, 32, 8>)
+          .rejected_as({Code::OobRead}, "loads before the bounds check"),
       v("writes_past_rows", &writes_past_rows).rejected_as({Code::OobWrite}, "row check row <= M"),
       // Right on the small shapes (each argument set); the large case (spec.cu's large_shape(),
       // the same numbers here) wraps the offset: a fault, or wrong values where the wrapped
       // address happens to be mapped.
-      v("int_offsets", &int_offsets)
+      v("int_offsets", &launch_2d<int_offsets_kernel, 32, 8>)
           .rejected_as({Code::Fault, Code::OobRead, Code::OobWrite, Code::Wrong, Code::Unwritten, Code::NaN},
                        "A's row offset row * lda computed in int")
           .on({gemm(127, 131, 137, 0, 1.0, 0.0), gemm(257, 255, 263, 4, -1.5, 0.75), gemm(33, 65, 96, 3, 0.75, -1.25),

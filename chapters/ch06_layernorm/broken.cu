@@ -6,23 +6,22 @@
 // strided passes, warp shuffles and one shared-memory exchange per sum), with exactly one
 // mistake switched on by a template parameter:
 //
-//   launcher                          mistake                                   caught by
-//   one_pass_variance_layernorm       var = E[h^2] - E[h]^2 in FP32             mean 1000 / std 1 rows
-//   missing_barrier_layernorm         no __syncthreads() between writing the    run-to-run differences,
-//   missing_barrier_rmsnorm           warp totals and reading them              racecheck
-//   drops_tail_layernorm              16-byte packs only: the last C % 8        C = 769, 1000, 127, 3, 1
-//   drops_tail_rmsnorm                elements of a row are never written
-//   forgets_h_layernorm               h is not written (y is right)             h still poisoned
-//   forgets_h_rmsnorm
-//   no_beta_layernorm                 applies gamma but not beta                y off by beta
-//   block_multiple_only_layernorm     each thread takes C / 256 consecutive     C = 769, 1000, 5120 ...
-//   block_multiple_only_rmsnorm       elements: right only when 256 divides C
-//   int_row_offset_rmsnorm            the row start n * ld in int               the large_rows inputs:
+//   launcher (ln: LayerNorm, rms)     mistake                                   caught by
+//   one_pass_variance (ln)            var = E[h^2] - E[h]^2 in FP32             mean 1000 / std 1 rows
+//   missing_barrier (ln, rms)         no __syncthreads() between writing the    run-to-run differences,
+//                                     warp totals and reading them              racecheck
+//   drops_tail (ln, rms)              16-byte packs only: the last C % 8        C = 769, 1000, 127, 3, 1
+//                                     elements of a row are never written
+//   forgets_h (ln, rms)               h is not written (y is right)             h still poisoned
+//   no_beta (ln)                      applies gamma but not beta                y off by beta
+//   block_multiple_only (ln, rms)     each thread takes C / 256 consecutive     C = 769, 1000, 5120 ...
+//                                     elements: right only when 256 divides C
+//   int_row_offset (rms)              the row start n * ld in int               the large_rows inputs:
 //                                                                             rows past element 2^31
-//   aligned_rows_drop_tail_rmsnorm    16-byte packs only when ld % 8 == 0:      C = 769 in rows of 776 ...
+//   aligned_rows_drop_tail (rms)      16-byte packs only when ld % 8 == 0:      C = 769 in rows of 776 ...
 //                                     the tail of C % 8 forgotten there         (aligned rows, ragged C)
-//   persistent_missing_end_barrier_   a block loops over rows, reusing its      the race pass on the race
-//   rmsnorm                           reduction's shared memory with no         shapes (every block loops)
+//   persistent_missing_end_barrier    a block loops over rows, reusing its      the race pass on the race
+//   (rms)                             reduction's shared memory with no         shapes (every block loops)
 //                                     barrier at the end of each row
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -35,18 +34,6 @@
 
 namespace ch06::broken {
 
-ResidualLayerNormFn one_pass_variance_layernorm;
-ResidualLayerNormFn missing_barrier_layernorm;
-ResidualRmsNormFn missing_barrier_rmsnorm;
-ResidualLayerNormFn drops_tail_layernorm;
-ResidualRmsNormFn drops_tail_rmsnorm;
-ResidualLayerNormFn forgets_h_layernorm;
-ResidualRmsNormFn forgets_h_rmsnorm;
-ResidualLayerNormFn no_beta_layernorm;
-ResidualLayerNormFn block_multiple_only_layernorm;
-ResidualRmsNormFn block_multiple_only_rmsnorm;
-ResidualRmsNormFn int_row_offset_rmsnorm;
-ResidualRmsNormFn aligned_rows_drop_tail_rmsnorm;
 ResidualRmsNormFn persistent_missing_end_barrier_rmsnorm;
 
 namespace {
@@ -54,14 +41,28 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 
+// The launchers are layernorm<kM> and rmsnorm<kM> below, one per mistake.
 enum class Mistake {
+  // The one-pass variance E[h^2] - E[h]^2: catastrophic cancellation on rows of mean 1000
+  // and standard deviation 1 (and worse at mean -1e4).
   OnePassVariance,
+  // The block reduction reads the warp totals without a __syncthreads() after they are stored.
   MissingBarrier,
+  // Handles whole packs of 8 only: the last C % 8 elements of each row are neither counted
+  // in the statistics nor written (h and y keep their poison there).
   DropsTail,
+  // Computes h = x + r and normalises it, but never stores h: y, mean and rstd are right.
   ForgetsH,
+  // y = (h - mean) * rstd * gamma: the shift beta is never added.
   NoBeta,
+  // Each thread takes C / 256 consecutive elements: the last C % 256 of every row are
+  // skipped, so it is right only when C is a multiple of the block size (768, 1024, 4096 ...)
+  // and wrong at 769, 1000, 5120 + 1 ..., and for C < 256 it does nothing at all.
   BlockMultipleOnly,
+  // The row start n * ld in int: right until a row starts past element 2^31.
   IntRowOffset,
+  // Whole packs of 8 when the rows are 16-byte aligned (ld % 8 == 0), every element otherwise:
+  // the tail of a row whose stride is aligned but whose length is not is forgotten.
   AlignedRowsDropTail,
 };
 
@@ -206,75 +207,6 @@ __global__ void __launch_bounds__(kThreads)
 
 }  // namespace
 
-// The one-pass variance E[h^2] - E[h]^2: catastrophic cancellation on rows of mean 1000
-// and standard deviation 1 (and worse at mean -1e4).
-void one_pass_variance_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y,
-                                 float* mean, float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
-  layernorm<Mistake::OnePassVariance>(x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps, stream);
-}
-
-// The block reduction reads the warp totals without a __syncthreads() after they are stored.
-void missing_barrier_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y,
-                               float* mean, float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
-  layernorm<Mistake::MissingBarrier>(x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps, stream);
-}
-void missing_barrier_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N,
-                             int C, int ld, float eps, cudaStream_t stream) {
-  rmsnorm<Mistake::MissingBarrier>(x, r, gamma, h, y, rstd, N, C, ld, eps, stream);
-}
-
-// Handles whole packs of 8 only: the last C % 8 elements of each row are neither counted
-// in the statistics nor written (h and y keep their poison there).
-void drops_tail_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y,
-                          float* mean, float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
-  layernorm<Mistake::DropsTail>(x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps, stream);
-}
-void drops_tail_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N, int C,
-                        int ld, float eps, cudaStream_t stream) {
-  rmsnorm<Mistake::DropsTail>(x, r, gamma, h, y, rstd, N, C, ld, eps, stream);
-}
-
-// Computes h = x + r and normalises it, but never stores h: y, mean and rstd are right.
-void forgets_h_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y,
-                         float* mean, float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
-  layernorm<Mistake::ForgetsH>(x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps, stream);
-}
-void forgets_h_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N, int C,
-                       int ld, float eps, cudaStream_t stream) {
-  rmsnorm<Mistake::ForgetsH>(x, r, gamma, h, y, rstd, N, C, ld, eps, stream);
-}
-
-// y = (h - mean) * rstd * gamma: the shift beta is never added.
-void no_beta_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y, float* mean,
-                       float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
-  layernorm<Mistake::NoBeta>(x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps, stream);
-}
-
-// Each thread takes C / 256 consecutive elements: the last C % 256 of every row are
-// skipped, so it is right only when C is a multiple of the block size (768, 1024, 4096 ...)
-// and wrong at 769, 1000, 5120 + 1 ..., and for C < 256 it does nothing at all.
-void block_multiple_only_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y,
-                                   float* mean, float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
-  layernorm<Mistake::BlockMultipleOnly>(x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps, stream);
-}
-void block_multiple_only_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N,
-                                 int C, int ld, float eps, cudaStream_t stream) {
-  rmsnorm<Mistake::BlockMultipleOnly>(x, r, gamma, h, y, rstd, N, C, ld, eps, stream);
-}
-
-// The row start n * ld in int: right until a row starts past element 2^31.
-void int_row_offset_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N,
-                            int C, int ld, float eps, cudaStream_t stream) {
-  rmsnorm<Mistake::IntRowOffset>(x, r, gamma, h, y, rstd, N, C, ld, eps, stream);
-}
-
-// Whole packs of 8 when the rows are 16-byte aligned (ld % 8 == 0), every element otherwise:
-// the tail of a row whose stride is aligned but whose length is not is forgotten.
-void aligned_rows_drop_tail_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd,
-                                    int N, int C, int ld, float eps, cudaStream_t stream) {
-  rmsnorm<Mistake::AlignedRowsDropTail>(x, r, gamma, h, y, rstd, N, C, ld, eps, stream);
-}
-
 // The persistent RMSNorm without the barrier at the end of each row.
 void persistent_missing_end_barrier_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y,
                                             float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
@@ -306,31 +238,31 @@ WB_VARIANTS(ch06_broken, wb::Role::Broken) {
   // A missing barrier may give right answers on a GPU: the race pass (racecheck) catches it then.
   const std::vector<Code> racy = {Code::Wrong, Code::Unwritten, Code::NaN, Code::Nondeterministic, Code::Race};
   return {
-      wb::variant(ln, "one_pass_variance", &one_pass_variance_layernorm)
+      wb::variant(ln, "one_pass_variance", &layernorm<Mistake::OnePassVariance>)
           .rejected_as({Code::Wrong, Code::NaN}, "E[x^2] - E[x]^2: catastrophic cancellation on a large mean"),
-      wb::variant(ln, "missing_barrier", &missing_barrier_layernorm)
+      wb::variant(ln, "missing_barrier", &layernorm<Mistake::MissingBarrier>)
           .rejected_as(racy, "block reduction without __syncthreads"),
-      wb::variant(rms, "missing_barrier", &missing_barrier_rmsnorm)
+      wb::variant(rms, "missing_barrier", &rmsnorm<Mistake::MissingBarrier>)
           .rejected_as(racy, "block reduction without __syncthreads"),
-      wb::variant(ln, "drops_tail", &drops_tail_layernorm)
+      wb::variant(ln, "drops_tail", &layernorm<Mistake::DropsTail>)
           .rejected_as(wrongish, "drops the tail of a row not a multiple of 8"),
-      wb::variant(rms, "drops_tail", &drops_tail_rmsnorm)
+      wb::variant(rms, "drops_tail", &rmsnorm<Mistake::DropsTail>)
           .rejected_as(wrongish, "drops the tail of a row not a multiple of 8"),
-      wb::variant(ln, "forgets_h", &forgets_h_layernorm).rejected_as({Code::Unwritten}, "never writes h"),
-      wb::variant(rms, "forgets_h", &forgets_h_rmsnorm).rejected_as({Code::Unwritten}, "never writes h"),
-      wb::variant(ln, "no_beta", &no_beta_layernorm).rejected_as({Code::Wrong}, "applies gamma but not beta"),
-      wb::variant(ln, "block_multiple_only", &block_multiple_only_layernorm)
+      wb::variant(ln, "forgets_h", &layernorm<Mistake::ForgetsH>).rejected_as({Code::Unwritten}, "never writes h"),
+      wb::variant(rms, "forgets_h", &rmsnorm<Mistake::ForgetsH>).rejected_as({Code::Unwritten}, "never writes h"),
+      wb::variant(ln, "no_beta", &layernorm<Mistake::NoBeta>).rejected_as({Code::Wrong}, "applies gamma but not beta"),
+      wb::variant(ln, "block_multiple_only", &layernorm<Mistake::BlockMultipleOnly>)
           .rejected_as(wrongish, "right only when C is a multiple of the block size"),
-      wb::variant(rms, "block_multiple_only", &block_multiple_only_rmsnorm)
+      wb::variant(rms, "block_multiple_only", &rmsnorm<Mistake::BlockMultipleOnly>)
           .rejected_as(wrongish, "right only when C is a multiple of the block size"),
       // Right below 2^31 elements; the large_rows inputs reach past it.
-      wb::variant(rms, "int_row_offset", &int_row_offset_rmsnorm)
+      wb::variant(rms, "int_row_offset", &rmsnorm<Mistake::IntRowOffset>)
           .rejected_as({Code::Fault, Code::OobRead, Code::OobWrite, Code::Wrong, Code::Unwritten, Code::NaN},
                        "the row start n * ld computed in int")
           .on({wb::Shape{{"N", 33}, {"C", 768}, {"pad", 0}}}),
       // Right on every shape whose stride and length are aligned together; the vector-tail
       // shapes (ld % 8 == 0, C % 8 != 0) leave the tail unwritten.
-      wb::variant(rms, "aligned_rows_drop_tail", &aligned_rows_drop_tail_rmsnorm)
+      wb::variant(rms, "aligned_rows_drop_tail", &rmsnorm<Mistake::AlignedRowsDropTail>)
           .rejected_as(wrongish, "16-byte packs only on 16-byte aligned rows: the tail of C % 8 forgotten there"),
       // Right on an H100 run after run; on the race shapes every block loops, and racecheck
       // reports the next row's stores racing this row's loads.

@@ -148,6 +148,29 @@ std::vector<double> residual_row(const wb::RefCtx& r, int64_t n) {
   return h;
 }
 
+// y, mean and rstd of LayerNorm row n from the row's values v (x, or h as rounded), in float64.
+void expect_layernorm(const wb::RefCtx& r, int64_t n, const std::vector<double>& v) {
+  const int64_t C = r["C"];
+  const Stats st = stats(v, false);
+  for (int64_t c = 0; c < C; ++c) {
+    r.expect("y", n * C + c, (v[c] - st.mean) * st.rstd * r.in("gamma").get(c) + r.in("beta").get(c));
+  }
+  r.expect("mean", n, st.mean);
+  r.expect("rstd", n, st.rstd);
+}
+
+// The residual ops' row tensors, all pitched: x and r in, h (exact) and y out.
+struct ResidualTensors {
+  wb::TensorSpec x, r, h, y;
+};
+ResidualTensors residual_tensors() {
+  ResidualTensors t{wb::input("x", {}, DType::BF16, wb::dist::normal(0, 1)),
+                    wb::input("r", {}, DType::BF16, wb::dist::normal(0, 1)),
+                    wb::output("h", {}, DType::BF16, wb::tol::exact()), wb::output("y", {}, DType::BF16, y_tol())};
+  for (auto* p : {&t.x, &t.r, &t.h, &t.y}) pitched(*p);
+  return t;
+}
+
 const int64_t kBenchRows[][2] = {{16384, 4096}, {4096, 8192}, {32768, 1024}, {1, 4096}};
 
 std::vector<wb::Shape> bench(bool full) {
@@ -182,12 +205,7 @@ wb::OpSpec<LayerNormF32Fn> layernorm_f32() {
             const int64_t C = r["C"], ld = r["ld"];
             std::vector<double> v(C);
             for (int64_t c = 0; c < C; ++c) v[c] = r.in("x").get(n * ld + c);
-            const Stats st = stats(v, false);
-            for (int64_t c = 0; c < C; ++c) {
-              r.expect("y", n * C + c, (v[c] - st.mean) * st.rstd * r.in("gamma").get(c) + r.in("beta").get(c));
-            }
-            r.expect("mean", n, st.mean);
-            r.expect("rstd", n, st.rstd);
+            expect_layernorm(r, n, v);
           },
       .ref_rows = [](const wb::Shape& s) { return s["N"]; },
       .test_shapes = test_shapes(),
@@ -214,11 +232,7 @@ wb::OpSpec<LayerNormF32Fn> layernorm_f32() {
 }
 
 wb::OpSpec<ResidualLayerNormFn> residual_layernorm() {
-  auto x = wb::input("x", {}, DType::BF16, wb::dist::normal(0, 1));
-  auto r = wb::input("r", {}, DType::BF16, wb::dist::normal(0, 1));
-  auto h = wb::output("h", {}, DType::BF16, wb::tol::exact());
-  auto y = wb::output("y", {}, DType::BF16, y_tol());
-  for (auto* t : {&x, &r, &h, &y}) pitched(*t);
+  const auto [x, r, h, y] = residual_tensors();
   return {
       .name = "residual_layernorm",
       .dtype = "bf16",
@@ -228,17 +242,7 @@ wb::OpSpec<ResidualLayerNormFn> residual_layernorm() {
                   wb::input("beta", {"C"}, DType::BF16, wb::dist::uniform(-1, 1)), h, y,
                   wb::output("mean", {"N"}, DType::F32, mean_tol()), wb::output("rstd", {"N"}, DType::F32, rstd_tol())},
       .derive = derive,
-      .reference =
-          [](const wb::RefCtx& r, int64_t n) {
-            const int64_t C = r["C"];
-            const auto h = residual_row(r, n);
-            const Stats st = stats(h, false);
-            for (int64_t c = 0; c < C; ++c) {
-              r.expect("y", n * C + c, (h[c] - st.mean) * st.rstd * r.in("gamma").get(c) + r.in("beta").get(c));
-            }
-            r.expect("mean", n, st.mean);
-            r.expect("rstd", n, st.rstd);
-          },
+      .reference = [](const wb::RefCtx& r, int64_t n) { expect_layernorm(r, n, residual_row(r, n)); },
       .ref_rows = [](const wb::Shape& s) { return s["N"]; },
       .test_shapes = test_shapes(),
       .random_shapes = random_shapes,
@@ -268,11 +272,7 @@ wb::OpSpec<ResidualLayerNormFn> residual_layernorm() {
 }
 
 wb::OpSpec<ResidualRmsNormFn> residual_rmsnorm() {
-  auto x = wb::input("x", {}, DType::BF16, wb::dist::normal(0, 1));
-  auto r = wb::input("r", {}, DType::BF16, wb::dist::normal(0, 1));
-  auto h = wb::output("h", {}, DType::BF16, wb::tol::exact());
-  auto y = wb::output("y", {}, DType::BF16, y_tol());
-  for (auto* t : {&x, &r, &h, &y}) pitched(*t);
+  const auto [x, r, h, y] = residual_tensors();
   return {
       .name = "residual_rmsnorm",
       .dtype = "bf16",

@@ -52,6 +52,7 @@
 #include "ch08.cuh"
 #include "runtime/errors.cuh"
 #include "device/async_copy.cuh"
+#include "device/vec.cuh"
 
 namespace ch08::broken {
 
@@ -464,19 +465,6 @@ namespace {
 
 enum class RowMistake { MaxFromZero, IntOffsets };
 
-__device__ __forceinline__ float as_float(float v) { return v; }
-__device__ __forceinline__ float as_float(bf16 v) { return __bfloat162float(v); }
-template <class T>
-__device__ __forceinline__ T as_elem(float v);
-template <>
-__device__ __forceinline__ float as_elem<float>(float v) {
-  return v;
-}
-template <>
-__device__ __forceinline__ bf16 as_elem<bf16>(float v) {
-  return __float2bfloat16_rn(v);
-}
-
 // grid (ceil(B H Sq / 64)), a thread per query row.
 template <class T, RowMistake kM>
 __global__ void attention_rows(const T* q, const T* k, const T* v, T* o, float* lse, int B, int H, int Sq, int Sk,
@@ -498,7 +486,7 @@ __global__ void attention_rows(const T* q, const T* k, const T* v, T* o, float* 
       at = (static_cast<size_t>(bh) * Sk + j) * D;
     }
     float dot = 0.0f;
-    for (int d = 0; d < D; ++d) dot = fmaf(as_float(q[row * D + d]), as_float(k[at + d]), dot);
+    for (int d = 0; d < D; ++d) dot = fmaf(wb::to_float(q[row * D + d]), wb::to_float(k[at + d]), dot);
     const float s = dot * scale;
     if (s > m) {
       const float alpha = expf(m - s);
@@ -508,10 +496,10 @@ __global__ void attention_rows(const T* q, const T* k, const T* v, T* o, float* 
     }
     const float p = expf(s - m);
     l += p;
-    for (int d = 0; d < D; ++d) acc[d] = fmaf(p, as_float(v[at + d]), acc[d]);
+    for (int d = 0; d < D; ++d) acc[d] = fmaf(p, wb::to_float(v[at + d]), acc[d]);
   }
   const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-  for (int d = 0; d < D; ++d) o[row * D + d] = as_elem<T>(acc[d] * inv);
+  for (int d = 0; d < D; ++d) o[row * D + d] = wb::from_float<T>(acc[d] * inv);
   lse[row] = l > 0.0f ? m + logf(l) : -INFINITY;
 }
 

@@ -63,6 +63,7 @@
 
 #include "ch08.cuh"
 #include "cublas_attention.cuh"
+#include "declare/draw_shapes.h"
 #include "declare/op.cuh"
 
 namespace ch08 {
@@ -170,9 +171,7 @@ std::vector<wb::Shape> attention_shapes() {
       for (int64_t c : {0, 1}) out.push_back(attn(1, S == 1000 ? 1 : 2, S, S, D, c));
     }
   }
-  out.push_back(attn(1, 1, 4096, 4096, 64, 0));
-  out.push_back(attn(1, 1, 4096, 4096, 128, 1));
-  out.push_back(attn(1, 1, 4096, 4096, 96, 1));
+  out.insert(out.end(), {attn(1, 1, 4096, 4096, 64, 0), attn(1, 1, 4096, 4096, 128, 1), attn(1, 1, 4096, 4096, 96, 1)});
   // Sq != Sk: decode-like (1 query), fewer queries than keys, and more (whose first Sq - Sk
   // rows see no key when masked).
   const int64_t pairs[][3] = {{1, 1000, 64}, {17, 129, 128},  {64, 1000, 64}, {127, 4096, 128},
@@ -180,11 +179,8 @@ std::vector<wb::Shape> attention_shapes() {
   for (const auto& [sq, sk, d] : pairs) {
     for (int64_t c : {0, 1}) out.push_back(attn(1, 2, sq, sk, d, c));
   }
-  out.push_back(attn(1, 1, 65, 65, 64, 1));
-  out.push_back(attn(2, 3, 129, 129, 128, 0));
-  out.push_back(attn(4, 32, 128, 128, 64, 1));
-  out.push_back(attn(128, 1, 63, 63, 32, 1));
-  out.push_back(attn(8, 16, 1000, 1000, 64, 0));
+  out.insert(out.end(), {attn(1, 1, 65, 65, 64, 1), attn(2, 3, 129, 129, 128, 0), attn(4, 32, 128, 128, 64, 1),
+                         attn(128, 1, 63, 63, 32, 1), attn(8, 16, 1000, 1000, 64, 0)});
   return out;
 }
 
@@ -205,12 +201,10 @@ std::vector<wb::Shape> probs_shapes() {
 
 // Three seeded random shapes: B up to 3, H up to 4, Sq and Sk up to 700, D of the four.
 std::vector<wb::Shape> random_shapes(wb::Rng& rng) {
-  std::vector<wb::Shape> out;
-  for (int n = 0; n < 3; ++n) {
-    const int64_t D = 32 * rng.range(1, 4);
-    out.push_back(attn(rng.range(1, 3), rng.range(1, 4), rng.range(1, 700), rng.range(1, 700), D, rng.range(0, 1)));
-  }
-  return out;
+  return wb::draw_shapes(rng, 3, [](wb::Rng& g) {
+    const int64_t D = 32 * g.range(1, 4);
+    return attn(g.range(1, 3), g.range(1, 4), g.range(1, 700), g.range(1, 700), D, g.range(0, 1));
+  });
 }
 
 // Keys whose scale grows along the sequence: key j ~ normal(0, 0.25 + 2 j / (Sk - 1)).
@@ -319,18 +313,24 @@ class Reader {
 
 // Row r = (b * H + h) * Sq + i: the scores of the visible keys, their softmax, and whichever
 // of o, lse and p the op has.
-void reference_row(const wb::RefCtx& r, int64_t row, bool has_o, bool has_p) {
-  const int64_t Sq = r["Sq"], Sk = r["Sk"], D = r["D"];
-  const int64_t bh = row / Sq, i = row % Sq;
+// One query row's softmax: e[j] = exp(s_j - m) for the keys j < visible, where s_j = scale *
+// (q . k_j), q the D elements of tensor q from q_at, k_j those of tensor `kname` from kv_at(j);
+// m the largest s_j (-infinity when no key is visible), l the sum of the e[j].
+struct RowSoftmax {
+  std::vector<double> e;
+  double m, l;
+};
+template <class KvAt>
+RowSoftmax row_softmax(const wb::RefCtx& r, const char* kname, int64_t q_at, KvAt kv_at, int64_t visible) {
+  const int64_t D = r["D"];
   const double scale = attention_scale(static_cast<int>(D));
-  const int64_t visible = r["causal"] != 0 ? std::clamp<int64_t>(i + Sk - Sq + 1, 0, Sk) : Sk;
-  const Reader q(r.in("q")), k(r.in("k"));
-  std::vector<double> qrow(D), e(visible);
-  for (int64_t d = 0; d < D; ++d) qrow[d] = q((bh * Sq + i) * D + d);
+  const Reader q(r.in("q")), k(r.in(kname));
+  std::vector<double> qrow(D), e(std::max<int64_t>(visible, 0));
+  for (int64_t d = 0; d < D; ++d) qrow[d] = q(q_at + d);
   double m = -std::numeric_limits<double>::infinity();
   for (int64_t j = 0; j < visible; ++j) {
+    const int64_t at = kv_at(j);
     double dot = 0;
-    const int64_t at = (bh * Sk + j) * D;
     for (int64_t d = 0; d < D; ++d) dot += qrow[d] * k(at + d);
     e[j] = scale * dot;
     m = std::max(m, e[j]);
@@ -340,21 +340,40 @@ void reference_row(const wb::RefCtx& r, int64_t row, bool has_o, bool has_p) {
     e[j] = std::exp(e[j] - m);
     l += e[j];
   }
-  if (has_p) {
-    for (int64_t j = 0; j < Sk; ++j) r.expect("p", row * Sk + j, j < visible ? e[j] / l : 0.0);
-    return;
-  }
+  return {std::move(e), m, l};
+}
+
+// o = the sum over j < visible of e[j] / l times v_j (the D elements of tensor `vname` from
+// kv_at(j)), then written at o_at .. o_at + D - 1, and lse = m + log(l) at lse_at (-infinity
+// when no key is visible). With with_values false, o is written as zeros.
+template <class KvAt>
+void expect_o_lse(const wb::RefCtx& r, const RowSoftmax& s, const char* vname, KvAt kv_at, int64_t visible,
+                  bool with_values, int64_t o_at, int64_t lse_at) {
+  const int64_t D = r["D"];
   std::vector<double> o(D, 0.0);
-  if (has_o && visible > 0) {
-    const Reader v(r.in("v"));
+  if (with_values) {
+    const Reader v(r.in(vname));
     for (int64_t j = 0; j < visible; ++j) {
-      const double w = e[j] / l;
-      const int64_t at = (bh * Sk + j) * D;
+      const double w = s.e[j] / s.l;
+      const int64_t at = kv_at(j);
       for (int64_t d = 0; d < D; ++d) o[d] += w * v(at + d);
     }
   }
-  for (int64_t d = 0; d < D; ++d) r.expect("o", row * D + d, o[d]);
-  r.expect("lse", row, visible > 0 ? m + std::log(l) : -std::numeric_limits<double>::infinity());
+  for (int64_t d = 0; d < D; ++d) r.expect("o", o_at + d, o[d]);
+  r.expect("lse", lse_at, visible > 0 ? s.m + std::log(s.l) : -std::numeric_limits<double>::infinity());
+}
+
+void reference_row(const wb::RefCtx& r, int64_t row, bool has_o, bool has_p) {
+  const int64_t Sq = r["Sq"], Sk = r["Sk"], D = r["D"];
+  const int64_t bh = row / Sq, i = row % Sq;
+  const int64_t visible = r["causal"] != 0 ? std::clamp<int64_t>(i + Sk - Sq + 1, 0, Sk) : Sk;
+  const auto kv_at = [&](int64_t j) { return (bh * Sk + j) * D; };
+  const RowSoftmax s = row_softmax(r, "k", (bh * Sq + i) * D, kv_at, visible);
+  if (has_p) {
+    for (int64_t j = 0; j < Sk; ++j) r.expect("p", row * Sk + j, j < visible ? s.e[j] / s.l : 0.0);
+    return;
+  }
+  expect_o_lse(r, s, "v", kv_at, visible, has_o && visible > 0, row * D, row);
 }
 
 int64_t query_rows(const wb::Shape& s) { return s["B"] * s["H"] * s["Sq"]; }
@@ -502,33 +521,7 @@ wb::OpSpec<ScoresSoftmaxF32Fn> probs_op() {
 template <class KvAt>
 void attend_row(const wb::RefCtx& r, const char* kname, const char* vname, int64_t q_at, KvAt kv_at, int64_t visible,
                 int64_t o_at, int64_t lse_at) {
-  const int64_t D = r["D"];
-  const double scale = attention_scale(static_cast<int>(D));
-  const Reader q(r.in("q")), k(r.in(kname));
-  std::vector<double> qrow(D), e(std::max<int64_t>(visible, 0));
-  for (int64_t d = 0; d < D; ++d) qrow[d] = q(q_at + d);
-  double m = -std::numeric_limits<double>::infinity();
-  for (int64_t j = 0; j < visible; ++j) {
-    const int64_t at = kv_at(j);
-    double dot = 0;
-    for (int64_t d = 0; d < D; ++d) dot += qrow[d] * k(at + d);
-    e[j] = scale * dot;
-    m = std::max(m, e[j]);
-  }
-  double l = 0;
-  for (int64_t j = 0; j < visible; ++j) {
-    e[j] = std::exp(e[j] - m);
-    l += e[j];
-  }
-  std::vector<double> o(D, 0.0);
-  const Reader v(r.in(vname));
-  for (int64_t j = 0; j < visible; ++j) {
-    const double w = e[j] / l;
-    const int64_t at = kv_at(j);
-    for (int64_t d = 0; d < D; ++d) o[d] += w * v(at + d);
-  }
-  for (int64_t d = 0; d < D; ++d) r.expect("o", o_at + d, o[d]);
-  r.expect("lse", lse_at, visible > 0 ? m + std::log(l) : -std::numeric_limits<double>::infinity());
+  expect_o_lse(r, row_softmax(r, kname, q_at, kv_at, visible), vname, kv_at, visible, true, o_at, lse_at);
 }
 
 wb::TensorSpec bf16_in(const char* name, std::vector<std::string> dims, wb::Dist d = wb::dist::normal(0, 1)) {
@@ -568,11 +561,17 @@ std::vector<wb::Shape> gqa_shapes() {
     }
   }
   for (int64_t c : {0, 1}) {
-    out.push_back(gqa(1, 32, 8, 1000, 1000, 128, c));
-    out.push_back(gqa(2, 12, 4, 100, 100, 32, c));
-    out.push_back(gqa(3, 8, 2, 63, 63, 96, c));
+    out.insert(out.end(),
+               {gqa(1, 32, 8, 1000, 1000, 128, c), gqa(2, 12, 4, 100, 100, 32, c), gqa(3, 8, 2, 63, 63, 96, c)});
   }
   return out;
+}
+
+// A random grouped shape: B up to 2, 1 to 3 KV heads of 1 to 6 query heads each, Sq and Sk up
+// to 400, D of the four, masked or not.
+wb::Shape random_gqa(wb::Rng& g) {
+  const int64_t hkv = g.range(1, 3), G = g.range(1, 6);
+  return gqa(g.range(1, 2), hkv * G, hkv, g.range(1, 400), g.range(1, 400), 32 * g.range(1, 4), g.range(0, 1));
 }
 
 wb::OpSpec<AttentionGqaBf16Fn> gqa_op() {
@@ -596,16 +595,7 @@ wb::OpSpec<AttentionGqaBf16Fn> gqa_op() {
           },
       .ref_rows = [](const wb::Shape& s) { return s["B"] * s["Hq"] * s["Sq"]; },
       .test_shapes = gqa_shapes(),
-      .random_shapes =
-          [](wb::Rng& rng) {
-            std::vector<wb::Shape> out;
-            for (int n = 0; n < 3; ++n) {
-              const int64_t hkv = rng.range(1, 3), G = rng.range(1, 6);
-              out.push_back(gqa(rng.range(1, 2), hkv * G, hkv, rng.range(1, 400), rng.range(1, 400),
-                                32 * rng.range(1, 4), rng.range(0, 1)));
-            }
-            return out;
-          },
+      .random_shapes = [](wb::Rng& rng) { return wb::draw_shapes(rng, 3, random_gqa); },
       .input_sets = edge_sets("k", {gqa(1, 8, 2, 129, 17, 64, 1), gqa(1, 8, 2, 129, 129, 128, 0)}),
       .race_shapes = {gqa(8, 4, 2, 4801, 17, 32, 0), gqa(1, 4, 2, 129, 385, 32, 0)},  // as attention_race_shapes
       .bench_shapes = {gqa(2, 32, 8, 4096, 4096, 128, 1)},
@@ -698,12 +688,17 @@ std::vector<wb::Shape> ragged_shapes() {
   for (int64_t c : {0, 1}) {
     for (int64_t D : {64, 128}) out.push_back(ragged(1, 2, 2, D, c));  // 1, 63, 64, 65, 8191 in one batch
     for (int64_t D : {32, 96}) out.push_back(ragged(2, 3, 3, D, c));
-    out.push_back(ragged(3, 32, 8, 128, c));
-    out.push_back(ragged(3, 12, 12, 64, c));
-    out.push_back(ragged(4, 4, 1, 128, c));
-    out.push_back(ragged(1, 8, 2, 128, c));
+    out.insert(out.end(),
+               {ragged(3, 32, 8, 128, c), ragged(3, 12, 12, 64, c), ragged(4, 4, 1, 128, c), ragged(1, 8, 2, 128, c)});
   }
   return out;
+}
+
+// A random ragged shape: length mix 100 to 199, 1 or 2 KV heads of 1 to 4 query heads each, D
+// of the four, masked or not.
+wb::Shape random_ragged(wb::Rng& g) {
+  const int64_t hkv = g.range(1, 2), G = g.range(1, 4);
+  return ragged(100 + g.range(0, 99), hkv * G, hkv, 32 * g.range(1, 4), g.range(0, 1));
 }
 
 wb::OpSpec<RaggedAttentionBf16Fn> ragged_op() {
@@ -743,15 +738,7 @@ wb::OpSpec<RaggedAttentionBf16Fn> ragged_op() {
           },
       .ref_rows = [](const wb::Shape& s) { return s["T"] * s["Hq"]; },
       .test_shapes = ragged_shapes(),
-      .random_shapes =
-          [](wb::Rng& rng) {
-            std::vector<wb::Shape> out;
-            for (int n = 0; n < 3; ++n) {
-              const int64_t hkv = rng.range(1, 2), G = rng.range(1, 4);
-              out.push_back(ragged(100 + rng.range(0, 99), hkv * G, hkv, 32 * rng.range(1, 4), rng.range(0, 1)));
-            }
-            return out;
-          },
+      .random_shapes = [](wb::Rng& rng) { return wb::draw_shapes(rng, 3, random_ragged); },
       // Past 2^31: 16,781,312 tokens of one head of 128 in q, k, v and o (4.3 GB each).
       .input_sets =
           [] {
@@ -822,12 +809,8 @@ std::vector<wb::Shape> decode_shapes() {
       for (int64_t D : {64, 128}) out.push_back(decode(1, hq, hkv, L, D, 0));
     }
   }
-  out.push_back(decode(4, 32, 8, 4096, 128, 1));
-  out.push_back(decode(64, 32, 8, 1000, 64, 1));
-  out.push_back(decode(64, 12, 12, 17, 128, 1));
-  out.push_back(decode(3, 8, 2, 300, 96, 1));
-  out.push_back(decode(2, 4, 4, 65, 32, 0));
-  out.push_back(decode(2, 32, 1, 32768, 128, 1));
+  out.insert(out.end(), {decode(4, 32, 8, 4096, 128, 1), decode(64, 32, 8, 1000, 64, 1), decode(64, 12, 12, 17, 128, 1),
+                         decode(3, 8, 2, 300, 96, 1), decode(2, 4, 4, 65, 32, 0), decode(2, 32, 1, 32768, 128, 1)});
   return out;
 }
 
@@ -851,6 +834,13 @@ double decode_keys_read(const wb::Shape& s) {
   double n = 0;
   for (int64_t b = 0; b < s["B"]; ++b) n += static_cast<double>(decode_len(s, b));
   return n;
+}
+
+// A random decode shape: up to 8 sequences, 1 to 4 KV heads of 1 to 8 query heads each, L_max up
+// to 3000, D of the four, length mix 0 or 1.
+wb::Shape random_decode(wb::Rng& g) {
+  const int64_t hkv = g.range(1, 4), G = g.range(1, 8);
+  return decode(g.range(1, 8), hkv * G, hkv, g.range(1, 3000), 32 * g.range(1, 4), g.range(0, 1));
 }
 
 wb::OpSpec<DecodeAttentionBf16Fn> decode_op() {
@@ -881,16 +871,7 @@ wb::OpSpec<DecodeAttentionBf16Fn> decode_op() {
           },
       .ref_rows = [](const wb::Shape& s) { return s["B"] * s["Hq"]; },
       .test_shapes = decode_shapes(),
-      .random_shapes =
-          [](wb::Rng& rng) {
-            std::vector<wb::Shape> out;
-            for (int n = 0; n < 3; ++n) {
-              const int64_t hkv = rng.range(1, 4), G = rng.range(1, 8);
-              out.push_back(
-                  decode(rng.range(1, 8), hkv * G, hkv, rng.range(1, 3000), 32 * rng.range(1, 4), rng.range(0, 1)));
-            }
-            return out;
-          },
+      .random_shapes = [](wb::Rng& rng) { return wb::draw_shapes(rng, 3, random_decode); },
       // Past 2^31: a cache of 2 x 8 heads of 2,097,153 entries of 64 (4.3 GB each for k and v).
       .input_sets =
           [] {

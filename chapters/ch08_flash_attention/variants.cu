@@ -1,5 +1,6 @@
 // The learner's launchers as the harness sees them. Nothing to edit here.
 #include "ch08.cuh"
+#include "scratch.h"
 #include "declare/op.cuh"
 
 namespace ch08 {
@@ -7,20 +8,12 @@ namespace ch08 {
 WB_VARIANTS(ch08_student, wb::Role::Student) {
   using namespace student;
   const std::string dir = "chapters/ch08_flash_attention/";
-  // Exercise 1 gets an FP32 scores buffer of B * H * Sq * Sk floats as `scratch`.
-  const auto scores_buffer = [](const wb::Shape& s) {
-    return scratch_bytes_f32(static_cast<int>(s["B"]), static_cast<int>(s["H"]), static_cast<int>(s["Sq"]),
-                             static_cast<int>(s["Sk"]));
-  };
-  // Exercise 5 gets decode_scratch_bytes(...) for the partial results of its chunks.
-  const auto decode_scratch = [](const wb::Shape& s) {
-    return decode_scratch_bytes(static_cast<int>(s["B"]), static_cast<int>(s["Hq"]), static_cast<int>(s["Hkv"]),
-                                static_cast<int>(s["Lmax"]), static_cast<int>(s["D"]));
-  };
+  // Exercise 1 gets an FP32 scores buffer of B * H * Sq * Sk floats as `scratch`, exercise 5
+  // decode_scratch_bytes(...) for the partial results of its chunks (scratch.h).
   return {
       wb::variant("attention/f32", "ex1_unfused_attention", &unfused_attention)
           .in_file(dir + "ex1_unfused_attention.cu")
-          .with_workspace(scores_buffer),
+          .with_workspace(scores_scratch),
       wb::variant("attention_probs/f32", "ex2_fused_scores_softmax", &fused_scores_softmax)
           .in_file(dir + "ex2_fused_scores_softmax.cu"),
       wb::variant("attention/f32", "ex3_flash_attention_f32", &flash_attention_f32)

@@ -131,6 +131,21 @@ __device__ __forceinline__ void main_loop(const bf16* __restrict__ x, const bf16
   }
 }
 
+// row(i, half, m) for each accumulator row (i, half) of lane (g, q4) in warp wm whose pixel m
+// (the mma accumulator layout main_loop leaves) lies below M: both kernels' epilogues.
+template <class Row>
+__device__ __forceinline__ void for_each_row(int m0, int wm, int g, int M, Row row) {
+#pragma unroll
+  for (int i = 0; i < MI; ++i) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int m = m0 + wm * WM + i * 16 + g + half * 8;
+      if (m >= M) continue;
+      row(i, half, m);
+    }
+  }
+}
+
 // One conv + bias + BN + ReLU (+ residual): the unfused step, one layer per launch.
 // grid (ceil(M / BM), ceil(K / BN)), block (kThreads). C % 8 == 0, K even.
 __global__ void __launch_bounds__(kThreads)
@@ -146,25 +161,20 @@ __global__ void __launch_bounds__(kThreads)
   main_loop(x, w, d, m0, k0, sA, sB, acc);
 
   const int lane = tid % 32, wm = tid / 32, g = lane / 4, q4 = lane % 4;
+  for_each_row(
+      m0, wm, g, d.M, [&](int i, int half, int m) __attribute__((always_inline)) {
 #pragma unroll
-  for (int i = 0; i < MI; ++i) {
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int m = m0 + wm * WM + i * 16 + g + half * 8;
-      if (m >= d.M) continue;
-#pragma unroll
-      for (int j = 0; j < NI; ++j) {
-        const int col = j * 8 + 2 * q4, k = k0 + col;
-        if (k >= d.s.K) continue;  // K even: k + 1 < K too
-        const int64_t at = int64_t(m) * d.s.K + k;
-        float2 res = make_float2(0.0f, 0.0f);
-        if (residual) res = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(residual + at));
-        *reinterpret_cast<__nv_bfloat162*>(y + at) =
-            __floats2bfloat162_rn(apply_epilogue(acc[i][j][2 * half], sF[col], res.x),
-                                  apply_epilogue(acc[i][j][2 * half + 1], sF[col + 1], res.y));
-      }
-    }
-  }
+        for (int j = 0; j < NI; ++j) {
+          const int col = j * 8 + 2 * q4, k = k0 + col;
+          if (k >= d.s.K) continue;  // K even: k + 1 < K too
+          const int64_t at = int64_t(m) * d.s.K + k;
+          float2 res = make_float2(0.0f, 0.0f);
+          if (residual) res = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(residual + at));
+          *reinterpret_cast<__nv_bfloat162*>(y + at) =
+              __floats2bfloat162_rn(apply_epilogue(acc[i][j][2 * half], sF[col], res.x),
+                                    apply_epilogue(acc[i][j][2 * half + 1], sF[col + 1], res.y));
+        }
+      });
 }
 
 // Two FP32 values as the bf16x2 register of an mma fragment (the lower column in the low half).
@@ -242,23 +252,18 @@ __global__ void __launch_bounds__(kThreads)
         for (int i = 0; i < MI; ++i) wb::ptx::mma_16816<bf16>(acc2[i][j], ta[i][kc], b0, b1);
       }
     }
+    for_each_row(
+        m0, wm, g, d.M, [&](int i, int half, int m) __attribute__((always_inline)) {
 #pragma unroll
-    for (int i = 0; i < MI; ++i) {
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int m = m0 + wm * WM + i * 16 + g + half * 8;
-        if (m >= d.M) continue;
-#pragma unroll
-        for (int j = 0; j < NJ; ++j) {
-          const int k = n0 + j * 8 + 2 * q4;
-          const int64_t at = int64_t(m) * kOut + k;
-          const float2 res = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(residual + at));
-          *reinterpret_cast<__nv_bfloat162*>(y + at) =
-              __floats2bfloat162_rn(apply_epilogue(acc2[i][j][2 * half], sF2[k], res.x),
-                                    apply_epilogue(acc2[i][j][2 * half + 1], sF2[k + 1], res.y));
-        }
-      }
-    }
+          for (int j = 0; j < NJ; ++j) {
+            const int k = n0 + j * 8 + 2 * q4;
+            const int64_t at = int64_t(m) * kOut + k;
+            const float2 res = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(residual + at));
+            *reinterpret_cast<__nv_bfloat162*>(y + at) =
+                __floats2bfloat162_rn(apply_epilogue(acc2[i][j][2 * half], sF2[k], res.x),
+                                      apply_epilogue(acc2[i][j][2 * half + 1], sF2[k + 1], res.y));
+          }
+        });
   }
 }
 

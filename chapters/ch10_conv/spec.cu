@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "ch10.cuh"
+#include "declare/draw_shapes.h"
 #include "declare/op.cuh"
 
 namespace ch10 {
@@ -101,6 +102,14 @@ std::vector<wb::Shape> conv_shapes() {
   return s;
 }
 
+// One random convolution: an r x r filter (r from 1 to 5), stride 1 or 2, padding up to r / 2,
+// 1 to 3 images of up to 40 x 40, C up to max_c, K up to max_k.
+wb::Shape random_conv(wb::Rng& rng, int64_t max_c, int64_t max_k) {
+  const int64_t r = rng.range(1, 5), st = rng.range(1, 2), pad = rng.range(0, r / 2);
+  return conv(rng.range(1, 3), rng.range(1, max_c), rng.range(r, 40), rng.range(r, 40), rng.range(1, max_k), r, r, st,
+              pad);
+}
+
 // Arguments every launcher refuses (ch10.cuh, require_valid).
 std::vector<wb::Refusal> conv_refusals() {
   return {{conv(1, 3, 8, 8, 4, 3, 3, 0, 1), "stride 0"},
@@ -160,24 +169,49 @@ class Floats {
   std::shared_ptr<const std::vector<float>> keep_;
 };
 
+// A convolution's sizes, as the references read them from the shape.
+struct Dims {
+  int64_t C, H, W, K, R, S, st, pad, P, Q;
+  explicit Dims(const wb::RefCtx& r)
+      : C(r["C"]),
+        H(r["H"]),
+        W(r["W"]),
+        K(r["K"]),
+        R(r["R"]),
+        S(r["S"]),
+        st(r["stride"]),
+        pad(r["pad"]),
+        P(r["P"]),
+        Q(r["Q"]) {}
+
+  // tap(i, j, h, v) for every filter tap (i, j) of output pixel (p, q) whose input pixel (h, v)
+  // lies inside the image (a tap on the padding adds nothing), i outer, j inner.
+  template <class Tap>
+  void taps(int64_t p, int64_t q, Tap tap) const {
+    for (int64_t i = 0; i < R; ++i) {
+      const int64_t h = p * st - pad + i;
+      if (h < 0 || h >= H) continue;
+      for (int64_t j = 0; j < S; ++j) {
+        const int64_t v = q * st - pad + j;
+        if (v < 0 || v >= W) continue;
+        tap(i, j, h, v);
+      }
+    }
+  }
+};
+
 // conv2d/f32, reference row (n, k, p): the Q outputs y[n][k][p][0 .. Q).
 void conv_f32_row(const wb::RefCtx& r, int64_t row) {
-  const int64_t C = r["C"], H = r["H"], W = r["W"], K = r["K"], R = r["R"], S = r["S"];
-  const int64_t st = r["stride"], pad = r["pad"], P = r["P"], Q = r["Q"];
+  const Dims d(r);
+  const int64_t C = d.C, H = d.H, W = d.W, K = d.K, R = d.R, S = d.S, P = d.P, Q = d.Q;
   const int64_t n = row / (K * P), k = row / P % K, p = row % P;
   const Floats x(r.in("x")), w(r.in("w"));
   for (int64_t q = 0; q < Q; ++q) {
     double acc = 0;
     for (int64_t c = 0; c < C; ++c) {
-      for (int64_t i = 0; i < R; ++i) {
-        const int64_t h = p * st - pad + i;
-        if (h < 0 || h >= H) continue;
-        for (int64_t j = 0; j < S; ++j) {
-          const int64_t v = q * st - pad + j;
-          if (v < 0 || v >= W) continue;
-          acc += double(x[((n * C + c) * H + h) * W + v]) * w[((k * C + c) * R + i) * S + j];
-        }
-      }
+      d.taps(p, q, [&](int64_t i, int64_t j, int64_t h, int64_t v) {
+        acc += double(x[((n * C + c) * H + h) * W + v]) * w[((k * C + c) * R + i) * S + j];
+      });
     }
     r.expect("y", row * Q + q, acc);
   }
@@ -186,23 +220,17 @@ void conv_f32_row(const wb::RefCtx& r, int64_t row) {
 // conv2d_bn_relu/bf16, reference row (n, p, q): the K outputs of one output pixel, BN
 // applied as its definition (not folded), in float64.
 void conv_bn_relu_row(const wb::RefCtx& r, int64_t row) {
-  const int64_t C = r["C"], H = r["H"], W = r["W"], K = r["K"], R = r["R"], S = r["S"];
-  const int64_t st = r["stride"], pad = r["pad"], P = r["P"], Q = r["Q"];
+  const Dims d(r);
+  const int64_t C = d.C, H = d.H, W = d.W, K = d.K, R = d.R, S = d.S, P = d.P, Q = d.Q;
   const int64_t n = row / (P * Q), p = row / Q % P, q = row % Q;
   const Floats x(r.in("x")), w(r.in("w"));
   const bool res = r.has("residual");
   for (int64_t k = 0; k < K; ++k) {
     double acc = 0;
-    for (int64_t i = 0; i < R; ++i) {
-      const int64_t h = p * st - pad + i;
-      if (h < 0 || h >= H) continue;
-      for (int64_t j = 0; j < S; ++j) {
-        const int64_t v = q * st - pad + j;
-        if (v < 0 || v >= W) continue;
-        const int64_t xp = ((n * H + h) * W + v) * C, wp = ((k * R + i) * S + j) * C;
-        for (int64_t c = 0; c < C; ++c) acc += double(x[xp + c]) * w[wp + c];
-      }
-    }
+    d.taps(p, q, [&](int64_t i, int64_t j, int64_t h, int64_t v) {
+      const int64_t xp = ((n * H + h) * W + v) * C, wp = ((k * R + i) * S + j) * C;
+      for (int64_t c = 0; c < C; ++c) acc += double(x[xp + c]) * w[wp + c];
+    });
     const double v = acc + r.in("bias").get(k);
     const double bn = (v - r.in("mean").get(k)) / std::sqrt(r.in("var").get(k) + double(kEps)) * r.in("gamma").get(k) +
                       r.in("beta").get(k);
@@ -238,22 +266,17 @@ void depthwise_row(const wb::RefCtx& r, int64_t row) {
 // conv2d_bn_relu: the failing elements against the common mistakes of the epilogue.
 // The sum over R x S x C of output (n, p, q, k) in float64, x read as NHWC (right) or NCHW.
 double conv_sum(const wb::RefCtx& r, int64_t n, int64_t p, int64_t q, int64_t k, bool x_as_nchw) {
-  const int64_t C = r["C"], H = r["H"], W = r["W"], R = r["R"], S = r["S"], st = r["stride"], pad = r["pad"];
+  const Dims d(r);
+  const int64_t C = d.C, H = d.H, W = d.W, R = d.R, S = d.S;
   const auto& x = r.in("x");
   const auto& w = r.in("w");
   double acc = 0;
-  for (int64_t i = 0; i < R; ++i) {
-    const int64_t h = p * st - pad + i;
-    if (h < 0 || h >= H) continue;
-    for (int64_t j = 0; j < S; ++j) {
-      const int64_t v = q * st - pad + j;
-      if (v < 0 || v >= W) continue;
-      for (int64_t c = 0; c < C; ++c) {
-        const int64_t at = x_as_nchw ? ((n * C + c) * H + h) * W + v : ((n * H + h) * W + v) * C + c;
-        acc += x.get(at) * w.get(((k * R + i) * S + j) * C + c);
-      }
+  d.taps(p, q, [&](int64_t i, int64_t j, int64_t h, int64_t v) {
+    for (int64_t c = 0; c < C; ++c) {
+      const int64_t at = x_as_nchw ? ((n * C + c) * H + h) * W + v : ((n * H + h) * W + v) * C + c;
+      acc += x.get(at) * w.get(((k * R + i) * S + j) * C + c);
     }
-  }
+  });
   return acc;
 }
 
@@ -330,14 +353,7 @@ wb::OpSpec<Conv2dF32Fn> conv2d_f32() {
       .test_shapes = shapes,
       .random_shapes =
           [](wb::Rng& rng) {
-            std::vector<wb::Shape> out;
-            for (int i = 0; i < 3; ++i) {
-              const int64_t r = rng.range(1, 5), st = rng.range(1, 2), pad = rng.range(0, r / 2);
-              out.push_back(conv(rng.range(1, 3), rng.range(1, 40), rng.range(r, 40), rng.range(r, 40),
-                                 rng.range(1, 40), r, r, st, pad)
-                                .tag("random"));
-            }
-            return out;
+            return wb::draw_shapes(rng, 3, [](wb::Rng& g) { return random_conv(g, 40, 40).tag("random"); });
           },
       .race_shapes = {conv(2, 16, 30, 30, 24, 3, 3, 1, 1)},
       .bench_shapes = {conv(8, 64, 56, 56, 64, 3, 3, 1, 1), conv(8, 256, 14, 14, 256, 3, 3, 1, 1),
@@ -399,15 +415,9 @@ wb::OpSpec<ConvBnReluFn> conv2d_bn_relu() {
       .test_shapes = shapes,
       .random_shapes =
           [](wb::Rng& rng) {
-            std::vector<wb::Shape> out;
-            for (int i = 0; i < 3; ++i) {
-              const int64_t r = rng.range(1, 5), st = rng.range(1, 2), pad = rng.range(0, r / 2);
-              out.push_back(conv(rng.range(1, 3), rng.range(1, 72), rng.range(r, 40), rng.range(r, 40),
-                                 rng.range(1, 150), r, r, st, pad)
-                                .set_param("residual", double(rng.range(0, 1)))
-                                .tag("random"));
-            }
-            return out;
+            return wb::draw_shapes(rng, 3, [](wb::Rng& g) {
+              return random_conv(g, 72, 150).set_param("residual", double(g.range(0, 1))).tag("random");
+            });
           },
       .race_shapes = {conv(2, 16, 30, 30, 136, 3, 3, 1, 1).set_param("residual", 1)},
       .bench_shapes = bench,
@@ -475,11 +485,9 @@ wb::OpSpec<Depthwise3x3Fn> depthwise3x3() {
       .test_shapes = shapes,
       .random_shapes =
           [](wb::Rng& rng) {
-            std::vector<wb::Shape> out;
-            for (int i = 0; i < 3; ++i) {
-              out.push_back(dw(rng.range(1, 3), rng.range(1, 60), rng.range(1, 60), rng.range(1, 200)).tag("random"));
-            }
-            return out;
+            return wb::draw_shapes(rng, 3, [](wb::Rng& g) {
+              return dw(g.range(1, 3), g.range(1, 60), g.range(1, 60), g.range(1, 200)).tag("random");
+            });
           },
       .bench_shapes = {dw(32, 112, 112, 64), dw(32, 112, 112, 96), dw(32, 56, 56, 144)},
       .full_bench_shapes = {dw(32, 28, 28, 192), dw(32, 14, 14, 576), dw(32, 7, 7, 960)},

@@ -39,6 +39,14 @@ __global__ void slow_axpb_kernel(float* v, int64_t n, float a, float b, unsigned
 
 // --- exercise 1: the program ------------------------------------------------------------------
 
+// chunk(at, len) for the pieces [at, at + len) of n elements that fit the staging, in order.
+template <class Chunk>
+void for_each_chunk(int64_t n, const Staging& s, Chunk chunk) {
+  for (int64_t at = 0; at < n; at += static_cast<int64_t>(s.count)) {
+    chunk(at, std::min<int64_t>(static_cast<int64_t>(s.count), n - at));
+  }
+}
+
 Staging pinned_create(size_t count) {
   Staging s;
   s.count = count;
@@ -52,8 +60,7 @@ void pinned_destroy(Staging& s) {
   s.pinned = s.device = nullptr;
 }
 void good_run(const float* hx, float* hy, int64_t n, float a, float b, const Staging& s, cudaStream_t st) {
-  for (int64_t at = 0; at < n; at += static_cast<int64_t>(s.count)) {
-    const int64_t len = std::min<int64_t>(static_cast<int64_t>(s.count), n - at);
+  for_each_chunk(n, s, [&](int64_t at, int64_t len) {
     const size_t bytes = sizeof(float) * len;
     std::memcpy(s.pinned, hx + at, bytes);
     CUDA_CHECK(cudaMemcpyAsync(s.device, s.pinned, bytes, cudaMemcpyHostToDevice, st));
@@ -61,21 +68,20 @@ void good_run(const float* hx, float* hy, int64_t n, float a, float b, const Sta
     CUDA_CHECK(cudaMemcpyAsync(s.pinned, s.device, bytes, cudaMemcpyDeviceToHost, st));
     CUDA_CHECK(cudaStreamSynchronize(st));
     std::memcpy(hy + at, s.pinned, bytes);
-  }
+  });
 }
 
 // Forgets to wait for the stream before reading the staging: host_y gets what the staging held
 // before the copy back arrived (a slow kernel makes sure it has not).
 void reads_early_run(const float* hx, float* hy, int64_t n, float a, float b, const Staging& s, cudaStream_t st) {
-  for (int64_t at = 0; at < n; at += static_cast<int64_t>(s.count)) {
-    const int64_t len = std::min<int64_t>(static_cast<int64_t>(s.count), n - at);
+  for_each_chunk(n, s, [&](int64_t at, int64_t len) {
     const size_t bytes = sizeof(float) * len;
     std::memcpy(s.pinned, hx + at, bytes);
     CUDA_CHECK(cudaMemcpyAsync(s.device, s.pinned, bytes, cudaMemcpyHostToDevice, st));
     slow_axpb_kernel<<<blocks_for(len), 256, 0, st>>>(s.device, len, a, b, 5000000ull);
     CUDA_CHECK(cudaMemcpyAsync(s.pinned, s.device, bytes, cudaMemcpyDeviceToHost, st));
     std::memcpy(hy + at, s.pinned, bytes);  // no cudaStreamSynchronize before this
-  }
+  });
   CUDA_CHECK(cudaStreamSynchronize(st));
 }
 
@@ -95,19 +101,17 @@ void malloc_destroy(Staging& s) {
 
 // Copies straight from and to the pageable arrays, the staging left unused.
 void around_run(const float* hx, float* hy, int64_t n, float a, float b, const Staging& s, cudaStream_t st) {
-  for (int64_t at = 0; at < n; at += static_cast<int64_t>(s.count)) {
-    const int64_t len = std::min<int64_t>(static_cast<int64_t>(s.count), n - at);
+  for_each_chunk(n, s, [&](int64_t at, int64_t len) {
     CUDA_CHECK(cudaMemcpyAsync(s.device, hx + at, sizeof(float) * len, cudaMemcpyHostToDevice, st));
     axpb_kernel<<<blocks_for(len), 256, 0, st>>>(s.device, s.device, len, a, b);
     CUDA_CHECK(cudaMemcpyAsync(hy + at, s.device, sizeof(float) * len, cudaMemcpyDeviceToHost, st));
     CUDA_CHECK(cudaStreamSynchronize(st));
-  }
+  });
 }
 
 // Synchronous copies: cudaMemcpy runs on the legacy default stream and waits for it.
 void legacy_run(const float* hx, float* hy, int64_t n, float a, float b, const Staging& s, cudaStream_t st) {
-  for (int64_t at = 0; at < n; at += static_cast<int64_t>(s.count)) {
-    const int64_t len = std::min<int64_t>(static_cast<int64_t>(s.count), n - at);
+  for_each_chunk(n, s, [&](int64_t at, int64_t len) {
     const size_t bytes = sizeof(float) * len;
     std::memcpy(s.pinned, hx + at, bytes);
     CUDA_CHECK(cudaMemcpy(s.device, s.pinned, bytes, cudaMemcpyHostToDevice));
@@ -115,7 +119,7 @@ void legacy_run(const float* hx, float* hy, int64_t n, float a, float b, const S
     CUDA_CHECK(cudaStreamSynchronize(st));
     CUDA_CHECK(cudaMemcpy(s.pinned, s.device, bytes, cudaMemcpyDeviceToHost));
     std::memcpy(hy + at, s.pinned, bytes);
-  }
+  });
 }
 
 // Frees the device buffer and forgets the pinned one.

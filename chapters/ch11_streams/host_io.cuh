@@ -8,6 +8,7 @@
 #pragma once
 #include <string>
 
+#include "ch11.cuh"
 #include "declare/op.cuh"
 
 namespace ch11 {
@@ -23,6 +24,12 @@ inline constexpr int64_t kHeldBack = 1024;
 template <class Fn>
 wb::Variant pipeline_variant(std::string name, Fn* fn) {
   return wb::variant("pipeline/f32", std::move(name), fn).with_prepare(&stage_pipeline_inputs);
+}
+
+// The variant of op staged_axpb/f32 (exercise 1) whose create, run and destroy steps `program`
+// names (a StagedProgram that outlives the harness's run).
+inline wb::Variant staged_variant(std::string name, const StagedProgram* program) {
+  return wb::variant("staged_axpb/f32", std::move(name), program);
 }
 
 // The floats of pinned staging exercise 1's program gets for n elements.

@@ -4,15 +4,12 @@
 #include "declare/op.cuh"
 
 namespace ch11 {
-namespace {
-const StagedProgram kStagedProgram{&student::staging_create, &student::staging_destroy, &student::staged_axpb};
-}  // namespace
 
 WB_VARIANTS(ch11_student, wb::Role::Student) {
   using namespace student;
+  static const StagedProgram staged{&staging_create, &staging_destroy, &staged_axpb};
   return {
-      wb::variant("staged_axpb/f32", "ex1_pinned_staging", &kStagedProgram)
-          .in_file("chapters/ch11_streams/ex1_pinned_staging.cu"),
+      staged_variant("ex1_pinned_staging", &staged).in_file("chapters/ch11_streams/ex1_pinned_staging.cu"),
       pipeline_variant("ex2_pipeline", &pipeline).in_file("chapters/ch11_streams/ex2_pipeline.cu"),
       wb::variant("fork_join/f32", "ex3_fork_join", &fork_join).in_file("chapters/ch11_streams/ex3_fork_join.cu"),
       wb::variant("chain/f32", "ex4_graph", &chain_graph).in_file("chapters/ch11_streams/ex4_graph.cu"),
