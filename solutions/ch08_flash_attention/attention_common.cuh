@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "ch08.cuh"
+#include "device/launch.cuh"
 #include "device/math.cuh"
 
 namespace ch08::solution {
@@ -79,20 +80,7 @@ inline void check_aligned(const char* who, const bf16* q, const bf16* k, const b
 // head sizes a kernel is instantiated for.
 template <class F>
 void with_padded_head(int D, F&& f) {
-  switch (padded_head(D)) {
-    case 32:
-      f(std::integral_constant<int, 32>{});
-      break;
-    case 64:
-      f(std::integral_constant<int, 64>{});
-      break;
-    case 96:
-      f(std::integral_constant<int, 96>{});
-      break;
-    default:
-      f(std::integral_constant<int, 128>{});
-      break;
-  }
+  if (!wb::with_constant<32, 64, 96>(padded_head(D), f)) f(std::integral_constant<int, 128>{});
 }
 
 // Key tiles (of `bc` keys) that a block of query rows q0 .. q0 + rows - 1 must visit: all of

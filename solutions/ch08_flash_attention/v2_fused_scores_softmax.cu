@@ -168,20 +168,7 @@ void launch(const float* q, const float* k, float* p, float* lse, int B, int H, 
 void fused_probs(const float* q, const float* k, float* p, float* lse, int B, int H, int Sq, int Sk, int D, float scale,
                  bool causal, cudaStream_t stream) {
   check_args("v2_fused_scores_softmax", B, H, Sq, Sk, D);
-  switch (padded_head(D)) {
-    case 32:
-      launch<32>(q, k, p, lse, B, H, Sq, Sk, D, scale, causal, stream);
-      break;
-    case 64:
-      launch<64>(q, k, p, lse, B, H, Sq, Sk, D, scale, causal, stream);
-      break;
-    case 96:
-      launch<96>(q, k, p, lse, B, H, Sq, Sk, D, scale, causal, stream);
-      break;
-    default:
-      launch<128>(q, k, p, lse, B, H, Sq, Sk, D, scale, causal, stream);
-      break;
-  }
+  with_padded_head(D, [&](auto kd) { launch<kd.value>(q, k, p, lse, B, H, Sq, Sk, D, scale, causal, stream); });
 }
 
 }  // namespace

@@ -177,11 +177,8 @@ template <int kD>
 void launch(const float* q, const float* k, const float* v, float* o, float* lse, int B, int H, int Sq, int Sk, int D,
             float scale, bool causal, cudaStream_t stream) {
   constexpr int kSmem = smem_floats<kD>() * static_cast<int>(sizeof(float));
-  static const bool raised = [] {  // above 48 KB a kernel must opt in (once per instantiation)
-    CUDA_CHECK(cudaFuncSetAttribute(flash_f32_kernel<kD>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    return true;
-  }();
-  (void)raised;
+  // Above 48 KB a kernel must opt in (once per instantiation).
+  [[maybe_unused]] static const bool raised = wb::allow_dynamic_smem(flash_f32_kernel<kD>, kSmem);
   flash_f32_kernel<kD>
       <<<dim3(ceil_div(Sq, kBr), B * H), kThreads, kSmem, stream>>>(q, k, v, o, lse, Sq, Sk, D, scale, causal);
   WB_CHECK_LAUNCH();
@@ -193,20 +190,7 @@ void v3_attention_f32(const float* q, const float* k, const float* v, float* o, 
                       int Sk, int D, float scale, bool causal, void* scratch, cudaStream_t stream) {
   (void)scratch;
   check_args("v3_flash_f32", B, H, Sq, Sk, D);
-  switch (padded_head(D)) {
-    case 32:
-      launch<32>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream);
-      break;
-    case 64:
-      launch<64>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream);
-      break;
-    case 96:
-      launch<96>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream);
-      break;
-    default:
-      launch<128>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream);
-      break;
-  }
+  with_padded_head(D, [&](auto kd) { launch<kd.value>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream); });
 }
 
 }  // namespace ch08::solution

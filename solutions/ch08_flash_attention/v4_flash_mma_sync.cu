@@ -533,11 +533,8 @@ void launch(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, co
   if (row_tiles == 0) return;  // a ragged batch of empty sequences
   if (row_tiles > 0x7FFFFFFF / Cfg::kBr) throw std::invalid_argument("v4_flash_mma_sync: too many rows");
   auto* kernel = &flash_mma_kernel<Cfg>;
-  static const bool raised = [&] {  // above 48 KB a kernel must opt in (once per configuration)
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
-    return true;
-  }();
-  (void)raised;
+  // Above 48 KB a kernel must opt in (once per configuration).
+  [[maybe_unused]] static const bool raised = wb::allow_dynamic_smem(kernel, Cfg::kSmemBytes);
   const float scale_log2 = scale * 1.4426950408889634f;  // log2(e)
   kernel<<<dim3(row_tiles, row_sets), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(q, k, v, o, lse, heads, D, scale,
                                                                                 scale_log2, causal);

@@ -10,14 +10,17 @@
 //
 // Also here: v4's im2col tile copies (Im2colCopies; v4 and the chapter's lesson kernels in
 // chapters/ch10_conv/fusion_lessons.cu), and the block tile picked per shape (pick_tile; v6
-// and v8).
+// and v8), and v3 and v4's launcher (launch_implicit_gemm).
 #pragma once
 #include <cuda_bf16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "device/async_copy.cuh"
+#include "device/launch.cuh"
 #include "device/math.cuh"
+#include "runtime/errors.cuh"
 #include "ch10.cuh"
 
 namespace ch10::solution {
@@ -156,6 +159,23 @@ int pick_tile(int M, int K, int sms) {
   int best = 0;
   for (int i = 1; i < int(sizeof...(Tiles)); ++i) best = costs[i] < costs[best] ? i : best;
   return best;
+}
+
+// v3's and v4's launch: the GEMM's sizes (Dims: {s, P, Q, M, Kg}, M = N P Q pixels, Kg =
+// R S C), a grid of (ceil(M / BM), ceil(K / BN)) blocks, and the kernel instance that C allows:
+// launch(std::bool_constant<kVec>, grid, d) launches it, kVec = C % 8 == 0 (16-byte copies).
+template <int BM, int BN, class Dims, class Launch>
+void launch_implicit_gemm(const ConvShape& s, Launch&& launch) {
+  require_valid(s);
+  Dims d{s, s.P(), s.Q(), 0, s.R * s.S * s.C};
+  d.M = s.N * d.P * d.Q;
+  const dim3 grid(unsigned(wb::ceil_div(d.M, BM)), unsigned(wb::ceil_div(s.K, BN)));
+  if (s.C % 8 == 0) {
+    launch(std::true_type{}, grid, d);
+  } else {
+    launch(std::false_type{}, grid, d);
+  }
+  WB_CHECK_LAUNCH();
 }
 
 }  // namespace ch10::solution

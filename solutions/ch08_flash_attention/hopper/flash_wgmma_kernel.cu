@@ -356,12 +356,8 @@ template <class Cfg>
 void launch(const MapCache& maps, bf16* o, float* lse, int heads, int Sq, int Sk, int D, float scale, bool causal,
             cudaStream_t stream) {
   auto* kernel = &flash_wgmma_kernel<Cfg>;
-  static const bool raised = [&] {
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
-    return true;
-  }();
-  (void)raised;
-  const float scale_log2 = scale * 1.4426950408889634f;  // log2(e)
+  [[maybe_unused]] static const bool raised = wb::allow_dynamic_smem(kernel, Cfg::kSmemBytes);  // once per Cfg
+  const float scale_log2 = scale * 1.4426950408889634f;                                         // log2(e)
   const dim3 grid(ceil_div(Sq, Cfg::kBr), heads);
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(maps.map_q, maps.map_k, maps.map_v, o, lse, Sq, Sk, D, scale,
                                                            scale_log2, causal);
