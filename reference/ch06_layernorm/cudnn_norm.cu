@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "device/cudnn_version.cuh"
 #include "runtime/buffers.cuh"
 #include "runtime/cudnn_backend.cuh"
 #include "runtime/cudnn_check.cuh"
@@ -237,13 +238,7 @@ void execute(Plan& p, cudaStream_t stream, float eps, const void* x, const void*
 
 }  // namespace
 
-std::string cudnn_version_text() {
-  const size_t v = cudnnGetVersion();  // major * 10000 + minor * 100 + patch from 9.0 on
-  auto text = [](size_t x) {
-    return std::to_string(x / 10000) + "." + std::to_string(x / 100 % 100) + "." + std::to_string(x % 100);
-  };
-  return "cuDNN " + text(v) + " (runtime), built against " + text(CUDNN_VERSION);
-}
+std::string cudnn_version_text() { return wb::cudnn_version_text(); }
 
 void cudnn_prepare(NormMode mode, NormType type, int N, int C, int ld) {
   if (N > 0) plan_for(mode, type, N, C, ld);
