@@ -82,15 +82,7 @@ __global__ void __launch_bounds__(kThreads) fused_probs_kernel(const float* q, c
       }
     }
 #pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int i = q0 + 4 * rg + r;
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const int j = kv0 + cg + 16 * c;
-        const bool visible = j < Sk && (!causal || j <= i + Sk - Sq);
-        s[r][c] = visible ? s[r][c] * scale : -INFINITY;
-      }
-    }
+    for (int r = 0; r < 4; ++r) scale_and_mask(s[r], q0 + 4 * rg + r, kv0 + cg, Sq, Sk, scale, causal);
   };
 
   // Sweep 1: running max and sum per row, over this thread's keys.

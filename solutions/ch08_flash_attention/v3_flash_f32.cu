@@ -110,13 +110,7 @@ __global__ void __launch_bounds__(kThreads)
     // Scale, mask, and the online softmax per row (the row's 16 threads are one half-warp).
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const int i = q0 + 4 * rg + r;
-#pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        const int j = kv0 + cg + 16 * c;
-        const bool visible = j < Sk && (!causal || j <= i + Sk - Sq);
-        s[r][c] = visible ? s[r][c] * scale : -INFINITY;
-      }
+      scale_and_mask(s[r], q0 + 4 * rg + r, kv0 + cg, Sq, Sk, scale, causal);
       float mx = fmaxf(s[r][0], s[r][1]);
 #pragma unroll
       for (int o2 = 8; o2 > 0; o2 /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, o2));

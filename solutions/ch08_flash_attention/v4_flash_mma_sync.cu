@@ -326,12 +326,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   }
 
   float acc_o[kMT][Cfg::kOTiles][4];
-#pragma unroll
-  for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-    for (int j = 0; j < Cfg::kOTiles; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc_o[mt][j][e] = 0.0f;
+  zero_fill(acc_o);
   float m[kMT][2];   // running max of the raw scores of rows (mt, h)
   float l[kMT][2];   // this lane's part of the running sums
   int last[kMT][2];  // the last key row (mt, h) may see (by its query's position in its own head)
@@ -359,12 +354,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 
     // --- S = Q K_t^T: 16 kMT rows x kBc keys per warp; each K fragment feeds kMT m16 tiles --------
     float acc_s[kMT][Cfg::kSTiles][4];
-#pragma unroll
-    for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-      for (int j = 0; j < Cfg::kSTiles; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc_s[mt][j][e] = 0.0f;
+    zero_fill(acc_s);
 #pragma unroll
     for (int kk = 0; kk < Cfg::kKSteps; ++kk) {
       if constexpr (!Cfg::kQRegs) {  // this k-step of Q, again from shared memory
