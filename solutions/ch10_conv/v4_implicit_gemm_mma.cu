@@ -19,7 +19,7 @@
 // fills each stage with plain loads, element by element (kVec = false): the same tiles, no
 // overlap of copies and MMAs, still one kernel with the epilogue fused.
 //
-// From conv_common.cuh: the launch (the GEMM sizes, the grid, the kVec instance:
+// From conv_common.cuh: the launch (the GEMM sizes, the grid, the instance for C:
 // launch_implicit_gemm) and the folded BN epilogue.
 //
 // Run: ctest --preset ch10-solution -R conv2d_bn_relu/bf16/v4
@@ -168,9 +168,8 @@ __global__ void __launch_bounds__(kThreads)
 
 void v4_implicit_gemm_mma(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
                           cudaStream_t stream) {
-  launch_implicit_gemm<BM, BN, Dims>(s, [&](auto vec, dim3 grid, const Dims& d) {
-    implicit_gemm_mma_kernel<vec.value><<<grid, kThreads, 0, stream>>>(x, w, bn, residual, y, d);
-  });
+  launch_implicit_gemm<BM, BN, kThreads, Dims>(implicit_gemm_mma_kernel<true>, implicit_gemm_mma_kernel<false>, x, w,
+                                               bn, residual, y, s, stream);
 }
 
 }  // namespace ch10::solution
