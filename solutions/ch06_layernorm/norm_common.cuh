@@ -104,6 +104,15 @@ struct Pack {
   }
 };
 
+// --- a row's statistics out -----------------------------------------------------------------
+
+// Row n's statistics, as every step writes them: its mean (LayerNorm only) and 1 / std.
+template <Norm kNorm>
+__device__ __forceinline__ void store_stats(float* mean_out, float* rstd_out, int n, float mean, float rstd) {
+  if constexpr (kNorm == Norm::Layer) mean_out[n] = mean;
+  rstd_out[n] = rstd;
+}
+
 // --- sums across lanes and warps ----------------------------------------------------------
 
 // warp_sum: the xor butterfly, the warp's total in every lane, bit-identical in all 32.

@@ -57,8 +57,7 @@ __global__ void __launch_bounds__(kThreads)
     const float v = (__bfloat162float(hr[c]) - mean) * rstd * __bfloat162float(gamma[c]);
     yr[c] = __float2bfloat16_rn(kNorm == Norm::Layer ? v + __bfloat162float(beta[c]) : v);
   }
-  if constexpr (kNorm == Norm::Layer) mean_out[n] = mean;
-  rstd_out[n] = rstd;
+  store_stats<kNorm>(mean_out, rstd_out, n, mean, rstd);
 }
 
 }  // namespace

@@ -89,10 +89,7 @@ __global__ void __launch_bounds__(kThreads)
     if constexpr (kNorm == Norm::Layer) v += to_float(beta[c]);
     yr[c] = from_float<T>(v);
   }
-  if (threadIdx.x == 0) {
-    if constexpr (kNorm == Norm::Layer) mean_out[n] = mean;
-    rstd_out[n] = rstd;
-  }
+  if (threadIdx.x == 0) store_stats<kNorm>(mean_out, rstd_out, n, mean, rstd);
 }
 
 }  // namespace

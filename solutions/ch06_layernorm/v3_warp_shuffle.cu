@@ -107,10 +107,7 @@ __global__ void __launch_bounds__(kThreads)
     if constexpr (kNorm == Norm::Layer) v += __bfloat162float(beta[c]);
     yr[c] = __float2bfloat16_rn(v);
   }
-  if (lane == 0) {
-    if constexpr (kNorm == Norm::Layer) mean_out[n] = mean;
-    rstd_out[n] = rstd;
-  }
+  if (lane == 0) store_stats<kNorm>(mean_out, rstd_out, n, mean, rstd);
 }
 
 }  // namespace

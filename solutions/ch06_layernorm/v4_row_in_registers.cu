@@ -67,10 +67,7 @@ __global__ void __launch_bounds__(kG* kRows) regs_kernel(const RowArgs<T> a) {
   normalise<kNorm>(v, g, b, mean, rstd);
   store_packs<T, kG, kV, kVec>(v, a.y, n, a.ld, a.C, t);
 
-  if (t == 0) {
-    if constexpr (kNorm == Norm::Layer) a.mean[n] = mean;
-    a.rstd[n] = rstd;
-  }
+  if (t == 0) store_stats<kNorm>(a.mean, a.rstd, n, mean, rstd);
 }
 
 // Picks the bucket for C; returns false (launching nothing) when the row is too long.
