@@ -14,6 +14,8 @@
 // on the whole GPU, walking 4096 elements with a chain of dependent adds.
 // (Correct, though: the mean is taken before the squares, as the numerics demand.)
 //
+// From norm_common.cuh: store_stats (the row's mean and rstd out).
+//
 // Run: build/ch06/bin/ch06_bench --impl=v1_thread_per_row,v2_block_smem_reduce
 #include "ladder.cuh"
 #include "norm_common.cuh"

@@ -18,6 +18,8 @@
 // This kernel is also the FP32 LayerNorm of exercise 1, and the fallback of v4 to v6 for
 // rows too long to hold in registers (more than 65536 BF16): it handles any C and ld.
 //
+// From norm_common.cuh: store_stats (the row's mean and rstd out).
+//
 // Run: build/ch06/bin/ch06_bench --impl=v2_block_smem_reduce,v1_thread_per_row
 #include "ladder.cuh"
 #include "norm_common.cuh"

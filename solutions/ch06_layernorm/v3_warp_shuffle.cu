@@ -19,6 +19,8 @@
 // one after the other, and only N warps run. v4 keeps the row in registers instead, and
 // gives long rows a block.
 //
+// From norm_common.cuh: store_stats (the row's mean and rstd out).
+//
 // Run: build/ch06/bin/ch06_bench --impl=v3_warp_shuffle,v2_block_smem_reduce
 #include "ladder.cuh"
 #include "norm_common.cuh"

@@ -27,6 +27,8 @@
 // every row. Two passes over registers cost a few FMAs per element, nothing next to the
 // memory time, and keep the numerically safe form (mean first).
 //
+// From norm_common.cuh: store_stats (the row's mean and rstd out).
+//
 // Run: build/ch06/bin/ch06_bench --impl=v4_row_in_registers,v3_warp_shuffle
 #include "ladder.cuh"
 #include "row_regs.cuh"

@@ -23,6 +23,9 @@
 // Traffic (B 4, H 16, S 4096, D 64): p written once (4.3 GB) against v1's five passes; q and
 // k read 64 x fewer times than the naive scores kernel asked L2 for them.
 //
+// From attention_common.cuh: the checks, scale_and_mask (a thread's scores of a row, scaled
+// and masked) and with_padded_head (the kernel instance for D).
+//
 // Run: build/ch08/bin/ch08_bench --op=attention_probs --impl=v2_fused_scores_softmax,v1_unfused,cublas_gemm_softmax
 #include <cmath>
 

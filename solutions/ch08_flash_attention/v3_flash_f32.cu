@@ -30,6 +30,8 @@
 // floats per 4 to 8 FMAs), and FP32 runs at 1/16 of the BF16 tensor-core rate. v4 moves
 // both products to tensor cores and the operands to registers.
 //
+// From attention_common.cuh: the checks, scale_and_mask (as v2) and with_padded_head.
+//
 // Run: build/ch08/bin/ch08_bench --op=attention --dtype=f32 --impl=v3_flash_f32,v1_unfused,cublas_unfused
 #include <cmath>
 

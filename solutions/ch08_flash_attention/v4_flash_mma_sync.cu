@@ -120,6 +120,9 @@
 //     computed, and a tile never loads a row at or past the sequence's end (the zeros of
 //     load_tile), so a block never reads the next sequence.
 //
+// From attention_common.cuh: the checks, zero_fill (the accumulator fragments set to 0) and
+// the shared-memory opt-in (wb::allow_dynamic_smem, harness/device/launch.cuh).
+//
 // Run: build/ch08/bin/ch08_bench --op=attention --dtype=bf16 --impl=v4_flash_mma_sync,cudnn_sdpa,cublas_unfused
 #include <cstdint>
 
