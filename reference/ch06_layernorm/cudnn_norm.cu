@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "device/cudnn_run.cuh"
 #include "runtime/buffers.cuh"
 #include "runtime/cudnn_backend.cuh"
 #include "runtime/cudnn_check.cuh"
@@ -226,24 +227,12 @@ void execute(Plan& p, cudaStream_t stream, float eps, const void* x, const void*
     add(kResidual, residual);
     add(kSum, sum);
   }
-  Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-  void* ws = p.workspace->data();
-  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids.data(), static_cast<int64_t>(uids.size()));
-  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, ptrs.data(), static_cast<int64_t>(ptrs.size()));
-  pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &ws);
-  CUDNN_CHECK(pack.finalize());
-  CUDNN_CHECK(cudnnBackendExecute(handle, p.plan.get(), pack.get()));
+  wb::execute_plan(handle, p.plan.get(), uids, ptrs, p.workspace->data());
 }
 
 }  // namespace
 
-std::string cudnn_version_text() {
-  const size_t v = cudnnGetVersion();  // major * 10000 + minor * 100 + patch from 9.0 on
-  auto text = [](size_t x) {
-    return std::to_string(x / 10000) + "." + std::to_string(x / 100 % 100) + "." + std::to_string(x % 100);
-  };
-  return "cuDNN " + text(v) + " (runtime), built against " + text(CUDNN_VERSION);
-}
+std::string cudnn_version_text() { return wb::cudnn_version_text(); }
 
 void cudnn_prepare(NormMode mode, NormType type, int N, int C, int ld) {
   if (N > 0) plan_for(mode, type, N, C, ld);

@@ -83,6 +83,32 @@ inline void* own_scratch(size_t bytes) {
   return ptr;
 }
 
+// The softmax of one row of n scores `in` into `out`, over its first `visible` (the rest get
+// p = 0), by the whole block; `red` is its __shared__ exchange of kSoftmaxThreads / 32 floats.
+// Returns the row's max and sum of exp(x - max), the same in every thread.
+struct RowStats {
+  float mx, sum;
+};
+template <class P>
+__device__ __forceinline__ RowStats softmax_row(const float* in, P* out, int visible, int n, float* red) {
+  float mx = -INFINITY;
+  for (int j = threadIdx.x; j < visible; j += kSoftmaxThreads) mx = fmaxf(mx, in[j]);
+  mx = wb::block_reduce<kSoftmaxThreads>(mx, wb::Max{}, red);  // to every thread
+  float sum = 0.0f;
+  for (int j = threadIdx.x; j < visible; j += kSoftmaxThreads) sum += expf(in[j] - mx);
+  __syncthreads();  // every thread has read red: it may be written again
+  sum = wb::block_reduce<kSoftmaxThreads>(sum, wb::Sum{}, red);
+  const float inv = visible > 0 ? 1.0f / sum : 0.0f;
+  for (int j = threadIdx.x; j < n; j += kSoftmaxThreads) {
+    const float v = j < visible ? expf(in[j] - mx) * inv : 0.0f;
+    if constexpr (std::is_same_v<P, float>)
+      out[j] = v;
+    else
+      out[j] = __float2bfloat16_rn(v);
+  }
+  return {mx, sum};
+}
+
 // One block per row r = bh * Sq + i of S (Sk floats): the keys the mask leaves visible are
 // j < visible = min(Sk, i + Sk - Sq + 1) with the mask, all Sk without. p may be s itself
 // (FP32: in place; each thread reads an element before it writes the same element).
@@ -93,24 +119,8 @@ __global__ void __launch_bounds__(kSoftmaxThreads)
   const size_t row = blockIdx.x;
   const int i = static_cast<int>(row % Sq);
   const int visible = causal ? min(Sk, max(0, i + Sk - Sq + 1)) : Sk;
-  const float* in = s + row * Sk;
-  P* out = p + row * Sk;
-  float mx = -INFINITY;
-  for (int j = threadIdx.x; j < visible; j += kSoftmaxThreads) mx = fmaxf(mx, in[j]);
-  mx = wb::block_reduce<kSoftmaxThreads>(mx, wb::Max{}, red);  // to every thread
-  float sum = 0.0f;
-  for (int j = threadIdx.x; j < visible; j += kSoftmaxThreads) sum += expf(in[j] - mx);
-  __syncthreads();  // every thread has read red: it may be written again
-  sum = wb::block_reduce<kSoftmaxThreads>(sum, wb::Sum{}, red);
-  const float inv = visible > 0 ? 1.0f / sum : 0.0f;
-  for (int j = threadIdx.x; j < Sk; j += kSoftmaxThreads) {
-    const float v = j < visible ? expf(in[j] - mx) * inv : 0.0f;
-    if constexpr (std::is_same_v<P, float>)
-      out[j] = v;
-    else
-      out[j] = __float2bfloat16_rn(v);
-  }
-  if (threadIdx.x == 0 && lse != nullptr) lse[row] = visible > 0 ? mx + logf(sum) : -INFINITY;
+  const RowStats r = softmax_row(s + row * Sk, p + row * Sk, visible, Sk, red);
+  if (threadIdx.x == 0 && lse != nullptr) lse[row] = visible > 0 ? r.mx + logf(r.sum) : -INFINITY;
 }
 
 inline cublasHandle_t handle(cudaStream_t stream) {
@@ -205,24 +215,8 @@ __global__ void __launch_bounds__(kSoftmaxThreads)
   __shared__ float red[kSoftmaxThreads / 32];
   const size_t row = blockIdx.x;
   const int visible = min(max(seq_lens[row / Hq], 0), L_max);
-  const float* in = s + row * L_max;
-  P* out = p + row * L_max;
-  float mx = -INFINITY;
-  for (int j = threadIdx.x; j < visible; j += kSoftmaxThreads) mx = fmaxf(mx, in[j]);
-  mx = wb::block_reduce<kSoftmaxThreads>(mx, wb::Max{}, red);  // to every thread
-  float sum = 0.0f;
-  for (int j = threadIdx.x; j < visible; j += kSoftmaxThreads) sum += expf(in[j] - mx);
-  __syncthreads();  // every thread has read red: it may be written again
-  sum = wb::block_reduce<kSoftmaxThreads>(sum, wb::Sum{}, red);
-  const float inv = visible > 0 ? 1.0f / sum : 0.0f;
-  for (int j = threadIdx.x; j < L_max; j += kSoftmaxThreads) {
-    const float v = j < visible ? expf(in[j] - mx) * inv : 0.0f;
-    if constexpr (std::is_same_v<P, float>)
-      out[j] = v;
-    else
-      out[j] = __float2bfloat16_rn(v);
-  }
-  if (threadIdx.x == 0) lse[row] = visible > 0 ? mx + logf(sum) : -INFINITY;
+  const RowStats r = softmax_row(s + row * L_max, p + row * L_max, visible, L_max, red);
+  if (threadIdx.x == 0) lse[row] = visible > 0 ? r.mx + logf(r.sum) : -INFINITY;
 }
 
 inline void decode_bf16(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* seq_lens, bf16* o,

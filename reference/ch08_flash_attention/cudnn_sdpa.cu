@@ -45,6 +45,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -53,6 +54,7 @@
 #include <utility>
 #include <vector>
 
+#include "device/cudnn_run.cuh"
 #include "runtime/buffers.cuh"
 #include "runtime/cudnn_backend.cuh"
 #include "runtime/cudnn_check.cuh"
@@ -145,11 +147,11 @@ class GraphBuilder {
     red.set(CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, &mode);
     red.set(CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &f32);
     const cudnnBackendDescriptor_t rd = keep(std::move(red), "reduction descriptor");
-    Descriptor op(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
-    link(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x);
-    link(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y);
-    link(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, rd);
-    ops_.push_back(keep(std::move(op), "reduction operation"));
+    add_op(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR,
+           {{CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x},
+            {CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y},
+            {CUDNN_ATTR_OPERATION_REDUCTION_DESC, rd}},
+           "reduction operation");
   }
 
   // c = a b, batched over the first two axes, FP32 accumulation.
@@ -158,17 +160,27 @@ class GraphBuilder {
     const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
     mm.set(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &f32);
     const cudnnBackendDescriptor_t md = keep(std::move(mm), "matmul descriptor");
-    Descriptor op(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
-    link(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, a);
-    link(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, b);
-    link(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c);
-    link(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, md);
-    ops_.push_back(keep(std::move(op), "matmul operation"));
+    add_op(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR,
+           {{CUDNN_ATTR_OPERATION_MATMUL_ADESC, a},
+            {CUDNN_ATTR_OPERATION_MATMUL_BDESC, b},
+            {CUDNN_ATTR_OPERATION_MATMUL_CDESC, c},
+            {CUDNN_ATTR_OPERATION_MATMUL_DESC, md}},
+           "matmul operation");
   }
 
   const std::vector<cudnnBackendDescriptor_t>& ops() const { return ops_; }
 
  private:
+  // An operation of `type` with each (attribute, descriptor) linked in the order given, kept
+  // and added to the graph.
+  void add_op(cudnnBackendDescriptorType_t type,
+              std::initializer_list<std::pair<cudnnBackendAttributeName_t, cudnnBackendDescriptor_t>> links,
+              const std::string& name) {
+    Descriptor op(type);
+    for (const auto& [attribute, descriptor] : links) link(op, attribute, descriptor);
+    ops_.push_back(keep(std::move(op), name));
+  }
+
   cudnnBackendDescriptor_t keep(Descriptor d, const std::string& name, bool finalized = false) {
     const cudnnStatus_t st = finalized ? CUDNN_STATUS_SUCCESS : d.finalize();
     if (st != CUDNN_STATUS_SUCCESS)
@@ -291,13 +303,7 @@ Plan& plan_for(int B, int H, int Sq, int Sk, int D, bool causal) {
 
 }  // namespace
 
-std::string cudnn_version_text() {
-  const size_t v = cudnnGetVersion();  // major * 10000 + minor * 100 + patch from 9.0 on
-  auto text = [](size_t x) {
-    return std::to_string(x / 10000) + "." + std::to_string(x / 100 % 100) + "." + std::to_string(x % 100);
-  };
-  return "cuDNN " + text(v) + " (runtime), built against " + text(CUDNN_VERSION);
-}
+std::string cudnn_version_text() { return wb::cudnn_version_text(); }
 
 void cudnn_prepare(int B, int H, int Sq, int Sk, int D, bool causal) {
   if (B > 0 && H > 0 && Sq > 0 && Sk > 0) plan_for(B, H, Sq, Sk, D, causal);
@@ -321,13 +327,7 @@ void cudnn_attention_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o, 
     uids.push_back(kOffset);
     ptrs.push_back(&p.offset);
   }
-  Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-  void* ws = p.workspace->data();
-  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids.data(), static_cast<int64_t>(uids.size()));
-  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, ptrs.data(), static_cast<int64_t>(ptrs.size()));
-  pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &ws);
-  CUDNN_CHECK(pack.finalize());
-  CUDNN_CHECK(cudnnBackendExecute(handle, p.plan.get(), pack.get()));
+  wb::execute_plan(handle, p.plan.get(), uids, ptrs, p.workspace->data());
 }
 
 }  // namespace ch08::reference

@@ -31,11 +31,13 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <iterator>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -56,20 +58,15 @@ using NoEngine = wb::NoEngine;
 
 enum class Graph { F32, Bf16Conv, Bf16Fused, Bf16FusedResidual, Depthwise };
 
+// What each graph computes, in Graph's order.
+constexpr const char* kGraphNames[] = {
+    "FP32 NCHW convolution", "BF16 NHWC convolution", "BF16 NHWC convolution + bias + BN + ReLU",
+    "BF16 NHWC convolution + bias + BN + residual + ReLU", "BF16 NHWC depthwise 3x3 convolution"};
+static_assert(std::size(kGraphNames) == size_t(Graph::Depthwise) + 1, "a name for every graph");
+
 const char* graph_name(Graph g) {
-  switch (g) {
-    case Graph::F32:
-      return "FP32 NCHW convolution";
-    case Graph::Bf16Conv:
-      return "BF16 NHWC convolution";
-    case Graph::Bf16Fused:
-      return "BF16 NHWC convolution + bias + BN + ReLU";
-    case Graph::Bf16FusedResidual:
-      return "BF16 NHWC convolution + bias + BN + residual + ReLU";
-    case Graph::Depthwise:
-      return "BF16 NHWC depthwise 3x3 convolution";
-  }
-  return "?";
+  const auto i = static_cast<size_t>(g);
+  return i < std::size(kGraphNames) ? kGraphNames[i] : "?";
 }
 
 std::string shape_text(Graph g, const ConvShape& s) {

@@ -18,6 +18,16 @@ namespace ch03::solution {
 template <class T>
 using BlockKernel = void (*)(const T* x, int n, float* dst);
 
+// What every block kernel of v1 to v3 starts with: thread t of block b loads element
+// b * kThreads + t (Op's identity past n) into tile[t], then a barrier.
+template <class Op, class T>
+__device__ __forceinline__ void load_tile(float* tile, const T* x, int n) {
+  const int t = threadIdx.x;
+  const int64_t i = int64_t{blockIdx.x} * kThreads + t;
+  tile[t] = i < n ? to_float(x[i]) : Op::identity();
+  __syncthreads();
+}
+
 // Floats of workspace the passes need: every pass but the last writes its partials there.
 inline size_t multipass_workspace_bytes(int n) {
   int64_t count = n, total = 0;

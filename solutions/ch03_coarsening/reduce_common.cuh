@@ -13,6 +13,7 @@
 
 #include "ch03.cuh"
 #include "runtime/errors.cuh"
+#include "device/launch.cuh"
 #include "device/math.cuh"
 #include "device/vec.cuh"
 
@@ -93,15 +94,12 @@ __device__ __forceinline__ float block_reduce(float v) {
 // --- grid size ---------------------------------------------------------------------------
 
 // How many blocks of `kernel` fit on the GPU at once: SMs x blocks per SM (from the
-// occupancy calculator, which knows the kernel's registers and shared memory), capped at
-// kMaxBlocks. A grid this size runs in one wave; each block then loops over its share.
+// occupancy calculator, which knows the kernel's registers and shared memory; the query is
+// wb::blocks_per_gpu in harness/device/launch.cuh), capped at kMaxBlocks. A grid this size
+// runs in one wave; each block then loops over its share.
 template <class Kernel>
 int resident_blocks(Kernel kernel, int threads) {
-  int device = 0, sms = 0, per_sm = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
-  return std::clamp(sms * per_sm, 1, kMaxBlocks);
+  return std::clamp(wb::blocks_per_gpu(kernel, threads), 1, kMaxBlocks);
 }
 
 // --- workspace ---------------------------------------------------------------------------

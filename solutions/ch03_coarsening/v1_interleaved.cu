@@ -19,6 +19,9 @@
 // flight per thread, far too few bytes to cover DRAM latency. Every pass is also a launch
 // (multipass.cuh), four for 2^27 elements.
 //
+// From multipass.cuh: load_tile (the block's elements into shared memory) and multipass
+// (the passes).
+//
 // Run: build/ch03/bin/ch03_bench --impl=v1_interleaved,reference
 #include "ladder.cuh"
 #include "multipass.cuh"
@@ -29,11 +32,9 @@ namespace {
 template <class T, class Op>
 __global__ void __launch_bounds__(kThreads) interleaved_kernel(const T* x, int n, float* dst) {
   __shared__ float tile[kThreads];  // (kThreads) one element per thread
+  load_tile<Op>(tile, x, n);
   const Op op;
   const int t = threadIdx.x;
-  const int64_t i = int64_t{blockIdx.x} * kThreads + t;
-  tile[t] = i < n ? to_float(x[i]) : Op::identity();
-  __syncthreads();
   for (int s = 1; s < kThreads; s *= 2) {
     if (t % (2 * s) == 0) tile[t] = op(tile[t], tile[t + s]);
     __syncthreads();

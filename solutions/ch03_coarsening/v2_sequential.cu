@@ -17,6 +17,9 @@
 // conflicts). It is still one 4-byte load per thread and one launch per pass: the memory
 // system, not the tree, is now what holds it back.
 //
+// From multipass.cuh: load_tile (the block's elements into shared memory) and multipass
+// (the passes).
+//
 // Run: build/ch03/bin/ch03_bench --impl=v2_sequential,v1_interleaved
 #include "ladder.cuh"
 #include "multipass.cuh"
@@ -28,11 +31,9 @@ template <class T, class Op>
 __global__ void __launch_bounds__(kThreads) sequential_kernel(const T* x, int n, float* dst) {
   static_assert((kThreads & (kThreads - 1)) == 0, "the tree halves: a power-of-two block");
   __shared__ float tile[kThreads];  // (kThreads) one element per thread
+  load_tile<Op>(tile, x, n);
   const Op op;
   const int t = threadIdx.x;
-  const int64_t i = int64_t{blockIdx.x} * kThreads + t;
-  tile[t] = i < n ? to_float(x[i]) : Op::identity();
-  __syncthreads();
   for (int s = kThreads / 2; s > 0; s /= 2) {
     if (t < s) tile[t] = op(tile[t], tile[t + s]);
     __syncthreads();

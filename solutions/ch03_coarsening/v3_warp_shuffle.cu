@@ -14,6 +14,9 @@
 // building block: v4 and later reduce each warp with shuffles first and use shared memory
 // only to combine the 8 warp totals.
 //
+// From multipass.cuh: load_tile (the block's elements into shared memory) and multipass
+// (the passes).
+//
 // Run: build/ch03/bin/ch03_bench --impl=v3_warp_shuffle,v2_sequential
 #include "ladder.cuh"
 #include "multipass.cuh"
@@ -25,11 +28,9 @@ template <class T, class Op>
 __global__ void __launch_bounds__(kThreads) warp_shuffle_kernel(const T* x, int n, float* dst) {
   static_assert((kThreads & (kThreads - 1)) == 0 && kThreads >= 64, "a power-of-two block of two warps or more");
   __shared__ float tile[kThreads];  // (kThreads) one element per thread
+  load_tile<Op>(tile, x, n);
   const Op op;
   const int t = threadIdx.x;
-  const int64_t i = int64_t{blockIdx.x} * kThreads + t;
-  tile[t] = i < n ? to_float(x[i]) : Op::identity();
-  __syncthreads();
   for (int s = kThreads / 2; s > 32; s /= 2) {  // shared memory down to 64 values
     if (t < s) tile[t] = op(tile[t], tile[t + s]);
     __syncthreads();

@@ -10,6 +10,7 @@
 
 #include "ch06.cuh"
 #include "runtime/errors.cuh"
+#include "device/launch.cuh"
 #include "device/math.cuh"
 #include "device/reduce.cuh"
 #include "device/vec.cuh"
@@ -103,6 +104,15 @@ struct Pack {
   }
 };
 
+// --- a row's statistics out -----------------------------------------------------------------
+
+// Row n's statistics, as every step writes them: its mean (LayerNorm only) and 1 / std.
+template <Norm kNorm>
+__device__ __forceinline__ void store_stats(float* mean_out, float* rstd_out, int n, float mean, float rstd) {
+  if constexpr (kNorm == Norm::Layer) mean_out[n] = mean;
+  rstd_out[n] = rstd;
+}
+
 // --- sums across lanes and warps ----------------------------------------------------------
 
 // warp_sum: the xor butterfly, the warp's total in every lane, bit-identical in all 32.
@@ -111,14 +121,11 @@ struct Pack {
 using wb::block_sum;
 using wb::warp_sum;
 
-// How many blocks of `kernel` fit on the GPU at once (SMs x blocks per SM), at least 1.
+// How many blocks of `kernel` fit on the GPU at once (SMs x blocks per SM, from
+// wb::blocks_per_gpu in harness/device/launch.cuh), at least 1.
 template <class Kernel>
 int resident_blocks(Kernel kernel, int threads) {
-  int device = 0, sms = 0, per_sm = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
-  return std::max(1, sms * per_sm);
+  return std::max(1, wb::blocks_per_gpu(kernel, threads));
 }
 
 // Every row can be read with 16-byte loads when the base pointers are 16-byte aligned and

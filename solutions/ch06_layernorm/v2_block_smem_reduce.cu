@@ -18,6 +18,8 @@
 // This kernel is also the FP32 LayerNorm of exercise 1, and the fallback of v4 to v6 for
 // rows too long to hold in registers (more than 65536 BF16): it handles any C and ld.
 //
+// From norm_common.cuh: store_stats (the row's mean and rstd out).
+//
 // Run: build/ch06/bin/ch06_bench --impl=v2_block_smem_reduce,v1_thread_per_row
 #include "ladder.cuh"
 #include "norm_common.cuh"
@@ -89,10 +91,7 @@ __global__ void __launch_bounds__(kThreads)
     if constexpr (kNorm == Norm::Layer) v += to_float(beta[c]);
     yr[c] = from_float<T>(v);
   }
-  if (threadIdx.x == 0) {
-    if constexpr (kNorm == Norm::Layer) mean_out[n] = mean;
-    rstd_out[n] = rstd;
-  }
+  if (threadIdx.x == 0) store_stats<kNorm>(mean_out, rstd_out, n, mean, rstd);
 }
 
 }  // namespace

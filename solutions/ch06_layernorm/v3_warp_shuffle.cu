@@ -19,6 +19,8 @@
 // one after the other, and only N warps run. v4 keeps the row in registers instead, and
 // gives long rows a block.
 //
+// From norm_common.cuh: store_stats (the row's mean and rstd out).
+//
 // Run: build/ch06/bin/ch06_bench --impl=v3_warp_shuffle,v2_block_smem_reduce
 #include "ladder.cuh"
 #include "norm_common.cuh"
@@ -107,10 +109,7 @@ __global__ void __launch_bounds__(kThreads)
     if constexpr (kNorm == Norm::Layer) v += __bfloat162float(beta[c]);
     yr[c] = __float2bfloat16_rn(v);
   }
-  if (lane == 0) {
-    if constexpr (kNorm == Norm::Layer) mean_out[n] = mean;
-    rstd_out[n] = rstd;
-  }
+  if (lane == 0) store_stats<kNorm>(mean_out, rstd_out, n, mean, rstd);
 }
 
 }  // namespace

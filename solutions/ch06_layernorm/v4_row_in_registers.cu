@@ -27,6 +27,8 @@
 // every row. Two passes over registers cost a few FMAs per element, nothing next to the
 // memory time, and keep the numerically safe form (mean first).
 //
+// From norm_common.cuh: store_stats (the row's mean and rstd out).
+//
 // Run: build/ch06/bin/ch06_bench --impl=v4_row_in_registers,v3_warp_shuffle
 #include "ladder.cuh"
 #include "row_regs.cuh"
@@ -67,10 +69,7 @@ __global__ void __launch_bounds__(kG* kRows) regs_kernel(const RowArgs<T> a) {
   normalise<kNorm>(v, g, b, mean, rstd);
   store_packs<T, kG, kV, kVec>(v, a.y, n, a.ld, a.C, t);
 
-  if (t == 0) {
-    if constexpr (kNorm == Norm::Layer) a.mean[n] = mean;
-    a.rstd[n] = rstd;
-  }
+  if (t == 0) store_stats<kNorm>(a.mean, a.rstd, n, mean, rstd);
 }
 
 // Picks the bucket for C; returns false (launching nothing) when the row is too long.

@@ -28,6 +28,8 @@
 // gamma and beta kept; at kG = 1024 (64 registers a thread) not even those. Rows longer than 32768 BF16 go to v2's
 // kernel, as in v4.
 //
+// From norm_common.cuh: store_stats (the row's mean and rstd out).
+//
 // Run: build/ch06/bin/ch06_bench --impl=v6_persistent,v4_row_in_registers,cudnn
 #include "ladder.cuh"
 #include "row_regs.cuh"
@@ -94,10 +96,7 @@ __global__ void __launch_bounds__(kG* kRows) persistent_kernel(const RowArgs<T> 
     }
     normalise<kNorm>(v, g, b, mean, rstd);
     store_packs<T, kG, kV, kVec>(v, a.y, n, a.ld, a.C, t);
-    if (t == 0) {
-      if constexpr (kNorm == Norm::Layer) a.mean[n] = mean;
-      a.rstd[n] = rstd;
-    }
+    if (t == 0) store_stats<kNorm>(a.mean, a.rstd, n, mean, rstd);
   }
 }
 

@@ -1,5 +1,6 @@
 // The building blocks of chapter 7's solutions: the online softmax pair, one 64-bit key per
 // logit that orders the chapter's way, and a warp's sorted top-k list in registers.
+// The split steps (v4, v5) also take their per-op tunable spaces from here (FormSpaces).
 //
 // Keys. The order is "larger logit first, equal logits by lower index". Both fit in one
 // unsigned 64-bit number, so that plain integer comparison IS that order:
@@ -18,8 +19,12 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
+#include "device/launch.cuh"
 #include "runtime/errors.cuh"
+#include "tune/tune.h"
 
 namespace ch07::solution {
 
@@ -318,5 +323,27 @@ inline void launch_probs(const float* x, float* probs, int B, int V, bool vector
   }
   CUDA_CHECK(cudaGetLastError());
 }
+
+// --- the tunable spaces of a split step (v4, v5) --------------------------------------------
+
+// One step's tunable space for each of the three top-k forms, built by make(op) in the
+// order topk, softmax_topk, softmax_topk_probs; of(op) is the one for op.
+class FormSpaces {
+ public:
+  template <class Make>
+  explicit FormSpaces(Make make)
+      : topk_(make("topk")), softmax_topk_(make("softmax_topk")), probs_(make("softmax_topk_probs")) {}
+
+  const wb::tune::Space& of(const char* op) const {
+    const std::string o = op;
+    if (o == "topk") return topk_;
+    if (o == "softmax_topk") return softmax_topk_;
+    if (o == "softmax_topk_probs") return probs_;
+    throw std::logic_error("no tunable space for op '" + o + "'");
+  }
+
+ private:
+  wb::tune::Space topk_, softmax_topk_, probs_;
+};
 
 }  // namespace ch07::solution

@@ -19,6 +19,10 @@
 // The full-probability form needs every logit again once (M, S) is known: a second small
 // kernel reads the row and writes the probabilities (the logits are read twice).
 //
+// From row_topk.cuh: the keys, the online softmax pair, the probabilities kernel, and
+// FormSpaces (the tunable space of each op); wb::with_constant (harness/device/launch.cuh)
+// picks the kernel instance for the tuned values.
+//
 // Run: build/ch07/bin/ch07_bench --op=softmax_topk/f32 --impl=v4_split_row
 //      build/ch07/bin/ch07_tune   (sweeps the configs on this GPU)
 #include <stdexcept>
@@ -172,18 +176,11 @@ void launch_split(dim3 grid, const float* x, float* values, int32_t* indices, in
 template <int kThreads>
 void launch_vec(int vec, dim3 grid, const float* x, float* values, int32_t* indices, int V, int k, int chunk,
                 bool probabilities, bool with_stats, const Workspace& ws, bool vector, cudaStream_t stream) {
-  switch (vec) {
-    case 1:
-      return launch_split<kThreads, 1>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector,
-                                       stream);
-    case 2:
-      return launch_split<kThreads, 2>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector,
-                                       stream);
-    case 4:
-      return launch_split<kThreads, 4>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector,
-                                       stream);
-  }
-  throw std::invalid_argument("vec = " + std::to_string(vec) + " is not built (1, 2 or 4)");
+  const bool built = wb::with_constant<1, 2, 4>(vec, [&](auto n) {
+    launch_split<kThreads, n.value>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector,
+                                    stream);
+  });
+  if (!built) throw std::invalid_argument("vec = " + std::to_string(vec) + " is not built (1, 2 or 4)");
 }
 
 void launch(const wb::tune::Space& space, const float* x, float* probs, float* values, int32_t* indices, int B, int V,
@@ -196,22 +193,11 @@ void launch(const wb::tune::Space& space, const float* x, float* probs, float* v
   const bool with_stats = probabilities || probs != nullptr;
   const Workspace ws(workspace, B);
   const dim3 grid(splits, B);
-  switch (threads) {
-    case 128:
-      launch_vec<128>(int(c["vec"]), grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector,
-                      stream);
-      break;
-    case 256:
-      launch_vec<256>(int(c["vec"]), grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector,
-                      stream);
-      break;
-    case 512:
-      launch_vec<512>(int(c["vec"]), grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector,
-                      stream);
-      break;
-    default:
-      throw std::invalid_argument("threads = " + std::to_string(threads) + " is not built (128, 256 or 512)");
-  }
+  const bool built = wb::with_constant<128, 256, 512>(threads, [&](auto n) {
+    launch_vec<n.value>(int(c["vec"]), grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector,
+                        stream);
+  });
+  if (!built) throw std::invalid_argument("threads = " + std::to_string(threads) + " is not built (128, 256 or 512)");
   CUDA_CHECK(cudaGetLastError());
   if (probs != nullptr) launch_probs(x, probs, B, V, vector, ws.row_stats, stream);
 }
@@ -219,13 +205,8 @@ void launch(const wb::tune::Space& space, const float* x, float* probs, float* v
 }  // namespace
 
 const wb::tune::Space& split_space(const char* op) {
-  static const wb::tune::Space topk = make_space("topk"), softmax_topk = make_space("softmax_topk"),
-                               probs = make_space("softmax_topk_probs");
-  const std::string o = op;
-  if (o == "topk") return topk;
-  if (o == "softmax_topk") return softmax_topk;
-  if (o == "softmax_topk_probs") return probs;
-  throw std::logic_error("no tunable space for op '" + o + "'");
+  static const FormSpaces spaces(make_space);
+  return spaces.of(op);
 }
 
 void topk_split(const float* x, float* values, int32_t* indices, int B, int V, int k, void* workspace,

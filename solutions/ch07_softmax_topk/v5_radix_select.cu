@@ -37,6 +37,10 @@
 //
 // The full-probability form writes the probabilities with a second small kernel, as v4.
 //
+// From row_topk.cuh: the keys, the online softmax pair, the probabilities kernel, and
+// FormSpaces (the tunable space of each op); wb::with_constant (harness/device/launch.cuh)
+// picks the kernel instance for the tuned values.
+//
 // Run: build/ch07/bin/ch07_bench --op=softmax_topk/f32 --impl=v5_radix_select
 #include <stdexcept>
 
@@ -520,22 +524,10 @@ void launch(const wb::tune::Space& space, const float* x, float* probs, float* v
   const bool with_stats = probabilities || probs != nullptr;
   const Workspace ws(workspace, B);
   const dim3 grid(splits, B);
-  switch (slots) {
-    case 4:
-      launch_slots<4>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream);
-      break;
-    case 8:
-      launch_slots<8>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream);
-      break;
-    case 16:
-      launch_slots<16>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream);
-      break;
-    case 32:
-      launch_slots<32>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream);
-      break;
-    default:
-      throw std::invalid_argument("slots = " + std::to_string(slots) + " is not built (4, 8, 16 or 32)");
-  }
+  const bool built = wb::with_constant<4, 8, 16, 32>(slots, [&](auto n) {
+    launch_slots<n.value>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream);
+  });
+  if (!built) throw std::invalid_argument("slots = " + std::to_string(slots) + " is not built (4, 8, 16 or 32)");
   CUDA_CHECK(cudaGetLastError());
   if (probs != nullptr) launch_probs(x, probs, B, V, vector, ws.row_stats, stream);
 }
@@ -543,13 +535,8 @@ void launch(const wb::tune::Space& space, const float* x, float* probs, float* v
 }  // namespace
 
 const wb::tune::Space& radix_space(const char* op) {
-  static const wb::tune::Space topk = make_space("topk"), softmax_topk = make_space("softmax_topk"),
-                               probs = make_space("softmax_topk_probs");
-  const std::string o = op;
-  if (o == "topk") return topk;
-  if (o == "softmax_topk") return softmax_topk;
-  if (o == "softmax_topk_probs") return probs;
-  throw std::logic_error("no tunable space for op '" + o + "'");
+  static const FormSpaces spaces(make_space);
+  return spaces.of(op);
 }
 
 void topk_radix(const float* x, float* values, int32_t* indices, int B, int V, int k, void* workspace,

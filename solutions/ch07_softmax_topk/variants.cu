@@ -6,27 +6,26 @@ namespace ch07::solution {
 
 WB_VARIANTS(ch07_solution, wb::Role::Solution) {
   const auto scratch = [](const wb::Shape& s) { return workspace_bytes(s["B"]); };
-  return {
+  wb::VariantList v = {
       wb::variant("softmax/f32", "v1_three_pass", &softmax_three_pass),
       wb::variant("softmax/f32", "v2_online", &softmax_online),
       wb::variant("topk/f32", "v3_block_per_row", &topk_block),
       wb::variant("softmax_topk/f32", "v3_block_per_row", &softmax_topk_block),
       wb::variant("softmax_topk_probs/f32", "v3_block_per_row", &softmax_topk_probs_block),
-      wb::variant("topk/f32", "v4_split_row", &topk_split).with_workspace(scratch).tuned_by(split_space("topk")),
-      wb::variant("softmax_topk/f32", "v4_split_row", &softmax_topk_split)
-          .with_workspace(scratch)
-          .tuned_by(split_space("softmax_topk")),
-      wb::variant("softmax_topk_probs/f32", "v4_split_row", &softmax_topk_probs_split)
-          .with_workspace(scratch)
-          .tuned_by(split_space("softmax_topk_probs")),
-      wb::variant("topk/f32", "v5_radix_select", &topk_radix).with_workspace(scratch).tuned_by(radix_space("topk")),
-      wb::variant("softmax_topk/f32", "v5_radix_select", &softmax_topk_radix)
-          .with_workspace(scratch)
-          .tuned_by(radix_space("softmax_topk")),
-      wb::variant("softmax_topk_probs/f32", "v5_radix_select", &softmax_topk_probs_radix)
-          .with_workspace(scratch)
-          .tuned_by(radix_space("softmax_topk_probs")),
   };
+  // The split steps: the three top-k forms, each with the workspace and its op's tunable space.
+  const auto split_step = [&](const char* step, TopKFn* topk, TopKFn* softmax_topk, SoftmaxTopKProbsFn* probs,
+                              const wb::tune::Space& (*space)(const char*)) {
+    v.push_back(wb::variant("topk/f32", step, topk).with_workspace(scratch).tuned_by(space("topk")));
+    v.push_back(
+        wb::variant("softmax_topk/f32", step, softmax_topk).with_workspace(scratch).tuned_by(space("softmax_topk")));
+    v.push_back(wb::variant("softmax_topk_probs/f32", step, probs)
+                    .with_workspace(scratch)
+                    .tuned_by(space("softmax_topk_probs")));
+  };
+  split_step("v4_split_row", &topk_split, &softmax_topk_split, &softmax_topk_probs_split, &split_space);
+  split_step("v5_radix_select", &topk_radix, &softmax_topk_radix, &softmax_topk_probs_radix, &radix_space);
+  return v;
 }
 
 }  // namespace ch07::solution

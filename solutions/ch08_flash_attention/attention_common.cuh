@@ -1,5 +1,6 @@
-// What every step of the chapter 8 ladder shares: argument checks, the causal bound, and how
-// many key tiles a block of query rows needs.
+// What every step of the chapter 8 ladder shares: argument checks, the causal bound, how
+// many key tiles a block of query rows needs, and two register helpers of the kernels (the
+// FP32 steps' scale_and_mask, the tensor-core steps' zero_fill).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -9,6 +10,7 @@
 #include <type_traits>
 
 #include "ch08.cuh"
+#include "device/launch.cuh"
 #include "device/math.cuh"
 
 namespace ch08::solution {
@@ -26,15 +28,47 @@ __device__ __forceinline__ float fast_exp2(float x) {
   return y;
 }
 
+// Every element of a (kA, kB, kC) block of accumulators set to 0, fully unrolled (they are
+// registers): the tensor-core steps' fragments before a sum starts.
+template <int kA, int kB, int kC>
+__device__ __forceinline__ void zero_fill(float (&acc)[kA][kB][kC]) {
+#pragma unroll
+  for (int a = 0; a < kA; ++a)
+#pragma unroll
+    for (int b = 0; b < kB; ++b)
+#pragma unroll
+      for (int c = 0; c < kC; ++c) acc[a][b][c] = 0.0f;
+}
+
+// The FP32 steps' scores of query row i against keys j0, j0 + 16, ... (kCols of them, one
+// thread's share of a key tile): scaled, or -inf where the key is past Sk or the causal mask
+// (bottom-right aligned) hides it.
+template <int kCols>
+__device__ __forceinline__ void scale_and_mask(float (&s)[kCols], int i, int j0, int Sq, int Sk, float scale,
+                                               bool causal) {
+#pragma unroll
+  for (int c = 0; c < kCols; ++c) {
+    const int j = j0 + 16 * c;
+    const bool visible = j < Sk && (!causal || j <= i + Sk - Sq);
+    s[c] = visible ? s[c] * scale : -INFINITY;
+  }
+}
+
+// What is wrong with the head size D and the B * heads grid rows ("" when nothing): D a
+// multiple of 8 from 8 to 128, B * heads at most 65535 (gridDim.y or z). heads_name names the
+// heads in the message ("H", "Hq").
+inline std::string bad_head_or_rows(int D, int B, int heads, const char* heads_name) {
+  if (D < 8 || D > 128 || D % 8 != 0) return "D must be a multiple of 8 from 8 to 128, not " + std::to_string(D);
+  if (static_cast<long long>(B) * heads > 65535) {
+    return std::string("B * ") + heads_name + " is more than 65535 (one grid row per head)";
+  }
+  return "";
+}
+
 // The launchers' preconditions (ch08.cuh). B * H becomes gridDim.y (or z), at most 65535.
 inline void check_args(const char* who, int B, int H, int Sq, int Sk, int D) {
-  std::string bad;
-  if (B < 1 || H < 1 || Sq < 1 || Sk < 1)
-    bad = "B, H, Sq and Sk must be at least 1";
-  else if (D < 8 || D > 128 || D % 8 != 0)
-    bad = "D must be a multiple of 8 from 8 to 128, not " + std::to_string(D);
-  else if (static_cast<long long>(B) * H > 65535)
-    bad = "B * H is more than 65535 (one grid row per head)";
+  const std::string bad =
+      B < 1 || H < 1 || Sq < 1 || Sk < 1 ? "B, H, Sq and Sk must be at least 1" : bad_head_or_rows(D, B, H, "H");
   if (!bad.empty()) throw std::invalid_argument(std::string(who) + ": " + bad);
 }
 
@@ -53,10 +87,8 @@ inline void check_ragged_args(const char* who, int B, int T, int Hq, int Hkv, in
     bad = "B and Hq must be at least 1, T and max_seqlen at least 0";
   else if (max_seqlen > T)
     bad = "max_seqlen is more than T";
-  else if (D < 8 || D > 128 || D % 8 != 0)
-    bad = "D must be a multiple of 8 from 8 to 128, not " + std::to_string(D);
-  else if (static_cast<long long>(B) * Hq > 65535)
-    bad = "B * Hq is more than 65535 (one grid row per head)";
+  else
+    bad = bad_head_or_rows(D, B, Hq, "Hq");
   if (!bad.empty()) throw std::invalid_argument(std::string(who) + ": " + bad);
   check_groups(who, Hq, Hkv);
 }
@@ -79,20 +111,7 @@ inline void check_aligned(const char* who, const bf16* q, const bf16* k, const b
 // head sizes a kernel is instantiated for.
 template <class F>
 void with_padded_head(int D, F&& f) {
-  switch (padded_head(D)) {
-    case 32:
-      f(std::integral_constant<int, 32>{});
-      break;
-    case 64:
-      f(std::integral_constant<int, 64>{});
-      break;
-    case 96:
-      f(std::integral_constant<int, 96>{});
-      break;
-    default:
-      f(std::integral_constant<int, 128>{});
-      break;
-  }
+  if (!wb::with_constant<32, 64, 96>(padded_head(D), f)) f(std::integral_constant<int, 128>{});
 }
 
 // Key tiles (of `bc` keys) that a block of query rows q0 .. q0 + rows - 1 must visit: all of

@@ -23,6 +23,9 @@
 // Traffic (B 4, H 16, S 4096, D 64): p written once (4.3 GB) against v1's five passes; q and
 // k read 64 x fewer times than the naive scores kernel asked L2 for them.
 //
+// From attention_common.cuh: the checks, scale_and_mask (a thread's scores of a row, scaled
+// and masked) and with_padded_head (the kernel instance for D).
+//
 // Run: build/ch08/bin/ch08_bench --op=attention_probs --impl=v2_fused_scores_softmax,v1_unfused,cublas_gemm_softmax
 #include <cmath>
 
@@ -82,15 +85,7 @@ __global__ void __launch_bounds__(kThreads) fused_probs_kernel(const float* q, c
       }
     }
 #pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int i = q0 + 4 * rg + r;
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const int j = kv0 + cg + 16 * c;
-        const bool visible = j < Sk && (!causal || j <= i + Sk - Sq);
-        s[r][c] = visible ? s[r][c] * scale : -INFINITY;
-      }
-    }
+    for (int r = 0; r < 4; ++r) scale_and_mask(s[r], q0 + 4 * rg + r, kv0 + cg, Sq, Sk, scale, causal);
   };
 
   // Sweep 1: running max and sum per row, over this thread's keys.
@@ -168,20 +163,7 @@ void launch(const float* q, const float* k, float* p, float* lse, int B, int H, 
 void fused_probs(const float* q, const float* k, float* p, float* lse, int B, int H, int Sq, int Sk, int D, float scale,
                  bool causal, cudaStream_t stream) {
   check_args("v2_fused_scores_softmax", B, H, Sq, Sk, D);
-  switch (padded_head(D)) {
-    case 32:
-      launch<32>(q, k, p, lse, B, H, Sq, Sk, D, scale, causal, stream);
-      break;
-    case 64:
-      launch<64>(q, k, p, lse, B, H, Sq, Sk, D, scale, causal, stream);
-      break;
-    case 96:
-      launch<96>(q, k, p, lse, B, H, Sq, Sk, D, scale, causal, stream);
-      break;
-    default:
-      launch<128>(q, k, p, lse, B, H, Sq, Sk, D, scale, causal, stream);
-      break;
-  }
+  with_padded_head(D, [&](auto kd) { launch<kd.value>(q, k, p, lse, B, H, Sq, Sk, D, scale, causal, stream); });
 }
 
 }  // namespace

@@ -30,6 +30,8 @@
 // floats per 4 to 8 FMAs), and FP32 runs at 1/16 of the BF16 tensor-core rate. v4 moves
 // both products to tensor cores and the operands to registers.
 //
+// From attention_common.cuh: the checks, scale_and_mask (as v2) and with_padded_head.
+//
 // Run: build/ch08/bin/ch08_bench --op=attention --dtype=f32 --impl=v3_flash_f32,v1_unfused,cublas_unfused
 #include <cmath>
 
@@ -110,13 +112,7 @@ __global__ void __launch_bounds__(kThreads)
     // Scale, mask, and the online softmax per row (the row's 16 threads are one half-warp).
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const int i = q0 + 4 * rg + r;
-#pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        const int j = kv0 + cg + 16 * c;
-        const bool visible = j < Sk && (!causal || j <= i + Sk - Sq);
-        s[r][c] = visible ? s[r][c] * scale : -INFINITY;
-      }
+      scale_and_mask(s[r], q0 + 4 * rg + r, kv0 + cg, Sq, Sk, scale, causal);
       float mx = fmaxf(s[r][0], s[r][1]);
 #pragma unroll
       for (int o2 = 8; o2 > 0; o2 /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, o2));
@@ -177,11 +173,8 @@ template <int kD>
 void launch(const float* q, const float* k, const float* v, float* o, float* lse, int B, int H, int Sq, int Sk, int D,
             float scale, bool causal, cudaStream_t stream) {
   constexpr int kSmem = smem_floats<kD>() * static_cast<int>(sizeof(float));
-  static const bool raised = [] {  // above 48 KB a kernel must opt in (once per instantiation)
-    CUDA_CHECK(cudaFuncSetAttribute(flash_f32_kernel<kD>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    return true;
-  }();
-  (void)raised;
+  // Above 48 KB a kernel must opt in (once per instantiation).
+  [[maybe_unused]] static const bool raised = wb::allow_dynamic_smem(flash_f32_kernel<kD>, kSmem);
   flash_f32_kernel<kD>
       <<<dim3(ceil_div(Sq, kBr), B * H), kThreads, kSmem, stream>>>(q, k, v, o, lse, Sq, Sk, D, scale, causal);
   WB_CHECK_LAUNCH();
@@ -193,20 +186,7 @@ void v3_attention_f32(const float* q, const float* k, const float* v, float* o, 
                       int Sk, int D, float scale, bool causal, void* scratch, cudaStream_t stream) {
   (void)scratch;
   check_args("v3_flash_f32", B, H, Sq, Sk, D);
-  switch (padded_head(D)) {
-    case 32:
-      launch<32>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream);
-      break;
-    case 64:
-      launch<64>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream);
-      break;
-    case 96:
-      launch<96>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream);
-      break;
-    default:
-      launch<128>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream);
-      break;
-  }
+  with_padded_head(D, [&](auto kd) { launch<kd.value>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream); });
 }
 
 }  // namespace ch08::solution

@@ -120,6 +120,9 @@
 //     computed, and a tile never loads a row at or past the sequence's end (the zeros of
 //     load_tile), so a block never reads the next sequence.
 //
+// From attention_common.cuh: the checks, zero_fill (the accumulator fragments set to 0) and
+// the shared-memory opt-in (wb::allow_dynamic_smem, harness/device/launch.cuh).
+//
 // Run: build/ch08/bin/ch08_bench --op=attention --dtype=bf16 --impl=v4_flash_mma_sync,cudnn_sdpa,cublas_unfused
 #include <cstdint>
 
@@ -326,12 +329,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   }
 
   float acc_o[kMT][Cfg::kOTiles][4];
-#pragma unroll
-  for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-    for (int j = 0; j < Cfg::kOTiles; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc_o[mt][j][e] = 0.0f;
+  zero_fill(acc_o);
   float m[kMT][2];   // running max of the raw scores of rows (mt, h)
   float l[kMT][2];   // this lane's part of the running sums
   int last[kMT][2];  // the last key row (mt, h) may see (by its query's position in its own head)
@@ -359,12 +357,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 
     // --- S = Q K_t^T: 16 kMT rows x kBc keys per warp; each K fragment feeds kMT m16 tiles --------
     float acc_s[kMT][Cfg::kSTiles][4];
-#pragma unroll
-    for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-      for (int j = 0; j < Cfg::kSTiles; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc_s[mt][j][e] = 0.0f;
+    zero_fill(acc_s);
 #pragma unroll
     for (int kk = 0; kk < Cfg::kKSteps; ++kk) {
       if constexpr (!Cfg::kQRegs) {  // this k-step of Q, again from shared memory
@@ -533,11 +526,8 @@ void launch(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, co
   if (row_tiles == 0) return;  // a ragged batch of empty sequences
   if (row_tiles > 0x7FFFFFFF / Cfg::kBr) throw std::invalid_argument("v4_flash_mma_sync: too many rows");
   auto* kernel = &flash_mma_kernel<Cfg>;
-  static const bool raised = [&] {  // above 48 KB a kernel must opt in (once per configuration)
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
-    return true;
-  }();
-  (void)raised;
+  // Above 48 KB a kernel must opt in (once per configuration).
+  [[maybe_unused]] static const bool raised = wb::allow_dynamic_smem(kernel, Cfg::kSmemBytes);
   const float scale_log2 = scale * 1.4426950408889634f;  // log2(e)
   kernel<<<dim3(row_tiles, row_sets), Cfg::kThreads, Cfg::kSmemBytes, stream>>>(q, k, v, o, lse, heads, D, scale,
                                                                                 scale_log2, causal);

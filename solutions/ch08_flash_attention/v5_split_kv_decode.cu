@@ -234,12 +234,9 @@ template <class Cfg>
 void launch(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* seq_lens, int len_add, bf16* o,
             float* lse, int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch, cudaStream_t stream) {
   auto* kernel = &decode_chunk_kernel<Cfg>;
-  static const bool raised = [&] {  // enough for the largest group, once per configuration
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(Cfg::smem_bytes(kMaxGroup))));
-    return true;
-  }();
-  (void)raised;
+  // Enough for the largest group, once per configuration.
+  [[maybe_unused]] static const bool raised =
+      wb::allow_dynamic_smem(kernel, static_cast<int>(Cfg::smem_bytes(kMaxGroup)));
   const int G = Hq / Hkv;
   // Chunks of whole tiles, cut from L_max: `used` <= decode_splits chunks of `chunk` keys.
   const int tiles = ceil_div(L_max, Cfg::kBc);

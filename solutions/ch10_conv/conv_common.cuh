@@ -9,15 +9,17 @@
 // neighbouring channels of one pixel and stores them (v6 and v8's staged epilogues).
 //
 // Also here: v4's im2col tile copies (Im2colCopies; v4 and the chapter's lesson kernels in
-// chapters/ch10_conv/fusion_lessons.cu), and the block tile picked per shape (pick_tile; v6
-// and v8).
+// chapters/ch10_conv/fusion_lessons.cu), the block tile picked per shape (pick_tile; v6 and
+// v8), and v3 and v4's launcher (launch_implicit_gemm).
 #pragma once
 #include <cuda_bf16.h>
 
 #include <cstdint>
 
 #include "device/async_copy.cuh"
+#include "device/launch.cuh"
 #include "device/math.cuh"
+#include "runtime/errors.cuh"
 #include "ch10.cuh"
 
 namespace ch10::solution {
@@ -156,6 +158,24 @@ int pick_tile(int M, int K, int sms) {
   int best = 0;
   for (int i = 1; i < int(sizeof...(Tiles)); ++i) best = costs[i] < costs[best] ? i : best;
   return best;
+}
+
+// v3's and v4's launch: the GEMM's sizes (Dims: {s, P, Q, M, Kg}, M = N P Q pixels, Kg =
+// R S C), a grid of (ceil(M / BM), ceil(K / BN)) blocks of kThreads, and the kernel instance
+// that C allows: vec_kernel when C % 8 == 0 (16-byte copies), scalar_kernel otherwise.
+template <int BM, int BN, int kThreads, class Dims, class Kernel>
+void launch_implicit_gemm(Kernel vec_kernel, Kernel scalar_kernel, const bf16* x, const bf16* w, BnParams bn,
+                          const bf16* residual, bf16* y, const ConvShape& s, cudaStream_t stream) {
+  require_valid(s);
+  Dims d{s, s.P(), s.Q(), 0, s.R * s.S * s.C};
+  d.M = s.N * d.P * d.Q;
+  const dim3 grid(unsigned(wb::ceil_div(d.M, BM)), unsigned(wb::ceil_div(s.K, BN)));
+  if (s.C % 8 == 0) {
+    vec_kernel<<<grid, kThreads, 0, stream>>>(x, w, bn, residual, y, d);
+  } else {
+    scalar_kernel<<<grid, kThreads, 0, stream>>>(x, w, bn, residual, y, d);
+  }
+  WB_CHECK_LAUNCH();
 }
 
 }  // namespace ch10::solution

@@ -36,6 +36,8 @@
 //                          ahead (zero-fill at the padding); 2 channels x 8 outputs per thread,
 //                          the 3-row window and the taps in FP32 registers; v7 for C % 8 != 0
 #pragma once
+#include <span>
+
 #include "ch10.cuh"
 
 namespace ch10::solution {
@@ -49,9 +51,12 @@ ConvBnReluFn v6_implicit_gemm_pipelined;  // v6_implicit_gemm_pipelined.cu
 Depthwise3x3Fn v7_depthwise_strip;        // v7_depthwise_strip.cu
 Depthwise3x3Fn v9_depthwise_ring;         // v9_depthwise_ring.cu
 ConvBnReluFn v8_implicit_gemm_wgmma;      // v8_implicit_gemm_wgmma.cu (+ hopper/), listed on sm_90a builds
-ConvBnReluFn v8_tile_128x128;             // v8 with one block tile forced (pixels x filters),
-ConvBnReluFn v8_tile_64x128;              // so that the tests check each tile on every shape
-ConvBnReluFn v8_tile_128x64;
-ConvBnReluFn v8_tile_64x64;
+// v8 with one block tile forced (pixels x filters: "128x128", "64x128", "128x64", "64x64"),
+// so that the tests check each tile on every shape (v8_implicit_gemm_wgmma.cu).
+struct ForcedTile {
+  const char* tile;
+  ConvBnReluFn* fn;
+};
+std::span<const ForcedTile> v8_forced_tiles();
 
 }  // namespace ch10::solution

@@ -17,6 +17,9 @@
 // relu((acc + bias) * scale + shift + residual), rounded to BF16. Unfused (the reference's
 // "separate" pipeline), the conv's output makes an extra round trip through DRAM.
 //
+// From conv_common.cuh: the launch (the GEMM sizes, the grid, the instance for C:
+// launch_implicit_gemm) and the folded BN epilogue.
+//
 // Run: ctest --preset ch10-solution -R conv2d_bn_relu/bf16/v3
 //      build/ch10/bin/ch10_bench --benchmark_filter=conv2d_bn_relu
 #include <mma.h>
@@ -155,16 +158,8 @@ __global__ void __launch_bounds__(kThreads)
 
 void v3_implicit_gemm_wmma(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
                            cudaStream_t stream) {
-  require_valid(s);
-  Dims d{s, s.P(), s.Q(), 0, s.R * s.S * s.C};
-  d.M = s.N * d.P * d.Q;
-  const dim3 grid(unsigned(wb::ceil_div(d.M, BM)), unsigned(wb::ceil_div(s.K, BN)));
-  if (s.C % 8 == 0) {
-    implicit_gemm_wmma_kernel<true><<<grid, kThreads, 0, stream>>>(x, w, bn, residual, y, d);
-  } else {
-    implicit_gemm_wmma_kernel<false><<<grid, kThreads, 0, stream>>>(x, w, bn, residual, y, d);
-  }
-  WB_CHECK_LAUNCH();
+  launch_implicit_gemm<BM, BN, kThreads, Dims>(implicit_gemm_wmma_kernel<true>, implicit_gemm_wmma_kernel<false>, x, w,
+                                               bn, residual, y, s, stream);
 }
 
 }  // namespace ch10::solution

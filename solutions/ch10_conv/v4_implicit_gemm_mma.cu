@@ -19,6 +19,9 @@
 // fills each stage with plain loads, element by element (kVec = false): the same tiles, no
 // overlap of copies and MMAs, still one kernel with the epilogue fused.
 //
+// From conv_common.cuh: the launch (the GEMM sizes, the grid, the instance for C:
+// launch_implicit_gemm) and the folded BN epilogue.
+//
 // Run: ctest --preset ch10-solution -R conv2d_bn_relu/bf16/v4
 //      build/ch10/bin/ch10_bench --benchmark_filter=conv2d_bn_relu
 #include <cstdint>
@@ -165,16 +168,8 @@ __global__ void __launch_bounds__(kThreads)
 
 void v4_implicit_gemm_mma(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
                           cudaStream_t stream) {
-  require_valid(s);
-  Dims d{s, s.P(), s.Q(), 0, s.R * s.S * s.C};
-  d.M = s.N * d.P * d.Q;
-  const dim3 grid(unsigned(wb::ceil_div(d.M, BM)), unsigned(wb::ceil_div(s.K, BN)));
-  if (s.C % 8 == 0) {
-    implicit_gemm_mma_kernel<true><<<grid, kThreads, 0, stream>>>(x, w, bn, residual, y, d);
-  } else {
-    implicit_gemm_mma_kernel<false><<<grid, kThreads, 0, stream>>>(x, w, bn, residual, y, d);
-  }
-  WB_CHECK_LAUNCH();
+  launch_implicit_gemm<BM, BN, kThreads, Dims>(implicit_gemm_mma_kernel<true>, implicit_gemm_mma_kernel<false>, x, w,
+                                               bn, residual, y, s, stream);
 }
 
 }  // namespace ch10::solution

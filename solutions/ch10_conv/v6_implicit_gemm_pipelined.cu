@@ -281,11 +281,7 @@ template <class T>
 void launch(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d, bool vec_out,
             cudaStream_t stream) {
   auto* kernel = &conv_pipelined_kernel<T>;
-  static const bool raised = [&] {
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmem));
-    return true;
-  }();
-  (void)raised;
+  [[maybe_unused]] static const bool raised = wb::allow_dynamic_smem(kernel, T::kSmem);  // once per tile
   const dim3 grid(unsigned(wb::ceil_div(d.M, T::BM)), unsigned(wb::ceil_div(d.s.K, T::BN)));
   kernel<<<grid, T::kThreads, T::kSmem, stream>>>(x, w, bn, residual, y, d, vec_out);
   WB_CHECK_LAUNCH();

@@ -14,12 +14,13 @@
 //   * any other shape (C = 1, 3, 13 ...; unaligned x or w): v6_implicit_gemm_pipelined, which
 //     itself hands C % 8 != 0 to v4. The tests cover both paths.
 //   * any other GPU: an error. The tests skip this variant there, with the reason.
-// v8_tile_128x128 ... v8_tile_64x64 run the same with one tile forced (the variant list's
+// v8_forced_tiles() runs the same with one tile forced, one function a tile (the variant list's
 // v8_implicit_gemm_wgmma_<tile>, slow steps: tested, benchmarked only when named).
 //
 // Run: build/ch10/bin/ch10_solution_tests --gtest_filter='conv2d_bn_relu/bf16/v8_implicit_gemm_wgmma.*'
 //      build/ch10/bin/ch10_bench --op=conv2d_bn_relu
 //      --impl=v8_implicit_gemm_wgmma,v6_implicit_gemm_pipelined,cudnn_fused
+#include <span>
 #include <stdexcept>
 
 #include "runtime/device.cuh"
@@ -67,21 +68,20 @@ void v8_implicit_gemm_wgmma(const bf16* x, const bf16* w, BnParams bn, const bf1
 
 // One tile each, whatever the shape: the launcher's choice depends on the SM count, so the
 // test shapes alone would leave some tiles unchecked on any one GPU.
-void v8_tile_128x128(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
-                     cudaStream_t stream) {
-  run(Tile::k128x128, x, w, bn, residual, y, s, stream);
+namespace {
+template <Tile kTile>
+void run_forced(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
+                cudaStream_t stream) {
+  run(kTile, x, w, bn, residual, y, s, stream);
 }
-void v8_tile_64x128(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
-                    cudaStream_t stream) {
-  run(Tile::k64x128, x, w, bn, residual, y, s, stream);
-}
-void v8_tile_128x64(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
-                    cudaStream_t stream) {
-  run(Tile::k128x64, x, w, bn, residual, y, s, stream);
-}
-void v8_tile_64x64(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
-                   cudaStream_t stream) {
-  run(Tile::k64x64, x, w, bn, residual, y, s, stream);
+}  // namespace
+
+std::span<const ForcedTile> v8_forced_tiles() {
+  static const ForcedTile tiles[] = {{"128x128", &run_forced<Tile::k128x128>},
+                                     {"64x128", &run_forced<Tile::k64x128>},
+                                     {"128x64", &run_forced<Tile::k128x64>},
+                                     {"64x64", &run_forced<Tile::k64x64>}};
+  return tiles;
 }
 
 }  // namespace ch10::solution

@@ -50,14 +50,7 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
                   .hopper_only()
                   .with_note("wgmma + TMA filters + cp.async im2col in the 128 B swizzle, producer and consumer "
                              "warpgroups; v6 when C % 8 != 0"));
-  const struct {
-    const char* tile;
-    ConvBnReluFn* fn;
-  } tiles[] = {{"128x128", &v8_tile_128x128},
-               {"64x128", &v8_tile_64x128},
-               {"128x64", &v8_tile_128x64},
-               {"64x64", &v8_tile_64x64}};
-  for (const auto& t : tiles) {
+  for (const ForcedTile& t : v8_forced_tiles()) {
     v.push_back(wb::variant("conv2d_bn_relu/bf16", std::string("v8_implicit_gemm_wgmma_") + t.tile, t.fn)
                     .hopper_only()
                     .is_slow()

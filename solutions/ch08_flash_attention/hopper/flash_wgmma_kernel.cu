@@ -64,6 +64,7 @@
 #include "attention_common.cuh"
 #include "runtime/errors.cuh"
 #include "device/sm90.cuh"
+#include "device/tensor_map.cuh"
 #include "hopper.cuh"
 #include "wgmma_bf16.cuh"
 
@@ -328,21 +329,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 // One head-major BF16 tensor (B * H heads of S rows of D) as a 3-D map (D, S, B * H), read in
 // boxes of 64 columns x `rows` rows of one head, 128-byte swizzled; zeros outside.
 CUtensorMap make_head_map(const bf16* base, int D, int S, int heads, int rows) {
-  CUtensorMap map;
   const cuuint64_t dims[3] = {cuuint64_t(D), cuuint64_t(S), cuuint64_t(heads)};
   const cuuint64_t strides[2] = {cuuint64_t(D) * sizeof(bf16), cuuint64_t(S) * D * sizeof(bf16)};  // bytes
   const cuuint32_t box[3] = {64, cuuint32_t(rows), 1};
-  const cuuint32_t element_strides[3] = {1, 1, 1};
-  const CUresult r =
-      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<bf16*>(base), dims, strides, box,
-                           element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) {
-    throw std::runtime_error("v7_flash_wgmma_tma: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) +
-                             ") for a (" + std::to_string(heads) + ", " + std::to_string(S) + ", " + std::to_string(D) +
-                             ") tensor");
-  }
-  return map;
+  return wb::sm90::bf16_swizzled_map_3d(
+      base, dims, strides, box, "v7_flash_wgmma_tma",
+      "a (" + std::to_string(heads) + ", " + std::to_string(S) + ", " + std::to_string(D) + ") tensor");
 }
 
 // The maps of the last call, so that timing a call does not time their encoding.
@@ -356,12 +348,8 @@ template <class Cfg>
 void launch(const MapCache& maps, bf16* o, float* lse, int heads, int Sq, int Sk, int D, float scale, bool causal,
             cudaStream_t stream) {
   auto* kernel = &flash_wgmma_kernel<Cfg>;
-  static const bool raised = [&] {
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
-    return true;
-  }();
-  (void)raised;
-  const float scale_log2 = scale * 1.4426950408889634f;  // log2(e)
+  [[maybe_unused]] static const bool raised = wb::allow_dynamic_smem(kernel, Cfg::kSmemBytes);  // once per Cfg
+  const float scale_log2 = scale * 1.4426950408889634f;                                         // log2(e)
   const dim3 grid(ceil_div(Sq, Cfg::kBr), heads);
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(maps.map_q, maps.map_k, maps.map_v, o, lse, Sq, Sk, D, scale,
                                                            scale_log2, causal);

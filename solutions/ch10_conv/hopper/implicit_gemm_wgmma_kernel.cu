@@ -100,6 +100,7 @@
 #include "device/async_copy.cuh"
 #include "device/math.cuh"
 #include "device/sm90.cuh"
+#include "device/tensor_map.cuh"
 #include "device/vec.cuh"
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
@@ -367,21 +368,12 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 // box_k) boxes with the 128-byte swizzle; zeros outside the tensor (channels past C, filters
 // past K). Row strides C x 2 and R S C x 2 bytes: multiples of 16 when C % 8 == 0.
 CUtensorMap make_filter_map(const bf16* w, const ConvShape& s, int box_k) {
-  CUtensorMap map;
   const cuuint64_t dims[3] = {cuuint64_t(s.C), cuuint64_t(s.R) * s.S, cuuint64_t(s.K)};
   const cuuint64_t strides[2] = {cuuint64_t(s.C) * sizeof(bf16), cuuint64_t(s.R) * s.S * s.C * sizeof(bf16)};
   const cuuint32_t box[3] = {kBK, 1, cuuint32_t(box_k)};
-  const cuuint32_t element_strides[3] = {1, 1, 1};
-  const CUresult r =
-      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<bf16*>(w), dims, strides, box,
-                           element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) {
-    throw std::runtime_error("v8_implicit_gemm_wgmma: cuTensorMapEncodeTiled failed (CUresult " +
-                             std::to_string(int(r)) + ") for filters K = " + std::to_string(s.K) + ", R x S = " +
-                             std::to_string(s.R) + " x " + std::to_string(s.S) + ", C = " + std::to_string(s.C));
-  }
-  return map;
+  return wb::sm90::bf16_swizzled_map_3d(w, dims, strides, box, "v8_implicit_gemm_wgmma",
+                                        "filters K = " + std::to_string(s.K) + ", R x S = " + std::to_string(s.R) +
+                                            " x " + std::to_string(s.S) + ", C = " + std::to_string(s.C));
 }
 
 // The map of the last call, so that timing a call does not time its encoding.
@@ -409,11 +401,7 @@ template <class T>
 void launch(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d, bool vec_out,
             cudaStream_t stream) {
   auto* kernel = &conv_wgmma_kernel<T>;
-  static const bool raised = [&] {
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmem));
-    return true;
-  }();
-  (void)raised;
+  [[maybe_unused]] static const bool raised = wb::allow_dynamic_smem(kernel, T::kSmem);  // once per tile
   const CUtensorMap& map = filter_map(w, d.s, T::BN);
   const dim3 grid(unsigned(wb::ceil_div(d.M, T::BM)), unsigned(wb::ceil_div(d.s.K, T::BN)));
   kernel<<<grid, T::kThreads, T::kSmem, stream>>>(map, x, bn, residual, y, d, vec_out);
