@@ -94,10 +94,6 @@ CH05_LAUNCHER(v1_wmma_global) {
   WB_CHECK_LAUNCH();
 }
 
-CH05_INSTANTIATE(v1_wmma_global, __half, float);
-CH05_INSTANTIATE(v1_wmma_global, __half, __half);
-CH05_INSTANTIATE(v1_wmma_global, __nv_bfloat16, float);
-CH05_INSTANTIATE(v1_wmma_global, __nv_bfloat16, __nv_bfloat16);
-CH05_INSTANTIATE(v1_wmma_global, int8_t, int32_t);
+CH05_INSTANTIATE_ALL(v1_wmma_global);
 
 }  // namespace ch05::solution

@@ -1,5 +1,6 @@
 // Pieces the WMMA steps (v1-v4) share: fragment types, the shared-memory "panel" layout,
-// tile loaders and the epilogue that writes a 16 x 16 accumulator tile to D.
+// tile loaders, the epilogue that writes a 16 x 16 accumulator tile to D, and the warp tile
+// of several fragments (v3, v4: its reset, its 16-deep step, its epilogue).
 #pragma once
 #include <mma.h>
 
@@ -117,10 +118,29 @@ __device__ __forceinline__ void write_tile(
   __syncwarp();  // the scratch is free again
 }
 
-// Raises a kernel's dynamic shared-memory limit once per kernel (above 48 KB needs it).
-template <class Kernel>
-void allow_dynamic_smem(Kernel* kernel, int bytes) {
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+// --- a warp tile of FM x FN fragments (v3, v4) -------------------------------------------
+template <class In>
+using AccFragment = nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, acc_t<In>>;
+
+// Every accumulator fragment of the warp tile to zero.
+template <class In, int FM, int FN>
+__device__ __forceinline__ void zero_tiles(AccFragment<In> (&acc)[FM][FN]) {
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < FN; ++j) nvcuda::wmma::fill_fragment(acc[i][j], acc_t<In>(0));
+}
+
+// The warp tile to D at (row0, col0), one fragment at a time through the warp's scratch.
+template <class In, class Out, int FM, int FN>
+__device__ __forceinline__ void write_tiles(const AccFragment<In> (&acc)[FM][FN], acc_t<In>* scratch, int row0,
+                                            int col0, int M, int N, const Out* C, Out* D) {
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < FN; ++j) {
+      write_tile<In, Out>(acc[i][j], scratch, row0 + i * 16, col0 + j * 16, M, N, C, D);
+    }
 }
 
 }  // namespace ch05::solution
