@@ -164,20 +164,7 @@ __global__ void __launch_bounds__(THREADS, v8_min_blocks(THREADS, TM, TN, BM* BK
     __syncthreads();
   }
 
-#pragma unroll
-  for (int i = 0; i < TM / 4; ++i) {
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int row = row0 + m_base + i * kSweepM + r;
-      if (row >= M) continue;
-      float* c_row = C + static_cast<size_t>(row) * ldc;
-#pragma unroll
-      for (int j = 0; j < TN / 4; ++j) {
-        const float* a = &acc[4 * i + r][4 * j];
-        store_row4(c_row, col0 + n_base + j * kSweepN, N, c_vec, make_float4(a[0], a[1], a[2], a[3]), alpha, beta);
-      }
-    }
-  }
+  store_warp_tile<TM, TN, kSweepM, kSweepN>(acc, C, ldc, M, N, row0 + m_base, col0 + n_base, c_vec, alpha, beta);
 }
 
 // Launches v8_kernel with one configuration; the SgemmFn signature, so configurations can
@@ -200,9 +187,8 @@ void v8_launch(int M, int N, int K, float alpha, const float* A, int lda, const 
     }();
     (void)opted_in;
   }
-  kernel<<<grid, block, smem, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vector_ok(A, lda),
-                                        vector_ok(B, ldb), vector_ok(C, ldc));
-  WB_CHECK_LAUNCH();
+  launch_checked(kernel, grid, block, smem, stream, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vector_ok(A, lda),
+                 vector_ok(B, ldb), vector_ok(C, ldc));
 }
 
 }  // namespace ch04::solution
