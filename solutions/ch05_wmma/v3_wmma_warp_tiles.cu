@@ -11,6 +11,9 @@
 // Why it is not yet fast: the loads of the next tile start only after the current one
 // is used up; warps wait at each barrier for global memory (v4 overlaps the two).
 //
+// From wmma_common.cuh: the panel layout, the tile loaders, and the warp tile's reset and
+// epilogue (zero_tiles, write_tiles).
+//
 // Run: build/ch05/bin/ch05_bench --impl=v3_wmma_warp_tiles,v2_wmma_smem,reference
 #include "runtime/errors.cuh"
 #include "ladder.cuh"

@@ -18,6 +18,9 @@
 // into the same stages.
 // Why faster: global-memory latency is hidden behind two tiles of tensor-core work.
 //
+// From wmma_common.cuh: as v3 (zero_tiles, write_tiles); from harness/device/
+// mma_pipeline.cuh: the launch above 48 KB of shared memory (launch_with_smem).
+//
 // Run: build/ch05/bin/ch05_bench --impl=v4_cp_async_pipeline,v3_wmma_warp_tiles,reference
 #include "runtime/errors.cuh"
 #include "device/async_copy.cuh"

@@ -25,6 +25,10 @@
 // Why faster: each byte read from shared memory feeds 2x more tensor-core work than v4,
 // and there are no store_matrix_sync / reload round trips.
 //
+// From harness/device/mma_pipeline.cuh (shared with v7, v8 and chapter 9's prefill GEMM):
+// the block order (grouped_tile), the main loop (mma_pipeline), the tile products
+// (mma_tiles_16816) and the launch; from mma_common.cuh: store_pair.
+//
 // Run: build/ch05/bin/ch05_bench --impl=v5_mma_sync,v4_cp_async_pipeline,reference
 #include "runtime/errors.cuh"
 #include "device/async_copy.cuh"

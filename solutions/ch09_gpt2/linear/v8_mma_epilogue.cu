@@ -35,6 +35,9 @@
 // cp.async needs) or unaligned x, w: the launcher calls v3's linear_wmma instead. GPT-2's
 // K is 768, 1600, 3072 or 6400: the model never takes that path; the tests do.
 //
+// From harness/device/mma_pipeline.cuh (chapter 5's): the main loop (mma_pipeline), the
+// tile products (mma_tiles_16816) and the launch (launch_with_smem).
+//
 // Run: build/ch09/bin/ch09_bench --op=linear_bias/bf16
 #include <cstdint>
 
