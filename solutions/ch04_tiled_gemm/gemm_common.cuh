@@ -79,6 +79,8 @@ template <int BM, int BN, int BK, int THREADS>
 __device__ __forceinline__ void load_tiles_scalar(float (&a_tile)[BM][BK], float (&b_tile)[BK][BN], const float* A,
                                                   int lda, const float* B, int ldb, int M, int N, int K, int row0,
                                                   int col0, int k0, int tid) {
+  static_assert((BM * BK) % THREADS == 0 && (BK * BN) % THREADS == 0,
+                "every thread loads the same number of elements of each tile");
   constexpr int kALoads = BM * BK / THREADS, kBLoads = BK * BN / THREADS;
 #pragma unroll
   for (int l = 0; l < kALoads; ++l) {
@@ -130,6 +132,24 @@ __device__ __forceinline__ void outer_product(float (&acc)[TM][TN], const float 
     for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
   }
 }
+
+// The rules of a warp-tiled kernel's tiles (v7, v8), checked where the kernel is
+// instantiated, and the lane layout they give: kLanesN lanes across the warp tile; a
+// thread's float4 rows are kSweepM apart, its float4 columns kSweepN apart.
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS>
+struct WarpTiling {
+  static_assert(THREADS % 32 == 0 && THREADS <= 1024, "whole warps, at most 1024 threads");
+  static_assert(BM % WM == 0 && BN % WN == 0 && (BM / WM) * (BN / WN) == THREADS / 32,
+                "the warp tiles must cover the block tile exactly once");
+  static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are made of 4 x 4 float4 blocks");
+  static_assert(WM % TM == 0 && WN % TN == 0 && (WM / TM) * (WN / TN) == 32,
+                "the 32 lanes must cover the warp tile exactly once");
+  static_assert(BK % 4 == 0 && (BM * BK / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0,
+                "every thread loads the same number of float4 of each tile");
+  static constexpr int kLanesN = WN / TN;
+  static constexpr int kSweepM = 4 * (WM / TM);
+  static constexpr int kSweepN = 4 * kLanesN;
+};
 
 // A warp-tiled thread's TM x TN results to C (v7, v8): acc[4 * i + r][4 * j + c] is
 // C[row_base + i * SWEEP_M + r][col_base + j * SWEEP_N + c], written a float4 at a time.

@@ -29,8 +29,6 @@ __global__ void __launch_bounds__((BM / TM) * BN)
   static_assert(BM % TM == 0, "the thread columns must cover BM");
   static_assert(BN % 32 == 0, "a warp must lie on one row of thread columns (A reads are broadcasts)");
   static_assert(kThreads <= 1024, "at most 1024 threads per block");
-  static_assert((BM * BK) % kThreads == 0 && (BK * BN) % kThreads == 0,
-                "every thread loads the same number of elements of each tile");
 
   __shared__ float a_tile[BM][BK];  // (BM rows of C, BK of K)
   __shared__ float b_tile[BK][BN];  // (BK of K, BN cols of C)

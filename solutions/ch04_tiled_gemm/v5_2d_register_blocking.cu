@@ -30,8 +30,6 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   constexpr int kThreads = (BM / TM) * (BN / TN);
   static_assert(BM % TM == 0 && BN % TN == 0, "the thread tiles must cover the block tile");
   static_assert(kThreads <= 1024, "at most 1024 threads per block");
-  static_assert((BM * BK) % kThreads == 0 && (BK * BN) % kThreads == 0,
-                "every thread loads the same number of elements of each tile");
 
   __shared__ float a_tile[BM][BK];  // (BM rows of C, BK of K)
   __shared__ float b_tile[BK][BN];  // (BK of K, BN cols of C)

@@ -33,17 +33,10 @@ template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS>
 __global__ void __launch_bounds__(THREADS)
     warptile_kernel(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
                     float* C, int ldc, bool a_vec, bool b_vec, bool c_vec) {
-  static_assert(THREADS % 32 == 0 && THREADS <= 1024, "whole warps, at most 1024 threads");
-  static_assert(BM % WM == 0 && BN % WN == 0 && (BM / WM) * (BN / WN) == THREADS / 32,
-                "the warp tiles must cover the block tile exactly once");
-  static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are made of 4 x 4 float4 blocks");
-  static_assert(WM % TM == 0 && WN % TN == 0 && (WM / TM) * (WN / TN) == 32,
-                "the 32 lanes must cover the warp tile exactly once");
-  static_assert(BK % 4 == 0 && (BM * BK / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0,
-                "every thread loads the same number of float4 of each tile");
-  constexpr int kLanesN = WN / TN;        // lanes across the warp tile
-  constexpr int kSweepM = 4 * (WM / TM);  // rows covered by one float4 from every lane row
-  constexpr int kSweepN = 4 * kLanesN;    // columns covered by one float4 from every lane column
+  using Tiling = WarpTiling<BM, BN, BK, WM, WN, TM, TN, THREADS>;  // the tile rules, checked
+  constexpr int kLanesN = Tiling::kLanesN;                         // lanes across the warp tile
+  constexpr int kSweepM = Tiling::kSweepM;                         // rows covered by one float4 from every lane row
+  constexpr int kSweepN = Tiling::kSweepN;  // columns covered by one float4 from every lane column
   constexpr int kPad = 4;
 
   __shared__ __align__(16) float a_tile[BK][BM + kPad];  // A's (BM, BK) tile, transposed and padded
