@@ -83,38 +83,34 @@ __device__ __forceinline__ int b_off(int k, int p) {
   return k * Cfg::BN + ((p ^ (k & 7)) << 3);
 }
 
+// The (ROWS x COLS) tile of X (rows x cols, row-major) at (r0, c0), in 16-byte pieces: piece
+// p of tile row r goes to s + offset(r, p). kAsync: 16-byte cp.async with zero fill; else
+// element by element, zeros outside X.
+template <class Cfg, class In, bool kAsync, int ROWS, int COLS, class Offset>
+__device__ __forceinline__ void load_pieces(In* s, const In* X, int rows, int cols, int r0, int c0, Offset offset) {
+  constexpr int kPieces = ROWS * COLS / 8;
+#pragma unroll
+  for (int i = 0; i < kPieces / Cfg::THREADS; ++i) {
+    const int c = threadIdx.x + i * Cfg::THREADS, r = c / (COLS / 8), p = c % (COLS / 8);
+    const int gr = r0 + r, gc = c0 + p * 8;
+    In* dst = s + offset(r, p);
+    if constexpr (kAsync) {
+      const bool in = gr < rows && gc < cols;
+      cp_async_16(dst, in ? X + size_t(gr) * cols + gc : X, in);
+    } else {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) dst[e] = (gr < rows && gc + e < cols) ? X[size_t(gr) * cols + gc + e] : zero<In>();
+    }
+  }
+}
+
 // One stage: the (BM x BK) tile of A at (row0, k0) and the (BK x BN) tile of B at
 // (k0, col0). kAsync: 16-byte cp.async with zero fill; else element by element.
 template <class Cfg, class In, bool kAsync>
 __device__ __forceinline__ void load_stage(In* sA, In* sB, const In* A, const In* B, int M, int N, int K, int row0,
                                            int col0, int k0) {
-  constexpr int kAPieces = Cfg::BM * Cfg::BK / 8, kBPieces = Cfg::BK * Cfg::BN / 8;
-#pragma unroll
-  for (int i = 0; i < kAPieces / Cfg::THREADS; ++i) {
-    const int c = threadIdx.x + i * Cfg::THREADS, r = c / (Cfg::BK / 8), p = c % (Cfg::BK / 8);
-    const int gr = row0 + r, gk = k0 + p * 8;
-    In* dst = sA + a_off<Cfg>(r, p);
-    if constexpr (kAsync) {
-      const bool in = gr < M && gk < K;
-      cp_async_16(dst, in ? A + size_t(gr) * K + gk : A, in);
-    } else {
-#pragma unroll
-      for (int e = 0; e < 8; ++e) dst[e] = (gr < M && gk + e < K) ? A[size_t(gr) * K + gk + e] : zero<In>();
-    }
-  }
-#pragma unroll
-  for (int i = 0; i < kBPieces / Cfg::THREADS; ++i) {
-    const int c = threadIdx.x + i * Cfg::THREADS, k = c / (Cfg::BN / 8), p = c % (Cfg::BN / 8);
-    const int gk = k0 + k, gc = col0 + p * 8;
-    In* dst = sB + b_off<Cfg>(k, p);
-    if constexpr (kAsync) {
-      const bool in = gk < K && gc < N;
-      cp_async_16(dst, in ? B + size_t(gk) * N + gc : B, in);
-    } else {
-#pragma unroll
-      for (int e = 0; e < 8; ++e) dst[e] = (gk < K && gc + e < N) ? B[size_t(gk) * N + gc + e] : zero<In>();
-    }
-  }
+  load_pieces<Cfg, In, kAsync, Cfg::BM, Cfg::BK>(sA, A, M, K, row0, k0, a_off<Cfg>);
+  load_pieces<Cfg, In, kAsync, Cfg::BK, Cfg::BN>(sB, B, K, N, k0, col0, b_off<Cfg>);
 }
 
 template <class Cfg, class In, class Out, bool kAsync>

@@ -49,14 +49,11 @@ using namespace wb::ptx;   // cp.async, ldmatrix, mma.sync (harness/device/async
 using namespace wb::gemm;  // the tile order, tile products and launch (harness/device/mma_pipeline.cuh)
 
 using Tiling = K64Tiling<2, 256 + 8>;  // staged output rows: 8 floats of padding
-constexpr int kBM = Tiling::kBM, kBN = Tiling::kBN, kBK = Tiling::kBK, kStages = Tiling::kStages;
-constexpr int kThreads = Tiling::kThreads, kSmem = Tiling::kSmem;
-constexpr int kWarpsN = Tiling::kWarpsN, kWM = Tiling::kWM, kWN = Tiling::kWN, kOutLd = Tiling::kOutLd;
-constexpr int kARow = Tiling::kARow, kBRow = Tiling::kBRow, kAStage = Tiling::kAStage, kBStage = Tiling::kBStage;
 // mma tiles per warp (unused when compiling for GPUs before sm_80):
 [[maybe_unused]] constexpr int kMT = Tiling::kMT, kNT = Tiling::kNT;
-static_assert(kBK == 64 && Tiling::kKK == 4, "64 along K per stage: the swizzle offsets xo[kk] cover 4 k steps of 16");
-static_assert(kBN / 8 == 32, "the epilogue gives each warp one row of the tile per pass");
+static_assert(Tiling::kBK == 64 && Tiling::kKK == 4,
+              "64 along K per stage: the swizzle offsets xo[kk] cover 4 k steps of 16");
+static_assert(Tiling::kBN / 8 == 32, "the epilogue gives each warp one row of the tile per pass");
 
 // 8 elements of Out (16 bytes for 16-bit types, 32 for FP32) to D, from FP32 values.
 template <class Out>
@@ -96,21 +93,21 @@ __device__ __forceinline__ void add8(float (&v)[8], const Out* c) {
 }
 
 template <class In, class Out, bool kAsync>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(Tiling::kThreads, 1)
     k64_kernel(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(128) unsigned char smem[];
-  unsigned char* sA = smem;                      // kStages x (BM x BK), swizzled
-  unsigned char* sB = smem + kStages * kAStage;  // kStages x (BK x BN), swizzled
+  unsigned char* sA = smem;                                      // kStages x (BM x BK), swizzled
+  unsigned char* sB = smem + Tiling::kStages * Tiling::kAStage;  // kStages x (BK x BN), swizzled
   const uint32_t sA32 = smem_u32(sA), sB32 = smem_u32(sB);
 
   // Block (bm, bn) in groups of kGroupM block rows, as in v5.
-  const TileCorner tile = grouped_tile<kBM, kBN, Tiling::kGroupM>(M, N);
+  const TileCorner tile = grouped_tile<Tiling::kBM, Tiling::kBN, Tiling::kGroupM>(M, N);
   const int row0 = tile.row0, col0 = tile.col0;
 
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-  const int wm = warp / kWarpsN, wn = warp % kWarpsN;
-  const int tiles = (K + kBK - 1) / kBK;
+  const int wm = warp / Tiling::kWarpsN, wn = warp % Tiling::kWarpsN;
+  const int tiles = (K + Tiling::kBK - 1) / Tiling::kBK;
 
   // --- copies: each thread owns piece pa of A rows ra + 32 i (i < 4) and piece pb of B rows
   // kb + 8 i (i < 8), at the same swizzled place in every stage (row % 8 is fixed: kb < 8).
@@ -119,7 +116,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // The tile that starts at k0 into stage `s`.
   auto load_tile = [&](int s, int k0) {
-    k64_load_tile<Tiling, kAsync>(copy, sA + s * kAStage, sB + s * kBStage, A, B, N, K, k0);
+    k64_load_tile<Tiling, kAsync>(copy, sA + s * Tiling::kAStage, sB + s * Tiling::kBStage, A, B, N, K, k0);
   };
 
   // --- fragments: lane l reads rows (l % 16) of a 16-row group at piece 2m + l / 16 (m = the
@@ -129,16 +126,16 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint32_t xo[4];
 #pragma unroll
   for (int m = 0; m < 4; ++m) xo[m] = uint32_t((x ^ (2 * m)) << 4);
-  const uint32_t a_ld = uint32_t((wm * kWM + lane % 16) * kARow);      // + i * 16 rows + xo[kk]
-  const uint32_t b_ld = uint32_t((lane % 16) * kBRow + wn * kWN * 2);  // + kk * 16 rows + xo[j]
+  const uint32_t a_ld = uint32_t((wm * Tiling::kWM + lane % 16) * Tiling::kARow);      // + i * 16 rows + xo[kk]
+  const uint32_t b_ld = uint32_t((lane % 16) * Tiling::kBRow + wn * Tiling::kWN * 2);  // + kk * 16 rows + xo[j]
 
   // A: 16 x 16 tiles i (rows wm*64 + 16i ..) of step kk; B: 16 x 16 tiles j (columns wn*64 +
   // 16j ..), matrices 0-1 = b0, b1 of the 8 columns 16j.., matrices 2-3 of the next 8.
   auto load_frags = [&](uint32_t(&a)[kMT][4], uint32_t(&b)[kNT / 2][4], uint32_t a_stage, uint32_t b_stage, int kk) {
 #pragma unroll
-    for (int i = 0; i < kMT; ++i) ldmatrix_x4(a[i], a_stage + a_ld + i * 16 * kARow + xo[kk]);
+    for (int i = 0; i < kMT; ++i) ldmatrix_x4(a[i], a_stage + a_ld + i * 16 * Tiling::kARow + xo[kk]);
 #pragma unroll
-    for (int j = 0; j < kNT / 2; ++j) ldmatrix_x4_trans(b[j], b_stage + b_ld + kk * 16 * kBRow + xo[j]);
+    for (int j = 0; j < kNT / 2; ++j) ldmatrix_x4_trans(b[j], b_stage + b_ld + kk * 16 * Tiling::kBRow + xo[j]);
   };
 
   float acc[kMT][kNT][4];
@@ -156,12 +153,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int g = lane / 4, q = lane % 4;
 #pragma unroll
   for (int i = 0; i < kMT; ++i) {
-    const int r = wm * kWM + i * 16 + g;
+    const int r = wm * Tiling::kWM + i * 16 + g;
 #pragma unroll
     for (int j = 0; j < kNT; ++j) {
-      const int c = wn * kWN + j * 8 + 2 * q;
-      *reinterpret_cast<float2*>(out + r * kOutLd + c) = make_float2(acc[i][j][0], acc[i][j][1]);
-      *reinterpret_cast<float2*>(out + (r + 8) * kOutLd + c) = make_float2(acc[i][j][2], acc[i][j][3]);
+      const int c = wn * Tiling::kWN + j * 8 + 2 * q;
+      *reinterpret_cast<float2*>(out + r * Tiling::kOutLd + c) = make_float2(acc[i][j][0], acc[i][j][1]);
+      *reinterpret_cast<float2*>(out + (r + 8) * Tiling::kOutLd + c) = make_float2(acc[i][j][2], acc[i][j][3]);
     }
   }
   __syncthreads();
@@ -173,10 +170,10 @@ __global__ void __launch_bounds__(kThreads, 1)
                    (C == nullptr || reinterpret_cast<uintptr_t>(C) % 16 == 0);
   const int half = (lane / 4) % 2;
 #pragma unroll 4
-  for (int r = warp; r < kBM; r += kThreads / 32) {
+  for (int r = warp; r < Tiling::kBM; r += Tiling::kThreads / 32) {
     const int gr = row0 + r, c = lane * 8, gc = col0 + c;
     if (gr >= M || gc >= N) continue;
-    const float4* src = reinterpret_cast<const float4*>(out + r * kOutLd + c);
+    const float4* src = reinterpret_cast<const float4*>(out + r * Tiling::kOutLd + c);
     const float4 first = src[half], second = src[half ^ 1];
     const float4 lo = half ? second : first, hi = half ? first : second;
     float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
@@ -198,16 +195,16 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 template <class In, class Out, bool kAsync>
 void launch(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cudaStream_t stream) {
-  const long long blocks = (long long)((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN);
-  launch_with_smem<&k64_kernel<In, Out, kAsync>>(static_cast<unsigned>(blocks), kThreads, kSmem, stream, M, N, K, A, B,
-                                                 C, D);
+  const long long blocks = (long long)((M + Tiling::kBM - 1) / Tiling::kBM) * ((N + Tiling::kBN - 1) / Tiling::kBN);
+  launch_with_smem<&k64_kernel<In, Out, kAsync>>(static_cast<unsigned>(blocks), Tiling::kThreads, Tiling::kSmem, stream,
+                                                 M, N, K, A, B, C, D);
 }
 
 }  // namespace
 
 CH05_LAUNCHER(v7_mma_sync_k64) {
   if (M <= 0 || N <= 0) return;
-  static const bool fits = wb::query_device().smem_per_block_optin >= kSmem;
+  static const bool fits = wb::query_device().smem_per_block_optin >= Tiling::kSmem;
   if (!fits) {
     v5_mma_sync<In, Out>(M, N, K, A, B, C, D, stream);
     return;

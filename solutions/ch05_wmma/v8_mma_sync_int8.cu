@@ -56,14 +56,10 @@ using namespace wb::ptx;   // cp.async, ldmatrix, mma.sync (harness/device/async
 using namespace wb::gemm;  // the tile order and launch (harness/device/mma_pipeline.cuh)
 
 using Tiling = K64Tiling<1, 256 + 16>;  // staged output rows: 16 ints of padding
-constexpr int kBM = Tiling::kBM, kBN = Tiling::kBN, kBK = Tiling::kBK, kStages = Tiling::kStages;
-constexpr int kThreads = Tiling::kThreads, kSmem = Tiling::kSmem;
-constexpr int kWarpsN = Tiling::kWarpsN, kWM = Tiling::kWM, kWN = Tiling::kWN, kOutLd = Tiling::kOutLd;
-constexpr int kARow = Tiling::kARow, kBRow = Tiling::kBRow, kAStage = Tiling::kAStage, kBStage = Tiling::kBStage;
 // mma tiles per warp (unused when compiling for GPUs before sm_80):
 [[maybe_unused]] constexpr int kMT = Tiling::kMT, kNT = Tiling::kNT;
-static_assert(kBK == 128 && Tiling::kKK == 4, "128 along K per stage: 4 k steps of 32");
-static_assert((kBM * kBN / 4) % kThreads == 0, "whole 4-column pieces of D per thread");
+static_assert(Tiling::kBK == 128 && Tiling::kKK == 4, "128 along K per stage: 4 k steps of 32");
+static_assert((Tiling::kBM * Tiling::kBN / 4) % Tiling::kThreads == 0, "whole 4-column pieces of D per thread");
 
 // The XOR of B's row k (see the header): a bijection of {0,1,4,5,8,9,12,13} and of
 // {2,3,6,7,10,11,14,15} onto 0..7.
@@ -79,21 +75,21 @@ __host__ __device__ constexpr bool b_phase_rows_spread() {
 static_assert(b_phase_rows_spread(), "the rows one ldmatrix phase of B reads land in 8 different bank groups");
 
 template <bool kAsync>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(Tiling::kThreads, 1)
     int8_kernel(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t* C, int32_t* D) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(128) unsigned char smem[];
-  unsigned char* sA = smem;                      // kStages x (BM x BK), swizzled
-  unsigned char* sB = smem + kStages * kAStage;  // kStages x (BK x BN), swizzled
+  unsigned char* sA = smem;                                      // kStages x (BM x BK), swizzled
+  unsigned char* sB = smem + Tiling::kStages * Tiling::kAStage;  // kStages x (BK x BN), swizzled
   const uint32_t sA32 = smem_u32(sA), sB32 = smem_u32(sB);
 
   // Block (bm, bn) in groups of kGroupM block rows, as in v5.
-  const TileCorner tile = grouped_tile<kBM, kBN, Tiling::kGroupM>(M, N);
+  const TileCorner tile = grouped_tile<Tiling::kBM, Tiling::kBN, Tiling::kGroupM>(M, N);
   const int row0 = tile.row0, col0 = tile.col0;
 
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-  const int wm = warp / kWarpsN, wn = warp % kWarpsN;
-  const int tiles = (K + kBK - 1) / kBK;
+  const int wm = warp / Tiling::kWarpsN, wn = warp % Tiling::kWarpsN;
+  const int tiles = (K + Tiling::kBK - 1) / Tiling::kBK;
 
   // --- copies: each thread owns piece pa of A rows ra + 32 i (i < 4) and piece pb of B rows
   // kb + 16 i (i < 8), at the same swizzled place in every stage (s() has period 16).
@@ -102,7 +98,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // The tile that starts at k0 into stage `s`.
   auto load_tile = [&](int s, int k0) {
-    k64_load_tile<Tiling, kAsync>(copy, sA + s * kAStage, sB + s * kBStage, A, B, N, K, k0);
+    k64_load_tile<Tiling, kAsync>(copy, sA + s * Tiling::kAStage, sB + s * Tiling::kBStage, A, B, N, K, k0);
   };
 
   // --- fragments of A, as in v7: lane l reads row l % 16 of a 16-row group at piece
@@ -111,7 +107,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint32_t xo[4];
 #pragma unroll
   for (int m = 0; m < 4; ++m) xo[m] = uint32_t((x ^ (2 * m)) << 4);
-  const uint32_t a_ld = uint32_t((wm * kWM + lane % 16) * kARow);  // + i * 16 rows + xo[kk]
+  const uint32_t a_ld = uint32_t((wm * Tiling::kWM + lane % 16) * Tiling::kARow);  // + i * 16 rows + xo[kk]
 
   // --- fragments of B: lane l gives the address of row p(l) of matrix l / 8 of k step kk:
   //   matrix 0: rows 4(i/2) + (i%2)      (i = l % 8)    -> k 4q, 4q+1 of the first 16
@@ -119,18 +115,18 @@ __global__ void __launch_bounds__(kThreads, 1)
   //   matrices 2, 3: the same, 16 rows further            -> the second 16 (b1)
   // all at the warp's 16-column group j. Their swizzle s(row) = l % 8.
   const int bi = lane % 8;
-  const uint32_t b_ld = uint32_t(((lane / 16) * 16 + 4 * (bi / 2) + 2 * ((lane / 8) % 2) + bi % 2) * kBRow);
+  const uint32_t b_ld = uint32_t(((lane / 16) * 16 + 4 * (bi / 2) + 2 * ((lane / 8) % 2) + bi % 2) * Tiling::kBRow);
   uint32_t bo[4];  // + kk * 32 rows + bo[j]
 #pragma unroll
   for (int j = 0; j < 4; ++j) bo[j] = uint32_t(((wn * 4 + j) ^ bi) << 4);
 
   auto load_frags = [&](uint32_t(&a)[kMT][4], uint32_t(&b)[kNT / 2][4], uint32_t a_stage, uint32_t b_stage, int kk) {
 #pragma unroll
-    for (int i = 0; i < kMT; ++i) ldmatrix_x4(a[i], a_stage + a_ld + i * 16 * kARow + xo[kk]);
+    for (int i = 0; i < kMT; ++i) ldmatrix_x4(a[i], a_stage + a_ld + i * 16 * Tiling::kARow + xo[kk]);
 #pragma unroll
     for (int j = 0; j < kNT / 2; ++j) {
       uint32_t r[4];
-      ldmatrix_x4_trans(r, b_stage + b_ld + kk * 32 * kBRow + bo[j]);
+      ldmatrix_x4_trans(r, b_stage + b_ld + kk * 32 * Tiling::kBRow + bo[j]);
       b[j][0] = __byte_perm(r[0], r[1], 0x6420);  // b0 of the even tile (column 2g)
       b[j][1] = __byte_perm(r[2], r[3], 0x6420);  // b1 of the even tile
       b[j][2] = __byte_perm(r[0], r[1], 0x7531);  // b0 of the odd tile (column 2g + 1)
@@ -162,14 +158,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int g = lane / 4, q = lane % 4;
 #pragma unroll
   for (int i = 0; i < kMT; ++i) {
-    const int r = wm * kWM + i * 16 + g;
+    const int r = wm * Tiling::kWM + i * 16 + g;
 #pragma unroll
     for (int j = 0; j < kNT / 2; ++j) {
-      const int c = wn * kWN + j * 16 + 4 * q;
+      const int c = wn * Tiling::kWN + j * 16 + 4 * q;
       const int(&e)[4] = acc[i][2 * j];
       const int(&o)[4] = acc[i][2 * j + 1];
-      *reinterpret_cast<int4*>(out + r * kOutLd + c) = make_int4(e[0], o[0], e[1], o[1]);
-      *reinterpret_cast<int4*>(out + (r + 8) * kOutLd + c) = make_int4(e[2], o[2], e[3], o[3]);
+      *reinterpret_cast<int4*>(out + r * Tiling::kOutLd + c) = make_int4(e[0], o[0], e[1], o[1]);
+      *reinterpret_cast<int4*>(out + (r + 8) * Tiling::kOutLd + c) = make_int4(e[2], o[2], e[3], o[3]);
     }
   }
   __syncthreads();
@@ -178,11 +174,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   const bool vec = N % 4 == 0 && reinterpret_cast<uintptr_t>(D) % 16 == 0 &&
                    (C == nullptr || reinterpret_cast<uintptr_t>(C) % 16 == 0);
 #pragma unroll 4
-  for (int it = 0; it < kBM * kBN / 4 / kThreads; ++it) {
-    const int e = tid + it * kThreads, r = e / (kBN / 4), c = (e % (kBN / 4)) * 4;
+  for (int it = 0; it < Tiling::kBM * Tiling::kBN / 4 / Tiling::kThreads; ++it) {
+    const int e = tid + it * Tiling::kThreads, r = e / (Tiling::kBN / 4), c = (e % (Tiling::kBN / 4)) * 4;
     const int gr = row0 + r, gc = col0 + c;
     if (gr >= M || gc >= N) continue;
-    int4 v = *reinterpret_cast<const int4*>(out + r * kOutLd + c);
+    int4 v = *reinterpret_cast<const int4*>(out + r * Tiling::kOutLd + c);
     const size_t at = size_t(gr) * N + gc;
     if (vec) {
       if (C != nullptr) {
@@ -205,8 +201,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 template <bool kAsync>
 void launch(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t* C, int32_t* D, cudaStream_t stream) {
-  const long long blocks = (long long)((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN);
-  launch_with_smem<&int8_kernel<kAsync>>(static_cast<unsigned>(blocks), kThreads, kSmem, stream, M, N, K, A, B, C, D);
+  const long long blocks = (long long)((M + Tiling::kBM - 1) / Tiling::kBM) * ((N + Tiling::kBN - 1) / Tiling::kBN);
+  launch_with_smem<&int8_kernel<kAsync>>(static_cast<unsigned>(blocks), Tiling::kThreads, Tiling::kSmem, stream, M, N,
+                                         K, A, B, C, D);
 }
 
 }  // namespace
@@ -215,7 +212,7 @@ void launch(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t
 CH05_LAUNCHER(v8_mma_sync_int8) {
   static_assert(std::is_same_v<In, int8_t> && std::is_same_v<Out, int32_t>, "v8 is the INT8 step");
   if (M <= 0 || N <= 0) return;
-  static const bool fits = wb::query_device().smem_per_block_optin >= kSmem;
+  static const bool fits = wb::query_device().smem_per_block_optin >= Tiling::kSmem;
   if (!fits) {
     v4_cp_async_pipeline<In, Out>(M, N, K, A, B, C, D, stream);
     return;

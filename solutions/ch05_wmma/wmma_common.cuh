@@ -67,25 +67,25 @@ __device__ __forceinline__ void load_b_scalar(In* sB, const In* B, int K, int N,
 
 // 16-byte loads. Needs K (for A) and N (for B) to be multiples of kVec<In>, so that each
 // 16-byte piece of a row lies wholly inside the matrix or wholly outside it.
+// The (ROWS x COLS) tile of X (rows x cols, row-major) at (r0, c0), element (r, c) stored
+// at s + offset(r, c); zeros outside X.
+template <class In, int ROWS, int COLS, int THREADS, class Offset>
+__device__ __forceinline__ void load_tile_vec(In* s, const In* X, int rows, int cols, int r0, int c0, Offset offset) {
+  constexpr int kPerRow = COLS / kVec<In>;
+  for (int i = threadIdx.x; i < ROWS * kPerRow; i += THREADS) {
+    const int r = i / kPerRow, c = (i % kPerRow) * kVec<In>, gr = r0 + r, gc = c0 + c;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (gr < rows && gc < cols) v = *reinterpret_cast<const uint4*>(X + size_t(gr) * cols + gc);
+    *reinterpret_cast<uint4*>(s + offset(r, c)) = v;
+  }
+}
 template <class In, int BM, int BK, int THREADS>
 __device__ __forceinline__ void load_a_vec(In* sA, const In* A, int M, int K, int row0, int k0) {
-  constexpr int kPerRow = BK / kVec<In>;
-  for (int c = threadIdx.x; c < BM * kPerRow; c += THREADS) {
-    const int r = c / kPerRow, k = (c % kPerRow) * kVec<In>, gr = row0 + r, gk = k0 + k;
-    uint4 v = make_uint4(0, 0, 0, 0);
-    if (gr < M && gk < K) v = *reinterpret_cast<const uint4*>(A + size_t(gr) * K + gk);
-    *reinterpret_cast<uint4*>(sA + a_panel<In, BM>(r, k)) = v;
-  }
+  load_tile_vec<In, BM, BK, THREADS>(sA, A, M, K, row0, k0, a_panel<In, BM>);
 }
 template <class In, int BK, int BN, int THREADS>
 __device__ __forceinline__ void load_b_vec(In* sB, const In* B, int K, int N, int k0, int col0) {
-  constexpr int kPerRow = BN / kVec<In>;
-  for (int c = threadIdx.x; c < BK * kPerRow; c += THREADS) {
-    const int k = c / kPerRow, col = (c % kPerRow) * kVec<In>, gk = k0 + k, gc = col0 + col;
-    uint4 v = make_uint4(0, 0, 0, 0);
-    if (gk < K && gc < N) v = *reinterpret_cast<const uint4*>(B + size_t(gk) * N + gc);
-    *reinterpret_cast<uint4*>(sB + b_panel<In, BK>(k, col)) = v;
-  }
+  load_tile_vec<In, BK, BN, THREADS>(sB, B, K, N, k0, col0, b_panel<In, BK>);
 }
 
 // True when 16-byte loads are allowed: row lengths multiples of 16 bytes, bases aligned.
