@@ -41,6 +41,22 @@ __device__ void write(const Frag& acc, float* patch, int r0, int c0, int M, int 
   }
 }
 
+// One 16-deep step of the block's 16 x 16 tile at (r0, c0): the patches of A and B at k0
+// staged in shared memory, loaded, and multiplied into acc (kernels 1 and 4).
+template <class Acc>
+__device__ __forceinline__ void patch_step(wmma::fragment<wmma::accumulator, 16, 16, 16, Acc>& acc, __half* pa,
+                                           __half* pb, const __half* A, const __half* B, int M, int N, int K, int r0,
+                                           int c0, int k0) {
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> b;
+  stage(pa, A, M, K, r0, k0);
+  stage(pb, B, K, N, k0, c0);
+  wmma::load_matrix_sync(a, pa, 16);
+  wmma::load_matrix_sync(b, pb, 16);
+  wmma::mma_sync(acc, a, b, acc);
+  __syncwarp();
+}
+
 // --- 1. Ignores the K remainder: the loop stops at the last whole step of 16 -----------
 
 __global__ void k_floor_kernel(int M, int N, int K, const __half* A, const __half* B, const float* C, float* D) {
@@ -51,14 +67,7 @@ __global__ void k_floor_kernel(int M, int N, int K, const __half* A, const __hal
     wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
     wmma::fill_fragment(acc, 0.0f);
     for (int k0 = 0; k0 + 16 <= K; k0 += 16) {  // BUG: the last K % 16 columns of A never enter
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a;
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> b;
-      stage(pa, A, M, K, r0, k0);
-      stage(pb, B, K, N, k0, c0);
-      wmma::load_matrix_sync(a, pa, 16);
-      wmma::load_matrix_sync(b, pb, 16);
-      wmma::mma_sync(acc, a, b, acc);
-      __syncwarp();
+      patch_step(acc, pa, pb, A, B, M, N, K, r0, c0, k0);
     }
     write(acc, pc, r0, c0, M, N, C, D);
   }
@@ -190,14 +199,7 @@ __global__ void f16_acc_kernel(int M, int N, int K, const __half* A, const __hal
     wmma::fragment<wmma::accumulator, 16, 16, 16, __half> acc;  // BUG: an FP16 accumulator
     wmma::fill_fragment(acc, __float2half(0.0f));
     for (int k0 = 0; k0 < K; k0 += 16) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> a;
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> b;
-      stage(pa, A, M, K, r0, k0);
-      stage(pb, B, K, N, k0, c0);
-      wmma::load_matrix_sync(a, pa, 16);
-      wmma::load_matrix_sync(b, pb, 16);
-      wmma::mma_sync(acc, a, b, acc);
-      __syncwarp();
+      patch_step(acc, pa, pb, A, B, M, N, K, r0, c0, k0);
     }
     wmma::store_matrix_sync(pc, acc, 16, wmma::mem_row_major);
     __syncwarp();

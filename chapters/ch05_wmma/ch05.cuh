@@ -62,39 +62,39 @@ using GemmI8I32 = GemmFn<int8_t, int32_t>;
 
 // The five type combinations, as the tests and the benchmark name them (gemm/bf16_bf16 ...).
 enum class Types { F16_F32, F16_F16, BF16_F32, BF16_BF16, I8_I32 };
-inline const char* types_name(Types t) {
-  switch (t) {
-    case Types::F16_F32:
-      return "f16_f32";
-    case Types::F16_F16:
-      return "f16_f16";
-    case Types::BF16_F32:
-      return "bf16_f32";
-    case Types::BF16_BF16:
-      return "bf16_bf16";
-    case Types::I8_I32:
-      return "i8_i32";
+// One row per combination, in the enum's order: its name, and the compute capability
+// (major * 10 + minor) its tensor-core path needs.
+struct TypesInfo {
+  Types types;
+  const char* name;
+  int min_cc;
+};
+inline constexpr TypesInfo kTypesTable[] = {
+    {Types::F16_F32, "f16_f32", 70},     {Types::F16_F16, "f16_f16", 70}, {Types::BF16_F32, "bf16_f32", 80},
+    {Types::BF16_BF16, "bf16_bf16", 80}, {Types::I8_I32, "i8_i32", 75},
+};
+inline const TypesInfo* types_info(Types t) {
+  for (const TypesInfo& row : kTypesTable) {
+    if (row.types == t) return &row;
   }
-  return "?";
+  return nullptr;
+}
+inline const char* types_name(Types t) {
+  const TypesInfo* row = types_info(t);
+  return row != nullptr ? row->name : "?";
 }
 inline const std::vector<Types>& all_types() {
-  static const std::vector<Types> all = {Types::F16_F32, Types::F16_F16, Types::BF16_F32, Types::BF16_BF16,
-                                         Types::I8_I32};
+  static const std::vector<Types> all = [] {
+    std::vector<Types> v;
+    for (const TypesInfo& row : kTypesTable) v.push_back(row.types);
+    return v;
+  }();
   return all;
 }
 // Compute capability (major * 10 + minor) the tensor-core path of a type needs.
 inline int types_min_cc(Types t) {
-  switch (t) {
-    case Types::F16_F32:
-    case Types::F16_F16:
-      return 70;
-    case Types::BF16_F32:
-    case Types::BF16_BF16:
-      return 80;
-    case Types::I8_I32:
-      return 75;
-  }
-  return 0;
+  const TypesInfo* row = types_info(t);
+  return row != nullptr ? row->min_cc : 0;
 }
 
 // --- device helpers for your kernels --------------------------------------------------

@@ -27,27 +27,23 @@
 
 namespace ch05::cublas {
 
+// The cudaDataType_t of an element type.
 template <class T>
-struct DataType;
-template <>
-struct DataType<__half> {
-  static constexpr cudaDataType_t value = CUDA_R_16F;
-};
-template <>
-struct DataType<__nv_bfloat16> {
-  static constexpr cudaDataType_t value = CUDA_R_16BF;
-};
-template <>
-struct DataType<float> {
-  static constexpr cudaDataType_t value = CUDA_R_32F;
-};
-template <>
-struct DataType<int8_t> {
-  static constexpr cudaDataType_t value = CUDA_R_8I;
-};
-template <>
-struct DataType<int32_t> {
-  static constexpr cudaDataType_t value = CUDA_R_32I;
+struct DataType {
+  static constexpr cudaDataType_t value = [] {
+    if constexpr (std::is_same_v<T, __half>)
+      return CUDA_R_16F;
+    else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+      return CUDA_R_16BF;
+    else if constexpr (std::is_same_v<T, float>)
+      return CUDA_R_32F;
+    else if constexpr (std::is_same_v<T, int8_t>)
+      return CUDA_R_8I;
+    else {
+      static_assert(std::is_same_v<T, int32_t>, "no cudaDataType_t for this element type");
+      return CUDA_R_32I;
+    }
+  }();
 };
 
 // INT8 GemmEx on M x N x K, with A (ld K), B (ld N), D (ld N); returns cuBLAS's status.

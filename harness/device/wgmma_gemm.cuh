@@ -111,41 +111,31 @@ namespace wb::sm90 {
 // %R+2 (1: accumulate), the transpose immediates %R+3 and %R+4 (0: K-major, 1: MN-major).
 template <int N>
 struct WgmmaSs;
+// One wgmma of shape m64n<N>k16 on element type T (the PTX spelling: bf16 or f16).
+#define WB_WGMMA_SS_ASM(N, R, IA, IB, IS, ITA, ITB, T)            \
+  asm volatile(                                                   \
+      "{\n"                                                       \
+      ".reg .pred p;\n"                                           \
+      "setp.ne.b32 p, %" #IS                                      \
+      ", 0;\n"                                                    \
+      "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #T "." #T \
+      "\n"                                                        \
+      "{" WB_WGMMA_P##R                                           \
+      "},\n"                                                      \
+      "%" #IA ", %" #IB ", p, 1, 1, %" #ITA ", %" #ITB            \
+      ";\n"                                                       \
+      "}\n"                                                       \
+      : WB_WGMMA_C##R(d)                                          \
+      : "l"(desc_a), "l"(desc_b), "r"(1), "n"(kTransA), "n"(kTransB))
 #define WB_WGMMA_SS_SHAPE(N, R, IA, IB, IS, ITA, ITB)                                             \
   template <>                                                                                     \
   struct WgmmaSs<N> {                                                                             \
     template <class In, int kTransA, int kTransB>                                                 \
     __device__ static __forceinline__ void run(float (&d)[R], uint64_t desc_a, uint64_t desc_b) { \
       if constexpr (std::is_same_v<In, __nv_bfloat16>) {                                          \
-        asm volatile(                                                                             \
-            "{\n"                                                                                 \
-            ".reg .pred p;\n"                                                                     \
-            "setp.ne.b32 p, %" #IS                                                                \
-            ", 0;\n"                                                                              \
-            "wgmma.mma_async.sync.aligned.m64n" #N                                                \
-            "k16.f32.bf16.bf16\n"                                                                 \
-            "{" WB_WGMMA_P##R                                                                     \
-            "},\n"                                                                                \
-            "%" #IA ", %" #IB ", p, 1, 1, %" #ITA ", %" #ITB                                      \
-            ";\n"                                                                                 \
-            "}\n"                                                                                 \
-            : WB_WGMMA_C##R(d)                                                                    \
-            : "l"(desc_a), "l"(desc_b), "r"(1), "n"(kTransA), "n"(kTransB));                      \
+        WB_WGMMA_SS_ASM(N, R, IA, IB, IS, ITA, ITB, bf16);                                        \
       } else {                                                                                    \
-        asm volatile(                                                                             \
-            "{\n"                                                                                 \
-            ".reg .pred p;\n"                                                                     \
-            "setp.ne.b32 p, %" #IS                                                                \
-            ", 0;\n"                                                                              \
-            "wgmma.mma_async.sync.aligned.m64n" #N                                                \
-            "k16.f32.f16.f16\n"                                                                   \
-            "{" WB_WGMMA_P##R                                                                     \
-            "},\n"                                                                                \
-            "%" #IA ", %" #IB ", p, 1, 1, %" #ITA ", %" #ITB                                      \
-            ";\n"                                                                                 \
-            "}\n"                                                                                 \
-            : WB_WGMMA_C##R(d)                                                                    \
-            : "l"(desc_a), "l"(desc_b), "r"(1), "n"(kTransA), "n"(kTransB));                      \
+        WB_WGMMA_SS_ASM(N, R, IA, IB, IS, ITA, ITB, f16);                                         \
       }                                                                                           \
     }                                                                                             \
   };

@@ -39,6 +39,7 @@
 
 #include "ch05.cuh"
 #include "declare/op.cuh"
+#include "cublaslt_common.cuh"
 #include "runtime/buffers.cuh"
 #include "runtime/cublaslt_check.cuh"
 #include "runtime/errors.cuh"
@@ -49,22 +50,7 @@ namespace {
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 constexpr int kHeuristicResults = 8;
 
-template <class T, cublasStatus_t (*Destroy)(T)>
-struct LtDestroy {
-  void operator()(T p) const noexcept { Destroy(p); }
-};
-template <class T, cublasStatus_t (*Destroy)(T)>
-using LtOwner = std::unique_ptr<std::remove_pointer_t<T>, LtDestroy<T, Destroy>>;
-using LtHandle = LtOwner<cublasLtHandle_t, cublasLtDestroy>;
-using MatmulDesc = LtOwner<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
-using Layout = LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
-using Preference = LtOwner<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
-
-Layout make_layout(cudaDataType_t type, int rows, int cols, int ld) {
-  cublasLtMatrixLayout_t layout = nullptr;
-  CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&layout, type, rows, cols, ld));
-  return Layout(layout);
-}
+using namespace lt;  // cuBLASLt's owners, make_layout, device_state_of: cublaslt_common.cuh
 
 struct Plan {
   bool usable = false;  // false: the CUDA-core kernel
@@ -87,28 +73,8 @@ std::mutex& state_mutex() {
   return m;
 }
 
-// Never destroyed: tearing cuBLASLt down at exit may run after the CUDA runtime has gone.
-DeviceState& device_state() {
-  static auto* states = new std::map<int, std::unique_ptr<DeviceState>>();
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  std::unique_ptr<DeviceState>& slot = (*states)[device];
-  if (!slot) {
-    auto s = std::make_unique<DeviceState>();
-    cublasLtHandle_t handle = nullptr;
-    CUBLASLT_CHECK(cublasLtCreate(&handle));
-    s->handle.reset(handle);
-    cublasLtMatmulPreference_t pref = nullptr;
-    CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    s->preference.reset(pref);
-    const uint64_t max_workspace = kWorkspaceBytes;
-    CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace,
-                                                        sizeof max_workspace));
-    s->workspace = wb::DeviceBuffer<unsigned char>(kWorkspaceBytes);
-    slot = std::move(s);
-  }
-  return *slot;
-}
+// The current device's state (lt::device_state_of: made on first use, never destroyed).
+DeviceState& device_state() { return lt::device_state_of<DeviceState>(kWorkspaceBytes); }
 
 bool is_refusal(cublasStatus_t status) {
   return status == CUBLAS_STATUS_NOT_SUPPORTED || status == CUBLAS_STATUS_ARCH_MISMATCH ||

@@ -50,6 +50,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "cublaslt_common.cuh"
 #include "runtime/buffers.cuh"
 #include "runtime/cublaslt_check.cuh"
 #include "runtime/errors.cuh"
@@ -62,25 +63,7 @@ constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 constexpr uintptr_t kAlignment = 256;  // what cuBLASLt's heuristic assumes of A, B, C, D by default
 constexpr int kHeuristicResults = 8;
 
-// --- owners of cuBLASLt objects --------------------------------------------------------
-
-template <class T, cublasStatus_t (*Destroy)(T)>
-struct LtDestroy {
-  void operator()(T p) const noexcept { Destroy(p); }  // errors at teardown are not reported
-};
-template <class T, cublasStatus_t (*Destroy)(T)>
-using LtOwner = std::unique_ptr<std::remove_pointer_t<T>, LtDestroy<T, Destroy>>;
-
-using LtHandle = LtOwner<cublasLtHandle_t, cublasLtDestroy>;
-using MatmulDesc = LtOwner<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy>;
-using Layout = LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy>;
-using Preference = LtOwner<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy>;
-
-Layout make_layout(cudaDataType_t type, int rows, int cols, int ld) {
-  cublasLtMatrixLayout_t layout = nullptr;
-  CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&layout, type, rows, cols, ld));
-  return Layout(layout);
-}
+using namespace lt;  // cuBLASLt's owners, make_layout, device_state_of: cublaslt_common.cuh
 
 // --- plans ------------------------------------------------------------------------------
 
@@ -140,29 +123,8 @@ std::mutex& state_mutex() {
   return m;
 }
 
-// The current device's state. The registry is never destroyed: tearing it down at exit
-// would call cuBLASLt and cudaFree after the CUDA runtime may already have shut down.
-DeviceState& device_state() {
-  static auto* states = new std::map<int, std::unique_ptr<DeviceState>>();
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  std::unique_ptr<DeviceState>& slot = (*states)[device];
-  if (!slot) {
-    auto s = std::make_unique<DeviceState>();
-    cublasLtHandle_t handle = nullptr;
-    CUBLASLT_CHECK(cublasLtCreate(&handle));
-    s->handle.reset(handle);
-    cublasLtMatmulPreference_t pref = nullptr;
-    CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    s->preference.reset(pref);
-    const uint64_t max_workspace = kWorkspaceBytes;
-    CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace,
-                                                        sizeof max_workspace));
-    s->workspace = wb::DeviceBuffer<int8_t>(kWorkspaceBytes);
-    slot = std::move(s);
-  }
-  return *slot;
-}
+// The current device's state (lt::device_state_of: made on first use, never destroyed).
+DeviceState& device_state() { return lt::device_state_of<DeviceState>(kWorkspaceBytes); }
 
 bool is_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kAlignment == 0; }
 

@@ -7,6 +7,8 @@
 // the whole warp (a broadcast). Arithmetic intensity: 2 FLOPs per 8 bytes loaded, 0.25
 // FLOP/byte before caches help: the kernel waits on memory, far from the FP32 peak.
 //
+// From gemm_common.cuh: store_scaled (the alpha/beta epilogue) and launch_checked.
+//
 // Run: build/ch04/bin/ch04_bench --impl=v1_naive,reference
 #include "runtime/errors.cuh"
 #include "gemm_common.cuh"
@@ -34,11 +36,8 @@ void v1_naive(int M, int N, int K, float alpha, const float* A, int lda, const f
               int ldc, cudaStream_t stream) {
   if (M == 0 || N == 0) return;
   constexpr int kBX = 32, kBY = 8;
-  const dim3 block(kBX, kBY);
-  const dim3 grid(ceil_div(M, kBX), ceil_div(N, kBY));
-  const auto kernel = naive_kernel<kBX, kBY>;
-  kernel<<<grid, block, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  WB_CHECK_LAUNCH();
+  launch_checked(naive_kernel<kBX, kBY>, dim3(ceil_div(M, kBX), ceil_div(N, kBY)), dim3(kBX, kBY), 0, stream, M, N, K,
+                 alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 }  // namespace ch04::solution

@@ -10,6 +10,8 @@
 // What still limits it: every FMA needs two loads (one from L1/L2 for A, one for B), 0.25
 // FLOP per byte loaded per thread. The loads, not the FMAs, set the pace.
 //
+// From gemm_common.cuh: store_scaled and launch_checked.
+//
 // Run: build/ch04/bin/ch04_bench --impl=v2_coalesced,reference
 #include "runtime/errors.cuh"
 #include "gemm_common.cuh"
@@ -38,11 +40,8 @@ void v2_coalesced(int M, int N, int K, float alpha, const float* A, int lda, con
                   float* C, int ldc, cudaStream_t stream) {
   if (M == 0 || N == 0) return;
   constexpr int kBX = 32, kBY = 8;
-  const dim3 block(kBX, kBY);
-  const dim3 grid(ceil_div(N, kBX), ceil_div(M, kBY));
-  const auto kernel = coalesced_kernel<kBX, kBY>;
-  kernel<<<grid, block, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  WB_CHECK_LAUNCH();
+  launch_checked(coalesced_kernel<kBX, kBY>, dim3(ceil_div(N, kBX), ceil_div(M, kBY)), dim3(kBX, kBY), 0, stream, M, N,
+                 K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 }  // namespace ch04::solution

@@ -15,6 +15,8 @@
 // elements inside C are stored. No thread returns early: every thread must reach both
 // __syncthreads() in every iteration.
 //
+// From gemm_common.cuh: store_scaled and launch_checked.
+//
 // Run: build/ch04/bin/ch04_bench --impl=v3_smem_tiling,reference
 #include "runtime/errors.cuh"
 #include "gemm_common.cuh"
@@ -53,11 +55,8 @@ void v3_smem_tiling(int M, int N, int K, float alpha, const float* A, int lda, c
                     float* C, int ldc, cudaStream_t stream) {
   if (M == 0 || N == 0) return;
   constexpr int kTile = 32;
-  const dim3 block(kTile, kTile);
-  const dim3 grid(ceil_div(N, kTile), ceil_div(M, kTile));
-  const auto kernel = smem_kernel<kTile>;
-  kernel<<<grid, block, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  WB_CHECK_LAUNCH();
+  launch_checked(smem_kernel<kTile>, dim3(ceil_div(N, kTile), ceil_div(M, kTile)), dim3(kTile, kTile), 0, stream, M, N,
+                 K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 }  // namespace ch04::solution

@@ -10,6 +10,9 @@
 // (64 + 64) * 4 bytes loaded per k: 16 FLOP/byte (v3: 8). Against shared memory: about one
 // load per FMA, still the bottleneck; v5 blocks in both directions.
 //
+// From gemm_common.cuh: load_tiles_scalar (the two tiles, element by element), store_scaled,
+// launch_checked.
+//
 // Run: build/ch04/bin/ch04_bench --impl=v4_1d_register_blocking,reference
 #include "runtime/errors.cuh"
 #include "gemm_common.cuh"
@@ -26,9 +29,6 @@ __global__ void __launch_bounds__((BM / TM) * BN)
   static_assert(BM % TM == 0, "the thread columns must cover BM");
   static_assert(BN % 32 == 0, "a warp must lie on one row of thread columns (A reads are broadcasts)");
   static_assert(kThreads <= 1024, "at most 1024 threads per block");
-  static_assert((BM * BK) % kThreads == 0 && (BK * BN) % kThreads == 0,
-                "every thread loads the same number of elements of each tile");
-  constexpr int kALoads = BM * BK / kThreads, kBLoads = BK * BN / kThreads;
 
   __shared__ float a_tile[BM][BK];  // (BM rows of C, BK of K)
   __shared__ float b_tile[BK][BN];  // (BK of K, BN cols of C)
@@ -39,18 +39,7 @@ __global__ void __launch_bounds__((BM / TM) * BN)
 
   float acc[TM] = {};
   for (int k0 = 0; k0 < K; k0 += BK) {
-#pragma unroll
-    for (int l = 0; l < kALoads; ++l) {  // consecutive threads take consecutive k of a row
-      const int i = tid + l * kThreads, r = i / BK, c = i % BK;
-      const int gr = row0 + r, gk = k0 + c;
-      a_tile[r][c] = (gr < M && gk < K) ? A[static_cast<size_t>(gr) * lda + gk] : 0.0f;
-    }
-#pragma unroll
-    for (int l = 0; l < kBLoads; ++l) {  // consecutive threads take consecutive columns
-      const int i = tid + l * kThreads, r = i / BN, c = i % BN;
-      const int gk = k0 + r, gc = col0 + c;
-      b_tile[r][c] = (gk < K && gc < N) ? B[static_cast<size_t>(gk) * ldb + gc] : 0.0f;
-    }
+    load_tiles_scalar<BM, BN, BK, kThreads>(a_tile, b_tile, A, lda, B, ldb, M, N, K, row0, col0, k0, tid);
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
@@ -75,11 +64,8 @@ void v4_1d_register_blocking(int M, int N, int K, float alpha, const float* A, i
                              float beta, float* C, int ldc, cudaStream_t stream) {
   if (M == 0 || N == 0) return;
   constexpr int kBM = 64, kBN = 64, kBK = 8, kTM = 8;
-  const dim3 block((kBM / kTM) * kBN);
-  const dim3 grid(ceil_div(N, kBN), ceil_div(M, kBM));
-  const auto kernel = blocking1d_kernel<kBM, kBN, kBK, kTM>;
-  kernel<<<grid, block, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  WB_CHECK_LAUNCH();
+  launch_checked(blocking1d_kernel<kBM, kBN, kBK, kTM>, dim3(ceil_div(N, kBN), ceil_div(M, kBM)),
+                 dim3((kBM / kTM) * kBN), 0, stream, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 }  // namespace ch04::solution

@@ -12,6 +12,9 @@
 // warp hit the same bank), and B's reads (8 consecutive floats per thread, threads 8 floats
 // apart) conflict 4 ways. v6 fixes the loads.
 //
+// From gemm_common.cuh: load_tiles_scalar (v4's tile loads), outer_product (the TM x TN FMAs
+// of one k), store_scaled, launch_checked.
+//
 // Run: build/ch04/bin/ch04_bench --impl=v5_2d_register_blocking,reference
 #include "runtime/errors.cuh"
 #include "gemm_common.cuh"
@@ -27,9 +30,6 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   constexpr int kThreads = (BM / TM) * (BN / TN);
   static_assert(BM % TM == 0 && BN % TN == 0, "the thread tiles must cover the block tile");
   static_assert(kThreads <= 1024, "at most 1024 threads per block");
-  static_assert((BM * BK) % kThreads == 0 && (BK * BN) % kThreads == 0,
-                "every thread loads the same number of elements of each tile");
-  constexpr int kALoads = BM * BK / kThreads, kBLoads = BK * BN / kThreads;
 
   __shared__ float a_tile[BM][BK];  // (BM rows of C, BK of K)
   __shared__ float b_tile[BK][BN];  // (BK of K, BN cols of C)
@@ -41,18 +41,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   float acc[TM][TN] = {};
   float a_reg[TM], b_reg[TN];
   for (int k0 = 0; k0 < K; k0 += BK) {
-#pragma unroll
-    for (int l = 0; l < kALoads; ++l) {
-      const int i = tid + l * kThreads, r = i / BK, c = i % BK;
-      const int gr = row0 + r, gk = k0 + c;
-      a_tile[r][c] = (gr < M && gk < K) ? A[static_cast<size_t>(gr) * lda + gk] : 0.0f;
-    }
-#pragma unroll
-    for (int l = 0; l < kBLoads; ++l) {
-      const int i = tid + l * kThreads, r = i / BN, c = i % BN;
-      const int gk = k0 + r, gc = col0 + c;
-      b_tile[r][c] = (gk < K && gc < N) ? B[static_cast<size_t>(gk) * ldb + gc] : 0.0f;
-    }
+    load_tiles_scalar<BM, BN, BK, kThreads>(a_tile, b_tile, A, lda, B, ldb, M, N, K, row0, col0, k0, tid);
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
@@ -60,11 +49,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
       for (int i = 0; i < TM; ++i) a_reg[i] = a_tile[trow * TM + i][k];
 #pragma unroll
       for (int j = 0; j < TN; ++j) b_reg[j] = b_tile[k][tcol * TN + j];
-#pragma unroll
-      for (int i = 0; i < TM; ++i) {
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] += a_reg[i] * b_reg[j];
-      }
+      outer_product(acc, a_reg, b_reg);
     }
     __syncthreads();
   }
@@ -87,11 +72,8 @@ void v5_2d_register_blocking(int M, int N, int K, float alpha, const float* A, i
                              float beta, float* C, int ldc, cudaStream_t stream) {
   if (M == 0 || N == 0) return;
   constexpr int kBM = 128, kBN = 128, kBK = 8, kTM = 8, kTN = 8;
-  const dim3 block((kBM / kTM) * (kBN / kTN));
-  const dim3 grid(ceil_div(N, kBN), ceil_div(M, kBM));
-  const auto kernel = blocking2d_kernel<kBM, kBN, kBK, kTM, kTN>;
-  kernel<<<grid, block, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  WB_CHECK_LAUNCH();
+  launch_checked(blocking2d_kernel<kBM, kBN, kBK, kTM, kTN>, dim3(ceil_div(N, kBN), ceil_div(M, kBM)),
+                 dim3((kBM / kTM) * (kBN / kTN)), 0, stream, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 }  // namespace ch04::solution

@@ -20,6 +20,9 @@
 // is aligned and its leading dimension is a multiple of 4, and only for groups of four
 // that lie inside the matrix; everything else takes the element-by-element path.
 //
+// From gemm_common.cuh: load_tiles_vec4 (the float4 tile loads, A transposed), outer_product
+// (as v5), store_row4, launch_checked.
+//
 // Run: build/ch04/bin/ch04_bench --impl=v6_vectorized_smem,reference
 #include "runtime/errors.cuh"
 #include "gemm_common.cuh"
@@ -38,7 +41,6 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   static_assert(kThreads <= 1024, "at most 1024 threads per block");
   static_assert((BM * BK / 4) % kThreads == 0 && (BK * BN / 4) % kThreads == 0,
                 "every thread loads the same number of float4 of each tile");
-  constexpr int kALoads = BM * BK / 4 / kThreads, kBLoads = BK * BN / 4 / kThreads;
 
   __shared__ __align__(16) float a_tile[BK][BM];  // A's (BM, BK) tile, transposed: (BK of K, BM rows of C)
   __shared__ __align__(16) float b_tile[BK][BN];  // (BK of K, BN cols of C)
@@ -46,28 +48,11 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
   const int tcol = tid % (BN / TN);
   const int trow = tid / (BN / TN);
   const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
-  const float4 zero4 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 
   float acc[TM][TN] = {};
   float a_reg[TM], b_reg[TN];
   for (int k0 = 0; k0 < K; k0 += BK) {
-#pragma unroll
-    for (int l = 0; l < kALoads; ++l) {  // float4 number f of the tile: row f / (BK/4), k (f % (BK/4)) * 4
-      const int f = tid + l * kThreads, r = f / (BK / 4), c = (f % (BK / 4)) * 4;
-      const int gr = row0 + r;
-      const float4 v = gr < M ? load_row4(A + static_cast<size_t>(gr) * lda, k0 + c, K, a_vec) : zero4;
-      a_tile[c + 0][r] = v.x;  // transposed on the way in
-      a_tile[c + 1][r] = v.y;
-      a_tile[c + 2][r] = v.z;
-      a_tile[c + 3][r] = v.w;
-    }
-#pragma unroll
-    for (int l = 0; l < kBLoads; ++l) {
-      const int f = tid + l * kThreads, r = f / (BN / 4), c = (f % (BN / 4)) * 4;
-      const int gk = k0 + r;
-      const float4 v = gk < K ? load_row4(B + static_cast<size_t>(gk) * ldb, col0 + c, N, b_vec) : zero4;
-      *reinterpret_cast<float4*>(&b_tile[r][c]) = v;
-    }
+    load_tiles_vec4<BM, BN, BK, kThreads>(a_tile, b_tile, A, lda, B, ldb, M, N, K, row0, col0, k0, tid, a_vec, b_vec);
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
@@ -81,11 +66,7 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
         const float4 v = *reinterpret_cast<const float4*>(&b_tile[k][tcol * TN + j]);
         b_reg[j + 0] = v.x, b_reg[j + 1] = v.y, b_reg[j + 2] = v.z, b_reg[j + 3] = v.w;
       }
-#pragma unroll
-      for (int i = 0; i < TM; ++i) {
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] += a_reg[i] * b_reg[j];
-      }
+      outer_product(acc, a_reg, b_reg);
     }
     __syncthreads();
   }
@@ -109,12 +90,9 @@ void v6_vectorized_smem(int M, int N, int K, float alpha, const float* A, int ld
                         float* C, int ldc, cudaStream_t stream) {
   if (M == 0 || N == 0) return;
   constexpr int kBM = 128, kBN = 128, kBK = 8, kTM = 8, kTN = 8;
-  const dim3 block((kBM / kTM) * (kBN / kTN));
-  const dim3 grid(ceil_div(N, kBN), ceil_div(M, kBM));
-  const auto kernel = vectorized_kernel<kBM, kBN, kBK, kTM, kTN>;
-  kernel<<<grid, block, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vector_ok(A, lda), vector_ok(B, ldb),
-                                     vector_ok(C, ldc));
-  WB_CHECK_LAUNCH();
+  launch_checked(vectorized_kernel<kBM, kBN, kBK, kTM, kTN>, dim3(ceil_div(N, kBN), ceil_div(M, kBM)),
+                 dim3((kBM / kTM) * (kBN / kTN)), 0, stream, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
+                 vector_ok(A, lda), vector_ok(B, ldb), vector_ok(C, ldc));
 }
 
 }  // namespace ch04::solution

@@ -18,6 +18,9 @@
 // What still costs: load, wait, compute, wait: the tile's global loads are not overlapped
 // with the FMAs of the previous tile. v8 double-buffers.
 //
+// From gemm_common.cuh: load_tiles_vec4 and outer_product (as v6), store_warp_tile (the
+// thread's results to C), launch_checked.
+//
 // Run: build/ch04/bin/ch04_bench --impl=v7_warp_tiling,reference
 #include "runtime/errors.cuh"
 #include "gemm_common.cuh"
@@ -30,18 +33,10 @@ template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS>
 __global__ void __launch_bounds__(THREADS)
     warptile_kernel(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
                     float* C, int ldc, bool a_vec, bool b_vec, bool c_vec) {
-  static_assert(THREADS % 32 == 0 && THREADS <= 1024, "whole warps, at most 1024 threads");
-  static_assert(BM % WM == 0 && BN % WN == 0 && (BM / WM) * (BN / WN) == THREADS / 32,
-                "the warp tiles must cover the block tile exactly once");
-  static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are made of 4 x 4 float4 blocks");
-  static_assert(WM % TM == 0 && WN % TN == 0 && (WM / TM) * (WN / TN) == 32,
-                "the 32 lanes must cover the warp tile exactly once");
-  static_assert(BK % 4 == 0 && (BM * BK / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0,
-                "every thread loads the same number of float4 of each tile");
-  constexpr int kLanesN = WN / TN;        // lanes across the warp tile
-  constexpr int kSweepM = 4 * (WM / TM);  // rows covered by one float4 from every lane row
-  constexpr int kSweepN = 4 * kLanesN;    // columns covered by one float4 from every lane column
-  constexpr int kALoads = BM * BK / 4 / THREADS, kBLoads = BK * BN / 4 / THREADS;
+  using Tiling = WarpTiling<BM, BN, BK, WM, WN, TM, TN, THREADS>;  // the tile rules, checked
+  constexpr int kLanesN = Tiling::kLanesN;                         // lanes across the warp tile
+  constexpr int kSweepM = Tiling::kSweepM;                         // rows covered by one float4 from every lane row
+  constexpr int kSweepN = Tiling::kSweepN;  // columns covered by one float4 from every lane column
   constexpr int kPad = 4;
 
   __shared__ __align__(16) float a_tile[BK][BM + kPad];  // A's (BM, BK) tile, transposed and padded
@@ -54,28 +49,11 @@ __global__ void __launch_bounds__(THREADS)
   const int m_base = warp_m * WM + lane_m * 4;
   const int n_base = warp_n * WN + lane_n * 4;
   const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
-  const float4 zero4 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 
   float acc[TM][TN] = {};
   float a_reg[TM], b_reg[TN];
   for (int k0 = 0; k0 < K; k0 += BK) {
-#pragma unroll
-    for (int l = 0; l < kALoads; ++l) {
-      const int f = tid + l * THREADS, r = f / (BK / 4), c = (f % (BK / 4)) * 4;
-      const int gr = row0 + r;
-      const float4 v = gr < M ? load_row4(A + static_cast<size_t>(gr) * lda, k0 + c, K, a_vec) : zero4;
-      a_tile[c + 0][r] = v.x;
-      a_tile[c + 1][r] = v.y;
-      a_tile[c + 2][r] = v.z;
-      a_tile[c + 3][r] = v.w;
-    }
-#pragma unroll
-    for (int l = 0; l < kBLoads; ++l) {
-      const int f = tid + l * THREADS, r = f / (BN / 4), c = (f % (BN / 4)) * 4;
-      const int gk = k0 + r;
-      const float4 v = gk < K ? load_row4(B + static_cast<size_t>(gk) * ldb, col0 + c, N, b_vec) : zero4;
-      *reinterpret_cast<float4*>(&b_tile[r][c]) = v;
-    }
+    load_tiles_vec4<BM, BN, BK, THREADS>(a_tile, b_tile, A, lda, B, ldb, M, N, K, row0, col0, k0, tid, a_vec, b_vec);
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
@@ -89,30 +67,13 @@ __global__ void __launch_bounds__(THREADS)
         const float4 v = *reinterpret_cast<const float4*>(&b_tile[k][n_base + j * kSweepN]);
         b_reg[4 * j + 0] = v.x, b_reg[4 * j + 1] = v.y, b_reg[4 * j + 2] = v.z, b_reg[4 * j + 3] = v.w;
       }
-#pragma unroll
-      for (int i = 0; i < TM; ++i) {
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] += a_reg[i] * b_reg[j];
-      }
+      outer_product(acc, a_reg, b_reg);
     }
     __syncthreads();
   }
 
   // acc[4 * i + r][4 * j + c] is C[row0 + m_base + i * kSweepM + r][col0 + n_base + j * kSweepN + c].
-#pragma unroll
-  for (int i = 0; i < TM / 4; ++i) {
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int row = row0 + m_base + i * kSweepM + r;
-      if (row >= M) continue;
-      float* c_row = C + static_cast<size_t>(row) * ldc;
-#pragma unroll
-      for (int j = 0; j < TN / 4; ++j) {
-        const float* a = &acc[4 * i + r][4 * j];
-        store_row4(c_row, col0 + n_base + j * kSweepN, N, c_vec, make_float4(a[0], a[1], a[2], a[3]), alpha, beta);
-      }
-    }
-  }
+  store_warp_tile<TM, TN, kSweepM, kSweepN>(acc, C, ldc, M, N, row0 + m_base, col0 + n_base, c_vec, alpha, beta);
 }
 
 }  // namespace
@@ -121,12 +82,9 @@ void v7_warp_tiling(int M, int N, int K, float alpha, const float* A, int lda, c
                     float* C, int ldc, cudaStream_t stream) {
   if (M == 0 || N == 0) return;
   constexpr int kBM = 128, kBN = 128, kBK = 8, kWM = 64, kWN = 32, kTM = 8, kTN = 8, kThreads = 256;
-  const dim3 block(kThreads);
-  const dim3 grid(ceil_div(N, kBN), ceil_div(M, kBM));
-  const auto kernel = warptile_kernel<kBM, kBN, kBK, kWM, kWN, kTM, kTN, kThreads>;
-  kernel<<<grid, block, 0, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vector_ok(A, lda), vector_ok(B, ldb),
-                                     vector_ok(C, ldc));
-  WB_CHECK_LAUNCH();
+  launch_checked(warptile_kernel<kBM, kBN, kBK, kWM, kWN, kTM, kTN, kThreads>, dim3(ceil_div(N, kBN), ceil_div(M, kBM)),
+                 dim3(kThreads), 0, stream, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vector_ok(A, lda),
+                 vector_ok(B, ldb), vector_ok(C, ldc));
 }
 
 }  // namespace ch04::solution

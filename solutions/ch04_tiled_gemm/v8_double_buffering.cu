@@ -27,6 +27,8 @@
 // 94% of issue slots do FMAs, and the register-bank conflicts of FFMA operands, the
 // address arithmetic and the barriers take a few percent more.
 //
+// From gemm_common.cuh (in the kernel header): store_warp_tile (as v7), launch_checked.
+//
 // Run: build/ch04/bin/ch04_bench --impl=v8_double_buffering,reference
 // Tune: build/ch04/bin/ch04_tune
 #include <algorithm>

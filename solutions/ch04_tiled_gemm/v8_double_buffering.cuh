@@ -32,21 +32,15 @@ template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int THREADS, i
 __global__ void __launch_bounds__(THREADS, v8_min_blocks(THREADS, TM, TN, BM* BK / 4 / THREADS, BK* BN / 4 / THREADS))
     v8_kernel(int M, int N, int K, float alpha, const float* __restrict__ A, int lda, const float* __restrict__ B,
               int ldb, float beta, float* C, int ldc, bool a_vec, bool b_vec, bool c_vec) {
-  // The same conditions as sgemm_config_problem(), checked where they matter.
-  static_assert(THREADS % 32 == 0 && THREADS <= 1024, "whole warps, at most 1024 threads");
-  static_assert(BM % WM == 0 && BN % WN == 0 && (BM / WM) * (BN / WN) == THREADS / 32,
-                "the warp tiles must cover the block tile exactly once");
-  static_assert(TM % 4 == 0 && TN % 4 == 0, "thread tiles are made of 4 x 4 float4 blocks");
-  static_assert(WM % TM == 0 && WN % TN == 0 && (WM / TM) * (WN / TN) == 32,
-                "the 32 lanes must cover the warp tile exactly once");
-  static_assert(BK % 4 == 0 && (BM * BK / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0,
-                "every thread loads the same number of float4 of each tile");
+  // The same conditions as sgemm_config_problem(), checked where they matter: v7's tile
+  // rules (WarpTiling), and two of v8's own.
+  using Tiling = WarpTiling<BM, BN, BK, WM, WN, TM, TN, THREADS>;
   static_assert(TM * TN <= 128, "more than 128 accumulators per thread would spill");
   static_assert(2 * BK * ((BM + kSgemmAPad) + BN) * 4 <= kSgemmSmemLimit, "at most 64 KB of shared memory");
 
-  constexpr int kLanesN = WN / TN;
-  constexpr int kSweepM = 4 * (WM / TM);
-  constexpr int kSweepN = 4 * kLanesN;
+  constexpr int kLanesN = Tiling::kLanesN;
+  constexpr int kSweepM = Tiling::kSweepM;
+  constexpr int kSweepN = Tiling::kSweepN;
   constexpr int kALoads = BM * BK / 4 / THREADS, kBLoads = BK * BN / 4 / THREADS;
 
   // Two buffers of each tile: while the FMAs read one, the next tile is stored into the other.
@@ -164,20 +158,7 @@ __global__ void __launch_bounds__(THREADS, v8_min_blocks(THREADS, TM, TN, BM* BK
     __syncthreads();
   }
 
-#pragma unroll
-  for (int i = 0; i < TM / 4; ++i) {
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int row = row0 + m_base + i * kSweepM + r;
-      if (row >= M) continue;
-      float* c_row = C + static_cast<size_t>(row) * ldc;
-#pragma unroll
-      for (int j = 0; j < TN / 4; ++j) {
-        const float* a = &acc[4 * i + r][4 * j];
-        store_row4(c_row, col0 + n_base + j * kSweepN, N, c_vec, make_float4(a[0], a[1], a[2], a[3]), alpha, beta);
-      }
-    }
-  }
+  store_warp_tile<TM, TN, kSweepM, kSweepN>(acc, C, ldc, M, N, row0 + m_base, col0 + n_base, c_vec, alpha, beta);
 }
 
 // Launches v8_kernel with one configuration; the SgemmFn signature, so configurations can
@@ -200,9 +181,8 @@ void v8_launch(int M, int N, int K, float alpha, const float* A, int lda, const 
     }();
     (void)opted_in;
   }
-  kernel<<<grid, block, smem, stream>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vector_ok(A, lda),
-                                        vector_ok(B, ldb), vector_ok(C, ldc));
-  WB_CHECK_LAUNCH();
+  launch_checked(kernel, grid, block, smem, stream, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, vector_ok(A, lda),
+                 vector_ok(B, ldb), vector_ok(C, ldc));
 }
 
 }  // namespace ch04::solution

@@ -12,6 +12,16 @@ namespace ch05::solution {
 #define CH05_INSTANTIATE(name, In, Out) \
   template void name<In, Out>(int, int, int, const In*, const In*, const Out*, Out*, cudaStream_t)
 
+// The four FP16/BF16 pairs (f16_f32, f16_f16, bf16_f32, bf16_bf16), and those with INT8 (i8_i32).
+#define CH05_INSTANTIATE_16BIT(name)            \
+  CH05_INSTANTIATE(name, __half, float);        \
+  CH05_INSTANTIATE(name, __half, __half);       \
+  CH05_INSTANTIATE(name, __nv_bfloat16, float); \
+  CH05_INSTANTIATE(name, __nv_bfloat16, __nv_bfloat16)
+#define CH05_INSTANTIATE_ALL(name) \
+  CH05_INSTANTIATE_16BIT(name);    \
+  CH05_INSTANTIATE(name, int8_t, int32_t)
+
 // v1_wmma_global.cu — one warp per 16 x 16 tile of D; WMMA fragments loaded straight from
 // global memory (through a small shared-memory patch at the edges). All five type pairs.
 CH05_LAUNCHER(v1_wmma_global);

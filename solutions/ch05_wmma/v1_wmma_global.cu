@@ -36,6 +36,22 @@ __device__ void stage_patch(In* patch, const In* X, int rows, int cols, int r0, 
   __syncwarp();
 }
 
+// The 16 x 16 tile of X (rows x cols, row-major) at (r0, c0) into `frag`: straight from
+// global memory when `direct` (inside the matrix, ldm a multiple of 16 bytes) and the tile
+// starts 32-byte aligned, through `patch` otherwise. Called by all 32 lanes of a warp.
+template <class Frag, class In>
+__device__ __forceinline__ void load_tile_frag(Frag& frag, const In* X, int rows, int cols, int r0, int c0, bool direct,
+                                               In* patch) {
+  using E = frag_t<In>;
+  const In* p = X + size_t(r0) * cols + c0;  // (16 x 16) tile of X at (r0, c0)
+  if (direct && reinterpret_cast<uintptr_t>(p) % 32 == 0) {
+    wmma::load_matrix_sync(frag, reinterpret_cast<const E*>(p), cols);
+  } else {
+    stage_patch(patch, X, rows, cols, r0, c0);
+    wmma::load_matrix_sync(frag, reinterpret_cast<const E*>(patch), 16);
+  }
+}
+
 template <class In, class Out>
 __global__ void __launch_bounds__(kWarps * 32)
     wmma_global_kernel(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D) {
@@ -61,20 +77,8 @@ __global__ void __launch_bounds__(kWarps * 32)
       wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major> a;
       wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::row_major> b;
 
-      const In* pa = A + size_t(row0) * K + k0;  // (16 x 16) tile of A at (row0, k0)
-      if (a_rows_in && k_in && a_ldm_ok && reinterpret_cast<uintptr_t>(pa) % 32 == 0) {
-        wmma::load_matrix_sync(a, reinterpret_cast<const E*>(pa), K);
-      } else {
-        stage_patch(patch_a[warp], A, M, K, row0, k0);
-        wmma::load_matrix_sync(a, reinterpret_cast<const E*>(patch_a[warp]), 16);
-      }
-      const In* pb = B + size_t(k0) * N + col0;  // (16 x 16) tile of B at (k0, col0)
-      if (b_cols_in && k_in && b_ldm_ok && reinterpret_cast<uintptr_t>(pb) % 32 == 0) {
-        wmma::load_matrix_sync(b, reinterpret_cast<const E*>(pb), N);
-      } else {
-        stage_patch(patch_b[warp], B, K, N, k0, col0);
-        wmma::load_matrix_sync(b, reinterpret_cast<const E*>(patch_b[warp]), 16);
-      }
+      load_tile_frag(a, A, M, K, row0, k0, a_rows_in && k_in && a_ldm_ok, patch_a[warp]);
+      load_tile_frag(b, B, K, N, k0, col0, b_cols_in && k_in && b_ldm_ok, patch_b[warp]);
       wmma::mma_sync(acc, a, b, acc);
       __syncwarp();  // every lane has its fragments before a patch is overwritten
     }
@@ -94,10 +98,6 @@ CH05_LAUNCHER(v1_wmma_global) {
   WB_CHECK_LAUNCH();
 }
 
-CH05_INSTANTIATE(v1_wmma_global, __half, float);
-CH05_INSTANTIATE(v1_wmma_global, __half, __half);
-CH05_INSTANTIATE(v1_wmma_global, __nv_bfloat16, float);
-CH05_INSTANTIATE(v1_wmma_global, __nv_bfloat16, __nv_bfloat16);
-CH05_INSTANTIATE(v1_wmma_global, int8_t, int32_t);
+CH05_INSTANTIATE_ALL(v1_wmma_global);
 
 }  // namespace ch05::solution

@@ -75,10 +75,6 @@ CH05_LAUNCHER(v2_wmma_smem) {
   WB_CHECK_LAUNCH();
 }
 
-CH05_INSTANTIATE(v2_wmma_smem, __half, float);
-CH05_INSTANTIATE(v2_wmma_smem, __half, __half);
-CH05_INSTANTIATE(v2_wmma_smem, __nv_bfloat16, float);
-CH05_INSTANTIATE(v2_wmma_smem, __nv_bfloat16, __nv_bfloat16);
-CH05_INSTANTIATE(v2_wmma_smem, int8_t, int32_t);
+CH05_INSTANTIATE_ALL(v2_wmma_smem);
 
 }  // namespace ch05::solution

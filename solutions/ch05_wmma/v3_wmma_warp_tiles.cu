@@ -11,6 +11,9 @@
 // Why it is not yet fast: the loads of the next tile start only after the current one
 // is used up; warps wait at each barrier for global memory (v4 overlaps the two).
 //
+// From wmma_common.cuh: the panel layout, the tile loaders, and the warp tile's reset and
+// epilogue (zero_tiles, write_tiles).
+//
 // Run: build/ch05/bin/ch05_bench --impl=v3_wmma_warp_tiles,v2_wmma_smem,reference
 #include "runtime/errors.cuh"
 #include "ladder.cuh"
@@ -42,11 +45,8 @@ __global__ void __launch_bounds__(kThreads)
     const int warp = threadIdx.x / 32, wm = warp / kWarpsN, wn = warp % kWarpsN;
     const int row0 = blockIdx.y * kBM, col0 = blockIdx.x * kBN;
 
-    wmma::fragment<wmma::accumulator, 16, 16, 16, Acc> acc[kFM][kFN];
-#pragma unroll
-    for (int i = 0; i < kFM; ++i)
-#pragma unroll
-      for (int j = 0; j < kFN; ++j) wmma::fill_fragment(acc[i][j], Acc(0));
+    AccFragment<In> acc[kFM][kFN];
+    zero_tiles<In>(acc);
 
     for (int k0 = 0; k0 < K; k0 += kBK) {
       if constexpr (kVector) {
@@ -78,12 +78,7 @@ __global__ void __launch_bounds__(kThreads)
       }
       __syncthreads();
     }
-#pragma unroll
-    for (int i = 0; i < kFM; ++i)
-#pragma unroll
-      for (int j = 0; j < kFN; ++j) {
-        write_tile<In, Out>(acc[i][j], scratch[warp], row0 + wm * kWM + i * 16, col0 + wn * kWN + j * 16, M, N, C, D);
-      }
+    write_tiles<In, Out>(acc, scratch[warp], row0 + wm * kWM, col0 + wn * kWN, M, N, C, D);
   } else {
     __trap();  // not reached: the tests skip GPUs without tensor cores for In
   }
@@ -102,10 +97,6 @@ CH05_LAUNCHER(v3_wmma_warp_tiles) {
   WB_CHECK_LAUNCH();
 }
 
-CH05_INSTANTIATE(v3_wmma_warp_tiles, __half, float);
-CH05_INSTANTIATE(v3_wmma_warp_tiles, __half, __half);
-CH05_INSTANTIATE(v3_wmma_warp_tiles, __nv_bfloat16, float);
-CH05_INSTANTIATE(v3_wmma_warp_tiles, __nv_bfloat16, __nv_bfloat16);
-CH05_INSTANTIATE(v3_wmma_warp_tiles, int8_t, int32_t);
+CH05_INSTANTIATE_ALL(v3_wmma_warp_tiles);
 
 }  // namespace ch05::solution

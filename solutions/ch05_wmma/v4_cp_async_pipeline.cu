@@ -18,9 +18,13 @@
 // into the same stages.
 // Why faster: global-memory latency is hidden behind two tiles of tensor-core work.
 //
+// From wmma_common.cuh: as v3 (zero_tiles, write_tiles); from harness/device/
+// mma_pipeline.cuh: the launch above 48 KB of shared memory (launch_with_smem).
+//
 // Run: build/ch05/bin/ch05_bench --impl=v4_cp_async_pipeline,v3_wmma_warp_tiles,reference
 #include "runtime/errors.cuh"
 #include "device/async_copy.cuh"
+#include "device/mma_pipeline.cuh"
 #include "ladder.cuh"
 #include "wmma_common.cuh"
 
@@ -91,14 +95,11 @@ __global__ void __launch_bounds__(kThreads)
   const int row0 = blockIdx.y * kBM, col0 = blockIdx.x * kBN;
   const int tiles = (K + kBK - 1) / kBK;
 
-  wmma::fragment<wmma::accumulator, 16, 16, 16, Acc> acc[kFM][kFN];
-#pragma unroll
-  for (int i = 0; i < kFM; ++i)
-#pragma unroll
-    for (int j = 0; j < kFN; ++j) wmma::fill_fragment(acc[i][j], Acc(0));
+  AccFragment<In> acc[kFM][kFN];
+  zero_tiles<In>(acc);
 
-      // Prologue: the first kStages - 1 tiles in flight, one commit group per tile (a group
-      // may be empty when K is short: the wait below counts groups, so commit anyway).
+  // Prologue: the first kStages - 1 tiles in flight, one commit group per tile (a group
+  // may be empty when K is short: the wait below counts groups, so commit anyway).
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < tiles)
@@ -142,13 +143,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   cp_async_wait<0>();  // nothing may still be writing shared memory when the block ends
 
-  Acc* mine = scratch + warp * 256;
-#pragma unroll
-  for (int i = 0; i < kFM; ++i)
-#pragma unroll
-    for (int j = 0; j < kFN; ++j) {
-      write_tile<In, Out>(acc[i][j], mine, row0 + wm * kWM + i * 16, col0 + wn * kWN + j * 16, M, N, C, D);
-    }
+  write_tiles<In, Out>(acc, scratch + warp * 256, row0 + wm * kWM, col0 + wn * kWN, M, N, C, D);
 #else
   __trap();  // not reached: cp.async needs sm_80, and the tests skip older GPUs
 #endif
@@ -156,12 +151,9 @@ __global__ void __launch_bounds__(kThreads)
 
 template <class In, class Out, bool kAsync>
 void launch(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cudaStream_t stream) {
-  auto* kernel = &cp_async_pipeline_kernel<In, Out, kAsync>;
-  static const bool raised = (allow_dynamic_smem(kernel, smem_bytes<In>()), true);
-  (void)raised;
   const dim3 grid((N + kBN - 1) / kBN, (M + kBM - 1) / kBM);
-  kernel<<<grid, kThreads, smem_bytes<In>(), stream>>>(M, N, K, A, B, C, D);
-  WB_CHECK_LAUNCH();
+  wb::gemm::launch_with_smem<&cp_async_pipeline_kernel<In, Out, kAsync>>(grid, kThreads, smem_bytes<In>(), stream, M, N,
+                                                                         K, A, B, C, D);
 }
 
 }  // namespace
@@ -175,10 +167,6 @@ CH05_LAUNCHER(v4_cp_async_pipeline) {
   }
 }
 
-CH05_INSTANTIATE(v4_cp_async_pipeline, __half, float);
-CH05_INSTANTIATE(v4_cp_async_pipeline, __half, __half);
-CH05_INSTANTIATE(v4_cp_async_pipeline, __nv_bfloat16, float);
-CH05_INSTANTIATE(v4_cp_async_pipeline, __nv_bfloat16, __nv_bfloat16);
-CH05_INSTANTIATE(v4_cp_async_pipeline, int8_t, int32_t);
+CH05_INSTANTIATE_ALL(v4_cp_async_pipeline);
 
 }  // namespace ch05::solution

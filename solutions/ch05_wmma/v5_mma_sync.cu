@@ -25,17 +25,23 @@
 // Why faster: each byte read from shared memory feeds 2x more tensor-core work than v4,
 // and there are no store_matrix_sync / reload round trips.
 //
+// From harness/device/mma_pipeline.cuh (shared with v7, v8 and chapter 9's prefill GEMM):
+// the block order (grouped_tile), the main loop (mma_pipeline), the tile products
+// (mma_tiles_16816) and the launch; from mma_common.cuh: store_pair.
+//
 // Run: build/ch05/bin/ch05_bench --impl=v5_mma_sync,v4_cp_async_pipeline,reference
 #include "runtime/errors.cuh"
 #include "device/async_copy.cuh"
 #include "device/mma.cuh"
+#include "device/mma_pipeline.cuh"
 #include "ladder.cuh"
 #include "mma_common.cuh"
 
 namespace ch05::solution {
 namespace {
 
-using namespace wb::ptx;  // cp.async, ldmatrix, mma.sync (harness/device/async_copy.cuh, mma.cuh)
+using namespace wb::ptx;   // cp.async, ldmatrix, mma.sync (harness/device/async_copy.cuh, mma.cuh)
+using namespace wb::gemm;  // the tile order, pipeline and launch (harness/device/mma_pipeline.cuh)
 
 // A tile configuration: block tile BM x BN, step BK along K, WARPS_M x WARPS_N warps,
 // STAGES shared-memory stages.
@@ -77,38 +83,34 @@ __device__ __forceinline__ int b_off(int k, int p) {
   return k * Cfg::BN + ((p ^ (k & 7)) << 3);
 }
 
+// The (ROWS x COLS) tile of X (rows x cols, row-major) at (r0, c0), in 16-byte pieces: piece
+// p of tile row r goes to s + offset(r, p). kAsync: 16-byte cp.async with zero fill; else
+// element by element, zeros outside X.
+template <class Cfg, class In, bool kAsync, int ROWS, int COLS, class Offset>
+__device__ __forceinline__ void load_pieces(In* s, const In* X, int rows, int cols, int r0, int c0, Offset offset) {
+  constexpr int kPieces = ROWS * COLS / 8;
+#pragma unroll
+  for (int i = 0; i < kPieces / Cfg::THREADS; ++i) {
+    const int c = threadIdx.x + i * Cfg::THREADS, r = c / (COLS / 8), p = c % (COLS / 8);
+    const int gr = r0 + r, gc = c0 + p * 8;
+    In* dst = s + offset(r, p);
+    if constexpr (kAsync) {
+      const bool in = gr < rows && gc < cols;
+      cp_async_16(dst, in ? X + size_t(gr) * cols + gc : X, in);
+    } else {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) dst[e] = (gr < rows && gc + e < cols) ? X[size_t(gr) * cols + gc + e] : zero<In>();
+    }
+  }
+}
+
 // One stage: the (BM x BK) tile of A at (row0, k0) and the (BK x BN) tile of B at
 // (k0, col0). kAsync: 16-byte cp.async with zero fill; else element by element.
 template <class Cfg, class In, bool kAsync>
 __device__ __forceinline__ void load_stage(In* sA, In* sB, const In* A, const In* B, int M, int N, int K, int row0,
                                            int col0, int k0) {
-  constexpr int kAPieces = Cfg::BM * Cfg::BK / 8, kBPieces = Cfg::BK * Cfg::BN / 8;
-#pragma unroll
-  for (int i = 0; i < kAPieces / Cfg::THREADS; ++i) {
-    const int c = threadIdx.x + i * Cfg::THREADS, r = c / (Cfg::BK / 8), p = c % (Cfg::BK / 8);
-    const int gr = row0 + r, gk = k0 + p * 8;
-    In* dst = sA + a_off<Cfg>(r, p);
-    if constexpr (kAsync) {
-      const bool in = gr < M && gk < K;
-      cp_async_16(dst, in ? A + size_t(gr) * K + gk : A, in);
-    } else {
-#pragma unroll
-      for (int e = 0; e < 8; ++e) dst[e] = (gr < M && gk + e < K) ? A[size_t(gr) * K + gk + e] : zero<In>();
-    }
-  }
-#pragma unroll
-  for (int i = 0; i < kBPieces / Cfg::THREADS; ++i) {
-    const int c = threadIdx.x + i * Cfg::THREADS, k = c / (Cfg::BN / 8), p = c % (Cfg::BN / 8);
-    const int gk = k0 + k, gc = col0 + p * 8;
-    In* dst = sB + b_off<Cfg>(k, p);
-    if constexpr (kAsync) {
-      const bool in = gk < K && gc < N;
-      cp_async_16(dst, in ? B + size_t(gk) * N + gc : B, in);
-    } else {
-#pragma unroll
-      for (int e = 0; e < 8; ++e) dst[e] = (gk < K && gc + e < N) ? B[size_t(gk) * N + gc + e] : zero<In>();
-    }
-  }
+  load_pieces<Cfg, In, kAsync, Cfg::BM, Cfg::BK>(sA, A, M, K, row0, k0, a_off<Cfg>);
+  load_pieces<Cfg, In, kAsync, Cfg::BK, Cfg::BN>(sB, B, K, N, k0, col0, b_off<Cfg>);
 }
 
 template <class Cfg, class In, class Out, bool kAsync>
@@ -123,23 +125,20 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 
   // Block (bm, bn) from the linear block index, in groups of kGroupM block rows: the
   // blocks running at the same time share columns of B (and rows of A) in L2.
-  const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-  const int per_group = kGroupM * tiles_n, group = blockIdx.x / per_group;
-  const int first_m = group * kGroupM, group_rows = min(tiles_m - first_m, kGroupM);
-  const int bm = first_m + (blockIdx.x % per_group) % group_rows, bn = (blockIdx.x % per_group) / group_rows;
-  const int row0 = bm * BM, col0 = bn * BN;
+  const TileCorner tile = grouped_tile<BM, BN, kGroupM>(M, N);
+  const int row0 = tile.row0, col0 = tile.col0;
 
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int wm = warp / Cfg::WARPS_N, wn = warp % Cfg::WARPS_N;
   const int tiles = (K + BK - 1) / BK;
 
   float acc[MT][NT][4];
-#pragma unroll
-  for (int i = 0; i < MT; ++i)
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+  zero_acc(acc);
+
+  // K tile t into stage s.
+  auto stage_tile = [&](int s, int t) {
+    load_stage<Cfg, In, kAsync>(sA + s * Cfg::A_STAGE, sB + s * Cfg::B_STAGE, A, B, M, N, K, row0, col0, t * BK);
+  };
 
   // Fragments for one 16-deep step kk of a tile: rows of A through ldmatrix, columns of B
   // through ldmatrix.trans (16 x 16 each).
@@ -158,51 +157,13 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
     }
   };
 
-  // Fill every stage: tiles 0 .. STAGES-1, one commit group each (empty past the end).
-#pragma unroll
-  for (int s = 0; s < STAGES; ++s) {
-    if (s < tiles) {
-      load_stage<Cfg, In, kAsync>(sA + s * Cfg::A_STAGE, sB + s * Cfg::B_STAGE, A, B, M, N, K, row0, col0, s * BK);
-    }
-    cp_async_commit();
-  }
-  cp_async_wait<STAGES - 1>();  // tile 0 is in
-  __syncthreads();
-
-  // Two sets of fragments: while the tensor cores work on step kk, the next step's
-  // fragments are already on their way from shared memory.
-  constexpr int KK = BK / 16;
+  // STAGES tiles in flight and two sets of fragments: while the tensor cores work on step
+  // kk, the next step's fragments are already on their way from shared memory
+  // (wb::gemm::mma_pipeline: the barrier sits before the last step of a tile).
   uint32_t a[2][MT][4], b[2][NT / 2][4];
-  load_frags(a[0], b[0], 0, 0);
-
-  for (int t = 0; t < tiles; ++t) {
-#pragma unroll
-    for (int kk = 0; kk < KK; ++kk) {
-      if (kk == KK - 1) {
-        // Every warp has its fragments of tile t (the last ones were read at kk - 1), so
-        // after the barrier its stage may be refilled with tile t + STAGES; and tile t + 1
-        // must have landed before its first fragments are read just below.
-        cp_async_wait<STAGES - 2>();
-        __syncthreads();
-        if (t + STAGES < tiles) {
-          const int s = t % STAGES;
-          load_stage<Cfg, In, kAsync>(sA + s * Cfg::A_STAGE, sB + s * Cfg::B_STAGE, A, B, M, N, K, row0, col0,
-                                      (t + STAGES) * BK);
-        }
-        cp_async_commit();
-        if (t + 1 < tiles) load_frags(a[(kk + 1) % 2], b[(kk + 1) % 2], (t + 1) % STAGES, 0);
-      } else {
-        load_frags(a[(kk + 1) % 2], b[(kk + 1) % 2], t % STAGES, kk + 1);
-      }
-#pragma unroll
-      for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j) {
-          const uint32_t(&bj)[4] = b[kk % 2][j / 2];
-          mma_16816<In>(acc[i][j], a[kk % 2][i], bj[(j % 2) * 2], bj[(j % 2) * 2 + 1]);
-        }
-    }
-  }
+  mma_pipeline<STAGES, BK / 16>(
+      tiles, a, b, stage_tile, load_frags,
+      [&](const uint32_t(&af)[MT][4], const uint32_t(&bf)[NT / 2][4]) { mma_tiles_16816<In>(acc, af, bf); });
   cp_async_wait<0>();
 
   // Epilogue straight from the accumulators: lane (g, q) holds rows g and g + 8, columns
@@ -225,15 +186,9 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
 
 template <class Cfg, class In, class Out, bool kAsync>
 void launch(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cudaStream_t stream) {
-  auto* kernel = &mma_sync_kernel<Cfg, In, Out, kAsync>;
-  static const bool raised = [&] {
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM));
-    return true;
-  }();
-  (void)raised;
   const long long blocks = (long long)((M + Cfg::BM - 1) / Cfg::BM) * ((N + Cfg::BN - 1) / Cfg::BN);
-  kernel<<<static_cast<unsigned>(blocks), Cfg::THREADS, Cfg::SMEM, stream>>>(M, N, K, A, B, C, D);
-  WB_CHECK_LAUNCH();
+  launch_with_smem<&mma_sync_kernel<Cfg, In, Out, kAsync>>(static_cast<unsigned>(blocks), Cfg::THREADS, Cfg::SMEM,
+                                                           stream, M, N, K, A, B, C, D);
 }
 
 template <class Cfg, class In, class Out>
@@ -252,9 +207,6 @@ void run(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cu
 
 CH05_LAUNCHER(v5_mma_sync) { run<Tile, In, Out>(M, N, K, A, B, C, D, stream); }
 
-CH05_INSTANTIATE(v5_mma_sync, __half, float);
-CH05_INSTANTIATE(v5_mma_sync, __half, __half);
-CH05_INSTANTIATE(v5_mma_sync, __nv_bfloat16, float);
-CH05_INSTANTIATE(v5_mma_sync, __nv_bfloat16, __nv_bfloat16);
+CH05_INSTANTIATE_16BIT(v5_mma_sync);
 
 }  // namespace ch05::solution

@@ -41,9 +41,6 @@ CH05_LAUNCHER(v6_wgmma_tma) {
   v5_mma_sync<In, Out>(M, N, K, A, B, C, D, stream);
 }
 
-CH05_INSTANTIATE(v6_wgmma_tma, __half, float);
-CH05_INSTANTIATE(v6_wgmma_tma, __half, __half);
-CH05_INSTANTIATE(v6_wgmma_tma, __nv_bfloat16, float);
-CH05_INSTANTIATE(v6_wgmma_tma, __nv_bfloat16, __nv_bfloat16);
+CH05_INSTANTIATE_16BIT(v6_wgmma_tma);
 
 }  // namespace ch05::solution

@@ -36,35 +36,30 @@
 // Expected: a far higher rate than v4 (WMMA INT8 with small warp tiles); the yardstick is
 // cuBLASLt's IMMA (cublaslt_imma), the measured ratio comes from the benchmark run.
 //
+// From mma_k64_common.cuh (shared with v7): the tiling constants, the copy plan and the tile
+// copy, and the main loop with its rotating stage addresses; from harness/device/
+// mma_pipeline.cuh: the block order and the launch.
+//
 // Run: build/ch05/bin/ch05_bench --op=gemm/i8_i32 --impl=v8_mma_sync_int8,v4_cp_async_pipeline,reference
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
 #include "device/async_copy.cuh"
 #include "device/mma.cuh"
+#include "device/mma_pipeline.cuh"
 #include "ladder.cuh"
+#include "mma_k64_common.cuh"
 
 namespace ch05::solution {
 namespace {
 
-using namespace wb::ptx;  // cp.async, ldmatrix, mma.sync (harness/device/async_copy.cuh, mma.cuh)
+using namespace wb::ptx;   // cp.async, ldmatrix, mma.sync (harness/device/async_copy.cuh, mma.cuh)
+using namespace wb::gemm;  // the tile order and launch (harness/device/mma_pipeline.cuh)
 
-constexpr int kBM = 128, kBN = 256, kBK = 128, kStages = 3;
-constexpr int kWarpsM = 2, kWarpsN = 4, kThreads = kWarpsM * kWarpsN * 32;
-constexpr int kWM = kBM / kWarpsM, kWN = kBN / kWarpsN;  // 64 x 64 warp tile
-// mma tiles per warp, k steps per stage (unused when compiling for GPUs before sm_80):
-[[maybe_unused]] constexpr int kMT = kWM / 16, kNT = kWN / 8, kKK = kBK / 32;
-constexpr int kARow = kBK, kBRow = kBN;                      // bytes per row of a stage
-constexpr int kAStage = kBM * kARow, kBStage = kBK * kBRow;  // 16 KB, 32 KB
-constexpr int kPipe = kStages * (kAStage + kBStage);         // 144 KB
-constexpr int kOutLd = kBN + 16;                             // ints per staged output row
-constexpr int kOutBytes = kBM * kOutLd * 4;                  // the staged output tile (reuses the pipeline)
-constexpr int kSmem = kPipe > kOutBytes ? kPipe : kOutBytes;
-[[maybe_unused]] constexpr int kGroupM = 8;  // block rows launched together
-static_assert(kARow == 128, "rows of A are one 128-byte line: the XOR with row % 8 covers all 8 pieces");
-static_assert(kBRow % 128 == 0, "rows of B are whole 128-byte lines");
-static_assert(kWM == 64 && kWN == 64 && kKK == 4, "the offset tables cover 4 m tiles, 4 k steps, 4 column groups");
-static_assert(kBM * (kARow / 16) == 4 * kThreads && kBK * (kBRow / 16) == 8 * kThreads, "4 A and 8 B pieces each");
-static_assert((kBM * kBN / 4) % kThreads == 0, "whole 4-column pieces of D per thread");
+using Tiling = K64Tiling<1, 256 + 16>;  // staged output rows: 16 ints of padding
+// mma tiles per warp (unused when compiling for GPUs before sm_80):
+[[maybe_unused]] constexpr int kMT = Tiling::kMT, kNT = Tiling::kNT;
+static_assert(Tiling::kBK == 128 && Tiling::kKK == 4, "128 along K per stage: 4 k steps of 32");
+static_assert((Tiling::kBM * Tiling::kBN / 4) % Tiling::kThreads == 0, "whole 4-column pieces of D per thread");
 
 // The XOR of B's row k (see the header): a bijection of {0,1,4,5,8,9,12,13} and of
 // {2,3,6,7,10,11,14,15} onto 0..7.
@@ -80,70 +75,30 @@ __host__ __device__ constexpr bool b_phase_rows_spread() {
 static_assert(b_phase_rows_spread(), "the rows one ldmatrix phase of B reads land in 8 different bank groups");
 
 template <bool kAsync>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(Tiling::kThreads, 1)
     int8_kernel(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t* C, int32_t* D) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(128) unsigned char smem[];
-  unsigned char* sA = smem;                      // kStages x (BM x BK), swizzled
-  unsigned char* sB = smem + kStages * kAStage;  // kStages x (BK x BN), swizzled
+  unsigned char* sA = smem;                                      // kStages x (BM x BK), swizzled
+  unsigned char* sB = smem + Tiling::kStages * Tiling::kAStage;  // kStages x (BK x BN), swizzled
   const uint32_t sA32 = smem_u32(sA), sB32 = smem_u32(sB);
 
   // Block (bm, bn) in groups of kGroupM block rows, as in v5.
-  const int tiles_m = (M + kBM - 1) / kBM, tiles_n = (N + kBN - 1) / kBN;
-  const int per_group = kGroupM * tiles_n, group = blockIdx.x / per_group;
-  const int first_m = group * kGroupM, group_rows = min(tiles_m - first_m, kGroupM);
-  const int bm = first_m + (blockIdx.x % per_group) % group_rows, bn = (blockIdx.x % per_group) / group_rows;
-  const int row0 = bm * kBM, col0 = bn * kBN;
+  const TileCorner tile = grouped_tile<Tiling::kBM, Tiling::kBN, Tiling::kGroupM>(M, N);
+  const int row0 = tile.row0, col0 = tile.col0;
 
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-  const int wm = warp / kWarpsN, wn = warp % kWarpsN;
-  const int tiles = (K + kBK - 1) / kBK;
+  const int wm = warp / Tiling::kWarpsN, wn = warp % Tiling::kWarpsN;
+  const int tiles = (K + Tiling::kBK - 1) / Tiling::kBK;
 
   // --- copies: each thread owns piece pa of A rows ra + 32 i (i < 4) and piece pb of B rows
-  // kb + 16 i (i < 8), at the same swizzled place in every stage.
-  const int pa = tid % 8, ra = tid / 8, pb = tid % 16, kb = tid / 16;
-  const int a_dst = ra * kARow + ((pa ^ (ra % 8)) << 4);       // + i * 32 rows
-  const int b_dst = kb * kBRow + ((pb ^ b_swizzle(kb)) << 4);  // + i * 16 rows (s() has period 16)
-  const size_t a_rows32 = size_t(32) * K;                      // 32 rows of A, in elements
-  const int8_t* a_src = A + size_t(row0 + ra) * K + pa * 16;   // row ra at k = 0 (read only inside A)
-  const int8_t* b_src = B + size_t(kb) * N + col0 + pb * 16;   // row kb at k = 0 (read only inside B)
-  unsigned a_rows_in = 0;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) a_rows_in |= unsigned(row0 + ra + 32 * i < M) << i;
-  const bool b_col_in = col0 + pb * 16 < N;
+  // kb + 16 i (i < 8), at the same swizzled place in every stage (s() has period 16).
+  K64Copy<int8_t> copy;
+  k64_copy_plan<Tiling>(copy, A, B, M, N, K, row0, col0, tid, b_swizzle);
 
   // The tile that starts at k0 into stage `s`.
   auto load_tile = [&](int s, int k0) {
-    unsigned char* da = sA + s * kAStage + a_dst;
-    unsigned char* db = sB + s * kBStage + b_dst;
-    const int ka = k0 + pa * 16;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const bool row_in = (a_rows_in >> i) & 1u;
-      const int8_t* src = a_src + i * a_rows32 + k0;
-      if constexpr (kAsync) {
-        const bool in = row_in && ka < K;
-        cp_async_16(da + i * 32 * kARow, in ? src : A, in);
-      } else {
-        int8_t* d = reinterpret_cast<int8_t*>(da + i * 32 * kARow);
-#pragma unroll
-        for (int e = 0; e < 16; ++e) d[e] = (row_in && ka + e < K) ? src[e] : int8_t(0);
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const int k = k0 + kb + 16 * i;
-      const int8_t* src = b_src + size_t(k0 + 16 * i) * N;
-      if constexpr (kAsync) {
-        const bool in = b_col_in && k < K;
-        cp_async_16(db + i * 16 * kBRow, in ? src : B, in);
-      } else {
-        int8_t* d = reinterpret_cast<int8_t*>(db + i * 16 * kBRow);
-        const int c = col0 + pb * 16;
-#pragma unroll
-        for (int e = 0; e < 16; ++e) d[e] = (k < K && c + e < N) ? src[e] : int8_t(0);
-      }
-    }
+    k64_load_tile<Tiling, kAsync>(copy, sA + s * Tiling::kAStage, sB + s * Tiling::kBStage, A, B, N, K, k0);
   };
 
   // --- fragments of A, as in v7: lane l reads row l % 16 of a 16-row group at piece
@@ -152,7 +107,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint32_t xo[4];
 #pragma unroll
   for (int m = 0; m < 4; ++m) xo[m] = uint32_t((x ^ (2 * m)) << 4);
-  const uint32_t a_ld = uint32_t((wm * kWM + lane % 16) * kARow);  // + i * 16 rows + xo[kk]
+  const uint32_t a_ld = uint32_t((wm * Tiling::kWM + lane % 16) * Tiling::kARow);  // + i * 16 rows + xo[kk]
 
   // --- fragments of B: lane l gives the address of row p(l) of matrix l / 8 of k step kk:
   //   matrix 0: rows 4(i/2) + (i%2)      (i = l % 8)    -> k 4q, 4q+1 of the first 16
@@ -160,18 +115,18 @@ __global__ void __launch_bounds__(kThreads, 1)
   //   matrices 2, 3: the same, 16 rows further            -> the second 16 (b1)
   // all at the warp's 16-column group j. Their swizzle s(row) = l % 8.
   const int bi = lane % 8;
-  const uint32_t b_ld = uint32_t(((lane / 16) * 16 + 4 * (bi / 2) + 2 * ((lane / 8) % 2) + bi % 2) * kBRow);
+  const uint32_t b_ld = uint32_t(((lane / 16) * 16 + 4 * (bi / 2) + 2 * ((lane / 8) % 2) + bi % 2) * Tiling::kBRow);
   uint32_t bo[4];  // + kk * 32 rows + bo[j]
 #pragma unroll
   for (int j = 0; j < 4; ++j) bo[j] = uint32_t(((wn * 4 + j) ^ bi) << 4);
 
   auto load_frags = [&](uint32_t(&a)[kMT][4], uint32_t(&b)[kNT / 2][4], uint32_t a_stage, uint32_t b_stage, int kk) {
 #pragma unroll
-    for (int i = 0; i < kMT; ++i) ldmatrix_x4(a[i], a_stage + a_ld + i * 16 * kARow + xo[kk]);
+    for (int i = 0; i < kMT; ++i) ldmatrix_x4(a[i], a_stage + a_ld + i * 16 * Tiling::kARow + xo[kk]);
 #pragma unroll
     for (int j = 0; j < kNT / 2; ++j) {
       uint32_t r[4];
-      ldmatrix_x4_trans(r, b_stage + b_ld + kk * 32 * kBRow + bo[j]);
+      ldmatrix_x4_trans(r, b_stage + b_ld + kk * 32 * Tiling::kBRow + bo[j]);
       b[j][0] = __byte_perm(r[0], r[1], 0x6420);  // b0 of the even tile (column 2g)
       b[j][1] = __byte_perm(r[2], r[3], 0x6420);  // b1 of the even tile
       b[j][2] = __byte_perm(r[0], r[1], 0x7531);  // b0 of the odd tile (column 2g + 1)
@@ -180,58 +135,21 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
 
   int acc[kMT][kNT][4];  // n tile 2j: columns 16j + 2n of the warp tile; 2j + 1: 16j + 2n + 1
-#pragma unroll
-  for (int i = 0; i < kMT; ++i) {
-#pragma unroll
-    for (int j = 0; j < kNT; ++j) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0;
-    }
-  }
+  zero_acc(acc);
 
-  // Fill every stage (one commit group each, empty past the end); wait for tile 0.
-#pragma unroll
-  for (int s = 0; s < kStages; ++s) {
-    if (s < tiles) load_tile(s, s * kBK);
-    cp_async_commit();
-  }
-  cp_async_wait<kStages - 1>();
-  __syncthreads();
-
-  int rd = 0;  // the stage of tile t
-  uint32_t a_rd = sA32, b_rd = sB32;
   uint32_t af[2][kMT][4], bf[2][kNT / 2][4];  // bf[.][j]: b0, b1 of n tile 2j, then of 2j + 1
-  load_frags(af[0], bf[0], a_rd, b_rd, 0);
-
-  for (int t = 0; t < tiles; ++t) {
+  k64_pipeline<Tiling>(tiles, sA32, sB32, af, bf, load_tile, load_frags,
+                       [&](const uint32_t(&a)[kMT][4], const uint32_t(&bs)[kNT / 2][4]) {
 #pragma unroll
-    for (int kk = 0; kk < kKK; ++kk) {
-      if (kk == kKK - 1) {
-        // As in v7: tile t's stage is free after the barrier; tile t + 1 must have landed.
-        cp_async_wait<kStages - 2>();
-        __syncthreads();
-        if (t + kStages < tiles) load_tile(rd, (t + kStages) * kBK);
-        cp_async_commit();
-        rd = rd + 1 == kStages ? 0 : rd + 1;
-        a_rd = sA32 + rd * kAStage;
-        b_rd = sB32 + rd * kBStage;
-        if (t + 1 < tiles) load_frags(af[(kk + 1) % 2], bf[(kk + 1) % 2], a_rd, b_rd, 0);
-      } else {
-        load_frags(af[(kk + 1) % 2], bf[(kk + 1) % 2], a_rd, b_rd, kk + 1);
-      }
+                         for (int j = 0; j < kNT / 2; ++j) {
+                           const uint32_t(&b)[4] = bs[j];
 #pragma unroll
-      for (int j = 0; j < kNT / 2; ++j) {
-        const uint32_t(&b)[4] = bf[kk % 2][j];
-#pragma unroll
-        for (int i = 0; i < kMT; ++i) {
-          mma_16832_s8(acc[i][2 * j], af[kk % 2][i], b[0], b[1]);
-          mma_16832_s8(acc[i][2 * j + 1], af[kk % 2][i], b[2], b[3]);
-        }
-      }
-    }
-  }
-  cp_async_wait<0>();  // only empty groups remain, but nothing may write the buffers below
-  __syncthreads();     // every warp is done reading the stages
+                           for (int i = 0; i < kMT; ++i) {
+                             mma_16832_s8(acc[i][2 * j], a[i], b[0], b[1]);
+                             mma_16832_s8(acc[i][2 * j + 1], a[i], b[2], b[3]);
+                           }
+                         }
+                       });
 
   // --- epilogue: accumulators into a (BM x kOutLd) INT32 tile. Lane (g, q) holds, of each
   // 16-column group j, rows g and g + 8 at columns 4q .. 4q+3 (even, odd, even, odd tile);
@@ -240,14 +158,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int g = lane / 4, q = lane % 4;
 #pragma unroll
   for (int i = 0; i < kMT; ++i) {
-    const int r = wm * kWM + i * 16 + g;
+    const int r = wm * Tiling::kWM + i * 16 + g;
 #pragma unroll
     for (int j = 0; j < kNT / 2; ++j) {
-      const int c = wn * kWN + j * 16 + 4 * q;
+      const int c = wn * Tiling::kWN + j * 16 + 4 * q;
       const int(&e)[4] = acc[i][2 * j];
       const int(&o)[4] = acc[i][2 * j + 1];
-      *reinterpret_cast<int4*>(out + r * kOutLd + c) = make_int4(e[0], o[0], e[1], o[1]);
-      *reinterpret_cast<int4*>(out + (r + 8) * kOutLd + c) = make_int4(e[2], o[2], e[3], o[3]);
+      *reinterpret_cast<int4*>(out + r * Tiling::kOutLd + c) = make_int4(e[0], o[0], e[1], o[1]);
+      *reinterpret_cast<int4*>(out + (r + 8) * Tiling::kOutLd + c) = make_int4(e[2], o[2], e[3], o[3]);
     }
   }
   __syncthreads();
@@ -256,11 +174,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   const bool vec = N % 4 == 0 && reinterpret_cast<uintptr_t>(D) % 16 == 0 &&
                    (C == nullptr || reinterpret_cast<uintptr_t>(C) % 16 == 0);
 #pragma unroll 4
-  for (int it = 0; it < kBM * kBN / 4 / kThreads; ++it) {
-    const int e = tid + it * kThreads, r = e / (kBN / 4), c = (e % (kBN / 4)) * 4;
+  for (int it = 0; it < Tiling::kBM * Tiling::kBN / 4 / Tiling::kThreads; ++it) {
+    const int e = tid + it * Tiling::kThreads, r = e / (Tiling::kBN / 4), c = (e % (Tiling::kBN / 4)) * 4;
     const int gr = row0 + r, gc = col0 + c;
     if (gr >= M || gc >= N) continue;
-    int4 v = *reinterpret_cast<const int4*>(out + r * kOutLd + c);
+    int4 v = *reinterpret_cast<const int4*>(out + r * Tiling::kOutLd + c);
     const size_t at = size_t(gr) * N + gc;
     if (vec) {
       if (C != nullptr) {
@@ -283,15 +201,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 template <bool kAsync>
 void launch(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t* C, int32_t* D, cudaStream_t stream) {
-  auto* kernel = &int8_kernel<kAsync>;
-  static const bool raised = [&] {
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    return true;
-  }();
-  (void)raised;
-  const long long blocks = (long long)((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN);
-  kernel<<<static_cast<unsigned>(blocks), kThreads, kSmem, stream>>>(M, N, K, A, B, C, D);
-  WB_CHECK_LAUNCH();
+  const long long blocks = (long long)((M + Tiling::kBM - 1) / Tiling::kBM) * ((N + Tiling::kBN - 1) / Tiling::kBN);
+  launch_with_smem<&int8_kernel<kAsync>>(static_cast<unsigned>(blocks), Tiling::kThreads, Tiling::kSmem, stream, M, N,
+                                         K, A, B, C, D);
 }
 
 }  // namespace
@@ -300,7 +212,7 @@ void launch(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t
 CH05_LAUNCHER(v8_mma_sync_int8) {
   static_assert(std::is_same_v<In, int8_t> && std::is_same_v<Out, int32_t>, "v8 is the INT8 step");
   if (M <= 0 || N <= 0) return;
-  static const bool fits = wb::query_device().smem_per_block_optin >= kSmem;
+  static const bool fits = wb::query_device().smem_per_block_optin >= Tiling::kSmem;
   if (!fits) {
     v4_cp_async_pipeline<In, Out>(M, N, K, A, B, C, D, stream);
     return;

@@ -1,5 +1,6 @@
 // Pieces the WMMA steps (v1-v4) share: fragment types, the shared-memory "panel" layout,
-// tile loaders and the epilogue that writes a 16 x 16 accumulator tile to D.
+// tile loaders, the epilogue that writes a 16 x 16 accumulator tile to D, and the warp tile
+// of several fragments (v3, v4: its reset, its 16-deep step, its epilogue).
 #pragma once
 #include <mma.h>
 
@@ -66,25 +67,25 @@ __device__ __forceinline__ void load_b_scalar(In* sB, const In* B, int K, int N,
 
 // 16-byte loads. Needs K (for A) and N (for B) to be multiples of kVec<In>, so that each
 // 16-byte piece of a row lies wholly inside the matrix or wholly outside it.
+// The (ROWS x COLS) tile of X (rows x cols, row-major) at (r0, c0), element (r, c) stored
+// at s + offset(r, c); zeros outside X.
+template <class In, int ROWS, int COLS, int THREADS, class Offset>
+__device__ __forceinline__ void load_tile_vec(In* s, const In* X, int rows, int cols, int r0, int c0, Offset offset) {
+  constexpr int kPerRow = COLS / kVec<In>;
+  for (int i = threadIdx.x; i < ROWS * kPerRow; i += THREADS) {
+    const int r = i / kPerRow, c = (i % kPerRow) * kVec<In>, gr = r0 + r, gc = c0 + c;
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (gr < rows && gc < cols) v = *reinterpret_cast<const uint4*>(X + size_t(gr) * cols + gc);
+    *reinterpret_cast<uint4*>(s + offset(r, c)) = v;
+  }
+}
 template <class In, int BM, int BK, int THREADS>
 __device__ __forceinline__ void load_a_vec(In* sA, const In* A, int M, int K, int row0, int k0) {
-  constexpr int kPerRow = BK / kVec<In>;
-  for (int c = threadIdx.x; c < BM * kPerRow; c += THREADS) {
-    const int r = c / kPerRow, k = (c % kPerRow) * kVec<In>, gr = row0 + r, gk = k0 + k;
-    uint4 v = make_uint4(0, 0, 0, 0);
-    if (gr < M && gk < K) v = *reinterpret_cast<const uint4*>(A + size_t(gr) * K + gk);
-    *reinterpret_cast<uint4*>(sA + a_panel<In, BM>(r, k)) = v;
-  }
+  load_tile_vec<In, BM, BK, THREADS>(sA, A, M, K, row0, k0, a_panel<In, BM>);
 }
 template <class In, int BK, int BN, int THREADS>
 __device__ __forceinline__ void load_b_vec(In* sB, const In* B, int K, int N, int k0, int col0) {
-  constexpr int kPerRow = BN / kVec<In>;
-  for (int c = threadIdx.x; c < BK * kPerRow; c += THREADS) {
-    const int k = c / kPerRow, col = (c % kPerRow) * kVec<In>, gk = k0 + k, gc = col0 + col;
-    uint4 v = make_uint4(0, 0, 0, 0);
-    if (gk < K && gc < N) v = *reinterpret_cast<const uint4*>(B + size_t(gk) * N + gc);
-    *reinterpret_cast<uint4*>(sB + b_panel<In, BK>(k, col)) = v;
-  }
+  load_tile_vec<In, BK, BN, THREADS>(sB, B, K, N, k0, col0, b_panel<In, BK>);
 }
 
 // True when 16-byte loads are allowed: row lengths multiples of 16 bytes, bases aligned.
@@ -117,10 +118,29 @@ __device__ __forceinline__ void write_tile(
   __syncwarp();  // the scratch is free again
 }
 
-// Raises a kernel's dynamic shared-memory limit once per kernel (above 48 KB needs it).
-template <class Kernel>
-void allow_dynamic_smem(Kernel* kernel, int bytes) {
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+// --- a warp tile of FM x FN fragments (v3, v4) -------------------------------------------
+template <class In>
+using AccFragment = nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, acc_t<In>>;
+
+// Every accumulator fragment of the warp tile to zero.
+template <class In, int FM, int FN>
+__device__ __forceinline__ void zero_tiles(AccFragment<In> (&acc)[FM][FN]) {
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < FN; ++j) nvcuda::wmma::fill_fragment(acc[i][j], acc_t<In>(0));
+}
+
+// The warp tile to D at (row0, col0), one fragment at a time through the warp's scratch.
+template <class In, class Out, int FM, int FN>
+__device__ __forceinline__ void write_tiles(const AccFragment<In> (&acc)[FM][FN], acc_t<In>* scratch, int row0,
+                                            int col0, int M, int N, const Out* C, Out* D) {
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < FN; ++j) {
+      write_tile<In, Out>(acc[i][j], scratch, row0 + i * 16, col0 + j * 16, M, N, C, D);
+    }
 }
 
 }  // namespace ch05::solution

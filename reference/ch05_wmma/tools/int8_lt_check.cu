@@ -55,39 +55,24 @@ struct Rng {
 };
 
 enum class Fill { Random, AllMin, AllMax, MinTimesMax };
-const char* fill_name(Fill f) {
-  switch (f) {
-    case Fill::Random:
-      return "random";
-    case Fill::AllMin:
-      return "all -128";
-    case Fill::AllMax:
-      return "all 127";
-    case Fill::MinTimesMax:
-      return "A -128, B 127";
-  }
-  return "?";
-}
+// Per fill, in the enum's order: its name, and the one value of all of A and of all of B
+// (unused for Random).
+struct FillInfo {
+  const char* name;
+  int8_t a, b;
+};
+constexpr FillInfo kFills[] = {
+    {"random", 0, 0}, {"all -128", -128, -128}, {"all 127", 127, 127}, {"A -128, B 127", -128, 127}};
+const char* fill_name(Fill f) { return kFills[static_cast<int>(f)].name; }
 
 void fill_inputs(Fill f, Rng& rng, std::vector<int8_t>& a, std::vector<int8_t>& b) {
-  switch (f) {
-    case Fill::Random:
-      for (auto& v : a) v = rng.i8();
-      for (auto& v : b) v = rng.i8();
-      break;
-    case Fill::AllMin:
-      std::fill(a.begin(), a.end(), int8_t(-128));
-      std::fill(b.begin(), b.end(), int8_t(-128));
-      break;
-    case Fill::AllMax:
-      std::fill(a.begin(), a.end(), int8_t(127));
-      std::fill(b.begin(), b.end(), int8_t(127));
-      break;
-    case Fill::MinTimesMax:
-      std::fill(a.begin(), a.end(), int8_t(-128));
-      std::fill(b.begin(), b.end(), int8_t(127));
-      break;
+  if (f == Fill::Random) {
+    for (auto& v : a) v = rng.i8();
+    for (auto& v : b) v = rng.i8();
+    return;
   }
+  std::fill(a.begin(), a.end(), kFills[static_cast<int>(f)].a);
+  std::fill(b.begin(), b.end(), kFills[static_cast<int>(f)].b);
 }
 
 // C's values stay within 2^30, so that C + A*B fits int32 for K up to 4096 (|A*B| <= 2^26).

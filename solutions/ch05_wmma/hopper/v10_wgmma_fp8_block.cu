@@ -23,13 +23,7 @@ static_assert(hopper::k8::Cfg<hopper::k8::Epi::Fp8Block>::kBN == kFp8ScaleBlock,
 
 void v10_wgmma_fp8_block(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B, const float* scale_a,
                          const float* scale_b, __nv_bfloat16* D, cudaStream_t stream) {
-  check_fp8_gemm_args(M, N, K, "v10_wgmma_fp8_block");
-  hopper::check_tma_pointers(A, B, "v10_wgmma_fp8_block");
-  if (M == 0 || N == 0) return;
-  hopper::require_wgmma("v10_wgmma_fp8_block");
-  static hopper::k8::MapCache cache;
-  const hopper::k8::Params p{M, N, K, scale_a, scale_b, fp8_scale_b_ld(K), D, nullptr, nullptr};
-  hopper::k8::launch<hopper::k8::Epi::Fp8Block>(cache, A, B, p, stream, "v10_wgmma_fp8_block");
+  hopper::k8::run_fp8<hopper::k8::Epi::Fp8Block>(M, N, K, A, B, scale_a, scale_b, D, stream, "v10_wgmma_fp8_block");
 }
 
 }  // namespace ch05::solution

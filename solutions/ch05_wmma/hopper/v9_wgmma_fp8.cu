@@ -21,13 +21,7 @@ namespace ch05::solution {
 
 void v9_wgmma_fp8(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B, const float* scale_a,
                   const float* scale_b, __nv_bfloat16* D, cudaStream_t stream) {
-  check_fp8_gemm_args(M, N, K, "v9_wgmma_fp8");
-  hopper::check_tma_pointers(A, B, "v9_wgmma_fp8");
-  if (M == 0 || N == 0) return;
-  hopper::require_wgmma("v9_wgmma_fp8");
-  static hopper::k8::MapCache cache;
-  const hopper::k8::Params p{M, N, K, scale_a, scale_b, 0, D, nullptr, nullptr};
-  hopper::k8::launch<hopper::k8::Epi::Fp8Tensor>(cache, A, B, p, stream, "v9_wgmma_fp8");
+  hopper::k8::run_fp8<hopper::k8::Epi::Fp8Tensor>(M, N, K, A, B, scale_a, scale_b, D, stream, "v9_wgmma_fp8");
 }
 
 }  // namespace ch05::solution

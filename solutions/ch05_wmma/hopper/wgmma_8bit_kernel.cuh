@@ -40,6 +40,7 @@
 
 #include "ch05.cuh"
 #include "device/sm90.cuh"
+#include "hopper.cuh"
 #include "runtime/errors.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -383,6 +384,21 @@ void launch(MapCache& cache, const void* A, const void* B, const Params& p, cuda
   const int grid = static_cast<int>(std::min<long long>(tiles, sms));  // persistent: one block per SM
   kernel<<<grid, kThreads, C::kSmem, stream>>>(cache.map_a, cache.map_b, p);
   WB_CHECK_LAUNCH();
+}
+
+// The FP8 launchers (v9: per-tensor scales, v10: per-block scales): the argument checks,
+// then the kernel of kEpi on one map cache per epilogue. `who` names the step in errors.
+template <Epi kEpi>
+void run_fp8(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B, const float* scale_a,
+             const float* scale_b, __nv_bfloat16* D, cudaStream_t stream, const char* who) {
+  check_fp8_gemm_args(M, N, K, who);
+  check_tma_pointers(A, B, who);
+  if (M == 0 || N == 0) return;
+  require_wgmma(who);
+  static MapCache cache;
+  const int ld_b = kEpi == Epi::Fp8Block ? fp8_scale_b_ld(K) : 0;
+  const Params p{M, N, K, scale_a, scale_b, ld_b, D, nullptr, nullptr};
+  launch<kEpi>(cache, A, B, p, stream, who);
 }
 
 }  // namespace ch05::solution::hopper::k8

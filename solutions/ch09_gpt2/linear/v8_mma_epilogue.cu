@@ -35,19 +35,24 @@
 // cp.async needs) or unaligned x, w: the launcher calls v3's linear_wmma instead. GPT-2's
 // K is 768, 1600, 3072 or 6400: the model never takes that path; the tests do.
 //
+// From harness/device/mma_pipeline.cuh (chapter 5's): the main loop (mma_pipeline), the
+// tile products (mma_tiles_16816) and the launch (launch_with_smem).
+//
 // Run: build/ch09/bin/ch09_bench --op=linear_bias/bf16
 #include <cstdint>
 
 #include "runtime/errors.cuh"
 #include "device/async_copy.cuh"
 #include "device/mma.cuh"
+#include "device/mma_pipeline.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 
 namespace ch09::solution {
 namespace {
 
-using namespace wb::ptx;  // chapter 5's cp.async, ldmatrix, mma.sync (harness/device/async_copy.cuh, mma.cuh)
+using namespace wb::ptx;   // chapter 5's cp.async, ldmatrix, mma.sync (harness/device/async_copy.cuh, mma.cuh)
+using namespace wb::gemm;  // chapter 5's pipeline loop and launch (harness/device/mma_pipeline.cuh)
 
 // A tile configuration: block tile BM x BN, step BK along K, WARPS_M x WARPS_N warps,
 // STAGES shared-memory stages, MIN_BLOCKS CTAs per SM for __launch_bounds__.
@@ -144,49 +149,13 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS)
   };
 
   float acc[MT][NT][4];  // (WM, WN) of y: lane (g, q) holds rows g, g + 8, columns 2q, 2q + 1 of each 16 x 8
-#pragma unroll
-  for (int i = 0; i < MT; ++i)
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+  zero_acc(acc);
 
-        // Fill every stage: tiles 0 .. STAGES - 1, one commit group each (empty past the end).
-#pragma unroll
-  for (int s = 0; s < STAGES; ++s) {
-    if (s < tiles) load_stage(s, s);
-    cp_async_commit();
-  }
-  cp_async_wait<STAGES - 1>();  // tile 0 is in
-  __syncthreads();
-
+  // STAGES tiles in flight, two fragment sets: chapter 5's loop (wb::gemm::mma_pipeline).
   uint32_t a[2][MT][4], bw[2][NT / 2][4];
-  load_frags(a[0], bw[0], 0, 0);
-
-  for (int t = 0; t < tiles; ++t) {
-#pragma unroll
-    for (int kk = 0; kk < KK; ++kk) {
-      if (kk == KK - 1) {
-        // Every warp holds its last fragments of tile t (read at kk - 1): after the barrier
-        // its stage is refilled with tile t + STAGES, and tile t + 1 has landed (the groups
-        // of tiles 0 .. t + 1 are complete) before its first fragments are read.
-        cp_async_wait<STAGES - 2>();
-        __syncthreads();
-        if (t + STAGES < tiles) load_stage(t % STAGES, t + STAGES);
-        cp_async_commit();
-        if (t + 1 < tiles) load_frags(a[(kk + 1) % 2], bw[(kk + 1) % 2], (t + 1) % STAGES, 0);
-      } else {
-        load_frags(a[(kk + 1) % 2], bw[(kk + 1) % 2], t % STAGES, kk + 1);
-      }
-#pragma unroll
-      for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j) {
-          const uint32_t(&bj)[4] = bw[kk % 2][j / 2];
-          mma_16816<bf16>(acc[i][j], a[kk % 2][i], bj[(j % 2) * 2], bj[(j % 2) * 2 + 1]);
-        }
-    }
-  }
+  mma_pipeline<STAGES, KK>(
+      tiles, a, bw, load_stage, load_frags,
+      [&](const uint32_t(&af)[MT][4], const uint32_t(&bf)[NT / 2][4]) { mma_tiles_16816<bf16>(acc, af, bf); });
   cp_async_wait<0>();
   __syncthreads();  // every warp is done with the stages: the y tile goes where they were
 
@@ -238,15 +207,8 @@ unsigned ctas(int M, int N) {
 template <class Cfg>
 void launch(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi, bool vec_out,
             cudaStream_t stream) {
-  auto* kernel = &linear_mma_kernel<Cfg>;
-  static const bool raised = [&] {  // above 48 KB of dynamic shared memory needs the opt-in
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::SMEM));
-    return true;
-  }();
-  (void)raised;
-  kernel<<<dim3(ceil_div(N, Cfg::BN), ceil_div(M, Cfg::BM)), Cfg::THREADS, Cfg::SMEM, stream>>>(x, w, b, y, M, N, K,
-                                                                                                epi, vec_out);
-  WB_CHECK_LAUNCH();
+  launch_with_smem<&linear_mma_kernel<Cfg>>(dim3(ceil_div(N, Cfg::BN), ceil_div(M, Cfg::BM)), Cfg::THREADS, Cfg::SMEM,
+                                            stream, x, w, b, y, M, N, K, epi, vec_out);
 }
 
 int sm_count() {
