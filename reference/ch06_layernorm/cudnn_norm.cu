@@ -36,7 +36,7 @@
 #include <utility>
 #include <vector>
 
-#include "device/cudnn_run.cuh"
+#include "runtime/cudnn_run.cuh"
 #include "runtime/buffers.cuh"
 #include "runtime/cudnn_backend.cuh"
 #include "runtime/cudnn_check.cuh"

@@ -13,7 +13,7 @@
 
 #include "ch03.cuh"
 #include "runtime/errors.cuh"
-#include "device/launch.cuh"
+#include "runtime/launch_helpers.cuh"
 #include "device/math.cuh"
 #include "device/vec.cuh"
 
@@ -95,7 +95,7 @@ __device__ __forceinline__ float block_reduce(float v) {
 
 // How many blocks of `kernel` fit on the GPU at once: SMs x blocks per SM (from the
 // occupancy calculator, which knows the kernel's registers and shared memory; the query is
-// wb::blocks_per_gpu in harness/device/launch.cuh), capped at kMaxBlocks. A grid this size
+// wb::blocks_per_gpu in harness/runtime/launch_helpers.cuh), capped at kMaxBlocks. A grid this size
 // runs in one wave; each block then loops over its share.
 template <class Kernel>
 int resident_blocks(Kernel kernel, int threads) {

@@ -10,7 +10,7 @@
 
 #include "ch06.cuh"
 #include "runtime/errors.cuh"
-#include "device/launch.cuh"
+#include "runtime/launch_helpers.cuh"
 #include "device/math.cuh"
 #include "device/reduce.cuh"
 #include "device/vec.cuh"
@@ -122,7 +122,7 @@ using wb::block_sum;
 using wb::warp_sum;
 
 // How many blocks of `kernel` fit on the GPU at once (SMs x blocks per SM, from
-// wb::blocks_per_gpu in harness/device/launch.cuh), at least 1.
+// wb::blocks_per_gpu in harness/runtime/launch_helpers.cuh), at least 1.
 template <class Kernel>
 int resident_blocks(Kernel kernel, int threads) {
   return std::max(1, wb::blocks_per_gpu(kernel, threads));

@@ -22,7 +22,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "device/launch.cuh"
+#include "runtime/launch_helpers.cuh"
 #include "runtime/errors.cuh"
 #include "tune/tune.h"
 

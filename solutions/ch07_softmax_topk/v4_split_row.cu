@@ -20,7 +20,7 @@
 // kernel reads the row and writes the probabilities (the logits are read twice).
 //
 // From row_topk.cuh: the keys, the online softmax pair, the probabilities kernel, and
-// FormSpaces (the tunable space of each op); wb::with_constant (harness/device/launch.cuh)
+// FormSpaces (the tunable space of each op); wb::with_constant (harness/runtime/launch_helpers.cuh)
 // picks the kernel instance for the tuned values.
 //
 // Run: build/ch07/bin/ch07_bench --op=softmax_topk/f32 --impl=v4_split_row

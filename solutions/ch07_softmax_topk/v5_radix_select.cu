@@ -38,7 +38,7 @@
 // The full-probability form writes the probabilities with a second small kernel, as v4.
 //
 // From row_topk.cuh: the keys, the online softmax pair, the probabilities kernel, and
-// FormSpaces (the tunable space of each op); wb::with_constant (harness/device/launch.cuh)
+// FormSpaces (the tunable space of each op); wb::with_constant (harness/runtime/launch_helpers.cuh)
 // picks the kernel instance for the tuned values.
 //
 // Run: build/ch07/bin/ch07_bench --op=softmax_topk/f32 --impl=v5_radix_select

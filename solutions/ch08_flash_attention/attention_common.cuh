@@ -10,7 +10,7 @@
 #include <type_traits>
 
 #include "ch08.cuh"
-#include "device/launch.cuh"
+#include "runtime/launch_helpers.cuh"
 #include "device/math.cuh"
 
 namespace ch08::solution {

@@ -121,7 +121,7 @@
 //     load_tile), so a block never reads the next sequence.
 //
 // From attention_common.cuh: the checks, zero_fill (the accumulator fragments set to 0) and
-// the shared-memory opt-in (wb::allow_dynamic_smem, harness/device/launch.cuh).
+// the shared-memory opt-in (wb::allow_dynamic_smem, harness/runtime/launch_helpers.cuh).
 //
 // Run: build/ch08/bin/ch08_bench --op=attention --dtype=bf16 --impl=v4_flash_mma_sync,cudnn_sdpa,cublas_unfused
 #include <cstdint>

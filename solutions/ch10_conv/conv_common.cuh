@@ -17,7 +17,7 @@
 #include <cstdint>
 
 #include "device/async_copy.cuh"
-#include "device/launch.cuh"
+#include "runtime/launch_helpers.cuh"
 #include "device/math.cuh"
 #include "runtime/errors.cuh"
 #include "ch10.cuh"
