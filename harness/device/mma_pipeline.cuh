@@ -15,6 +15,7 @@
 #include "device/async_copy.cuh"
 #include "device/mma.cuh"
 #include "runtime/errors.cuh"
+#include "runtime/launch_helpers.cuh"
 
 namespace wb::gemm {
 
@@ -99,14 +100,10 @@ __device__ __forceinline__ void mma_pipeline(int tiles, AFrag (&a)[2], BFrag (&b
 }
 
 // Launches kKernel with `smem` bytes of dynamic shared memory, raising the kernel's limit
-// (needed above 48 KB) the first time, and checks the launch.
+// (needed above 48 KB) the first time (runtime/launch_helpers.cuh), and checks the launch.
 template <auto kKernel, class... Args>
 void launch_with_smem(dim3 grid, int threads, int smem, cudaStream_t stream, Args... args) {
-  static const bool raised = [&] {
-    CUDA_CHECK(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    return true;
-  }();
-  (void)raised;
+  [[maybe_unused]] static const bool raised = allow_dynamic_smem(kKernel, smem);
   kKernel<<<grid, threads, smem, stream>>>(args...);
   WB_CHECK_LAUNCH();
 }
