@@ -209,7 +209,14 @@ wb::OpSpec<LinearFn<T>> linear_op(const char* name, Epilogue epi) {
       // A 512-token prefill, and a batched decode step of 16 sequences (the skinny GEMM of v7).
       .bench_shapes = {wb::Shape{{"M", 512}, {"N", epi == Epilogue::BiasGelu ? 3072 : 2304}, {"K", 768}},
                        wb::Shape{{"M", 16}, {"N", epi == Epilogue::BiasGelu ? 3072 : 2304}, {"K", 768}}},
-      .full_bench_shapes = {wb::Shape{{"M", 512}, {"N", epi == Epilogue::BiasGelu ? 6400 : 4800}, {"K", 1600}}},
+      // --full adds GPT-2 1.5B's QKV (or fc) GEMM and, for bias alone, 124M's two projections
+      // (N = 768, K = 768 and 3072): with the QKV and fc shapes above, the four linears of a
+      // 124M prefill at 512 tokens.
+      .full_bench_shapes = epi == Epilogue::BiasGelu
+                               ? std::vector<wb::Shape>{wb::Shape{{"M", 512}, {"N", 6400}, {"K", 1600}}}
+                               : std::vector<wb::Shape>{wb::Shape{{"M", 512}, {"N", 4800}, {"K", 1600}},
+                                                        wb::Shape{{"M", 512}, {"N", 768}, {"K", 768}},
+                                                        wb::Shape{{"M", 512}, {"N", 768}, {"K", 3072}}},
       .bytes =
           [](const wb::Shape& s) {
             const double m = s["M"], n = s["N"], k = s["K"];
