@@ -142,6 +142,9 @@ struct WgmmaSs;
 // The shapes the kernels use (chapter 5: 256; chapter 9's tiles: the rest). Another N (a
 // multiple of 8 up to 256) is one more line.
 WB_WGMMA_SS_SHAPE(24, 12, 12, 13, 14, 15, 16)
+WB_WGMMA_SS_SHAPE(32, 16, 16, 17, 18, 19, 20)
+WB_WGMMA_SS_SHAPE(48, 24, 24, 25, 26, 27, 28)
+WB_WGMMA_SS_SHAPE(64, 32, 32, 33, 34, 35, 36)
 WB_WGMMA_SS_SHAPE(56, 28, 28, 29, 30, 31, 32)
 WB_WGMMA_SS_SHAPE(72, 36, 36, 37, 38, 39, 40)
 WB_WGMMA_SS_SHAPE(96, 48, 48, 49, 50, 51, 52)
@@ -244,6 +247,28 @@ __device__ __forceinline__ void for_each_pair(const float (&d)[R], int row0, int
   }
 }
 
+// The same walk for an epilogue that loaded a value pair per column pair before the K loop
+// (Epilogue::kColumnsAhead, below): f(r, c, lo, hi, cols[j]), cols[j] the pair of columns
+// (c, c + 1) of chunk j.
+template <int R, class F>
+__device__ __forceinline__ void for_each_pair(const float (&d)[R], const float2 (&cols)[R / 4], int row0, int col0,
+                                              F&& f) {
+  const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
+  const int r = row0 + warp * 16 + (lane >> 2), c = col0 + 2 * (lane & 3);
+#pragma unroll
+  for (int j = 0; j < R / 4; ++j) {
+    f(r, c + 8 * j, make_float2(d[4 * j], d[4 * j + 1]), make_float2(d[4 * j + 2], d[4 * j + 3]), cols[j]);
+  }
+}
+
+// An epilogue that reads one value per output column (a bias) may declare
+// `static constexpr bool kColumnsAhead = true` and `float2 columns(int c)` (the values of
+// columns c and c + 1): the kernel then loads a consumer thread's column pairs before the
+// tile's K loop, so their latency hides behind the wgmmas instead of standing between the last
+// wgmma and the stores, and calls epi(r, c, lo, hi, cols) with them.
+template <class E>
+concept ColumnsAhead = E::kColumnsAhead;
+
 // --- a whole GEMM on two K-major operands ------------------------------------------------------
 // y (M, N) = epilogue(x (M, K) · W (N, K)ᵀ): A = x and B = Wᵀ are both read as rows of K (B's
 // "columns" are W's rows), so both descriptors are K-major (imm-trans-a = imm-trans-b = 0).
@@ -325,7 +350,7 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
       grouped_tile<kGroupM>(tile, tiles_m, tiles_n, bm, bn);
 #pragma unroll
       for (int i = 0; i < Tile::kAcc; ++i) d[i] = 0.0f;
-      consume_tile(ps, full_bar, empty_bar, ktiles, d, [&](int s) {
+      auto math = [&](int s) {
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk) {
           // K-major, 128-byte swizzle: 8-row groups 1024 bytes apart; 16 more k = 32 bytes on.
@@ -333,9 +358,19 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
           const uint64_t desc_b = make_desc(b_stage(s) + uint32_t(cn * Tile::WN * 128 + kk * 32), 16, 1024);
           wgmma_ss<In, Tile::WN, 0, 0>(d, desc_a, desc_b);
         }
-      });
-      // The epilogue on the registers, while the producer already fills the next tile's stages.
-      for_each_pair(d, bm * BM + cm * 64, bn * BN + cn * Tile::WN, epi);
+      };
+      if constexpr (ColumnsAhead<Epilogue>) {
+        const int col0 = bn * BN + cn * Tile::WN;
+        float2 cols[Tile::kAcc / 4];  // column pairs col0 + 2 q + 8 j, loaded ahead of the K loop
+#pragma unroll
+        for (int j = 0; j < Tile::kAcc / 4; ++j) cols[j] = epi.columns(col0 + 2 * (threadIdx.x % 4) + 8 * j);
+        consume_tile(ps, full_bar, empty_bar, ktiles, d, math);
+        for_each_pair(d, cols, bm * BM + cm * 64, col0, epi);
+      } else {
+        consume_tile(ps, full_bar, empty_bar, ktiles, d, math);
+        // The epilogue on the registers, while the producer already fills the next tile's stages.
+        for_each_pair(d, bm * BM + cm * 64, bn * BN + cn * Tile::WN, epi);
+      }
     }
   }
 #else

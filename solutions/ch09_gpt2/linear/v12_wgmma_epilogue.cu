@@ -14,8 +14,11 @@
 //   * any other GPU: an error. The tests skip this step there, with the reason; the variant
 //     is not even listed when the build has no sm_90a library.
 //
+// linear_on_hopper holds these checks for both Hopper steps (v13_wgmma_tuned calls it too).
+//
 // Run: build/ch09/bin/ch09_bench --op=linear_bias/bf16 --impl=v12_wgmma_epilogue,v8_mma_epilogue,cublaslt
 #include <stdexcept>
+#include <string>
 
 #include "runtime/device.cuh"
 #include "ladder.cuh"
@@ -26,25 +29,44 @@
 
 namespace ch09::solution {
 
-void linear_wgmma_tma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
-                      cudaStream_t stream) {
+void linear_on_hopper(HopperStep step, const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K,
+                      Epilogue epi, cudaStream_t stream) {
   require_valid(M, N, K, epi, b);
+  const char* name = step == HopperStep::V12 ? "v12_wgmma_epilogue" : "v13_wgmma_tuned";
 #ifdef WB_CH09_HOPPER
   static const bool has_wgmma = wb::query_device().has_wgmma();
   if (!has_wgmma) {
-    throw std::runtime_error(
-        "v12_wgmma_epilogue needs sm_90a (Hopper, compute capability 9.0): wgmma and TMA do not exist on this GPU");
+    throw std::runtime_error(std::string(name) +
+                             " needs sm_90a (Hopper, compute capability 9.0): wgmma and TMA do not exist on this GPU");
   }
   if (hopper::wgmma_supports(M, N, K, x, w)) {
-    hopper::linear_wgmma(x, w, b, y, M, N, K, epi, stream);
+    if (step == HopperStep::V12) {
+      hopper::linear_wgmma(x, w, b, y, M, N, K, epi, stream);
+    } else {
+      hopper::linear_wgmma_tuned(x, w, b, y, M, N, K, epi, stream);
+    }
     return;
   }
   linear_mma(x, w, b, y, M, N, K, epi, stream);
 #else
   (void)x, (void)w, (void)y, (void)stream;
-  throw std::runtime_error(
-      "v12_wgmma_epilogue is not in this build: it needs nvcc >= 12.0 and sm_90 in CMAKE_CUDA_ARCHITECTURES");
+  throw std::runtime_error(std::string(name) +
+                           " is not in this build: it needs nvcc >= 12.0 and sm_90 in CMAKE_CUDA_ARCHITECTURES");
 #endif
+}
+
+bool linear_on_hopper_available() {
+#ifdef WB_CH09_HOPPER
+  static const bool has_wgmma = wb::query_device().has_wgmma();
+  return has_wgmma;
+#else
+  return false;
+#endif
+}
+
+void linear_wgmma_tma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
+                      cudaStream_t stream) {
+  linear_on_hopper(HopperStep::V12, x, w, b, y, M, N, K, epi, stream);
 }
 
 }  // namespace ch09::solution

@@ -56,10 +56,8 @@
 #include <cmath>
 #include <cstdint>
 
-#include "device/wgmma_gemm.cuh"
 #include "epilogue.cuh"
-#include "hopper.cuh"
-#include "runtime/errors.cuh"
+#include "wgmma_linear.cuh"
 
 namespace ch09::solution::hopper {
 
@@ -104,59 +102,13 @@ struct BiasStore {
 
 namespace {
 
-using wb::sm90::KMajorTile;
-
-// Stages of (BM + BN) x 128 bytes: as many as fit in 200 KB, at most 8.
-template <int BM, int BN>
-using Tile = KMajorTile<BM, BN, std::min(8, (200 * 1024) / ((BM + BN) * 128))>;
-
-int sm_count() {
-  int dev = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  static int counts[64] = {};
-  if (dev < 64 && counts[dev] > 0) return counts[dev];
-  int n = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-  if (dev < 64) counts[dev] = n;
-  return n;
-}
-
-// The tensor map of one operand (rows of K, (64, box_rows) boxes), kept for the next call with
-// the same matrix and box: timing a call does not time the encoding, and the model's
-// layers, each with its own W, encode once per call (a host call of a few microseconds).
-// thread_local: two host threads never share an entry.
-struct MapEntry {
-  const bf16* base = nullptr;
-  int rows = 0, K = 0, box_rows = 0;
-  CUtensorMap map{};
-};
-const CUtensorMap& map_of(MapEntry& e, const bf16* base, int rows, int K, int box_rows) {
-  if (e.base != base || e.rows != rows || e.K != K || e.box_rows != box_rows) {
-    e.map =
-        wb::sm90::make_tensor_map_2d(base, uint64_t(K), uint64_t(rows), 64, uint32_t(box_rows), "v12_wgmma_epilogue");
-    e.base = base, e.rows = rows, e.K = K, e.box_rows = box_rows;
-  }
-  return e.map;
-}
+using linear::Tile;
 
 template <class T>
 void launch(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi, int sms,
             cudaStream_t stream) {
-  auto* kernel = &wb::sm90::kmajor_gemm_kernel<T, bf16, BiasStore>;
-  static const bool raised = [&] {  // above 48 KB of dynamic shared memory needs the opt-in
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmem));
-    return true;
-  }();
-  (void)raised;
-  thread_local MapEntry map_x, map_w;
-  const CUtensorMap& mx = map_of(map_x, x, M, K, T::BM);  // x: M rows of K, (64, BM) boxes
-  const CUtensorMap& mw = map_of(map_w, w, N, K, T::BN);  // W: N rows of K, (64, BN) boxes
   const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(y) % 4 == 0;
-  const BiasStore store{b, y, M, N, epi, pairs};
-  const long long tiles = (long long)ceil_div(M, T::BM) * ceil_div(N, T::BN);
-  const int grid = int(std::min<long long>(tiles, sms));  // persistent: at most one CTA per SM
-  kernel<<<grid, T::kThreads, T::kSmem, stream>>>(mx, mw, M, N, K, store);
-  WB_CHECK_LAUNCH();
+  linear::launch<T>(x, w, M, N, K, BiasStore{b, y, M, N, epi, pairs}, sms, stream, "v12_wgmma_epilogue");
 }
 
 // The tiles the launcher chooses from, and its score for each (the file header says why).
@@ -185,7 +137,7 @@ bool wgmma_supports(int, int, int K, const bf16* x, const bf16* w) {
 
 void linear_wgmma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
                   cudaStream_t stream) {
-  const int sms = sm_count();
+  const int sms = linear::sm_count();
   const Choice* best = &kChoices[0];
   for (const Choice& c : kChoices) {
     if (score(c, M, N, K, sms) < score(*best, M, N, K, sms)) best = &c;
