@@ -49,22 +49,33 @@ using flash::WgCfg;
 using flash::wgmma_pv;
 using wb::ptx::smem_u32;
 
-constexpr int kTurnBar = 1;            // the named barriers turn[0], turn[1]: ids 1 and 2 (0 is __syncthreads)
-constexpr int kConsumerThreads = 256;  // both consumer warpgroups take part in each
-
-// Waits for the token (every thread of the warpgroup). (Templates: the host pass, which never
-// sees the kernel's body, does not warn about unused functions.)
-template <class = void>
+// The token's named barriers turn[0], turn[1] are ids kBar and kBar + 1 (0 is __syncthreads),
+// each for kThreads = 256 threads: both consumer warpgroups. (Templates: the host pass, which
+// never sees the kernel's body, does not warn about unused functions.)
+//
+// Waits for the token (every thread of the warpgroup).
+template <int kBar = 1, int kThreads = 256>
 __device__ __forceinline__ void turn_wait(int cw) {
-  named_barrier(kTurnBar + cw, kConsumerThreads);
+  named_barrier(kBar + cw, kThreads);
 }
 // Hands the token to the other warpgroup without waiting.
-template <class = void>
+template <int kBar = 1, int kThreads = 256>
 __device__ __forceinline__ void turn_pass(int cw) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(kTurnBar + (1 - cw)), "n"(kConsumerThreads) : "memory");
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(kBar + (1 - cw)), "n"(kThreads) : "memory");
 }
 
-template <class Cfg>
+// The P fragments' counterpart of sm90.cuh's pin: their registers stay allocated (the compiler
+// may not reuse them) up to this point, however long ago their last use in C++ was.
+template <int N>
+__device__ __forceinline__ void pin_frag(uint32_t (&a)[N][4]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) asm volatile("" : "+r"(a[i][j])::"memory");
+}
+
+// kOverlap: false = the ping-pong alone (step 1), true = with the overlap inside a warpgroup.
+template <class Cfg, bool kOverlap>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     flash_pingpong_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                           const __grid_constant__ CUtensorMap map_v, bf16* __restrict__ o, float* __restrict__ lse,
@@ -123,39 +134,40 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int last_hi = causal ? min(row_hi + Sk - Sq, Sk - 1) : Sk - 1;
 
   float acc_s[kBc / 2], acc_o[kD / 2];  // per thread: S (64 x kBc) and O (64 x kD) of the warpgroup
+  uint32_t pf[kBc / 16][4];             // P as the A fragments of the 16-key steps of O += P V
 #pragma unroll
   for (int i = 0; i < kBc / 2; ++i) acc_s[i] = 0.0f;
 #pragma unroll
   for (int i = 0; i < kD / 2; ++i) acc_o[i] = 0.0f;
-  float m_lo = -INFINITY, m_hi = -INFINITY;  // running max of the raw scores, rows g and g + 8
-  float l_lo = 0.0f, l_hi = 0.0f;            // this lane's part of the running sums
-
+  float m_lo = -INFINITY, m_hi = -INFINITY;              // running max of the raw scores, rows g and g + 8
+  float l_lo = 0.0f, l_hi = 0.0f;                        // this lane's part of the running sums
+  float alpha_lo = 1.0f, alpha_hi = 1.0f;                // the last tile's rescale of O, applied once O is ours again
   const uint32_t q_rows = sQ + uint32_t(cw * 64 * 128);  // the warpgroup's 64 rows in each Q box
-  if (cw == 1) turn_pass(cw);                            // warpgroup 0 takes the first turn
-  mbar_wait(q_full, 0);
-  int s = 0;
-  uint32_t phase = 0;
-  for (int t = 0; t < tiles; ++t) {
-    const int kv0 = t * kBc;
 
-    // --- S = Q K_t^T: 64 rows x 128 keys, kD / 16 wgmma, issued while holding the token ------
-    mbar_wait(k_full(s), phase);
-    turn_wait(cw);
-    wgmma_fence();  // the softmax of the last tile wrote acc_s
+  // S = Q K^T of the tile in stage st: 64 rows x 128 keys, kD / 16 wgmma (not committed).
+  auto issue_s = [&](int st) {
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk) {
       const uint32_t in_box = uint32_t((kk % 4) * 32);  // 16 columns = 32 bytes along the swizzled row
       const uint64_t desc_q = make_desc(q_rows + (kk / 4) * Cfg::kQBoxBytes + in_box, 16, 1024);
-      const uint64_t desc_k = make_desc(sK(s) + (kk / 4) * Cfg::kKVBoxBytes + in_box, 16, 1024);
+      const uint64_t desc_k = make_desc(sK(st) + (kk / 4) * Cfg::kKVBoxBytes + in_box, 16, 1024);
       wgmma_ss_m64n128k16(acc_s, desc_q, desc_k, kk > 0);
     }
-    wgmma_commit();
-    if (cw == 0 || t + 1 < tiles) turn_pass(cw);  // warpgroup 1's last hand-over has no taker
-    wgmma_wait<0>();
-    pin(acc_s);
-    if (lane == 0) mbar_arrive(k_empty(s));  // this warp is done with K_t
-
-    // --- mask: only the last tile and, with the causal mask, tiles crossing the warpgroup's diagonal
+  };
+  // O += P V of the tile in stage st: 64 rows x kD, 128 / 16 wgmma, P from registers (not committed).
+  auto issue_pv = [&](int st) {
+#pragma unroll
+    for (int ks = 0; ks < kBc / 16; ++ks) {
+      const uint64_t desc_v = make_desc(sV(st) + uint32_t(ks * 16 * 128), Cfg::kKVBoxBytes, 1024);
+      wgmma_pv<kD>(acc_o, pf[ks], desc_v);
+    }
+  };
+  // The mask and the online softmax of tile t (v7's), in place: acc_s becomes the unnormalised
+  // probabilities, l and m are updated, and alpha says how much O must shrink. O itself and pf
+  // are not touched: with the overlap, the last tile's O += P V may still be reading them.
+  auto softmax = [&](int t) {
+    const int kv0 = t * kBc;
+    // only the last tile and, with the causal mask, tiles crossing the warpgroup's diagonal
     const bool need_mask = kv0 + kBc > Sk || (causal && kv0 + kBc - 1 > wg_row0 + Sk - Sq);
     if (need_mask) {
 #pragma unroll
@@ -167,8 +179,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         if (key + 1 > last_hi) acc_s[4 * j + 3] = -INFINITY;
       }
     }
-
-    // --- online softmax, two rows per lane (v7's) --------------------------------------------
     float mx_lo = m_lo, mx_hi = m_hi;
 #pragma unroll
     for (int j = 0; j < kBc / 8; ++j) {
@@ -182,12 +192,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     }
     const float base_lo = mx_lo == -INFINITY ? 0.0f : mx_lo * scale_log2;  // nothing visible yet: 0
     const float base_hi = mx_hi == -INFINITY ? 0.0f : mx_hi * scale_log2;
-    const float alpha_lo = fast_exp2(m_lo * scale_log2 - base_lo);
-    const float alpha_hi = fast_exp2(m_hi * scale_log2 - base_hi);
+    alpha_lo = fast_exp2(m_lo * scale_log2 - base_lo);
+    alpha_hi = fast_exp2(m_hi * scale_log2 - base_hi);
     m_lo = mx_lo;
     m_hi = mx_hi;
     l_lo *= alpha_lo;
     l_hi *= alpha_hi;
+#pragma unroll
+    for (int j = 0; j < kBc / 8; ++j) {
+      acc_s[4 * j] = fast_exp2(fmaf(acc_s[4 * j], scale_log2, -base_lo));
+      acc_s[4 * j + 1] = fast_exp2(fmaf(acc_s[4 * j + 1], scale_log2, -base_lo));
+      acc_s[4 * j + 2] = fast_exp2(fmaf(acc_s[4 * j + 2], scale_log2, -base_hi));
+      acc_s[4 * j + 3] = fast_exp2(fmaf(acc_s[4 * j + 3], scale_log2, -base_hi));
+      l_lo += acc_s[4 * j] + acc_s[4 * j + 1];
+      l_hi += acc_s[4 * j + 2] + acc_s[4 * j + 3];
+    }
+  };
+  // Once no wgmma reads O or P any more: O *= alpha, and P -> BF16 pairs. Chunk j = keys
+  // 8 j .. 8 j + 7 is half (j % 2) of the 16-key step j / 2: registers 0, 1 (rows g, g + 8) for
+  // the first half, 2, 3 for the second.
+  auto rescale_and_pack = [&]() {
 #pragma unroll
     for (int j = 0; j < kD / 8; ++j) {
       acc_o[4 * j] *= alpha_lo;
@@ -195,32 +219,90 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       acc_o[4 * j + 2] *= alpha_hi;
       acc_o[4 * j + 3] *= alpha_hi;
     }
-    uint32_t pf[kBc / 16][4];  // P as the A fragments of the 16-key steps of O += P V
 #pragma unroll
     for (int j = 0; j < kBc / 8; ++j) {
-      const float p0 = fast_exp2(fmaf(acc_s[4 * j], scale_log2, -base_lo));
-      const float p1 = fast_exp2(fmaf(acc_s[4 * j + 1], scale_log2, -base_lo));
-      const float p2 = fast_exp2(fmaf(acc_s[4 * j + 2], scale_log2, -base_hi));
-      const float p3 = fast_exp2(fmaf(acc_s[4 * j + 3], scale_log2, -base_hi));
-      l_lo += p0 + p1;
-      l_hi += p2 + p3;
-      pf[j / 2][2 * (j % 2)] = pack_bf16(p0, p1);
-      pf[j / 2][2 * (j % 2) + 1] = pack_bf16(p2, p3);
+      pf[j / 2][2 * (j % 2)] = pack_bf16(acc_s[4 * j], acc_s[4 * j + 1]);
+      pf[j / 2][2 * (j % 2) + 1] = pack_bf16(acc_s[4 * j + 2], acc_s[4 * j + 3]);
     }
+  };
 
-    // --- O += P V_t: 64 rows x kD, 128 / 16 wgmma with P from registers -----------------------
-    mbar_wait(v_full(s), phase);
-    wgmma_fence();  // acc_o was rescaled, pf written, by ordinary instructions
-#pragma unroll
-    for (int ks = 0; ks < kBc / 16; ++ks) {
-      const uint64_t desc_v = make_desc(sV(s) + uint32_t(ks * 16 * 128), Cfg::kKVBoxBytes, 1024);
-      wgmma_pv<kD>(acc_o, pf[ks], desc_v);
+  if (cw == 1) turn_pass(cw);  // warpgroup 0 takes the first turn
+  mbar_wait(q_full, 0);
+
+  if constexpr (!kOverlap) {
+    // --- ping-pong alone: a turn is one tile's S = Q K^T; `tiles` turns per warpgroup ------------
+    int s = 0;
+    uint32_t phase = 0;
+    for (int t = 0; t < tiles; ++t) {
+      mbar_wait(k_full(s), phase);
+      turn_wait(cw);
+      wgmma_fence();  // the softmax of the last tile wrote acc_s
+      issue_s(s);
+      wgmma_commit();
+      if (cw == 0 || t + 1 < tiles) turn_pass(cw);  // warpgroup 1's last hand-over has no taker
+      wgmma_wait<0>();
+      pin(acc_s);
+      if (lane == 0) mbar_arrive(k_empty(s));  // this warp is done with K_t
+      softmax(t);
+      rescale_and_pack();
+      mbar_wait(v_full(s), phase);
+      wgmma_fence();  // acc_o was rescaled, pf written, by ordinary instructions
+      issue_pv(s);
+      wgmma_commit();
+      wgmma_wait<0>();
+      pin(acc_o);
+      if (lane == 0) mbar_arrive(v_empty(s));  // this warp is done with V_t
+      if (++s == kStages) s = 0, phase ^= 1;
     }
+  } else {
+    // --- ping-pong and the overlap: a turn issues S_t and O += P_{t-1} V_{t-1} together; the
+    // softmax of tile t then runs while P_{t-1} V_{t-1} is still on the tensor cores.
+    // tiles + 1 turns per warpgroup: S_0 alone, t = 1 .. tiles - 1, the last P V alone.
+    int sk = 0, sv = 0;  // the stages of K_t and of V_{t-1}
+    uint32_t pk = 0, pv = 0;
+    mbar_wait(k_full(sk), pk);
+    turn_wait(cw);
+    wgmma_fence();
+    issue_s(sk);
     wgmma_commit();
+    turn_pass(cw);
+    wgmma_wait<0>();
+    pin(acc_s);
+    if (lane == 0) mbar_arrive(k_empty(sk));
+    softmax(0);
+    rescale_and_pack();  // O is 0 and alpha 0 here: harmless, and P of tile 0 is packed
+    for (int t = 1; t < tiles; ++t) {
+      if (++sk == kStages) sk = 0, pk ^= 1;
+      mbar_wait(k_full(sk), pk);  // both waits before the turn: never hold the token while waiting on TMA
+      mbar_wait(v_full(sv), pv);
+      turn_wait(cw);
+      wgmma_fence();  // acc_s, acc_o and pf were written by ordinary instructions
+      issue_s(sk);
+      wgmma_commit();
+      issue_pv(sv);
+      wgmma_commit();
+      turn_pass(cw);
+      wgmma_wait<1>();  // S_t is done (groups complete in order); P_{t-1} V_{t-1} may still run
+      pin(acc_s);
+      if (lane == 0) mbar_arrive(k_empty(sk));
+      softmax(t);  // reads and writes acc_s, m, l only
+      wgmma_wait<0>();
+      pin(acc_o);
+      pin_frag(pf);  // keeps pf's registers allocated until the wgmma that read them is done
+      if (lane == 0) mbar_arrive(v_empty(sv));
+      if (++sv == kStages) sv = 0, pv ^= 1;
+      rescale_and_pack();
+    }
+    mbar_wait(v_full(sv), pv);
+    turn_wait(cw);
+    wgmma_fence();
+    issue_pv(sv);
+    wgmma_commit();
+    if (cw == 0) turn_pass(cw);  // warpgroup 1's last hand-over has no taker
     wgmma_wait<0>();
     pin(acc_o);
-    if (lane == 0) mbar_arrive(v_empty(s));  // this warp is done with V_t
-    if (++s == kStages) s = 0, phase ^= 1;
+    pin_frag(pf);
+    if (lane == 0) mbar_arrive(v_empty(sv));
   }
 
   // --- epilogue: one division per row; BF16 pairs straight to global memory --------------------
@@ -255,10 +337,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
 // --- host side -------------------------------------------------------------------------
 
-template <class Cfg>
+template <class Cfg, bool kOverlap = true>
 void launch(const flash::MapCache& maps, bf16* o, float* lse, int heads, int Sq, int Sk, int D, float scale,
             bool causal, cudaStream_t stream) {
-  auto* kernel = &flash_pingpong_kernel<Cfg>;
+  auto* kernel = &flash_pingpong_kernel<Cfg, kOverlap>;
   [[maybe_unused]] static const bool raised = wb::allow_dynamic_smem(kernel, Cfg::kSmemBytes);  // once per Cfg
   const float scale_log2 = scale * 1.4426950408889634f;                                         // log2(e)
   const dim3 grid(ceil_div(Sq, Cfg::kBr), heads);
