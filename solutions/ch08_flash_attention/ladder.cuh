@@ -38,7 +38,8 @@ RaggedAttentionBf16Fn v4_attention_ragged_bf16;
 AttentionBf16Fn v7_attention_bf16;
 
 // v8_flash_wgmma_pingpong.cu (bonus, Hopper sm_90a) — v7 with FlashAttention-3's scheduling:
-// the two consumer warpgroups take turns on the tensor cores through named barriers
+// the two consumer warpgroups take turns on the tensor cores through named barriers, and each
+// runs its softmax of tile t while its O += P_{t-1} V_{t-1} is still on the tensor cores
 // (kernel: hopper/flash_pingpong_kernel.cu).
 AttentionBf16Fn v8_attention_bf16;
 

@@ -1,4 +1,5 @@
-// v8 (bonus, Hopper only) — the launcher of v7's kernel with FlashAttention-3's scheduling.
+// v8 (bonus, Hopper only) — the launcher of v7's kernel with FlashAttention-3's scheduling
+// (ping-pong between the consumer warpgroups, softmax overlapped with the last P V).
 //
 // The kernel lives in hopper/flash_pingpong_kernel.cu (its header says what changed over v7
 // and why), built for sm_90a alone like v7's. This file holds only host code, so it builds

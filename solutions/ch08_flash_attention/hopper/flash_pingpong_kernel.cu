@@ -1,5 +1,6 @@
-// v8 (bonus, Hopper sm_90a only) — v7 with FlashAttention-3's scheduling: the two consumer
-// warpgroups take turns on the tensor cores (ping-pong).
+// v8 (bonus, Hopper sm_90a only) — v7 with FlashAttention-3's two scheduling steps: the two
+// consumer warpgroups take turns on the tensor cores (ping-pong), and each warpgroup overlaps
+// its softmax with its own last P V product (the overlap inside a warpgroup).
 //
 // What changes over v7 (hopper/flash_wgmma_kernel.cu; the producer, the shared-memory layout,
 // the descriptors, the mask and the epilogue are v7's, from flash_wgmma_common.cuh):
@@ -7,27 +8,49 @@
 //     both from issuing their wgmma at the same moment and then both running their softmax
 //     while the tensor cores idle. Here two named barriers (bar.sync / bar.arrive on ids 1 and
 //     2, 256 threads: both consumer warpgroups) hand a token back and forth. A warpgroup issues
-//     its S = Q K_t^T only while it holds the token, and passes it on as soon as the wgmma are
-//     issued, so the other warpgroup's product runs on the tensor cores while this one does
-//     its softmax, tile after tile.
+//     its wgmma only while it holds the token and passes it on as soon as they are issued, so
+//     the other warpgroup's products run on the tensor cores while this one does its softmax.
+//   * the overlap inside a warpgroup. v7 waits for S_t, runs the softmax, issues O += P_t V_t
+//     and waits for it before touching S_{t+1}: the warpgroup's own tensor-core work and its
+//     softmax never run at the same time. Here one turn issues S_t = Q K_t^T and then
+//     O += P_{t-1} V_{t-1} (two commit groups); wgmma.wait_group 1 returns when S_t is done,
+//     and the softmax of tile t runs while P_{t-1} V_{t-1} is still on the tensor cores. Only
+//     after wait_group 0 are O rescaled and P_t packed into the registers P_{t-1} V_{t-1} read.
+//     This order needs ONE S accumulator (S_t is issued after P_{t-1} left acc_s for pf): per
+//     thread at D 128, O 64 + S 64 + P 32 registers. FlashAttention-3 states the same
+//     pipeline as "issue S_{t+1} before the softmax of t", which needs a second S accumulator.
+//     ptxas -v (sm_90a, both head sizes): 168 registers at launch (setmaxnreg then gives the
+//     consumers 240), 0 bytes spill stores, 0 bytes spill loads.
 //
-// The token, per warpgroup c (0 or 1) and tile t:
+// The token, per warpgroup c (0 or 1): a turn is
 //   bar.sync   turn[c]        wait for the token (the other warpgroup's bar.arrive on turn[c])
-//   issue S_t = Q K_t^T
+//   issue the turn's wgmma    S_0 alone; then S_t with P_{t-1} V_{t-1}, t = 1 .. tiles - 1;
+//                             then the last P V alone: tiles + 1 turns per warpgroup
 //   bar.arrive turn[1 - c]    hand it over
 // At the start warpgroup 1 arrives once on turn[0], so warpgroup 0 goes first. Both run the
-// same number of tiles (the block's, not the warpgroup's: the mask is applied inside a tile),
-// so warpgroup 0 syncs `tiles` times on turn[0] and receives 1 + (tiles - 1) arrivals from
-// warpgroup 1, which skips its last hand-over; warpgroup 1 syncs `tiles` times on turn[1] and
-// receives `tiles`. No barrier is left half-arrived when the block exits. A block whose rows
-// see no key returns before either warpgroup touches a barrier.
+// same number of tiles (the block's, not the warpgroup's: the mask is applied inside a tile,
+// so a causal block's warpgroup whose rows see fewer tiles still takes every turn), so
+// warpgroup 0 syncs tiles + 1 times on turn[0] and receives 1 + tiles arrivals (warpgroup 1
+// skips the hand-over of its last turn, which nobody would take); warpgroup 1 syncs tiles + 1
+// times on turn[1] and receives tiles + 1. No barrier is left half-arrived when the block
+// exits. A block whose rows see no key returns before either warpgroup touches a barrier. The
+// mbarrier waits (K_t, V_{t-1} landed) come before bar.sync, so no warpgroup holds the token
+// while it waits for a copy. kOverlap = false keeps the ping-pong alone (one turn per tile:
+// S_t; P V outside the turns), for measuring each step.
 //
-// Source of the idea (our own code): J. Shah, G. Bikshandi, Y. Zhang, V. Thakkar, P. Ramani
+// Measured, NVIDIA H200, B 4, H 16, S 8192, against cuDNN in the same run (ch08_bench --full):
+// D 128: 0.96x (v7 0.87x), causal 0.97x (v7 0.88x); D 64: 0.90x and 0.91x (v7 0.91x, 0.91x).
+// The ping-pong alone (kOverlap = false) was slower than v7 everywhere (0.85-0.87x); the
+// overlap alone (no turns) measured 0.97x / 0.95x at D 128, within the run-to-run spread
+// (2-4 %) of both together. At D 64 neither step helps (not yet profiled; a likely cause: the
+// P V product there is half as long, too short to hide a softmax of the same length).
+//
+// Source of the ideas (our own code): J. Shah, G. Bikshandi, Y. Zhang, V. Thakkar, P. Ramani
 // and T. Dao, "FlashAttention-3: Fast and Accurate Attention with Asynchrony and Low-precision"
-// (2024), section 3.1.
+// (2024), section 3.1 (ping-pong scheduling) and 3.2 (intra-warpgroup pipelining).
 //
-// Run: build/ch08/bin/ch08_bench --op=attention --dtype=bf16
-// --impl=v7_flash_wgmma_tma,v8_flash_wgmma_pingpong,cudnn_sdpa
+// Run: build/ch08/bin/ch08_bench --op=attention --dtype=bf16 --full --shape=B4_H16_Sq8192
+//      --impl=v7_flash_wgmma_tma,v8_flash_wgmma_pingpong,cudnn_sdpa
 #include <cstdint>
 
 #include "attention_common.cuh"
