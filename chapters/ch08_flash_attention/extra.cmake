@@ -12,10 +12,10 @@ add_executable(${id}_memory ${_reference}/tools/peak_memory.cu)
 target_link_libraries(${id}_memory PRIVATE ${id}_solution ${id}_reference)
 workbook_cuda_options(${id}_memory)
 
-# The Hopper bonus (solutions/ch08_flash_attention/hopper/*.cu, v7_flash_wgmma_tma): built for
+# The Hopper bonus (solutions/ch08_flash_attention/hopper/*.cu, v7 and v8): built for
 # sm_90a alone (workbook_add_hopper_library, cmake/Workbook.cmake), with the sm_90a PTX
 # wrappers that chapter 5 teaches (harness/device/sm90.cuh).
-workbook_add_hopper_library(${id} "v7_flash_wgmma_tma")
+workbook_add_hopper_library(${id} "v7_flash_wgmma_tma, v8_flash_wgmma_pingpong")
 
 # ch08_memory's command line: bad input refused by name before the GPU is looked for, and no
 # --json file left behind (tests/tools/memory_tool_check.sh; no GPU needed).

@@ -37,6 +37,12 @@ RaggedAttentionBf16Fn v4_attention_ragged_bf16;
 // as wgmma's A operand (kernel: hopper/flash_wgmma_kernel.cu).
 AttentionBf16Fn v7_attention_bf16;
 
+// v8_flash_wgmma_pingpong.cu (bonus, Hopper sm_90a) — v7 with FlashAttention-3's scheduling:
+// the two consumer warpgroups take turns on the tensor cores through named barriers, and each
+// runs its softmax of tile t while its O += P_{t-1} V_{t-1} is still on the tensor cores
+// (kernel: hopper/flash_pingpong_kernel.cu).
+AttentionBf16Fn v8_attention_bf16;
+
 // v5_split_kv_decode.cu — decode against a KV cache (flash-decoding): each sequence's keys
 // cut into chunks, one CTA per (chunk, sequence, kv head) computing the G query heads of
 // the group on CUDA cores, then a second kernel merging the chunks by their log-sum-exp.

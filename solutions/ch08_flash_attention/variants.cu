@@ -37,6 +37,9 @@ WB_VARIANTS(ch08_solution, wb::Role::Solution) {
       wb::variant(bf16, "v7_flash_wgmma_tma", &v7_attention_bf16)
           .hopper_only()
           .with_note("wgmma + TMA, producer and consumer warpgroups, P from registers"),
+      wb::variant(bf16, "v8_flash_wgmma_pingpong", &v8_attention_bf16)
+          .hopper_only()
+          .with_note("v7 + ping-pong between the consumer warpgroups, softmax overlapped with the last P V"),
 #endif
       wb::variant("attention_gqa/bf16", "v4_flash_mma_sync", &v4_attention_gqa_bf16)
           .needs_cc(80)

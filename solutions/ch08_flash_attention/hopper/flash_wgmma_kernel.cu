@@ -54,19 +54,13 @@
 // is 64 wide, the map D wide) and are never stored.
 //
 // Run: build/ch08/bin/ch08_bench --op=attention --dtype=bf16 --impl=v7_flash_wgmma_tma,v4_flash_mma_sync,cudnn_sdpa
-#include <cuda.h>
-#include <cudaTypedefs.h>
-
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 
 #include "attention_common.cuh"
 #include "runtime/errors.cuh"
 #include "device/sm90.cuh"
-#include "device/tensor_map.cuh"
+#include "flash_wgmma_common.cuh"  // the tile configuration, the producer, the tensor maps (shared with v8)
 #include "hopper.cuh"
-#include "wgmma_bf16.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define CH08_SM90A 1
@@ -78,36 +72,9 @@ namespace {
 using namespace wb::sm90;  // mbarriers, TMA, wgmma fence / commit / wait, descriptors (harness/device/sm90.cuh)
 using wb::ptx::smem_u32;
 
-template <int kD_>
-struct WgCfg {
-  static constexpr int kD = kD_;     // the head size the kernel computes: 64 or 128
-  static constexpr int kBr = 128;    // query rows per block: 64 per consumer warpgroup
-  static constexpr int kBc = 128;    // keys per tile: the N of S = Q K^T
-  static constexpr int kStages = 2;  // K and V tiles in flight
-  static constexpr int kConsumers = 2;
-  static constexpr int kThreads = 128 * (1 + kConsumers);
-  static constexpr int kBoxes = kD / 64;  // 64-column boxes per row
-  static constexpr int kQBoxBytes = kBr * 128;
-  static constexpr int kKVBoxBytes = kBc * 128;
-  static constexpr int kQBytes = kBoxes * kQBoxBytes;
-  static constexpr int kKVBytes = kBoxes * kKVBoxBytes;                       // one stage of K, or of V
-  static constexpr int kSmemBytes = kQBytes + 2 * kStages * kKVBytes + 1024;  // + the alignment slack
-  static_assert(kD == 64 || kD == 128, "head sizes the wgmma shapes below cover");
-};
-
-template <class = void>  // (a template: the host pass, which never sees the kernel's body, does not warn)
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);  // .x (lo) in the low 16 bits
-  return *reinterpret_cast<const uint32_t*>(&h);
-}
-
-template <int kD>
-__device__ __forceinline__ void wgmma_pv(float (&acc_o)[kD / 2], const uint32_t (&a)[4], uint64_t desc_v) {
-  if constexpr (kD == 128)
-    wgmma_rs_m64n128k16(acc_o, a, desc_v);
-  else
-    wgmma_rs_m64n64k16(acc_o, a, desc_v);
-}
+using flash::pack_bf16;
+using flash::WgCfg;
+using flash::wgmma_pv;
 
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
@@ -160,28 +127,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   if (warpgroup == 0) {
     // --- producer: one thread asks for every box; the others only give their registers away
     setmaxnreg_dec<24>();
-    if (threadIdx.x == 0) {
-      mbar_arrive_expect_tx(q_full, Cfg::kQBytes);
-#pragma unroll
-      for (int b = 0; b < Cfg::kBoxes; ++b) tma_load_3d(sQ + b * Cfg::kQBoxBytes, &map_q, 64 * b, q0, bh, q_full);
-      int s = 0;
-      uint32_t phase = 0;
-      for (int t = 0; t < tiles; ++t) {
-        mbar_wait(k_empty(s), phase ^ 1);  // every consumer warp released K of this stage
-        mbar_arrive_expect_tx(k_full(s), Cfg::kKVBytes);
-#pragma unroll
-        for (int b = 0; b < Cfg::kBoxes; ++b) {
-          tma_load_3d(sK(s) + b * Cfg::kKVBoxBytes, &map_k, 64 * b, t * kBc, bh, k_full(s));
-        }
-        mbar_wait(v_empty(s), phase ^ 1);
-        mbar_arrive_expect_tx(v_full(s), Cfg::kKVBytes);
-#pragma unroll
-        for (int b = 0; b < Cfg::kBoxes; ++b) {
-          tma_load_3d(sV(s) + b * Cfg::kKVBoxBytes, &map_v, 64 * b, t * kBc, bh, v_full(s));
-        }
-        if (++s == kStages) s = 0, phase ^= 1;
-      }
-    }
+    if (threadIdx.x == 0) flash::produce<Cfg>(&map_q, &map_k, &map_v, base, bars, q0, bh, tiles);
     return;
   }
 
@@ -326,23 +272,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
 // --- host side -------------------------------------------------------------------------
 
-// One head-major BF16 tensor (B * H heads of S rows of D) as a 3-D map (D, S, B * H), read in
-// boxes of 64 columns x `rows` rows of one head, 128-byte swizzled; zeros outside.
-CUtensorMap make_head_map(const bf16* base, int D, int S, int heads, int rows) {
-  const cuuint64_t dims[3] = {cuuint64_t(D), cuuint64_t(S), cuuint64_t(heads)};
-  const cuuint64_t strides[2] = {cuuint64_t(D) * sizeof(bf16), cuuint64_t(S) * D * sizeof(bf16)};  // bytes
-  const cuuint32_t box[3] = {64, cuuint32_t(rows), 1};
-  return wb::sm90::bf16_swizzled_map_3d(
-      base, dims, strides, box, "v7_flash_wgmma_tma",
-      "a (" + std::to_string(heads) + ", " + std::to_string(S) + ", " + std::to_string(D) + ") tensor");
-}
-
-// The maps of the last call, so that timing a call does not time their encoding.
-struct MapCache {
-  const bf16 *q = nullptr, *k = nullptr, *v = nullptr;
-  int heads = 0, Sq = 0, Sk = 0, D = 0;
-  CUtensorMap map_q{}, map_k{}, map_v{};
-};
+using flash::MapCache;
 
 template <class Cfg>
 void launch(const MapCache& maps, bf16* o, float* lse, int heads, int Sq, int Sk, int D, float scale, bool causal,
@@ -362,14 +292,7 @@ void attention_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o, float*
                     int D, float scale, bool causal, cudaStream_t stream) {
   const int heads = B * H;
   static MapCache cache;
-  if (cache.q != q || cache.k != k || cache.v != v || cache.heads != heads || cache.Sq != Sq || cache.Sk != Sk ||
-      cache.D != D) {
-    static_assert(WgCfg<64>::kBr == WgCfg<128>::kBr && WgCfg<64>::kBc == WgCfg<128>::kBc, "one box height");
-    cache.map_q = make_head_map(q, D, Sq, heads, WgCfg<128>::kBr);
-    cache.map_k = make_head_map(k, D, Sk, heads, WgCfg<128>::kBc);
-    cache.map_v = make_head_map(v, D, Sk, heads, WgCfg<128>::kBc);
-    cache.q = q, cache.k = k, cache.v = v, cache.heads = heads, cache.Sq = Sq, cache.Sk = Sk, cache.D = D;
-  }
+  cache.update(q, k, v, heads, Sq, Sk, D, "v7_flash_wgmma_tma");
   if (D <= 64)
     launch<WgCfg<64>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
   else

@@ -1,0 +1,138 @@
+// What chapter 8's two Hopper attention kernels share (v7, hopper/flash_wgmma_kernel.cu, and
+// v8, hopper/flash_pingpong_kernel.cu): the tile configuration, the producer warpgroup's TMA
+// loop, the P -> BF16 packing, the P V wgmma of either head size, and the host's tensor maps
+// (v8 also takes write_empty_rows; v7 keeps its own copy of those lines, so that its compiled
+// code stayed the same when this header was split out of it). The two kernels' consumer
+// warpgroups differ only in how they order their wgmma against their softmax.
+//
+// Include it only from code built for sm_90a (the chapter's Hopper library).
+#pragma once
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <cstdint>
+#include <string>
+
+#include "attention_common.cuh"
+#include "device/sm90.cuh"
+#include "device/tensor_map.cuh"
+#include "wgmma_bf16.cuh"
+
+namespace ch08::solution::hopper::flash {
+
+template <int kD_>
+struct WgCfg {
+  static constexpr int kD = kD_;     // the head size the kernel computes: 64 or 128
+  static constexpr int kBr = 128;    // query rows per block: 64 per consumer warpgroup
+  static constexpr int kBc = 128;    // keys per tile: the N of S = Q K^T
+  static constexpr int kStages = 2;  // K and V tiles in flight
+  static constexpr int kConsumers = 2;
+  static constexpr int kThreads = 128 * (1 + kConsumers);
+  static constexpr int kBoxes = kD / 64;  // 64-column boxes per row
+  static constexpr int kQBoxBytes = kBr * 128;
+  static constexpr int kKVBoxBytes = kBc * 128;
+  static constexpr int kQBytes = kBoxes * kQBoxBytes;
+  static constexpr int kKVBytes = kBoxes * kKVBoxBytes;                       // one stage of K, or of V
+  static constexpr int kSmemBytes = kQBytes + 2 * kStages * kKVBytes + 1024;  // + the alignment slack
+  static_assert(kD == 64 || kD == 128, "head sizes the wgmma shapes below cover");
+};
+
+template <class = void>  // (a template: the host pass, which never sees the kernel's body, does not warn)
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);  // .x (lo) in the low 16 bits
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+
+template <int kD>
+__device__ __forceinline__ void wgmma_pv(float (&acc_o)[kD / 2], const uint32_t (&a)[4], uint64_t desc_v) {
+  if constexpr (kD == 128)
+    wgmma_rs_m64n128k16(acc_o, a, desc_v);
+  else
+    wgmma_rs_m64n64k16(acc_o, a, desc_v);
+}
+
+// The block whose rows see no key (the mask with Sq > Sk): o = 0, lse = -inf for its rows.
+template <class Cfg>
+__device__ __forceinline__ void write_empty_rows(bf16* __restrict__ o, float* __restrict__ lse, size_t row_base, int q0,
+                                                 int Sq, int D) {
+  for (int e = threadIdx.x; e < Cfg::kBr * D; e += Cfg::kThreads) {
+    const int r = q0 + e / D;
+    if (r < Sq) o[(row_base + r) * D + e % D] = __float2bfloat16_rn(0.0f);
+  }
+  for (int r = threadIdx.x; r < Cfg::kBr; r += Cfg::kThreads) {
+    if (q0 + r < Sq) lse[row_base + q0 + r] = -INFINITY;
+  }
+}
+
+// The producer's thread: Q once into q_full, then per tile t the K box(es) into stage t % 2
+// once k_empty says every consumer warp released it, then V likewise. bars: q_full, then per
+// stage k_full, v_full, k_empty, v_empty (the kernels' layout).
+template <class Cfg>
+__device__ __forceinline__ void produce(const CUtensorMap* map_q, const CUtensorMap* map_k, const CUtensorMap* map_v,
+                                        uint32_t base, const uint64_t* bars, int q0, int bh, int tiles) {
+  using namespace wb::sm90;
+  using wb::ptx::smem_u32;
+  constexpr int kStages = Cfg::kStages;
+  const uint32_t sQ = base;
+  auto sK = [&](int s) { return base + uint32_t(Cfg::kQBytes + s * Cfg::kKVBytes); };
+  auto sV = [&](int s) { return base + uint32_t(Cfg::kQBytes + (kStages + s) * Cfg::kKVBytes); };
+  const uint32_t q_full = smem_u32(&bars[0]);
+  auto k_full = [&](int s) { return smem_u32(&bars[1 + s]); };
+  auto v_full = [&](int s) { return smem_u32(&bars[1 + kStages + s]); };
+  auto k_empty = [&](int s) { return smem_u32(&bars[1 + 2 * kStages + s]); };
+  auto v_empty = [&](int s) { return smem_u32(&bars[1 + 3 * kStages + s]); };
+
+  mbar_arrive_expect_tx(q_full, Cfg::kQBytes);
+#pragma unroll
+  for (int b = 0; b < Cfg::kBoxes; ++b) tma_load_3d(sQ + b * Cfg::kQBoxBytes, map_q, 64 * b, q0, bh, q_full);
+  int s = 0;
+  uint32_t phase = 0;
+  for (int t = 0; t < tiles; ++t) {
+    mbar_wait(k_empty(s), phase ^ 1);  // every consumer warp released K of this stage
+    mbar_arrive_expect_tx(k_full(s), Cfg::kKVBytes);
+#pragma unroll
+    for (int b = 0; b < Cfg::kBoxes; ++b) {
+      tma_load_3d(sK(s) + b * Cfg::kKVBoxBytes, map_k, 64 * b, t * Cfg::kBc, bh, k_full(s));
+    }
+    mbar_wait(v_empty(s), phase ^ 1);
+    mbar_arrive_expect_tx(v_full(s), Cfg::kKVBytes);
+#pragma unroll
+    for (int b = 0; b < Cfg::kBoxes; ++b) {
+      tma_load_3d(sV(s) + b * Cfg::kKVBoxBytes, map_v, 64 * b, t * Cfg::kBc, bh, v_full(s));
+    }
+    if (++s == kStages) s = 0, phase ^= 1;
+  }
+}
+
+// --- host side -------------------------------------------------------------------------
+
+// One head-major BF16 tensor (B * H heads of S rows of D) as a 3-D map (D, S, B * H), read in
+// boxes of 64 columns x `rows` rows of one head, 128-byte swizzled; zeros outside. `who` names
+// the ladder step in the driver's error message.
+inline CUtensorMap make_head_map(const bf16* base, int D, int S, int heads, int rows, const char* who) {
+  const cuuint64_t dims[3] = {cuuint64_t(D), cuuint64_t(S), cuuint64_t(heads)};
+  const cuuint64_t strides[2] = {cuuint64_t(D) * sizeof(bf16), cuuint64_t(S) * D * sizeof(bf16)};  // bytes
+  const cuuint32_t box[3] = {64, cuuint32_t(rows), 1};
+  return wb::sm90::bf16_swizzled_map_3d(
+      base, dims, strides, box, who,
+      "a (" + std::to_string(heads) + ", " + std::to_string(S) + ", " + std::to_string(D) + ") tensor");
+}
+
+// The maps of the last call, so that timing a call does not time their encoding.
+struct MapCache {
+  const bf16 *q = nullptr, *k = nullptr, *v = nullptr;
+  int heads = 0, Sq = 0, Sk = 0, D = 0;
+  CUtensorMap map_q{}, map_k{}, map_v{};
+
+  // Encodes the maps again when any pointer or size differs from the last call's.
+  void update(const bf16* q_, const bf16* k_, const bf16* v_, int heads_, int Sq_, int Sk_, int D_, const char* who) {
+    if (q == q_ && k == k_ && v == v_ && heads == heads_ && Sq == Sq_ && Sk == Sk_ && D == D_) return;
+    static_assert(WgCfg<64>::kBr == WgCfg<128>::kBr && WgCfg<64>::kBc == WgCfg<128>::kBc, "one box height");
+    map_q = make_head_map(q_, D_, Sq_, heads_, WgCfg<128>::kBr, who);
+    map_k = make_head_map(k_, D_, Sk_, heads_, WgCfg<128>::kBc, who);
+    map_v = make_head_map(v_, D_, Sk_, heads_, WgCfg<128>::kBc, who);
+    q = q_, k = k_, v = v_, heads = heads_, Sq = Sq_, Sk = Sk_, D = D_;
+  }
+};
+
+}  // namespace ch08::solution::hopper::flash
