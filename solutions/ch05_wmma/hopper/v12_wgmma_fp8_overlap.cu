@@ -7,7 +7,8 @@
 // v12 issues stage s + 1's wgmmas into the other part first, then waits with wait_group 1
 // (only stage s's group must be done), releases stage s's shared memory to the producer and
 // adds stage s's part into total while stage s + 1's wgmmas run. The adds go to the FP32
-// pipe, the wgmmas to the tensor pipe: they overlap.
+// pipe, the wgmmas to the tensor pipe: they overlap. For the same reason the next tile's
+// first stage is issued before a tile's BF16 stores, which v9 does with the tensor cores idle.
 //
 // The price: a third set of 64 accumulators per thread (192 in all), which setmaxnreg's 232
 // registers per consumer thread hold (the producer keeps 40: 128 x 40 + 256 x 232 <= 65,536).

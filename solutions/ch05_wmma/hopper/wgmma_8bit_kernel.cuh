@@ -32,8 +32,9 @@
 //     s's slot and promotes its part while stage s + 1's wgmmas run. 3 x 64 = 192 accumulator
 //     registers per thread, within the 232 that setmaxnreg gives the consumers. The K loop is
 //     unrolled by two so that which part is which is known at compile time (an array indexed
-//     by a runtime parity would live in local memory). Same promotion interval (128 of K) and
-//     the same sums in the same order as v9/v10: the same error model.
+//     by a runtime parity would live in local memory). The next tile's first stage is issued
+//     before a tile's stores. Same promotion interval (128 of K) and the same sums in the same
+//     order as v9/v10: the same error model.
 //   * INT8 (v11): integer sums are exact, so one s32 accumulator over the whole K, as v6
 //     (wait_group 1 keeps a stage in flight), and N = 256 like v6's tiles.
 // Shared memory: kStages x (A: 128 rows x 128 bytes = 16 KB, B: kBN rows x 128 bytes), each
@@ -371,18 +372,24 @@ __global__ void __launch_bounds__(kThreads, 1)
     auto next_stage = [&] {
       if (++stage == kStages) stage = 0, phase ^= 1;
     };
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    // Stage 0 of a tile into part0 (`held` from then on).
+    int held = stage;
+    auto first_stage = [&] {
+      held = stage;
+      mbar_wait(full(stage), phase);
+      pin(part0);
+      wgmma_stage_e4m3(part0, desc_base_a(stage), b_stage(stage));
+      next_stage();
+    };
+    if (int(blockIdx.x) >= tiles) return;
+    first_stage();
+    // The loop is left only where nothing is in flight (see the end of the body).
+    for (int tile = blockIdx.x;; tile += int(gridDim.x)) {
       int bm, bn;
       tile_coords(tile, tiles_m, tiles_n, bm, bn);
       const int r = bm * kBM + cw * 64 + warp * 16 + g;  // this thread's rows: r and r + 8
 #pragma unroll
       for (int i = 0; i < kAcc; ++i) total[i] = 0.0f;
-      // Stage 0 of the tile into part0.
-      int held = stage;
-      mbar_wait(full(stage), phase);
-      pin(part0);
-      wgmma_stage_e4m3(part0, desc_base_a(stage), b_stage(stage));
-      next_stage();
       // A step: stage kt's sums are in flight into `done`; issue stage kt + 1's into `next`,
       // wait for stage kt's group alone (wait_group 1), release its slot, promote it.
       auto step = [&](float(&done)[kAcc], float(&next)[kAcc], int kt) {
@@ -408,7 +415,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         promote<kEpi>(total, done, s_lo, s_hi);
       };
       // Unrolled by two, so that done and next are fixed registers. Every path into and out of
-      // the loop has exactly part0 in flight, and the tail below ends with wait_group 0: the
+      // the loop has at most part0 in flight, and the tail below ends with wait_group 0: the
       // order of groups ptxas can follow without knowing ktiles (otherwise it serializes every
       // wgmma of the kernel).
       int kt = 0;
@@ -423,13 +430,25 @@ __global__ void __launch_bounds__(kThreads, 1)
         last(part0, kt);
       }
       // Epilogue, as v9 / v10.
-      float s = 1.0f;
-      if constexpr (kEpi == Epi::Fp8Tensor) s = __ldg(p.scale_a) * __ldg(p.scale_b);
-      const int c0 = bn * kBN + 2 * q;
+      auto epilogue = [&] {
+        float s = 1.0f;
+        if constexpr (kEpi == Epi::Fp8Tensor) s = __ldg(p.scale_a) * __ldg(p.scale_b);
+        const int c0 = bn * kBN + 2 * q;
 #pragma unroll
-      for (int j = 0; j < kBN / 8; ++j) {
-        store_bf16_pair(p, r, c0 + 8 * j, total[4 * j] * s, total[4 * j + 1] * s);
-        store_bf16_pair(p, r + 8, c0 + 8 * j, total[4 * j + 2] * s, total[4 * j + 3] * s);
+        for (int j = 0; j < kBN / 8; ++j) {
+          store_bf16_pair(p, r, c0 + 8 * j, total[4 * j] * s, total[4 * j + 1] * s);
+          store_bf16_pair(p, r + 8, c0 + 8 * j, total[4 * j + 2] * s, total[4 * j + 3] * s);
+        }
+      };
+      // The next tile's first stage goes in before the stores, so that the tensor cores have
+      // work during them. Two branches, not one `if` before a shared epilogue: the way back to
+      // the top always has part0 in flight and the way out never, as ptxas needs to see.
+      if (tile + int(gridDim.x) < tiles) {
+        first_stage();
+        epilogue();
+      } else {
+        epilogue();
+        break;
       }
     }
   }
