@@ -415,7 +415,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         promote<kEpi>(total, done, s_lo, s_hi);
       };
       // Unrolled by two, so that done and next are fixed registers. Every path into and out of
-      // the loop has at most part0 in flight, and the tail below ends with wait_group 0: the
+      // the loop has exactly part0 in flight, and the tail below ends with wait_group 0: the
       // order of groups ptxas can follow without knowing ktiles (otherwise it serializes every
       // wgmma of the kernel).
       int kt = 0;
