@@ -1,7 +1,9 @@
 // The 8-bit wgmma pipeline of the Hopper steps v9 (FP8, per-tensor scales), v10 (FP8, block
-// scales) and v11 (INT8): one kernel template, three epilogue policies. Included by the three
-// variant files (hopper/v9_wgmma_fp8.cu, v10_wgmma_fp8_block.cu, v11_wgmma_int8.cu), which
-// instantiate it; built for sm_90a alone, like v6 (chapters/ch05_wmma/extra.cmake).
+// scales), v11 (INT8) and v14, v15 (v9, v10 with the promotion overlapped): one kernel
+// template, three epilogue policies and two promotion schedules. Included by the variant files
+// (hopper/v9_wgmma_fp8.cu, v10_wgmma_fp8_block.cu, v11_wgmma_int8.cu, v14_wgmma_fp8_overlap.cu,
+// v15_wgmma_fp8_block_overlap.cu), which instantiate it; built for sm_90a alone, like v6
+// (chapters/ch05_wmma/extra.cmake).
 //
 // What it keeps from v6 (hopper/wgmma_tma_kernel.cu, which explains each piece): TMA copies
 // into 128-byte swizzled shared memory, full/empty mbarriers per stage, a producer warpgroup
@@ -24,6 +26,15 @@
 //     per warpgroup: N = 128 keeps them at 64 + 64 registers per thread. The price: the stage's
 //     wgmmas must be waited for (wait_group 0) before the promotion; the other consumer
 //     warpgroup keeps the tensor cores busy meanwhile.
+//   * FP8, overlapped (v14, v15: Promote::Overlapped): three register sets, `total` and two
+//     `part` sets that alternate by stage. A consumer issues stage s + 1's wgmmas into the other
+//     part, then waits with wait_group 1 (stage s's group alone must be done), releases stage
+//     s's slot and promotes its part while stage s + 1's wgmmas run. 3 x 64 = 192 accumulator
+//     registers per thread, within the 232 that setmaxnreg gives the consumers. The K loop is
+//     unrolled by two so that which part is which is known at compile time (an array indexed
+//     by a runtime parity would live in local memory). The next tile's first stage is issued
+//     before a tile's stores. Same promotion interval (128 of K) and the same sums in the same
+//     order as v9/v10: the same error model.
 //   * INT8 (v11): integer sums are exact, so one s32 accumulator over the whole K, as v6
 //     (wait_group 1 keeps a stage in flight), and N = 256 like v6's tiles.
 // Shared memory: kStages x (A: 128 rows x 128 bytes = 16 KB, B: kBN rows x 128 bytes), each
@@ -54,6 +65,9 @@ using wb::ptx::smem_u32;
 
 // How a consumer treats its accumulators (the three steps).
 enum class Epi { Fp8Tensor, Fp8Block, Int8 };
+// When an FP8 consumer promotes a stage's partial sums: after waiting for all its wgmmas (v9,
+// v10), or while the next stage's wgmmas run (v14, v15). INT8 has nothing to promote.
+enum class Promote { AfterWait, Overlapped };
 
 constexpr int kBM = 128, kBK = 128;               // block tile rows; elements (= bytes) of K per stage
 constexpr int kConsumers = 2;                     // consumer warpgroups, 64 rows each
@@ -174,7 +188,49 @@ __device__ __forceinline__ void store_i32_pair(const Params& p, int r, int c, in
   }
 }
 
+// The four FP8 wgmmas of one stage (k = 0, 32, 64, 96) into d: the first with scale-d = 0, so
+// d ends as the tensor core's sum over these 128 of K alone. `a`, `b`: this warpgroup's 64 rows
+// of A and the kBN rows of B in the stage's shared memory.
+__device__ __forceinline__ void wgmma_stage_e4m3(float (&d)[64], uint32_t a, uint32_t b) {
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < kBK / 32; ++kk) {
+    wgmma_e4m3_n128(d, make_desc(a + kk * 32, 16, 1024), make_desc(b + kk * 32, 16, 1024), kk > 0);
+  }
+  wgmma_commit();
+}
+
+// v15: the scales of K block kt for this thread's rows r and r + 8 (zero past M), each times
+// B's scale of column block bn (kBN == 128: one B block per tile). v10 has the same three
+// lines inline (kept there so that v10's generated code stays what its numbers measured).
+__device__ __forceinline__ void block_scales(const Params& p, int bn, int kt, int r, float& s_lo, float& s_hi) {
+  const float sb = __ldg(p.scale_b + size_t(bn) * p.ld_b + kt);
+  s_lo = r < p.M ? __ldg(p.scale_a + size_t(kt) * p.M + r) * sb : 0.0f;
+  s_hi = r + 8 < p.M ? __ldg(p.scale_a + size_t(kt) * p.M + r + 8) * sb : 0.0f;
+}
+
+// The promotion: the tensor core's partial sum of one block of 128 along K, into FP32 (v10,
+// v15: times the block's scales; in 8-column chunk j, part[4j], part[4j + 1] are row r and
+// part[4j + 2], part[4j + 3] row r + 8).
 template <Epi kEpi>
+__device__ __forceinline__ void promote(float (&total)[64], const float (&part)[64], float s_lo, float s_hi) {
+#pragma unroll
+  for (int j = 0; j < 64 / 4; ++j) {
+    if constexpr (kEpi == Epi::Fp8Block) {
+      total[4 * j] = fmaf(part[4 * j], s_lo, total[4 * j]);
+      total[4 * j + 1] = fmaf(part[4 * j + 1], s_lo, total[4 * j + 1]);
+      total[4 * j + 2] = fmaf(part[4 * j + 2], s_hi, total[4 * j + 2]);
+      total[4 * j + 3] = fmaf(part[4 * j + 3], s_hi, total[4 * j + 3]);
+    } else {
+      total[4 * j] += part[4 * j];
+      total[4 * j + 1] += part[4 * j + 1];
+      total[4 * j + 2] += part[4 * j + 2];
+      total[4 * j + 3] += part[4 * j + 3];
+    }
+  }
+}
+
+template <Epi kEpi, Promote kPromote = Promote::AfterWait>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_8bit_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                       const Params p) {
@@ -233,6 +289,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Descriptors of stage s at k step kk (32 bytes each): A's 64 rows of this warpgroup, B's kBN rows.
   auto desc_a = [&](int s, int kk) { return make_desc(a_stage(s) + cw * 64 * 128 + kk * 32, 16, 1024); };
   auto desc_b = [&](int s, int kk) { return make_desc(b_stage(s) + kk * 32, 16, 1024); };
+  auto desc_base_a = [&](int s) { return a_stage(s) + uint32_t(cw * 64 * 128); };  // v14, v15
   int stage = 0;
   uint32_t phase = 0;
 
@@ -269,7 +326,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         store_i32_pair(p, r + 8, c0 + 8 * j, d[4 * j + 2], d[4 * j + 3]);
       }
     }
-  } else {
+  } else if constexpr (kPromote == Promote::AfterWait) {
     float part[kAcc], total[kAcc];
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       int bm, bn;
@@ -294,21 +351,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         wgmma_wait<0>();  // the promotion reads part: every wgmma of the stage must be done
         pin(part);
         release(stage);
-        // The promotion: the tensor core's partial sum of this block of 128, into FP32.
-#pragma unroll
-        for (int j = 0; j < kAcc / 4; ++j) {
-          if constexpr (kEpi == Epi::Fp8Block) {
-            total[4 * j] = fmaf(part[4 * j], s_lo, total[4 * j]);
-            total[4 * j + 1] = fmaf(part[4 * j + 1], s_lo, total[4 * j + 1]);
-            total[4 * j + 2] = fmaf(part[4 * j + 2], s_hi, total[4 * j + 2]);
-            total[4 * j + 3] = fmaf(part[4 * j + 3], s_hi, total[4 * j + 3]);
-          } else {
-            total[4 * j] += part[4 * j];
-            total[4 * j + 1] += part[4 * j + 1];
-            total[4 * j + 2] += part[4 * j + 2];
-            total[4 * j + 3] += part[4 * j + 3];
-          }
-        }
+        promote<kEpi>(total, part, s_lo, s_hi);  // the tensor core's partial sum, into FP32
         if (++stage == kStages) stage = 0, phase ^= 1;
       }
       // Epilogue: v9 multiplies by the two tensor scales once; v10's are in already.
@@ -319,6 +362,93 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int j = 0; j < kBN / 8; ++j) {
         store_bf16_pair(p, r, c0 + 8 * j, total[4 * j] * s, total[4 * j + 1] * s);
         store_bf16_pair(p, r + 8, c0 + 8 * j, total[4 * j + 2] * s, total[4 * j + 3] * s);
+      }
+    }
+  } else {
+    // v14, v15: stage kt's partial sums are promoted while stage kt + 1's wgmmas run. `stage`,
+    // `phase`: the next stage to issue; `held`: the stage whose wgmmas are oldest in flight.
+    static_assert(kAcc == 64, "two part sets and the total: 3 x 64 registers per thread");
+    float total[kAcc], part0[kAcc], part1[kAcc];
+    auto next_stage = [&] {
+      if (++stage == kStages) stage = 0, phase ^= 1;
+    };
+    // Stage 0 of a tile into part0 (`held` from then on).
+    int held = stage;
+    auto first_stage = [&] {
+      held = stage;
+      mbar_wait(full(stage), phase);
+      pin(part0);
+      wgmma_stage_e4m3(part0, desc_base_a(stage), b_stage(stage));
+      next_stage();
+    };
+    if (int(blockIdx.x) >= tiles) return;
+    first_stage();
+    // The loop is left only where nothing is in flight (see the end of the body).
+    for (int tile = blockIdx.x;; tile += int(gridDim.x)) {
+      int bm, bn;
+      tile_coords(tile, tiles_m, tiles_n, bm, bn);
+      const int r = bm * kBM + cw * 64 + warp * 16 + g;  // this thread's rows: r and r + 8
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) total[i] = 0.0f;
+      // A step: stage kt's sums are in flight into `done`; issue stage kt + 1's into `next`,
+      // wait for stage kt's group alone (wait_group 1), release its slot, promote it.
+      auto step = [&](float(&done)[kAcc], float(&next)[kAcc], int kt) {
+        float s_lo = 1.0f, s_hi = 1.0f;  // v15: loaded first, their latency hidden by the waits
+        if constexpr (kEpi == Epi::Fp8Block) block_scales(p, bn, kt, r, s_lo, s_hi);
+        mbar_wait(full(stage), phase);
+        pin(next);
+        wgmma_stage_e4m3(next, desc_base_a(stage), b_stage(stage));
+        wgmma_wait<1>();  // stage kt's group is done; stage kt + 1's runs on
+        pin(done);
+        release(held);  // stage kt's shared memory is read: the producer may refill it
+        held = stage;
+        next_stage();
+        promote<kEpi>(total, done, s_lo, s_hi);
+      };
+      // The last stage of the tile: nothing left to issue, so wait for everything.
+      auto last = [&](float(&done)[kAcc], int kt) {
+        float s_lo = 1.0f, s_hi = 1.0f;
+        if constexpr (kEpi == Epi::Fp8Block) block_scales(p, bn, kt, r, s_lo, s_hi);
+        wgmma_wait<0>();
+        pin(done);
+        release(held);
+        promote<kEpi>(total, done, s_lo, s_hi);
+      };
+      // Unrolled by two, so that done and next are fixed registers. Every path into and out of
+      // the loop has exactly part0 in flight, and the tail below ends with wait_group 0: the
+      // order of groups ptxas can follow without knowing ktiles (otherwise it serializes every
+      // wgmma of the kernel).
+      int kt = 0;
+      for (; kt + 2 < ktiles; kt += 2) {
+        step(part0, part1, kt);
+        step(part1, part0, kt + 1);
+      }
+      if (kt + 1 < ktiles) {
+        step(part0, part1, kt);
+        last(part1, kt + 1);
+      } else {
+        last(part0, kt);
+      }
+      // Epilogue, as v9 / v10.
+      auto epilogue = [&] {
+        float s = 1.0f;
+        if constexpr (kEpi == Epi::Fp8Tensor) s = __ldg(p.scale_a) * __ldg(p.scale_b);
+        const int c0 = bn * kBN + 2 * q;
+#pragma unroll
+        for (int j = 0; j < kBN / 8; ++j) {
+          store_bf16_pair(p, r, c0 + 8 * j, total[4 * j] * s, total[4 * j + 1] * s);
+          store_bf16_pair(p, r + 8, c0 + 8 * j, total[4 * j + 2] * s, total[4 * j + 3] * s);
+        }
+      };
+      // The next tile's first stage goes in before the stores, so that the tensor cores have
+      // work during them. Two branches, not one `if` before a shared epilogue: the way back to
+      // the top always has part0 in flight and the way out never, as ptxas needs to see.
+      if (tile + int(gridDim.x) < tiles) {
+        first_stage();
+        epilogue();
+      } else {
+        epilogue();
+        break;
       }
     }
   }
@@ -365,7 +495,7 @@ inline int sm_count() {
 }
 
 // Runs the kernel of `kEpi` on A (M x K) and B (N x K), both K-major bytes.
-template <Epi kEpi>
+template <Epi kEpi, Promote kPromote = Promote::AfterWait>
 void launch(MapCache& cache, const void* A, const void* B, const Params& p, cudaStream_t stream, const char* who) {
   using C = Cfg<kEpi>;
   if (cache.a != A || cache.b != B || cache.m != p.M || cache.n != p.N || cache.k != p.K) {
@@ -373,7 +503,7 @@ void launch(MapCache& cache, const void* A, const void* B, const Params& p, cuda
     cache.map_b = make_map_8bit(B, uint64_t(p.K), uint64_t(p.N), C::kBN, who);  // B: N rows of K
     cache.a = A, cache.b = B, cache.m = p.M, cache.n = p.N, cache.k = p.K;
   }
-  auto* kernel = &wgmma_8bit_kernel<kEpi>;
+  auto* kernel = &wgmma_8bit_kernel<kEpi, kPromote>;
   static const bool raised = [&] {
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
     return true;
@@ -386,9 +516,10 @@ void launch(MapCache& cache, const void* A, const void* B, const Params& p, cuda
   WB_CHECK_LAUNCH();
 }
 
-// The FP8 launchers (v9: per-tensor scales, v10: per-block scales): the argument checks,
-// then the kernel of kEpi on one map cache per epilogue. `who` names the step in errors.
-template <Epi kEpi>
+// The FP8 launchers (v9, v14: per-tensor scales, v10, v15: per-block scales): the argument
+// checks, then the kernel of kEpi and kPromote on one map cache per kernel. `who` names the
+// step in errors.
+template <Epi kEpi, Promote kPromote = Promote::AfterWait>
 void run_fp8(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B, const float* scale_a,
              const float* scale_b, __nv_bfloat16* D, cudaStream_t stream, const char* who) {
   check_fp8_gemm_args(M, N, K, who);
@@ -398,7 +529,7 @@ void run_fp8(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B
   static MapCache cache;
   const int ld_b = kEpi == Epi::Fp8Block ? fp8_scale_b_ld(K) : 0;
   const Params p{M, N, K, scale_a, scale_b, ld_b, D, nullptr, nullptr};
-  launch<kEpi>(cache, A, B, p, stream, who);
+  launch<kEpi, kPromote>(cache, A, B, p, stream, who);
 }
 
 }  // namespace ch05::solution::hopper::k8
