@@ -59,15 +59,6 @@ CH05_LAUNCHER(v8_mma_sync_int8);
 // pipeline of v9, B transposed once (the prepare step). K not a multiple of 16 goes to v8.
 CH05_LAUNCHER(v11_wgmma_int8);
 
-// v12_mma_sync_2cta.cu — v7 in 128 x 128 block tiles of 4 warps (3 stages, 96 KB),
-// __launch_bounds__(128, 2): two blocks per SM, so one block's barrier leaves the other's warps
-// issuing. GPUs with less shared memory per block run v5. FP16 and BF16 (sm_80+).
-CH05_LAUNCHER(v12_mma_sync_2cta);
-
-// v13_mma_sync_int8_2cta.cu — v8 (INT8, mma.sync.m16n8k32) in v12's 128 x 128 blocks, two
-// per SM. GPUs with less shared memory per block run v4's INT8 kernel. INT8 only (sm_80+).
-CH05_LAUNCHER(v13_mma_sync_int8_2cta);
-
 // --- FP8 (the ops of ch05.cuh's "FP8" section) -----------------------------------------------
 
 // f1_fp8_cuda_cores.cu — exercise 4's solution: the quantizer, and both GEMMs on CUDA cores

@@ -29,9 +29,8 @@
 // Expected: fewer stalls at barriers and fewer integer instructions between mma.syncs; the
 // measured change comes from the benchmark run (docs/ch05-wmma.md).
 //
-// From mma_k64_common.cuh (shared with v8, v12, v13): the tiling constants, the copy plan and
-// the tile copy, the main loop with its rotating stage addresses, and the epilogue's 16-byte
-// loads of C and stores of D (add8, store8); from harness/device/
+// From mma_k64_common.cuh (shared with v8): the tiling constants, the copy plan and the tile
+// copy, and the main loop with its rotating stage addresses; from harness/device/
 // mma_pipeline.cuh (shared with v5): the block order, the tile products and the launch.
 //
 // Run: build/ch05/bin/ch05_bench --impl=v7_mma_sync_k64,v5_mma_sync,reference
@@ -55,6 +54,43 @@ using Tiling = K64Tiling<2, 256 + 8>;  // staged output rows: 8 floats of paddin
 static_assert(Tiling::kBK == 64 && Tiling::kKK == 4,
               "64 along K per stage: the swizzle offsets xo[kk] cover 4 k steps of 16");
 static_assert(Tiling::kBN / 8 == 32, "the epilogue gives each warp one row of the tile per pass");
+
+// 8 elements of Out (16 bytes for 16-bit types, 32 for FP32) to D, from FP32 values.
+template <class Out>
+__device__ __forceinline__ void store8(Out* d, const float (&v)[8]) {
+  if constexpr (std::is_same_v<Out, float>) {
+    reinterpret_cast<float4*>(d)[0] = make_float4(v[0], v[1], v[2], v[3]);
+    reinterpret_cast<float4*>(d)[1] = make_float4(v[4], v[5], v[6], v[7]);
+  } else {
+    uint4 u;
+    uint32_t* w = reinterpret_cast<uint32_t*>(&u);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      if constexpr (std::is_same_v<Out, __half>) {
+        const __half2 h = __floats2half2_rn(v[2 * e], v[2 * e + 1]);
+        w[e] = *reinterpret_cast<const uint32_t*>(&h);
+      } else {
+        const __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * e], v[2 * e + 1]);
+        w[e] = *reinterpret_cast<const uint32_t*>(&h);
+      }
+    }
+    *reinterpret_cast<uint4*>(d) = u;
+  }
+}
+
+// v[e] += C[e] for 8 elements of C, read as 16-byte vectors.
+template <class Out>
+__device__ __forceinline__ void add8(float (&v)[8], const Out* c) {
+  if constexpr (std::is_same_v<Out, float>) {
+    const float4 x = reinterpret_cast<const float4*>(c)[0], y = reinterpret_cast<const float4*>(c)[1];
+    v[0] += x.x, v[1] += x.y, v[2] += x.z, v[3] += x.w, v[4] += y.x, v[5] += y.y, v[6] += y.z, v[7] += y.w;
+  } else {
+    const uint4 u = *reinterpret_cast<const uint4*>(c);
+    const Out* h = reinterpret_cast<const Out*>(&u);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) v[e] += to_acc<float>(h[e]);
+  }
+}
 
 template <class In, class Out, bool kAsync>
 __global__ void __launch_bounds__(Tiling::kThreads, 1)

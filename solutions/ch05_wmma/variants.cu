@@ -42,10 +42,6 @@ WB_VARIANTS(ch05_solution, wb::Role::Solution) {
   add_step(v, "v7_mma_sync_k64", 80, CH05_FLOAT_TYPES(v7_mma_sync_k64), nullptr);
   v.push_back(wb::variant("gemm/i8_i32", "v8_mma_sync_int8", &solution::v8_mma_sync_int8<int8_t, int32_t>)
                   .needs_cc(std::max(80, types_min_cc(Types::I8_I32))));
-  // v7 and v8 in 128 x 128 blocks of 4 warps, two blocks per SM (sm_80+).
-  add_step(v, "v12_mma_sync_2cta", 80, CH05_FLOAT_TYPES(v12_mma_sync_2cta), nullptr);
-  v.push_back(wb::variant("gemm/i8_i32", "v13_mma_sync_int8_2cta", &solution::v13_mma_sync_int8_2cta<int8_t, int32_t>)
-                  .needs_cc(std::max(80, types_min_cc(Types::I8_I32))));
   // The first two steps are far off the roof: left out of the default benchmark (--full has them).
   for (auto& x : v) {
     if (x.name == "v1_wmma_global" || x.name == "v2_wmma_smem") x.is_slow();
