@@ -71,10 +71,10 @@ Fp8GemmFn f1_fp8_gemm_block;
 Fp8GemmFn v9_wgmma_fp8;
 // hopper/v10_wgmma_fp8_block.cu — v9 with the block scales applied at each promotion.
 Fp8GemmFn v10_wgmma_fp8_block;
-// hopper/v14_wgmma_fp8_overlap.cu — v9 with two partial-sum sets that alternate by stage: a
+// hopper/v12_wgmma_fp8_overlap.cu — v9 with two partial-sum sets that alternate by stage: a
 // stage's promotion runs while the next stage's wgmmas do (wait_group 1).
-Fp8GemmFn v14_wgmma_fp8_overlap;
-// hopper/v15_wgmma_fp8_block_overlap.cu — v10 on v14's schedule.
-Fp8GemmFn v15_wgmma_fp8_block_overlap;
+Fp8GemmFn v12_wgmma_fp8_overlap;
+// hopper/v13_wgmma_fp8_block_overlap.cu — v10 on v12's schedule.
+Fp8GemmFn v13_wgmma_fp8_block_overlap;
 
 }  // namespace ch05::solution

@@ -64,13 +64,13 @@ WB_VARIANTS(ch05_solution, wb::Role::Solution) {
   v.push_back(wb::variant("gemm_fp8_block/e4m3_bf16", "v10_wgmma_fp8_block", &solution::v10_wgmma_fp8_block)
                   .hopper_only()
                   .with_note("v9 with the block scales applied at each promotion"));
-  v.push_back(wb::variant("gemm_fp8/e4m3_bf16", "v14_wgmma_fp8_overlap", &solution::v14_wgmma_fp8_overlap)
+  v.push_back(wb::variant("gemm_fp8/e4m3_bf16", "v12_wgmma_fp8_overlap", &solution::v12_wgmma_fp8_overlap)
                   .hopper_only()
                   .with_note("v9 with two partial-sum sets: each promotion overlaps the next stage's wgmmas"));
   v.push_back(
-      wb::variant("gemm_fp8_block/e4m3_bf16", "v15_wgmma_fp8_block_overlap", &solution::v15_wgmma_fp8_block_overlap)
+      wb::variant("gemm_fp8_block/e4m3_bf16", "v13_wgmma_fp8_block_overlap", &solution::v13_wgmma_fp8_block_overlap)
           .hopper_only()
-          .with_note("v10 on v14's schedule: block-scaled promotion overlapping the next stage's wgmmas"));
+          .with_note("v10 on v12's schedule: block-scaled promotion overlapping the next stage's wgmmas"));
   v.push_back(wb::variant("gemm/i8_i32", "v11_wgmma_int8", &solution::v11_wgmma_int8<int8_t, int32_t>)
                   .hopper_only()
                   .with_prepare([](const wb::Args& a, cudaStream_t s) {

@@ -1,8 +1,8 @@
 // The 8-bit wgmma pipeline of the Hopper steps v9 (FP8, per-tensor scales), v10 (FP8, block
-// scales), v11 (INT8) and v14, v15 (v9, v10 with the promotion overlapped): one kernel
+// scales), v11 (INT8) and v12, v13 (v9, v10 with the promotion overlapped): one kernel
 // template, three epilogue policies and two promotion schedules. Included by the variant files
-// (hopper/v9_wgmma_fp8.cu, v10_wgmma_fp8_block.cu, v11_wgmma_int8.cu, v14_wgmma_fp8_overlap.cu,
-// v15_wgmma_fp8_block_overlap.cu), which instantiate it; built for sm_90a alone, like v6
+// (hopper/v9_wgmma_fp8.cu, v10_wgmma_fp8_block.cu, v11_wgmma_int8.cu, v12_wgmma_fp8_overlap.cu,
+// v13_wgmma_fp8_block_overlap.cu), which instantiate it; built for sm_90a alone, like v6
 // (chapters/ch05_wmma/extra.cmake).
 //
 // What it keeps from v6 (hopper/wgmma_tma_kernel.cu, which explains each piece): TMA copies
@@ -26,7 +26,7 @@
 //     per warpgroup: N = 128 keeps them at 64 + 64 registers per thread. The price: the stage's
 //     wgmmas must be waited for (wait_group 0) before the promotion; the other consumer
 //     warpgroup keeps the tensor cores busy meanwhile.
-//   * FP8, overlapped (v14, v15: Promote::Overlapped): three register sets, `total` and two
+//   * FP8, overlapped (v12, v13: Promote::Overlapped): three register sets, `total` and two
 //     `part` sets that alternate by stage. A consumer issues stage s + 1's wgmmas into the other
 //     part, then waits with wait_group 1 (stage s's group alone must be done), releases stage
 //     s's slot and promotes its part while stage s + 1's wgmmas run. 3 x 64 = 192 accumulator
@@ -66,7 +66,7 @@ using wb::ptx::smem_u32;
 // How a consumer treats its accumulators (the three steps).
 enum class Epi { Fp8Tensor, Fp8Block, Int8 };
 // When an FP8 consumer promotes a stage's partial sums: after waiting for all its wgmmas (v9,
-// v10), or while the next stage's wgmmas run (v14, v15). INT8 has nothing to promote.
+// v10), or while the next stage's wgmmas run (v12, v13). INT8 has nothing to promote.
 enum class Promote { AfterWait, Overlapped };
 
 constexpr int kBM = 128, kBK = 128;               // block tile rows; elements (= bytes) of K per stage
@@ -200,7 +200,7 @@ __device__ __forceinline__ void wgmma_stage_e4m3(float (&d)[64], uint32_t a, uin
   wgmma_commit();
 }
 
-// v15: the scales of K block kt for this thread's rows r and r + 8 (zero past M), each times
+// v13: the scales of K block kt for this thread's rows r and r + 8 (zero past M), each times
 // B's scale of column block bn (kBN == 128: one B block per tile). v10 has the same three
 // lines inline (kept there so that v10's generated code stays what its numbers measured).
 __device__ __forceinline__ void block_scales(const Params& p, int bn, int kt, int r, float& s_lo, float& s_hi) {
@@ -210,7 +210,7 @@ __device__ __forceinline__ void block_scales(const Params& p, int bn, int kt, in
 }
 
 // The promotion: the tensor core's partial sum of one block of 128 along K, into FP32 (v10,
-// v15: times the block's scales; in 8-column chunk j, part[4j], part[4j + 1] are row r and
+// v13: times the block's scales; in 8-column chunk j, part[4j], part[4j + 1] are row r and
 // part[4j + 2], part[4j + 3] row r + 8).
 template <Epi kEpi>
 __device__ __forceinline__ void promote(float (&total)[64], const float (&part)[64], float s_lo, float s_hi) {
@@ -289,7 +289,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Descriptors of stage s at k step kk (32 bytes each): A's 64 rows of this warpgroup, B's kBN rows.
   auto desc_a = [&](int s, int kk) { return make_desc(a_stage(s) + cw * 64 * 128 + kk * 32, 16, 1024); };
   auto desc_b = [&](int s, int kk) { return make_desc(b_stage(s) + kk * 32, 16, 1024); };
-  auto desc_base_a = [&](int s) { return a_stage(s) + uint32_t(cw * 64 * 128); };  // v14, v15
+  auto desc_base_a = [&](int s) { return a_stage(s) + uint32_t(cw * 64 * 128); };  // v12, v13
   int stage = 0;
   uint32_t phase = 0;
 
@@ -365,7 +365,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
   } else {
-    // v14, v15: stage kt's partial sums are promoted while stage kt + 1's wgmmas run. `stage`,
+    // v12, v13: stage kt's partial sums are promoted while stage kt + 1's wgmmas run. `stage`,
     // `phase`: the next stage to issue; `held`: the stage whose wgmmas are oldest in flight.
     static_assert(kAcc == 64, "two part sets and the total: 3 x 64 registers per thread");
     float total[kAcc], part0[kAcc], part1[kAcc];
@@ -393,7 +393,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // A step: stage kt's sums are in flight into `done`; issue stage kt + 1's into `next`,
       // wait for stage kt's group alone (wait_group 1), release its slot, promote it.
       auto step = [&](float(&done)[kAcc], float(&next)[kAcc], int kt) {
-        float s_lo = 1.0f, s_hi = 1.0f;  // v15: loaded first, their latency hidden by the waits
+        float s_lo = 1.0f, s_hi = 1.0f;  // v13: loaded first, their latency hidden by the waits
         if constexpr (kEpi == Epi::Fp8Block) block_scales(p, bn, kt, r, s_lo, s_hi);
         mbar_wait(full(stage), phase);
         pin(next);
@@ -516,7 +516,7 @@ void launch(MapCache& cache, const void* A, const void* B, const Params& p, cuda
   WB_CHECK_LAUNCH();
 }
 
-// The FP8 launchers (v9, v14: per-tensor scales, v10, v15: per-block scales): the argument
+// The FP8 launchers (v9, v12: per-tensor scales, v10, v13: per-block scales): the argument
 // checks, then the kernel of kEpi and kPromote on one map cache per kernel. `who` names the
 // step in errors.
 template <Epi kEpi, Promote kPromote = Promote::AfterWait>
