@@ -142,9 +142,6 @@ struct WgmmaSs;
 // The shapes the kernels use (chapter 5: 256; chapter 9's tiles: the rest). Another N (a
 // multiple of 8 up to 256) is one more line.
 WB_WGMMA_SS_SHAPE(24, 12, 12, 13, 14, 15, 16)
-WB_WGMMA_SS_SHAPE(32, 16, 16, 17, 18, 19, 20)
-WB_WGMMA_SS_SHAPE(48, 24, 24, 25, 26, 27, 28)
-WB_WGMMA_SS_SHAPE(64, 32, 32, 33, 34, 35, 36)
 WB_WGMMA_SS_SHAPE(56, 28, 28, 29, 30, 31, 32)
 WB_WGMMA_SS_SHAPE(72, 36, 36, 37, 38, 39, 40)
 WB_WGMMA_SS_SHAPE(96, 48, 48, 49, 50, 51, 52)

@@ -21,9 +21,9 @@
 //                     K-major, a producer and two consumer warpgroups, the tile chosen per
 //                     shape so a 512-token prompt fills the SMs in one wave; v8's epilogue
 //                     on the registers (kernel: linear/hopper/; K % 8 != 0 -> v8)
-//   v13_wgmma_tuned   (Hopper sm_90a only) v12's kernel with each thread's bias loaded before
-//                     the K loop (not between the last wgmma and the stores) and the tile per
-//                     shape from a table measured on an H200, not from a cost model
+//   v13_wgmma_bias_ahead (Hopper sm_90a only) v12's kernel with each thread's bias loaded
+//                     before the K loop, not between the last wgmma and the stores: the
+//                     prefill GEMM of the BF16 model on Hopper
 // gemv/    one token's linears, y = epilogue(W x + b): every weight read once
 //   v4_gemv_warp      one warp per row of W, 16-byte loads, a shuffle sum: the batch-1
 //                     GEMV at memory speed
@@ -69,8 +69,8 @@ void linear_mma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int
 // aligned): calls linear_mma.
 void linear_wgmma_tma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
                       cudaStream_t stream);
-void linear_wgmma_tuned(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
-                        cudaStream_t stream);
+void linear_wgmma_bias_ahead(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
+                             cudaStream_t stream);
 // What both do (linear/v12_wgmma_epilogue.cu): the checks, then the step's Hopper kernel or v8.
 enum class HopperStep { V12, V13 };
 void linear_on_hopper(HopperStep step, const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K,

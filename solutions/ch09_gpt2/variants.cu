@@ -16,9 +16,9 @@ WB_VARIANTS(ch09_solution, wb::Role::Solution) {
     v.push_back(wb::variant(op, "v12_wgmma_epilogue", &linear_wgmma_tma)
                     .hopper_only()
                     .with_note("TMA + wgmma, tile per shape, bias/GELU on the registers; K % 8 != 0: v8_mma_epilogue"));
-    v.push_back(wb::variant(op, "v13_wgmma_tuned", &linear_wgmma_tuned)
+    v.push_back(wb::variant(op, "v13_wgmma_bias_ahead", &linear_wgmma_bias_ahead)
                     .hopper_only()
-                    .with_note("v12 with the bias loaded ahead and measured tiles; K % 8 != 0: v8_mma_epilogue"));
+                    .with_note("v12 with each thread's bias loaded before the K loop; K % 8 != 0: v8_mma_epilogue"));
 #endif
   }
   for (const char* op : {"linear_bias/f32", "linear_bias_gelu/f32"}) {

@@ -398,11 +398,11 @@ void Model::Impl::linear(OpTag tag, const void* x, const void* w, const void* b,
         fn(xx, ww, bb, yy, N, K, epi, cur);
       } else {
         // A few rows (batched decode): the skinny GEMM, W read once per 8 rows; more (a prompt):
-        // tensor cores with the epilogue fused, through wgmma and TMA on Hopper (v13_wgmma_tuned),
+        // tensor cores with the epilogue fused, through wgmma and TMA on Hopper (v13_wgmma_bias_ahead),
         // through mma.sync elsewhere (v8_mma_epilogue).
         static const bool hopper = ch09::solution::linear_on_hopper_available();
         ch09::LinearFn<bf16>* solution = T <= kSkinnyRows ? &ch09::solution::linear_skinny<bf16>
-                                         : hopper         ? &ch09::solution::linear_wgmma_tuned
+                                         : hopper         ? &ch09::solution::linear_wgmma_bias_ahead
                                                           : &ch09::solution::linear_mma;
         ch09::LinearFn<bf16>* fn = who == Who::Library    ? &ch09::reference::cublaslt_linear<bf16>
                                    : who == Who::Solution ? solution

@@ -18,8 +18,8 @@ bool wgmma_supports(int M, int N, int K, const bf16* x, const bf16* w);
 void linear_wgmma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
                   cudaStream_t stream);
 
-// The same for v13_wgmma_tuned (linear/hopper/v13_wgmma_tuned.cu).
-void linear_wgmma_tuned(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
-                        cudaStream_t stream);
+// The same for v13_wgmma_bias_ahead (linear/hopper/v13_wgmma_bias_ahead.cu).
+void linear_wgmma_bias_ahead(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
+                             cudaStream_t stream);
 
 }  // namespace ch09::solution::hopper

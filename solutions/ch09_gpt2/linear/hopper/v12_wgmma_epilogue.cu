@@ -24,10 +24,10 @@
 // of CTAs comes from N, and with K = 768 each CTA runs only 12 steps of 64: one wave that
 // fills the SMs beats bigger tiles. Each tile has two consumer warpgroups: BM = 128 splits
 // the rows (64 x BN each), BM = 64 splits the columns (64 x BN / 2 each, sharing x's box).
-// The launcher scores each tile below as waves x (K steps x step time + ~1500 cycles of fill
-// and epilogue), a step's time being the larger of its math (BM BN / 32 cycles at 2048 BF16
-// FMA per cycle per SM) and its bytes ((BM + BN) 128 at ~64 bytes per cycle from L2), and
-// takes the cheapest. On an H100 / H200 (132 SMs), M = 512:
+// The launcher (linear::pick_tile, wgmma_linear.cuh) scores each tile as waves x (K steps x step time + ~1500 cycles of
+// fill and epilogue), a step's time being the larger of its math (BM BN / 32 cycles at 2048 BF16 FMA per cycle per SM)
+// and its bytes ((BM + BN) 128 at ~64 bytes per cycle from L2), and takes the cheapest. On an H100 / H200 (132 SMs), M
+// = 512:
 //   N = 2304 (124M QKV)       (128, 72): 4 x 32 = 128 CTAs  ((128, 128) gives 72, (128, 96) 96;
 //                             (64, 144) gives 128 too, with 4 % more bytes per step: not listed)
 //   N = 3072 (124M fc)        (128, 96): 4 x 32 = 128 CTAs
@@ -52,8 +52,6 @@
 // Run: build/ch09/bin/ch09_bench --op=linear_bias/bf16 --impl=v12_wgmma_epilogue,v8_mma_epilogue,cublaslt
 #include <cuda.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 
 #include "epilogue.cuh"
@@ -100,37 +98,6 @@ struct BiasStore {
   }
 };
 
-namespace {
-
-using linear::Tile;
-
-template <class T>
-void launch(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi, int sms,
-            cudaStream_t stream) {
-  const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(y) % 4 == 0;
-  linear::launch<T>(x, w, M, N, K, BiasStore{b, y, M, N, epi, pairs}, sms, stream, "v12_wgmma_epilogue");
-}
-
-// The tiles the launcher chooses from, and its score for each (the file header says why).
-struct Choice {
-  int bm, bn;
-  void (*run)(const bf16*, const bf16*, const bf16*, bf16*, int, int, int, Epilogue, int, cudaStream_t);
-};
-constexpr Choice kChoices[] = {
-    {128, 256, &launch<Tile<128, 256>>}, {128, 208, &launch<Tile<128, 208>>}, {128, 160, &launch<Tile<128, 160>>},
-    {128, 128, &launch<Tile<128, 128>>}, {128, 96, &launch<Tile<128, 96>>},   {128, 72, &launch<Tile<128, 72>>},
-    {64, 112, &launch<Tile<64, 112>>},   {64, 48, &launch<Tile<64, 48>>},
-};
-
-double score(const Choice& c, int M, int N, int K, int sms) {
-  const double tiles = double(ceil_div(M, c.bm)) * ceil_div(N, c.bn);
-  const double waves = std::ceil(tiles / sms);
-  const double math = c.bm * c.bn / 32.0, bytes = (c.bm + c.bn) * 2.0;  // cycles per 64-deep step
-  return waves * (ceil_div(K, 64) * std::max(math, bytes) + 1500.0);
-}
-
-}  // namespace
-
 bool wgmma_supports(int, int, int K, const bf16* x, const bf16* w) {
   return K % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(w) % 16 == 0;
 }
@@ -138,11 +105,11 @@ bool wgmma_supports(int, int, int K, const bf16* x, const bf16* w) {
 void linear_wgmma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
                   cudaStream_t stream) {
   const int sms = linear::sm_count();
-  const Choice* best = &kChoices[0];
-  for (const Choice& c : kChoices) {
-    if (score(c, M, N, K, sms) < score(*best, M, N, K, sms)) best = &c;
-  }
-  best->run(x, w, b, y, M, N, K, epi, sms, stream);
+  const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(y) % 4 == 0;
+  const BiasStore store{b, y, M, N, epi, pairs};
+  linear::with_tile(linear::pick_tile(M, N, K, sms), [&](auto tile) {
+    linear::launch<decltype(tile)>(x, w, M, N, K, store, sms, stream, "v12_wgmma_epilogue");
+  });
 }
 
 }  // namespace ch09::solution::hopper

@@ -1,12 +1,14 @@
-// What the two Hopper steps of the prefill GEMM (v12_wgmma_epilogue, v13_wgmma_measured_tiles)
+// What the two Hopper steps of the prefill GEMM (v12_wgmma_epilogue, v13_wgmma_bias_ahead)
 // share on the host: the SM count, the tensor maps kept from call to call, the launch of
 // harness/device/wgmma_gemm.cuh's kmajor_gemm_kernel for one tile and one epilogue, and the
-// list of tiles a launcher picks from. Each step keeps its epilogue and its way of choosing.
+// tiles with v12's cost model that picks one (v12_wgmma_epilogue.cu's header says why). Each
+// step keeps its epilogue.
 // Built for sm_90a alone (chapters/ch09_gpt2/extra.cmake).
 #pragma once
 #include <cuda.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "device/wgmma_gemm.cuh"
@@ -67,6 +69,54 @@ void launch(const bf16* x, const bf16* w, int M, int N, int K, const Store& stor
   const int grid = int(std::min<long long>(tiles, sms));  // persistent: at most one CTA per SM
   kernel<<<grid, T::kThreads, T::kSmem, stream>>>(mx, mw, M, N, K, store);
   WB_CHECK_LAUNCH();
+}
+
+// The tiles a launcher picks from, (BM, BN), and v12's score for each: waves x (K steps x
+// the larger of a 64-deep step's math, BM BN / 32 cycles, and its L2 bytes, (BM + BN) 128 at
+// ~64 bytes per cycle, + ~1500 cycles of fill and epilogue).
+struct TileSize {
+  int bm, bn;
+};
+constexpr TileSize kTiles[] = {{128, 256}, {128, 208}, {128, 160}, {128, 128},
+                               {128, 96},  {128, 72},  {64, 112},  {64, 48}};
+
+inline double score(TileSize t, int M, int N, int K, int sms) {
+  const double tiles = double(ceil_div(M, t.bm)) * ceil_div(N, t.bn);
+  const double waves = std::ceil(tiles / sms);
+  const double math = t.bm * t.bn / 32.0, bytes = (t.bm + t.bn) * 2.0;  // cycles per 64-deep step
+  return waves * (ceil_div(K, 64) * std::max(math, bytes) + 1500.0);
+}
+
+// The cheapest tile for the shape, as an index into kTiles.
+inline int pick_tile(int M, int N, int K, int sms) {
+  int best = 0;
+  for (int i = 1; i < int(std::size(kTiles)); ++i) {
+    if (score(kTiles[i], M, N, K, sms) < score(kTiles[best], M, N, K, sms)) best = i;
+  }
+  return best;
+}
+
+// run(Tile<BM, BN>{}) for kTiles[i]: the tile as a type, for the launch.
+template <class Run>
+void with_tile(int i, Run&& run) {
+  switch (i) {
+    case 0:
+      return run(Tile<128, 256>{});
+    case 1:
+      return run(Tile<128, 208>{});
+    case 2:
+      return run(Tile<128, 160>{});
+    case 3:
+      return run(Tile<128, 128>{});
+    case 4:
+      return run(Tile<128, 96>{});
+    case 5:
+      return run(Tile<128, 72>{});
+    case 6:
+      return run(Tile<64, 112>{});
+    default:
+      return run(Tile<64, 48>{});
+  }
 }
 
 }  // namespace ch09::solution::hopper::linear
