@@ -54,49 +54,9 @@
 
 #include <cstdint>
 
-#include "epilogue.cuh"
 #include "wgmma_linear.cuh"
 
 namespace ch09::solution::hopper {
-
-// The kernel's epilogue, one column pair (c, c + 1) of rows r and r + 8 at a time: + bias,
-// GELU, one rounding, stored where it lies inside y. pairs: N even and y 4-byte aligned (a
-// pair is one store). (Outside the unnamed namespace: only device code calls it.)
-struct BiasStore {
-  const bf16* b;
-  bf16* y;
-  int M, N;
-  Epilogue epi;
-  bool pairs;
-
-  __device__ __forceinline__ void row(int r, int c, float2 v, float b0, float b1, bool two) const {
-    if (r >= M) return;
-    const bf16 y0 = epilogue_value<bf16>(v.x, b0, epi);
-    bf16* dst = y + size_t(r) * N + c;
-    if (two) {
-      const bf16 y1 = epilogue_value<bf16>(v.y, b1, epi);
-      if (pairs) {
-        *reinterpret_cast<__nv_bfloat162*>(dst) = __halves2bfloat162(y0, y1);
-      } else {
-        dst[0] = y0;
-        dst[1] = y1;
-      }
-    } else {
-      dst[0] = y0;
-    }
-  }
-  __device__ __forceinline__ void operator()(int r, int c, float2 lo, float2 hi) const {
-    if (c >= N) return;
-    const bool two = c + 1 < N;
-    float b0 = 0.0f, b1 = 0.0f;
-    if (epi != Epilogue::None) {
-      b0 = to_float(b[c]);
-      if (two) b1 = to_float(b[c + 1]);
-    }
-    row(r, c, lo, b0, b1, two);
-    row(r + 8, c, hi, b0, b1, two);
-  }
-};
 
 bool wgmma_supports(int, int, int K, const bf16* x, const bf16* w) {
   return K % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(w) % 16 == 0;

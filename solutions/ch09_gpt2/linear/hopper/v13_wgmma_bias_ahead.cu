@@ -18,42 +18,19 @@
 // Run: build/ch09/bin/ch09_bench --full --op=linear_bias/bf16 --impl=v13_wgmma_bias_ahead,v12_wgmma_epilogue,cublaslt
 #include <cstdint>
 
-#include "epilogue.cuh"
 #include "wgmma_linear.cuh"
 
 namespace ch09::solution::hopper {
 
 // v12's BiasStore with the bias of a column pair passed in (kColumnsAhead): the kernel loads
-// columns(c) for each of the thread's pairs before the K loop. (Outside the unnamed namespace:
-// only device code calls it.)
-struct BiasAheadStore {
+// columns(c) for each of the thread's pairs before the K loop.
+struct BiasAheadStore : BiasStore {
   static constexpr bool kColumnsAhead = true;
-  const bf16* b;
-  bf16* y;
-  int M, N;
-  Epilogue epi;
-  bool pairs;
 
   // The bias of columns c and c + 1 (0 past N, or when the op has none).
   __device__ __forceinline__ float2 columns(int c) const {
     if (epi == Epilogue::None || c >= N) return make_float2(0.0f, 0.0f);
     return make_float2(to_float(b[c]), c + 1 < N ? to_float(b[c + 1]) : 0.0f);
-  }
-  __device__ __forceinline__ void row(int r, int c, float2 v, float2 bias, bool two) const {
-    if (r >= M) return;
-    const bf16 y0 = epilogue_value<bf16>(v.x, bias.x, epi);
-    bf16* dst = y + size_t(r) * N + c;
-    if (two) {
-      const bf16 y1 = epilogue_value<bf16>(v.y, bias.y, epi);
-      if (pairs) {
-        *reinterpret_cast<__nv_bfloat162*>(dst) = __halves2bfloat162(y0, y1);
-      } else {
-        dst[0] = y0;
-        dst[1] = y1;
-      }
-    } else {
-      dst[0] = y0;
-    }
   }
   __device__ __forceinline__ void operator()(int r, int c, float2 lo, float2 hi, float2 bias) const {
     if (c >= N) return;
@@ -67,7 +44,7 @@ void linear_wgmma_bias_ahead(const bf16* x, const bf16* w, const bf16* b, bf16* 
                              cudaStream_t stream) {
   const int sms = linear::sm_count();
   const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(y) % 4 == 0;
-  const BiasAheadStore store{b, y, M, N, epi, pairs};
+  const BiasAheadStore store{{b, y, M, N, epi, pairs}};
   linear::with_tile(linear::pick_tile(M, N, K, sms), [&](auto tile) {
     linear::launch<decltype(tile)>(x, w, M, N, K, store, sms, stream, "v13_wgmma_bias_ahead");
   });

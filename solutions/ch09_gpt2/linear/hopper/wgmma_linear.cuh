@@ -12,7 +12,9 @@
 #include <cstdint>
 
 #include "device/wgmma_gemm.cuh"
+#include "epilogue.cuh"
 #include "hopper.cuh"
+#include "runtime/device.cuh"
 #include "runtime/errors.cuh"
 
 namespace ch09::solution::hopper::linear {
@@ -23,16 +25,7 @@ using wb::sm90::KMajorTile;
 template <int BM, int BN>
 using Tile = KMajorTile<BM, BN, std::min(8, (200 * 1024) / ((BM + BN) * 128))>;
 
-inline int sm_count() {
-  int dev = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  static int counts[64] = {};
-  if (dev < 64 && counts[dev] > 0) return counts[dev];
-  int n = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-  if (dev < 64) counts[dev] = n;
-  return n;
-}
+inline int sm_count() { return wb::query_device().sms; }
 
 // The tensor map of one operand (rows of K, (64, box_rows) boxes), kept for the next call with
 // the same matrix and box: timing a call does not time the encoding, and the model's
@@ -120,3 +113,47 @@ void with_tile(int i, Run&& run) {
 }
 
 }  // namespace ch09::solution::hopper::linear
+
+namespace ch09::solution::hopper {
+
+// v12's epilogue, one column pair (c, c + 1) of rows r and r + 8 at a time: + bias,
+// GELU, one rounding, stored where it lies inside y. pairs: N even and y 4-byte aligned (a
+// pair is one store). (v13's BiasAheadStore loads the bias earlier and stores the same way.)
+struct BiasStore {
+  const bf16* b;
+  bf16* y;
+  int M, N;
+  Epilogue epi;
+  bool pairs;
+
+  // Row r's pair: v + bias, the epilogue, one rounding, stored where it lies inside y.
+  __device__ __forceinline__ void row(int r, int c, float2 v, float2 bias, bool two) const {
+    if (r >= M) return;
+    const bf16 y0 = epilogue_value<bf16>(v.x, bias.x, epi);
+    bf16* dst = y + size_t(r) * N + c;
+    if (two) {
+      const bf16 y1 = epilogue_value<bf16>(v.y, bias.y, epi);
+      if (pairs) {
+        *reinterpret_cast<__nv_bfloat162*>(dst) = __halves2bfloat162(y0, y1);
+      } else {
+        dst[0] = y0;
+        dst[1] = y1;
+      }
+    } else {
+      dst[0] = y0;
+    }
+  }
+  __device__ __forceinline__ void operator()(int r, int c, float2 lo, float2 hi) const {
+    if (c >= N) return;
+    const bool two = c + 1 < N;
+    float2 bias = make_float2(0.0f, 0.0f);
+    if (epi != Epilogue::None) {
+      bias.x = to_float(b[c]);
+      if (two) bias.y = to_float(b[c + 1]);
+    }
+    row(r, c, lo, bias, two);
+    row(r + 8, c, hi, bias, two);
+  }
+};
+
+}  // namespace ch09::solution::hopper
