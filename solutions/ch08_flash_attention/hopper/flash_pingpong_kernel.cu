@@ -108,15 +108,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // q_full, then per stage: k_full, v_full, k_empty, v_empty.
   __shared__ __align__(8) uint64_t bars[1 + 4 * kStages];
-  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  const uint32_t sQ = base;
-  auto sK = [&](int s) { return base + uint32_t(Cfg::kQBytes + s * Cfg::kKVBytes); };
-  auto sV = [&](int s) { return base + uint32_t(Cfg::kQBytes + (kStages + s) * Cfg::kKVBytes); };
-  const uint32_t q_full = smem_u32(&bars[0]);
-  auto k_full = [&](int s) { return smem_u32(&bars[1 + s]); };
-  auto v_full = [&](int s) { return smem_u32(&bars[1 + kStages + s]); };
-  auto k_empty = [&](int s) { return smem_u32(&bars[1 + 2 * kStages + s]); };
-  auto v_empty = [&](int s) { return smem_u32(&bars[1 + 3 * kStages + s]); };
+  const flash::Smem<Cfg> sm{(smem_u32(smem_raw) + 1023u) & ~1023u, bars};
 
   const int q_tile = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;  // most key tiles first
   const int q0 = q_tile * kBr, bh = blockIdx.y;
@@ -128,12 +120,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   }
 
   if (threadIdx.x == 0) {
-    mbar_init(q_full, 1);
+    mbar_init(sm.q_full(), 1);
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(k_full(s), 1);  // the producer's arrive (plus the TMA bytes)
-      mbar_init(v_full(s), 1);
-      mbar_init(k_empty(s), Cfg::kConsumers * 4);  // one arrive per consumer warp
-      mbar_init(v_empty(s), Cfg::kConsumers * 4);
+      mbar_init(sm.k_full(s), 1);  // the producer's arrive (plus the TMA bytes)
+      mbar_init(sm.v_full(s), 1);
+      mbar_init(sm.k_empty(s), Cfg::kConsumers * 4);  // one arrive per consumer warp
+      mbar_init(sm.v_empty(s), Cfg::kConsumers * 4);
     }
     fence_mbarrier_init();  // visible to the copy engine
   }
@@ -143,7 +135,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   if (warpgroup == 0) {
     // --- producer: one thread asks for every box; the others only give their registers away
     setmaxnreg_dec<24>();
-    if (threadIdx.x == 0) flash::produce<Cfg>(&map_q, &map_k, &map_v, base, bars, q0, bh, tiles);
+    if (threadIdx.x == 0) flash::produce<Cfg>(&map_q, &map_k, &map_v, sm, q0, bh, tiles);
     return;
   }
 
@@ -162,10 +154,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   for (int i = 0; i < kBc / 2; ++i) acc_s[i] = 0.0f;
 #pragma unroll
   for (int i = 0; i < kD / 2; ++i) acc_o[i] = 0.0f;
-  float m_lo = -INFINITY, m_hi = -INFINITY;              // running max of the raw scores, rows g and g + 8
-  float l_lo = 0.0f, l_hi = 0.0f;                        // this lane's part of the running sums
-  float alpha_lo = 1.0f, alpha_hi = 1.0f;                // the last tile's rescale of O, applied once O is ours again
-  const uint32_t q_rows = sQ + uint32_t(cw * 64 * 128);  // the warpgroup's 64 rows in each Q box
+  float m_lo = -INFINITY, m_hi = -INFINITY;  // running max of the raw scores, rows g and g + 8
+  float l_lo = 0.0f, l_hi = 0.0f;            // this lane's part of the running sums
+  float alpha_lo = 1.0f, alpha_hi = 1.0f;    // the last tile's rescale of O, applied once O is ours again
+  const uint32_t q_rows = sm.sQ() + uint32_t(cw * 64 * 128);  // the warpgroup's 64 rows in each Q box
 
   // S = Q K^T of the tile in stage st: 64 rows x 128 keys, kD / 16 wgmma (not committed).
   auto issue_s = [&](int st) {
@@ -173,7 +165,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     for (int kk = 0; kk < kD / 16; ++kk) {
       const uint32_t in_box = uint32_t((kk % 4) * 32);  // 16 columns = 32 bytes along the swizzled row
       const uint64_t desc_q = make_desc(q_rows + (kk / 4) * Cfg::kQBoxBytes + in_box, 16, 1024);
-      const uint64_t desc_k = make_desc(sK(st) + (kk / 4) * Cfg::kKVBoxBytes + in_box, 16, 1024);
+      const uint64_t desc_k = make_desc(sm.sK(st) + (kk / 4) * Cfg::kKVBoxBytes + in_box, 16, 1024);
       wgmma_ss_m64n128k16(acc_s, desc_q, desc_k, kk > 0);
     }
   };
@@ -181,7 +173,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   auto issue_pv = [&](int st) {
 #pragma unroll
     for (int ks = 0; ks < kBc / 16; ++ks) {
-      const uint64_t desc_v = make_desc(sV(st) + uint32_t(ks * 16 * 128), Cfg::kKVBoxBytes, 1024);
+      const uint64_t desc_v = make_desc(sm.sV(st) + uint32_t(ks * 16 * 128), Cfg::kKVBoxBytes, 1024);
       wgmma_pv<kD>(acc_o, pf[ks], desc_v);
     }
   };
@@ -250,14 +242,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   };
 
   if (cw == 1) turn_pass(cw);  // warpgroup 0 takes the first turn
-  mbar_wait(q_full, 0);
+  mbar_wait(sm.q_full(), 0);
 
   if constexpr (!kOverlap) {
     // --- ping-pong alone: a turn is one tile's S = Q K^T; `tiles` turns per warpgroup ------------
     int s = 0;
     uint32_t phase = 0;
     for (int t = 0; t < tiles; ++t) {
-      mbar_wait(k_full(s), phase);
+      mbar_wait(sm.k_full(s), phase);
       turn_wait(cw);
       wgmma_fence();  // the softmax of the last tile wrote acc_s
       issue_s(s);
@@ -265,16 +257,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if (cw == 0 || t + 1 < tiles) turn_pass(cw);  // warpgroup 1's last hand-over has no taker
       wgmma_wait<0>();
       pin(acc_s);
-      if (lane == 0) mbar_arrive(k_empty(s));  // this warp is done with K_t
+      if (lane == 0) mbar_arrive(sm.k_empty(s));  // this warp is done with K_t
       softmax(t);
       rescale_and_pack();
-      mbar_wait(v_full(s), phase);
+      mbar_wait(sm.v_full(s), phase);
       wgmma_fence();  // acc_o was rescaled, pf written, by ordinary instructions
       issue_pv(s);
       wgmma_commit();
       wgmma_wait<0>();
       pin(acc_o);
-      if (lane == 0) mbar_arrive(v_empty(s));  // this warp is done with V_t
+      if (lane == 0) mbar_arrive(sm.v_empty(s));  // this warp is done with V_t
       if (++s == kStages) s = 0, phase ^= 1;
     }
   } else {
@@ -283,7 +275,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // tiles + 1 turns per warpgroup: S_0 alone, t = 1 .. tiles - 1, the last P V alone.
     int sk = 0, sv = 0;  // the stages of K_t and of V_{t-1}
     uint32_t pk = 0, pv = 0;
-    mbar_wait(k_full(sk), pk);
+    mbar_wait(sm.k_full(sk), pk);
     turn_wait(cw);
     wgmma_fence();
     issue_s(sk);
@@ -291,13 +283,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     turn_pass(cw);
     wgmma_wait<0>();
     pin(acc_s);
-    if (lane == 0) mbar_arrive(k_empty(sk));
+    if (lane == 0) mbar_arrive(sm.k_empty(sk));
     softmax(0);
     rescale_and_pack();  // O is 0 and alpha 0 here: harmless, and P of tile 0 is packed
     for (int t = 1; t < tiles; ++t) {
       if (++sk == kStages) sk = 0, pk ^= 1;
-      mbar_wait(k_full(sk), pk);  // both waits before the turn: never hold the token while waiting on TMA
-      mbar_wait(v_full(sv), pv);
+      mbar_wait(sm.k_full(sk), pk);  // both waits before the turn: never hold the token while waiting on TMA
+      mbar_wait(sm.v_full(sv), pv);
       turn_wait(cw);
       wgmma_fence();  // acc_s, acc_o and pf were written by ordinary instructions
       issue_s(sk);
@@ -307,16 +299,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       turn_pass(cw);
       wgmma_wait<1>();  // S_t is done (groups complete in order); P_{t-1} V_{t-1} may still run
       pin(acc_s);
-      if (lane == 0) mbar_arrive(k_empty(sk));
+      if (lane == 0) mbar_arrive(sm.k_empty(sk));
       softmax(t);  // reads and writes acc_s, m, l only
       wgmma_wait<0>();
       pin(acc_o);
       pin_frag(pf);  // keeps pf's registers allocated until the wgmma that read them is done
-      if (lane == 0) mbar_arrive(v_empty(sv));
+      if (lane == 0) mbar_arrive(sm.v_empty(sv));
       if (++sv == kStages) sv = 0, pv ^= 1;
       rescale_and_pack();
     }
-    mbar_wait(v_full(sv), pv);
+    mbar_wait(sm.v_full(sv), pv);
     turn_wait(cw);
     wgmma_fence();
     issue_pv(sv);
@@ -325,7 +317,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_wait<0>();
     pin(acc_o);
     pin_frag(pf);
-    if (lane == 0) mbar_arrive(v_empty(sv));
+    if (lane == 0) mbar_arrive(sm.v_empty(sv));
   }
 
   // --- epilogue: one division per row; BF16 pairs straight to global memory --------------------

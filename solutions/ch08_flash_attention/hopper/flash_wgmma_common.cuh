@@ -1,9 +1,10 @@
 // What chapter 8's two Hopper attention kernels share (v7, hopper/flash_wgmma_kernel.cu, and
-// v8, hopper/flash_pingpong_kernel.cu): the tile configuration, the producer warpgroup's TMA
-// loop, the P -> BF16 packing, the P V wgmma of either head size, and the host's tensor maps
-// (v8 also takes write_empty_rows; v7 keeps its own copy of those lines, so that its compiled
-// code stayed the same when this header was split out of it). The two kernels' consumer
-// warpgroups differ only in how they order their wgmma against their softmax.
+// v8, hopper/flash_pingpong_kernel.cu): the tile configuration, the shared-memory layout and
+// its mbarriers (Smem), the producer warpgroup's TMA loop, the P -> BF16 packing, the P V
+// wgmma of either head size, and the host's tensor maps (v8 also takes write_empty_rows; v7
+// keeps its own copy of those lines, so that its compiled code stayed the same when this header
+// was split out of it). The two kernels' consumer warpgroups differ only in how they order their
+// wgmma against their softmax.
 //
 // Include it only from code built for sm_90a (the chapter's Hopper library).
 #pragma once
@@ -51,6 +52,30 @@ __device__ __forceinline__ void wgmma_pv(float (&acc_o)[kD / 2], const uint32_t 
     wgmma_rs_m64n64k16(acc_o, a, desc_v);
 }
 
+// A block's shared memory, from `base` (1024-byte aligned): Q, then kStages stages of K, then of
+// V, each kD / 64 boxes of 128 rows x 128 bytes; and its mbarriers `bars`: q_full, then per stage
+// k_full, v_full, k_empty, v_empty.
+template <class Cfg>
+struct Smem {
+  uint32_t base;
+  const uint64_t* bars;
+
+  __device__ __forceinline__ uint32_t sQ() const { return base; }
+  __device__ __forceinline__ uint32_t sK(int s) const { return base + uint32_t(Cfg::kQBytes + s * Cfg::kKVBytes); }
+  __device__ __forceinline__ uint32_t sV(int s) const {
+    return base + uint32_t(Cfg::kQBytes + (Cfg::kStages + s) * Cfg::kKVBytes);
+  }
+  __device__ __forceinline__ uint32_t q_full() const { return wb::ptx::smem_u32(&bars[0]); }
+  __device__ __forceinline__ uint32_t k_full(int s) const { return wb::ptx::smem_u32(&bars[1 + s]); }
+  __device__ __forceinline__ uint32_t v_full(int s) const { return wb::ptx::smem_u32(&bars[1 + Cfg::kStages + s]); }
+  __device__ __forceinline__ uint32_t k_empty(int s) const {
+    return wb::ptx::smem_u32(&bars[1 + 2 * Cfg::kStages + s]);
+  }
+  __device__ __forceinline__ uint32_t v_empty(int s) const {
+    return wb::ptx::smem_u32(&bars[1 + 3 * Cfg::kStages + s]);
+  }
+};
+
 // The block whose rows see no key (the mask with Sq > Sk): o = 0, lse = -inf for its rows.
 template <class Cfg>
 __device__ __forceinline__ void write_empty_rows(bf16* __restrict__ o, float* __restrict__ lse, size_t row_base, int q0,
@@ -65,26 +90,24 @@ __device__ __forceinline__ void write_empty_rows(bf16* __restrict__ o, float* __
 }
 
 // The producer's thread: Q once into q_full, then per tile t the K box(es) into stage t % 2
-// once k_empty says every consumer warp released it, then V likewise. bars: q_full, then per
-// stage k_full, v_full, k_empty, v_empty (the kernels' layout).
+// once k_empty says every consumer warp released it, then V likewise.
 template <class Cfg>
 __device__ __forceinline__ void produce(const CUtensorMap* map_q, const CUtensorMap* map_k, const CUtensorMap* map_v,
-                                        uint32_t base, const uint64_t* bars, int q0, int bh, int tiles) {
+                                        const Smem<Cfg> sm, int q0, int bh, int tiles) {
   using namespace wb::sm90;
-  using wb::ptx::smem_u32;
   constexpr int kStages = Cfg::kStages;
-  const uint32_t sQ = base;
-  auto sK = [&](int s) { return base + uint32_t(Cfg::kQBytes + s * Cfg::kKVBytes); };
-  auto sV = [&](int s) { return base + uint32_t(Cfg::kQBytes + (kStages + s) * Cfg::kKVBytes); };
-  const uint32_t q_full = smem_u32(&bars[0]);
-  auto k_full = [&](int s) { return smem_u32(&bars[1 + s]); };
-  auto v_full = [&](int s) { return smem_u32(&bars[1 + kStages + s]); };
-  auto k_empty = [&](int s) { return smem_u32(&bars[1 + 2 * kStages + s]); };
-  auto v_empty = [&](int s) { return smem_u32(&bars[1 + 3 * kStages + s]); };
-
-  mbar_arrive_expect_tx(q_full, Cfg::kQBytes);
+  // (Lambdas, as the producer had before Smem: calling sm's members directly changed v8's code.)
+  auto sK = [&](int s) { return sm.sK(s); };
+  auto sV = [&](int s) { return sm.sV(s); };
+  auto k_full = [&](int s) { return sm.k_full(s); };
+  auto v_full = [&](int s) { return sm.v_full(s); };
+  auto k_empty = [&](int s) { return sm.k_empty(s); };
+  auto v_empty = [&](int s) { return sm.v_empty(s); };
+  mbar_arrive_expect_tx(sm.q_full(), Cfg::kQBytes);
 #pragma unroll
-  for (int b = 0; b < Cfg::kBoxes; ++b) tma_load_3d(sQ + b * Cfg::kQBoxBytes, map_q, 64 * b, q0, bh, q_full);
+  for (int b = 0; b < Cfg::kBoxes; ++b) {
+    tma_load_3d(sm.sQ() + b * Cfg::kQBoxBytes, map_q, 64 * b, q0, bh, sm.q_full());
+  }
   int s = 0;
   uint32_t phase = 0;
   for (int t = 0; t < tiles; ++t) {

@@ -59,7 +59,7 @@
 #include "attention_common.cuh"
 #include "runtime/errors.cuh"
 #include "device/sm90.cuh"
-#include "flash_wgmma_common.cuh"  // the tile configuration, the producer, the tensor maps (shared with v8)
+#include "flash_wgmma_common.cuh"  // the tile configuration, the smem layout, the producer, the tensor maps (shared with v8)
 #include "hopper.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -86,15 +86,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // q_full, then per stage: k_full, v_full, k_empty, v_empty.
   __shared__ __align__(8) uint64_t bars[1 + 4 * kStages];
-  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  const uint32_t sQ = base;
-  auto sK = [&](int s) { return base + uint32_t(Cfg::kQBytes + s * Cfg::kKVBytes); };
-  auto sV = [&](int s) { return base + uint32_t(Cfg::kQBytes + (kStages + s) * Cfg::kKVBytes); };
-  const uint32_t q_full = smem_u32(&bars[0]);
-  auto k_full = [&](int s) { return smem_u32(&bars[1 + s]); };
-  auto v_full = [&](int s) { return smem_u32(&bars[1 + kStages + s]); };
-  auto k_empty = [&](int s) { return smem_u32(&bars[1 + 2 * kStages + s]); };
-  auto v_empty = [&](int s) { return smem_u32(&bars[1 + 3 * kStages + s]); };
+  const flash::Smem<Cfg> sm{(smem_u32(smem_raw) + 1023u) & ~1023u, bars};
 
   const int q_tile = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;  // most key tiles first
   const int q0 = q_tile * kBr, bh = blockIdx.y;
@@ -112,12 +104,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   }
 
   if (threadIdx.x == 0) {
-    mbar_init(q_full, 1);
+    mbar_init(sm.q_full(), 1);
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(k_full(s), 1);  // the producer's arrive (plus the TMA bytes)
-      mbar_init(v_full(s), 1);
-      mbar_init(k_empty(s), Cfg::kConsumers * 4);  // one arrive per consumer warp
-      mbar_init(v_empty(s), Cfg::kConsumers * 4);
+      mbar_init(sm.k_full(s), 1);  // the producer's arrive (plus the TMA bytes)
+      mbar_init(sm.v_full(s), 1);
+      mbar_init(sm.k_empty(s), Cfg::kConsumers * 4);  // one arrive per consumer warp
+      mbar_init(sm.v_empty(s), Cfg::kConsumers * 4);
     }
     fence_mbarrier_init();  // visible to the copy engine
   }
@@ -127,7 +119,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   if (warpgroup == 0) {
     // --- producer: one thread asks for every box; the others only give their registers away
     setmaxnreg_dec<24>();
-    if (threadIdx.x == 0) flash::produce<Cfg>(&map_q, &map_k, &map_v, base, bars, q0, bh, tiles);
+    if (threadIdx.x == 0) flash::produce<Cfg>(&map_q, &map_k, &map_v, sm, q0, bh, tiles);
     return;
   }
 
@@ -148,27 +140,27 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   float m_lo = -INFINITY, m_hi = -INFINITY;  // running max of the raw scores, rows g and g + 8
   float l_lo = 0.0f, l_hi = 0.0f;            // this lane's part of the running sums
 
-  const uint32_t q_rows = sQ + uint32_t(cw * 64 * 128);  // the warpgroup's 64 rows in each Q box
-  mbar_wait(q_full, 0);
+  const uint32_t q_rows = sm.sQ() + uint32_t(cw * 64 * 128);  // the warpgroup's 64 rows in each Q box
+  mbar_wait(sm.q_full(), 0);
   int s = 0;
   uint32_t phase = 0;
   for (int t = 0; t < tiles; ++t) {
     const int kv0 = t * kBc;
 
     // --- S = Q K_t^T: 64 rows x 128 keys, kD / 16 wgmma --------------------------------------
-    mbar_wait(k_full(s), phase);
+    mbar_wait(sm.k_full(s), phase);
     wgmma_fence();  // the softmax of the last tile wrote acc_s
 #pragma unroll
     for (int kk = 0; kk < kD / 16; ++kk) {
       const uint32_t in_box = uint32_t((kk % 4) * 32);  // 16 columns = 32 bytes along the swizzled row
       const uint64_t desc_q = make_desc(q_rows + (kk / 4) * Cfg::kQBoxBytes + in_box, 16, 1024);
-      const uint64_t desc_k = make_desc(sK(s) + (kk / 4) * Cfg::kKVBoxBytes + in_box, 16, 1024);
+      const uint64_t desc_k = make_desc(sm.sK(s) + (kk / 4) * Cfg::kKVBoxBytes + in_box, 16, 1024);
       wgmma_ss_m64n128k16(acc_s, desc_q, desc_k, kk > 0);
     }
     wgmma_commit();
     wgmma_wait<0>();
     pin(acc_s);
-    if (lane == 0) mbar_arrive(k_empty(s));  // this warp is done with K_t
+    if (lane == 0) mbar_arrive(sm.k_empty(s));  // this warp is done with K_t
 
     // --- mask: only the last tile and, with the causal mask, tiles crossing the warpgroup's diagonal
     const bool need_mask = kv0 + kBc > Sk || (causal && kv0 + kBc - 1 > wg_row0 + Sk - Sq);
@@ -226,17 +218,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     }
 
     // --- O += P V_t: 64 rows x kD, 128 / 16 wgmma with P from registers -----------------------
-    mbar_wait(v_full(s), phase);
+    mbar_wait(sm.v_full(s), phase);
     wgmma_fence();  // acc_o was rescaled, pf written, by ordinary instructions
 #pragma unroll
     for (int ks = 0; ks < kBc / 16; ++ks) {
-      const uint64_t desc_v = make_desc(sV(s) + uint32_t(ks * 16 * 128), Cfg::kKVBoxBytes, 1024);
+      const uint64_t desc_v = make_desc(sm.sV(s) + uint32_t(ks * 16 * 128), Cfg::kKVBoxBytes, 1024);
       wgmma_pv<kD>(acc_o, pf[ks], desc_v);
     }
     wgmma_commit();
     wgmma_wait<0>();
     pin(acc_o);
-    if (lane == 0) mbar_arrive(v_empty(s));  // this warp is done with V_t
+    if (lane == 0) mbar_arrive(sm.v_empty(s));  // this warp is done with V_t
     if (++s == kStages) s = 0, phase ^= 1;
   }
 
