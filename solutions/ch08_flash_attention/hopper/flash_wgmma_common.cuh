@@ -89,6 +89,38 @@ __device__ __forceinline__ void write_empty_rows(bf16* __restrict__ o, float* __
   }
 }
 
+// The consumers' epilogue (v7's, v8's): the quad's parts of l summed, one division per row, O
+// as BF16 pairs straight to global memory, lse = m scale + log l (-inf for a row that saw no key).
+template <int kD>
+__device__ __forceinline__ void store_o_lse(const float (&acc_o)[kD / 2], float m_lo, float m_hi, float l_lo,
+                                            float l_hi, bf16* __restrict__ o, float* __restrict__ lse, size_t row_base,
+                                            int row_lo, int row_hi, int qd, int Sq, int D, float scale) {
+#pragma unroll
+  for (int o2 = 1; o2 <= 2; o2 *= 2) {
+    l_lo += __shfl_xor_sync(0xFFFFFFFFu, l_lo, o2);
+    l_hi += __shfl_xor_sync(0xFFFFFFFFu, l_hi, o2);
+  }
+  const float inv_lo = l_lo > 0.0f ? 1.0f / l_lo : 0.0f;  // a row that saw no key: o = 0
+  const float inv_hi = l_hi > 0.0f ? 1.0f / l_hi : 0.0f;
+#pragma unroll
+  for (int j = 0; j < kD / 8; ++j) {
+    const int col = j * 8 + 2 * qd;  // D % 8 == 0: col < D means col + 1 < D too
+    if (col >= D) continue;
+    if (row_lo < Sq) {
+      *reinterpret_cast<__nv_bfloat162*>(o + (row_base + row_lo) * D + col) =
+          __floats2bfloat162_rn(acc_o[4 * j] * inv_lo, acc_o[4 * j + 1] * inv_lo);
+    }
+    if (row_hi < Sq) {
+      *reinterpret_cast<__nv_bfloat162*>(o + (row_base + row_hi) * D + col) =
+          __floats2bfloat162_rn(acc_o[4 * j + 2] * inv_hi, acc_o[4 * j + 3] * inv_hi);
+    }
+  }
+  if (qd == 0) {  // lse = m scale + log(l): natural log, scores in their scaled units
+    if (row_lo < Sq) lse[row_base + row_lo] = l_lo > 0.0f ? m_lo * scale + logf(l_lo) : -INFINITY;
+    if (row_hi < Sq) lse[row_base + row_hi] = l_hi > 0.0f ? m_hi * scale + logf(l_hi) : -INFINITY;
+  }
+}
+
 // The producer's thread: Q once into q_full, then per tile t the K box(es) into stage t % 2
 // once k_empty says every consumer warp released it, then V likewise.
 template <class Cfg>
