@@ -185,14 +185,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // only the last tile and, with the causal mask, tiles crossing the warpgroup's diagonal
     const bool need_mask = kv0 + kBc > Sk || (causal && kv0 + kBc - 1 > wg_row0 + Sk - Sq);
     if (need_mask) {
-#pragma unroll
-      for (int j = 0; j < kBc / 8; ++j) {
-        const int key = kv0 + j * 8 + 2 * qd;
-        if (key > last_lo) acc_s[4 * j] = -INFINITY;
-        if (key + 1 > last_lo) acc_s[4 * j + 1] = -INFINITY;
-        if (key > last_hi) acc_s[4 * j + 2] = -INFINITY;
-        if (key + 1 > last_hi) acc_s[4 * j + 3] = -INFINITY;
-      }
+      flash::mask_keys<kBc>(acc_s, kv0, qd, last_lo, last_hi);
     }
     float mx_lo = m_lo, mx_hi = m_hi;
 #pragma unroll
@@ -227,13 +220,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // 8 j .. 8 j + 7 is half (j % 2) of the 16-key step j / 2: registers 0, 1 (rows g, g + 8) for
   // the first half, 2, 3 for the second.
   auto rescale_and_pack = [&]() {
-#pragma unroll
-    for (int j = 0; j < kD / 8; ++j) {
-      acc_o[4 * j] *= alpha_lo;
-      acc_o[4 * j + 1] *= alpha_lo;
-      acc_o[4 * j + 2] *= alpha_hi;
-      acc_o[4 * j + 3] *= alpha_hi;
-    }
+    flash::rescale_o<kD>(acc_o, alpha_lo, alpha_hi);
 #pragma unroll
     for (int j = 0; j < kBc / 8; ++j) {
       pf[j / 2][2 * (j % 2)] = pack_bf16(acc_s[4 * j], acc_s[4 * j + 1]);

@@ -89,6 +89,33 @@ __device__ __forceinline__ void write_empty_rows(bf16* __restrict__ o, float* __
   }
 }
 
+// O *= alpha, rows g (alpha_lo) and g + 8 (alpha_hi) of this lane.
+template <int kD>
+__device__ __forceinline__ void rescale_o(float (&acc_o)[kD / 2], float alpha_lo, float alpha_hi) {
+#pragma unroll
+  for (int j = 0; j < kD / 8; ++j) {
+    acc_o[4 * j] *= alpha_lo;
+    acc_o[4 * j + 1] *= alpha_lo;
+    acc_o[4 * j + 2] *= alpha_hi;
+    acc_o[4 * j + 3] *= alpha_hi;
+  }
+}
+
+// The mask (v7's, v8's) on a tile of scores whose first key is kv0: keys past the last one each
+// of this lane's rows may see (last_lo for row g, last_hi for g + 8) become -inf. The kernels call
+// it only for tiles that can hold such a key.
+template <int kBc>
+__device__ __forceinline__ void mask_keys(float (&acc_s)[kBc / 2], int kv0, int qd, int last_lo, int last_hi) {
+#pragma unroll
+  for (int j = 0; j < kBc / 8; ++j) {
+    const int key = kv0 + j * 8 + 2 * qd;
+    if (key > last_lo) acc_s[4 * j] = -INFINITY;
+    if (key + 1 > last_lo) acc_s[4 * j + 1] = -INFINITY;
+    if (key > last_hi) acc_s[4 * j + 2] = -INFINITY;
+    if (key + 1 > last_hi) acc_s[4 * j + 3] = -INFINITY;
+  }
+}
+
 // The consumers' epilogue (v7's, v8's): the quad's parts of l summed, one division per row, O
 // as BF16 pairs straight to global memory, lse = m scale + log l (-inf for a row that saw no key).
 template <int kD>

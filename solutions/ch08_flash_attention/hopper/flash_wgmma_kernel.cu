@@ -165,14 +165,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // --- mask: only the last tile and, with the causal mask, tiles crossing the warpgroup's diagonal
     const bool need_mask = kv0 + kBc > Sk || (causal && kv0 + kBc - 1 > wg_row0 + Sk - Sq);
     if (need_mask) {
-#pragma unroll
-      for (int j = 0; j < kBc / 8; ++j) {
-        const int key = kv0 + j * 8 + 2 * qd;
-        if (key > last_lo) acc_s[4 * j] = -INFINITY;
-        if (key + 1 > last_lo) acc_s[4 * j + 1] = -INFINITY;
-        if (key > last_hi) acc_s[4 * j + 2] = -INFINITY;
-        if (key + 1 > last_hi) acc_s[4 * j + 3] = -INFINITY;
-      }
+      flash::mask_keys<kBc>(acc_s, kv0, qd, last_lo, last_hi);
     }
 
     // --- online softmax, two rows per lane (v4's, on 32 scores per row and lane) -----------------
@@ -195,13 +188,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     m_hi = mx_hi;
     l_lo *= alpha_lo;
     l_hi *= alpha_hi;
-#pragma unroll
-    for (int j = 0; j < kD / 8; ++j) {
-      acc_o[4 * j] *= alpha_lo;
-      acc_o[4 * j + 1] *= alpha_lo;
-      acc_o[4 * j + 2] *= alpha_hi;
-      acc_o[4 * j + 3] *= alpha_hi;
-    }
+    flash::rescale_o<kD>(acc_o, alpha_lo, alpha_hi);
     uint32_t pf[kBc / 16][4];  // P as the A fragments of the 16-key steps of O += P V
 #pragma unroll
     for (int j = 0; j < kBc / 8; ++j) {
