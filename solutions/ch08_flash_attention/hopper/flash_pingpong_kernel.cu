@@ -187,25 +187,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (need_mask) {
       flash::mask_keys<kBc>(acc_s, kv0, qd, last_lo, last_hi);
     }
-    float mx_lo = m_lo, mx_hi = m_hi;
-#pragma unroll
-    for (int j = 0; j < kBc / 8; ++j) {
-      mx_lo = fmaxf(mx_lo, fmaxf(acc_s[4 * j], acc_s[4 * j + 1]));
-      mx_hi = fmaxf(mx_hi, fmaxf(acc_s[4 * j + 2], acc_s[4 * j + 3]));
-    }
-#pragma unroll
-    for (int o2 = 1; o2 <= 2; o2 *= 2) {  // the quad: lanes 4g .. 4g + 3
-      mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xFFFFFFFFu, mx_lo, o2));
-      mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xFFFFFFFFu, mx_hi, o2));
-    }
-    const float base_lo = mx_lo == -INFINITY ? 0.0f : mx_lo * scale_log2;  // nothing visible yet: 0
-    const float base_hi = mx_hi == -INFINITY ? 0.0f : mx_hi * scale_log2;
-    alpha_lo = fast_exp2(m_lo * scale_log2 - base_lo);
-    alpha_hi = fast_exp2(m_hi * scale_log2 - base_hi);
-    m_lo = mx_lo;
-    m_hi = mx_hi;
-    l_lo *= alpha_lo;
-    l_hi *= alpha_hi;
+    float base_lo, base_hi;  // set by update_max, with alpha
+    flash::update_max<kBc>(acc_s, scale_log2, m_lo, m_hi, l_lo, l_hi, base_lo, base_hi, alpha_lo, alpha_hi);
 #pragma unroll
     for (int j = 0; j < kBc / 8; ++j) {
       acc_s[4 * j] = fast_exp2(fmaf(acc_s[4 * j], scale_log2, -base_lo));

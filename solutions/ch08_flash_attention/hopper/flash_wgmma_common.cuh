@@ -116,6 +116,34 @@ __device__ __forceinline__ void mask_keys(float (&acc_s)[kBc / 2], int kv0, int 
   }
 }
 
+// The online softmax's step on the running maxima (v7's, v8's): the tile's max of rows g and
+// g + 8 over the quad (lanes 4g .. 4g + 3), the base of exp2 (0 while a row has seen no key),
+// alpha = how much O and l shrink; m becomes the new max and l is rescaled.
+template <int kBc>
+__device__ __forceinline__ void update_max(const float (&acc_s)[kBc / 2], float scale_log2, float& m_lo, float& m_hi,
+                                           float& l_lo, float& l_hi, float& base_lo, float& base_hi, float& alpha_lo,
+                                           float& alpha_hi) {
+  float mx_lo = m_lo, mx_hi = m_hi;
+#pragma unroll
+  for (int j = 0; j < kBc / 8; ++j) {
+    mx_lo = fmaxf(mx_lo, fmaxf(acc_s[4 * j], acc_s[4 * j + 1]));
+    mx_hi = fmaxf(mx_hi, fmaxf(acc_s[4 * j + 2], acc_s[4 * j + 3]));
+  }
+#pragma unroll
+  for (int o2 = 1; o2 <= 2; o2 *= 2) {  // the quad: lanes 4g .. 4g + 3
+    mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xFFFFFFFFu, mx_lo, o2));
+    mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xFFFFFFFFu, mx_hi, o2));
+  }
+  base_lo = mx_lo == -INFINITY ? 0.0f : mx_lo * scale_log2;  // nothing visible yet: 0
+  base_hi = mx_hi == -INFINITY ? 0.0f : mx_hi * scale_log2;
+  alpha_lo = fast_exp2(m_lo * scale_log2 - base_lo);
+  alpha_hi = fast_exp2(m_hi * scale_log2 - base_hi);
+  m_lo = mx_lo;
+  m_hi = mx_hi;
+  l_lo *= alpha_lo;
+  l_hi *= alpha_hi;
+}
+
 // The consumers' epilogue (v7's, v8's): the quad's parts of l summed, one division per row, O
 // as BF16 pairs straight to global memory, lse = m scale + log l (-inf for a row that saw no key).
 template <int kD>

@@ -169,25 +169,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     }
 
     // --- online softmax, two rows per lane (v4's, on 32 scores per row and lane) -----------------
-    float mx_lo = m_lo, mx_hi = m_hi;
-#pragma unroll
-    for (int j = 0; j < kBc / 8; ++j) {
-      mx_lo = fmaxf(mx_lo, fmaxf(acc_s[4 * j], acc_s[4 * j + 1]));
-      mx_hi = fmaxf(mx_hi, fmaxf(acc_s[4 * j + 2], acc_s[4 * j + 3]));
-    }
-#pragma unroll
-    for (int o2 = 1; o2 <= 2; o2 *= 2) {  // the quad: lanes 4g .. 4g + 3
-      mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xFFFFFFFFu, mx_lo, o2));
-      mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xFFFFFFFFu, mx_hi, o2));
-    }
-    const float base_lo = mx_lo == -INFINITY ? 0.0f : mx_lo * scale_log2;  // nothing visible yet: 0
-    const float base_hi = mx_hi == -INFINITY ? 0.0f : mx_hi * scale_log2;
-    const float alpha_lo = fast_exp2(m_lo * scale_log2 - base_lo);
-    const float alpha_hi = fast_exp2(m_hi * scale_log2 - base_hi);
-    m_lo = mx_lo;
-    m_hi = mx_hi;
-    l_lo *= alpha_lo;
-    l_hi *= alpha_hi;
+    float base_lo = 0.0f, base_hi = 0.0f, alpha_lo = 1.0f, alpha_hi = 1.0f;  // all four set by update_max
+    flash::update_max<kBc>(acc_s, scale_log2, m_lo, m_hi, l_lo, l_hi, base_lo, base_hi, alpha_lo, alpha_hi);
     flash::rescale_o<kD>(acc_o, alpha_lo, alpha_hi);
     uint32_t pf[kBc / 16][4];  // P as the A fragments of the 16-key steps of O += P V
 #pragma unroll
