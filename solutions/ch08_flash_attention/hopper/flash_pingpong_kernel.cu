@@ -160,23 +160,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t q_rows = sm.sQ() + uint32_t(cw * 64 * 128);  // the warpgroup's 64 rows in each Q box
 
   // S = Q K^T of the tile in stage st: 64 rows x 128 keys, kD / 16 wgmma (not committed).
-  auto issue_s = [&](int st) {
-#pragma unroll
-    for (int kk = 0; kk < kD / 16; ++kk) {
-      const uint32_t in_box = uint32_t((kk % 4) * 32);  // 16 columns = 32 bytes along the swizzled row
-      const uint64_t desc_q = make_desc(q_rows + (kk / 4) * Cfg::kQBoxBytes + in_box, 16, 1024);
-      const uint64_t desc_k = make_desc(sm.sK(st) + (kk / 4) * Cfg::kKVBoxBytes + in_box, 16, 1024);
-      wgmma_ss_m64n128k16(acc_s, desc_q, desc_k, kk > 0);
-    }
-  };
+  auto issue_s = [&](int st) { flash::wgmma_qk<Cfg>(acc_s, q_rows, sm.sK(st)); };
   // O += P V of the tile in stage st: 64 rows x kD, 128 / 16 wgmma, P from registers (not committed).
-  auto issue_pv = [&](int st) {
-#pragma unroll
-    for (int ks = 0; ks < kBc / 16; ++ks) {
-      const uint64_t desc_v = make_desc(sm.sV(st) + uint32_t(ks * 16 * 128), Cfg::kKVBoxBytes, 1024);
-      wgmma_pv<kD>(acc_o, pf[ks], desc_v);
-    }
-  };
+  auto issue_pv = [&](int st) { flash::wgmma_pv_tile<Cfg>(acc_o, pf, sm.sV(st)); };
   // The mask and the online softmax of tile t (v7's), in place: acc_s becomes the unnormalised
   // probabilities, l and m are updated, and alpha says how much O must shrink. O itself and pf
   // are not touched: with the overlap, the last tile's O += P V may still be reading them.

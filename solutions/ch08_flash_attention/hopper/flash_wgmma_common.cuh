@@ -144,6 +144,33 @@ __device__ __forceinline__ void update_max(const float (&acc_s)[kBc / 2], float 
   l_hi *= alpha_hi;
 }
 
+// S = Q K^T of one tile (v7's, v8's): 64 rows x 128 keys, kD / 16 wgmma (SS; not committed).
+// q_rows: the warpgroup's 64 rows in the first Q box; k_stage: the stage's first K box.
+template <class Cfg>
+__device__ __forceinline__ void wgmma_qk(float (&acc_s)[Cfg::kBc / 2], uint32_t q_rows, uint32_t k_stage) {
+  using namespace wb::sm90;
+#pragma unroll
+  for (int kk = 0; kk < Cfg::kD / 16; ++kk) {
+    const uint32_t in_box = uint32_t((kk % 4) * 32);  // 16 columns = 32 bytes along the swizzled row
+    const uint64_t desc_q = make_desc(q_rows + (kk / 4) * Cfg::kQBoxBytes + in_box, 16, 1024);
+    const uint64_t desc_k = make_desc(k_stage + (kk / 4) * Cfg::kKVBoxBytes + in_box, 16, 1024);
+    wgmma_ss_m64n128k16(acc_s, desc_q, desc_k, kk > 0);
+  }
+}
+
+// O += P V of one tile (v7's, v8's): 64 rows x kD, 128 / 16 wgmma with P from registers (RS;
+// not committed). v_stage: the stage's first V box, read MN-major.
+template <class Cfg>
+__device__ __forceinline__ void wgmma_pv_tile(float (&acc_o)[Cfg::kD / 2], const uint32_t (&pf)[Cfg::kBc / 16][4],
+                                              uint32_t v_stage) {
+  using namespace wb::sm90;
+#pragma unroll
+  for (int ks = 0; ks < Cfg::kBc / 16; ++ks) {
+    const uint64_t desc_v = make_desc(v_stage + uint32_t(ks * 16 * 128), Cfg::kKVBoxBytes, 1024);
+    wgmma_pv<Cfg::kD>(acc_o, pf[ks], desc_v);
+  }
+}
+
 // The consumers' epilogue (v7's, v8's): the quad's parts of l summed, one division per row, O
 // as BF16 pairs straight to global memory, lse = m scale + log l (-inf for a row that saw no key).
 template <int kD>

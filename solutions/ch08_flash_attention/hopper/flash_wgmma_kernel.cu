@@ -150,13 +150,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // --- S = Q K_t^T: 64 rows x 128 keys, kD / 16 wgmma --------------------------------------
     mbar_wait(sm.k_full(s), phase);
     wgmma_fence();  // the softmax of the last tile wrote acc_s
-#pragma unroll
-    for (int kk = 0; kk < kD / 16; ++kk) {
-      const uint32_t in_box = uint32_t((kk % 4) * 32);  // 16 columns = 32 bytes along the swizzled row
-      const uint64_t desc_q = make_desc(q_rows + (kk / 4) * Cfg::kQBoxBytes + in_box, 16, 1024);
-      const uint64_t desc_k = make_desc(sm.sK(s) + (kk / 4) * Cfg::kKVBoxBytes + in_box, 16, 1024);
-      wgmma_ss_m64n128k16(acc_s, desc_q, desc_k, kk > 0);
-    }
+    flash::wgmma_qk<Cfg>(acc_s, q_rows, sm.sK(s));
     wgmma_commit();
     wgmma_wait<0>();
     pin(acc_s);
@@ -190,11 +184,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // --- O += P V_t: 64 rows x kD, 128 / 16 wgmma with P from registers -----------------------
     mbar_wait(sm.v_full(s), phase);
     wgmma_fence();  // acc_o was rescaled, pf written, by ordinary instructions
-#pragma unroll
-    for (int ks = 0; ks < kBc / 16; ++ks) {
-      const uint64_t desc_v = make_desc(sm.sV(s) + uint32_t(ks * 16 * 128), Cfg::kKVBoxBytes, 1024);
-      wgmma_pv<kD>(acc_o, pf[ks], desc_v);
-    }
+    flash::wgmma_pv_tile<Cfg>(acc_o, pf, sm.sV(s));
     wgmma_commit();
     wgmma_wait<0>();
     pin(acc_o);
