@@ -119,16 +119,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     return;
   }
 
-  if (threadIdx.x == 0) {
-    mbar_init(sm.q_full(), 1);
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(sm.k_full(s), 1);  // the producer's arrive (plus the TMA bytes)
-      mbar_init(sm.v_full(s), 1);
-      mbar_init(sm.k_empty(s), Cfg::kConsumers * 4);  // one arrive per consumer warp
-      mbar_init(sm.v_empty(s), Cfg::kConsumers * 4);
-    }
-    fence_mbarrier_init();  // visible to the copy engine
-  }
+  if (threadIdx.x == 0) flash::init_barriers(sm);
   __syncthreads();
 
   const int warpgroup = threadIdx.x / 128;
@@ -150,10 +141,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   float acc_s[kBc / 2], acc_o[kD / 2];  // per thread: S (64 x kBc) and O (64 x kD) of the warpgroup
   uint32_t pf[kBc / 16][4];             // P as the A fragments of the 16-key steps of O += P V
-#pragma unroll
-  for (int i = 0; i < kBc / 2; ++i) acc_s[i] = 0.0f;
-#pragma unroll
-  for (int i = 0; i < kD / 2; ++i) acc_o[i] = 0.0f;
+  flash::zero_acc<kBc, kD>(acc_s, acc_o);
   float m_lo = -INFINITY, m_hi = -INFINITY;  // running max of the raw scores, rows g and g + 8
   float l_lo = 0.0f, l_hi = 0.0f;            // this lane's part of the running sums
   float alpha_lo = 1.0f, alpha_hi = 1.0f;    // the last tile's rescale of O, applied once O is ours again

@@ -76,6 +76,31 @@ struct Smem {
   }
 };
 
+// The block's mbarriers (thread 0, before a __syncthreads): the full ones wait for the
+// producer's arrive (plus the TMA bytes), the empty ones for one arrive per consumer warp; the
+// fence makes them visible to the copy engine.
+template <class Cfg>
+__device__ __forceinline__ void init_barriers(const Smem<Cfg>& sm) {
+  using namespace wb::sm90;
+  mbar_init(sm.q_full(), 1);
+  for (int s = 0; s < Cfg::kStages; ++s) {
+    mbar_init(sm.k_full(s), 1);
+    mbar_init(sm.v_full(s), 1);
+    mbar_init(sm.k_empty(s), Cfg::kConsumers * 4);
+    mbar_init(sm.v_empty(s), Cfg::kConsumers * 4);
+  }
+  fence_mbarrier_init();
+}
+
+// S and O of a consumer thread, zeroed.
+template <int kBc, int kD>
+__device__ __forceinline__ void zero_acc(float (&acc_s)[kBc / 2], float (&acc_o)[kD / 2]) {
+#pragma unroll
+  for (int i = 0; i < kBc / 2; ++i) acc_s[i] = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kD / 2; ++i) acc_o[i] = 0.0f;
+}
+
 // The block whose rows see no key (the mask with Sq > Sk): o = 0, lse = -inf for its rows.
 template <class Cfg>
 __device__ __forceinline__ void write_empty_rows(bf16* __restrict__ o, float* __restrict__ lse, size_t row_base, int q0,
