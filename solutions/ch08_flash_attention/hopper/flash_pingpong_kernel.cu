@@ -59,17 +59,12 @@
 #include "flash_wgmma_common.cuh"
 #include "hopper.cuh"
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define CH08_SM90A 1
-#endif
-
 namespace ch08::solution::hopper {
 namespace {
 
 using namespace wb::sm90;  // mbarriers, TMA, wgmma fence / commit / wait, descriptors (harness/device/sm90.cuh)
 using flash::pack_bf16;
 using flash::WgCfg;
-using flash::wgmma_pv;
 using wb::ptx::smem_u32;
 
 // The token's named barriers turn[0], turn[1] are ids kBar and kBar + 1 (0 is __syncthreads),

@@ -19,6 +19,11 @@
 #include "device/tensor_map.cuh"
 #include "wgmma_bf16.cuh"
 
+// Defined in the device pass for sm_90a alone: the kernels' bodies are compiled only there.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define CH08_SM90A 1
+#endif
+
 namespace ch08::solution::hopper::flash {
 
 template <int kD_>

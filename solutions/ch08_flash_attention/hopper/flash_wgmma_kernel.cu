@@ -62,10 +62,6 @@
 #include "flash_wgmma_common.cuh"  // the tile configuration, the smem layout, the producer, the tensor maps (shared with v8)
 #include "hopper.cuh"
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define CH08_SM90A 1
-#endif
-
 namespace ch08::solution::hopper {
 namespace {
 
@@ -74,7 +70,6 @@ using wb::ptx::smem_u32;
 
 using flash::pack_bf16;
 using flash::WgCfg;
-using flash::wgmma_pv;
 
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
