@@ -268,17 +268,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
 // --- host side -------------------------------------------------------------------------
 
+// The kernel of one head size (kOverlap = false: the ping-pong alone, for measuring each step).
 template <class Cfg, bool kOverlap = true>
-void launch(const flash::MapCache& maps, bf16* o, float* lse, int heads, int Sq, int Sk, int D, float scale,
-            bool causal, cudaStream_t stream) {
-  auto* kernel = &flash_pingpong_kernel<Cfg, kOverlap>;
-  [[maybe_unused]] static const bool raised = wb::allow_dynamic_smem(kernel, Cfg::kSmemBytes);  // once per Cfg
-  const float scale_log2 = scale * 1.4426950408889634f;                                         // log2(e)
-  const dim3 grid(ceil_div(Sq, Cfg::kBr), heads);
-  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(maps.map_q, maps.map_k, maps.map_v, o, lse, Sq, Sk, D, scale,
-                                                           scale_log2, causal);
-  WB_CHECK_LAUNCH();
-}
+constexpr auto kKernel = &flash_pingpong_kernel<Cfg, kOverlap>;
 
 }  // namespace
 
@@ -288,9 +280,9 @@ void attention_pingpong_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* 
   static flash::MapCache cache;
   cache.update(q, k, v, heads, Sq, Sk, D, "v8_flash_wgmma_pingpong");
   if (D <= 64)
-    launch<WgCfg<64>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
+    flash::launch<WgCfg<64>, kKernel<WgCfg<64>>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
   else
-    launch<WgCfg<128>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
+    flash::launch<WgCfg<128>, kKernel<WgCfg<128>>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
 }
 
 }  // namespace ch08::solution::hopper

@@ -17,6 +17,7 @@
 #include "attention_common.cuh"
 #include "device/sm90.cuh"
 #include "device/tensor_map.cuh"
+#include "runtime/launch_helpers.cuh"
 #include "wgmma_bf16.cuh"
 
 // Defined in the device pass for sm_90a alone: the kernels' bodies are compiled only there.
@@ -301,5 +302,18 @@ struct MapCache {
     q = q_, k = k_, v = v_, heads = heads_, Sq = Sq_, Sk = Sk_, D = D_;
   }
 };
+
+// Launches one of the kernels (v7's or v8's, instantiated for Cfg) on the cached maps: one block
+// per 128 query rows of each head; the dynamic shared memory is raised once per kernel.
+template <class Cfg, auto kKernel>
+void launch(const MapCache& maps, bf16* o, float* lse, int heads, int Sq, int Sk, int D, float scale, bool causal,
+            cudaStream_t stream) {
+  [[maybe_unused]] static const bool raised = wb::allow_dynamic_smem(kKernel, Cfg::kSmemBytes);  // once per kernel
+  const float scale_log2 = scale * 1.4426950408889634f;                                          // log2(e)
+  const dim3 grid(ceil_div(Sq, Cfg::kBr), heads);
+  kKernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(maps.map_q, maps.map_k, maps.map_v, o, lse, Sq, Sk, D,
+                                                            scale, scale_log2, causal);
+  WB_CHECK_LAUNCH();
+}
 
 }  // namespace ch08::solution::hopper::flash
