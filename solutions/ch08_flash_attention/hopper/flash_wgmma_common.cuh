@@ -202,6 +202,16 @@ __device__ __forceinline__ void wgmma_pv_tile(float (&acc_o)[Cfg::kD / 2], const
   }
 }
 
+// Warpgroup 0, the producer: one thread asks for every box; the others only give their
+// registers away.
+template <class Cfg>
+__device__ __forceinline__ void producer_warpgroup(const CUtensorMap* map_q, const CUtensorMap* map_k,
+                                                   const CUtensorMap* map_v, const Smem<Cfg> sm, int q0, int bh,
+                                                   int tiles) {
+  wb::sm90::setmaxnreg_dec<24>();
+  if (threadIdx.x == 0) produce<Cfg>(map_q, map_k, map_v, sm, q0, bh, tiles);
+}
+
 // The consumers' epilogue (v7's, v8's): the quad's parts of l summed, one division per row, O
 // as BF16 pairs straight to global memory, lse = m scale + log l (-inf for a row that saw no key).
 template <int kD>

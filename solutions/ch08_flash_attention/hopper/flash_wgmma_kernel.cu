@@ -103,9 +103,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   const int warpgroup = threadIdx.x / 128;
   if (warpgroup == 0) {
-    // --- producer: one thread asks for every box; the others only give their registers away
-    setmaxnreg_dec<24>();
-    if (threadIdx.x == 0) flash::produce<Cfg>(&map_q, &map_k, &map_v, sm, q0, bh, tiles);
+    flash::producer_warpgroup<Cfg>(&map_q, &map_k, &map_v, sm, q0, bh, tiles);
     return;
   }
 
