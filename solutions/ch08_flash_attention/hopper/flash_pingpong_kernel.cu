@@ -3,7 +3,8 @@
 // its softmax with its own last P V product (the overlap inside a warpgroup).
 //
 // What changes over v7 (hopper/flash_wgmma_kernel.cu; the producer, the shared-memory layout,
-// the descriptors, the mask and the epilogue are v7's, from flash_wgmma_common.cuh):
+// the S and P V wgmma loops, the mask, the max step, O's rescale and the epilogue are v7's,
+// from flash_wgmma_common.cuh):
 //   * ping-pong between the consumer warpgroups. In v7 the two warpgroups drift: nothing stops
 //     both from issuing their wgmma at the same moment and then both running their softmax
 //     while the tensor cores idle. Here two named barriers (bar.sync / bar.arrive on ids 1 and

@@ -1,10 +1,14 @@
 // What chapter 8's two Hopper attention kernels share (v7, hopper/flash_wgmma_kernel.cu, and
 // v8, hopper/flash_pingpong_kernel.cu): the tile configuration, the shared-memory layout and
-// its mbarriers (Smem), the producer warpgroup's TMA loop, the P -> BF16 packing, the P V
-// wgmma of either head size, and the host's tensor maps (v8 also takes write_empty_rows; v7
-// keeps its own copy of those lines, so that its compiled code stayed the same when this header
-// was split out of it). The two kernels' consumer warpgroups differ only in how they order their
-// wgmma against their softmax.
+// its mbarriers (Smem, init_barriers), the producer warpgroup (producer_warpgroup, produce), the
+// consumers' pieces that both run unchanged (zero_acc, wgmma_qk, mask_keys, update_max,
+// rescale_o, pack_bf16, wgmma_pv_tile, store_o_lse), and the host side (the tensor maps, launch).
+// v8 also takes write_empty_rows; v7 keeps its own copy of those lines, so that its compiled code
+// stayed the same when this header was split out of it. The two kernels' consumer warpgroups
+// differ only in how they order these pieces: their wgmma against their softmax.
+//
+// The pieces were moved here from the kernels with the kernels' generated code (PTX) unchanged;
+// some keep a form for that reason alone, and say so.
 //
 // Include it only from code built for sm_90a (the chapter's Hopper library).
 #pragma once

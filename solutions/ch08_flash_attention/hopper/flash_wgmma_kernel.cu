@@ -53,13 +53,17 @@
 // key keeps m = -inf and uses 0 in its place. Columns past D are zeros in Q, K and V (the box
 // is 64 wide, the map D wide) and are never stored.
 //
+// The pieces of this kernel that v8 runs unchanged (the shared-memory layout, the producer, the
+// S and P V wgmma loops, the mask's loop, the max step, O's rescale, the epilogue, the launch)
+// live in flash_wgmma_common.cuh; the consumer's per-tile order of them is below.
+//
 // Run: build/ch08/bin/ch08_bench --op=attention --dtype=bf16 --impl=v7_flash_wgmma_tma,v4_flash_mma_sync,cudnn_sdpa
 #include <cstdint>
 
 #include "attention_common.cuh"
 #include "runtime/errors.cuh"
 #include "device/sm90.cuh"
-#include "flash_wgmma_common.cuh"  // the tile configuration, the smem layout, the producer, the tensor maps (shared with v8)
+#include "flash_wgmma_common.cuh"  // what v7 shares with v8: the producer, the consumers' steps, the epilogue
 #include "hopper.cuh"
 
 namespace ch08::solution::hopper {
