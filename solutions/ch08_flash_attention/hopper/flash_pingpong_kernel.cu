@@ -3,7 +3,8 @@
 // its softmax with its own last P V product (the overlap inside a warpgroup).
 //
 // What changes over v7 (hopper/flash_wgmma_kernel.cu; the producer, the shared-memory layout,
-// the descriptors, the mask and the epilogue are v7's, from flash_wgmma_common.cuh):
+// the S and P V wgmma loops, the mask, the max step, O's rescale and the epilogue are v7's,
+// from flash_wgmma_common.cuh):
 //   * ping-pong between the consumer warpgroups. In v7 the two warpgroups drift: nothing stops
 //     both from issuing their wgmma at the same moment and then both running their softmax
 //     while the tensor cores idle. Here two named barriers (bar.sync / bar.arrive on ids 1 and
@@ -59,17 +60,12 @@
 #include "flash_wgmma_common.cuh"
 #include "hopper.cuh"
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define CH08_SM90A 1
-#endif
-
 namespace ch08::solution::hopper {
 namespace {
 
 using namespace wb::sm90;  // mbarriers, TMA, wgmma fence / commit / wait, descriptors (harness/device/sm90.cuh)
 using flash::pack_bf16;
 using flash::WgCfg;
-using flash::wgmma_pv;
 using wb::ptx::smem_u32;
 
 // The token's named barriers turn[0], turn[1] are ids kBar and kBar + 1 (0 is __syncthreads),
@@ -108,15 +104,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // q_full, then per stage: k_full, v_full, k_empty, v_empty.
   __shared__ __align__(8) uint64_t bars[1 + 4 * kStages];
-  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  const uint32_t sQ = base;
-  auto sK = [&](int s) { return base + uint32_t(Cfg::kQBytes + s * Cfg::kKVBytes); };
-  auto sV = [&](int s) { return base + uint32_t(Cfg::kQBytes + (kStages + s) * Cfg::kKVBytes); };
-  const uint32_t q_full = smem_u32(&bars[0]);
-  auto k_full = [&](int s) { return smem_u32(&bars[1 + s]); };
-  auto v_full = [&](int s) { return smem_u32(&bars[1 + kStages + s]); };
-  auto k_empty = [&](int s) { return smem_u32(&bars[1 + 2 * kStages + s]); };
-  auto v_empty = [&](int s) { return smem_u32(&bars[1 + 3 * kStages + s]); };
+  const flash::Smem<Cfg> sm{(smem_u32(smem_raw) + 1023u) & ~1023u, bars};
 
   const int q_tile = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;  // most key tiles first
   const int q0 = q_tile * kBr, bh = blockIdx.y;
@@ -127,23 +115,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     return;
   }
 
-  if (threadIdx.x == 0) {
-    mbar_init(q_full, 1);
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(k_full(s), 1);  // the producer's arrive (plus the TMA bytes)
-      mbar_init(v_full(s), 1);
-      mbar_init(k_empty(s), Cfg::kConsumers * 4);  // one arrive per consumer warp
-      mbar_init(v_empty(s), Cfg::kConsumers * 4);
-    }
-    fence_mbarrier_init();  // visible to the copy engine
-  }
+  if (threadIdx.x == 0) flash::init_barriers(sm);
   __syncthreads();
 
   const int warpgroup = threadIdx.x / 128;
   if (warpgroup == 0) {
-    // --- producer: one thread asks for every box; the others only give their registers away
-    setmaxnreg_dec<24>();
-    if (threadIdx.x == 0) flash::produce<Cfg>(&map_q, &map_k, &map_v, base, bars, q0, bh, tiles);
+    flash::producer_warpgroup<Cfg>(&map_q, &map_k, &map_v, sm, q0, bh, tiles);
     return;
   }
 
@@ -158,33 +135,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   float acc_s[kBc / 2], acc_o[kD / 2];  // per thread: S (64 x kBc) and O (64 x kD) of the warpgroup
   uint32_t pf[kBc / 16][4];             // P as the A fragments of the 16-key steps of O += P V
-#pragma unroll
-  for (int i = 0; i < kBc / 2; ++i) acc_s[i] = 0.0f;
-#pragma unroll
-  for (int i = 0; i < kD / 2; ++i) acc_o[i] = 0.0f;
-  float m_lo = -INFINITY, m_hi = -INFINITY;              // running max of the raw scores, rows g and g + 8
-  float l_lo = 0.0f, l_hi = 0.0f;                        // this lane's part of the running sums
-  float alpha_lo = 1.0f, alpha_hi = 1.0f;                // the last tile's rescale of O, applied once O is ours again
-  const uint32_t q_rows = sQ + uint32_t(cw * 64 * 128);  // the warpgroup's 64 rows in each Q box
+  flash::zero_acc<kBc, kD>(acc_s, acc_o);
+  float m_lo = -INFINITY, m_hi = -INFINITY;  // running max of the raw scores, rows g and g + 8
+  float l_lo = 0.0f, l_hi = 0.0f;            // this lane's part of the running sums
+  float alpha_lo = 1.0f, alpha_hi = 1.0f;    // the last tile's rescale of O, applied once O is ours again
+  const uint32_t q_rows = sm.sQ() + uint32_t(cw * 64 * 128);  // the warpgroup's 64 rows in each Q box
 
   // S = Q K^T of the tile in stage st: 64 rows x 128 keys, kD / 16 wgmma (not committed).
-  auto issue_s = [&](int st) {
-#pragma unroll
-    for (int kk = 0; kk < kD / 16; ++kk) {
-      const uint32_t in_box = uint32_t((kk % 4) * 32);  // 16 columns = 32 bytes along the swizzled row
-      const uint64_t desc_q = make_desc(q_rows + (kk / 4) * Cfg::kQBoxBytes + in_box, 16, 1024);
-      const uint64_t desc_k = make_desc(sK(st) + (kk / 4) * Cfg::kKVBoxBytes + in_box, 16, 1024);
-      wgmma_ss_m64n128k16(acc_s, desc_q, desc_k, kk > 0);
-    }
-  };
+  auto issue_s = [&](int st) { flash::wgmma_qk<Cfg>(acc_s, q_rows, sm.sK(st)); };
   // O += P V of the tile in stage st: 64 rows x kD, 128 / 16 wgmma, P from registers (not committed).
-  auto issue_pv = [&](int st) {
-#pragma unroll
-    for (int ks = 0; ks < kBc / 16; ++ks) {
-      const uint64_t desc_v = make_desc(sV(st) + uint32_t(ks * 16 * 128), Cfg::kKVBoxBytes, 1024);
-      wgmma_pv<kD>(acc_o, pf[ks], desc_v);
-    }
-  };
+  auto issue_pv = [&](int st) { flash::wgmma_pv_tile<Cfg>(acc_o, pf, sm.sV(st)); };
   // The mask and the online softmax of tile t (v7's), in place: acc_s becomes the unnormalised
   // probabilities, l and m are updated, and alpha says how much O must shrink. O itself and pf
   // are not touched: with the overlap, the last tile's O += P V may still be reading them.
@@ -193,34 +153,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // only the last tile and, with the causal mask, tiles crossing the warpgroup's diagonal
     const bool need_mask = kv0 + kBc > Sk || (causal && kv0 + kBc - 1 > wg_row0 + Sk - Sq);
     if (need_mask) {
-#pragma unroll
-      for (int j = 0; j < kBc / 8; ++j) {
-        const int key = kv0 + j * 8 + 2 * qd;
-        if (key > last_lo) acc_s[4 * j] = -INFINITY;
-        if (key + 1 > last_lo) acc_s[4 * j + 1] = -INFINITY;
-        if (key > last_hi) acc_s[4 * j + 2] = -INFINITY;
-        if (key + 1 > last_hi) acc_s[4 * j + 3] = -INFINITY;
-      }
+      flash::mask_keys<kBc>(acc_s, kv0, qd, last_lo, last_hi);
     }
-    float mx_lo = m_lo, mx_hi = m_hi;
-#pragma unroll
-    for (int j = 0; j < kBc / 8; ++j) {
-      mx_lo = fmaxf(mx_lo, fmaxf(acc_s[4 * j], acc_s[4 * j + 1]));
-      mx_hi = fmaxf(mx_hi, fmaxf(acc_s[4 * j + 2], acc_s[4 * j + 3]));
-    }
-#pragma unroll
-    for (int o2 = 1; o2 <= 2; o2 *= 2) {  // the quad: lanes 4g .. 4g + 3
-      mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xFFFFFFFFu, mx_lo, o2));
-      mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xFFFFFFFFu, mx_hi, o2));
-    }
-    const float base_lo = mx_lo == -INFINITY ? 0.0f : mx_lo * scale_log2;  // nothing visible yet: 0
-    const float base_hi = mx_hi == -INFINITY ? 0.0f : mx_hi * scale_log2;
-    alpha_lo = fast_exp2(m_lo * scale_log2 - base_lo);
-    alpha_hi = fast_exp2(m_hi * scale_log2 - base_hi);
-    m_lo = mx_lo;
-    m_hi = mx_hi;
-    l_lo *= alpha_lo;
-    l_hi *= alpha_hi;
+    float base_lo, base_hi;  // set by update_max, with alpha
+    flash::update_max<kBc>(acc_s, scale_log2, m_lo, m_hi, l_lo, l_hi, base_lo, base_hi, alpha_lo, alpha_hi);
 #pragma unroll
     for (int j = 0; j < kBc / 8; ++j) {
       acc_s[4 * j] = fast_exp2(fmaf(acc_s[4 * j], scale_log2, -base_lo));
@@ -235,13 +171,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // 8 j .. 8 j + 7 is half (j % 2) of the 16-key step j / 2: registers 0, 1 (rows g, g + 8) for
   // the first half, 2, 3 for the second.
   auto rescale_and_pack = [&]() {
-#pragma unroll
-    for (int j = 0; j < kD / 8; ++j) {
-      acc_o[4 * j] *= alpha_lo;
-      acc_o[4 * j + 1] *= alpha_lo;
-      acc_o[4 * j + 2] *= alpha_hi;
-      acc_o[4 * j + 3] *= alpha_hi;
-    }
+    flash::rescale_o<kD>(acc_o, alpha_lo, alpha_hi);
 #pragma unroll
     for (int j = 0; j < kBc / 8; ++j) {
       pf[j / 2][2 * (j % 2)] = pack_bf16(acc_s[4 * j], acc_s[4 * j + 1]);
@@ -250,14 +180,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   };
 
   if (cw == 1) turn_pass(cw);  // warpgroup 0 takes the first turn
-  mbar_wait(q_full, 0);
+  mbar_wait(sm.q_full(), 0);
 
   if constexpr (!kOverlap) {
     // --- ping-pong alone: a turn is one tile's S = Q K^T; `tiles` turns per warpgroup ------------
     int s = 0;
     uint32_t phase = 0;
     for (int t = 0; t < tiles; ++t) {
-      mbar_wait(k_full(s), phase);
+      mbar_wait(sm.k_full(s), phase);
       turn_wait(cw);
       wgmma_fence();  // the softmax of the last tile wrote acc_s
       issue_s(s);
@@ -265,16 +195,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if (cw == 0 || t + 1 < tiles) turn_pass(cw);  // warpgroup 1's last hand-over has no taker
       wgmma_wait<0>();
       pin(acc_s);
-      if (lane == 0) mbar_arrive(k_empty(s));  // this warp is done with K_t
+      if (lane == 0) mbar_arrive(sm.k_empty(s));  // this warp is done with K_t
       softmax(t);
       rescale_and_pack();
-      mbar_wait(v_full(s), phase);
+      mbar_wait(sm.v_full(s), phase);
       wgmma_fence();  // acc_o was rescaled, pf written, by ordinary instructions
       issue_pv(s);
       wgmma_commit();
       wgmma_wait<0>();
       pin(acc_o);
-      if (lane == 0) mbar_arrive(v_empty(s));  // this warp is done with V_t
+      if (lane == 0) mbar_arrive(sm.v_empty(s));  // this warp is done with V_t
       if (++s == kStages) s = 0, phase ^= 1;
     }
   } else {
@@ -283,7 +213,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // tiles + 1 turns per warpgroup: S_0 alone, t = 1 .. tiles - 1, the last P V alone.
     int sk = 0, sv = 0;  // the stages of K_t and of V_{t-1}
     uint32_t pk = 0, pv = 0;
-    mbar_wait(k_full(sk), pk);
+    mbar_wait(sm.k_full(sk), pk);
     turn_wait(cw);
     wgmma_fence();
     issue_s(sk);
@@ -291,13 +221,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     turn_pass(cw);
     wgmma_wait<0>();
     pin(acc_s);
-    if (lane == 0) mbar_arrive(k_empty(sk));
+    if (lane == 0) mbar_arrive(sm.k_empty(sk));
     softmax(0);
     rescale_and_pack();  // O is 0 and alpha 0 here: harmless, and P of tile 0 is packed
     for (int t = 1; t < tiles; ++t) {
       if (++sk == kStages) sk = 0, pk ^= 1;
-      mbar_wait(k_full(sk), pk);  // both waits before the turn: never hold the token while waiting on TMA
-      mbar_wait(v_full(sv), pv);
+      mbar_wait(sm.k_full(sk), pk);  // both waits before the turn: never hold the token while waiting on TMA
+      mbar_wait(sm.v_full(sv), pv);
       turn_wait(cw);
       wgmma_fence();  // acc_s, acc_o and pf were written by ordinary instructions
       issue_s(sk);
@@ -307,16 +237,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       turn_pass(cw);
       wgmma_wait<1>();  // S_t is done (groups complete in order); P_{t-1} V_{t-1} may still run
       pin(acc_s);
-      if (lane == 0) mbar_arrive(k_empty(sk));
+      if (lane == 0) mbar_arrive(sm.k_empty(sk));
       softmax(t);  // reads and writes acc_s, m, l only
       wgmma_wait<0>();
       pin(acc_o);
       pin_frag(pf);  // keeps pf's registers allocated until the wgmma that read them is done
-      if (lane == 0) mbar_arrive(v_empty(sv));
+      if (lane == 0) mbar_arrive(sm.v_empty(sv));
       if (++sv == kStages) sv = 0, pv ^= 1;
       rescale_and_pack();
     }
-    mbar_wait(v_full(sv), pv);
+    mbar_wait(sm.v_full(sv), pv);
     turn_wait(cw);
     wgmma_fence();
     issue_pv(sv);
@@ -325,34 +255,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_wait<0>();
     pin(acc_o);
     pin_frag(pf);
-    if (lane == 0) mbar_arrive(v_empty(sv));
+    if (lane == 0) mbar_arrive(sm.v_empty(sv));
   }
 
   // --- epilogue: one division per row; BF16 pairs straight to global memory --------------------
-#pragma unroll
-  for (int o2 = 1; o2 <= 2; o2 *= 2) {
-    l_lo += __shfl_xor_sync(0xFFFFFFFFu, l_lo, o2);
-    l_hi += __shfl_xor_sync(0xFFFFFFFFu, l_hi, o2);
-  }
-  const float inv_lo = l_lo > 0.0f ? 1.0f / l_lo : 0.0f;  // a row that saw no key: o = 0
-  const float inv_hi = l_hi > 0.0f ? 1.0f / l_hi : 0.0f;
-#pragma unroll
-  for (int j = 0; j < kD / 8; ++j) {
-    const int col = j * 8 + 2 * qd;  // D % 8 == 0: col < D means col + 1 < D too
-    if (col >= D) continue;
-    if (row_lo < Sq) {
-      *reinterpret_cast<__nv_bfloat162*>(o + (row_base + row_lo) * D + col) =
-          __floats2bfloat162_rn(acc_o[4 * j] * inv_lo, acc_o[4 * j + 1] * inv_lo);
-    }
-    if (row_hi < Sq) {
-      *reinterpret_cast<__nv_bfloat162*>(o + (row_base + row_hi) * D + col) =
-          __floats2bfloat162_rn(acc_o[4 * j + 2] * inv_hi, acc_o[4 * j + 3] * inv_hi);
-    }
-  }
-  if (qd == 0) {  // lse = m scale + log(l): natural log, scores in their scaled units
-    if (row_lo < Sq) lse[row_base + row_lo] = l_lo > 0.0f ? m_lo * scale + logf(l_lo) : -INFINITY;
-    if (row_hi < Sq) lse[row_base + row_hi] = l_hi > 0.0f ? m_hi * scale + logf(l_hi) : -INFINITY;
-  }
+  flash::store_o_lse<kD>(acc_o, m_lo, m_hi, l_lo, l_hi, o, lse, row_base, row_lo, row_hi, qd, Sq, D, scale);
 #else
   __trap();  // built for sm_90a only; the launcher never runs it elsewhere
 #endif
@@ -360,17 +267,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
 // --- host side -------------------------------------------------------------------------
 
+// The kernel of one head size (kOverlap = false: the ping-pong alone, for measuring each step).
 template <class Cfg, bool kOverlap = true>
-void launch(const flash::MapCache& maps, bf16* o, float* lse, int heads, int Sq, int Sk, int D, float scale,
-            bool causal, cudaStream_t stream) {
-  auto* kernel = &flash_pingpong_kernel<Cfg, kOverlap>;
-  [[maybe_unused]] static const bool raised = wb::allow_dynamic_smem(kernel, Cfg::kSmemBytes);  // once per Cfg
-  const float scale_log2 = scale * 1.4426950408889634f;                                         // log2(e)
-  const dim3 grid(ceil_div(Sq, Cfg::kBr), heads);
-  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(maps.map_q, maps.map_k, maps.map_v, o, lse, Sq, Sk, D, scale,
-                                                           scale_log2, causal);
-  WB_CHECK_LAUNCH();
-}
+constexpr auto kKernel = &flash_pingpong_kernel<Cfg, kOverlap>;
 
 }  // namespace
 
@@ -380,9 +279,9 @@ void attention_pingpong_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* 
   static flash::MapCache cache;
   cache.update(q, k, v, heads, Sq, Sk, D, "v8_flash_wgmma_pingpong");
   if (D <= 64)
-    launch<WgCfg<64>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
+    flash::launch<WgCfg<64>, kKernel<WgCfg<64>>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
   else
-    launch<WgCfg<128>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
+    flash::launch<WgCfg<128>, kKernel<WgCfg<128>>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
 }
 
 }  // namespace ch08::solution::hopper

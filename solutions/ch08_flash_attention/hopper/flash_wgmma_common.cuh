@@ -1,9 +1,14 @@
 // What chapter 8's two Hopper attention kernels share (v7, hopper/flash_wgmma_kernel.cu, and
-// v8, hopper/flash_pingpong_kernel.cu): the tile configuration, the producer warpgroup's TMA
-// loop, the P -> BF16 packing, the P V wgmma of either head size, and the host's tensor maps
-// (v8 also takes write_empty_rows; v7 keeps its own copy of those lines, so that its compiled
-// code stayed the same when this header was split out of it). The two kernels' consumer
-// warpgroups differ only in how they order their wgmma against their softmax.
+// v8, hopper/flash_pingpong_kernel.cu): the tile configuration, the shared-memory layout and
+// its mbarriers (Smem, init_barriers), the producer warpgroup (producer_warpgroup, produce), the
+// consumers' pieces that both run unchanged (zero_acc, wgmma_qk, mask_keys, update_max,
+// rescale_o, pack_bf16, wgmma_pv_tile, store_o_lse), and the host side (the tensor maps, launch).
+// v8 also takes write_empty_rows; v7 keeps its own copy of those lines, so that its compiled code
+// stayed the same when this header was split out of it. The two kernels' consumer warpgroups
+// differ only in how they order these pieces: their wgmma against their softmax.
+//
+// The pieces were moved here from the kernels with the kernels' generated code (PTX) unchanged;
+// some keep a form for that reason alone, and say so.
 //
 // Include it only from code built for sm_90a (the chapter's Hopper library).
 #pragma once
@@ -16,7 +21,13 @@
 #include "attention_common.cuh"
 #include "device/sm90.cuh"
 #include "device/tensor_map.cuh"
+#include "runtime/launch_helpers.cuh"
 #include "wgmma_bf16.cuh"
+
+// Defined in the device pass for sm_90a alone: the kernels' bodies are compiled only there.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define CH08_SM90A 1
+#endif
 
 namespace ch08::solution::hopper::flash {
 
@@ -51,6 +62,55 @@ __device__ __forceinline__ void wgmma_pv(float (&acc_o)[kD / 2], const uint32_t 
     wgmma_rs_m64n64k16(acc_o, a, desc_v);
 }
 
+// A block's shared memory, from `base` (1024-byte aligned): Q, then kStages stages of K, then of
+// V, each kD / 64 boxes of 128 rows x 128 bytes; and its mbarriers `bars`: q_full, then per stage
+// k_full, v_full, k_empty, v_empty.
+template <class Cfg>
+struct Smem {
+  uint32_t base;
+  const uint64_t* bars;
+
+  __device__ __forceinline__ uint32_t sQ() const { return base; }
+  __device__ __forceinline__ uint32_t sK(int s) const { return base + uint32_t(Cfg::kQBytes + s * Cfg::kKVBytes); }
+  __device__ __forceinline__ uint32_t sV(int s) const {
+    return base + uint32_t(Cfg::kQBytes + (Cfg::kStages + s) * Cfg::kKVBytes);
+  }
+  __device__ __forceinline__ uint32_t q_full() const { return wb::ptx::smem_u32(&bars[0]); }
+  __device__ __forceinline__ uint32_t k_full(int s) const { return wb::ptx::smem_u32(&bars[1 + s]); }
+  __device__ __forceinline__ uint32_t v_full(int s) const { return wb::ptx::smem_u32(&bars[1 + Cfg::kStages + s]); }
+  __device__ __forceinline__ uint32_t k_empty(int s) const {
+    return wb::ptx::smem_u32(&bars[1 + 2 * Cfg::kStages + s]);
+  }
+  __device__ __forceinline__ uint32_t v_empty(int s) const {
+    return wb::ptx::smem_u32(&bars[1 + 3 * Cfg::kStages + s]);
+  }
+};
+
+// The block's mbarriers (thread 0, before a __syncthreads): the full ones wait for the
+// producer's arrive (plus the TMA bytes), the empty ones for one arrive per consumer warp; the
+// fence makes them visible to the copy engine.
+template <class Cfg>
+__device__ __forceinline__ void init_barriers(const Smem<Cfg>& sm) {
+  using namespace wb::sm90;
+  mbar_init(sm.q_full(), 1);
+  for (int s = 0; s < Cfg::kStages; ++s) {
+    mbar_init(sm.k_full(s), 1);
+    mbar_init(sm.v_full(s), 1);
+    mbar_init(sm.k_empty(s), Cfg::kConsumers * 4);
+    mbar_init(sm.v_empty(s), Cfg::kConsumers * 4);
+  }
+  fence_mbarrier_init();
+}
+
+// S and O of a consumer thread, zeroed.
+template <int kBc, int kD>
+__device__ __forceinline__ void zero_acc(float (&acc_s)[kBc / 2], float (&acc_o)[kD / 2]) {
+#pragma unroll
+  for (int i = 0; i < kBc / 2; ++i) acc_s[i] = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kD / 2; ++i) acc_o[i] = 0.0f;
+}
+
 // The block whose rows see no key (the mask with Sq > Sk): o = 0, lse = -inf for its rows.
 template <class Cfg>
 __device__ __forceinline__ void write_empty_rows(bf16* __restrict__ o, float* __restrict__ lse, size_t row_base, int q0,
@@ -64,27 +124,149 @@ __device__ __forceinline__ void write_empty_rows(bf16* __restrict__ o, float* __
   }
 }
 
+// O *= alpha, rows g (alpha_lo) and g + 8 (alpha_hi) of this lane.
+template <int kD>
+__device__ __forceinline__ void rescale_o(float (&acc_o)[kD / 2], float alpha_lo, float alpha_hi) {
+#pragma unroll
+  for (int j = 0; j < kD / 8; ++j) {
+    acc_o[4 * j] *= alpha_lo;
+    acc_o[4 * j + 1] *= alpha_lo;
+    acc_o[4 * j + 2] *= alpha_hi;
+    acc_o[4 * j + 3] *= alpha_hi;
+  }
+}
+
+// The mask (v7's, v8's) on a tile of scores whose first key is kv0: keys past the last one each
+// of this lane's rows may see (last_lo for row g, last_hi for g + 8) become -inf. The kernels call
+// it only for tiles that can hold such a key.
+template <int kBc>
+__device__ __forceinline__ void mask_keys(float (&acc_s)[kBc / 2], int kv0, int qd, int last_lo, int last_hi) {
+#pragma unroll
+  for (int j = 0; j < kBc / 8; ++j) {
+    const int key = kv0 + j * 8 + 2 * qd;
+    if (key > last_lo) acc_s[4 * j] = -INFINITY;
+    if (key + 1 > last_lo) acc_s[4 * j + 1] = -INFINITY;
+    if (key > last_hi) acc_s[4 * j + 2] = -INFINITY;
+    if (key + 1 > last_hi) acc_s[4 * j + 3] = -INFINITY;
+  }
+}
+
+// The online softmax's step on the running maxima (v7's, v8's): the tile's max of rows g and
+// g + 8 over the quad (lanes 4g .. 4g + 3), the base of exp2 (0 while a row has seen no key),
+// alpha = how much O and l shrink; m becomes the new max and l is rescaled.
+template <int kBc>
+__device__ __forceinline__ void update_max(const float (&acc_s)[kBc / 2], float scale_log2, float& m_lo, float& m_hi,
+                                           float& l_lo, float& l_hi, float& base_lo, float& base_hi, float& alpha_lo,
+                                           float& alpha_hi) {
+  float mx_lo = m_lo, mx_hi = m_hi;
+#pragma unroll
+  for (int j = 0; j < kBc / 8; ++j) {
+    mx_lo = fmaxf(mx_lo, fmaxf(acc_s[4 * j], acc_s[4 * j + 1]));
+    mx_hi = fmaxf(mx_hi, fmaxf(acc_s[4 * j + 2], acc_s[4 * j + 3]));
+  }
+#pragma unroll
+  for (int o2 = 1; o2 <= 2; o2 *= 2) {  // the quad: lanes 4g .. 4g + 3
+    mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xFFFFFFFFu, mx_lo, o2));
+    mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xFFFFFFFFu, mx_hi, o2));
+  }
+  base_lo = mx_lo == -INFINITY ? 0.0f : mx_lo * scale_log2;  // nothing visible yet: 0
+  base_hi = mx_hi == -INFINITY ? 0.0f : mx_hi * scale_log2;
+  alpha_lo = fast_exp2(m_lo * scale_log2 - base_lo);
+  alpha_hi = fast_exp2(m_hi * scale_log2 - base_hi);
+  m_lo = mx_lo;
+  m_hi = mx_hi;
+  l_lo *= alpha_lo;
+  l_hi *= alpha_hi;
+}
+
+// S = Q K^T of one tile (v7's, v8's): 64 rows x 128 keys, kD / 16 wgmma (SS; not committed).
+// q_rows: the warpgroup's 64 rows in the first Q box; k_stage: the stage's first K box.
+template <class Cfg>
+__device__ __forceinline__ void wgmma_qk(float (&acc_s)[Cfg::kBc / 2], uint32_t q_rows, uint32_t k_stage) {
+  using namespace wb::sm90;
+#pragma unroll
+  for (int kk = 0; kk < Cfg::kD / 16; ++kk) {
+    const uint32_t in_box = uint32_t((kk % 4) * 32);  // 16 columns = 32 bytes along the swizzled row
+    const uint64_t desc_q = make_desc(q_rows + (kk / 4) * Cfg::kQBoxBytes + in_box, 16, 1024);
+    const uint64_t desc_k = make_desc(k_stage + (kk / 4) * Cfg::kKVBoxBytes + in_box, 16, 1024);
+    wgmma_ss_m64n128k16(acc_s, desc_q, desc_k, kk > 0);
+  }
+}
+
+// O += P V of one tile (v7's, v8's): 64 rows x kD, 128 / 16 wgmma with P from registers (RS;
+// not committed). v_stage: the stage's first V box, read MN-major.
+template <class Cfg>
+__device__ __forceinline__ void wgmma_pv_tile(float (&acc_o)[Cfg::kD / 2], const uint32_t (&pf)[Cfg::kBc / 16][4],
+                                              uint32_t v_stage) {
+  using namespace wb::sm90;
+#pragma unroll
+  for (int ks = 0; ks < Cfg::kBc / 16; ++ks) {
+    const uint64_t desc_v = make_desc(v_stage + uint32_t(ks * 16 * 128), Cfg::kKVBoxBytes, 1024);
+    wgmma_pv<Cfg::kD>(acc_o, pf[ks], desc_v);
+  }
+}
+
+// Warpgroup 0, the producer: one thread asks for every box; the others only give their
+// registers away.
+template <class Cfg>
+__device__ __forceinline__ void producer_warpgroup(const CUtensorMap* map_q, const CUtensorMap* map_k,
+                                                   const CUtensorMap* map_v, const Smem<Cfg> sm, int q0, int bh,
+                                                   int tiles) {
+  wb::sm90::setmaxnreg_dec<24>();
+  if (threadIdx.x == 0) produce<Cfg>(map_q, map_k, map_v, sm, q0, bh, tiles);
+}
+
+// The consumers' epilogue (v7's, v8's): the quad's parts of l summed, one division per row, O
+// as BF16 pairs straight to global memory, lse = m scale + log l (-inf for a row that saw no key).
+template <int kD>
+__device__ __forceinline__ void store_o_lse(const float (&acc_o)[kD / 2], float m_lo, float m_hi, float l_lo,
+                                            float l_hi, bf16* __restrict__ o, float* __restrict__ lse, size_t row_base,
+                                            int row_lo, int row_hi, int qd, int Sq, int D, float scale) {
+#pragma unroll
+  for (int o2 = 1; o2 <= 2; o2 *= 2) {
+    l_lo += __shfl_xor_sync(0xFFFFFFFFu, l_lo, o2);
+    l_hi += __shfl_xor_sync(0xFFFFFFFFu, l_hi, o2);
+  }
+  const float inv_lo = l_lo > 0.0f ? 1.0f / l_lo : 0.0f;  // a row that saw no key: o = 0
+  const float inv_hi = l_hi > 0.0f ? 1.0f / l_hi : 0.0f;
+#pragma unroll
+  for (int j = 0; j < kD / 8; ++j) {
+    const int col = j * 8 + 2 * qd;  // D % 8 == 0: col < D means col + 1 < D too
+    if (col >= D) continue;
+    if (row_lo < Sq) {
+      *reinterpret_cast<__nv_bfloat162*>(o + (row_base + row_lo) * D + col) =
+          __floats2bfloat162_rn(acc_o[4 * j] * inv_lo, acc_o[4 * j + 1] * inv_lo);
+    }
+    if (row_hi < Sq) {
+      *reinterpret_cast<__nv_bfloat162*>(o + (row_base + row_hi) * D + col) =
+          __floats2bfloat162_rn(acc_o[4 * j + 2] * inv_hi, acc_o[4 * j + 3] * inv_hi);
+    }
+  }
+  if (qd == 0) {  // lse = m scale + log(l): natural log, scores in their scaled units
+    if (row_lo < Sq) lse[row_base + row_lo] = l_lo > 0.0f ? m_lo * scale + logf(l_lo) : -INFINITY;
+    if (row_hi < Sq) lse[row_base + row_hi] = l_hi > 0.0f ? m_hi * scale + logf(l_hi) : -INFINITY;
+  }
+}
+
 // The producer's thread: Q once into q_full, then per tile t the K box(es) into stage t % 2
-// once k_empty says every consumer warp released it, then V likewise. bars: q_full, then per
-// stage k_full, v_full, k_empty, v_empty (the kernels' layout).
+// once k_empty says every consumer warp released it, then V likewise.
 template <class Cfg>
 __device__ __forceinline__ void produce(const CUtensorMap* map_q, const CUtensorMap* map_k, const CUtensorMap* map_v,
-                                        uint32_t base, const uint64_t* bars, int q0, int bh, int tiles) {
+                                        const Smem<Cfg> sm, int q0, int bh, int tiles) {
   using namespace wb::sm90;
-  using wb::ptx::smem_u32;
   constexpr int kStages = Cfg::kStages;
-  const uint32_t sQ = base;
-  auto sK = [&](int s) { return base + uint32_t(Cfg::kQBytes + s * Cfg::kKVBytes); };
-  auto sV = [&](int s) { return base + uint32_t(Cfg::kQBytes + (kStages + s) * Cfg::kKVBytes); };
-  const uint32_t q_full = smem_u32(&bars[0]);
-  auto k_full = [&](int s) { return smem_u32(&bars[1 + s]); };
-  auto v_full = [&](int s) { return smem_u32(&bars[1 + kStages + s]); };
-  auto k_empty = [&](int s) { return smem_u32(&bars[1 + 2 * kStages + s]); };
-  auto v_empty = [&](int s) { return smem_u32(&bars[1 + 3 * kStages + s]); };
-
-  mbar_arrive_expect_tx(q_full, Cfg::kQBytes);
+  // (Lambdas, as the producer had before Smem: calling sm's members directly changed v8's code.)
+  auto sK = [&](int s) { return sm.sK(s); };
+  auto sV = [&](int s) { return sm.sV(s); };
+  auto k_full = [&](int s) { return sm.k_full(s); };
+  auto v_full = [&](int s) { return sm.v_full(s); };
+  auto k_empty = [&](int s) { return sm.k_empty(s); };
+  auto v_empty = [&](int s) { return sm.v_empty(s); };
+  mbar_arrive_expect_tx(sm.q_full(), Cfg::kQBytes);
 #pragma unroll
-  for (int b = 0; b < Cfg::kBoxes; ++b) tma_load_3d(sQ + b * Cfg::kQBoxBytes, map_q, 64 * b, q0, bh, q_full);
+  for (int b = 0; b < Cfg::kBoxes; ++b) {
+    tma_load_3d(sm.sQ() + b * Cfg::kQBoxBytes, map_q, 64 * b, q0, bh, sm.q_full());
+  }
   int s = 0;
   uint32_t phase = 0;
   for (int t = 0; t < tiles; ++t) {
@@ -134,5 +316,18 @@ struct MapCache {
     q = q_, k = k_, v = v_, heads = heads_, Sq = Sq_, Sk = Sk_, D = D_;
   }
 };
+
+// Launches one of the kernels (v7's or v8's, instantiated for Cfg) on the cached maps: one block
+// per 128 query rows of each head; the dynamic shared memory is raised once per kernel.
+template <class Cfg, auto kKernel>
+void launch(const MapCache& maps, bf16* o, float* lse, int heads, int Sq, int Sk, int D, float scale, bool causal,
+            cudaStream_t stream) {
+  [[maybe_unused]] static const bool raised = wb::allow_dynamic_smem(kKernel, Cfg::kSmemBytes);  // once per kernel
+  const float scale_log2 = scale * 1.4426950408889634f;                                          // log2(e)
+  const dim3 grid(ceil_div(Sq, Cfg::kBr), heads);
+  kKernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(maps.map_q, maps.map_k, maps.map_v, o, lse, Sq, Sk, D,
+                                                            scale, scale_log2, causal);
+  WB_CHECK_LAUNCH();
+}
 
 }  // namespace ch08::solution::hopper::flash

@@ -53,18 +53,18 @@
 // key keeps m = -inf and uses 0 in its place. Columns past D are zeros in Q, K and V (the box
 // is 64 wide, the map D wide) and are never stored.
 //
+// The pieces of this kernel that v8 runs unchanged (the shared-memory layout, the producer, the
+// S and P V wgmma loops, the mask's loop, the max step, O's rescale, the epilogue, the launch)
+// live in flash_wgmma_common.cuh; the consumer's per-tile order of them is below.
+//
 // Run: build/ch08/bin/ch08_bench --op=attention --dtype=bf16 --impl=v7_flash_wgmma_tma,v4_flash_mma_sync,cudnn_sdpa
 #include <cstdint>
 
 #include "attention_common.cuh"
 #include "runtime/errors.cuh"
 #include "device/sm90.cuh"
-#include "flash_wgmma_common.cuh"  // the tile configuration, the producer, the tensor maps (shared with v8)
+#include "flash_wgmma_common.cuh"  // what v7 shares with v8: the producer, the consumers' steps, the epilogue
 #include "hopper.cuh"
-
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define CH08_SM90A 1
-#endif
 
 namespace ch08::solution::hopper {
 namespace {
@@ -74,7 +74,6 @@ using wb::ptx::smem_u32;
 
 using flash::pack_bf16;
 using flash::WgCfg;
-using flash::wgmma_pv;
 
 template <class Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
@@ -86,15 +85,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // q_full, then per stage: k_full, v_full, k_empty, v_empty.
   __shared__ __align__(8) uint64_t bars[1 + 4 * kStages];
-  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  const uint32_t sQ = base;
-  auto sK = [&](int s) { return base + uint32_t(Cfg::kQBytes + s * Cfg::kKVBytes); };
-  auto sV = [&](int s) { return base + uint32_t(Cfg::kQBytes + (kStages + s) * Cfg::kKVBytes); };
-  const uint32_t q_full = smem_u32(&bars[0]);
-  auto k_full = [&](int s) { return smem_u32(&bars[1 + s]); };
-  auto v_full = [&](int s) { return smem_u32(&bars[1 + kStages + s]); };
-  auto k_empty = [&](int s) { return smem_u32(&bars[1 + 2 * kStages + s]); };
-  auto v_empty = [&](int s) { return smem_u32(&bars[1 + 3 * kStages + s]); };
+  const flash::Smem<Cfg> sm{(smem_u32(smem_raw) + 1023u) & ~1023u, bars};
 
   const int q_tile = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;  // most key tiles first
   const int q0 = q_tile * kBr, bh = blockIdx.y;
@@ -111,23 +102,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     return;
   }
 
-  if (threadIdx.x == 0) {
-    mbar_init(q_full, 1);
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(k_full(s), 1);  // the producer's arrive (plus the TMA bytes)
-      mbar_init(v_full(s), 1);
-      mbar_init(k_empty(s), Cfg::kConsumers * 4);  // one arrive per consumer warp
-      mbar_init(v_empty(s), Cfg::kConsumers * 4);
-    }
-    fence_mbarrier_init();  // visible to the copy engine
-  }
+  if (threadIdx.x == 0) flash::init_barriers(sm);
   __syncthreads();
 
   const int warpgroup = threadIdx.x / 128;
   if (warpgroup == 0) {
-    // --- producer: one thread asks for every box; the others only give their registers away
-    setmaxnreg_dec<24>();
-    if (threadIdx.x == 0) flash::produce<Cfg>(&map_q, &map_k, &map_v, base, bars, q0, bh, tiles);
+    flash::producer_warpgroup<Cfg>(&map_q, &map_k, &map_v, sm, q0, bh, tiles);
     return;
   }
 
@@ -141,75 +121,36 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int last_hi = causal ? min(row_hi + Sk - Sq, Sk - 1) : Sk - 1;
 
   float acc_s[kBc / 2], acc_o[kD / 2];  // per thread: S (64 x kBc) and O (64 x kD) of the warpgroup
-#pragma unroll
-  for (int i = 0; i < kBc / 2; ++i) acc_s[i] = 0.0f;
-#pragma unroll
-  for (int i = 0; i < kD / 2; ++i) acc_o[i] = 0.0f;
+  flash::zero_acc<kBc, kD>(acc_s, acc_o);
   float m_lo = -INFINITY, m_hi = -INFINITY;  // running max of the raw scores, rows g and g + 8
   float l_lo = 0.0f, l_hi = 0.0f;            // this lane's part of the running sums
 
-  const uint32_t q_rows = sQ + uint32_t(cw * 64 * 128);  // the warpgroup's 64 rows in each Q box
-  mbar_wait(q_full, 0);
+  const uint32_t q_rows = sm.sQ() + uint32_t(cw * 64 * 128);  // the warpgroup's 64 rows in each Q box
+  mbar_wait(sm.q_full(), 0);
   int s = 0;
   uint32_t phase = 0;
   for (int t = 0; t < tiles; ++t) {
     const int kv0 = t * kBc;
 
     // --- S = Q K_t^T: 64 rows x 128 keys, kD / 16 wgmma --------------------------------------
-    mbar_wait(k_full(s), phase);
+    mbar_wait(sm.k_full(s), phase);
     wgmma_fence();  // the softmax of the last tile wrote acc_s
-#pragma unroll
-    for (int kk = 0; kk < kD / 16; ++kk) {
-      const uint32_t in_box = uint32_t((kk % 4) * 32);  // 16 columns = 32 bytes along the swizzled row
-      const uint64_t desc_q = make_desc(q_rows + (kk / 4) * Cfg::kQBoxBytes + in_box, 16, 1024);
-      const uint64_t desc_k = make_desc(sK(s) + (kk / 4) * Cfg::kKVBoxBytes + in_box, 16, 1024);
-      wgmma_ss_m64n128k16(acc_s, desc_q, desc_k, kk > 0);
-    }
+    flash::wgmma_qk<Cfg>(acc_s, q_rows, sm.sK(s));
     wgmma_commit();
     wgmma_wait<0>();
     pin(acc_s);
-    if (lane == 0) mbar_arrive(k_empty(s));  // this warp is done with K_t
+    if (lane == 0) mbar_arrive(sm.k_empty(s));  // this warp is done with K_t
 
     // --- mask: only the last tile and, with the causal mask, tiles crossing the warpgroup's diagonal
     const bool need_mask = kv0 + kBc > Sk || (causal && kv0 + kBc - 1 > wg_row0 + Sk - Sq);
     if (need_mask) {
-#pragma unroll
-      for (int j = 0; j < kBc / 8; ++j) {
-        const int key = kv0 + j * 8 + 2 * qd;
-        if (key > last_lo) acc_s[4 * j] = -INFINITY;
-        if (key + 1 > last_lo) acc_s[4 * j + 1] = -INFINITY;
-        if (key > last_hi) acc_s[4 * j + 2] = -INFINITY;
-        if (key + 1 > last_hi) acc_s[4 * j + 3] = -INFINITY;
-      }
+      flash::mask_keys<kBc>(acc_s, kv0, qd, last_lo, last_hi);
     }
 
     // --- online softmax, two rows per lane (v4's, on 32 scores per row and lane) -----------------
-    float mx_lo = m_lo, mx_hi = m_hi;
-#pragma unroll
-    for (int j = 0; j < kBc / 8; ++j) {
-      mx_lo = fmaxf(mx_lo, fmaxf(acc_s[4 * j], acc_s[4 * j + 1]));
-      mx_hi = fmaxf(mx_hi, fmaxf(acc_s[4 * j + 2], acc_s[4 * j + 3]));
-    }
-#pragma unroll
-    for (int o2 = 1; o2 <= 2; o2 *= 2) {  // the quad: lanes 4g .. 4g + 3
-      mx_lo = fmaxf(mx_lo, __shfl_xor_sync(0xFFFFFFFFu, mx_lo, o2));
-      mx_hi = fmaxf(mx_hi, __shfl_xor_sync(0xFFFFFFFFu, mx_hi, o2));
-    }
-    const float base_lo = mx_lo == -INFINITY ? 0.0f : mx_lo * scale_log2;  // nothing visible yet: 0
-    const float base_hi = mx_hi == -INFINITY ? 0.0f : mx_hi * scale_log2;
-    const float alpha_lo = fast_exp2(m_lo * scale_log2 - base_lo);
-    const float alpha_hi = fast_exp2(m_hi * scale_log2 - base_hi);
-    m_lo = mx_lo;
-    m_hi = mx_hi;
-    l_lo *= alpha_lo;
-    l_hi *= alpha_hi;
-#pragma unroll
-    for (int j = 0; j < kD / 8; ++j) {
-      acc_o[4 * j] *= alpha_lo;
-      acc_o[4 * j + 1] *= alpha_lo;
-      acc_o[4 * j + 2] *= alpha_hi;
-      acc_o[4 * j + 3] *= alpha_hi;
-    }
+    float base_lo = 0.0f, base_hi = 0.0f, alpha_lo = 1.0f, alpha_hi = 1.0f;  // all four set by update_max
+    flash::update_max<kBc>(acc_s, scale_log2, m_lo, m_hi, l_lo, l_hi, base_lo, base_hi, alpha_lo, alpha_hi);
+    flash::rescale_o<kD>(acc_o, alpha_lo, alpha_hi);
     uint32_t pf[kBc / 16][4];  // P as the A fragments of the 16-key steps of O += P V
 #pragma unroll
     for (int j = 0; j < kBc / 8; ++j) {
@@ -226,45 +167,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     }
 
     // --- O += P V_t: 64 rows x kD, 128 / 16 wgmma with P from registers -----------------------
-    mbar_wait(v_full(s), phase);
+    mbar_wait(sm.v_full(s), phase);
     wgmma_fence();  // acc_o was rescaled, pf written, by ordinary instructions
-#pragma unroll
-    for (int ks = 0; ks < kBc / 16; ++ks) {
-      const uint64_t desc_v = make_desc(sV(s) + uint32_t(ks * 16 * 128), Cfg::kKVBoxBytes, 1024);
-      wgmma_pv<kD>(acc_o, pf[ks], desc_v);
-    }
+    flash::wgmma_pv_tile<Cfg>(acc_o, pf, sm.sV(s));
     wgmma_commit();
     wgmma_wait<0>();
     pin(acc_o);
-    if (lane == 0) mbar_arrive(v_empty(s));  // this warp is done with V_t
+    if (lane == 0) mbar_arrive(sm.v_empty(s));  // this warp is done with V_t
     if (++s == kStages) s = 0, phase ^= 1;
   }
 
   // --- epilogue: one division per row; BF16 pairs straight to global memory --------------------
-#pragma unroll
-  for (int o2 = 1; o2 <= 2; o2 *= 2) {
-    l_lo += __shfl_xor_sync(0xFFFFFFFFu, l_lo, o2);
-    l_hi += __shfl_xor_sync(0xFFFFFFFFu, l_hi, o2);
-  }
-  const float inv_lo = l_lo > 0.0f ? 1.0f / l_lo : 0.0f;  // a row that saw no key: o = 0
-  const float inv_hi = l_hi > 0.0f ? 1.0f / l_hi : 0.0f;
-#pragma unroll
-  for (int j = 0; j < kD / 8; ++j) {
-    const int col = j * 8 + 2 * qd;  // D % 8 == 0: col < D means col + 1 < D too
-    if (col >= D) continue;
-    if (row_lo < Sq) {
-      *reinterpret_cast<__nv_bfloat162*>(o + (row_base + row_lo) * D + col) =
-          __floats2bfloat162_rn(acc_o[4 * j] * inv_lo, acc_o[4 * j + 1] * inv_lo);
-    }
-    if (row_hi < Sq) {
-      *reinterpret_cast<__nv_bfloat162*>(o + (row_base + row_hi) * D + col) =
-          __floats2bfloat162_rn(acc_o[4 * j + 2] * inv_hi, acc_o[4 * j + 3] * inv_hi);
-    }
-  }
-  if (qd == 0) {  // lse = m scale + log(l): natural log, scores in their scaled units
-    if (row_lo < Sq) lse[row_base + row_lo] = l_lo > 0.0f ? m_lo * scale + logf(l_lo) : -INFINITY;
-    if (row_hi < Sq) lse[row_base + row_hi] = l_hi > 0.0f ? m_hi * scale + logf(l_hi) : -INFINITY;
-  }
+  flash::store_o_lse<kD>(acc_o, m_lo, m_hi, l_lo, l_hi, o, lse, row_base, row_lo, row_hi, qd, Sq, D, scale);
 #else
   __trap();  // built for sm_90a only; the launcher never runs it elsewhere
 #endif
@@ -272,31 +186,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
 // --- host side -------------------------------------------------------------------------
 
-using flash::MapCache;
-
+// The kernel of one head size.
 template <class Cfg>
-void launch(const MapCache& maps, bf16* o, float* lse, int heads, int Sq, int Sk, int D, float scale, bool causal,
-            cudaStream_t stream) {
-  auto* kernel = &flash_wgmma_kernel<Cfg>;
-  [[maybe_unused]] static const bool raised = wb::allow_dynamic_smem(kernel, Cfg::kSmemBytes);  // once per Cfg
-  const float scale_log2 = scale * 1.4426950408889634f;                                         // log2(e)
-  const dim3 grid(ceil_div(Sq, Cfg::kBr), heads);
-  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(maps.map_q, maps.map_k, maps.map_v, o, lse, Sq, Sk, D, scale,
-                                                           scale_log2, causal);
-  WB_CHECK_LAUNCH();
-}
+constexpr auto kKernel = &flash_wgmma_kernel<Cfg>;
 
 }  // namespace
 
 void attention_bf16(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, int B, int H, int Sq, int Sk,
                     int D, float scale, bool causal, cudaStream_t stream) {
   const int heads = B * H;
-  static MapCache cache;
+  static flash::MapCache cache;
   cache.update(q, k, v, heads, Sq, Sk, D, "v7_flash_wgmma_tma");
   if (D <= 64)
-    launch<WgCfg<64>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
+    flash::launch<WgCfg<64>, kKernel<WgCfg<64>>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
   else
-    launch<WgCfg<128>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
+    flash::launch<WgCfg<128>, kKernel<WgCfg<128>>>(cache, o, lse, heads, Sq, Sk, D, scale, causal, stream);
 }
 
 }  // namespace ch08::solution::hopper
