@@ -24,10 +24,10 @@
 // of CTAs comes from N, and with K = 768 each CTA runs only 12 steps of 64: one wave that
 // fills the SMs beats bigger tiles. Each tile has two consumer warpgroups: BM = 128 splits
 // the rows (64 x BN each), BM = 64 splits the columns (64 x BN / 2 each, sharing x's box).
-// The launcher (linear::pick_tile, wgmma_linear.cuh) scores each tile as waves x (K steps x step time + ~1500 cycles of
-// fill and epilogue), a step's time being the larger of its math (BM BN / 32 cycles at 2048 BF16 FMA per cycle per SM)
-// and its bytes ((BM + BN) 128 at ~64 bytes per cycle from L2), and takes the cheapest. On an H100 / H200 (132 SMs), M
-// = 512:
+// The launcher (linear::with_best_tile, wgmma_linear.cuh) scores each tile as waves x (K steps
+// x step time + ~1500 cycles of fill and epilogue), a step's time being the larger of its math
+// (BM BN / 32 cycles at 2048 BF16 FMA per cycle per SM) and its bytes ((BM + BN) 128 at ~64
+// bytes per cycle from L2), and takes the cheapest. On an H100 / H200 (132 SMs), M = 512:
 //   N = 2304 (124M QKV)       (128, 72): 4 x 32 = 128 CTAs  ((128, 128) gives 72, (128, 96) 96;
 //                             (64, 144) gives 128 too, with 4 % more bytes per step: not listed)
 //   N = 3072 (124M fc)        (128, 96): 4 x 32 = 128 CTAs
@@ -67,7 +67,7 @@ void linear_wgmma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, i
   const int sms = linear::sm_count();
   const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(y) % 4 == 0;
   const BiasStore store{b, y, M, N, epi, pairs};
-  linear::with_tile(linear::pick_tile(M, N, K, sms), [&](auto tile) {
+  linear::with_best_tile(M, N, K, sms, [&](auto tile) {
     linear::launch<decltype(tile)>(x, w, M, N, K, store, sms, stream, "v12_wgmma_epilogue");
   });
 }

@@ -11,8 +11,8 @@
 // Here each consumer thread loads its column pairs (WN / 8 of them) into registers before the
 // tile's K loop (kmajor_gemm_kernel's kColumnsAhead path, harness/device/wgmma_gemm.cuh), so
 // the latency hides behind the wgmmas and the epilogue is arithmetic and stores only. Values,
-// rounding, tiles (v12's cost model, linear::pick_tile) and everything else are v12's.
-// Measured (docs/ch09-transformer.md): 4-7 % faster than v12 on GPT-2 124M's prefill shapes,
+// rounding, tiles (v12's cost model, linear::with_best_tile) and everything else are v12's.
+// Measured (docs/ch09-transformer.md): 3-7 % faster than v12 on GPT-2 124M's prefill shapes,
 // no change on 1.5B's, whose tiles run 25 steps of K and more.
 //
 // Run: build/ch09/bin/ch09_bench --full --op=linear_bias/bf16 --impl=v13_wgmma_bias_ahead,v12_wgmma_epilogue,cublaslt
@@ -45,7 +45,7 @@ void linear_wgmma_bias_ahead(const bf16* x, const bf16* w, const bf16* b, bf16* 
   const int sms = linear::sm_count();
   const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(y) % 4 == 0;
   const BiasAheadStore store{{b, y, M, N, epi, pairs}};
-  linear::with_tile(linear::pick_tile(M, N, K, sms), [&](auto tile) {
+  linear::with_best_tile(M, N, K, sms, [&](auto tile) {
     linear::launch<decltype(tile)>(x, w, M, N, K, store, sms, stream, "v13_wgmma_bias_ahead");
   });
 }

@@ -10,12 +10,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <tuple>
+#include <utility>
 
 #include "device/wgmma_gemm.cuh"
 #include "epilogue.cuh"
 #include "hopper.cuh"
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
+#include "runtime/launch_helpers.cuh"
 
 namespace ch09::solution::hopper::linear {
 
@@ -50,11 +53,7 @@ template <class T, class Store>
 void launch(const bf16* x, const bf16* w, int M, int N, int K, const Store& store, int sms, cudaStream_t stream,
             const char* who) {
   auto* kernel = &wb::sm90::kmajor_gemm_kernel<T, bf16, Store>;
-  static const bool raised = [&] {  // above 48 KB of dynamic shared memory needs the opt-in
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmem));
-    return true;
-  }();
-  (void)raised;
+  [[maybe_unused]] static const bool raised = wb::allow_dynamic_smem(kernel, T::kSmem);  // once per kernel
   thread_local MapEntry map_x, map_w;
   const CUtensorMap& mx = map_of(map_x, x, M, K, T::BM, who);  // x: M rows of K, (64, BM) boxes
   const CUtensorMap& mw = map_of(map_w, w, N, K, T::BN, who);  // W: N rows of K, (64, BN) boxes
@@ -64,52 +63,32 @@ void launch(const bf16* x, const bf16* w, int M, int N, int K, const Store& stor
   WB_CHECK_LAUNCH();
 }
 
-// The tiles a launcher picks from, (BM, BN), and v12's score for each: waves x (K steps x
+// The tiles a launcher picks from, and v12's score for a (BM, BN) tile: waves x (K steps x
 // the larger of a 64-deep step's math, BM BN / 32 cycles, and its L2 bytes, (BM + BN) 128 at
 // ~64 bytes per cycle, + ~1500 cycles of fill and epilogue).
-struct TileSize {
-  int bm, bn;
-};
-constexpr TileSize kTiles[] = {{128, 256}, {128, 208}, {128, 160}, {128, 128},
-                               {128, 96},  {128, 72},  {64, 112},  {64, 48}};
+using Tiles = std::tuple<Tile<128, 256>, Tile<128, 208>, Tile<128, 160>, Tile<128, 128>, Tile<128, 96>, Tile<128, 72>,
+                         Tile<64, 112>, Tile<64, 48>>;
 
-inline double score(TileSize t, int M, int N, int K, int sms) {
-  const double tiles = double(ceil_div(M, t.bm)) * ceil_div(N, t.bn);
+inline double score(int bm, int bn, int M, int N, int K, int sms) {
+  const double tiles = double(ceil_div(M, bm)) * ceil_div(N, bn);
   const double waves = std::ceil(tiles / sms);
-  const double math = t.bm * t.bn / 32.0, bytes = (t.bm + t.bn) * 2.0;  // cycles per 64-deep step
+  const double math = bm * bn / 32.0, bytes = (bm + bn) * 2.0;  // cycles per 64-deep step
   return waves * (ceil_div(K, 64) * std::max(math, bytes) + 1500.0);
 }
 
-// The cheapest tile for the shape, as an index into kTiles.
-inline int pick_tile(int M, int N, int K, int sms) {
-  int best = 0;
-  for (int i = 1; i < int(std::size(kTiles)); ++i) {
-    if (score(kTiles[i], M, N, K, sms) < score(kTiles[best], M, N, K, sms)) best = i;
-  }
-  return best;
-}
-
-// run(Tile<BM, BN>{}) for kTiles[i]: the tile as a type, for the launch.
+// run(T{}) for the cheapest tile T of Tiles on the shape (the first one on a tie).
 template <class Run>
-void with_tile(int i, Run&& run) {
-  switch (i) {
-    case 0:
-      return run(Tile<128, 256>{});
-    case 1:
-      return run(Tile<128, 208>{});
-    case 2:
-      return run(Tile<128, 160>{});
-    case 3:
-      return run(Tile<128, 128>{});
-    case 4:
-      return run(Tile<128, 96>{});
-    case 5:
-      return run(Tile<128, 72>{});
-    case 6:
-      return run(Tile<64, 112>{});
-    default:
-      return run(Tile<64, 48>{});
+void with_best_tile(int M, int N, int K, int sms, Run&& run) {
+  [&]<size_t... I>(std::index_sequence<I...>) {
+    double best_score = INFINITY;
+    size_t best = 0;
+    auto consider = [&](size_t i, double s) {
+      if (s < best_score) best_score = s, best = i;
+    };
+    (consider(I, score(std::tuple_element_t<I, Tiles>::BM, std::tuple_element_t<I, Tiles>::BN, M, N, K, sms)), ...);
+    ((best == I ? (run(std::tuple_element_t<I, Tiles>{}), true) : false) || ...);
   }
+  (std::make_index_sequence<std::tuple_size_v<Tiles>>{});
 }
 
 }  // namespace ch09::solution::hopper::linear
