@@ -5,65 +5,35 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/lookup.h"
+
 namespace wb {
 
-std::string_view dtype_name(DType t) {
-  switch (t) {
-    case DType::F32:
-      return "fp32";
-    case DType::F16:
-      return "fp16";
-    case DType::BF16:
-      return "bf16";
-    case DType::I8:
-      return "int8";
-    case DType::I32:
-      return "int32";
-    case DType::I64:
-      return "int64";
-    case DType::E4M3:
-      return "fp8_e4m3";
-  }
-  return "?";
-}
+namespace {
 
-int dtype_size(DType t) {
-  switch (t) {
-    case DType::F32:
-      return 4;
-    case DType::F16:
-    case DType::BF16:
-      return 2;
-    case DType::I8:
-    case DType::E4M3:
-      return 1;
-    case DType::I32:
-      return 4;
-    case DType::I64:
-      return 8;
-  }
-  return 0;
-}
+// What the harness needs to know about each element type. Unit roundoff is half an ulp at
+// 1.0; integer types have none (they must match exactly).
+struct Facts {
+  std::string_view name;
+  int size;  // bytes
+  double unit_roundoff;
+};
+constexpr std::pair<DType, Facts> kFacts[] = {
+    {DType::F32, {"fp32", 4, 0x1p-24}},     {DType::F16, {"fp16", 2, 0x1p-11}}, {DType::BF16, {"bf16", 2, 0x1p-8}},
+    {DType::I8, {"int8", 1, 0.0}},          {DType::I32, {"int32", 4, 0.0}},    {DType::I64, {"int64", 8, 0.0}},
+    {DType::E4M3, {"fp8_e4m3", 1, 0x1p-4}},
+};
+constexpr Facts kUnknown{"?", 0, 0.0};
+
+}  // namespace
+
+std::string_view dtype_name(DType t) { return lookup(kFacts, t, kUnknown).name; }
+
+int dtype_size(DType t) { return lookup(kFacts, t, kUnknown).size; }
 
 bool dtype_is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::E4M3; }
 
-double unit_roundoff(DType t) {
-  switch (t) {
-    case DType::F32:
-      return std::ldexp(1.0, -24);
-    case DType::F16:
-      return std::ldexp(1.0, -11);
-    case DType::BF16:
-      return std::ldexp(1.0, -8);
-    case DType::E4M3:
-      return std::ldexp(1.0, -4);
-    case DType::I8:
-    case DType::I32:
-    case DType::I64:
-      return 0.0;
-  }
-  return 0.0;
-}
+double unit_roundoff(DType t) { return lookup(kFacts, t, kUnknown).unit_roundoff; }
 
 float bf16_to_float(BFloat16 b) { return std::bit_cast<float>(uint32_t{b.bits} << 16); }
 

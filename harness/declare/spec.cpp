@@ -8,23 +8,17 @@
 #include <stdexcept>
 #include <thread>
 
+#include "runtime/lookup.h"
 #include "runtime/parallel.h"
 
 namespace wb {
 
-const char* role_name(Role r) {
-  switch (r) {
-    case Role::Reference:
-      return "reference";
-    case Role::Solution:
-      return "solution";
-    case Role::Student:
-      return "student";
-    case Role::Broken:
-      return "broken";
-  }
-  return "?";
-}
+namespace {
+constexpr std::pair<Role, const char*> kRoleNames[] = {
+    {Role::Reference, "reference"}, {Role::Solution, "solution"}, {Role::Student, "student"}, {Role::Broken, "broken"}};
+}  // namespace
+
+const char* role_name(Role r) { return lookup(kRoleNames, r, "?"); }
 
 // --- Shape ---------------------------------------------------------------------------------
 
@@ -116,25 +110,17 @@ std::string Shape::text() const {
 
 // --- HostTensor ------------------------------------------------------------------------------
 
-uint64_t poison_bits(DType t) {
-  switch (t) {
-    case DType::F32:
-      return 0x7FA5A5A5u;
-    case DType::F16:
-      return 0x7DA5u;
-    case DType::BF16:
-      return 0x7FA5u;
-    case DType::I8:
-      return 0xA5u;
-    case DType::I32:
-      return 0xA5A5A5A5u;
-    case DType::I64:
-      return 0xA5A5A5A5A5A5A5A5ull;
-    case DType::E4M3:
-      return 0x7Fu;  // E4M3's NaN (it has one per sign): a failed conversion can write it too
-  }
-  return 0;
-}
+namespace {
+// The poison pattern of each dtype. E4M3's is its NaN (it has one per sign): a failed
+// conversion can write it too.
+constexpr std::pair<DType, uint64_t> kPoisonBits[] = {
+    {DType::F32, 0x7FA5A5A5u}, {DType::F16, 0x7DA5u},     {DType::BF16, 0x7FA5u},
+    {DType::I8, 0xA5u},        {DType::I32, 0xA5A5A5A5u}, {DType::I64, 0xA5A5A5A5A5A5A5A5ull},
+    {DType::E4M3, 0x7Fu},
+};
+}  // namespace
+
+uint64_t poison_bits(DType t) { return lookup(kPoisonBits, t, 0); }
 
 HostTensor::HostTensor(std::string name, DType dtype, int64_t count)
     : name_(std::move(name)),

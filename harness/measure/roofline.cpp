@@ -2,21 +2,18 @@
 
 #include <algorithm>
 
+#include "runtime/lookup.h"
+
 namespace wb {
 
-const char* peak_name(Peak p) {
-  switch (p) {
-    case Peak::FP32:
-      return "fp32";
-    case Peak::F16Tensor:
-      return "fp16-tensor";
-    case Peak::BF16Tensor:
-      return "bf16-tensor";
-    case Peak::I8Tensor:
-      return "int8-tensor";
-  }
-  return "?";
-}
+namespace {
+constexpr std::pair<Peak, const char*> kPeakNames[] = {{Peak::FP32, "fp32"},
+                                                       {Peak::F16Tensor, "fp16-tensor"},
+                                                       {Peak::BF16Tensor, "bf16-tensor"},
+                                                       {Peak::I8Tensor, "int8-tensor"}};
+}  // namespace
+
+const char* peak_name(Peak p) { return lookup(kPeakNames, p, "?"); }
 
 ArchRates arch_rates(int major, int minor) {
   const int cc = major * 10 + minor;

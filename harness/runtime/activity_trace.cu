@@ -3,6 +3,7 @@
 #include "runtime/buffers.cuh"
 #include "runtime/cupti_library.h"
 #include "runtime/errors.cuh"
+#include "runtime/lookup.h"
 #include "runtime/output_file.h"
 
 #include <cupti.h>
@@ -43,18 +44,11 @@ struct Span {
 std::mutex g_mutex;
 std::vector<Span>* g_spans = nullptr;
 
-const char* copy_kind(uint8_t k) {
-  switch (k) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
-      return "copy in (HtoD)";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
-      return "copy out (DtoH)";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
-      return "copy (DtoD)";
-    default:
-      return "copy";
-  }
-}
+constexpr std::pair<uint8_t, const char*> kCopyKinds[] = {{CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, "copy in (HtoD)"},
+                                                          {CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, "copy out (DtoH)"},
+                                                          {CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, "copy (DtoD)"}};
+
+const char* copy_kind(uint8_t k) { return lookup(kCopyKinds, k, "copy"); }
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));

@@ -497,6 +497,11 @@ int run(const std::vector<Job>& jobs, const Options& o) {
   return 0;
 }
 
+// An option whose value is a text (an op, a variant, shapes, a path); an empty one is refused.
+void add_text(CLI::App& app, const std::string& name, std::string& value, const std::string& help) {
+  app.add_option(name, value, help)->transform(wb::cli::not_empty());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -508,26 +513,21 @@ int main(int argc, char** argv) {
       "configs/<space>.json, which the kernels read at run time.",
       kTool);
   wb::cli::conventions(app);
-  app.add_option("--op", o.op, "tune only this op (e.g. softmax_topk/f32)")->transform(wb::cli::not_empty());
-  app.add_option("--impl", o.impl, "tune only this variant (e.g. v5_radix_select)")->transform(wb::cli::not_empty());
-  app.add_option("--shapes", o.shapes,
-                 "tune on these shapes instead: comma-separated, each the space's dimensions joined by x "
-                 "(4096x1024x8192 for M, N, K) or one size for all of them (1024)")
-      ->transform(wb::cli::not_empty());
+  add_text(app, "--op", o.op, "tune only this op (e.g. softmax_topk/f32)");
+  add_text(app, "--impl", o.impl, "tune only this variant (e.g. v5_radix_select)");
+  add_text(app, "--shapes", o.shapes,
+           "tune on these shapes instead: comma-separated, each the space's dimensions joined by x "
+           "(4096x1024x8192 for M, N, K) or one size for all of them (1024)");
   app.add_flag("--full", o.full, "the op's full benchmark shapes too");
   app.add_flag("--quick", o.quick, "fewer samples per point");
-  app.add_option("--out", o.out, "write the config to this file (one space only) instead of configs/<space>.json")
-      ->transform(wb::cli::not_empty());
-  app.add_option("--out-dir", o.out_dir,
-                 "write configs into this folder instead of $WORKBOOK_CONFIG_DIR or the "
-                 "repository's configs/")
-      ->transform(wb::cli::not_empty());
-  app.add_option("--markdown", o.markdown, "also write the winners and the sweep as Markdown tables (for the docs)")
-      ->transform(wb::cli::not_empty());
-  app.add_option("--json", o.json,
-                 "also write every point's time or outcome as a results file (kind tuning; - for "
-                 "standard output)")
-      ->transform(wb::cli::not_empty());
+  add_text(app, "--out", o.out, "write the config to this file (one space only) instead of configs/<space>.json");
+  add_text(app, "--out-dir", o.out_dir,
+           "write configs into this folder instead of $WORKBOOK_CONFIG_DIR or the "
+           "repository's configs/");
+  add_text(app, "--markdown", o.markdown, "also write the winners and the sweep as Markdown tables (for the docs)");
+  add_text(app, "--json", o.json,
+           "also write every point's time or outcome as a results file (kind tuning; - for "
+           "standard output)");
   app.add_flag("--dry-run", o.dry_run, "measure and print, write no config file");
   std::vector<Job> jobs;
   try {
