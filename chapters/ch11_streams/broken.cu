@@ -45,18 +45,34 @@ void for_each_chunk(int64_t n, const Staging& s, Chunk chunk) {
   }
 }
 
-Staging pinned_create(size_t count) {
+// Staging of `count` floats: the device buffer from cudaMalloc, the host buffer pinned
+// (cudaMallocHost), or, for the "malloc_staging" mistake, pageable memory from malloc.
+enum class Host { Pinned, Malloc };
+template <Host host>
+Staging staging_create(size_t count) {
   Staging s;
   s.count = count;
-  CUDA_CHECK(cudaMallocHost(&s.pinned, sizeof(float) * count));
+  if constexpr (host == Host::Pinned) {
+    CUDA_CHECK(cudaMallocHost(&s.pinned, sizeof(float) * count));
+  } else {
+    s.pinned = static_cast<float*>(std::malloc(sizeof(float) * std::max<size_t>(count, 1)));
+  }
   CUDA_CHECK(cudaMalloc(&s.device, sizeof(float) * count));
   return s;
 }
-void pinned_destroy(Staging& s) {
-  CUDA_CHECK(cudaFreeHost(s.pinned));
+template <Host host>
+void staging_destroy(Staging& s) {
+  if constexpr (host == Host::Pinned) {
+    CUDA_CHECK(cudaFreeHost(s.pinned));
+  } else {
+    std::free(s.pinned);
+  }
   CUDA_CHECK(cudaFree(s.device));
   s.pinned = s.device = nullptr;
 }
+constexpr StagingCreateFn* pinned_create = &staging_create<Host::Pinned>;
+constexpr StagingDestroyFn* pinned_destroy = &staging_destroy<Host::Pinned>;
+
 void good_run(const float* hx, float* hy, int64_t n, float a, float b, const Staging& s, cudaStream_t st) {
   for_each_chunk(n, s, [&](int64_t at, int64_t len) {
     const size_t bytes = sizeof(float) * len;
@@ -81,20 +97,6 @@ void reads_early_run(const float* hx, float* hy, int64_t n, float a, float b, co
     std::memcpy(hy + at, s.pinned, bytes);  // no cudaStreamSynchronize before this
   });
   CUDA_CHECK(cudaStreamSynchronize(st));
-}
-
-// "Pinned" staging from malloc: pageable.
-Staging malloc_create(size_t count) {
-  Staging s;
-  s.count = count;
-  s.pinned = static_cast<float*>(std::malloc(sizeof(float) * std::max<size_t>(count, 1)));
-  CUDA_CHECK(cudaMalloc(&s.device, sizeof(float) * count));
-  return s;
-}
-void malloc_destroy(Staging& s) {
-  std::free(s.pinned);
-  CUDA_CHECK(cudaFree(s.device));
-  s.pinned = s.device = nullptr;
 }
 
 // Copies straight from and to the pageable arrays, the staging left unused.
@@ -126,11 +128,12 @@ void leaky_destroy(Staging& s) {
   s.device = nullptr;
 }
 
-const StagedProgram kReadsEarly{&pinned_create, &pinned_destroy, &reads_early_run};
-const StagedProgram kMallocStaging{&malloc_create, &malloc_destroy, &good_run};
-const StagedProgram kAroundStaging{&pinned_create, &pinned_destroy, &around_run};
-const StagedProgram kLegacyCopies{&pinned_create, &pinned_destroy, &legacy_run};
-const StagedProgram kLeaksPinned{&pinned_create, &leaky_destroy, &good_run};
+const StagedProgram kReadsEarly{pinned_create, pinned_destroy, &reads_early_run};
+// "Pinned" staging from malloc: pageable.
+const StagedProgram kMallocStaging{&staging_create<Host::Malloc>, &staging_destroy<Host::Malloc>, &good_run};
+const StagedProgram kAroundStaging{pinned_create, pinned_destroy, &around_run};
+const StagedProgram kLegacyCopies{pinned_create, pinned_destroy, &legacy_run};
+const StagedProgram kLeaksPinned{pinned_create, &leaky_destroy, &good_run};
 
 // --- exercises 2 and 3: streams of their own -------------------------------------------------
 
