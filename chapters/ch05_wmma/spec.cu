@@ -349,10 +349,7 @@ wb::OpSpec<GemmFn<In, Out>> gemm_op(const char* dtype, std::vector<wb::Shape> sh
   return op;
 }
 
-std::vector<wb::Shape> concat(std::vector<wb::Shape> a, const std::vector<wb::Shape>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
+using wb::shapes::concat;
 
 const wb::Shape kCube4096 = gemm_shape(4096, 4096, 4096);
 const wb::Shape kCube8192 = gemm_shape(8192, 8192, 8192);
