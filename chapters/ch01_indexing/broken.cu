@@ -23,6 +23,26 @@ void drop_tail(const float* a, const float* b, float* c, int n, cudaStream_t s) 
   WB_CHECK_LAUNCH();
 }
 
+// This thread's place in a 2D grid: x across the columns, y down the rows (swapped_kernel
+// spells out its own, wrong, reading).
+struct Xy {
+  int x, y;
+};
+__device__ __forceinline__ Xy thread_xy() {
+  return {static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x),
+          static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y)};
+}
+
+// The launch of the matrix_add kernels here: blocks of 32 x 8 threads, the grid's x over the
+// columns (and `extra_cols` more), its y over the rows.
+template <auto kernel, int extra_cols = 0>
+void launch_matrix_add(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows, int cols,
+                       cudaStream_t s) {
+  const dim3 block(32, 8), grid((cols + extra_cols + 31) / 32, (rows + 7) / 8);
+  kernel<<<grid, block, 0, s>>>(a, lda, b, ldb, c, ldc, rows, cols);
+  WB_CHECK_LAUNCH();
+}
+
 // x follows the row and y the column, with the grid still sized as if x were columns:
 // every index is in range, and right, only when rows == cols.
 __global__ void swapped_kernel(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows,
@@ -33,17 +53,10 @@ __global__ void swapped_kernel(const float* a, int lda, const float* b, int ldb,
   c[static_cast<size_t>(row) * ldc + col] =
       a[static_cast<size_t>(row) * lda + col] + b[static_cast<size_t>(row) * ldb + col];
 }
-void swapped(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows, int cols, cudaStream_t s) {
-  const dim3 block(32, 8);
-  const dim3 grid((cols + 31) / 32, (rows + 7) / 8);
-  swapped_kernel<<<grid, block, 0, s>>>(a, lda, b, ldb, c, ldc, rows, cols);
-  WB_CHECK_LAUNCH();
-}
 
 // Forgets the last row of the image (loops y < height - 1).
 __global__ void skip_last_row_kernel(const float* rgb, float* grey, int height, int width, int pitch) {
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
-  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  const auto [x, y] = thread_xy();
   if (x >= width || y >= height - 1) return;
   const size_t plane = static_cast<size_t>(height) * pitch, at = static_cast<size_t>(y) * pitch + x;
   grey[at] = kRedWeight * rgb[at] + kGreenWeight * rgb[plane + at] + kBlueWeight * rgb[2 * plane + at];
@@ -66,18 +79,13 @@ void writes_nan(const float* a, const float* b, float* c, int n, cudaStream_t s)
   WB_CHECK_LAUNCH();
 }
 
-// Writes one element too many in each row: right values, but it scribbles on the padding.
+// Writes one element too many in each row: right values, but it scribbles on the padding. Its
+// grid covers one column more.
 __global__ void spills_kernel(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows, int cols) {
-  const int col = blockIdx.x * blockDim.x + threadIdx.x;
-  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  const auto [col, row] = thread_xy();
   if (row >= rows || col > cols) return;  // <= cols: one past the end of the row
   const size_t r = static_cast<size_t>(row);
   c[r * ldc + col] = col < cols ? a[r * lda + col] + b[r * ldb + col] : 0.0f;
-}
-void spills(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows, int cols, cudaStream_t s) {
-  const dim3 block(32, 8), grid((cols + 32) / 32, (rows + 7) / 8);
-  spills_kernel<<<grid, block, 0, s>>>(a, lda, b, ldb, c, ldc, rows, cols);
-  WB_CHECK_LAUNCH();
 }
 
 __global__ void add_kernel(const float* a, const float* b, float* c, int n) {
@@ -160,16 +168,9 @@ void on_own_nonblocking_stream(const float* a, const float* b, float* c, int n, 
 // Row and column offsets in int: right until rows * ldc passes 2^31.
 __global__ void int_index_kernel(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows,
                                  int cols) {
-  const int col = blockIdx.x * blockDim.x + threadIdx.x;
-  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  const auto [col, row] = thread_xy();
   if (row >= rows || col >= cols) return;
   c[row * ldc + col] = a[row * lda + col] + b[row * ldb + col];
-}
-void int_index(const float* a, int lda, const float* b, int ldb, float* c, int ldc, int rows, int cols,
-               cudaStream_t s) {
-  const dim3 block(32, 8), grid((cols + 31) / 32, (rows + 7) / 8);
-  int_index_kernel<<<grid, block, 0, s>>>(a, lda, b, ldb, c, ldc, rows, cols);
-  WB_CHECK_LAUNCH();
 }
 
 // The whole program of exercise 0 with one cudaFree missing: c stays allocated. 4 KB at
@@ -208,14 +209,14 @@ WB_VARIANTS(ch01_broken, wb::Role::Broken) {
       vec("on_own_blocking_stream", &on_own_blocking_stream).rejected_as(outside, "a blocking stream of its own"),
       vec("on_own_nonblocking_stream", &on_own_nonblocking_stream)
           .rejected_as(outside, "a non-blocking stream of its own"),
-      wb::variant("matrix_add/f32", "rows_and_cols_swapped", &swapped)
+      wb::variant("matrix_add/f32", "rows_and_cols_swapped", &launch_matrix_add<swapped_kernel>)
           .rejected_as({Code::Unwritten, Code::Wrong, Code::OobWrite, Code::WrotePadding}, "x follows the row"),
       // On padded rows the extra column lands in the padding; without padding it would run into
       // the next row or past the end (an out-of-bounds write), so padded shapes only.
-      wb::variant("matrix_add/f32", "writes_into_padding", &spills)
+      wb::variant("matrix_add/f32", "writes_into_padding", &launch_matrix_add<spills_kernel, 1>)
           .rejected_as({Code::WrotePadding}, "col <= cols")
           .on({wb::Shape{{"rows", 33}, {"cols", 70}, {"pad", 5}}, wb::Shape{{"rows", 1}, {"cols", 1}, {"pad", 3}}}),
-      wb::variant("matrix_add/f32", "int_index", &int_index)
+      wb::variant("matrix_add/f32", "int_index", &launch_matrix_add<int_index_kernel>)
           .rejected_as({Code::Fault, Code::OobWrite, Code::Wrong, Code::Unwritten, Code::OobRead},
                        "int row * ldc overflows")
           .on({wb::Shape{{"rows", 46341}, {"cols", 46341}, {"pad", 0}}}),

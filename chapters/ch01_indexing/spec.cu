@@ -6,6 +6,7 @@
 //   rgb_to_grey/f32   planar RGB to grey, pitched    ex3
 //   matrix_add/f32    C = A + B, three strides       ex4
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "ch01.cuh"
@@ -33,12 +34,8 @@ wb::OpSpec<VectorAddFn> vector_add() {
                   wb::output("c", {"n"}, DType::F32, wb::tol::terms([](const wb::Shape&) { return 2; }))},
       .reference = [](const wb::RefCtx& r, int64_t i) { r.expect("c", i, r.in("a").get(i) + r.in("b").get(i)); },
       .ref_rows = [](const wb::Shape& s) { return s["n"]; },
-      .test_shapes =
-          [] {
-            auto s = wb::shapes::sizes("n");
-            s.push_back(wb::Shape{{"n", kLargestInt}}.tag("large"));  // indices and byte offsets past 2^31
-            return s;
-          }(),
+      // The large case: indices and byte offsets past 2^31.
+      .test_shapes = wb::shapes::plus_large(wb::shapes::sizes("n"), wb::Shape{{"n", kLargestInt}}),
       .random_shapes = wb::shapes::random(3, {{"n", int64_t{1} << 22}}),
       .bench_shapes = {wb::Shape{{"n", int64_t{1} << 26}}},
       .full_bench_shapes = {wb::Shape{{"n", int64_t{1} << 24}}, wb::Shape{{"n", int64_t{1} << 28}}},
@@ -111,6 +108,13 @@ wb::OpSpec<VectorAddProgramFn> vector_add_program() {
   };
 }
 
+// The shapes of an op on pitched rows: the 2D catalogue with rows padded by 0 and by `pad`,
+// then the large case.
+std::vector<wb::Shape> pitched_shapes(const char* rows, const char* cols, int64_t pad, wb::Shape large) {
+  return wb::shapes::plus_large(wb::shapes::each_with(wb::shapes::rows_by_cols(rows, cols), "pad", {0, pad}),
+                                std::move(large));
+}
+
 // RGB planes of height x pitch floats; the first `width` of each row are pixels.
 wb::OpSpec<RgbToGreyFn> rgb_to_grey() {
   return {
@@ -118,15 +122,11 @@ wb::OpSpec<RgbToGreyFn> rgb_to_grey() {
       .dtype = "f32",
       .title = "grey = 0.299 R + 0.587 G + 0.114 B",
       .docs = kDocs,
-      .tensors =
-          [] {
-            auto rgb = wb::input("rgb", {"planes", "height", "pitch"}, DType::F32, wb::dist::uniform(0, 1));
-            rgb.view = {"planes", "height", "width"};
-            auto grey =
-                wb::output("grey", {"height", "pitch"}, DType::F32, wb::tol::terms([](const wb::Shape&) { return 3; }));
-            grey.view = {"height", "width"};
-            return std::vector<wb::TensorSpec>{rgb, grey};
-          }(),
+      .tensors = {wb::viewed(wb::input("rgb", {"planes", "height", "pitch"}, DType::F32, wb::dist::uniform(0, 1)),
+                             {"planes", "height", "width"}),
+                  wb::viewed(wb::output("grey", {"height", "pitch"}, DType::F32,
+                                        wb::tol::terms([](const wb::Shape&) { return 3; })),
+                             {"height", "width"})},
       .derive = [](wb::Shape& s) { s.set("pitch", s["width"] + s["pad"]).set("planes", 3); },
       .reference =
           [](const wb::RefCtx& r, int64_t y) {
@@ -140,19 +140,9 @@ wb::OpSpec<RgbToGreyFn> rgb_to_grey() {
             }
           },
       .ref_rows = [](const wb::Shape& s) { return s["height"]; },
-      .test_shapes =
-          [] {
-            auto s = wb::shapes::each_with(wb::shapes::rows_by_cols("height", "width"), "pad", {0, 5});
-            // Three planes past 2^31 floats in all: plane offsets overflow an int.
-            s.push_back(wb::Shape{{"height", 16385}, {"width", 43691}, {"pad", 0}}.tag("large"));
-            return s;
-          }(),
-      .random_shapes =
-          [](wb::Rng& rng) {
-            auto s = wb::shapes::random(3, {{"height", 1500}, {"width", 1500}})(rng);
-            for (auto& x : s) x.set("pad", rng.range(0, 7));
-            return s;
-          },
+      // The large case: three planes past 2^31 floats in all, plane offsets overflow an int.
+      .test_shapes = pitched_shapes("height", "width", 5, wb::Shape{{"height", 16385}, {"width", 43691}, {"pad", 0}}),
+      .random_shapes = wb::shapes::random_with(3, {{"height", 1500}, {"width", 1500}}, "pad", 0, 7),
       .bench_shapes = {wb::Shape{{"height", 2160}, {"width", 3840}, {"pad", 0}}},
       .full_bench_shapes = {wb::Shape{{"height", 4321}, {"width", 7681}, {"pad", 0}}},
       .bytes = [](const wb::Shape& s) { return 16.0 * s["height"] * s["width"]; },
@@ -173,14 +163,11 @@ wb::OpSpec<MatrixAddFn> matrix_add() {
       .dtype = "f32",
       .title = "C = A + B",
       .docs = kDocs,
-      .tensors =
-          [] {
-            auto a = wb::input("A", {"rows", "lda"}, DType::F32);
-            auto b = wb::input("B", {"rows", "ldb"}, DType::F32);
-            auto c = wb::output("C", {"rows", "ldc"}, DType::F32, wb::tol::terms([](const wb::Shape&) { return 2; }));
-            a.view = b.view = c.view = {"rows", "cols"};
-            return std::vector<wb::TensorSpec>{a, b, c};
-          }(),
+      .tensors = {wb::viewed(wb::input("A", {"rows", "lda"}, DType::F32), {"rows", "cols"}),
+                  wb::viewed(wb::input("B", {"rows", "ldb"}, DType::F32), {"rows", "cols"}),
+                  wb::viewed(
+                      wb::output("C", {"rows", "ldc"}, DType::F32, wb::tol::terms([](const wb::Shape&) { return 2; })),
+                      {"rows", "cols"})},
       .derive =
           [](wb::Shape& s) {
             const int64_t cols = s["cols"], pad = s["pad"];
@@ -194,18 +181,9 @@ wb::OpSpec<MatrixAddFn> matrix_add() {
             }
           },
       .ref_rows = [](const wb::Shape& s) { return s["rows"]; },
-      .test_shapes =
-          [] {
-            auto s = wb::shapes::each_with(wb::shapes::rows_by_cols("rows", "cols"), "pad", {0, 3});
-            s.push_back(wb::Shape{{"rows", 46341}, {"cols", 46341}, {"pad", 0}}.tag("large"));  // rows*cols > 2^31
-            return s;
-          }(),
-      .random_shapes =
-          [](wb::Rng& rng) {
-            auto s = wb::shapes::random(3, {{"rows", 1500}, {"cols", 1500}})(rng);
-            for (auto& x : s) x.set("pad", rng.range(0, 5));
-            return s;
-          },
+      // The large case: rows * cols > 2^31.
+      .test_shapes = pitched_shapes("rows", "cols", 3, wb::Shape{{"rows", 46341}, {"cols", 46341}, {"pad", 0}}),
+      .random_shapes = wb::shapes::random_with(3, {{"rows", 1500}, {"cols", 1500}}, "pad", 0, 5),
       .bench_shapes = {wb::Shape{{"rows", 4096}, {"cols", 4096}, {"pad", 0}}},
       .full_bench_shapes = {wb::Shape{{"rows", 2047}, {"cols", 16385}, {"pad", 0}},
                             wb::Shape{{"rows", 16385}, {"cols", 2047}, {"pad", 0}}},
@@ -222,11 +200,6 @@ wb::OpSpec<MatrixAddFn> matrix_add() {
 
 }  // namespace
 
-WB_OPS(ch01) {
-  wb::add_op(vector_add_program());
-  wb::add_op(vector_add());
-  wb::add_op(rgb_to_grey());
-  wb::add_op(matrix_add());
-}
+WB_OPS(ch01) { wb::add_ops(vector_add_program(), vector_add(), rgb_to_grey(), matrix_add()); }
 
 }  // namespace ch01

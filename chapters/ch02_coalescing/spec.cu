@@ -61,8 +61,7 @@ wb::OpSpec<StridedCopyFn> strided_copy() {
               for (int64_t stride : kStrides) out.push_back(copy_shape(n, stride));
             }
             // i * stride passes 2^31 for the last 2^20 elements: 8.7 GB of input, 0.3 GB of output.
-            out.push_back(copy_shape(kLargeCopyN, 32).tag("large"));
-            return out;
+            return wb::shapes::plus_large(std::move(out), copy_shape(kLargeCopyN, 32));
           }(),
       .random_shapes =
           [](wb::Rng& rng) {
@@ -97,25 +96,20 @@ wb::Shape matrix(int64_t rows, int64_t cols) { return wb::Shape{{"rows", rows}, 
 // tile; and the large case, more than 2^31 elements (multiples of 8: the vector paths take
 // it): 4.3 GB per BF16 matrix, 8.6 GB per FP32 one, in and out.
 std::vector<wb::Shape> transpose_shapes() {
-  auto s = wb::shapes::rows_by_cols("rows", "cols", 2048);
-  for (auto [r, c] :
-       {std::pair<int64_t, int64_t>{4, 4}, {4, 8}, {8, 4}, {64, 64}, {60, 68}, {68, 196}, {132, 260}, {192, 128}}) {
-    s.push_back(matrix(r, c));
-  }
-  for (auto [r, c] : {std::pair<int64_t, int64_t>{257, 256},
-                      {256, 257},
-                      {130, 68},
-                      {68, 130},
-                      {1003, 1000},
-                      {1000, 1003},
-                      {36, 1002},
-                      {1002, 36},
-                      {69, 264},
-                      {264, 69}}) {
-    s.push_back(matrix(r, c));
-  }
-  s.push_back(matrix(46344, 46344).tag("large"));
-  return s;
+  const auto tiles = wb::shapes::table({"rows", "cols"},
+                                       {{4, 4}, {4, 8}, {8, 4}, {64, 64}, {60, 68}, {68, 196}, {132, 260}, {192, 128}});
+  const auto tails = wb::shapes::table({"rows", "cols"}, {{257, 256},
+                                                          {256, 257},
+                                                          {130, 68},
+                                                          {68, 130},
+                                                          {1003, 1000},
+                                                          {1000, 1003},
+                                                          {36, 1002},
+                                                          {1002, 36},
+                                                          {69, 264},
+                                                          {264, 69}});
+  auto s = wb::shapes::concat(wb::shapes::concat(wb::shapes::rows_by_cols("rows", "cols", 2048), tiles), tails);
+  return wb::shapes::plus_large(std::move(s), matrix(46344, 46344));
 }
 
 // The race pass: 4100 x 5004 is about 20 M elements, 5,000 tiles of 64 x 64 (20,000 of 32 x 32);

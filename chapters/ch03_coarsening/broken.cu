@@ -332,10 +332,15 @@ void row_sum_int_offset(const float* x, int rows, int cols, float* out, void*, s
 }  // namespace
 
 WB_VARIANTS(ch03_broken, wb::Role::Broken) {
-  const auto partials = [](const wb::Shape& s) { return partials_workspace(static_cast<int>(s["n"])); };
-  const auto sum = [&](const char* name, ReduceFn* fn) {
-    return wb::variant("sum/f32", name, fn).with_workspace(partials);
+  // A variant of each op, by name; a sum's workspace as `bytes(n)` asks (the partials' unless
+  // the kernel keeps something else there).
+  const auto sum = [](const char* name, ReduceFn* fn, size_t (*bytes)(int) = &partials_workspace) {
+    return wb::variant("sum/f32", name, fn).with_workspace([bytes](const wb::Shape& s) {
+      return bytes(static_cast<int>(s["n"]));
+    });
   };
+  const auto max_of = [](const char* name, ReduceFn* fn) { return wb::variant("max/f32", name, fn); };
+  const auto rows = [](const char* name, RowSumFn* fn) { return wb::variant("row_sum/f32", name, fn); };
   const std::vector<Code> int_overflow = {Code::Fault, Code::OobRead, Code::OobWrite,
                                           Code::Wrong, Code::NaN,     Code::Unwritten};
   return {
@@ -358,41 +363,35 @@ WB_VARIANTS(ch03_broken, wb::Role::Broken) {
       sum("reads_past_end", &reads_past_end_sum).rejected_as({Code::OobRead}, "loads before the bounds check"),
       // The first call is right; in the second no block draws the last ticket, so nothing
       // writes *out (the second call, not a determinism run, catches it).
-      wb::variant("sum/f32", "counter_never_reset", &no_reset_sum)
-          .with_workspace([](const wb::Shape& s) { return no_reset_workspace(static_cast<int>(s["n"])); })
+      sum("counter_never_reset", &no_reset_sum, &no_reset_workspace)
           .rejected_as({Code::Unwritten, Code::Wrong, Code::Cached},
                        "the last block does not set the ticket counter back to zero"),
       // The second call adds its sum to the first call's: wrong there, from n = 1 on.
-      wb::variant("sum/f32", "accumulator_never_zeroed", &never_zeroed_sum)
-          .with_workspace([](const wb::Shape& s) { return accumulator_workspace(static_cast<int>(s["n"])); })
+      sum("accumulator_never_zeroed", &never_zeroed_sum, &accumulator_workspace)
           .rejected_as({Code::Wrong, Code::Cached},
                        "a running total in the workspace is not zeroed before it is added to"),
       // Right only when some value is > 0: the max inputs are all negative.
-      wb::variant("max/f32", "max_from_zero", &max_from_zero)
-          .rejected_as({Code::Wrong}, "starts from 0, not -infinity"),
-      wb::variant("row_sum/f32", "writes_past_end", &row_sum_writes_past_end)
-          .rejected_as({Code::OobWrite}, "bound r <= rows"),
+      max_of("max_from_zero", &max_from_zero).rejected_as({Code::Wrong}, "starts from 0, not -infinity"),
+      rows("writes_past_end", &row_sum_writes_past_end).rejected_as({Code::OobWrite}, "bound r <= rows"),
       // Class: 32-bit indices. Right below 2^31; the large cases wrap.
-      wb::variant("sum/f32", "int_grid_stride", &int_stride_sum)
-          .with_workspace([](const wb::Shape& s) { return int_stride_workspace(static_cast<int>(s["n"])); })
+      sum("int_grid_stride", &int_stride_sum, &int_stride_workspace)
           .rejected_as(int_overflow, "a grid-stride loop whose index i += gridDim.x * blockDim.x is an int")
           .on({wb::Shape{{"n", 1000003}}, wb::Shape{{"n", (int64_t{1} << 31) - 1}}}),
-      wb::variant("row_sum/f32", "int_row_offset", &row_sum_int_offset)
+      rows("int_row_offset", &row_sum_int_offset)
           .rejected_as(int_overflow, "the row start r * cols computed in int")
           .on({wb::Shape{{"rows", 1000}, {"cols", 65}}, wb::Shape{{"rows", 524800}, {"cols", 4100}}}),
       // Class: a vector path's tail. The fixed shapes with row lengths 1 to 3 past a multiple of
       // 4 (1001 x 1025, 1000 x 1026, 999 x 1027) catch it; the tail markers make it wrong.
-      wb::variant("row_sum/f32", "vector_path_drops_row_tail", &row_sum_vec4_no_tail)
+      rows("vector_path_drops_row_tail", &row_sum_vec4_no_tail)
           .rejected_as({Code::Wrong}, "a float4 path on aligned rows that forgets the last cols % 4 elements"),
       // Class: a race only a looping block shows. Right answers on an H100, run after run; the
       // race pass (racecheck) on the race shapes, where every block loops, reports it.
-      wb::variant("sum/f32", "persistent_missing_end_barrier", &persistent_no_end_barrier)
-          .with_workspace([](const wb::Shape& s) { return persistent_workspace(static_cast<int>(s["n"])); })
+      sum("persistent_missing_end_barrier", &persistent_no_end_barrier, &persistent_workspace)
           .rejected_as({Code::Race, Code::Wrong, Code::Nondeterministic},
                        "no __syncthreads() at the end of each iteration of a persistent block's loop")
           .on({wb::Shape{{"n", 9999991}}}),
       // Class: inputs at the edge of the range. Caught by the rows of -infinity.
-      wb::variant("max/f32", "max_from_lowest_finite", &max_from_lowest)
+      max_of("max_from_lowest_finite", &max_from_lowest)
           .rejected_as({Code::Wrong}, "starts from -FLT_MAX, not -infinity"),
   };
 }

@@ -203,11 +203,7 @@ wb::OpSpec<ReduceFn> maximum() {
       .input_sets = {{"max_first", {{"x", max_input(MaxAt::First)}}, wb::shapes::sizes("n", int64_t{1} << 24)},
                      {"max_last",
                       {{"x", max_input(MaxAt::Last)}},
-                      [] {
-                        auto s = wb::shapes::sizes("n", int64_t{1} << 24);
-                        s.push_back(wb::Shape{{"n", kLargestInt}}.tag("large"));
-                        return s;
-                      }()},
+                      wb::shapes::plus_large(wb::shapes::sizes("n", int64_t{1} << 24), len(kLargestInt))},
                      {"all_neg_inf", {{"x", masked_input(false)}}, {len(1), len(1000), len(1 << 20)}},
                      {"one_finite_among_neg_inf", {{"x", masked_input(true)}}, {len(1), len(1000), len(1 << 20)}}},
       .race_shapes = reduce_race_shapes(),
@@ -227,38 +223,34 @@ wb::Shape matrix(int64_t rows, int64_t cols) { return wb::Shape{{"rows", rows}, 
 // Row shapes: one long row, many tiny rows, rows whose starts are not 16-byte aligned, each
 // side of the 64- and 4096-column switches of the solution, empty rows (3 x 0).
 std::vector<wb::Shape> row_shapes() {
-  std::vector<wb::Shape> s;
-  for (auto [r, c] : std::vector<std::pair<int64_t, int64_t>>{
-           {1, 1},
-           {1, 3},
-           {2, 3},
-           {7, 1},
-           {3, 0},
-           {33, 65},
-           {1, 1000},
-           {1, 1000000},
-           {100000, 7},
-           {65537, 32},
-           {1000, 64},
-           {1000, 65},
-           {4097, 1025},
-           {33, 4095},
-           {5, 4096},
-           {3, 5003},
-           {257, 4100},
-           {2, 100003},
-           {1500, 8191},
-           // vector tails: row lengths 1, 2 and 3 past a multiple of 4 (and of 8), on several rows
-           {1001, 1025},
-           {1000, 1026},
-           {999, 1027},
-           {37, 4098}}) {
-    s.push_back(matrix(r, c));
-  }
+  const auto s = wb::shapes::table({"rows", "cols"}, {{1, 1},
+                                                      {1, 3},
+                                                      {2, 3},
+                                                      {7, 1},
+                                                      {3, 0},
+                                                      {33, 65},
+                                                      {1, 1000},
+                                                      {1, 1000000},
+                                                      {100000, 7},
+                                                      {65537, 32},
+                                                      {1000, 64},
+                                                      {1000, 65},
+                                                      {4097, 1025},
+                                                      {33, 4095},
+                                                      {5, 4096},
+                                                      {3, 5003},
+                                                      {257, 4100},
+                                                      {2, 100003},
+                                                      {1500, 8191},
+                                                      // vector tails: row lengths 1, 2 and 3 past a multiple of 4 (and
+                                                      // of 8), on several rows
+                                                      {1001, 1025},
+                                                      {1000, 1026},
+                                                      {999, 1027},
+                                                      {37, 4098}});
   // More than 2^31 elements, the last ~2^22 past 2^31 (the last row starts at 2,151,675,900):
   // 8.6 GB. 4,100 columns: the solutions' long-row path, 16-byte aligned rows.
-  s.push_back(matrix(524800, 4100).tag("large"));
-  return s;
+  return wb::shapes::plus_large(s, matrix(524800, 4100));
 }
 
 // Four random shapes up to 3000 x 3000, a few long rows, and many short ones.

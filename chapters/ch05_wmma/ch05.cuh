@@ -129,24 +129,29 @@ __host__ __device__ constexpr bool has_tensor_cores() {
 #endif
 }
 
+// A value as another element type: FP16 and BF16 widen exactly to float, a value becomes FP16
+// or BF16 rounded to nearest even, and anything else is a static_cast.
+template <class To, class From>
+__device__ __forceinline__ To convert(From v) {
+  if constexpr (std::is_same_v<From, __half>)
+    return __half2float(v);
+  else if constexpr (std::is_same_v<From, __nv_bfloat16>)
+    return __bfloat162float(v);
+  else if constexpr (std::is_same_v<To, __half>)
+    return __float2half_rn(v);
+  else if constexpr (std::is_same_v<To, __nv_bfloat16>)
+    return __float2bfloat16_rn(v);
+  else
+    return static_cast<To>(v);
+}
 // An element of C as an accumulator value, and an accumulator rounded to the output type.
 template <class Acc, class Out>
 __device__ __forceinline__ Acc to_acc(Out v) {
-  if constexpr (std::is_same_v<Out, __half>)
-    return __half2float(v);
-  else if constexpr (std::is_same_v<Out, __nv_bfloat16>)
-    return __bfloat162float(v);
-  else
-    return static_cast<Acc>(v);
+  return convert<Acc>(v);
 }
 template <class Out, class Acc>
 __device__ __forceinline__ Out to_out(Acc v) {
-  if constexpr (std::is_same_v<Out, __half>)
-    return __float2half_rn(v);
-  else if constexpr (std::is_same_v<Out, __nv_bfloat16>)
-    return __float2bfloat16_rn(v);
-  else
-    return static_cast<Out>(v);
+  return convert<Out>(v);
 }
 
 // A zero of a device element type (the 16-bit float types have no constructor from 0).
@@ -222,6 +227,19 @@ inline void check_fp8_gemm_args(int M, int N, int K, const char* who) {
                                 "); FP8 rows must be whole 16-byte pieces");
   }
 }
+
+// Defines the four FP16/BF16 entry points of an exercise, student::name_f16_f32, _f16_f16,
+// _bf16_f32 and _bf16_bf16, each a call of the exercise file's own launch<In, Out> template
+// (exercises 1 and 2). Plumbing only: the work is in launch and its kernel.
+#define CH05_STUDENT_ENTRY(fn, In, Out)                                                                        \
+  void student::fn(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cudaStream_t stream) { \
+    launch<In, Out>(M, N, K, A, B, C, D, stream);                                                              \
+  }
+#define CH05_STUDENT_16BIT(name)                            \
+  CH05_STUDENT_ENTRY(name##_f16_f32, __half, float)         \
+  CH05_STUDENT_ENTRY(name##_f16_f16, __half, __half)        \
+  CH05_STUDENT_ENTRY(name##_bf16_f32, __nv_bfloat16, float) \
+  CH05_STUDENT_ENTRY(name##_bf16_bf16, __nv_bfloat16, __nv_bfloat16)
 
 namespace student {
 // ex1_wmma_global.cu

@@ -67,21 +67,7 @@ void launch(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D,
 
 }  // namespace
 
-void student::wmma_smem_f16_f32(int M, int N, int K, const __half* A, const __half* B, const float* C, float* D,
-                                cudaStream_t stream) {
-  launch(M, N, K, A, B, C, D, stream);
-}
-void student::wmma_smem_f16_f16(int M, int N, int K, const __half* A, const __half* B, const __half* C, __half* D,
-                                cudaStream_t stream) {
-  launch(M, N, K, A, B, C, D, stream);
-}
-void student::wmma_smem_bf16_f32(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, const float* C,
-                                 float* D, cudaStream_t stream) {
-  launch(M, N, K, A, B, C, D, stream);
-}
-void student::wmma_smem_bf16_bf16(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B,
-                                  const __nv_bfloat16* C, __nv_bfloat16* D, cudaStream_t stream) {
-  launch(M, N, K, A, B, C, D, stream);
-}
+// student::wmma_smem_f16_f32, _f16_f16, _bf16_f32 and _bf16_bf16: each calls launch<In, Out> above.
+CH05_STUDENT_16BIT(wmma_smem)
 
 }  // namespace ch05

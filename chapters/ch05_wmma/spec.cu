@@ -174,12 +174,7 @@ const std::vector<float>& floats_of(const wb::HostTensor& t) {
   thread_local Slot slots[2];
   thread_local int next = 0;
   // A fingerprint of the contents: new values under the same address are told apart.
-  const auto* bytes = static_cast<const unsigned char*>(t.raw());
-  const size_t n = t.bytes();
-  uint64_t h = 0xcbf29ce484222325ull ^ n;
-  const size_t step = std::max<size_t>(1, n / 1024);
-  for (size_t i = 0; i < n; i += step) h = (h ^ bytes[i]) * 0x100000001b3ull;
-  for (size_t i = n > 64 ? n - 64 : 0; i < n; ++i) h = (h ^ bytes[i]) * 0x100000001b3ull;
+  const uint64_t h = wb::fingerprint(t, 1024);
   for (auto& s : slots) {
     if (s.raw == t.raw() && s.count == t.count() && s.print == h) return s.v;
   }
@@ -354,10 +349,7 @@ wb::OpSpec<GemmFn<In, Out>> gemm_op(const char* dtype, std::vector<wb::Shape> sh
   return op;
 }
 
-std::vector<wb::Shape> concat(std::vector<wb::Shape> a, const std::vector<wb::Shape>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
+using wb::shapes::concat;
 
 const wb::Shape kCube4096 = gemm_shape(4096, 4096, 4096);
 const wb::Shape kCube8192 = gemm_shape(8192, 8192, 8192);

@@ -97,13 +97,9 @@ std::vector<wb::Shape> race_shapes() { return {mnk(4100, 8192, 128)}; }
 wb::Shape large_shape() { return mnk(150001, 32, 16384).tag("large"); }
 
 std::vector<wb::Shape> quantize_shapes() {
-  std::vector<wb::Shape> s;
-  for (auto [m, k] : std::initializer_list<std::pair<int64_t, int64_t>>{
-           {1, 1}, {1, 7}, {3, 16}, {17, 33}, {64, 128}, {129, 1000}, {1023, 1025}, {4096, 4096}}) {
-    s.push_back(wb::Shape{{"M", m}, {"K", k}});
-  }
-  s.back().tag("large");
-  return s;
+  return wb::shapes::plus_large(
+      wb::shapes::table({"M", "K"}, {{1, 1}, {1, 7}, {3, 16}, {17, 33}, {64, 128}, {129, 1000}, {1023, 1025}}),
+      wb::Shape{{"M", 4096}, {"K", 4096}});
 }
 
 // --- distributions ----------------------------------------------------------------------------

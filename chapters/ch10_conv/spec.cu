@@ -146,12 +146,7 @@ class Floats {
     static Slot slots[4];
     static int next = 0;
     // A fingerprint of some of the bytes: new values at the same address are told apart.
-    const auto* bytes = static_cast<const unsigned char*>(t.raw());
-    const size_t n = t.bytes();
-    uint64_t h = 1469598103934665603ull ^ n;
-    const size_t step = std::max<size_t>(1, n / 4096);
-    for (size_t i = 0; i < n; i += step) h = (h ^ bytes[i]) * 1099511628211ull;
-    for (size_t i = n > 64 ? n - 64 : 0; i < n; ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+    const uint64_t h = wb::fingerprint(t, 4096);
     std::lock_guard<std::mutex> lock(mutex);
     for (auto& s : slots) {
       if (s.raw == t.raw() && s.count == t.count() && s.print == h) return s.v;

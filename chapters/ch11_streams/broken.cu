@@ -12,20 +12,18 @@
 #include "host_io.cuh"
 #include "runtime/errors.cuh"
 #include "declare/op.cuh"
+#include "serial_kernels.cuh"
 
 namespace ch11 {
 namespace {
 
 using wb::Code;
 
-__global__ void axpb_kernel(const float* x, float* y, int64_t n, float a, float b) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    y[i] = a * x[i] + b;
-  }
-}
+// axpb_kernel, gemv_kernel and step_kernel: the serial reference's (serial_kernels.cuh).
 unsigned blocks_for(int64_t n) { return static_cast<unsigned>(std::clamp<int64_t>((n + 255) / 256, 1, 4096)); }
 
-// The same, after idling about `ns` nanoseconds: a copy queued behind it surely lands late.
+// axpb_kernel's work, after idling about `ns` nanoseconds: a copy queued behind it surely lands
+// late.
 __global__ void slow_axpb_kernel(float* v, int64_t n, float a, float b, unsigned long long ns) {
   unsigned long long start, now;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
@@ -47,18 +45,34 @@ void for_each_chunk(int64_t n, const Staging& s, Chunk chunk) {
   }
 }
 
-Staging pinned_create(size_t count) {
+// Staging of `count` floats: the device buffer from cudaMalloc, the host buffer pinned
+// (cudaMallocHost), or, for the "malloc_staging" mistake, pageable memory from malloc.
+enum class Host { Pinned, Malloc };
+template <Host host>
+Staging staging_create(size_t count) {
   Staging s;
   s.count = count;
-  CUDA_CHECK(cudaMallocHost(&s.pinned, sizeof(float) * count));
+  if constexpr (host == Host::Pinned) {
+    CUDA_CHECK(cudaMallocHost(&s.pinned, sizeof(float) * count));
+  } else {
+    s.pinned = static_cast<float*>(std::malloc(sizeof(float) * std::max<size_t>(count, 1)));
+  }
   CUDA_CHECK(cudaMalloc(&s.device, sizeof(float) * count));
   return s;
 }
-void pinned_destroy(Staging& s) {
-  CUDA_CHECK(cudaFreeHost(s.pinned));
+template <Host host>
+void staging_destroy(Staging& s) {
+  if constexpr (host == Host::Pinned) {
+    CUDA_CHECK(cudaFreeHost(s.pinned));
+  } else {
+    std::free(s.pinned);
+  }
   CUDA_CHECK(cudaFree(s.device));
   s.pinned = s.device = nullptr;
 }
+constexpr StagingCreateFn* pinned_create = &staging_create<Host::Pinned>;
+constexpr StagingDestroyFn* pinned_destroy = &staging_destroy<Host::Pinned>;
+
 void good_run(const float* hx, float* hy, int64_t n, float a, float b, const Staging& s, cudaStream_t st) {
   for_each_chunk(n, s, [&](int64_t at, int64_t len) {
     const size_t bytes = sizeof(float) * len;
@@ -83,20 +97,6 @@ void reads_early_run(const float* hx, float* hy, int64_t n, float a, float b, co
     std::memcpy(hy + at, s.pinned, bytes);  // no cudaStreamSynchronize before this
   });
   CUDA_CHECK(cudaStreamSynchronize(st));
-}
-
-// "Pinned" staging from malloc: pageable.
-Staging malloc_create(size_t count) {
-  Staging s;
-  s.count = count;
-  s.pinned = static_cast<float*>(std::malloc(sizeof(float) * std::max<size_t>(count, 1)));
-  CUDA_CHECK(cudaMalloc(&s.device, sizeof(float) * count));
-  return s;
-}
-void malloc_destroy(Staging& s) {
-  std::free(s.pinned);
-  CUDA_CHECK(cudaFree(s.device));
-  s.pinned = s.device = nullptr;
 }
 
 // Copies straight from and to the pageable arrays, the staging left unused.
@@ -128,11 +128,12 @@ void leaky_destroy(Staging& s) {
   s.device = nullptr;
 }
 
-const StagedProgram kReadsEarly{&pinned_create, &pinned_destroy, &reads_early_run};
-const StagedProgram kMallocStaging{&malloc_create, &malloc_destroy, &good_run};
-const StagedProgram kAroundStaging{&pinned_create, &pinned_destroy, &around_run};
-const StagedProgram kLegacyCopies{&pinned_create, &pinned_destroy, &legacy_run};
-const StagedProgram kLeaksPinned{&pinned_create, &leaky_destroy, &good_run};
+const StagedProgram kReadsEarly{pinned_create, pinned_destroy, &reads_early_run};
+// "Pinned" staging from malloc: pageable.
+const StagedProgram kMallocStaging{&staging_create<Host::Malloc>, &staging_destroy<Host::Malloc>, &good_run};
+const StagedProgram kAroundStaging{pinned_create, pinned_destroy, &around_run};
+const StagedProgram kLegacyCopies{pinned_create, pinned_destroy, &legacy_run};
+const StagedProgram kLeaksPinned{pinned_create, &leaky_destroy, &good_run};
 
 // --- exercises 2 and 3: streams of their own -------------------------------------------------
 
@@ -187,20 +188,6 @@ void slipped_pipeline(const float* hx, float* hy, float* dx, float* dy, int64_t 
   }
 }
 
-__global__ void gemv_kernel(const float* A, const float* x, float* y, int k) {
-  __shared__ float partial[256];
-  const float* row = A + static_cast<size_t>(blockIdx.x) * k;
-  float acc = 0.0f;
-  for (int j = threadIdx.x; j < k; j += blockDim.x) acc += row[j] * x[j];
-  partial[threadIdx.x] = acc;
-  __syncthreads();
-  for (int half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) y[blockIdx.x] = partial[0];
-}
-
 template <Slip slip>
 void slipped_fork_join(const float* A1, const float* x1, float* y1, const float* A2, const float* x2, float* y2, int m,
                        int k, cudaStream_t st) {
@@ -220,11 +207,6 @@ void slipped_fork_join(const float* A1, const float* x1, float* y1, const float*
 }
 
 // --- exercise 4: graphs ----------------------------------------------------------------------
-
-__global__ void step_kernel(const float* in, float* out, const float* w, int s, int n, float c) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = in[i] * w[s] + c;
-}
 
 cudaGraphExec_t capture_chain(const float* x, const float* w, float* y, int n, int steps, float c, cudaStream_t st) {
   CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));

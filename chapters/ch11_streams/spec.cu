@@ -109,13 +109,26 @@ std::vector<wb::Shape> axpb_shapes(std::initializer_list<int64_t> sizes) {
   return s;
 }
 
-std::vector<wb::TensorSpec> axpb_tensors() {
-  return {wb::input("x", {"n"}, DType::F32),
-          wb::output("y", {"n"}, DType::F32, wb::tol::terms([](const wb::Shape&) { return 2; }))};
-}
-
-void axpb_reference(const wb::RefCtx& r, int64_t i) {
-  r.expect("y", i, r.param("a") * r.in("x").get(i) + r.param("b"));
+// What the two y = a x + b ops share: the tensors, the float64 reference, the traffic and the
+// work. Each adds its shapes and its launch.
+template <class Fn>
+wb::OpSpec<Fn> axpb_op(const char* name, const char* title) {
+  return {
+      .name = name,
+      .dtype = "f32",
+      .title = title,
+      .docs = kDocs,
+      .tensors = {wb::input("x", {"n"}, DType::F32),
+                  wb::output("y", {"n"}, DType::F32, wb::tol::terms([](const wb::Shape&) { return 2; }))},
+      .reference = [](const wb::RefCtx& r,
+                      int64_t i) { r.expect("y", i, r.param("a") * r.in("x").get(i) + r.param("b")); },
+      .ref_rows = [](const wb::Shape& s) { return s["n"]; },
+      // Host memory traffic: x in and y out. (The pipeline's benchmark row also holds one copy
+      // of y back to the device for the checks; the overlap figures come from ch11_overlap.)
+      .bytes = [](const wb::Shape& s) { return 8.0 * s["n"]; },
+      .flops = [](const wb::Shape& s) { return 2.0 * s["n"]; },
+      .peak = wb::Peak::FP32,
+  };
 }
 
 uint32_t float_poison() { return static_cast<uint32_t>(wb::poison_bits(DType::F32)); }
@@ -253,72 +266,47 @@ void run_staged_program(StagedProgram* p, const wb::Args& a, cudaStream_t st) {
 }
 
 wb::OpSpec<StagedProgram> staged_axpb() {
-  return {
-      .name = "staged_axpb",
-      .dtype = "f32",
-      .title = "y = a x + b from pageable host arrays, through pinned staging (a whole program)",
-      .docs = kDocs,
-      .tensors = axpb_tensors(),
-      .reference = axpb_reference,
-      .ref_rows = [](const wb::Shape& s) { return s["n"]; },
-      // One element, one partial chunk, one element past a whole chunk, many chunks and a tail.
-      .test_shapes = axpb_shapes({1, 1000, (int64_t{1} << 18) + 1, (int64_t{1} << 22) + 3}),
-      .bytes = [](const wb::Shape& s) { return 8.0 * s["n"]; },
-      .flops = [](const wb::Shape& s) { return 2.0 * s["n"]; },
-      .peak = wb::Peak::FP32,
-      .launch = run_staged_program,
-      // A host program allocates and frees (which waits for the whole device): it is called once
-      // per shape, without capture and without the second call's gate; its own gate is above.
-      .checks = {.second_call = false, .stream = false},
-  };
+  auto op = axpb_op<StagedProgram>("staged_axpb",
+                                   "y = a x + b from pageable host arrays, through pinned staging (a whole program)");
+  // One element, one partial chunk, one element past a whole chunk, many chunks and a tail.
+  op.test_shapes = axpb_shapes({1, 1000, (int64_t{1} << 18) + 1, (int64_t{1} << 22) + 3});
+  op.launch = run_staged_program;
+  // A host program allocates and frees (which waits for the whole device): it is called once
+  // per shape, without capture and without the second call's gate; its own gate is above.
+  op.checks = {.second_call = false, .stream = false};
+  return op;
 }
 
 wb::OpSpec<PipelineFn> pipeline() {
-  return {
-      .name = "pipeline",
-      .dtype = "f32",
-      .title = "y = a x + b between pinned host arrays: copy in, kernel, copy out, overlapped",
-      .docs = kDocs,
-      .tensors = axpb_tensors(),
-      .reference = axpb_reference,
-      .ref_rows = [](const wb::Shape& s) { return s["n"]; },
-      .test_shapes =
-          [] {
-            auto s = axpb_shapes({1, 1000, 65537, (int64_t{1} << 22) + 3, (int64_t{1} << 24) + 7});
-            s.push_back(axpb_shape(int64_t{1} << 28).tag("large"));  // 1 GiB each way
-            return s;
-          }(),
-      .random_shapes =
-          [](wb::Rng& rng) {
-            auto s = wb::shapes::random(3, {{"n", int64_t{1} << 22}})(rng);
-            for (auto& x : s) x.set_param("a", -0.75).set_param("b", 2.0);
-            return s;
-          },
-      .bench_shapes = {axpb_shape(int64_t{1} << 28)},
-      .full_bench_shapes = {axpb_shape(int64_t{1} << 24), axpb_shape(int64_t{1} << 26)},
-      // Host memory traffic: x in and y out. (The benchmark row also holds one copy of y back
-      // to the device for the checks; the overlap figures come from ch11_overlap.)
-      .bytes = [](const wb::Shape& s) { return 8.0 * s["n"]; },
-      .flops = [](const wb::Shape& s) { return 2.0 * s["n"]; },
-      .peak = wb::Peak::FP32,
-      .launch =
-          [](PipelineFn* fn, const wb::Args& a, cudaStream_t st) {
-            const int64_t n = a.dim("n");
-            const float ca = static_cast<float>(a.param("a")), cb = static_cast<float>(a.param("b"));
-            if (wb::gpu_missing_reason()) {  // placeholders: a stub still says "not implemented"
-              fn(a.in<float>("x"), a.out<float>("y"), a.out<float>("y"), a.out<float>("y"), n, ca, cb, st);
-              return;
-            }
-            PipelineHost& h = pipeline_host(a, false);
-            // The first elements of x reach the pinned x on the given stream, right before the
-            // call: a pipeline that does not wait for the stream reads their poison.
-            CUDA_CHECK(cudaMemcpyAsync(h.pinned_x, a.in<float>("x"), sizeof(float) * std::min(n, kHeldBack),
-                                       cudaMemcpyDeviceToHost, st));
-            fn(h.pinned_x, h.pinned_y, h.dev_x.data(), h.dev_y.data(), n, ca, cb, st);
-            // Read after the stream: a pipeline not joined back is read too early.
-            CUDA_CHECK(cudaMemcpyAsync(a.out<float>("y"), h.pinned_y, sizeof(float) * n, cudaMemcpyHostToDevice, st));
-          },
+  auto op =
+      axpb_op<PipelineFn>("pipeline", "y = a x + b between pinned host arrays: copy in, kernel, copy out, overlapped");
+  // The large case: 1 GiB each way.
+  op.test_shapes = wb::shapes::plus_large(axpb_shapes({1, 1000, 65537, (int64_t{1} << 22) + 3, (int64_t{1} << 24) + 7}),
+                                          axpb_shape(int64_t{1} << 28));
+  op.random_shapes = [](wb::Rng& rng) {
+    auto s = wb::shapes::random(3, {{"n", int64_t{1} << 22}})(rng);
+    for (auto& x : s) x.set_param("a", -0.75).set_param("b", 2.0);
+    return s;
   };
+  op.bench_shapes = {axpb_shape(int64_t{1} << 28)};
+  op.full_bench_shapes = {axpb_shape(int64_t{1} << 24), axpb_shape(int64_t{1} << 26)};
+  op.launch = [](PipelineFn* fn, const wb::Args& a, cudaStream_t st) {
+    const int64_t n = a.dim("n");
+    const float ca = static_cast<float>(a.param("a")), cb = static_cast<float>(a.param("b"));
+    if (wb::gpu_missing_reason()) {  // placeholders: a stub still says "not implemented"
+      fn(a.in<float>("x"), a.out<float>("y"), a.out<float>("y"), a.out<float>("y"), n, ca, cb, st);
+      return;
+    }
+    PipelineHost& h = pipeline_host(a, false);
+    // The first elements of x reach the pinned x on the given stream, right before the
+    // call: a pipeline that does not wait for the stream reads their poison.
+    CUDA_CHECK(cudaMemcpyAsync(h.pinned_x, a.in<float>("x"), sizeof(float) * std::min(n, kHeldBack),
+                               cudaMemcpyDeviceToHost, st));
+    fn(h.pinned_x, h.pinned_y, h.dev_x.data(), h.dev_y.data(), n, ca, cb, st);
+    // Read after the stream: a pipeline not joined back is read too early.
+    CUDA_CHECK(cudaMemcpyAsync(a.out<float>("y"), h.pinned_y, sizeof(float) * n, cudaMemcpyHostToDevice, st));
+  };
+  return op;
 }
 
 // --- two GEMVs: exercise 3 ------------------------------------------------------------------
@@ -408,11 +396,6 @@ wb::OpSpec<ChainFn> chain() {
 
 }  // namespace
 
-WB_OPS(ch11) {
-  wb::add_op(staged_axpb());
-  wb::add_op(pipeline());
-  wb::add_op(fork_join());
-  wb::add_op(chain());
-}
+WB_OPS(ch11) { wb::add_ops(staged_axpb(), pipeline(), fork_join(), chain()); }
 
 }  // namespace ch11

@@ -315,6 +315,11 @@ template <class Fn>
 void add_op(OpSpec<Fn> spec) {
   add_op(std::make_unique<Op<Fn>>(std::move(spec)));
 }
+// Several at once, in the order given: WB_OPS(ch11) { wb::add_ops(pipeline(), chain()); }
+template <class... Fn>
+void add_ops(OpSpec<Fn>... specs) {
+  (add_op(std::move(specs)), ...);
+}
 
 using VariantList = std::vector<Variant>;
 void defer_ops(void (*fn)());

@@ -122,6 +122,16 @@ constexpr std::pair<DType, uint64_t> kPoisonBits[] = {
 
 uint64_t poison_bits(DType t) { return lookup(kPoisonBits, t, 0); }
 
+uint64_t fingerprint(const HostTensor& t, size_t samples) {
+  const auto* bytes = static_cast<const unsigned char*>(t.raw());
+  const size_t n = t.bytes();
+  uint64_t h = 0xcbf29ce484222325ull ^ n;
+  const size_t step = std::max<size_t>(1, n / samples);
+  for (size_t i = 0; i < n; i += step) h = (h ^ bytes[i]) * 0x100000001b3ull;
+  for (size_t i = n > 64 ? n - 64 : 0; i < n; ++i) h = (h ^ bytes[i]) * 0x100000001b3ull;
+  return h;
+}
+
 HostTensor::HostTensor(std::string name, DType dtype, int64_t count)
     : name_(std::move(name)),
       dtype_(dtype),
@@ -388,6 +398,11 @@ TensorSpec output(std::string name, std::vector<std::string> dims, DType t, Tol 
   return s;
 }
 
+TensorSpec viewed(TensorSpec t, std::vector<std::string> view) {
+  t.view = std::move(view);
+  return t;
+}
+
 // --- TensorView ------------------------------------------------------------------------------
 
 TensorView::TensorView(const TensorSpec& t, const Shape& s) {
@@ -524,6 +539,37 @@ std::function<std::vector<Shape>(Rng&)> random(int count, std::vector<std::pair<
     }
     return out;
   };
+}
+
+std::function<std::vector<Shape>(Rng&)> random_with(int count, std::vector<std::pair<std::string, int64_t>> max,
+                                                    std::string dim, int64_t lo, int64_t hi) {
+  return [draw = random(count, std::move(max)), dim = std::move(dim), lo, hi](Rng& rng) {
+    auto out = draw(rng);
+    for (auto& s : out) s.set(dim, rng.range(lo, hi));
+    return out;
+  };
+}
+
+std::vector<Shape> plus_large(std::vector<Shape> base, Shape large) {
+  base.push_back(large.tag("large"));
+  return base;
+}
+
+std::vector<Shape> table(const std::vector<std::string>& dims, std::initializer_list<std::vector<int64_t>> rows) {
+  return one_per(rows, [&](const std::vector<int64_t>& row) {
+    if (row.size() != dims.size()) {
+      throw std::invalid_argument("shapes::table: a row of " + std::to_string(row.size()) + " values for " +
+                                  std::to_string(dims.size()) + " dimensions");
+    }
+    Shape s;
+    for (size_t i = 0; i < dims.size(); ++i) s.set(dims[i], row[i]);
+    return s;
+  });
+}
+
+std::vector<Shape> concat(std::vector<Shape> a, const std::vector<Shape>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
 }
 
 std::vector<Shape> tagged(std::vector<Shape> s, const std::string& tag) {

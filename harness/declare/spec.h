@@ -158,6 +158,11 @@ class HostTensor {
 // The poison pattern of a dtype (a NaN no arithmetic makes, for float types).
 uint64_t poison_bits(DType t);
 
+// A fingerprint of a tensor's bytes (FNV-1a over about `samples` evenly spaced bytes and the
+// last 64, seeded with the size): for a cache keyed by a tensor's address, which must tell new
+// values at the same address apart.
+uint64_t fingerprint(const HostTensor& t, size_t samples);
+
 // ---------------------------------------------------------------------------------------
 // Dist: how an input is filled. Values are drawn per element from the test's generator
 // and rounded to the input's dtype; never all zero, never one constant (unless asked).
@@ -246,6 +251,9 @@ struct TensorView {
   std::string legend(const std::string& tensor) const;                   // "y[N][C]"
 };
 TensorSpec output(std::string name, std::vector<std::string> dims, DType t, Tol tol);
+// `t` with the logical extents `view` (TensorSpec::view): a pitched input or output, as in
+// viewed(input("A", {"rows", "lda"}, DType::F32), {"rows", "cols"}).
+TensorSpec viewed(TensorSpec t, std::vector<std::string> view);
 
 // ---------------------------------------------------------------------------------------
 // What a float64 reference sees: the shape, the inputs (as rounded to their dtypes, in
@@ -290,6 +298,16 @@ std::vector<Shape> each_with_param(const std::vector<Shape>& base, const std::st
                                    const std::vector<double>& values);
 // `count` random shapes with each named dim in [1, max].
 std::function<std::vector<Shape>(Rng&)> random(int count, std::vector<std::pair<std::string, int64_t>> max);
+// The same, then one more dim (a padding, say) drawn in [lo, hi] for each shape in turn.
+std::function<std::vector<Shape>(Rng&)> random_with(int count, std::vector<std::pair<std::string, int64_t>> max,
+                                                    std::string dim, int64_t lo, int64_t hi);
+// `base`, then `large` tagged "large" (the case past 2^31 elements that most lists end with).
+std::vector<Shape> plus_large(std::vector<Shape> base, Shape large);
+// One shape per row of a table of hand-picked sizes, the row's values in the order of `dims`:
+// table({"rows", "cols"}, {{1, 1}, {1025, 3}}).
+std::vector<Shape> table(const std::vector<std::string>& dims, std::initializer_list<std::vector<int64_t>> rows);
+// `a`, then `b`.
+std::vector<Shape> concat(std::vector<Shape> a, const std::vector<Shape>& b);
 // Marks shapes (for the reader: "large" shapes may be skipped for memory).
 std::vector<Shape> tagged(std::vector<Shape> s, const std::string& tag);
 }  // namespace shapes

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 
 #include "check/outcome.h"
 #include "declare/spec.h"
@@ -113,6 +114,41 @@ TEST(ShapeCatalogues, CrossWithAnExtraDimension) {
   const auto s = shapes::each_with(shapes::rows_by_cols("rows", "cols"), "pad", {0, 3});
   EXPECT_EQ(s.size(), 2 * shapes_2d(2048).size());
   EXPECT_EQ(s[1]["pad"], 3);
+}
+
+TEST(ShapeCatalogues, EndWithTheLargeCaseAndDrawAnExtraDimensionLast) {
+  const auto s = shapes::plus_large(shapes::sizes("n"), Shape{{"n", 5}});
+  EXPECT_EQ(s.size(), shapes::sizes("n").size() + 1);
+  EXPECT_EQ(s.back()["n"], 5);
+  EXPECT_EQ(s.back().tag(), "large");
+
+  // The same draws, in the same order, as random() followed by one draw per shape.
+  Rng a(11), b(11);
+  const auto with = shapes::random_with(3, {{"rows", 100}, {"cols", 50}}, "pad", 0, 7)(a);
+  auto plain = shapes::random(3, {{"rows", 100}, {"cols", 50}})(b);
+  for (auto& x : plain) x.set("pad", b.range(0, 7));
+  ASSERT_EQ(with.size(), plain.size());
+  for (size_t i = 0; i < with.size(); ++i) {
+    EXPECT_EQ(with[i].label(), plain[i].label());
+    EXPECT_EQ(with[i].tag(), "random");
+  }
+}
+
+TEST(ShapeCatalogues, MakeOneShapePerRowOfATable) {
+  const auto s = shapes::concat(shapes::table({"rows", "cols"}, {{1, 2}, {3, 4}}), {Shape{{"rows", 5}, {"cols", 6}}});
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0].label(), Shape({{"rows", 1}, {"cols", 2}}).label());
+  EXPECT_EQ(s[1]["cols"], 4);
+  EXPECT_EQ(s[2]["rows"], 5);
+  EXPECT_THROW(shapes::table({"rows", "cols"}, {{1, 2, 3}}), std::invalid_argument);
+}
+
+TEST(Fingerprint, TellsNewValuesAtTheSameAddressApart) {
+  HostTensor t("x", DType::F32, 10000);
+  const uint64_t before = fingerprint(t, 1024);
+  EXPECT_EQ(fingerprint(t, 1024), before);
+  t.set(9999, 1.0);  // among the last 64 bytes
+  EXPECT_NE(fingerprint(t, 1024), before);
 }
 
 }  // namespace

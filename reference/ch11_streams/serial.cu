@@ -12,15 +12,10 @@
 #include "host_io.cuh"
 #include "runtime/errors.cuh"
 #include "declare/op.cuh"
+#include "serial_kernels.cuh"
 
 namespace ch11 {
 namespace {
-
-__global__ void axpb_kernel(const float* x, float* y, int64_t n, float a, float b) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    y[i] = a * x[i] + b;
-  }
-}
 
 void axpb(const float* x, float* y, int64_t n, float a, float b, cudaStream_t stream) {
   if (n <= 0) return;
@@ -68,20 +63,6 @@ void serial_pipeline(const float* host_x, float* host_y, float* dev_x, float* de
   CUDA_CHECK(cudaMemcpyAsync(host_y, dev_y, bytes, cudaMemcpyDeviceToHost, stream));
 }
 
-__global__ void gemv_kernel(const float* A, const float* x, float* y, int k) {
-  __shared__ float partial[256];
-  const float* row = A + static_cast<size_t>(blockIdx.x) * k;
-  float acc = 0.0f;
-  for (int j = threadIdx.x; j < k; j += blockDim.x) acc += row[j] * x[j];
-  partial[threadIdx.x] = acc;
-  __syncthreads();
-  for (int half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) y[blockIdx.x] = partial[0];
-}
-
 void serial_fork_join(const float* A1, const float* x1, float* y1, const float* A2, const float* x2, float* y2, int m,
                       int k, cudaStream_t stream) {
   if (m <= 0) return;
@@ -89,11 +70,6 @@ void serial_fork_join(const float* A1, const float* x1, float* y1, const float* 
   CUDA_CHECK(cudaGetLastError());
   gemv_kernel<<<m, 256, 0, stream>>>(A2, x2, y2, k);
   CUDA_CHECK(cudaGetLastError());
-}
-
-__global__ void step_kernel(const float* in, float* out, const float* w, int s, int n, float c) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = in[i] * w[s] + c;
 }
 
 void eager_chain(const float* x, const float* w, float* y, int n, int steps, float c, cudaStream_t stream) {
