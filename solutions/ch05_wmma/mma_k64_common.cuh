@@ -1,7 +1,8 @@
 // What v7 (16-bit inputs, mma.sync.m16n8k16) and v8 (INT8, m16n8k32) share: the tiling
 // (128 x 256 block tiles of 8 warps, 64 x 64 each, 3 stages whose rows of A are one 128-byte
 // line), the per-thread copy plan with its addresses worked out once, the copy of one K tile
-// into a stage, and the main loop that rotates the stage addresses held in registers.
+// into a stage, the main loop that rotates the stage addresses held in registers, and the
+// launch (the fallback where a block cannot have 144 KB, the aligned or element-wise kernel).
 // Each step keeps its fragment loads, its tensor-core step, B's swizzle and its epilogue.
 #pragma once
 #include <cstdint>

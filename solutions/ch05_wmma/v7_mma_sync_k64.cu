@@ -30,8 +30,9 @@
 // measured change comes from the benchmark run (docs/ch05-wmma.md).
 //
 // From mma_k64_common.cuh (shared with v8): the tiling constants, the copy plan and the tile
-// copy, and the main loop with its rotating stage addresses; from harness/device/
-// mma_pipeline.cuh (shared with v5): the block order, the tile products and the launch.
+// copy, the main loop with its rotating stage addresses, and the launch (k64_launch: the v5
+// fallback, the aligned or element-wise kernel); from harness/device/mma_pipeline.cuh (shared
+// with v5): the block order and the tile products.
 //
 // Run: build/ch05/bin/ch05_bench --impl=v7_mma_sync_k64,v5_mma_sync,reference
 #include "runtime/device.cuh"
@@ -46,7 +47,7 @@ namespace ch05::solution {
 namespace {
 
 using namespace wb::ptx;   // cp.async, ldmatrix, mma.sync (harness/device/async_copy.cuh, mma.cuh)
-using namespace wb::gemm;  // the tile order, tile products and launch (harness/device/mma_pipeline.cuh)
+using namespace wb::gemm;  // the tile order and tile products (harness/device/mma_pipeline.cuh)
 
 using Tiling = K64Tiling<2, 256 + 8>;  // staged output rows: 8 floats of padding
 // mma tiles per warp (unused when compiling for GPUs before sm_80):

@@ -37,8 +37,9 @@
 // cuBLASLt's IMMA (cublaslt_imma), the measured ratio comes from the benchmark run.
 //
 // From mma_k64_common.cuh (shared with v7): the tiling constants, the copy plan and the tile
-// copy, and the main loop with its rotating stage addresses; from harness/device/
-// mma_pipeline.cuh: the block order and the launch.
+// copy, the main loop with its rotating stage addresses, and the launch (k64_launch: the v4
+// fallback, the aligned or element-wise kernel); from harness/device/mma_pipeline.cuh: the
+// block order.
 //
 // Run: build/ch05/bin/ch05_bench --op=gemm/i8_i32 --impl=v8_mma_sync_int8,v4_cp_async_pipeline,reference
 #include "runtime/device.cuh"
@@ -53,7 +54,7 @@ namespace ch05::solution {
 namespace {
 
 using namespace wb::ptx;   // cp.async, ldmatrix, mma.sync (harness/device/async_copy.cuh, mma.cuh)
-using namespace wb::gemm;  // the tile order and launch (harness/device/mma_pipeline.cuh)
+using namespace wb::gemm;  // the tile order (harness/device/mma_pipeline.cuh)
 
 using Tiling = K64Tiling<1, 256 + 16>;  // staged output rows: 16 ints of padding
 // mma tiles per warp (unused when compiling for GPUs before sm_80):
