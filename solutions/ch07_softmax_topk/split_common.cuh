@@ -1,6 +1,7 @@
 // What the split steps (v4_split_row, v5_radix_select) share around their kernels: the
-// workspace through which the CTAs of a row hand their partial results to the last one, and
-// the step's public functions (its tunable spaces and the three top-k forms).
+// workspace through which the CTAs of a row hand their partial results to the last one, the
+// last CTA's final step (finish_row), the launch of a row's chunks, and the step's public
+// functions (its tunable spaces and the three top-k forms).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -35,6 +36,15 @@ struct Workspace {
     counters = reinterpret_cast<unsigned*>(p);
   }
 };
+
+// The last CTA's last step for row b: thread 0 keeps the row's (M, S) for the probability
+// pass and puts the row's counter back to 0 for the next call.
+__device__ __forceinline__ void finish_row(const Workspace& ws, int b, bool with_stats, const Stats& all) {
+  if (threadIdx.x == 0) {
+    if (with_stats) ws.row_stats[b] = make_float2(all.m, all.s);
+    ws.counters[b] = 0;
+  }
+}
 
 }  // namespace
 

@@ -22,8 +22,8 @@
 // From row_topk.cuh: the keys, the online softmax pair, the probabilities kernel, and
 // FormSpaces (the tunable space of each op); wb::with_constant (harness/runtime/launch_helpers.cuh)
 // picks the kernel instance for the tuned values. From split_common.cuh: the workspace,
-// launch_split_row (the chunks, the launch check, the probabilities pass) and CH07_SPLIT_STEP
-// (the step's tunable spaces and its three top-k forms).
+// finish_row (the row's (M, S) kept, its counter reset), launch_split_row (the chunks, the launch check, the
+// probabilities pass) and CH07_SPLIT_STEP (the step's tunable spaces and its three top-k forms).
 //
 // Run: build/ch07/bin/ch07_bench --op=softmax_topk/f32 --impl=v4_split_row
 //      build/ch07/bin/ch07_tune   (sweeps the configs on this GPU)
@@ -110,10 +110,7 @@ __global__ void __launch_bounds__(kThreads)
     all = block_stats<kWarps>(part, stats_area);
   }
   if (warp == 0) write_topk(list, row, values + size_t(b) * k, indices + size_t(b) * k, k, probabilities, all);
-  if (threadIdx.x == 0) {
-    if (with_stats) ws.row_stats[b] = make_float2(all.m, all.s);
-    ws.counters[b] = 0;
-  }
+  finish_row(ws, b, with_stats, all);
 }
 
 // --- the tunable space -----------------------------------------------------------------------

@@ -40,8 +40,8 @@
 // From row_topk.cuh: the keys, the online softmax pair, the probabilities kernel, and
 // FormSpaces (the tunable space of each op); wb::with_constant (harness/runtime/launch_helpers.cuh)
 // picks the kernel instance for the tuned values. From split_common.cuh: the workspace,
-// launch_split_row (the chunks, the launch check, the probabilities pass) and CH07_SPLIT_STEP
-// (the step's tunable spaces and its three top-k forms).
+// finish_row (the row's (M, S) kept, its counter reset), launch_split_row (the chunks, the launch check, the
+// probabilities pass) and CH07_SPLIT_STEP (the step's tunable spaces and its three top-k forms).
 //
 // Run: build/ch07/bin/ch07_bench --op=softmax_topk/f32 --impl=v5_radix_select
 #include <stdexcept>
@@ -441,10 +441,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     all = block_stats<kWarps>(part, stats_area);
   }
   if (warp == 0) write_result(sh, row, row_values, row_indices, k, probabilities, all);
-  if (threadIdx.x == 0) {
-    if (with_stats) ws.row_stats[b] = make_float2(all.m, all.s);
-    ws.counters[b] = 0;
-  }
+  finish_row(ws, b, with_stats, all);
 }
 
 // --- the launch configuration ----------------------------------------------------------------
