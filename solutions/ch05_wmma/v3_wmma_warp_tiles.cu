@@ -13,7 +13,7 @@
 //
 // From wmma_common.cuh: the panel layout, the tile loaders, and the warp tile's reset, its
 // fragments and products over one staged tile (mma_warp_tile) and its epilogue (zero_tiles,
-// write_tiles).
+// write_tiles); the launch over the block tiles of D as v2 (launch_block_tiles).
 //
 // Run: build/ch05/bin/ch05_bench --impl=v3_wmma_warp_tiles,v2_wmma_smem,reference
 #include "runtime/errors.cuh"
@@ -71,14 +71,13 @@ __global__ void __launch_bounds__(kThreads)
 }  // namespace
 
 CH05_LAUNCHER(v3_wmma_warp_tiles) {
-  if (M <= 0 || N <= 0) return;
-  const dim3 grid((N + kBN - 1) / kBN, (M + kBM - 1) / kBM);
-  if (rows_aligned(A, B, N, K)) {
-    wmma_warp_tiles_kernel<In, Out, true><<<grid, kThreads, 0, stream>>>(M, N, K, A, B, C, D);
-  } else {
-    wmma_warp_tiles_kernel<In, Out, false><<<grid, kThreads, 0, stream>>>(M, N, K, A, B, C, D);
-  }
-  WB_CHECK_LAUNCH();
+  launch_block_tiles<kBM, kBN>(M, N, [&](dim3 grid) {
+    if (rows_aligned(A, B, N, K)) {
+      wmma_warp_tiles_kernel<In, Out, true><<<grid, kThreads, 0, stream>>>(M, N, K, A, B, C, D);
+    } else {
+      wmma_warp_tiles_kernel<In, Out, false><<<grid, kThreads, 0, stream>>>(M, N, K, A, B, C, D);
+    }
+  });
 }
 
 CH05_INSTANTIATE_ALL(v3_wmma_warp_tiles);

@@ -118,6 +118,15 @@ __device__ __forceinline__ void write_tile(
   __syncwarp();  // the scratch is free again
 }
 
+// The launch of a block-tiled step (v2, v3): nothing for an empty D; else launch(grid) with
+// one block per (BM x BN) tile of D, and the launch checked.
+template <int BM, int BN, class Launch>
+void launch_block_tiles(int M, int N, Launch&& launch) {
+  if (M <= 0 || N <= 0) return;
+  launch(dim3((N + BN - 1) / BN, (M + BM - 1) / BM));
+  WB_CHECK_LAUNCH();
+}
+
 // --- a warp tile of FM x FN fragments (v3, v4) -------------------------------------------
 template <class In>
 using AccFragment = nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, acc_t<In>>;
