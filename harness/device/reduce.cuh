@@ -56,20 +56,28 @@ __device__ __forceinline__ float block_sum(float v, float* exchange) {
   }
 }
 
-// The block's values combined with op, returned to every thread: each warp's result goes to
-// exchange[warp] (kBlock / 32 floats of shared memory), one barrier, then every thread folds
-// exchange[0], exchange[1], ... in that order. Before `exchange` is written again (the next
-// call on it), a __syncthreads() must let every thread finish reading it.
-template <int kBlock, class Op>
-__device__ __forceinline__ float block_reduce(float v, Op op, float* exchange) {
-  static_assert(kBlock % 32 == 0 && kBlock >= 32 && kBlock <= 1024, "a whole number of warps");
-  v = warp_reduce(v, op);
+// The warps' results of a block combined with op, returned to every thread: v is this
+// warp's result (the same in every lane); lane 0 puts it in exchange[warp] (kBlock / 32
+// values of shared memory), one barrier, then every thread folds exchange[0], exchange[1],
+// ... in that order. Any T and op: chapter 6's v5_welford folds its (n, mean, M2) triples.
+template <int kBlock, class T, class Op>
+__device__ __forceinline__ T block_fold(T v, Op op, T* exchange) {
   if (threadIdx.x % 32 == 0) exchange[threadIdx.x / 32] = v;
   __syncthreads();
-  float all = exchange[0];
+  T all = exchange[0];
 #pragma unroll
   for (int w = 1; w < kBlock / 32; ++w) all = op(all, exchange[w]);
   return all;
+}
+
+// The block's values combined with op, returned to every thread: each warp's result goes to
+// exchange[warp] (kBlock / 32 floats of shared memory), one barrier, then every thread folds
+// exchange[0], exchange[1], ... in that order (block_fold). Before `exchange` is written
+// again (the next call on it), a __syncthreads() must let every thread finish reading it.
+template <int kBlock, class Op>
+__device__ __forceinline__ float block_reduce(float v, Op op, float* exchange) {
+  static_assert(kBlock % 32 == 0 && kBlock >= 32 && kBlock <= 1024, "a whole number of warps");
+  return block_fold<kBlock>(warp_reduce(v, op), op, exchange);
 }
 
 }  // namespace wb

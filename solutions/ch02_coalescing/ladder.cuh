@@ -30,4 +30,14 @@ TransposeBF16Fn v4_transpose_bf16;
 
 using wb::ceil_div;  // grids: harness/device/math.cuh
 
+// The two transposes of step `step` (v1 ... v4), step_transpose_f32 and step_transpose_bf16,
+// each one call of the step's launcher template: launch(in, out, rows, cols, stream).
+#define CH02_TRANSPOSE_STEP(step, launch)                                                                            \
+  void step##_transpose_f32(const float* in, float* out, int rows, int cols, cudaStream_t stream) {                  \
+    launch(in, out, rows, cols, stream);                                                                             \
+  }                                                                                                                  \
+  void step##_transpose_bf16(const __nv_bfloat16* in, __nv_bfloat16* out, int rows, int cols, cudaStream_t stream) { \
+    launch(in, out, rows, cols, stream);                                                                             \
+  }
+
 }  // namespace ch02::solution

@@ -12,6 +12,8 @@
 // cache merges some of those partial sectors before they reach DRAM, but the load/store
 // unit and L2 still handle 8x the sectors of a coalesced write: that is why it is slow.
 //
+// From ladder.cuh: CH02_TRANSPOSE_STEP (the f32 and bf16 entry points of the launcher).
+//
 // Run: cmake --workflow --preset ch02-solution   (tests)
 //      build/ch02/bin/ch02_bench --impl=v1_naive,reference
 #include "runtime/errors.cuh"
@@ -52,12 +54,6 @@ void v1_strided_copy(const float* in, float* out, int n, int stride, cudaStream_
   WB_CHECK_LAUNCH();
 }
 
-void v1_transpose_f32(const float* in, float* out, int rows, int cols, cudaStream_t stream) {
-  transpose_naive(in, out, rows, cols, stream);
-}
-
-void v1_transpose_bf16(const __nv_bfloat16* in, __nv_bfloat16* out, int rows, int cols, cudaStream_t stream) {
-  transpose_naive(in, out, rows, cols, stream);
-}
+CH02_TRANSPOSE_STEP(v1, transpose_naive)
 
 }  // namespace ch02::solution

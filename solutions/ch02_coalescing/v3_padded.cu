@@ -8,9 +8,13 @@
 // row-wise writes into the tile stay conflict-free.
 // The spare words cost 128 bytes of shared memory per tile and nothing else.
 //
+// From tile_transpose.cuh: v2's transpose_tile, launch_tile_transpose and
+// CH02_TILE_TRANSPOSE_STEP; this file keeps only the padded tile.
+//
 // Run: build/ch02/bin/ch02_bench --impl=v3_padded,v2_smem_tiled,reference
 #include "runtime/errors.cuh"
 #include "ladder.cuh"
+#include "tile_transpose.cuh"
 
 namespace ch02::solution {
 namespace {
@@ -18,36 +22,14 @@ namespace {
 template <class T, int kTile>
 __global__ void __launch_bounds__(kTile* kTile)
     transpose_padded_kernel(const T* __restrict__ in, T* __restrict__ out, int rows, int cols) {
-  static_assert(kTile * kTile <= 1024, "one thread per tile element: at most 1024 threads per block");
   static_assert(sizeof(T) <= 4 && 4 % sizeof(T) == 0, "the pad is one 4-byte bank word");
   constexpr int kPad = 4 / sizeof(T);
-  __shared__ T tile[kTile][kTile + kPad];  // (kTile, kTile) piece of `in`; the pad column is never used
-
-  const int r0 = blockIdx.y * kTile, c0 = blockIdx.x * kTile;
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  if (r0 + ty < rows && c0 + tx < cols) tile[ty][tx] = in[static_cast<size_t>(r0 + ty) * cols + c0 + tx];
-  __syncthreads();
-  if (c0 + ty < cols && r0 + tx < rows) out[static_cast<size_t>(c0 + ty) * rows + r0 + tx] = tile[tx][ty];
-}
-
-template <class T>
-void transpose_padded(const T* in, T* out, int rows, int cols, cudaStream_t stream) {
-  constexpr int kTile = 32;
-  if (rows == 0 || cols == 0) return;
-  const dim3 block(kTile, kTile);
-  const dim3 grid(ceil_div(cols, kTile), ceil_div(rows, kTile));
-  transpose_padded_kernel<T, kTile><<<grid, block, 0, stream>>>(in, out, rows, cols);
-  WB_CHECK_LAUNCH();
+  __shared__ T tile[kTile][kTile + kPad];     // (kTile, kTile) piece of `in`; the pad column is never used
+  transpose_tile(tile, in, out, rows, cols);  // as v2, through the padded rows
 }
 
 }  // namespace
 
-void v3_transpose_f32(const float* in, float* out, int rows, int cols, cudaStream_t stream) {
-  transpose_padded(in, out, rows, cols, stream);
-}
-
-void v3_transpose_bf16(const __nv_bfloat16* in, __nv_bfloat16* out, int rows, int cols, cudaStream_t stream) {
-  transpose_padded(in, out, rows, cols, stream);
-}
+CH02_TILE_TRANSPOSE_STEP(v3, transpose_padded_kernel)
 
 }  // namespace ch02::solution

@@ -27,6 +27,8 @@
 // The copy: stride 1 with float4 and four loads in flight per thread (chapter 1's vector
 // add, minus one input); other strides with the scalar loads of v1, four per thread.
 //
+// From ladder.cuh: CH02_TRANSPOSE_STEP (the f32 and bf16 entry points of the launcher).
+//
 // Run: build/ch02/bin/ch02_bench --impl=v4_vectorized,v3_padded,reference
 //      (`%meas` is the share of this GPU's measured copy bandwidth; the target is >= 90 at 8192x8192)
 #include <algorithm>
@@ -205,12 +207,6 @@ void v4_strided_copy(const float* in, float* out, int n, int stride, cudaStream_
   WB_CHECK_LAUNCH();
 }
 
-void v4_transpose_f32(const float* in, float* out, int rows, int cols, cudaStream_t stream) {
-  transpose_v4(in, out, rows, cols, stream);
-}
-
-void v4_transpose_bf16(const __nv_bfloat16* in, __nv_bfloat16* out, int rows, int cols, cudaStream_t stream) {
-  transpose_v4(in, out, rows, cols, stream);
-}
+CH02_TRANSPOSE_STEP(v4, transpose_v4)
 
 }  // namespace ch02::solution

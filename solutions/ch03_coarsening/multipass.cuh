@@ -62,4 +62,19 @@ void multipass(BlockKernel<T> first, BlockKernel<float> next, const T* x, int n,
   }
 }
 
+// The three entry points of step `step` (v1, v2, v3) whose block kernel template is
+// `kernel`: step_sum_f32, step_max_f32 and step_sum_bf16 (ladder.cuh), each the passes of
+// multipass with kernel<T, Op> first and kernel<float, Op> on the FP32 partials after it.
+#define CH03_MULTIPASS_STEP(step, kernel)                                                                            \
+  void step##_sum_f32(const float* x, int n, float* out, void* ws, size_t ws_bytes, cudaStream_t stream) {           \
+    multipass<float>(kernel<float, SumOp>, kernel<float, SumOp>, x, n, out, ws, ws_bytes, stream, #step "_sum_f32"); \
+  }                                                                                                                  \
+  void step##_max_f32(const float* x, int n, float* out, void* ws, size_t ws_bytes, cudaStream_t stream) {           \
+    multipass<float>(kernel<float, MaxOp>, kernel<float, MaxOp>, x, n, out, ws, ws_bytes, stream, #step "_max_f32"); \
+  }                                                                                                                  \
+  void step##_sum_bf16(const __nv_bfloat16* x, int n, float* out, void* ws, size_t ws_bytes, cudaStream_t stream) {  \
+    multipass<__nv_bfloat16>(kernel<__nv_bfloat16, SumOp>, kernel<float, SumOp>, x, n, out, ws, ws_bytes, stream,    \
+                             #step "_sum_bf16");                                                                     \
+  }
+
 }  // namespace ch03::solution

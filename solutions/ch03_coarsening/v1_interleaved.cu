@@ -19,8 +19,8 @@
 // flight per thread, far too few bytes to cover DRAM latency. Every pass is also a launch
 // (multipass.cuh), four for 2^27 elements.
 //
-// From multipass.cuh: load_tile (the block's elements into shared memory) and multipass
-// (the passes).
+// From multipass.cuh: load_tile (the block's elements into shared memory), multipass (the
+// passes) and CH03_MULTIPASS_STEP (the step's three entry points, from its block kernel).
 //
 // Run: build/ch03/bin/ch03_bench --impl=v1_interleaved,reference
 #include "ladder.cuh"
@@ -46,19 +46,6 @@ __global__ void __launch_bounds__(kThreads) interleaved_kernel(const T* x, int n
 
 size_t v1_workspace_bytes(int n) { return multipass_workspace_bytes(n); }
 
-void v1_sum_f32(const float* x, int n, float* out, void* ws, size_t ws_bytes, cudaStream_t stream) {
-  multipass<float>(interleaved_kernel<float, SumOp>, interleaved_kernel<float, SumOp>, x, n, out, ws, ws_bytes, stream,
-                   "v1_sum_f32");
-}
-
-void v1_max_f32(const float* x, int n, float* out, void* ws, size_t ws_bytes, cudaStream_t stream) {
-  multipass<float>(interleaved_kernel<float, MaxOp>, interleaved_kernel<float, MaxOp>, x, n, out, ws, ws_bytes, stream,
-                   "v1_max_f32");
-}
-
-void v1_sum_bf16(const __nv_bfloat16* x, int n, float* out, void* ws, size_t ws_bytes, cudaStream_t stream) {
-  multipass<__nv_bfloat16>(interleaved_kernel<__nv_bfloat16, SumOp>, interleaved_kernel<float, SumOp>, x, n, out, ws,
-                           ws_bytes, stream, "v1_sum_bf16");
-}
+CH03_MULTIPASS_STEP(v1, interleaved_kernel)
 
 }  // namespace ch03::solution

@@ -17,8 +17,8 @@
 // conflicts). It is still one 4-byte load per thread and one launch per pass: the memory
 // system, not the tree, is now what holds it back.
 //
-// From multipass.cuh: load_tile (the block's elements into shared memory) and multipass
-// (the passes).
+// From multipass.cuh: load_tile (the block's elements into shared memory), multipass (the
+// passes) and CH03_MULTIPASS_STEP (the step's three entry points, from its block kernel).
 //
 // Run: build/ch03/bin/ch03_bench --impl=v2_sequential,v1_interleaved
 #include "ladder.cuh"
@@ -43,19 +43,6 @@ __global__ void __launch_bounds__(kThreads) sequential_kernel(const T* x, int n,
 
 }  // namespace
 
-void v2_sum_f32(const float* x, int n, float* out, void* ws, size_t ws_bytes, cudaStream_t stream) {
-  multipass<float>(sequential_kernel<float, SumOp>, sequential_kernel<float, SumOp>, x, n, out, ws, ws_bytes, stream,
-                   "v2_sum_f32");
-}
-
-void v2_max_f32(const float* x, int n, float* out, void* ws, size_t ws_bytes, cudaStream_t stream) {
-  multipass<float>(sequential_kernel<float, MaxOp>, sequential_kernel<float, MaxOp>, x, n, out, ws, ws_bytes, stream,
-                   "v2_max_f32");
-}
-
-void v2_sum_bf16(const __nv_bfloat16* x, int n, float* out, void* ws, size_t ws_bytes, cudaStream_t stream) {
-  multipass<__nv_bfloat16>(sequential_kernel<__nv_bfloat16, SumOp>, sequential_kernel<float, SumOp>, x, n, out, ws,
-                           ws_bytes, stream, "v2_sum_bf16");
-}
+CH03_MULTIPASS_STEP(v2, sequential_kernel)
 
 }  // namespace ch03::solution

@@ -14,8 +14,8 @@
 // building block: v4 and later reduce each warp with shuffles first and use shared memory
 // only to combine the 8 warp totals.
 //
-// From multipass.cuh: load_tile (the block's elements into shared memory) and multipass
-// (the passes).
+// From multipass.cuh: load_tile (the block's elements into shared memory), multipass (the
+// passes) and CH03_MULTIPASS_STEP (the step's three entry points, from its block kernel).
 //
 // Run: build/ch03/bin/ch03_bench --impl=v3_warp_shuffle,v2_sequential
 #include "ladder.cuh"
@@ -45,19 +45,6 @@ __global__ void __launch_bounds__(kThreads) warp_shuffle_kernel(const T* x, int 
 
 }  // namespace
 
-void v3_sum_f32(const float* x, int n, float* out, void* ws, size_t ws_bytes, cudaStream_t stream) {
-  multipass<float>(warp_shuffle_kernel<float, SumOp>, warp_shuffle_kernel<float, SumOp>, x, n, out, ws, ws_bytes,
-                   stream, "v3_sum_f32");
-}
-
-void v3_max_f32(const float* x, int n, float* out, void* ws, size_t ws_bytes, cudaStream_t stream) {
-  multipass<float>(warp_shuffle_kernel<float, MaxOp>, warp_shuffle_kernel<float, MaxOp>, x, n, out, ws, ws_bytes,
-                   stream, "v3_max_f32");
-}
-
-void v3_sum_bf16(const __nv_bfloat16* x, int n, float* out, void* ws, size_t ws_bytes, cudaStream_t stream) {
-  multipass<__nv_bfloat16>(warp_shuffle_kernel<__nv_bfloat16, SumOp>, warp_shuffle_kernel<float, SumOp>, x, n, out, ws,
-                           ws_bytes, stream, "v3_sum_bf16");
-}
+CH03_MULTIPASS_STEP(v3, warp_shuffle_kernel)
 
 }  // namespace ch03::solution

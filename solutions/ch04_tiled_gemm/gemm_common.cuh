@@ -133,6 +133,26 @@ __device__ __forceinline__ void outer_product(float (&acc)[TM][TN], const float 
   }
 }
 
+// The main loop of v5, v6 and v7, over the (BK)-deep tiles of K: load_tiles(k0) fills the
+// shared tiles at k0, a barrier, then for each k of the tile load_regs(k) reads the thread's
+// TM values of A and TN values of B into a_reg and b_reg, and their outer product is added
+// to acc; a barrier before the next tile overwrites the shared tiles. The steps differ only
+// in how they load the tiles and the registers.
+template <int BK, int TM, int TN, class LoadTiles, class LoadRegs>
+__device__ __forceinline__ void register_tile_loop(int K, float (&acc)[TM][TN], float (&a_reg)[TM], float (&b_reg)[TN],
+                                                   LoadTiles&& load_tiles, LoadRegs&& load_regs) {
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    load_tiles(k0);
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      load_regs(k);
+      outer_product(acc, a_reg, b_reg);
+    }
+    __syncthreads();
+  }
+}
+
 // The rules of a warp-tiled kernel's tiles (v7, v8), checked where the kernel is
 // instantiated, and the lane layout they give: kLanesN lanes across the warp tile; a
 // thread's float4 rows are kSweepM apart, its float4 columns kSweepN apart.

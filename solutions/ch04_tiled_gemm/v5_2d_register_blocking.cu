@@ -12,8 +12,9 @@
 // warp hit the same bank), and B's reads (8 consecutive floats per thread, threads 8 floats
 // apart) conflict 4 ways. v6 fixes the loads.
 //
-// From gemm_common.cuh: load_tiles_scalar (v4's tile loads), outer_product (the TM x TN FMAs
-// of one k), store_scaled, launch_checked.
+// From gemm_common.cuh: load_tiles_scalar (v4's tile loads), register_tile_loop (the loop
+// over K tiles: load, barrier, per k the registers and outer_product, the TM x TN FMAs of one
+// k), store_scaled, launch_checked.
 //
 // Run: build/ch04/bin/ch04_bench --impl=v5_2d_register_blocking,reference
 #include "runtime/errors.cuh"
@@ -40,19 +41,17 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 
   float acc[TM][TN] = {};
   float a_reg[TM], b_reg[TN];
-  for (int k0 = 0; k0 < K; k0 += BK) {
+  // Per k: the thread's column of A and row of B, scalar reads from the tiles.
+  const auto load_regs = [&](int k) {
+#pragma unroll
+    for (int i = 0; i < TM; ++i) a_reg[i] = a_tile[trow * TM + i][k];
+#pragma unroll
+    for (int j = 0; j < TN; ++j) b_reg[j] = b_tile[k][tcol * TN + j];
+  };
+  const auto load_tiles = [&](int k0) {
     load_tiles_scalar<BM, BN, BK, kThreads>(a_tile, b_tile, A, lda, B, ldb, M, N, K, row0, col0, k0, tid);
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < BK; ++k) {
-#pragma unroll
-      for (int i = 0; i < TM; ++i) a_reg[i] = a_tile[trow * TM + i][k];
-#pragma unroll
-      for (int j = 0; j < TN; ++j) b_reg[j] = b_tile[k][tcol * TN + j];
-      outer_product(acc, a_reg, b_reg);
-    }
-    __syncthreads();
-  }
+  };
+  register_tile_loop<BK>(K, acc, a_reg, b_reg, load_tiles, load_regs);
 
 #pragma unroll
   for (int i = 0; i < TM; ++i) {

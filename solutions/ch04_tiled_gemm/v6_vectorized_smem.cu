@@ -20,8 +20,8 @@
 // is aligned and its leading dimension is a multiple of 4, and only for groups of four
 // that lie inside the matrix; everything else takes the element-by-element path.
 //
-// From gemm_common.cuh: load_tiles_vec4 (the float4 tile loads, A transposed), outer_product
-// (as v5), store_row4, launch_checked.
+// From gemm_common.cuh: load_tiles_vec4 (the float4 tile loads, A transposed),
+// register_tile_loop and outer_product (as v5), store_row4, launch_checked.
 //
 // Run: build/ch04/bin/ch04_bench --impl=v6_vectorized_smem,reference
 #include "runtime/errors.cuh"
@@ -51,25 +51,23 @@ __global__ void __launch_bounds__((BM / TM) * (BN / TN))
 
   float acc[TM][TN] = {};
   float a_reg[TM], b_reg[TN];
-  for (int k0 = 0; k0 < K; k0 += BK) {
-    load_tiles_vec4<BM, BN, BK, kThreads>(a_tile, b_tile, A, lda, B, ldb, M, N, K, row0, col0, k0, tid, a_vec, b_vec);
-    __syncthreads();
+  // Per k: the thread's 8 values of A and 8 of B, each two float4 reads from the tiles.
+  const auto load_regs = [&](int k) {
 #pragma unroll
-    for (int k = 0; k < BK; ++k) {
-#pragma unroll
-      for (int i = 0; i < TM; i += 4) {
-        const float4 v = *reinterpret_cast<const float4*>(&a_tile[k][trow * TM + i]);
-        a_reg[i + 0] = v.x, a_reg[i + 1] = v.y, a_reg[i + 2] = v.z, a_reg[i + 3] = v.w;
-      }
-#pragma unroll
-      for (int j = 0; j < TN; j += 4) {
-        const float4 v = *reinterpret_cast<const float4*>(&b_tile[k][tcol * TN + j]);
-        b_reg[j + 0] = v.x, b_reg[j + 1] = v.y, b_reg[j + 2] = v.z, b_reg[j + 3] = v.w;
-      }
-      outer_product(acc, a_reg, b_reg);
+    for (int i = 0; i < TM; i += 4) {
+      const float4 v = *reinterpret_cast<const float4*>(&a_tile[k][trow * TM + i]);
+      a_reg[i + 0] = v.x, a_reg[i + 1] = v.y, a_reg[i + 2] = v.z, a_reg[i + 3] = v.w;
     }
-    __syncthreads();
-  }
+#pragma unroll
+    for (int j = 0; j < TN; j += 4) {
+      const float4 v = *reinterpret_cast<const float4*>(&b_tile[k][tcol * TN + j]);
+      b_reg[j + 0] = v.x, b_reg[j + 1] = v.y, b_reg[j + 2] = v.z, b_reg[j + 3] = v.w;
+    }
+  };
+  const auto load_tiles = [&](int k0) {
+    load_tiles_vec4<BM, BN, BK, kThreads>(a_tile, b_tile, A, lda, B, ldb, M, N, K, row0, col0, k0, tid, a_vec, b_vec);
+  };
+  register_tile_loop<BK>(K, acc, a_reg, b_reg, load_tiles, load_regs);
 
 #pragma unroll
   for (int i = 0; i < TM; ++i) {

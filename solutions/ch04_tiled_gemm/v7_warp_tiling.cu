@@ -18,8 +18,8 @@
 // What still costs: load, wait, compute, wait: the tile's global loads are not overlapped
 // with the FMAs of the previous tile. v8 double-buffers.
 //
-// From gemm_common.cuh: load_tiles_vec4 and outer_product (as v6), store_warp_tile (the
-// thread's results to C), launch_checked.
+// From gemm_common.cuh: load_tiles_vec4, register_tile_loop and outer_product (as v6),
+// store_warp_tile (the thread's results to C), launch_checked.
 //
 // Run: build/ch04/bin/ch04_bench --impl=v7_warp_tiling,reference
 #include "runtime/errors.cuh"
@@ -52,25 +52,23 @@ __global__ void __launch_bounds__(THREADS)
 
   float acc[TM][TN] = {};
   float a_reg[TM], b_reg[TN];
-  for (int k0 = 0; k0 < K; k0 += BK) {
-    load_tiles_vec4<BM, BN, BK, THREADS>(a_tile, b_tile, A, lda, B, ldb, M, N, K, row0, col0, k0, tid, a_vec, b_vec);
-    __syncthreads();
+  // Per k: the thread's float4s of A and B, one lane sweep apart (consecutive across the warp).
+  const auto load_regs = [&](int k) {
 #pragma unroll
-    for (int k = 0; k < BK; ++k) {
-#pragma unroll
-      for (int i = 0; i < TM / 4; ++i) {
-        const float4 v = *reinterpret_cast<const float4*>(&a_tile[k][m_base + i * kSweepM]);
-        a_reg[4 * i + 0] = v.x, a_reg[4 * i + 1] = v.y, a_reg[4 * i + 2] = v.z, a_reg[4 * i + 3] = v.w;
-      }
-#pragma unroll
-      for (int j = 0; j < TN / 4; ++j) {
-        const float4 v = *reinterpret_cast<const float4*>(&b_tile[k][n_base + j * kSweepN]);
-        b_reg[4 * j + 0] = v.x, b_reg[4 * j + 1] = v.y, b_reg[4 * j + 2] = v.z, b_reg[4 * j + 3] = v.w;
-      }
-      outer_product(acc, a_reg, b_reg);
+    for (int i = 0; i < TM / 4; ++i) {
+      const float4 v = *reinterpret_cast<const float4*>(&a_tile[k][m_base + i * kSweepM]);
+      a_reg[4 * i + 0] = v.x, a_reg[4 * i + 1] = v.y, a_reg[4 * i + 2] = v.z, a_reg[4 * i + 3] = v.w;
     }
-    __syncthreads();
-  }
+#pragma unroll
+    for (int j = 0; j < TN / 4; ++j) {
+      const float4 v = *reinterpret_cast<const float4*>(&b_tile[k][n_base + j * kSweepN]);
+      b_reg[4 * j + 0] = v.x, b_reg[4 * j + 1] = v.y, b_reg[4 * j + 2] = v.z, b_reg[4 * j + 3] = v.w;
+    }
+  };
+  const auto load_tiles = [&](int k0) {
+    load_tiles_vec4<BM, BN, BK, THREADS>(a_tile, b_tile, A, lda, B, ldb, M, N, K, row0, col0, k0, tid, a_vec, b_vec);
+  };
+  register_tile_loop<BK>(K, acc, a_reg, b_reg, load_tiles, load_regs);
 
   // acc[4 * i + r][4 * j + c] is C[row0 + m_base + i * kSweepM + r][col0 + n_base + j * kSweepN + c].
   store_warp_tile<TM, TN, kSweepM, kSweepN>(acc, C, ldc, M, N, row0 + m_base, col0 + n_base, c_vec, alpha, beta);

@@ -1,13 +1,16 @@
 // What v7 (16-bit inputs, mma.sync.m16n8k16) and v8 (INT8, m16n8k32) share: the tiling
 // (128 x 256 block tiles of 8 warps, 64 x 64 each, 3 stages whose rows of A are one 128-byte
 // line), the per-thread copy plan with its addresses worked out once, the copy of one K tile
-// into a stage, and the main loop that rotates the stage addresses held in registers.
+// into a stage, the main loop that rotates the stage addresses held in registers, and the
+// launch (the fallback where a block cannot have 144 KB, the aligned or element-wise kernel).
 // Each step keeps its fragment loads, its tensor-core step, B's swizzle and its epilogue.
 #pragma once
 #include <cstdint>
 
 #include "ch05.cuh"
+#include "runtime/device.cuh"
 #include "device/async_copy.cuh"
+#include "device/mma_pipeline.cuh"
 
 namespace ch05::solution {
 
@@ -151,6 +154,28 @@ __device__ __forceinline__ void k64_pipeline(int tiles, uint32_t sA32, uint32_t 
   }
   cp_async_wait<0>();  // only empty groups remain, but nothing may write the buffers below
   __syncthreads();     // every warp is done reading the stages
+}
+
+// v7's and v8's launch: nothing for an empty D; fallback() on a GPU that cannot give a block
+// Tiling::kSmem bytes of shared memory (sm_86 and sm_89 stop at 99 KB); else one block of
+// Tiling::kThreads per (BM x BN) tile of D, kAligned's kernel when `aligned` (16-byte
+// cp.async), kUnaligned's otherwise (element by element).
+template <class Tiling, auto kAligned, auto kUnaligned, class In, class Out, class Fallback>
+void k64_launch(bool aligned, Fallback&& fallback, int M, int N, int K, const In* A, const In* B, const Out* C, Out* D,
+                cudaStream_t stream) {
+  if (M <= 0 || N <= 0) return;
+  static const bool fits = wb::query_device().smem_per_block_optin >= Tiling::kSmem;
+  if (!fits) {
+    fallback();
+    return;
+  }
+  const long long blocks = (long long)((M + Tiling::kBM - 1) / Tiling::kBM) * ((N + Tiling::kBN - 1) / Tiling::kBN);
+  const auto grid = static_cast<unsigned>(blocks);
+  if (aligned) {
+    wb::gemm::launch_with_smem<kAligned>(grid, Tiling::kThreads, Tiling::kSmem, stream, M, N, K, A, B, C, D);
+  } else {
+    wb::gemm::launch_with_smem<kUnaligned>(grid, Tiling::kThreads, Tiling::kSmem, stream, M, N, K, A, B, C, D);
+  }
 }
 
 }  // namespace ch05::solution

@@ -16,6 +16,9 @@
 // pays once each warp reuses its fragments (v3) and the copies are wide (v3) and
 // asynchronous (v4).
 //
+// From wmma_common.cuh: the panel layout, the scalar tile loaders, write_tile and the launch
+// over the block tiles of D (launch_block_tiles).
+//
 // Run: build/ch05/bin/ch05_bench --impl=v2_wmma_smem,v1_wmma_global,reference
 #include "runtime/errors.cuh"
 #include "ladder.cuh"
@@ -69,10 +72,8 @@ __global__ void __launch_bounds__(kThreads)
 }  // namespace
 
 CH05_LAUNCHER(v2_wmma_smem) {
-  if (M <= 0 || N <= 0) return;
-  const dim3 grid((N + kBN - 1) / kBN, (M + kBM - 1) / kBM);
-  wmma_smem_kernel<In, Out><<<grid, kThreads, 0, stream>>>(M, N, K, A, B, C, D);
-  WB_CHECK_LAUNCH();
+  launch_block_tiles<kBM, kBN>(
+      M, N, [&](dim3 grid) { wmma_smem_kernel<In, Out><<<grid, kThreads, 0, stream>>>(M, N, K, A, B, C, D); });
 }
 
 CH05_INSTANTIATE_ALL(v2_wmma_smem);

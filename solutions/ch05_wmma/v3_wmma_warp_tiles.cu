@@ -11,8 +11,9 @@
 // Why it is not yet fast: the loads of the next tile start only after the current one
 // is used up; warps wait at each barrier for global memory (v4 overlaps the two).
 //
-// From wmma_common.cuh: the panel layout, the tile loaders, and the warp tile's reset and
-// epilogue (zero_tiles, write_tiles).
+// From wmma_common.cuh: the panel layout, the tile loaders, and the warp tile's reset, its
+// fragments and products over one staged tile (mma_warp_tile) and its epilogue (zero_tiles,
+// write_tiles); the launch over the block tiles of D as v2 (launch_block_tiles).
 //
 // Run: build/ch05/bin/ch05_bench --impl=v3_wmma_warp_tiles,v2_wmma_smem,reference
 #include "runtime/errors.cuh"
@@ -35,7 +36,6 @@ template <class In, class Out, bool kVector>
 __global__ void __launch_bounds__(kThreads)
     wmma_warp_tiles_kernel(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D) {
   if constexpr (has_tensor_cores<In>()) {
-    using E = frag_t<In>;
     using Acc = acc_t<In>;
     constexpr int ld = kPanelRow<In>;
     __shared__ __align__(32) In sA[(kBK / 16) * kBM * ld];  // (kBM x kBK) tile of A, in panels
@@ -47,6 +47,8 @@ __global__ void __launch_bounds__(kThreads)
 
     AccFragment<In> acc[kFM][kFN];
     zero_tiles<In>(acc);
+    AFragment<In> a[kFM];  // one k step's fragments
+    BFragment<In> b[kFN];
 
     for (int k0 = 0; k0 < K; k0 += kBK) {
       if constexpr (kVector) {
@@ -57,25 +59,7 @@ __global__ void __launch_bounds__(kThreads)
         load_b_scalar<In, kBK, kBN, kThreads>(sB, B, K, N, k0, col0);
       }
       __syncthreads();
-#pragma unroll
-      for (int kk = 0; kk < kBK / 16; ++kk) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major> a[kFM];
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::row_major> b[kFN];
-#pragma unroll
-        for (int i = 0; i < kFM; ++i) {
-          wmma::load_matrix_sync(a[i], reinterpret_cast<const E*>(sA + a_panel<In, kBM>(wm * kWM + i * 16, kk * 16)),
-                                 ld);
-        }
-#pragma unroll
-        for (int j = 0; j < kFN; ++j) {
-          wmma::load_matrix_sync(b[j], reinterpret_cast<const E*>(sB + b_panel<In, kBK>(kk * 16, wn * kWN + j * 16)),
-                                 ld);
-        }
-#pragma unroll
-        for (int i = 0; i < kFM; ++i)
-#pragma unroll
-          for (int j = 0; j < kFN; ++j) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
-      }
+      mma_warp_tile<In, kBM, kBK, kWM, kWN>(acc, a, b, sA, sB, wm, wn);
       __syncthreads();
     }
     write_tiles<In, Out>(acc, scratch[warp], row0 + wm * kWM, col0 + wn * kWN, M, N, C, D);
@@ -87,14 +71,13 @@ __global__ void __launch_bounds__(kThreads)
 }  // namespace
 
 CH05_LAUNCHER(v3_wmma_warp_tiles) {
-  if (M <= 0 || N <= 0) return;
-  const dim3 grid((N + kBN - 1) / kBN, (M + kBM - 1) / kBM);
-  if (rows_aligned(A, B, N, K)) {
-    wmma_warp_tiles_kernel<In, Out, true><<<grid, kThreads, 0, stream>>>(M, N, K, A, B, C, D);
-  } else {
-    wmma_warp_tiles_kernel<In, Out, false><<<grid, kThreads, 0, stream>>>(M, N, K, A, B, C, D);
-  }
-  WB_CHECK_LAUNCH();
+  launch_block_tiles<kBM, kBN>(M, N, [&](dim3 grid) {
+    if (rows_aligned(A, B, N, K)) {
+      wmma_warp_tiles_kernel<In, Out, true><<<grid, kThreads, 0, stream>>>(M, N, K, A, B, C, D);
+    } else {
+      wmma_warp_tiles_kernel<In, Out, false><<<grid, kThreads, 0, stream>>>(M, N, K, A, B, C, D);
+    }
+  });
 }
 
 CH05_INSTANTIATE_ALL(v3_wmma_warp_tiles);

@@ -18,7 +18,7 @@
 // into the same stages.
 // Why faster: global-memory latency is hidden behind two tiles of tensor-core work.
 //
-// From wmma_common.cuh: as v3 (zero_tiles, write_tiles); from harness/device/
+// From wmma_common.cuh: as v3 (zero_tiles, mma_warp_tile, write_tiles); from harness/device/
 // mma_pipeline.cuh: the launch above 48 KB of shared memory (launch_with_smem).
 //
 // Run: build/ch05/bin/ch05_bench --impl=v4_cp_async_pipeline,v3_wmma_warp_tiles,reference
@@ -83,9 +83,7 @@ template <class In, class Out, bool kAsync>
 __global__ void __launch_bounds__(kThreads)
     cp_async_pipeline_kernel(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  using E = frag_t<In>;
   using Acc = acc_t<In>;
-  constexpr int ld = kPanelRow<In>;
   extern __shared__ __align__(128) unsigned char smem[];
   In* sA = reinterpret_cast<In*>(smem);                                       // kStages x (kBM x kBK) tiles of A
   In* sB = sA + kStages * a_stage_elems<In>();                                // kStages x (kBK x kBN) tiles of B
@@ -97,6 +95,8 @@ __global__ void __launch_bounds__(kThreads)
 
   AccFragment<In> acc[kFM][kFN];
   zero_tiles<In>(acc);
+  AFragment<In> a[kFM];  // one k step's fragments
+  BFragment<In> b[kFN];
 
   // Prologue: the first kStages - 1 tiles in flight, one commit group per tile (a group
   // may be empty when K is short: the wait below counts groups, so commit anyway).
@@ -121,25 +121,7 @@ __global__ void __launch_bounds__(kThreads)
 
     const In* a_tile = sA + (t % kStages) * a_stage_elems<In>();
     const In* b_tile = sB + (t % kStages) * b_stage_elems<In>();
-#pragma unroll
-    for (int kk = 0; kk < kBK / 16; ++kk) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, E, wmma::row_major> a[kFM];
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, E, wmma::row_major> b[kFN];
-#pragma unroll
-      for (int i = 0; i < kFM; ++i) {
-        wmma::load_matrix_sync(a[i], reinterpret_cast<const E*>(a_tile + a_panel<In, kBM>(wm * kWM + i * 16, kk * 16)),
-                               ld);
-      }
-#pragma unroll
-      for (int j = 0; j < kFN; ++j) {
-        wmma::load_matrix_sync(b[j], reinterpret_cast<const E*>(b_tile + b_panel<In, kBK>(kk * 16, wn * kWN + j * 16)),
-                               ld);
-      }
-#pragma unroll
-      for (int i = 0; i < kFM; ++i)
-#pragma unroll
-        for (int j = 0; j < kFN; ++j) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
-    }
+    mma_warp_tile<In, kBM, kBK, kWM, kWN>(acc, a, b, a_tile, b_tile, wm, wn);
   }
   cp_async_wait<0>();  // nothing may still be writing shared memory when the block ends
 

@@ -30,8 +30,9 @@
 // measured change comes from the benchmark run (docs/ch05-wmma.md).
 //
 // From mma_k64_common.cuh (shared with v8): the tiling constants, the copy plan and the tile
-// copy, and the main loop with its rotating stage addresses; from harness/device/
-// mma_pipeline.cuh (shared with v5): the block order, the tile products and the launch.
+// copy, the main loop with its rotating stage addresses, and the launch (k64_launch: the v5
+// fallback, the aligned or element-wise kernel); from harness/device/mma_pipeline.cuh (shared
+// with v5): the block order and the tile products.
 //
 // Run: build/ch05/bin/ch05_bench --impl=v7_mma_sync_k64,v5_mma_sync,reference
 #include "runtime/device.cuh"
@@ -46,7 +47,7 @@ namespace ch05::solution {
 namespace {
 
 using namespace wb::ptx;   // cp.async, ldmatrix, mma.sync (harness/device/async_copy.cuh, mma.cuh)
-using namespace wb::gemm;  // the tile order, tile products and launch (harness/device/mma_pipeline.cuh)
+using namespace wb::gemm;  // the tile order and tile products (harness/device/mma_pipeline.cuh)
 
 using Tiling = K64Tiling<2, 256 + 8>;  // staged output rows: 8 floats of padding
 // mma tiles per warp (unused when compiling for GPUs before sm_80):
@@ -193,29 +194,13 @@ __global__ void __launch_bounds__(Tiling::kThreads, 1)
 #endif
 }
 
-template <class In, class Out, bool kAsync>
-void launch(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cudaStream_t stream) {
-  const long long blocks = (long long)((M + Tiling::kBM - 1) / Tiling::kBM) * ((N + Tiling::kBN - 1) / Tiling::kBN);
-  launch_with_smem<&k64_kernel<In, Out, kAsync>>(static_cast<unsigned>(blocks), Tiling::kThreads, Tiling::kSmem, stream,
-                                                 M, N, K, A, B, C, D);
-}
-
 }  // namespace
 
 CH05_LAUNCHER(v7_mma_sync_k64) {
-  if (M <= 0 || N <= 0) return;
-  static const bool fits = wb::query_device().smem_per_block_optin >= Tiling::kSmem;
-  if (!fits) {
-    v5_mma_sync<In, Out>(M, N, K, A, B, C, D, stream);
-    return;
-  }
   const bool aligned =
       K % 8 == 0 && N % 8 == 0 && reinterpret_cast<uintptr_t>(A) % 16 == 0 && reinterpret_cast<uintptr_t>(B) % 16 == 0;
-  if (aligned) {
-    launch<In, Out, true>(M, N, K, A, B, C, D, stream);
-  } else {
-    launch<In, Out, false>(M, N, K, A, B, C, D, stream);
-  }
+  k64_launch<Tiling, &k64_kernel<In, Out, true>, &k64_kernel<In, Out, false>>(
+      aligned, [&] { v5_mma_sync<In, Out>(M, N, K, A, B, C, D, stream); }, M, N, K, A, B, C, D, stream);
 }
 
 CH05_INSTANTIATE_16BIT(v7_mma_sync_k64);

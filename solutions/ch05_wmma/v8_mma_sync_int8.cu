@@ -37,8 +37,9 @@
 // cuBLASLt's IMMA (cublaslt_imma), the measured ratio comes from the benchmark run.
 //
 // From mma_k64_common.cuh (shared with v7): the tiling constants, the copy plan and the tile
-// copy, and the main loop with its rotating stage addresses; from harness/device/
-// mma_pipeline.cuh: the block order and the launch.
+// copy, the main loop with its rotating stage addresses, and the launch (k64_launch: the v4
+// fallback, the aligned or element-wise kernel); from harness/device/mma_pipeline.cuh: the
+// block order.
 //
 // Run: build/ch05/bin/ch05_bench --op=gemm/i8_i32 --impl=v8_mma_sync_int8,v4_cp_async_pipeline,reference
 #include "runtime/device.cuh"
@@ -53,7 +54,7 @@ namespace ch05::solution {
 namespace {
 
 using namespace wb::ptx;   // cp.async, ldmatrix, mma.sync (harness/device/async_copy.cuh, mma.cuh)
-using namespace wb::gemm;  // the tile order and launch (harness/device/mma_pipeline.cuh)
+using namespace wb::gemm;  // the tile order (harness/device/mma_pipeline.cuh)
 
 using Tiling = K64Tiling<1, 256 + 16>;  // staged output rows: 16 ints of padding
 // mma tiles per warp (unused when compiling for GPUs before sm_80):
@@ -199,31 +200,15 @@ __global__ void __launch_bounds__(Tiling::kThreads, 1)
 #endif
 }
 
-template <bool kAsync>
-void launch(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t* C, int32_t* D, cudaStream_t stream) {
-  const long long blocks = (long long)((M + Tiling::kBM - 1) / Tiling::kBM) * ((N + Tiling::kBN - 1) / Tiling::kBN);
-  launch_with_smem<&int8_kernel<kAsync>>(static_cast<unsigned>(blocks), Tiling::kThreads, Tiling::kSmem, stream, M, N,
-                                         K, A, B, C, D);
-}
-
 }  // namespace
 
 // INT8 only: the launcher template exists for the ladder's common signature.
 CH05_LAUNCHER(v8_mma_sync_int8) {
   static_assert(std::is_same_v<In, int8_t> && std::is_same_v<Out, int32_t>, "v8 is the INT8 step");
-  if (M <= 0 || N <= 0) return;
-  static const bool fits = wb::query_device().smem_per_block_optin >= Tiling::kSmem;
-  if (!fits) {
-    v4_cp_async_pipeline<In, Out>(M, N, K, A, B, C, D, stream);
-    return;
-  }
   const bool aligned = K % 16 == 0 && N % 16 == 0 && reinterpret_cast<uintptr_t>(A) % 16 == 0 &&
                        reinterpret_cast<uintptr_t>(B) % 16 == 0;
-  if (aligned) {
-    launch<true>(M, N, K, A, B, C, D, stream);
-  } else {
-    launch<false>(M, N, K, A, B, C, D, stream);
-  }
+  k64_launch<Tiling, &int8_kernel<true>, &int8_kernel<false>>(
+      aligned, [&] { v4_cp_async_pipeline<In, Out>(M, N, K, A, B, C, D, stream); }, M, N, K, A, B, C, D, stream);
 }
 
 CH05_INSTANTIATE(v8_mma_sync_int8, int8_t, int32_t);

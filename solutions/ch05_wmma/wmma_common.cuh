@@ -118,6 +118,15 @@ __device__ __forceinline__ void write_tile(
   __syncwarp();  // the scratch is free again
 }
 
+// The launch of a block-tiled step (v2, v3): nothing for an empty D; else launch(grid) with
+// one block per (BM x BN) tile of D, and the launch checked.
+template <int BM, int BN, class Launch>
+void launch_block_tiles(int M, int N, Launch&& launch) {
+  if (M <= 0 || N <= 0) return;
+  launch(dim3((N + BN - 1) / BN, (M + BM - 1) / BM));
+  WB_CHECK_LAUNCH();
+}
+
 // --- a warp tile of FM x FN fragments (v3, v4) -------------------------------------------
 template <class In>
 using AccFragment = nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, acc_t<In>>;
@@ -129,6 +138,40 @@ __device__ __forceinline__ void zero_tiles(AccFragment<In> (&acc)[FM][FN]) {
   for (int i = 0; i < FM; ++i)
 #pragma unroll
     for (int j = 0; j < FN; ++j) nvcuda::wmma::fill_fragment(acc[i][j], acc_t<In>(0));
+}
+
+// The fragments of A and of B one k step of a warp tile reads (v3, v4).
+template <class In>
+using AFragment = nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, frag_t<In>, nvcuda::wmma::row_major>;
+template <class In>
+using BFragment = nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, frag_t<In>, nvcuda::wmma::row_major>;
+
+// One (BM x BK) tile of A and (BK x BN) tile of B in shared memory, as panels, into the warp
+// tile (v3, v4): for each 16-deep k step, the warp's FM fragments of A (rows wm * WM ...)
+// into a and FN of B (columns wn * WN ...) into b, then their FM x FN products.
+template <class In, int BM, int BK, int WM, int WN, int FM, int FN>
+__device__ __forceinline__ void mma_warp_tile(AccFragment<In> (&acc)[FM][FN], AFragment<In> (&a)[FM],
+                                              BFragment<In> (&b)[FN], const In* a_tile, const In* b_tile, int wm,
+                                              int wn) {
+  using E = frag_t<In>;
+  constexpr int ld = kPanelRow<In>;
+#pragma unroll
+  for (int kk = 0; kk < BK / 16; ++kk) {
+#pragma unroll
+    for (int i = 0; i < FM; ++i) {
+      nvcuda::wmma::load_matrix_sync(
+          a[i], reinterpret_cast<const E*>(a_tile + a_panel<In, BM>(wm * WM + i * 16, kk * 16)), ld);
+    }
+#pragma unroll
+    for (int j = 0; j < FN; ++j) {
+      nvcuda::wmma::load_matrix_sync(
+          b[j], reinterpret_cast<const E*>(b_tile + b_panel<In, BK>(kk * 16, wn * WN + j * 16)), ld);
+    }
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+#pragma unroll
+      for (int j = 0; j < FN; ++j) nvcuda::wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
+  }
 }
 
 // The warp tile to D at (row0, col0), one fragment at a time through the warp's scratch.

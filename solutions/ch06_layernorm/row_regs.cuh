@@ -66,6 +66,15 @@ bool with_bucket(int nv, bool vec, F&& f) {
   return false;
 }
 
+// with_bucket for the rows of a: the bucket of their length, and whether every row of x, r,
+// gamma, beta, h and y allows 16-byte packs.
+template <class T, class F>
+bool with_row_bucket(const RowArgs<T>& a, F&& f) {
+  const int nv = ceil_div(a.C, Pack<T>::kN);
+  const bool vec = rows_aligned<T>(a.ld, {a.x, a.r, a.gamma, a.beta, a.h, a.y});
+  return with_bucket(nv, vec, f);
+}
+
 // How many elements of pack j lie inside a row of C (0 .. kN).
 template <class T>
 __device__ __forceinline__ int pack_len(int j, int C) {
@@ -163,5 +172,52 @@ __device__ __forceinline__ void normalise(Pack<T> (&v)[kV], const Pack<T> (&g)[k
     v[i].set(o);
   }
 }
+
+// This thread's packs of gamma and, for LayerNorm, of beta: the same columns in every row.
+template <class T, Norm kNorm, int kG, int kV, bool kVec>
+__device__ __forceinline__ void load_params(Pack<T> (&g)[kV], Pack<T> (&b)[kV], const RowArgs<T> a, int t) {
+  load_packs<T, kG, kV, kVec>(g, a.gamma, 0, 0, a.C, t);
+  if constexpr (kNorm == Norm::Layer) load_packs<T, kG, kV, kVec>(b, a.beta, 0, 0, a.C, t);
+}
+
+// Row n's output from the registers: y = the normalised row, and from thread 0 of the group
+// the row's mean and rstd (store_stats).
+template <class T, Norm kNorm, int kG, int kV, bool kVec>
+__device__ __forceinline__ void write_row(Pack<T> (&v)[kV], const Pack<T> (&g)[kV], const Pack<T> (&b)[kV], float mean,
+                                          float rstd, const RowArgs<T> a, int n, int t) {
+  normalise<kNorm>(v, g, b, mean, rstd);
+  store_packs<T, kG, kV, kVec>(v, a.y, n, a.ld, a.C, t);
+  if (t == 0) store_stats<kNorm>(a.mean, a.rstd, n, mean, rstd);
+}
+
+// The three ops of step `step` (v4, v6), each a RowArgs for `launch`, which is
+// launch<T, kNorm, kResidual>(args, stream) -> false when the row is too long for it; v2's
+// kernel takes those rows. Defines step_layernorm_f32, step_residual_layernorm and
+// step_residual_rmsnorm (ladder.cuh).
+#define CH06_ROW_STEP(step, launch)                                                                                    \
+  void step##_layernorm_f32(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd, \
+                            int N, int C, int ld, float eps, cudaStream_t stream) {                                    \
+    if (N == 0) return;                                                                                                \
+    const RowArgs<float> a{x, nullptr, gamma, beta, nullptr, y, mean, rstd, N, C, ld, eps};                            \
+    if (!launch<float, Norm::Layer, false>(a, stream)) {                                                               \
+      v2_layernorm_f32(x, gamma, beta, y, mean, rstd, N, C, ld, eps, stream);                                          \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  void step##_residual_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y,  \
+                                 float* mean, float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {     \
+    if (N == 0) return;                                                                                                \
+    const RowArgs<bf16> a{x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps};                                         \
+    if (!launch<bf16, Norm::Layer, true>(a, stream)) {                                                                 \
+      v2_residual_layernorm(x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps, stream);                               \
+    }                                                                                                                  \
+  }                                                                                                                    \
+  void step##_residual_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N,  \
+                               int C, int ld, float eps, cudaStream_t stream) {                                        \
+    if (N == 0) return;                                                                                                \
+    const RowArgs<bf16> a{x, r, gamma, nullptr, h, y, nullptr, rstd, N, C, ld, eps};                                   \
+    if (!launch<bf16, Norm::Rms, true>(a, stream)) {                                                                   \
+      v2_residual_rmsnorm(x, r, gamma, h, y, rstd, N, C, ld, eps, stream);                                             \
+    }                                                                                                                  \
+  }
 
 }  // namespace ch06::solution

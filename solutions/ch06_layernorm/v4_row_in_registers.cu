@@ -27,7 +27,9 @@
 // every row. Two passes over registers cost a few FMAs per element, nothing next to the
 // memory time, and keep the numerically safe form (mean first).
 //
-// From norm_common.cuh: store_stats (the row's mean and rstd out).
+// From norm_common.cuh: store_stats (the row's mean and rstd out). From row_regs.cuh: the
+// pack loads and stores, the bucket (with_row_bucket), load_params (gamma and beta),
+// write_row (y and the statistics out) and CH06_ROW_STEP (the three ops, v2 for long rows).
 //
 // Run: build/ch06/bin/ch06_bench --impl=v4_row_in_registers,v3_warp_shuffle
 #include "ladder.cuh"
@@ -64,20 +66,14 @@ __global__ void __launch_bounds__(kG* kRows) regs_kernel(const RowArgs<T> a) {
   }
 
   Pack<T> g[kV], b[kV];
-  load_packs<T, kG, kV, kVec>(g, a.gamma, 0, 0, a.C, t);
-  if constexpr (kNorm == Norm::Layer) load_packs<T, kG, kV, kVec>(b, a.beta, 0, 0, a.C, t);
-  normalise<kNorm>(v, g, b, mean, rstd);
-  store_packs<T, kG, kV, kVec>(v, a.y, n, a.ld, a.C, t);
-
-  if (t == 0) store_stats<kNorm>(a.mean, a.rstd, n, mean, rstd);
+  load_params<T, kNorm, kG, kV, kVec>(g, b, a, t);
+  write_row<T, kNorm, kG, kV, kVec>(v, g, b, mean, rstd, a, n, t);
 }
 
 // Picks the bucket for C; returns false (launching nothing) when the row is too long.
 template <class T, Norm kNorm, bool kResidual>
 bool launch_regs(const RowArgs<T>& a, cudaStream_t stream) {
-  const int nv = ceil_div(a.C, Pack<T>::kN);
-  const bool vec = rows_aligned<T>(a.ld, {a.x, a.r, a.gamma, a.beta, a.h, a.y});
-  return with_bucket(nv, vec, [&]<int kG, int kRows, int kV, bool kVec>() {
+  return with_row_bucket(a, [&]<int kG, int kRows, int kV, bool kVec>() {
     regs_kernel<T, kNorm, kResidual, kG, kRows, kV, kVec><<<ceil_div(a.N, kRows), kG * kRows, 0, stream>>>(a);
     WB_CHECK_LAUNCH();
   });
@@ -85,29 +81,6 @@ bool launch_regs(const RowArgs<T>& a, cudaStream_t stream) {
 
 }  // namespace
 
-void v4_layernorm_f32(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd, int N,
-                      int C, int ld, float eps, cudaStream_t stream) {
-  if (N == 0) return;
-  const RowArgs<float> a{x, nullptr, gamma, beta, nullptr, y, mean, rstd, N, C, ld, eps};
-  if (!launch_regs<float, Norm::Layer, false>(a, stream))
-    v2_layernorm_f32(x, gamma, beta, y, mean, rstd, N, C, ld, eps, stream);
-}
-
-void v4_residual_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y,
-                           float* mean, float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
-  if (N == 0) return;
-  const RowArgs<bf16> a{x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps};
-  if (!launch_regs<bf16, Norm::Layer, true>(a, stream)) {
-    v2_residual_layernorm(x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps, stream);
-  }
-}
-
-void v4_residual_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N, int C,
-                         int ld, float eps, cudaStream_t stream) {
-  if (N == 0) return;
-  const RowArgs<bf16> a{x, r, gamma, nullptr, h, y, nullptr, rstd, N, C, ld, eps};
-  if (!launch_regs<bf16, Norm::Rms, true>(a, stream))
-    v2_residual_rmsnorm(x, r, gamma, h, y, rstd, N, C, ld, eps, stream);
-}
+CH06_ROW_STEP(v4, launch_regs)
 
 }  // namespace ch06::solution

@@ -56,18 +56,16 @@ __device__ __forceinline__ Moments warp_merge(Moments v) {
   return v;
 }
 
+// The warps' triples merged in warp order through shared memory (wb::block_fold,
+// harness/device/reduce.cuh); a warp per row needs no exchange.
 template <int kG>
 __device__ __forceinline__ Moments block_merge(Moments v, Moments* exchange) {
   v = warp_merge(v);
   if constexpr (kG == 32) {
     return v;
   } else {
-    if (threadIdx.x % 32 == 0) exchange[threadIdx.x / 32] = v;
-    __syncthreads();
-    Moments total = exchange[0];
-#pragma unroll
-    for (int w = 1; w < kG / 32; ++w) total = merge(total, exchange[w]);
-    return total;
+    return wb::block_fold<kG>(
+        v, [](const Moments& a, const Moments& b) { return merge(a, b); }, exchange);
   }
 }
 

@@ -28,7 +28,9 @@
 // gamma and beta kept; at kG = 1024 (64 registers a thread) not even those. Rows longer than 32768 BF16 go to v2's
 // kernel, as in v4.
 //
-// From norm_common.cuh: store_stats (the row's mean and rstd out).
+// From norm_common.cuh: store_stats (the row's mean and rstd out). From row_regs.cuh: the
+// pack loads and stores, the bucket (with_row_bucket), load_params (gamma and beta),
+// write_row (y and the statistics out) and CH06_ROW_STEP (the three ops, v2 for long rows).
 //
 // Run: build/ch06/bin/ch06_bench --impl=v6_persistent,v4_row_in_registers,cudnn
 #include "ladder.cuh"
@@ -49,10 +51,7 @@ __global__ void __launch_bounds__(kG* kRows) persistent_kernel(const RowArgs<T> 
   if (n >= a.N) return;  // a warp-per-row warp without rows (block path: the grid is <= N)
 
   Pack<T> g[kV], b[kV];  // this thread's columns of gamma and beta, for every row
-  if constexpr (kKeepParams) {
-    load_packs<T, kG, kV, kVec>(g, a.gamma, 0, 0, a.C, t);
-    if constexpr (kNorm == Norm::Layer) load_packs<T, kG, kV, kVec>(b, a.beta, 0, 0, a.C, t);
-  }
+  if constexpr (kKeepParams) load_params<T, kNorm, kG, kV, kVec>(g, b, a, t);
 
   Pack<T> xn[kV], rn[kV];  // the next row's x and r, loaded ahead
   if constexpr (kPrefetch) {
@@ -91,20 +90,15 @@ __global__ void __launch_bounds__(kG* kRows) persistent_kernel(const RowArgs<T> 
       rstd = rsqrtf(s1 / a.C + a.eps);
     }
     if constexpr (!kKeepParams) {  // 1024 threads: reloaded per row (from L2), as in v4
-      load_packs<T, kG, kV, kVec>(g, a.gamma, 0, 0, a.C, t);
-      if constexpr (kNorm == Norm::Layer) load_packs<T, kG, kV, kVec>(b, a.beta, 0, 0, a.C, t);
+      load_params<T, kNorm, kG, kV, kVec>(g, b, a, t);
     }
-    normalise<kNorm>(v, g, b, mean, rstd);
-    store_packs<T, kG, kV, kVec>(v, a.y, n, a.ld, a.C, t);
-    if (t == 0) store_stats<kNorm>(a.mean, a.rstd, n, mean, rstd);
+    write_row<T, kNorm, kG, kV, kVec>(v, g, b, mean, rstd, a, n, t);
   }
 }
 
 template <class T, Norm kNorm, bool kResidual>
 bool launch_persistent(const RowArgs<T>& a, cudaStream_t stream) {
-  const int nv = ceil_div(a.C, Pack<T>::kN);
-  const bool vec = rows_aligned<T>(a.ld, {a.x, a.r, a.gamma, a.beta, a.h, a.y});
-  return with_bucket(nv, vec, [&]<int kG, int kRows, int kV, bool kVec>() {
+  return with_row_bucket(a, [&]<int kG, int kRows, int kV, bool kVec>() {
     constexpr auto kernel = persistent_kernel<T, kNorm, kResidual, kG, kRows, kV, kVec>;
     static const int resident = resident_blocks(kernel, kG * kRows);  // once per instantiation
     const int blocks = std::min(ceil_div(a.N, kRows), resident);
@@ -115,31 +109,6 @@ bool launch_persistent(const RowArgs<T>& a, cudaStream_t stream) {
 
 }  // namespace
 
-void v6_layernorm_f32(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd, int N,
-                      int C, int ld, float eps, cudaStream_t stream) {
-  if (N == 0) return;
-  const RowArgs<float> a{x, nullptr, gamma, beta, nullptr, y, mean, rstd, N, C, ld, eps};
-  if (!launch_persistent<float, Norm::Layer, false>(a, stream)) {
-    v2_layernorm_f32(x, gamma, beta, y, mean, rstd, N, C, ld, eps, stream);
-  }
-}
-
-void v6_residual_layernorm(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, bf16* y,
-                           float* mean, float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
-  if (N == 0) return;
-  const RowArgs<bf16> a{x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps};
-  if (!launch_persistent<bf16, Norm::Layer, true>(a, stream)) {
-    v2_residual_layernorm(x, r, gamma, beta, h, y, mean, rstd, N, C, ld, eps, stream);
-  }
-}
-
-void v6_residual_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y, float* rstd, int N, int C,
-                         int ld, float eps, cudaStream_t stream) {
-  if (N == 0) return;
-  const RowArgs<bf16> a{x, r, gamma, nullptr, h, y, nullptr, rstd, N, C, ld, eps};
-  if (!launch_persistent<bf16, Norm::Rms, true>(a, stream)) {
-    v2_residual_rmsnorm(x, r, gamma, h, y, rstd, N, C, ld, eps, stream);
-  }
-}
+CH06_ROW_STEP(v6, launch_persistent)
 
 }  // namespace ch06::solution

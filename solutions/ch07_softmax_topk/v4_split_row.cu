@@ -21,7 +21,9 @@
 //
 // From row_topk.cuh: the keys, the online softmax pair, the probabilities kernel, and
 // FormSpaces (the tunable space of each op); wb::with_constant (harness/runtime/launch_helpers.cuh)
-// picks the kernel instance for the tuned values.
+// picks the kernel instance for the tuned values. From split_common.cuh: the workspace,
+// finish_row (the row's (M, S) kept, its counter reset), launch_split_row (the chunks, the launch check, the
+// probabilities pass) and CH07_SPLIT_STEP (the step's tunable spaces and its three top-k forms).
 //
 // Run: build/ch07/bin/ch07_bench --op=softmax_topk/f32 --impl=v4_split_row
 //      build/ch07/bin/ch07_tune   (sweeps the configs on this GPU)
@@ -30,33 +32,11 @@
 #include "runtime/errors.cuh"
 #include "ladder.cuh"
 #include "row_topk.cuh"
+#include "split_common.cuh"
 #include "tune/choose.cuh"
 
 namespace ch07::solution {
 namespace {
-
-// The workspace (ch07::workspace_bytes(B) bytes, zeroed once), per row b:
-//   keys[b][split][kMaxK]   each CTA's sorted top-k keys
-//   stats[b][split]         each CTA's (m, s)
-//   row_stats[b]            the row's (M, S), for the probability pass
-//   counters[b]             CTAs of row b finished so far; the last one resets it to 0
-struct Workspace {
-  Key* keys;
-  float2* stats;
-  float2* row_stats;
-  unsigned* counters;
-
-  Workspace(void* base, int B) {
-    char* p = static_cast<char*>(base);
-    keys = reinterpret_cast<Key*>(p);
-    p += size_t(B) * kMaxSplits * kMaxK * sizeof(Key);
-    stats = reinterpret_cast<float2*>(p);
-    p += size_t(B) * kMaxSplits * sizeof(float2);
-    row_stats = reinterpret_cast<float2*>(p);
-    p += size_t(B) * sizeof(float2);
-    counters = reinterpret_cast<unsigned*>(p);
-  }
-};
 
 // grid (splits, B). Chunk s of row b is [s * chunk, min(V, (s + 1) * chunk)), chunk % 4 == 0.
 template <int kThreads, int kVec, bool kVector>
@@ -130,10 +110,7 @@ __global__ void __launch_bounds__(kThreads)
     all = block_stats<kWarps>(part, stats_area);
   }
   if (warp == 0) write_topk(list, row, values + size_t(b) * k, indices + size_t(b) * k, k, probabilities, all);
-  if (threadIdx.x == 0) {
-    if (with_stats) ws.row_stats[b] = make_float2(all.m, all.s);
-    ws.counters[b] = 0;
-  }
+  finish_row(ws, b, with_stats, all);
 }
 
 // --- the tunable space -----------------------------------------------------------------------
@@ -188,40 +165,22 @@ void launch(const wb::tune::Space& space, const float* x, float* probs, float* v
   require_valid(B, V, k);
   const wb::tune::Config c = wb::tune::choose(space, wb::Shape{{"B", B}, {"V", V}});
   const int splits = static_cast<int>(c["splits"]), threads = static_cast<int>(c["threads"]);
-  const int chunk = static_cast<int>((((int64_t(V) + splits - 1) / splits) + 3) / 4 * 4);
   const bool vector = V % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
-  const bool with_stats = probabilities || probs != nullptr;
-  const Workspace ws(workspace, B);
-  const dim3 grid(splits, B);
-  const bool built = wb::with_constant<128, 256, 512>(threads, [&](auto n) {
-    launch_vec<n.value>(int(c["vec"]), grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector,
-                        stream);
-  });
-  if (!built) throw std::invalid_argument("threads = " + std::to_string(threads) + " is not built (128, 256 or 512)");
-  CUDA_CHECK(cudaGetLastError());
-  if (probs != nullptr) launch_probs(x, probs, B, V, vector, ws.row_stats, stream);
+  launch_split_row(
+      x, probs, B, V, splits, probabilities, vector, workspace, stream,
+      [&](dim3 grid, int chunk, bool with_stats, const Workspace& ws) {
+        const bool built = wb::with_constant<128, 256, 512>(threads, [&](auto n) {
+          launch_vec<n.value>(int(c["vec"]), grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws,
+                              vector, stream);
+        });
+        if (!built) {
+          throw std::invalid_argument("threads = " + std::to_string(threads) + " is not built (128, 256 or 512)");
+        }
+      });
 }
 
 }  // namespace
 
-const wb::tune::Space& split_space(const char* op) {
-  static const FormSpaces spaces(make_space);
-  return spaces.of(op);
-}
-
-void topk_split(const float* x, float* values, int32_t* indices, int B, int V, int k, void* workspace,
-                cudaStream_t stream) {
-  launch(split_space("topk"), x, nullptr, values, indices, B, V, k, false, workspace, stream);
-}
-
-void softmax_topk_split(const float* x, float* values, int32_t* indices, int B, int V, int k, void* workspace,
-                        cudaStream_t stream) {
-  launch(split_space("softmax_topk"), x, nullptr, values, indices, B, V, k, true, workspace, stream);
-}
-
-void softmax_topk_probs_split(const float* x, float* probs, float* values, int32_t* indices, int B, int V, int k,
-                              void* workspace, cudaStream_t stream) {
-  launch(split_space("softmax_topk_probs"), x, probs, values, indices, B, V, k, true, workspace, stream);
-}
+CH07_SPLIT_STEP(split, make_space, launch)
 
 }  // namespace ch07::solution

@@ -39,7 +39,9 @@
 //
 // From row_topk.cuh: the keys, the online softmax pair, the probabilities kernel, and
 // FormSpaces (the tunable space of each op); wb::with_constant (harness/runtime/launch_helpers.cuh)
-// picks the kernel instance for the tuned values.
+// picks the kernel instance for the tuned values. From split_common.cuh: the workspace,
+// finish_row (the row's (M, S) kept, its counter reset), launch_split_row (the chunks, the launch check, the
+// probabilities pass) and CH07_SPLIT_STEP (the step's tunable spaces and its three top-k forms).
 //
 // Run: build/ch07/bin/ch07_bench --op=softmax_topk/f32 --impl=v5_radix_select
 #include <stdexcept>
@@ -47,6 +49,7 @@
 #include "runtime/errors.cuh"
 #include "ladder.cuh"
 #include "row_topk.cuh"
+#include "split_common.cuh"
 #include "tune/choose.cuh"
 
 namespace ch07::solution {
@@ -67,29 +70,6 @@ static_assert(kBins % kThreads == 0, "every thread scans the same number of bins
 // A key whose logit half is 0 is an empty slot (kNoKey is one): every logit's ordered bits
 // are at least 0x007fffff (-inf's), so every real key is at least 2^32.
 __device__ __forceinline__ bool is_real(Key key) { return key >= (Key(1) << 32); }
-
-// The workspace (ch07::workspace_bytes(B) bytes, zeroed once), as v4's, per row b:
-//   keys[b][split][kMaxK]   each CTA's top-k keys, sorted (kNoKey where the chunk was short)
-//   stats[b][split]         each CTA's (m, s)
-//   row_stats[b]            the row's (M, S), for the probability pass
-//   counters[b]             CTAs of row b finished so far; the last one resets it to 0
-struct Workspace {
-  Key* keys;
-  float2* stats;
-  float2* row_stats;
-  unsigned* counters;
-
-  Workspace(void* base, int B) {
-    char* p = static_cast<char*>(base);
-    keys = reinterpret_cast<Key*>(p);
-    p += size_t(B) * kMaxSplits * kMaxK * sizeof(Key);
-    stats = reinterpret_cast<float2*>(p);
-    p += size_t(B) * kMaxSplits * sizeof(float2);
-    row_stats = reinterpret_cast<float2*>(p);
-    p += size_t(B) * sizeof(float2);
-    counters = reinterpret_cast<unsigned*>(p);
-  }
-};
 
 // --- radix select: the k largest of the keys a CTA holds ------------------------------------
 
@@ -461,10 +441,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     all = block_stats<kWarps>(part, stats_area);
   }
   if (warp == 0) write_result(sh, row, row_values, row_indices, k, probabilities, all);
-  if (threadIdx.x == 0) {
-    if (with_stats) ws.row_stats[b] = make_float2(all.m, all.s);
-    ws.counters[b] = 0;
-  }
+  finish_row(ws, b, with_stats, all);
 }
 
 // --- the launch configuration ----------------------------------------------------------------
@@ -520,38 +497,21 @@ void launch(const wb::tune::Space& space, const float* x, float* probs, float* v
   if (!vector) slots = std::min(slots, kMaxScalarSlots);
   const int splits = static_cast<int>(splits_for(V, slots));
   if (splits > kMaxSplits) throw std::invalid_argument("slots = " + std::to_string(slots) + " is too few for V");
-  const int chunk = static_cast<int>((((int64_t(V) + splits - 1) / splits) + 3) / 4 * 4);  // <= 256 * slots
-  const bool with_stats = probabilities || probs != nullptr;
-  const Workspace ws(workspace, B);
-  const dim3 grid(splits, B);
-  const bool built = wb::with_constant<4, 8, 16, 32>(slots, [&](auto n) {
-    launch_slots<n.value>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream);
-  });
-  if (!built) throw std::invalid_argument("slots = " + std::to_string(slots) + " is not built (4, 8, 16 or 32)");
-  CUDA_CHECK(cudaGetLastError());
-  if (probs != nullptr) launch_probs(x, probs, B, V, vector, ws.row_stats, stream);
+  // each chunk holds at most 256 * slots logits (splits_for)
+  launch_split_row(
+      x, probs, B, V, splits, probabilities, vector, workspace, stream,
+      [&](dim3 grid, int chunk, bool with_stats, const Workspace& ws) {
+        const bool built = wb::with_constant<4, 8, 16, 32>(slots, [&](auto n) {
+          launch_slots<n.value>(grid, x, values, indices, V, k, chunk, probabilities, with_stats, ws, vector, stream);
+        });
+        if (!built) {
+          throw std::invalid_argument("slots = " + std::to_string(slots) + " is not built (4, 8, 16 or 32)");
+        }
+      });
 }
 
 }  // namespace
 
-const wb::tune::Space& radix_space(const char* op) {
-  static const FormSpaces spaces(make_space);
-  return spaces.of(op);
-}
-
-void topk_radix(const float* x, float* values, int32_t* indices, int B, int V, int k, void* workspace,
-                cudaStream_t stream) {
-  launch(radix_space("topk"), x, nullptr, values, indices, B, V, k, false, workspace, stream);
-}
-
-void softmax_topk_radix(const float* x, float* values, int32_t* indices, int B, int V, int k, void* workspace,
-                        cudaStream_t stream) {
-  launch(radix_space("softmax_topk"), x, nullptr, values, indices, B, V, k, true, workspace, stream);
-}
-
-void softmax_topk_probs_radix(const float* x, float* probs, float* values, int32_t* indices, int B, int V, int k,
-                              void* workspace, cudaStream_t stream) {
-  launch(radix_space("softmax_topk_probs"), x, probs, values, indices, B, V, k, true, workspace, stream);
-}
+CH07_SPLIT_STEP(radix, make_space, launch)
 
 }  // namespace ch07::solution
