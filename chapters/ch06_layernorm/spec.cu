@@ -159,15 +159,21 @@ void expect_layernorm(const wb::RefCtx& r, int64_t n, const std::vector<double>&
   r.expect("rstd", n, st.rstd);
 }
 
-// The residual ops' row tensors, all pitched: x and r in, h (exact) and y out.
-struct ResidualTensors {
-  wb::TensorSpec x, r, h, y;
-};
-ResidualTensors residual_tensors() {
-  ResidualTensors t{wb::input("x", {}, DType::BF16, wb::dist::normal(0, 1)),
-                    wb::input("r", {}, DType::BF16, wb::dist::normal(0, 1)),
-                    wb::output("h", {}, DType::BF16, wb::tol::exact()), wb::output("y", {}, DType::BF16, y_tol())};
-  for (auto* p : {&t.x, &t.r, &t.h, &t.y}) pitched(*p);
+// The residual ops' tensors, in this order: the pitched rows x and r in, gamma, the op's
+// `more_in` (LayerNorm's beta); the pitched rows h (exact) and y out, the op's `more_out`
+// (LayerNorm's mean), rstd.
+std::vector<wb::TensorSpec> residual_tensors(std::vector<wb::TensorSpec> more_in,
+                                             std::vector<wb::TensorSpec> more_out) {
+  auto x = wb::input("x", {}, DType::BF16, wb::dist::normal(0, 1));
+  auto r = wb::input("r", {}, DType::BF16, wb::dist::normal(0, 1));
+  auto h = wb::output("h", {}, DType::BF16, wb::tol::exact());
+  auto y = wb::output("y", {}, DType::BF16, y_tol());
+  for (auto* p : {&x, &r, &h, &y}) pitched(*p);
+  std::vector<wb::TensorSpec> t = {x, r, wb::input("gamma", {"C"}, DType::BF16, wb::dist::uniform(0.5, 1.5))};
+  t.insert(t.end(), more_in.begin(), more_in.end());
+  t.insert(t.end(), {h, y});
+  t.insert(t.end(), more_out.begin(), more_out.end());
+  t.push_back(wb::output("rstd", {"N"}, DType::F32, rstd_tol()));
   return t;
 }
 
@@ -186,20 +192,34 @@ double norm_bytes(const wb::Shape& s, int row_tensors, int vectors, int stats) {
   return 2.0 * row_tensors * s["N"] * s["C"] + 2.0 * vectors * s["C"] + 4.0 * stats * s["N"];
 }
 
+// What the chapter's three ops share: the docs, rows of C channels pitched by ld, one
+// reference row per row, the test, random and race shapes above, the FP32 roof, and the
+// same bits on a repeated run. Each op declares the rest.
+template <class Fn>
+wb::OpSpec<Fn> row_op(wb::OpSpec<Fn> op) {
+  op.docs = kDocs;
+  op.derive = derive;
+  op.ref_rows = [](const wb::Shape& s) { return s["N"]; };
+  op.test_shapes = test_shapes();
+  op.random_shapes = random_shapes;
+  op.race_shapes = race_shapes();
+  op.peak = wb::Peak::FP32;
+  op.checks = {.deterministic = 1};
+  return op;
+}
+
 wb::OpSpec<LayerNormF32Fn> layernorm_f32() {
   auto x = wb::input("x", {}, DType::F32, wb::dist::normal(0, 1));
   auto y = wb::output("y", {}, DType::F32, y_tol());
   pitched(x);
   pitched(y);
-  return {
+  return row_op<LayerNormF32Fn>({
       .name = "layernorm",
       .dtype = "f32",
       .title = "LayerNorm forward, FP32, two-pass statistics",
-      .docs = kDocs,
       .tensors = {x, wb::input("gamma", {"C"}, DType::F32, wb::dist::uniform(0.5, 1.5)),
                   wb::input("beta", {"C"}, DType::F32, wb::dist::uniform(-1, 1)), y,
                   wb::output("mean", {"N"}, DType::F32, mean_tol()), wb::output("rstd", {"N"}, DType::F32, rstd_tol())},
-      .derive = derive,
       .reference =
           [](const wb::RefCtx& r, int64_t n) {
             const int64_t C = r["C"], ld = r["ld"];
@@ -207,9 +227,6 @@ wb::OpSpec<LayerNormF32Fn> layernorm_f32() {
             for (int64_t c = 0; c < C; ++c) v[c] = r.in("x").get(n * ld + c);
             expect_layernorm(r, n, v);
           },
-      .ref_rows = [](const wb::Shape& s) { return s["N"]; },
-      .test_shapes = test_shapes(),
-      .random_shapes = random_shapes,
       .input_sets = {{"mean_1000",
                       {{"x", wb::dist::normal(1000, 1)}},
                       {wb::Shape{{"N", 64}, {"C", 4096}, {"pad", 0}}.set_param("xmean", 1000).set_param("xstd", 1)}},
@@ -217,48 +234,35 @@ wb::OpSpec<LayerNormF32Fn> layernorm_f32() {
                       {{"x", wb::dist::normal(-1e4, 1)}},
                       {wb::Shape{{"N", 64}, {"C", 768}, {"pad", 0}}.set_param("xmean", -1e4).set_param("xstd", 1)}},
                      {"large_rows", {{"x", wb::dist::uniform(-2, 2)}}, {kLargeRows}}},
-      .race_shapes = race_shapes(),
       .bench_shapes = {wb::Shape{{"N", 8192}, {"C", 4096}, {"pad", 0}}},
       .bytes = [](const wb::Shape& s) { return 2 * norm_bytes(s, 2, 2, 2); },
       .flops = [](const wb::Shape& s) { return 8.0 * s["N"] * s["C"]; },
-      .peak = wb::Peak::FP32,
       .launch =
           [](LayerNormF32Fn* fn, const wb::Args& a, cudaStream_t st) {
             fn(a.in<float>("x"), a.in<float>("gamma"), a.in<float>("beta"), a.out<float>("y"), a.out<float>("mean"),
                a.out<float>("rstd"), a.i("N"), a.i("C"), a.i("ld"), kEps, st);
           },
-      .checks = {.deterministic = 1},
-  };
+  });
 }
 
 wb::OpSpec<ResidualLayerNormFn> residual_layernorm() {
-  const auto [x, r, h, y] = residual_tensors();
-  return {
+  return row_op<ResidualLayerNormFn>({
       .name = "residual_layernorm",
       .dtype = "bf16",
       .title = "h = x + r; y = LayerNorm(h) (BF16, FP32 statistics)",
-      .docs = kDocs,
-      .tensors = {x, r, wb::input("gamma", {"C"}, DType::BF16, wb::dist::uniform(0.5, 1.5)),
-                  wb::input("beta", {"C"}, DType::BF16, wb::dist::uniform(-1, 1)), h, y,
-                  wb::output("mean", {"N"}, DType::F32, mean_tol()), wb::output("rstd", {"N"}, DType::F32, rstd_tol())},
-      .derive = derive,
+      .tensors = residual_tensors({wb::input("beta", {"C"}, DType::BF16, wb::dist::uniform(-1, 1))},
+                                  {wb::output("mean", {"N"}, DType::F32, mean_tol())}),
       .reference = [](const wb::RefCtx& r, int64_t n) { expect_layernorm(r, n, residual_row(r, n)); },
-      .ref_rows = [](const wb::Shape& s) { return s["N"]; },
-      .test_shapes = test_shapes(),
-      .random_shapes = random_shapes,
       .input_sets = large_mean_sets(),
-      .race_shapes = race_shapes(),
       .bench_shapes = bench(false),
       .full_bench_shapes = bench(true),
       .bytes = [](const wb::Shape& s) { return norm_bytes(s, 4, 2, 2); },
       .flops = [](const wb::Shape& s) { return 8.0 * s["N"] * s["C"]; },
-      .peak = wb::Peak::FP32,
       .launch =
           [](ResidualLayerNormFn* fn, const wb::Args& a, cudaStream_t st) {
             fn(a.in<bf16>("x"), a.in<bf16>("r"), a.in<bf16>("gamma"), a.in<bf16>("beta"), a.out<bf16>("h"),
                a.out<bf16>("y"), a.out<float>("mean"), a.out<float>("rstd"), a.i("N"), a.i("C"), a.i("ld"), kEps, st);
           },
-      .checks = {.deterministic = 1},
       .diagnose = [](const wb::Diagnosis& d) -> std::string {
         if (d.output == "h" && d.code == wb::Code::Unwritten)
           return "h is never written: the fused kernel must store the new residual h = x + r as well as y";
@@ -268,19 +272,15 @@ wb::OpSpec<ResidualLayerNormFn> residual_layernorm() {
         }
         return {};
       },
-  };
+  });
 }
 
 wb::OpSpec<ResidualRmsNormFn> residual_rmsnorm() {
-  const auto [x, r, h, y] = residual_tensors();
-  return {
+  return row_op<ResidualRmsNormFn>({
       .name = "residual_rmsnorm",
       .dtype = "bf16",
       .title = "h = x + r; y = h * rsqrt(mean(h^2) + eps) * gamma (BF16)",
-      .docs = kDocs,
-      .tensors = {x, r, wb::input("gamma", {"C"}, DType::BF16, wb::dist::uniform(0.5, 1.5)), h, y,
-                  wb::output("rstd", {"N"}, DType::F32, rstd_tol())},
-      .derive = derive,
+      .tensors = residual_tensors({}, {}),
       .reference =
           [](const wb::RefCtx& r, int64_t n) {
             const int64_t C = r["C"];
@@ -289,24 +289,18 @@ wb::OpSpec<ResidualRmsNormFn> residual_rmsnorm() {
             for (int64_t c = 0; c < C; ++c) r.expect("y", n * C + c, h[c] * st.rstd * r.in("gamma").get(c));
             r.expect("rstd", n, st.rstd);
           },
-      .ref_rows = [](const wb::Shape& s) { return s["N"]; },
-      .test_shapes = test_shapes(),
-      .random_shapes = random_shapes,
       .input_sets = {{"large_rows", {{"x", wb::dist::uniform(-2, 2)}, {"r", wb::dist::uniform(-1, 1)}}, {kLargeRows}}},
-      .race_shapes = race_shapes(),
       .bench_shapes = {wb::Shape{{"N", 16384}, {"C", 4096}, {"pad", 0}}},
       .full_bench_shapes = {wb::Shape{{"N", 4096}, {"C", 8192}, {"pad", 0}},
                             wb::Shape{{"N", 32768}, {"C", 1024}, {"pad", 0}}},
       .bytes = [](const wb::Shape& s) { return norm_bytes(s, 4, 1, 1); },
       .flops = [](const wb::Shape& s) { return 5.0 * s["N"] * s["C"]; },
-      .peak = wb::Peak::FP32,
       .launch =
           [](ResidualRmsNormFn* fn, const wb::Args& a, cudaStream_t st) {
             fn(a.in<bf16>("x"), a.in<bf16>("r"), a.in<bf16>("gamma"), a.out<bf16>("h"), a.out<bf16>("y"),
                a.out<float>("rstd"), a.i("N"), a.i("C"), a.i("ld"), kEps, st);
           },
-      .checks = {.deterministic = 1},
-  };
+  });
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "ch10.cuh"
+#include "conv_common.cuh"
 #include "device/math.cuh"
 #include "runtime/errors.cuh"
 
@@ -78,21 +79,19 @@ void conv_bn_relu(const bf16* x, const bf16* w, BnParams bn, const bf16* residua
 // conv2d/f32 with the stride left out of the input index: h = p - pad + r.
 __global__ void stride_ignored_kernel(const float* x, const float* w, float* y, ConvShape s, int P, int Q,
                                       int64_t total) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= total) return;
-  const int q = int(i % Q), p = int(i / Q % P), k = int(i / (int64_t(Q) * P) % s.K);
-  const int64_t n = i / (int64_t(Q) * P * s.K);
+  solution::NkpqOutput o;
+  if (!solution::thread_output(s.K, P, Q, total, o)) return;
   float acc = 0.0f;
   for (int c = 0; c < s.C; ++c) {
     for (int r = 0; r < s.R; ++r) {
       for (int t = 0; t < s.S; ++t) {
-        const int h = p - s.pad + r, v = q - s.pad + t;  // should be p * stride - pad + r
+        const int h = o.p - s.pad + r, v = o.q - s.pad + t;  // should be p * stride - pad + r
         if (h < 0 || h >= s.H || v < 0 || v >= s.W) continue;
-        acc = fmaf(x[((n * s.C + c) * s.H + h) * s.W + v], w[((int64_t(k) * s.C + c) * s.R + r) * s.S + t], acc);
+        acc = fmaf(x[((o.n * s.C + c) * s.H + h) * s.W + v], w[((int64_t(o.k) * s.C + c) * s.R + r) * s.S + t], acc);
       }
     }
   }
-  y[i] = acc;
+  y[o.i] = acc;
 }
 
 void stride_ignored(const float* x, const float* w, float* y, ConvShape s, cudaStream_t stream) {

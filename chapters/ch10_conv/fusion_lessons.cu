@@ -37,8 +37,8 @@
 #include "device/mma.cuh"
 #include "measure/timing.cuh"
 #include "runtime/buffers.cuh"
-#include "runtime/device.cuh"
 #include "runtime/errors.cuh"
+#include "runtime/lesson_main.h"
 #include "runtime/options.h"
 #include "ch10.cuh"
 #include "conv_common.cuh"
@@ -578,21 +578,12 @@ bool streams_section(const Options& o, cudaStream_t s, wb::L2Flusher& flusher) {
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
-  if (auto why = wb::gpu_missing_reason()) {
-    std::printf("ch10_lessons: skipped: %s\n", why->c_str());
-    return 77;
-  }
-  try {
-    const wb::DeviceInfo dev = wb::query_device();
-    std::printf("ch10_lessons on %s (compute capability %d.%d)\n\n", dev.name.c_str(), dev.major, dev.minor);
+  return wb::run_lesson("ch10_lessons", [&] {
     wb::Stream s;
     wb::L2Flusher flusher;
     bool ok = true;
     if (o.only != "streams") ok = fusion_section(o, s, flusher) && ok;
     if (o.only != "fusion") ok = streams_section(o, s, flusher) && ok;
     return ok ? 0 : 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ch10_lessons: %s\n", e.what());
-    return 1;
-  }
+  });
 }

@@ -10,7 +10,9 @@
 //
 // Also here: v4's im2col tile copies (Im2colCopies; v4 and the chapter's lesson kernels in
 // chapters/ch10_conv/fusion_lessons.cu), the block tile picked per shape (pick_tile; v6 and
-// v8), and v3 and v4's launcher (launch_implicit_gemm).
+// v8), v3 and v4's launcher (launch_implicit_gemm), and the output of a one-thread-per-output
+// NCHW kernel (thread_output; v2's fallback and the self-tests' direct kernel in
+// chapters/ch10_conv/broken.cu).
 #pragma once
 #include <cuda_bf16.h>
 
@@ -74,6 +76,21 @@ __device__ __forceinline__ void epilogue_store8(const float (&v)[8], const Folde
       y[at + e] = __float2bfloat16(apply_epilogue(v[e], f[e], res));
     }
   }
+}
+
+// The output this thread computes in a one-thread-per-output NCHW kernel of `total` outputs:
+// its index i into y, split into (n, k, p, q) with q fastest, as v1 splits it. False past the
+// last output (the thread has nothing to do).
+struct NkpqOutput {
+  int64_t i, n;
+  int k, p, q;
+};
+__device__ __forceinline__ bool thread_output(int K, int P, int Q, int64_t total, NkpqOutput& o) {
+  o.i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (o.i >= total) return false;
+  o.q = int(o.i % Q), o.p = int(o.i / Q % P), o.k = int(o.i / (int64_t(Q) * P) % K);
+  o.n = o.i / (int64_t(Q) * P * K);
+  return true;
 }
 
 // v4's copies of one K step of the implicit GEMM's tiles into shared memory. A is the im2col

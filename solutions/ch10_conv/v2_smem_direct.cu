@@ -8,7 +8,8 @@
 // (output, filter) that reads it: up to R x S x 8 times fewer global reads at stride 1.
 // Padding is written into the tile as zeros while copying, so the inner loop has no tests.
 // A patch larger than 48 KB of shared memory (filters far larger than any network's) goes to
-// a plain one-thread-per-output kernel, v1's, repeated here so that this file stands alone.
+// a plain one-thread-per-output kernel, v1's, repeated here; its output index split
+// (thread_output) comes from conv_common.cuh.
 //
 // Run: ctest --preset ch10-solution -R conv2d/f32/v2_smem_direct
 //      build/ch10/bin/ch10_bench --benchmark_filter=conv2d/f32
@@ -16,6 +17,7 @@
 
 #include "device/math.cuh"
 #include "runtime/errors.cuh"
+#include "conv_common.cuh"
 #include "ladder.cuh"
 
 namespace ch10::solution {
@@ -87,23 +89,21 @@ __global__ void __launch_bounds__(kThreads)
 // v1's kernel, for the patches that do not fit.
 __global__ void fallback_kernel(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
                                 ConvShape s, int P, int Q, int64_t total) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= total) return;
-  const int q = int(i % Q), p = int(i / Q % P), k = int(i / (int64_t(Q) * P) % s.K);
-  const int64_t n = i / (int64_t(Q) * P * s.K);
+  NkpqOutput o;
+  if (!thread_output(s.K, P, Q, total, o)) return;
   float acc = 0.0f;
   for (int c = 0; c < s.C; ++c) {
     for (int r = 0; r < s.R; ++r) {
-      const int h = p * s.stride - s.pad + r;
+      const int h = o.p * s.stride - s.pad + r;
       if (h < 0 || h >= s.H) continue;
       for (int t = 0; t < s.S; ++t) {
-        const int v = q * s.stride - s.pad + t;
+        const int v = o.q * s.stride - s.pad + t;
         if (v < 0 || v >= s.W) continue;
-        acc = fmaf(x[((n * s.C + c) * s.H + h) * s.W + v], w[((int64_t(k) * s.C + c) * s.R + r) * s.S + t], acc);
+        acc = fmaf(x[((o.n * s.C + c) * s.H + h) * s.W + v], w[((int64_t(o.k) * s.C + c) * s.R + r) * s.S + t], acc);
       }
     }
   }
-  y[i] = acc;
+  y[o.i] = acc;
 }
 
 }  // namespace
