@@ -8,11 +8,11 @@
 // tile costs two FMAs, an add and a max (apply_epilogue); epilogue_store8 does it for 8
 // neighbouring channels of one pixel and stores them (v6 and v8's staged epilogues).
 //
-// Also here: v4's im2col tile copies (Im2colCopies; v4 and the chapter's lesson kernels in
-// chapters/ch10_conv/fusion_lessons.cu), the block tile picked per shape (pick_tile; v6 and
-// v8), v3 and v4's launcher (launch_implicit_gemm), and the output of a one-thread-per-output
-// NCHW kernel (thread_output; v2's fallback and the self-tests' direct kernel in
-// chapters/ch10_conv/broken.cu).
+// Also here: 8 BF16 widened to FP32 (widen8; v7 and epilogue_store8), v4's im2col tile copies
+// (Im2colCopies; v4 and the chapter's lesson kernels in chapters/ch10_conv/fusion_lessons.cu),
+// the block tile picked per shape (pick_tile; v6 and v8), v3 and v4's launcher
+// (launch_implicit_gemm), and the output of a one-thread-per-output NCHW kernel (thread_output;
+// v2's fallback and the self-tests' direct kernel in chapters/ch10_conv/broken.cu).
 #pragma once
 #include <cuda_bf16.h>
 
@@ -42,6 +42,18 @@ __device__ __forceinline__ float apply_epilogue(float acc, const Folded& f, floa
   return fmaxf(v, 0.0f);
 }
 
+// 8 BF16 values (one 16-byte vector) widened to FP32, in order (v7's taps and pixels, and
+// the residual of epilogue_store8).
+__device__ __forceinline__ void widen8(float (&f)[8], const uint4& u) {
+  const auto* p = reinterpret_cast<const __nv_bfloat162*>(&u);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 v = __bfloat1622float2(p[i]);
+    f[2 * i] = v.x;
+    f[2 * i + 1] = v.y;
+  }
+}
+
 // The epilogue of 8 neighbouring channels kc .. kc + 7 of one output pixel, stored at y + at
 // (at = m K + kc): v holds their complete FP32 sums, f their folded parameters. vec (K % 8 ==
 // 0, y and the residual 16-byte aligned): one 16-byte load of the residual, one 16-byte store
@@ -52,13 +64,7 @@ __device__ __forceinline__ void epilogue_store8(const float (&v)[8], const Folde
     float res[8] = {};
     if (residual) {
       const uint4 u = *reinterpret_cast<const uint4*>(residual + at);
-      const auto* h = reinterpret_cast<const __nv_bfloat162*>(&u);
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float2 r = __bfloat1622float2(h[e]);
-        res[2 * e] = r.x;
-        res[2 * e + 1] = r.y;
-      }
+      widen8(res, u);
     }
     uint4 u;
     auto* o = reinterpret_cast<__nv_bfloat162*>(&u);

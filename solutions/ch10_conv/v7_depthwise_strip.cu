@@ -30,7 +30,7 @@
 //     N x ceil(H / 8) x W x C / 8 threads; the offsets into x and y stay 64-bit.
 // The sums run in v5's order (filter row, then column), so they round as v5's do; a tap outside
 // the image adds 0 x w, which changes no value. C % 8 != 0 (no 16-byte vectors) goes to v5's
-// scalar path.
+// scalar path. From conv_common.cuh: widen8 (8 BF16 to FP32), which epilogue_store8 also uses.
 //
 // Run: ctest --preset ch10-solution -R depthwise3x3/bf16/v7
 //      build/ch10/bin/ch10_bench --op=depthwise3x3 --impl=v5_depthwise,v7_depthwise_strip,cudnn_grouped
@@ -38,6 +38,7 @@
 
 #include "device/math.cuh"
 #include "runtime/errors.cuh"
+#include "conv_common.cuh"  // widen8
 #include "ladder.cuh"
 
 namespace ch10::solution {
@@ -45,16 +46,6 @@ namespace {
 
 constexpr int kThreads = 64;
 constexpr int kRows = 8;  // outputs per thread, down one column
-
-__device__ __forceinline__ void widen8(float (&f)[8], const uint4& u) {
-  const auto* p = reinterpret_cast<const __nv_bfloat162*>(&u);
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 v = __bfloat1622float2(p[i]);
-    f[2 * i] = v.x;
-    f[2 * i + 1] = v.y;
-  }
-}
 
 // A 16-byte load of x through the read-only path, or zeros for a tap in the padding.
 __device__ __forceinline__ uint4 load_or_zero(const bf16* x, int64_t at, bool valid) {
