@@ -33,6 +33,7 @@
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
 #include "runtime/launch.cuh"
+#include "runtime/lesson_main.h"
 #include "runtime/options.h"
 #include "declare/op.cuh"
 
@@ -308,13 +309,7 @@ void fork_join_section(const Options& o, cudaStream_t s, Ratios& r) {
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
-  if (auto why = wb::gpu_missing_reason()) {
-    std::printf("ch11_overlap: skipped: %s\n", why->c_str());
-    return 77;
-  }
-  try {
-    const wb::DeviceInfo dev = wb::query_device();
-    std::printf("ch11_overlap on %s (compute capability %d.%d)\n\n", dev.name.c_str(), dev.major, dev.minor);
+  return wb::run_lesson("ch11_overlap", [&] {
     if (!o.trace.empty()) {
       g_tracing = g_trace.start();
       if (!g_tracing) std::printf("ch11_overlap: no trace: %s\n", g_trace.why().c_str());
@@ -338,8 +333,5 @@ int main(int argc, char** argv) {
       std::printf("\ntrace of one call of each form: %s\n", o.trace.c_str());
     }
     return o.strict && !(eff && rep && upd && fj) ? 1 : 0;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ch11_overlap: %s\n", e.what());
-    return 1;
-  }
+  });
 }
