@@ -35,6 +35,11 @@
 //                          its input rows in a shared-memory ring that cp.async fills 8 rows
 //                          ahead (zero-fill at the padding); 2 channels x 8 outputs per thread,
 //                          the 3-row window and the taps in FP32 registers; v7 for C % 8 != 0
+//   v10_depthwise_tiles    depthwise3x3/bf16: persistent blocks over (16 x 16 outputs, channel
+//                          slab) tiles, the next tile's halo copied by cp.async into a second
+//                          shared-memory buffer while this one is computed (one barrier per
+//                          tile); 8 channels x a 2 x 8 patch per thread, BF16 widened by bit
+//                          placement, 16-byte streaming stores; v9 for C % 8 != 0
 #pragma once
 #include <span>
 
@@ -50,6 +55,7 @@ Depthwise3x3Fn v5_depthwise;              // v5_depthwise.cu
 ConvBnReluFn v6_implicit_gemm_pipelined;  // v6_implicit_gemm_pipelined.cu
 Depthwise3x3Fn v7_depthwise_strip;        // v7_depthwise_strip.cu
 Depthwise3x3Fn v9_depthwise_ring;         // v9_depthwise_ring.cu
+Depthwise3x3Fn v10_depthwise_tiles;       // v10_depthwise_tiles.cu
 ConvBnReluFn v8_implicit_gemm_wgmma;      // v8_implicit_gemm_wgmma.cu (+ hopper/), listed on sm_90a builds
 // v8 with one block tile forced (pixels x filters: "128x128", "64x128", "128x64", "64x64"),
 // so that the tests check each tile on every shape (v8_implicit_gemm_wgmma.cu).

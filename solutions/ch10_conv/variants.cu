@@ -43,6 +43,7 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
       wb::variant("conv2d_bn_relu/bf16", "v6_implicit_gemm_pipelined", &v6_implicit_gemm_pipelined).needs_cc(80),
       wb::variant("depthwise3x3/bf16", "v7_depthwise_strip", &v7_depthwise_strip),
       wb::variant("depthwise3x3/bf16", "v9_depthwise_ring", &v9_depthwise_ring).needs_cc(80),
+      wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles", &v10_depthwise_tiles).needs_cc(80),
   };
 #ifdef WB_CH10_HOPPER
   // The Hopper bonus: in the list only when the sm_90a library is built (chapters/ch10_conv/extra.cmake).

@@ -1,0 +1,284 @@
+// v10 — depthwise 3 x 3, persistent blocks over 2-D tiles: a whole (16 x 16 outputs + halo)
+// tile lands in shared memory while the previous one is computed, one barrier per tile.
+//
+// What changed from v9: v9 keeps DRAM fed but its SM does not keep up. Nsight Compute on the
+// 64-channel layer: the schedulers issue on ~57 % of cycles, ~3 eligible warps each, the top
+// stalls a fixed-latency wait and the one barrier per input row; 33.7 us is about 22 thread
+// instructions per output at that issue rate. The budget, 32 x 112 x 112 x 64:
+//   25.7 M outputs; 51.4 MB in + 51.4 MB out; 85 % of 4.26 TB/s -> 28.4 us.
+//   132 SMs x 4 schedulers x 32 lanes x ~1.75 GHz ~ 29.6 T thread instructions/s, so
+//   28.4 us is ~840 M of them: ~33 per output at full issue, ~16 at v9's 57 %.
+//   The floor is 9 FFMAs per output (FP32 sums, which the tolerance needs). v10 spends
+//   ~12-13: 9 FFMAs, ~2.5 widenings, ~0.5 packs, ~0.3 shared loads, ~0.1 stores and ~0.3 for
+//   the copies; and it has no per-row barrier, so far fewer cycles idle.
+//   * A tile per step, two in flight. A block owns a 2-D tile of kTile x kTile outputs (16 x 16)
+//     of one image for a slab of 8 S channels (S = 8, 4, 2 or 1 groups of 8, the largest
+//     dividing C / 8). Its (kTile + 2)^2 x slab input (the halo zero-filled at the image's edges by
+//     cp.async's src-size 0) is copied into one of two shared-memory buffers while the block
+//     computes the tile in the other. The grid holds as many blocks as are resident; each
+//     walks the tiles blockIdx.x, + gridDim.x, ... (persistent): one cp.async wait and one
+//     barrier per tile of ~1,800 instructions a thread, where v9 had one per ~200. The barrier
+//     both publishes tile i and frees the buffer of tile i - 1, into which tile i + grid goes.
+//   * A thread owns 8 channels (one 16-byte vector) of a 2 wide x 8 tall patch of outputs. It
+//     walks down the 10 input rows of its patch: per row 4 shared loads of 16 bytes (columns
+//     -1 .. 2 of the patch), each widened once (a shift or an AND per element: a BF16 is the
+//     top half of an FP32, so no conversion instruction), and 144 FFMAs into the 3 output
+//     rows that row feeds. An output row is complete 2 input rows after it starts: packed by
+//     cvt.rn.bf16x2.f32 and stored as 16 bytes with st.global.cs. Convert per output: 4 x 10 /
+//     (2 x 8) = 2.5 per element, 1 per (element, input), vs v9's 2 x (10 / 8).
+//   * The 9 taps of the thread's 8 channels are 72 FP32 registers, loaded when the slab changes
+//     (the grid is a multiple of the slab count when it can be, so a block keeps one slab).
+//   * Banks: a quarter-warp's 16-byte loads (8 lanes) cover 8 / S pixels 2 columns apart; in
+//     one buffer row the 16-byte chunk l = column x S + group is stored at l ^ (bit 3 of l) x S
+//     (S < 8), which puts those pixels on different banks (S = 8: one pixel, no swizzle).
+//   * The block's threads: S x 8 column pairs x kRowGroups patches down the tile (2: 16 rows,
+//     4 for S = 1): 128 threads at S = 8, 64 at 4, 32 at 2 and 1. The buffers: 2 x 18 x 18 x
+//     16 S bytes (83 KB at S = 8, 2 blocks an SM; 41 KB at S = 4, 5 blocks).
+// The sums are FP32 over the 9 products in filter-row, then column order (as v5, v7 and v9);
+// zero-filled padding adds 0 x w. C % 8 != 0, pointers not 16-byte aligned and a tile count
+// past 2^31 go to v9 (which passes them on to v7 and v5).
+//
+// Measured (H200, ch10_bench, % of the measured copy bandwidth): to be measured, by
+//   build/ch10/bin/ch10_bench --op=depthwise3x3 --impl=v9_depthwise_ring,v10_depthwise_tiles,cudnn_grouped
+//
+// Run: ctest --preset ch10-solution -R depthwise3x3/bf16/v10
+//      build/ch10/bin/ch10_bench --op=depthwise3x3 --impl=v9_depthwise_ring,v10_depthwise_tiles,cudnn_grouped
+#include <algorithm>
+#include <cstdint>
+
+#include "device/async_copy.cuh"
+#include "device/math.cuh"
+#include "device/mma.cuh"
+#include "runtime/errors.cuh"
+#include "ladder.cuh"
+
+namespace ch10::solution {
+namespace {
+
+constexpr int kTile = 16;         // output columns of a tile (and rows, for S > 1)
+constexpr int kPatchRows = 8;     // output rows per thread
+constexpr int kIn = kTile + 2;    // input columns of a tile
+constexpr int kPairs = kTile / 2; // column pairs across a tile
+
+// The shape of one kernel instance: S channel groups of 8 per slab, R patch rows per tile.
+template <int kS>
+struct Geometry {
+  static_assert(kS == 1 || kS == 2 || kS == 4 || kS == 8, "a slab is 8, 16, 32 or 64 channels");
+  static constexpr int kRowGroups = kS == 1 ? 4 : 2;               // patches down a tile
+  static constexpr int kTileRows = kRowGroups * kPatchRows;         // output rows of a tile
+  static constexpr int kThreads = kS * kPairs * kRowGroups;         // 32 .. 128
+  static constexpr int kRowChunks = kIn * kS;                       // 16-byte chunks per buffer row
+  static constexpr int kChunks = (kTileRows + 2) * kRowChunks;      // per buffer
+  static constexpr int kCopies = (kChunks + kThreads - 1) / kThreads;
+  static constexpr int kSwizzle = kS < 8 ? kS : 0;
+  static constexpr size_t kSmem = 2 * size_t(kChunks) * 16;
+  // Registers: 72 taps, 48 sums of 3 live output rows, the row being widened, addresses; at
+  // most 168 a thread (65536 / (168 x threads) blocks an SM), so that the compiler does not
+  // hoist every shared load of the patch ahead of the arithmetic.
+  static constexpr int kMinBlocks = 65536 / (168 * kThreads);         // two buffers
+};
+
+// Where chunk l of a buffer row is stored (see the header's banks): l ^ (bit 3 of l) x S.
+template <int kS>
+__host__ __device__ constexpr int swizzle(int l) {
+  return l ^ (((l >> 3) & 1) * Geometry<kS>::kSwizzle);
+}
+
+// 8 BF16 to FP32 by bit placement: a BF16 is the top 16 bits of the FP32 of the same value.
+__device__ __forceinline__ void widen8_bits(float (&f)[8], const uint4& u) {
+  const uint32_t v[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    f[2 * i] = __uint_as_float(v[i] << 16);
+    f[2 * i + 1] = __uint_as_float(v[i] & 0xffff0000u);
+  }
+}
+
+// One launch's tiling.
+struct Tiles {
+  int H, W, C;
+  unsigned slabs, tiles_w, tiles_h;
+  unsigned count;  // slabs x tiles_w x tiles_h x N
+};
+
+// Tile t, the slab fastest: its image, first output row and column, first channel.
+struct Tile {
+  int64_t n;
+  int h0, w0, c0;
+};
+template <int kS>
+__device__ __forceinline__ Tile tile_at(const Tiles& t, unsigned i) {
+  Tile o;
+  o.c0 = int(i % t.slabs) * 8 * kS;
+  i /= t.slabs;
+  o.w0 = int(i % t.tiles_w) * kTile;
+  i /= t.tiles_w;
+  o.h0 = int(i % t.tiles_h) * Geometry<kS>::kTileRows;
+  o.n = i / t.tiles_h;
+  return o;
+}
+
+// Copies tile `tl`'s input (rows h0 - 1 .., columns w0 - 1 .., the slab) into the buffer at
+// shared address buf: chunk q = (row, column, group) of the tile, q = tid + m x threads. A loop,
+// not unrolled: unrolled, the compiler spreads the ~21 copies over the arithmetic that follows
+// and keeps their addresses live there, past the register budget (spills).
+template <int kS>
+__device__ __forceinline__ void issue_tile(const bf16* __restrict__ x, const Tiles& t, const Tile& tl, uint32_t buf) {
+  using G = Geometry<kS>;
+  const int64_t row_elems = int64_t(t.W) * t.C;
+  const int64_t base = ((tl.n * t.H + tl.h0 - 1) * t.W + tl.w0 - 1) * t.C + tl.c0;
+#pragma unroll 1
+  for (int m = 0; m < G::kCopies; ++m) {
+    const int q = int(threadIdx.x) + m * G::kThreads;
+    if (G::kChunks % G::kThreads != 0 && q >= G::kChunks) break;
+    const int r = q / G::kRowChunks, l = q % G::kRowChunks;
+    const int col = l / kS, g = l % kS;
+    const bool ok = unsigned(tl.h0 - 1 + r) < unsigned(t.H) && unsigned(tl.w0 - 1 + col) < unsigned(t.W);
+    const bf16* src = ok ? x + base + r * row_elems + col * t.C + g * 8 : x;
+    wb::ptx::cp_async_cg_16(buf + uint32_t(r * G::kRowChunks + swizzle<kS>(l)) * 16u, src, ok);
+  }
+}
+
+// The persistent kernel: blocks walk tiles blockIdx.x, + gridDim.x, ...; two buffers, the next
+// tile's copies in flight while this one is computed. Thread: group g (fastest), column pair j,
+// patch row group pr. C % 8 == 0, x, w, y 16-byte aligned.
+template <int kS>
+__global__ void __launch_bounds__(Geometry<kS>::kThreads, Geometry<kS>::kMinBlocks)
+    tiles_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w, bf16* __restrict__ y, Tiles t) {
+  using G = Geometry<kS>;
+  extern __shared__ __align__(16) uint4 smem[];  // [2][kTileRows + 2][kIn x S] 16-byte chunks
+  const int g = int(threadIdx.x) % kS, j = int(threadIdx.x) / kS % kPairs, pr = int(threadIdx.x) / (kS * kPairs);
+  const uint32_t smem_base = wb::ptx::smem_u32(smem);
+  constexpr uint32_t kBufBytes = uint32_t(G::kChunks) * 16u;
+
+  // This thread's 4 input columns in a buffer row (patch columns -1 .. 2), as chunk indices.
+  int col_chunk[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) col_chunk[k] = swizzle<kS>((2 * j + k) * kS + g);
+  const int row0 = pr * kPatchRows;  // the patch's first input row in the buffer
+
+  unsigned i = blockIdx.x;
+  if (i >= t.count) return;
+  issue_tile<kS>(x, t, tile_at<kS>(t, i), smem_base);
+  wb::ptx::cp_async_commit();
+
+  float tap[9][8];
+  int tap_c0 = -1;  // the slab whose taps are loaded
+  const int64_t row_elems = int64_t(t.W) * t.C;
+  for (unsigned b = 0; i < t.count; i += gridDim.x, b ^= 1u) {
+    wb::ptx::cp_async_wait<0>();  // this thread's copies of tile i landed
+    // Everyone's copies of tile i visible, and everyone done with tile i - 1: its buffer is free.
+    __syncthreads();
+    const unsigned next = i + gridDim.x;  // into the other buffer, in flight while i is computed
+    if (next < t.count) issue_tile<kS>(x, t, tile_at<kS>(t, next), smem_base + (b ^ 1u) * kBufBytes);
+    wb::ptx::cp_async_commit();
+    const Tile tl = tile_at<kS>(t, i);
+    if (tl.c0 != tap_c0) {  // block-uniform
+      tap_c0 = tl.c0;
+#pragma unroll
+      for (int s = 0; s < 9; ++s)
+        widen8_bits(tap[s], __ldg(reinterpret_cast<const uint4*>(w + s * t.C + tl.c0 + 8 * g)));
+    }
+
+    const uint4* in = smem + b * G::kChunks + row0 * G::kRowChunks;
+    const int oh = tl.h0 + row0, ow = tl.w0 + 2 * j;  // the patch's first output
+    const bool col_in[2] = {ow < t.W, ow + 1 < t.W};
+    bf16* out = y + ((tl.n * t.H + oh) * t.W + ow) * t.C + tl.c0 + 8 * g;
+    float acc[kPatchRows][2][8];
+#pragma unroll
+    for (int kr = 0; kr < kPatchRows + 2; ++kr) {
+      // Input row kr feeds output rows kr - 2 .. kr through filter rows 2 .. 0.
+#pragma unroll
+      for (int sc = 0; sc < 4; ++sc) {
+        float xf[8];
+        widen8_bits(xf, in[kr * G::kRowChunks + col_chunk[sc]]);
+#pragma unroll
+        for (int r = 0; r < 3; ++r) {
+          const int o = kr - r;
+          if (o < 0 || o >= kPatchRows) continue;
+#pragma unroll
+          for (int jj = 0; jj < 2; ++jj) {
+            const int s = sc - jj;
+            if (s < 0 || s > 2) continue;
+#pragma unroll
+            for (int e = 0; e < 8; ++e) {
+              const float prev = (r == 0 && s == 0) ? 0.0f : acc[o][jj][e];
+              acc[o][jj][e] = fmaf(xf[e], tap[r * 3 + s][e], prev);
+            }
+          }
+        }
+      }
+      const int o = kr - 2;  // complete now
+      if (o < 0 || oh + o >= t.H) continue;
+#pragma unroll
+      for (int jj = 0; jj < 2; ++jj) {
+        if (!col_in[jj]) continue;
+        uint4 v;
+        auto* p = reinterpret_cast<__nv_bfloat162*>(&v);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) p[e] = __floats2bfloat162_rn(acc[o][jj][2 * e], acc[o][jj][2 * e + 1]);
+        __stcs(reinterpret_cast<uint4*>(out + o * row_elems + jj * t.C), v);
+      }
+    }
+  }
+  wb::ptx::cp_async_wait<0>();
+}
+
+// The channel groups of a slab: the largest of 8, 4, 2, 1 that divides C / 8 (C % 8 == 0).
+int slab_groups(int C) {
+  const int groups = C / 8;
+  return groups % 8 == 0 ? 8 : groups % 4 == 0 ? 4 : groups % 2 == 0 ? 2 : 1;
+}
+
+template <int kS>
+void launch(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
+  using G = Geometry<kS>;
+  Tiles t{H, W, C, unsigned(C / (8 * kS)), unsigned(wb::ceil_div(W, kTile)), unsigned(wb::ceil_div(H, G::kTileRows)), 0};
+  const int64_t count = int64_t(N) * t.slabs * t.tiles_w * t.tiles_h;
+  if (count >= (int64_t{1} << 31)) {
+    v9_depthwise_ring(x, w, y, N, H, W, C, stream);
+    return;
+  }
+  t.count = unsigned(count);
+  const void* kernel = reinterpret_cast<const void*>(&tiles_kernel<kS>);
+  int device = 0, sms = 0, per_sm = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(G::kSmem)));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, G::kThreads, G::kSmem));
+  // As many blocks as are resident; a multiple of the slab count when that fits, so that a
+  // block keeps its slab (and its taps) from tile to tile.
+  int64_t grid = int64_t(std::max(1, sms)) * std::max(1, per_sm);
+  if (grid >= int64_t(t.slabs)) grid -= grid % t.slabs;
+  grid = std::min(grid, count);
+  tiles_kernel<kS><<<unsigned(grid), G::kThreads, G::kSmem, stream>>>(x, w, y, t);
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void v10_depthwise_tiles(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
+  require_valid_depthwise(N, H, W, C);
+  const bool aligned = (reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(w) |
+                        reinterpret_cast<uintptr_t>(y)) % 16 == 0;
+  if (C % 8 != 0 || !aligned) {
+    v9_depthwise_ring(x, w, y, N, H, W, C, stream);
+    return;
+  }
+  switch (slab_groups(C)) {
+    case 8:
+      launch<8>(x, w, y, N, H, W, C, stream);
+      break;
+    case 4:
+      launch<4>(x, w, y, N, H, W, C, stream);
+      break;
+    case 2:
+      launch<2>(x, w, y, N, H, W, C, stream);
+      break;
+    default:
+      launch<1>(x, w, y, N, H, W, C, stream);
+      break;
+  }
+}
+
+}  // namespace ch10::solution
