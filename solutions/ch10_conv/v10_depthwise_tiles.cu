@@ -55,27 +55,26 @@
 namespace ch10::solution {
 namespace {
 
-constexpr int kTile = 16;         // output columns of a tile (and rows, for S > 1)
-constexpr int kPatchRows = 8;     // output rows per thread
-constexpr int kIn = kTile + 2;    // input columns of a tile
-constexpr int kPairs = kTile / 2; // column pairs across a tile
+constexpr int kTile = 16;          // output columns of a tile (and rows, for S > 1)
+constexpr int kPatchRows = 8;      // output rows per thread
+constexpr int kIn = kTile + 2;     // input columns of a tile
+constexpr int kPairs = kTile / 2;  // column pairs across a tile
 
 // The shape of one kernel instance: S channel groups of 8 per slab, R patch rows per tile.
 template <int kS>
 struct Geometry {
   static_assert(kS == 1 || kS == 2 || kS == 4 || kS == 8, "a slab is 8, 16, 32 or 64 channels");
-  static constexpr int kRowGroups = kS == 1 ? 4 : 2;               // patches down a tile
-  static constexpr int kTileRows = kRowGroups * kPatchRows;         // output rows of a tile
-  static constexpr int kThreads = kS * kPairs * kRowGroups;         // 32 .. 128
-  static constexpr int kRowChunks = kIn * kS;                       // 16-byte chunks per buffer row
-  static constexpr int kChunks = (kTileRows + 2) * kRowChunks;      // per buffer
-  static constexpr int kCopies = (kChunks + kThreads - 1) / kThreads;
+  static constexpr int kRowGroups = kS == 1 ? 4 : 2;            // patches down a tile
+  static constexpr int kTileRows = kRowGroups * kPatchRows;     // output rows of a tile
+  static constexpr int kThreads = kS * kPairs * kRowGroups;     // 32 .. 128
+  static constexpr int kRowChunks = kIn * kS;                   // 16-byte chunks per buffer row
+  static constexpr int kChunks = (kTileRows + 2) * kRowChunks;  // per buffer
   static constexpr int kSwizzle = kS < 8 ? kS : 0;
   static constexpr size_t kSmem = 2 * size_t(kChunks) * 16;
   // Registers: 72 taps, 48 sums of 3 live output rows, the row being widened, addresses; at
   // most 168 a thread (65536 / (168 x threads) blocks an SM), so that the compiler does not
   // hoist every shared load of the patch ahead of the arithmetic.
-  static constexpr int kMinBlocks = 65536 / (168 * kThreads);         // two buffers
+  static constexpr int kMinBlocks = 65536 / (168 * kThreads);  // two buffers
 };
 
 // Where chunk l of a buffer row is stored (see the header's banks): l ^ (bit 3 of l) x S.
@@ -83,6 +82,36 @@ template <int kS>
 __host__ __device__ constexpr int swizzle(int l) {
   return l ^ (((l >> 3) & 1) * Geometry<kS>::kSwizzle);
 }
+
+// The swizzle, checked at compile time: a permutation of a buffer row's chunks, and the 8 lanes
+// of every quarter-warp's 16-byte load (S groups x 8 / S column pairs, reading column 2 j + k
+// of any buffer row) on 8 different 16-byte bank groups.
+template <int kS>
+constexpr bool swizzle_is_sound() {
+  using G = Geometry<kS>;
+  bool seen[G::kRowChunks] = {};
+  for (int l = 0; l < G::kRowChunks; ++l) {
+    const int p = swizzle<kS>(l);
+    if (p < 0 || p >= G::kRowChunks || seen[p]) return false;
+    seen[p] = true;
+  }
+  for (int row = 0; row < G::kTileRows + 2; ++row) {
+    for (int j0 = 0; j0 < kPairs; j0 += 8 / kS) {
+      for (int k = 0; k < 4; ++k) {
+        bool bank[8] = {};
+        for (int lane = 0; lane < 8; ++lane) {
+          const int j = j0 + lane / kS, g = lane % kS;
+          const int b = (row * G::kRowChunks + swizzle<kS>((2 * j + k) * kS + g)) % 8;
+          if (bank[b]) return false;
+          bank[b] = true;
+        }
+      }
+    }
+  }
+  return true;
+}
+static_assert(swizzle_is_sound<1>() && swizzle_is_sound<2>() && swizzle_is_sound<4>() && swizzle_is_sound<8>(),
+              "the buffer swizzle must be a conflict-free permutation");
 
 // 8 BF16 to FP32 by bit placement: a BF16 is the top 16 bits of the FP32 of the same value.
 __device__ __forceinline__ void widen8_bits(float (&f)[8], const uint4& u) {
@@ -119,23 +148,31 @@ __device__ __forceinline__ Tile tile_at(const Tiles& t, unsigned i) {
 }
 
 // Copies tile `tl`'s input (rows h0 - 1 .., columns w0 - 1 .., the slab) into the buffer at
-// shared address buf: chunk q = (row, column, group) of the tile, q = tid + m x threads. A loop,
-// not unrolled: unrolled, the compiler spreads the ~21 copies over the arithmetic that follows
-// and keeps their addresses live there, past the register budget (spills).
+// shared address buf. A buffer row is kRowChunks 16-byte chunks l = (column, group); the thread
+// takes chunks l = tid, tid + threads, ... (one or two) and walks each down the tile's rows, so
+// that a copy costs a few additions, a compare and the cp.async. The loops stay rolled (the
+// rows by 2): fully unrolled, the compiler spreads the ~20 copies over the arithmetic that
+// follows and keeps their addresses live there, past the register budget (spills).
 template <int kS>
 __device__ __forceinline__ void issue_tile(const bf16* __restrict__ x, const Tiles& t, const Tile& tl, uint32_t buf) {
   using G = Geometry<kS>;
   const int64_t row_elems = int64_t(t.W) * t.C;
-  const int64_t base = ((tl.n * t.H + tl.h0 - 1) * t.W + tl.w0 - 1) * t.C + tl.c0;
 #pragma unroll 1
-  for (int m = 0; m < G::kCopies; ++m) {
-    const int q = int(threadIdx.x) + m * G::kThreads;
-    if (G::kChunks % G::kThreads != 0 && q >= G::kChunks) break;
-    const int r = q / G::kRowChunks, l = q % G::kRowChunks;
-    const int col = l / kS, g = l % kS;
-    const bool ok = unsigned(tl.h0 - 1 + r) < unsigned(t.H) && unsigned(tl.w0 - 1 + col) < unsigned(t.W);
-    const bf16* src = ok ? x + base + r * row_elems + col * t.C + g * 8 : x;
-    wb::ptx::cp_async_cg_16(buf + uint32_t(r * G::kRowChunks + swizzle<kS>(l)) * 16u, src, ok);
+  for (int l = int(threadIdx.x); l < G::kRowChunks; l += G::kThreads) {
+    const int v = tl.w0 - 1 + l / kS;  // the chunk's image column
+    const bool col_ok = unsigned(v) < unsigned(t.W);
+    // Its offset in x at input row 0 (image row h0 - 1): read only where the row is inside.
+    int64_t at = ((tl.n * t.H + tl.h0 - 1) * t.W + v) * t.C + tl.c0 + (l % kS) * 8;
+    uint32_t dst = buf + uint32_t(swizzle<kS>(l)) * 16u;
+    int h = tl.h0 - 1;
+#pragma unroll 2
+    for (int r = 0; r < G::kTileRows + 2; ++r) {
+      const bool ok = col_ok && unsigned(h) < unsigned(t.H);
+      wb::ptx::cp_async_cg_16(dst, ok ? x + at : x, ok);
+      ++h;
+      at += row_elems;
+      dst += G::kRowChunks * 16u;
+    }
   }
 }
 
@@ -224,16 +261,19 @@ __global__ void __launch_bounds__(Geometry<kS>::kThreads, Geometry<kS>::kMinBloc
   wb::ptx::cp_async_wait<0>();
 }
 
-// The channel groups of a slab: the largest of 8, 4, 2, 1 that divides C / 8 (C % 8 == 0).
-int slab_groups(int C) {
-  const int groups = C / 8;
-  return groups % 8 == 0 ? 8 : groups % 4 == 0 ? 4 : groups % 2 == 0 ? 2 : 1;
+// log2 of the channel groups of a slab: the largest k <= 3 with C / 8 a multiple of 2^k
+// (C % 8 == 0).
+int slab_log2(int C) {
+  int k = 0;
+  while (k < 3 && (C / 8) % (2 << k) == 0) ++k;
+  return k;
 }
 
 template <int kS>
 void launch(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
   using G = Geometry<kS>;
-  Tiles t{H, W, C, unsigned(C / (8 * kS)), unsigned(wb::ceil_div(W, kTile)), unsigned(wb::ceil_div(H, G::kTileRows)), 0};
+  Tiles t{H, W, C, unsigned(C / (8 * kS)), unsigned(wb::ceil_div(W, kTile)), unsigned(wb::ceil_div(H, G::kTileRows)),
+          0};
   const int64_t count = int64_t(N) * t.slabs * t.tiles_w * t.tiles_h;
   if (count >= (int64_t{1} << 31)) {
     v9_depthwise_ring(x, w, y, N, H, W, C, stream);
@@ -259,26 +299,15 @@ void launch(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, c
 
 void v10_depthwise_tiles(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
   require_valid_depthwise(N, H, W, C);
-  const bool aligned = (reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(w) |
-                        reinterpret_cast<uintptr_t>(y)) % 16 == 0;
+  const bool aligned =
+      (reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(w) | reinterpret_cast<uintptr_t>(y)) % 16 == 0;
   if (C % 8 != 0 || !aligned) {
     v9_depthwise_ring(x, w, y, N, H, W, C, stream);
     return;
   }
-  switch (slab_groups(C)) {
-    case 8:
-      launch<8>(x, w, y, N, H, W, C, stream);
-      break;
-    case 4:
-      launch<4>(x, w, y, N, H, W, C, stream);
-      break;
-    case 2:
-      launch<2>(x, w, y, N, H, W, C, stream);
-      break;
-    default:
-      launch<1>(x, w, y, N, H, W, C, stream);
-      break;
-  }
+  // launch<S> for S = 2^k groups a slab.
+  constexpr Depthwise3x3Fn* kLaunch[] = {&launch<1>, &launch<2>, &launch<4>, &launch<8>};
+  kLaunch[slab_log2(C)](x, w, y, N, H, W, C, stream);
 }
 
 }  // namespace ch10::solution
