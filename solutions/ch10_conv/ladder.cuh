@@ -38,8 +38,8 @@
 //   v10_depthwise_tiles    depthwise3x3/bf16: persistent blocks over (16 x 16 outputs, channel
 //                          slab) tiles, the next tile's halo copied by cp.async into a second
 //                          shared-memory buffer while this one is computed (one barrier per
-//                          tile); 8 channels x a 2 x 8 patch per thread, BF16 widened by bit
-//                          placement, 16-byte streaming stores; v9 for C % 8 != 0
+//                          tile); 4 or 8 channels x a 2 x 8 patch per thread, BF16 widened by
+//                          bit placement, vector streaming stores; v9 for C % 8 != 0
 #pragma once
 #include <span>
 
@@ -56,7 +56,11 @@ ConvBnReluFn v6_implicit_gemm_pipelined;  // v6_implicit_gemm_pipelined.cu
 Depthwise3x3Fn v7_depthwise_strip;        // v7_depthwise_strip.cu
 Depthwise3x3Fn v9_depthwise_ring;         // v9_depthwise_ring.cu
 Depthwise3x3Fn v10_depthwise_tiles;       // v10_depthwise_tiles.cu
-ConvBnReluFn v8_implicit_gemm_wgmma;      // v8_implicit_gemm_wgmma.cu (+ hopper/), listed on sm_90a builds
+// v10 with the channels per thread forced (8: 16-byte vectors, 4: 8-byte vectors, twice the
+// threads), so that the tests check both and the benchmark compares them (v10_depthwise_tiles.cu).
+Depthwise3x3Fn v10_depthwise_tiles_c8;
+Depthwise3x3Fn v10_depthwise_tiles_c4;
+ConvBnReluFn v8_implicit_gemm_wgmma;  // v8_implicit_gemm_wgmma.cu (+ hopper/), listed on sm_90a builds
 // v8 with one block tile forced (pixels x filters: "128x128", "64x128", "128x64", "64x64"),
 // so that the tests check each tile on every shape (v8_implicit_gemm_wgmma.cu).
 struct ForcedTile {

@@ -44,6 +44,14 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
       wb::variant("depthwise3x3/bf16", "v7_depthwise_strip", &v7_depthwise_strip),
       wb::variant("depthwise3x3/bf16", "v9_depthwise_ring", &v9_depthwise_ring).needs_cc(80),
       wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles", &v10_depthwise_tiles).needs_cc(80),
+      wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_c8", &v10_depthwise_tiles_c8)
+          .needs_cc(80)
+          .is_slow()
+          .with_note("v10 with 8 channels (16 bytes) a thread forced"),
+      wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_c4", &v10_depthwise_tiles_c4)
+          .needs_cc(80)
+          .is_slow()
+          .with_note("v10 with 4 channels (8 bytes) a thread forced: twice the threads a tile"),
   };
 #ifdef WB_CH10_HOPPER
   // The Hopper bonus: in the list only when the sm_90a library is built (chapters/ch10_conv/extra.cmake).
