@@ -31,9 +31,11 @@
 //     starts: packed by cvt.rn.bf16x2.f32 and stored with st.global.cs. Widenings per output:
 //     4 x 10 / (2 x 8) = 2.5.
 //   * V = 4 against V = 8: the same instructions per output but for the loads and stores (8
-//     bytes instead of 16), and half the registers (~100: 36 taps, 24 sums, against ~165: 72
-//     and 48), so twice the threads per tile: 16 warps an SM on the 64-channel layer instead
-//     of 8, to hide the shared loads' latency. v10_depthwise_tiles_c8 / _c4 force each.
+//     bytes instead of 16), and ~60 % of the registers (~115: 36 taps, 24 sums, against ~190:
+//     72 and 48), so twice the threads per tile: 16 warps an SM on the 64-channel layer
+//     instead of 8, to hide the shared loads' latency. v10_depthwise_tiles_c8 / _c4 force each.
+//   * The tile's coordinates are decoded once (when its copies are issued) and carried to the
+//     next step; a patch wholly past the image's bottom or right edge computes nothing.
 //   * The taps are FP32 registers, loaded when the slab changes (the grid is a multiple of the
 //     slab count when it can be, so a block keeps one slab).
 //   * The grid: the fewest rounds (tiles per block) the resident blocks allow, then the fewest
@@ -94,10 +96,21 @@ struct Geometry {
   static constexpr int kRowChunks = kIn * kS;                    // 16-byte chunks per buffer row
   static constexpr int kChunks = (kTileRows + 2) * kRowChunks;   // per buffer
   static constexpr size_t kSmem = 2 * size_t(kChunks) * 16;      // two buffers
-  // Registers: 9 kV taps, 6 kV sums (3 live output rows), the row being widened, addresses.
-  // Capped (168 at V = 8, 128 at V = 4) so that the compiler does not hoist every shared load
-  // of the patch ahead of the arithmetic.
-  static constexpr int kMinBlocks = 65536 / ((kV == 8 ? 168 : 128) * kThreads);
+  // Registers: 9 kV taps, 6 kV sums (3 live output rows), the row being widened, addresses:
+  // ~110 at V = 4, ~170-190 at V = 8. The buffers cap the blocks an SM holds (an H100 / H200 SM
+  // has 228 KB of shared memory, 1 KB of it reserved per block); kMinBlocks is the most of
+  // those that still leave kRegs registers a thread (each of the SM's 4 schedulers has 16 K
+  // registers for its share of the warps), so that the compiler neither spills nor hoists every
+  // shared load of the patch ahead of the arithmetic.
+  static constexpr int kRegs = kV == 8 ? 176 : 128;
+  static constexpr int kSmemBlocks = int(228 * 1024 / (kSmem + 1024));
+  static constexpr int regs_at(int blocks) { return 16384 / (((blocks * kThreads / 32 + 3) / 4) * 32) / 8 * 8; }
+  static constexpr int min_blocks() {
+    int b = kSmemBlocks;
+    while (b > 1 && regs_at(b) < kRegs) --b;
+    return std::max(1, b);
+  }
+  static constexpr int kMinBlocks = min_blocks();
 };
 
 // The swizzle, checked at compile time: a permutation of a buffer row's chunks, and the lanes of
@@ -158,8 +171,7 @@ struct Tiles {
 
 // Tile t, the slab fastest: its image, first output row and column, first channel.
 struct Tile {
-  int64_t n;
-  int h0, w0, c0;
+  int n, h0, w0, c0;
 };
 template <class G>
 __device__ __forceinline__ Tile tile_at(const Tiles& t, unsigned i) {
@@ -169,7 +181,7 @@ __device__ __forceinline__ Tile tile_at(const Tiles& t, unsigned i) {
   o.w0 = int(i % t.tiles_w) * kTile;
   i /= t.tiles_w;
   o.h0 = int(i % t.tiles_h) * G::kTileRows;
-  o.n = i / t.tiles_h;
+  o.n = int(i / t.tiles_h);
   return o;
 }
 
@@ -188,7 +200,7 @@ __device__ __forceinline__ void issue_tile(const bf16* __restrict__ x, const Til
     const int v = tl.w0 - 1 + l / kS;  // the chunk's image column
     const bool col_ok = unsigned(v) < unsigned(t.W);
     // Its offset in x at input row 0 (image row h0 - 1): read only where the row is inside.
-    int64_t at = ((tl.n * t.H + tl.h0 - 1) * t.W + v) * t.C + tl.c0 + (l % kS) * 8;
+    int64_t at = ((int64_t(tl.n) * t.H + tl.h0 - 1) * t.W + v) * t.C + tl.c0 + (l % kS) * 8;
     uint32_t dst = buf + uint32_t(swizzle<kS>(l)) * 16u;
     int h = tl.h0 - 1;
 #pragma unroll 2
@@ -225,20 +237,25 @@ __global__ void __launch_bounds__(G::kThreads, G::kMinBlocks)
 
   unsigned i = blockIdx.x;
   if (i >= t.count) return;
-  issue_tile<G>(x, t, tile_at<G>(t, i), smem_base);
+  Tile tl = tile_at<G>(t, i);  // decoded once, when its copies are issued
+  issue_tile<G>(x, t, tl, smem_base);
   wb::ptx::cp_async_commit();
 
   float tap[9][kV];
   int tap_c0 = -1;  // the slab whose taps are loaded
-  const int64_t row_elems = int64_t(t.W) * t.C;
-  for (unsigned b = 0; i < t.count; i += gridDim.x, b ^= 1u) {
+  const int64_t row_bytes = int64_t(t.W) * t.C * int64_t(sizeof(bf16));
+  const int col_bytes = t.C * int(sizeof(bf16));
+  for (unsigned b = 0;; b ^= 1u) {
     wb::ptx::cp_async_wait<0>();  // this thread's copies of tile i landed
     // Everyone's copies of tile i visible, and everyone done with tile i - 1: its buffer is free.
     __syncthreads();
     const unsigned next = i + gridDim.x;  // into the other buffer, in flight while i is computed
-    if (next < t.count) issue_tile<G>(x, t, tile_at<G>(t, next), smem_base + (b ^ 1u) * kBufBytes);
+    Tile tn{};
+    if (next < t.count) {
+      tn = tile_at<G>(t, next);
+      issue_tile<G>(x, t, tn, smem_base + (b ^ 1u) * kBufBytes);
+    }
     wb::ptx::cp_async_commit();
-    const Tile tl = tile_at<G>(t, i);
     const int c = tl.c0 + kV * p;  // this thread's first channel
     if (tl.c0 != tap_c0) {         // block-uniform
       tap_c0 = tl.c0;
@@ -246,46 +263,56 @@ __global__ void __launch_bounds__(G::kThreads, G::kMinBlocks)
       for (int s = 0; s < 9; ++s) widen_bits<kV>(tap[s], __ldg(reinterpret_cast<const Vec*>(w + s * t.C + c)));
     }
 
-    const char* in = reinterpret_cast<const char*>(smem + b * G::kChunks + row0 * G::kRowChunks);
     const int oh = tl.h0 + row0, ow = tl.w0 + 2 * j;  // the patch's first output
-    const bool col_in[2] = {ow < t.W, ow + 1 < t.W};
-    bf16* out = y + ((tl.n * t.H + oh) * t.W + ow) * t.C + c;
-    float acc[kPatchRows][2][kV];
+    // A patch wholly past the image's bottom or right edge (the last tiles of an image whose
+    // sides are not multiples of 16) computes nothing; at the bottom that is whole warps.
+    if (oh < t.H && ow < t.W) {
+      const char* in = reinterpret_cast<const char*>(smem + b * G::kChunks + row0 * G::kRowChunks);
+      const bool right_in = ow + 1 < t.W;
+      char* out = reinterpret_cast<char*>(y + ((int64_t(tl.n) * t.H + oh) * t.W + ow) * t.C + c);
+      float acc[kPatchRows][2][kV];
 #pragma unroll
-    for (int kr = 0; kr < kPatchRows + 2; ++kr) {
-      // Input row kr feeds output rows kr - 2 .. kr through filter rows 2 .. 0.
+      for (int kr = 0; kr < kPatchRows + 2; ++kr) {
+        // Input row kr feeds output rows kr - 2 .. kr through filter rows 2 .. 0.
 #pragma unroll
-      for (int sc = 0; sc < 4; ++sc) {
-        float xf[kV];
-        widen_bits<kV>(xf, *reinterpret_cast<const Vec*>(in + kr * G::kRowChunks * 16 + col_at[sc]));
+        for (int sc = 0; sc < 4; ++sc) {
+          float xf[kV];
+          widen_bits<kV>(xf, *reinterpret_cast<const Vec*>(in + kr * G::kRowChunks * 16 + col_at[sc]));
 #pragma unroll
-        for (int r = 0; r < 3; ++r) {
-          const int o = kr - r;
-          if (o < 0 || o >= kPatchRows) continue;
+          for (int r = 0; r < 3; ++r) {
+            const int o = kr - r;
+            if (o < 0 || o >= kPatchRows) continue;
 #pragma unroll
-          for (int jj = 0; jj < 2; ++jj) {
-            const int s = sc - jj;
-            if (s < 0 || s > 2) continue;
+            for (int jj = 0; jj < 2; ++jj) {
+              const int s = sc - jj;
+              if (s < 0 || s > 2) continue;
 #pragma unroll
-            for (int e = 0; e < kV; ++e) {
-              const float prev = (r == 0 && s == 0) ? 0.0f : acc[o][jj][e];
-              acc[o][jj][e] = fmaf(xf[e], tap[r * 3 + s][e], prev);
+              for (int e = 0; e < kV; ++e) {
+                const float prev = (r == 0 && s == 0) ? 0.0f : acc[o][jj][e];
+                acc[o][jj][e] = fmaf(xf[e], tap[r * 3 + s][e], prev);
+              }
             }
           }
         }
-      }
-      const int o = kr - 2;  // complete now
-      if (o < 0 || oh + o >= t.H) continue;
+        const int o = kr - 2;  // complete now
+        if (o < 0) continue;
+        if (oh + o < t.H) {
 #pragma unroll
-      for (int jj = 0; jj < 2; ++jj) {
-        if (!col_in[jj]) continue;
-        Vec v;
-        auto* pk = reinterpret_cast<__nv_bfloat162*>(&v);
+          for (int jj = 0; jj < 2; ++jj) {
+            if (jj == 1 && !right_in) continue;
+            Vec v;
+            auto* pk = reinterpret_cast<__nv_bfloat162*>(&v);
 #pragma unroll
-        for (int e = 0; e < kV / 2; ++e) pk[e] = __floats2bfloat162_rn(acc[o][jj][2 * e], acc[o][jj][2 * e + 1]);
-        __stcs(reinterpret_cast<Vec*>(out + o * row_elems + jj * t.C), v);
+            for (int e = 0; e < kV / 2; ++e) pk[e] = __floats2bfloat162_rn(acc[o][jj][2 * e], acc[o][jj][2 * e + 1]);
+            __stcs(reinterpret_cast<Vec*>(out + jj * col_bytes), v);
+          }
+        }
+        out += row_bytes;
       }
     }
+    if (next >= t.count) break;
+    i = next;
+    tl = tn;
   }
   wb::ptx::cp_async_wait<0>();
 }
