@@ -244,7 +244,7 @@ __global__ void __launch_bounds__(G::kThreads, G::kMinBlocks)
   float tap[9][kV];
   int tap_c0 = -1;  // the slab whose taps are loaded
   const int64_t row_bytes = int64_t(t.W) * t.C * int64_t(sizeof(bf16));
-  const int col_bytes = t.C * int(sizeof(bf16));
+  const int64_t col_bytes = int64_t(t.C) * int64_t(sizeof(bf16));
   for (unsigned b = 0;; b ^= 1u) {
     wb::ptx::cp_async_wait<0>();  // this thread's copies of tile i landed
     // Everyone's copies of tile i visible, and everyone done with tile i - 1: its buffer is free.
@@ -260,7 +260,7 @@ __global__ void __launch_bounds__(G::kThreads, G::kMinBlocks)
     if (tl.c0 != tap_c0) {         // block-uniform
       tap_c0 = tl.c0;
 #pragma unroll
-      for (int s = 0; s < 9; ++s) widen_bits<kV>(tap[s], __ldg(reinterpret_cast<const Vec*>(w + s * t.C + c)));
+      for (int s = 0; s < 9; ++s) widen_bits<kV>(tap[s], __ldg(reinterpret_cast<const Vec*>(w + int64_t(s) * t.C + c)));
     }
 
     const int oh = tl.h0 + row0, ow = tl.w0 + 2 * j;  // the patch's first output
