@@ -40,6 +40,8 @@
 //                          shared-memory buffer while this one is computed (one barrier per
 //                          tile); 4 or 8 channels x a 2 x 8 patch per thread, BF16 widened by
 //                          bit placement, vector streaming stores; v9 for C % 8 != 0
+//                          (v10_depthwise_tiles_tma, sm_90a builds: the tiles by TMA boxes,
+//                          kernel: hopper/depthwise_tiles_tma_kernel.cu)
 #pragma once
 #include <span>
 
@@ -60,6 +62,8 @@ Depthwise3x3Fn v10_depthwise_tiles;       // v10_depthwise_tiles.cu
 // threads), so that the tests check both and the benchmark compares them (v10_depthwise_tiles.cu).
 Depthwise3x3Fn v10_depthwise_tiles_c8;
 Depthwise3x3Fn v10_depthwise_tiles_c4;
+// v10 with the tiles brought by TMA (hopper/depthwise_tiles_tma_kernel.cu), listed on sm_90a builds.
+Depthwise3x3Fn v10_depthwise_tiles_tma;
 ConvBnReluFn v8_implicit_gemm_wgmma;  // v8_implicit_gemm_wgmma.cu (+ hopper/), listed on sm_90a builds
 // v8 with one block tile forced (pixels x filters: "128x128", "64x128", "128x64", "64x64"),
 // so that the tests check each tile on every shape (v8_implicit_gemm_wgmma.cu).

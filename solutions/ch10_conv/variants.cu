@@ -66,6 +66,10 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
                     .on(v8_tile_shapes())
                     .with_note(std::string("v8 with its (") + t.tile + ") tile forced on every shape"));
   }
+  v.push_back(wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_tma", &v10_depthwise_tiles_tma)
+                  .hopper_only()
+                  .is_slow()
+                  .with_note("v10 with each tile's input brought by one TMA box (zeros outside the image)"));
 #endif
   return v;
 }
