@@ -29,15 +29,15 @@ struct Geometry {
   static constexpr bool kSwizzled = kSwizzled_;
   static_assert(kS == 1 || kS == 2 || kS == 4 || kS == 8, "a slab is 8, 16, 32 or 64 channels");
   static_assert(kV == 8 || kV == 4, "a thread owns 16 or 8 bytes of channels");
-  using Vec = std::conditional_t<kV == 8, uint4, uint2>;         // kV BF16
-  static constexpr int kLanes = kS * (8 / kV);                   // threads per pixel of a slab
-  static constexpr int kRowGroups = kLanes == 1 ? 4 : 2;         // patches down a tile
-  static constexpr int kTileRows = kRowGroups * kPatchRows;      // output rows of a tile
-  static constexpr int kThreads = kLanes * kPairs * kRowGroups;  // 32 .. 256
-  static constexpr int kRowChunks = kIn * kS;                    // 16-byte chunks per buffer row
-  static constexpr int kChunks = (kTileRows + 2) * kRowChunks;   // per buffer
+  using Vec = std::conditional_t<kV == 8, uint4, uint2>;                             // kV BF16
+  static constexpr int kLanes = kS * (8 / kV);                                       // threads per pixel of a slab
+  static constexpr int kRowGroups = kLanes == 1 ? 4 : 2;                             // patches down a tile
+  static constexpr int kTileRows = kRowGroups * kPatchRows;                          // output rows of a tile
+  static constexpr int kThreads = kLanes * kPairs * kRowGroups;                      // 32 .. 256
+  static constexpr int kRowChunks = kIn * kS;                                        // 16-byte chunks per buffer row
+  static constexpr int kChunks = (kTileRows + 2) * kRowChunks;                       // per buffer
   static constexpr uint32_t kBufBytes = (uint32_t(kChunks) * 16 + 127) / 128 * 128;  // TMA: 128 B aligned
-  static constexpr size_t kSmem = 2 * size_t(kBufBytes) + 16;  // two buffers, two mbarriers (TMA)
+  static constexpr size_t kSmem = 2 * size_t(kBufBytes) + 16;                        // two buffers, two mbarriers (TMA)
   // Registers: 9 kV taps, 6 kV sums (3 live output rows), the row being widened, addresses:
   // ~110 at V = 4, ~170-190 at V = 8. The buffers cap the blocks an SM holds (an H100 / H200 SM
   // has 228 KB of shared memory, 1 KB of it reserved per block); kMinBlocks is the most of
@@ -158,8 +158,8 @@ struct PatchWorker {
   }
 
   // Tile tl from the buffer at `buf` (generic address) into y.
-  __device__ __forceinline__ void run(const bf16* __restrict__ w, bf16* __restrict__ y, const Tiles& t,
-                                      const Tile& tl, const char* buf) {
+  __device__ __forceinline__ void run(const bf16* __restrict__ w, bf16* __restrict__ y, const Tiles& t, const Tile& tl,
+                                      const char* buf) {
     const int c = tl.c0 + kV * p;  // this thread's first channel
     if (tl.c0 != tap_c0) {         // block-uniform
       tap_c0 = tl.c0;
@@ -220,8 +220,8 @@ struct PatchWorker {
 // (the launchers pass such a problem on).
 template <class G>
 bool make_tiles(int N, int H, int W, int C, Tiles& t) {
-  t = Tiles{H, W, C, unsigned(C / (8 * G::kS)), unsigned(wb::ceil_div(W, kTile)),
-            unsigned(wb::ceil_div(H, G::kTileRows)), 0};
+  t = Tiles{
+      H, W, C, unsigned(C / (8 * G::kS)), unsigned(wb::ceil_div(W, kTile)), unsigned(wb::ceil_div(H, G::kTileRows)), 0};
   const int64_t count = int64_t(N) * t.slabs * t.tiles_w * t.tiles_h;
   if (count >= (int64_t{1} << 31)) return false;
   t.count = unsigned(count);

@@ -31,8 +31,8 @@
 //     starts: packed by cvt.rn.bf16x2.f32 and stored with st.global.cs. Widenings per output:
 //     4 x 10 / (2 x 8) = 2.5.
 //   * V = 4 against V = 8: the same instructions per output but for the loads and stores (8
-//     bytes instead of 16), and ~60 % of the registers (~115: 36 taps, 24 sums, against ~190:
-//     72 and 48), so twice the threads per tile: 16 warps an SM on the 64-channel layer
+//     bytes instead of 16), and ~60 % of the registers (~105: 36 taps, 24 sums, against
+//     ~170: 72 and 48), so twice the threads per tile: 16 warps an SM on the 64-channel layer
 //     instead of 8, to hide the shared loads' latency. v10_depthwise_tiles_c8 / _c4 force each.
 //   * The tile's coordinates are decoded once (when its copies are issued) and carried to the
 //     next step; a patch wholly past the image's bottom or right edge computes nothing.
@@ -46,7 +46,7 @@
 //     (S = 8: one pixel a phase, no swizzle). swizzle_is_sound checks it at compile time.
 //   * Block sizes: S x 8 / V lanes a pixel x 8 column pairs x 2 patches down the tile (4, and
 //     32-row tiles, when that is one lane a pixel). The buffers: 2 x 18 x 18 x 16 S bytes (83 KB
-//     at S = 8: 2 blocks an SM; 41 KB at S = 4: 5).
+//     at S = 8: 2 blocks an SM).
 //   * v10_depthwise_tiles_tma (Hopper) brings each tile's input as one TMA box instead of the
 //     copies (hopper/depthwise_tiles_tma_kernel.cu); the geometry, the patch arithmetic and the
 //     grid are shared through depthwise_tiles.cuh.

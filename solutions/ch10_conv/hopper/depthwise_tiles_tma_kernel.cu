@@ -89,10 +89,10 @@ bool launch(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, c
   const cuuint32_t box[4] = {cuuint32_t(8 * kS), cuuint32_t(kIn), cuuint32_t(G::kTileRows + 2), 1};
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
   CUtensorMap map;
-  const CUresult r = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<bf16*>(x), dims,
-                                          strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                          CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r =
+      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<bf16*>(x), dims, strides, box,
+                           element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) return false;
   const unsigned grid = persistent_grid<G>(reinterpret_cast<const void*>(&tma_tiles_kernel<G>), t);
   tma_tiles_kernel<G><<<grid, G::kThreads, G::kSmem, stream>>>(map, w, y, t);
