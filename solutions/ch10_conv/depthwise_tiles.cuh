@@ -27,13 +27,16 @@ template <int kS_, int kV_, bool kSwizzled_ = true>
 struct Geometry {
   static constexpr int kS = kS_, kV = kV_;
   static constexpr bool kSwizzled = kSwizzled_;
-  static_assert(kS == 1 || kS == 2 || kS == 4 || kS == 8, "a slab is 8, 16, 32 or 64 channels");
+  static_assert(kS == 1 || kS == 2 || kS == 4 || kS == 8 || kS == 12 || kS == 18,
+                "a slab is 8, 16, 32, 64, 96 or 144 channels");
   static_assert(kV == 8 || kV == 4, "a thread owns 16 or 8 bytes of channels");
-  using Vec = std::conditional_t<kV == 8, uint4, uint2>;                             // kV BF16
-  static constexpr int kLanes = kS * (8 / kV);                                       // threads per pixel of a slab
-  static constexpr int kRowGroups = kLanes == 1 ? 4 : 2;                             // patches down a tile
+  using Vec = std::conditional_t<kV == 8, uint4, uint2>;  // kV BF16
+  static constexpr int kLanes = kS * (8 / kV);            // threads per pixel of a slab
+  // Patches down a tile: 2 (16 x 16 tiles); 4 with one lane a pixel (16 x 32, for a block of
+  // a warp); 1 with 24 lanes or more (16 x 8: the wide slabs' buffers stay small).
+  static constexpr int kRowGroups = kLanes >= 24 ? 1 : kLanes == 1 ? 4 : 2;
   static constexpr int kTileRows = kRowGroups * kPatchRows;                          // output rows of a tile
-  static constexpr int kThreads = kLanes * kPairs * kRowGroups;                      // 32 .. 256
+  static constexpr int kThreads = kLanes * kPairs * kRowGroups;                      // 32 .. 288
   static constexpr int kRowChunks = kIn * kS;                                        // 16-byte chunks per buffer row
   static constexpr int kChunks = (kTileRows + 2) * kRowChunks;                       // per buffer
   static constexpr uint32_t kBufBytes = (uint32_t(kChunks) * 16 + 127) / 128 * 128;  // TMA: 128 B aligned
@@ -44,7 +47,8 @@ struct Geometry {
   // those that still leave kRegs registers a thread (each of the SM's 4 schedulers has 16 K
   // registers for its share of the warps), so that the compiler neither spills nor hoists every
   // shared load of the patch ahead of the arithmetic.
-  static constexpr int kRegs = kV == 8 ? 176 : 128;
+  // (96 for the wide slabs at V = 4: two blocks of 9 warps an SM need it.)
+  static constexpr int kRegs = kV == 8 ? 176 : kLanes >= 24 ? 96 : 104;
   static constexpr int kSmemBlocks = int(228 * 1024 / (kSmem + 1024));
   static constexpr int regs_at(int blocks) { return 16384 / (((blocks * kThreads / 32 + 3) / 4) * 32) / 8 * 8; }
   static constexpr int min_blocks() {
@@ -256,12 +260,20 @@ inline bool tiles_apply(const bf16* x, const bf16* w, const bf16* y, int C) {
          (reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(w) | reinterpret_cast<uintptr_t>(y)) % 16 == 0;
 }
 
-// log2 of the channel groups of a slab: the largest k <= 3 with C / 8 a multiple of 2^k
-// (C % 8 == 0).
-inline int slab_log2(int C) {
-  int k = 0;
-  while (k < 3 && (C / 8) % (2 << k) == 0) ++k;
-  return k;
+// The slabs the launchers compile: 8 S channels for S in kSlabGroups (their tables follow it).
+constexpr int kSlabGroups[] = {1, 2, 4, 8, 12, 18};
+
+// The slab for C (C % 8 == 0), as an index into kSlabGroups. 64 channels when C / 8 is a
+// multiple of 8: a pixel's slab is whole 128-byte lines. Otherwise, with `wide`, 144 or 96
+// channels when they divide C (MobileNet's widths): slabs of 32 or 16 channels cut each pixel
+// into 64- or 32-byte pieces, which DRAM serves at a fraction of its bandwidth (the 96- and
+// 144-channel layers ran at 77 % and 50 % of the copy with them). Else the largest of 32, 16, 8.
+inline int slab_choice(int C, bool wide) {
+  const int g = C / 8;
+  if (g % 8 == 0) return 3;
+  if (wide && g % 18 == 0) return 5;
+  if (wide && g % 12 == 0) return 4;
+  return g % 4 == 0 ? 2 : g % 2 == 0 ? 1 : 0;
 }
 
 }  // namespace ch10::solution::tiles

@@ -58,10 +58,11 @@ ConvBnReluFn v6_implicit_gemm_pipelined;  // v6_implicit_gemm_pipelined.cu
 Depthwise3x3Fn v7_depthwise_strip;        // v7_depthwise_strip.cu
 Depthwise3x3Fn v9_depthwise_ring;         // v9_depthwise_ring.cu
 Depthwise3x3Fn v10_depthwise_tiles;       // v10_depthwise_tiles.cu
-// v10 with the channels per thread forced (8: 16-byte vectors, 4: 8-byte vectors, twice the
-// threads), so that the tests check both and the benchmark compares them (v10_depthwise_tiles.cu).
+// v10 with 8 channels a thread (16-byte vectors; v10 takes 4), and v10 with slabs of at most
+// 64 channels (v10 takes 96 or 144 where they divide C), so that the tests check them and the
+// benchmark compares them (v10_depthwise_tiles.cu).
 Depthwise3x3Fn v10_depthwise_tiles_c8;
-Depthwise3x3Fn v10_depthwise_tiles_c4;
+Depthwise3x3Fn v10_depthwise_tiles_pow2;
 // v10 with the tiles brought by TMA (hopper/depthwise_tiles_tma_kernel.cu), listed on sm_90a builds.
 Depthwise3x3Fn v10_depthwise_tiles_tma;
 ConvBnReluFn v8_implicit_gemm_wgmma;  // v8_implicit_gemm_wgmma.cu (+ hopper/), listed on sm_90a builds

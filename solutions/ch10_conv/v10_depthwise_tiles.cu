@@ -61,6 +61,7 @@
 //      build/ch10/bin/ch10_bench --op=depthwise3x3
 //          --impl=v9_depthwise_ring,v10_depthwise_tiles,v10_depthwise_tiles_c8,v10_depthwise_tiles_c4,cudnn_grouped,v10_depthwise_tiles_tma
 #include <cstdint>
+#include <iterator>
 
 #include "device/async_copy.cuh"
 #include "device/math.cuh"
@@ -156,29 +157,31 @@ void launch(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, c
   WB_CHECK_LAUNCH();
 }
 
-// v10 with V channels a thread: C % 8 != 0 and unaligned pointers to v9, else the kernel whose
-// slab is the largest of 64, 32, 16, 8 channels that divides C.
-template <int kV>
+// v10 with V channels a thread: C % 8 != 0 and unaligned pointers to v9, else the kernel of
+// the slab slab_choice picks (wide: slabs of 96 and 144 channels allowed).
+template <int kV, bool kWide>
 void run(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
   require_valid_depthwise(N, H, W, C);
   if (!tiles_apply(x, w, y, C)) {
     v9_depthwise_ring(x, w, y, N, H, W, C, stream);
     return;
   }
-  constexpr Depthwise3x3Fn* kLaunch[] = {&launch<1, kV>, &launch<2, kV>, &launch<4, kV>, &launch<8, kV>};
-  kLaunch[slab_log2(C)](x, w, y, N, H, W, C, stream);
+  constexpr Depthwise3x3Fn* kLaunch[] = {&launch<1, kV>, &launch<2, kV>,  &launch<4, kV>,
+                                         &launch<8, kV>, &launch<12, kV>, &launch<18, kV>};
+  static_assert(std::size(kLaunch) == std::size(kSlabGroups));
+  kLaunch[slab_choice(C, kWide)](x, w, y, N, H, W, C, stream);
 }
 
 }  // namespace
 
 void v10_depthwise_tiles(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
-  run<4>(x, w, y, N, H, W, C, stream);
+  run<4, true>(x, w, y, N, H, W, C, stream);
 }
 void v10_depthwise_tiles_c8(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
-  run<8>(x, w, y, N, H, W, C, stream);
+  run<8, true>(x, w, y, N, H, W, C, stream);
 }
-void v10_depthwise_tiles_c4(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
-  run<4>(x, w, y, N, H, W, C, stream);
+void v10_depthwise_tiles_pow2(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
+  run<4, false>(x, w, y, N, H, W, C, stream);
 }
 
 // The tiles by TMA (Hopper): one thread asks for a tile's whole 4-D box, zeros outside the

@@ -48,10 +48,10 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
           .needs_cc(80)
           .is_slow()
           .with_note("v10 with 8 channels (16 bytes) a thread forced"),
-      wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_c4", &v10_depthwise_tiles_c4)
+      wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_pow2", &v10_depthwise_tiles_pow2)
           .needs_cc(80)
           .is_slow()
-          .with_note("v10 with 4 channels (8 bytes) a thread forced: twice the threads a tile"),
+          .with_note("v10 with slabs of at most 64 channels (32 or 16 on the 96- and 144-channel layers)"),
   };
 #ifdef WB_CH10_HOPPER
   // The Hopper bonus: in the list only when the sm_90a library is built (chapters/ch10_conv/extra.cmake).

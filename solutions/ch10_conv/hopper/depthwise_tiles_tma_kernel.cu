@@ -104,7 +104,9 @@ bool launch(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, c
 
 bool depthwise_tiles_tma(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
   constexpr decltype(&launch<1>) kLaunch[] = {&launch<1>, &launch<2>, &launch<4>, &launch<8>};
-  return kLaunch[slab_log2(C)](x, w, y, N, H, W, C, stream);
+  // Slabs of at most 64 channels (v10's first measured form): the wide slabs' unswizzled
+  // geometry needs more registers than the two blocks an SM would leave it.
+  return kLaunch[slab_choice(C, false)](x, w, y, N, H, W, C, stream);
 }
 
 }  // namespace ch10::solution::hopper
