@@ -35,11 +35,12 @@
 //                          its input rows in a shared-memory ring that cp.async fills 8 rows
 //                          ahead (zero-fill at the padding); 2 channels x 8 outputs per thread,
 //                          the 3-row window and the taps in FP32 registers; v7 for C % 8 != 0
-//   v10_depthwise_tiles    depthwise3x3/bf16: persistent blocks over (16 x 16 outputs, channel
-//                          slab) tiles, the next tile's halo copied by cp.async into a second
-//                          shared-memory buffer while this one is computed (one barrier per
-//                          tile); 4 or 8 channels x a 2 x 8 patch per thread, BF16 widened by
-//                          bit placement, vector streaming stores; v9 for C % 8 != 0
+//   v10_depthwise_tiles    depthwise3x3/bf16: persistent blocks over (16 x 16 or 16 x 8 outputs,
+//                          channel slab of whole 128-byte lines or whole pixels) tiles, the next
+//                          tile's halo copied by cp.async into a second shared-memory buffer
+//                          while this one is computed (one barrier per tile); 4 channels x a
+//                          2 x 8 patch per thread, BF16 widened by bit placement, streaming
+//                          vector stores; v9 for C % 8 != 0 (depthwise_tiles.cuh: the shared parts)
 //                          (v10_depthwise_tiles_tma, sm_90a builds: the tiles by TMA boxes,
 //                          kernel: hopper/depthwise_tiles_tma_kernel.cu)
 #pragma once

@@ -11,11 +11,11 @@
 //   The floor is 9 FFMAs per output (FP32 sums, which the tolerance needs). v10 spends
 //   ~13: 9 FFMAs, 2.5 widenings, 0.5 packs, 0.3-0.6 shared loads, 0.1-0.3 stores, ~1 for the
 //   copies and the rest; and it has no per-row barrier, so far fewer cycles idle.
-//   * A tile per step, two in flight. A block owns a 2-D tile of 16 x 16 outputs of one image
-//     for a slab of 8 S channels (S = 8, 4, 2 or 1 groups of 8, the largest dividing C / 8).
-//     Its 18 x 18 x slab input (the halo zero-filled at the image's edges by cp.async's
-//     src-size 0) is copied into one of two shared-memory buffers while the block computes
-//     the tile in the other. The grid holds at most the resident blocks; each walks the tiles
+//   * A tile per step, two in flight. A block owns a 2-D tile of 16 x 16 outputs (16 x 8 for
+//     the wide slabs) of one image for a slab of 8 S channels (below). Its input, the tile
+//     with a halo of one pixel (18 x 18 x slab; the halo zero-filled at the image's edges by
+//     cp.async's src-size 0), is copied into one of two shared-memory buffers while the block
+//     computes the tile in the other. The grid holds at most the resident blocks; each walks the tiles
 //     blockIdx.x, + gridDim.x, ... (persistent): one cp.async wait and one barrier per tile
 //     of ~1,700 (V = 8) or ~900 (V = 4) instructions a thread, where v9 had one per ~200. The
 //     barrier both publishes tile i and frees the buffer of tile i - 1, where i + grid goes.
@@ -31,9 +31,17 @@
 //     starts: packed by cvt.rn.bf16x2.f32 and stored with st.global.cs. Widenings per output:
 //     4 x 10 / (2 x 8) = 2.5.
 //   * V = 4 against V = 8: the same instructions per output but for the loads and stores (8
-//     bytes instead of 16), and ~60 % of the registers (~105: 36 taps, 24 sums, against
+//     bytes instead of 16), and ~60 % of the registers (~100: 36 taps, 24 sums, against
 //     ~170: 72 and 48), so twice the threads per tile: 16 warps an SM on the 64-channel layer
-//     instead of 8, to hide the shared loads' latency. v10_depthwise_tiles_c8 / _c4 force each.
+//     instead of 8, to hide the shared loads' latency. v10_depthwise_tiles_c8 forces V = 8.
+//   * The slab (slab_choice, depthwise_tiles.cuh): 64 channels when C / 8 is a multiple of 8
+//     (a pixel's slab is whole 128-byte lines), else 144 or 96 channels where they divide C,
+//     else the largest of 32, 16, 8. The first measured form took the largest power of two
+//     (now v10_depthwise_tiles_pow2): 32 channels on the 96-channel layer, 16 on the 144 one,
+//     so every pixel was cut into 64- or 32-byte pieces read by 3 or 9 blocks, and those
+//     layers ran at 77 % and 50 % of the copy where the 64-channel one ran at 83 %. The wide
+//     slabs (192 and 288 bytes a pixel, whole pixels on those layers) take 16 x 8 tiles, so
+//     that two buffers stay at 69 and 104 KB, and 24 or 36 lanes a pixel.
 //   * The tile's coordinates are decoded once (when its copies are issued) and carried to the
 //     next step; a patch wholly past the image's bottom or right edge computes nothing.
 //   * The taps are FP32 registers, loaded when the slab changes (the grid is a multiple of the
@@ -43,10 +51,11 @@
 //   * Banks: the lanes of a 128-byte phase of a shared load cover S x 8 / V lanes a pixel, the
 //     pixels 2 columns apart; in a buffer row the 16-byte chunk l = column x S + group is
 //     stored at l ^ (bit 3 of l) x S (S < 8), which puts those pixels on different banks
-//     (S = 8: one pixel a phase, no swizzle). swizzle_is_sound checks it at compile time.
+//     (S = 8: one pixel a phase, no swizzle). swizzle_is_sound checks it at compile time. The
+//     wide slabs are not swizzled: one phase in three shares banks two ways.
 //   * Block sizes: S x 8 / V lanes a pixel x 8 column pairs x 2 patches down the tile (4, and
-//     32-row tiles, when that is one lane a pixel). The buffers: 2 x 18 x 18 x 16 S bytes (83 KB
-//     at S = 8: 2 blocks an SM).
+//     32-row tiles, with one lane a pixel; 1, and 8-row tiles, with 24 lanes or more). The
+//     buffers: 2 x 18 x (tile rows + 2) x 16 S bytes (83 KB at S = 8: 2 blocks an SM).
 //   * v10_depthwise_tiles_tma (Hopper) brings each tile's input as one TMA box instead of the
 //     copies (hopper/depthwise_tiles_tma_kernel.cu); the geometry, the patch arithmetic and the
 //     grid are shared through depthwise_tiles.cuh.
@@ -54,12 +63,16 @@
 // zero-filled padding adds 0 x w. C % 8 != 0, pointers not 16-byte aligned and a tile count
 // past 2^31 go to v9 (which passes them on to v7 and v5).
 //
-// Measured (H200, ch10_bench, % of the measured copy bandwidth): to be measured, by the
-// second command below.
+// Measured (H200, one ch10_bench run, measured copy 4,286 GB/s; median us, % of that copy), the
+// first form (power-of-two slabs, now v10_depthwise_tiles_pow2; the 64-channel layer's tiles
+// are the same in both): 32 x 112 x 112 x 64: 28.8 (83.1 %), v9 33.8, cuDNN 49.0;
+// 32 x 112 x 112 x 96: 46.7 (77.0 %), v9 55.6; 32 x 56 x 56 x 144: 27.0 (50.0 %), v9 28.5.
+// The TMA form: 29.9 (80.1 %), 45.9 (78.3 %), 29.3 (46.0 %). The wide slabs: to be measured,
+// by the second command below.
 //
 // Run: ctest --preset ch10-solution -R depthwise3x3/bf16/v10
 //      build/ch10/bin/ch10_bench --op=depthwise3x3
-//          --impl=v9_depthwise_ring,v10_depthwise_tiles,v10_depthwise_tiles_c8,v10_depthwise_tiles_c4,cudnn_grouped,v10_depthwise_tiles_tma
+//          --impl=v9_depthwise_ring,v10_depthwise_tiles,v10_depthwise_tiles_pow2,v10_depthwise_tiles_c8,v10_depthwise_tiles_tma,cudnn_grouped
 #include <cstdint>
 #include <iterator>
 
