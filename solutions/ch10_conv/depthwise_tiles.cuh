@@ -15,7 +15,7 @@
 
 namespace ch10::solution::tiles {
 
-constexpr int kTile = 16;          // output columns of a tile (and rows, for S > 1)
+constexpr int kTile = 16;          // output columns of a tile (its rows: Geometry::kTileRows)
 constexpr int kPatchRows = 8;      // output rows per thread
 constexpr int kIn = kTile + 2;     // input columns of a tile
 constexpr int kPairs = kTile / 2;  // column pairs across a tile
@@ -42,12 +42,12 @@ struct Geometry {
   static constexpr uint32_t kBufBytes = (uint32_t(kChunks) * 16 + 127) / 128 * 128;  // TMA: 128 B aligned
   static constexpr size_t kSmem = 2 * size_t(kBufBytes) + 16;                        // two buffers, two mbarriers (TMA)
   // Registers: 9 kV taps, 6 kV sums (3 live output rows), the row being widened, addresses:
-  // ~110 at V = 4, ~170-190 at V = 8. The buffers cap the blocks an SM holds (an H100 / H200 SM
-  // has 228 KB of shared memory, 1 KB of it reserved per block); kMinBlocks is the most of
+  // ~90-110 at V = 4, ~165-180 at V = 8. The buffers cap the blocks an SM holds (an H100 / H200
+  // SM has 228 KB of shared memory, 1 KB of it reserved per block); kMinBlocks is the most of
   // those that still leave kRegs registers a thread (each of the SM's 4 schedulers has 16 K
   // registers for its share of the warps), so that the compiler neither spills nor hoists every
-  // shared load of the patch ahead of the arithmetic.
-  // (96 for the wide slabs at V = 4: two blocks of 9 warps an SM need it.)
+  // shared load of the patch ahead of the arithmetic. 96 for the wide slabs at V = 4: two
+  // blocks of 9 warps an SM need it.
   static constexpr int kRegs = kV == 8 ? 176 : kLanes >= 24 ? 96 : 104;
   static constexpr int kSmemBlocks = int(228 * 1024 / (kSmem + 1024));
   static constexpr int regs_at(int blocks) { return 16384 / (((blocks * kThreads / 32 + 3) / 4) * 32) / 8 * 8; }
