@@ -63,12 +63,17 @@
 // zero-filled padding adds 0 x w. C % 8 != 0, pointers not 16-byte aligned and a tile count
 // past 2^31 go to v9 (which passes them on to v7 and v5).
 //
-// Measured (H200, one ch10_bench run, measured copy 4,286 GB/s; median us, % of that copy), the
-// first form (power-of-two slabs, now v10_depthwise_tiles_pow2; the 64-channel layer's tiles
-// are the same in both): 32 x 112 x 112 x 64: 28.8 (83.1 %), v9 33.8, cuDNN 49.0;
-// 32 x 112 x 112 x 96: 46.7 (77.0 %), v9 55.6; 32 x 56 x 56 x 144: 27.0 (50.0 %), v9 28.5.
-// The TMA form: 29.9 (80.1 %), 45.9 (78.3 %), 29.3 (46.0 %). The wide slabs: to be measured,
-// by the second command below.
+// Measured (H200, ch10_bench, measured copy 4,284 GB/s; median us, % of that copy):
+//   32 x 112 x 112 x 64: 28.9 (83.1 %); v9 33.7
+//   32 x 112 x 112 x 96: 44.7 (80.5 %); v9 55.4; power-of-two slabs (_pow2) 46.4
+//   32 x 56 x 56 x 144:  23.3 (58.0 %); v9 28.4; power-of-two slabs (_pow2) 26.9
+// (cuDNN's grouped convolution, an earlier run: 49.0, 72.2, 33.7.)
+// V = 8 (_c8): 29.0, 47.5, 24.4; the TMA form: 30.0, 45.9, 29.1. Short of the 85 % target on
+// every layer (the 64-channel one by 2 %): the TMA form, which issues no copy instruction, is
+// no faster, so the copies' instructions are not the limit; the wide slabs' gain says the size
+// of the piece of a pixel each block reads is one. What is left on the 144-channel layer: its
+// 896 tiles on 264 resident blocks (3.4 rounds, so 4), and the 56-wide rows' half-empty last
+// tile.
 //
 // Run: ctest --preset ch10-solution -R depthwise3x3/bf16/v10
 //      build/ch10/bin/ch10_bench --op=depthwise3x3
