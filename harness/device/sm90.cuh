@@ -87,6 +87,18 @@ __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map
       : "memory");
 }
 
+// A 4-D box whose corner is at (c0 inner, c1, c2, c3 outer): chapter 10's v10 maps an NHWC
+// activation (C, W, H, N) and asks for a (slab, 18 columns, 18 rows, 1 image) tile with its
+// halo; the coordinates may be negative, and elements outside arrive as zeros (the padding).
+__device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2, int c3,
+                                            uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
+      "[%6];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+      : "memory");
+}
+
 // The reverse: a 2-D box from shared memory at `src` to the tensor at (c0, c1); elements
 // outside the tensor are not written. Tracked per thread in "bulk groups".
 __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, uint32_t src, int c0, int c1) {

@@ -35,6 +35,14 @@
 //                          its input rows in a shared-memory ring that cp.async fills 8 rows
 //                          ahead (zero-fill at the padding); 2 channels x 8 outputs per thread,
 //                          the 3-row window and the taps in FP32 registers; v7 for C % 8 != 0
+//   v10_depthwise_tiles    depthwise3x3/bf16: persistent blocks over (16 x 16 or 16 x 8 outputs,
+//                          channel slab of whole 128-byte lines or whole pixels) tiles, the next
+//                          tile's halo copied by cp.async into a second shared-memory buffer
+//                          while this one is computed (one barrier per tile); 4 channels x a
+//                          2 x 8 patch per thread, BF16 widened by bit placement, streaming
+//                          vector stores; v9 for C % 8 != 0 (depthwise_tiles.cuh: the shared parts)
+//                          (v10_depthwise_tiles_tma, sm_90a builds: the tiles by TMA boxes,
+//                          kernel: hopper/depthwise_tiles_tma_kernel.cu)
 #pragma once
 #include <span>
 
@@ -50,7 +58,15 @@ Depthwise3x3Fn v5_depthwise;              // v5_depthwise.cu
 ConvBnReluFn v6_implicit_gemm_pipelined;  // v6_implicit_gemm_pipelined.cu
 Depthwise3x3Fn v7_depthwise_strip;        // v7_depthwise_strip.cu
 Depthwise3x3Fn v9_depthwise_ring;         // v9_depthwise_ring.cu
-ConvBnReluFn v8_implicit_gemm_wgmma;      // v8_implicit_gemm_wgmma.cu (+ hopper/), listed on sm_90a builds
+Depthwise3x3Fn v10_depthwise_tiles;       // v10_depthwise_tiles.cu
+// v10 with 8 channels a thread (16-byte vectors; v10 takes 4), and v10 with slabs of at most
+// 64 channels (v10 takes 96 or 144 where they divide C), so that the tests check them and the
+// benchmark compares them (v10_depthwise_tiles.cu).
+Depthwise3x3Fn v10_depthwise_tiles_c8;
+Depthwise3x3Fn v10_depthwise_tiles_pow2;
+// v10 with the tiles brought by TMA (hopper/depthwise_tiles_tma_kernel.cu), listed on sm_90a builds.
+Depthwise3x3Fn v10_depthwise_tiles_tma;
+ConvBnReluFn v8_implicit_gemm_wgmma;  // v8_implicit_gemm_wgmma.cu (+ hopper/), listed on sm_90a builds
 // v8 with one block tile forced (pixels x filters: "128x128", "64x128", "128x64", "64x64"),
 // so that the tests check each tile on every shape (v8_implicit_gemm_wgmma.cu).
 struct ForcedTile {

@@ -43,6 +43,15 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
       wb::variant("conv2d_bn_relu/bf16", "v6_implicit_gemm_pipelined", &v6_implicit_gemm_pipelined).needs_cc(80),
       wb::variant("depthwise3x3/bf16", "v7_depthwise_strip", &v7_depthwise_strip),
       wb::variant("depthwise3x3/bf16", "v9_depthwise_ring", &v9_depthwise_ring).needs_cc(80),
+      wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles", &v10_depthwise_tiles).needs_cc(80),
+      wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_c8", &v10_depthwise_tiles_c8)
+          .needs_cc(80)
+          .is_slow()
+          .with_note("v10 with 8 channels (16 bytes) a thread forced"),
+      wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_pow2", &v10_depthwise_tiles_pow2)
+          .needs_cc(80)
+          .is_slow()
+          .with_note("v10 with slabs of at most 64 channels (32 or 16 on the 96- and 144-channel layers)"),
   };
 #ifdef WB_CH10_HOPPER
   // The Hopper bonus: in the list only when the sm_90a library is built (chapters/ch10_conv/extra.cmake).
@@ -57,6 +66,10 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
                     .on(v8_tile_shapes())
                     .with_note(std::string("v8 with its (") + t.tile + ") tile forced on every shape"));
   }
+  v.push_back(wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_tma", &v10_depthwise_tiles_tma)
+                  .hopper_only()
+                  .is_slow()
+                  .with_note("v10 with each tile's input brought by one TMA box (zeros outside the image)"));
 #endif
   return v;
 }

@@ -24,4 +24,10 @@ enum class Tile { kAuto, k128x128, k64x128, k128x64, k64x64 };
 void conv_bn_relu(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const ConvShape& s,
                   cudaStream_t stream, Tile tile = Tile::kAuto);
 
+// depthwise3x3/bf16, v10's tiles by TMA (depthwise_tiles_tma_kernel.cu) on compute capability
+// 9.0. The caller has checked C % 8 == 0 and 16-byte aligned x, w, y; false (nothing launched)
+// when the problem does not fit the kernel (2^31 tiles or more, a tensor map the driver
+// refuses): the caller runs another path.
+bool depthwise_tiles_tma(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream);
+
 }  // namespace ch10::solution::hopper
