@@ -62,21 +62,32 @@ __device__ __forceinline__ uint4 residual8(const W4Args& a, int i) {
 // with a.vec, else elements), so the passes need no barrier between them besides block_sum's.
 // The vector path requests a piece of x and r (and of gamma and beta) before using any: at
 // GPT-2's sizes (C <= 2048) that is all of a thread's share, one trip to L2 (v6's stage_row
-// says what the element-by-element path costs). Ends with a barrier.
-template <bool kNorm>
+// says what the element-by-element path costs). A longer row (gemv_residual's K = 4C) is
+// kAhead pieces per thread per trip: all of them requested, then all stored (v11: 1; step 14:
+// 4, so K = 6400 is one trip instead of four). Ends with a barrier.
+template <bool kNorm, int kAhead = 1>
 __device__ __forceinline__ void stage_row(const W4Args& a, float* s, float* red) {
   float sum = 0.0f;
   if (a.vec) {
-    for (int i = threadIdx.x; i < a.K / 8; i += kThreads) {
-      const uint4 out = residual8(a, i);
-      const bf16* oe = reinterpret_cast<const bf16*>(&out);
+    for (int i0 = threadIdx.x; i0 < a.K / 8; i0 += kAhead * kThreads) {
+      uint4 out[kAhead];
 #pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        const float vr = __bfloat162float(oe[e]);
-        s[slot_of(8 * i + e)] = vr;
-        if constexpr (kNorm) sum += vr;
+      for (int j = 0; j < kAhead; ++j) {
+        if (i0 + j * kThreads < a.K / 8) out[j] = residual8(a, i0 + j * kThreads);
       }
-      if (a.h != nullptr && blockIdx.x == 0) reinterpret_cast<uint4*>(a.h)[i] = out;
+#pragma unroll
+      for (int j = 0; j < kAhead; ++j) {
+        const int i = i0 + j * kThreads;
+        if (i >= a.K / 8) break;
+        const bf16* oe = reinterpret_cast<const bf16*>(&out[j]);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          const float vr = __bfloat162float(oe[e]);
+          s[slot_of(8 * i + e)] = vr;
+          if constexpr (kNorm) sum += vr;
+        }
+        if (a.h != nullptr && blockIdx.x == 0) reinterpret_cast<uint4*>(a.h)[i] = out[j];
+      }
     }
   } else {
     for (int k = threadIdx.x; k < a.K; k += kThreads) {

@@ -37,9 +37,11 @@
 //     next kernel's CTAs then take an SM as soon as one has room and put their own weights in
 //     flight, the same overlap one level up. (v6 measured an early trigger as no gain for the
 //     BF16 GEMVs, whose early work was an L2 prefetch; here it is the loads themselves.)
-// What stays: the staged row (FP32, padded: int4_x_slot), the LayerNorm and the residual pair
-// (stage_row, w4_row.cuh, shared with v11), the epilogues, the KV store, the refusals (K % 32
-// != 0, K > 8192).
+//   * The row is staged as v11 stages it (stage_row, w4_row.cuh), but a thread requests up to
+//     kRowAhead = 4 of its 16-byte pieces of x before storing any: the MLP projection's x (K =
+//     6400, 800 pieces for 256 threads) is one trip to L2 instead of four.
+// What stays: the staged row (FP32, padded: int4_x_slot), the LayerNorm and the residual pair,
+// the epilogues, the KV store, the refusals (K % 32 != 0, K > 8192).
 //
 // Run: build/ch09/bin/ch09_bench --impl=v14_w4a16_loads_ahead     (the ops beside v10's and v11's:
 //      --impl=v10_gemv_w4a16 and --impl=v11_fused_decode_w4a16 on the same shapes)
@@ -62,6 +64,7 @@ using namespace w4;  // W4Args, stage_row, kWarps, kThreads (w4_row.cuh)
 
 constexpr int kSlots = 8;       // 16-byte loads per lane per batch, all issued before any is used
 constexpr int kMaxCtas = 1024;  // a grid at most
+constexpr int kRowAhead = 4;    // 16-byte pieces of x per thread per trip to L2: K <= 8192 in one trip
 
 // How a row of K codes maps onto a warp's slots (host-computed, the same for every batch).
 struct Geometry {
@@ -169,7 +172,7 @@ __global__ void __launch_bounds__(kThreads, 2) w4_ahead_kernel(const W4Args a, c
   // 2. Wait for the previous kernel (x, r and res are its outputs), stage the input row (the
   //    LayerNorm with kNorm), and let the next kernel's CTAs start where there is room.
   wb::pdl_wait();
-  stage_row<kNorm>(a, reinterpret_cast<float*>(s_x), red);
+  stage_row<kNorm, kRowAhead>(a, reinterpret_cast<float*>(s_x), red);
   wb::pdl_trigger();
 
   // 3. The batches: the first from the registers loaded in 1, the others loaded here, each one's
