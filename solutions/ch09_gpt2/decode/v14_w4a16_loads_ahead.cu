@@ -83,21 +83,15 @@ struct Batch {
   float bias;     // the bias of the batch's row `lane` (lane < rows), 0 without one
 };
 
-// Slot u's row in the batch and piece in the row.
-__device__ __forceinline__ void slot_at(const Geometry& g, int u, int lane, int& r, int& p) {
-  r = u / g.per_row;
-  p = (u - r * g.per_row) * 32 + lane;
-}
-
 // Issues every load of batch `batch` for this lane; nothing waits for them here.
 __device__ __forceinline__ void load_batch(const W4Args& a, const Geometry& g, long long batch, int lane, Batch& B) {
   const int G = (a.K + kInt4Group - 1) / kInt4Group;
   const long long n0 = batch * g.rows;
   B.live = 0;
+  int r = 0, j = 0;  // slot u's row in the batch and share of the row: u = r * per_row + j
 #pragma unroll
   for (int u = 0; u < kSlots; ++u) {
-    int r, p;
-    slot_at(g, u, lane, r, p);
+    const int p = j * 32 + lane;
     const long long n = n0 + r;
     B.w[u] = make_uint4(0, 0, 0, 0);
     B.s[u] = 0.0f;
@@ -109,6 +103,7 @@ __device__ __forceinline__ void load_batch(const W4Args& a, const Geometry& g, l
       B.z[u] = __ldg(a.zero + grp);
       B.live |= 1u << u;
     }
+    if (++j == g.per_row) j = 0, ++r;  // counted, not divided: per_row is known only at run time
   }
   const long long n = n0 + lane;
   B.bias = lane < g.rows && n < a.N && a.epi != Epilogue::None ? __bfloat162float(a.b[n]) : 0.0f;
@@ -121,24 +116,16 @@ __device__ __forceinline__ void finish_batch(const W4Args& a, const Geometry& g,
   const long long n0 = batch * g.rows, n = n0 + lane;
   const bool writer = lane < g.rows && n < a.N;
   const float resid = kResidual && writer ? __bfloat162float(a.res[n]) : 0.0f;  // in flight during the sums
-  float d[kSlots];                                                              // each slot's unscaled dot product
+  float v = 0.0f, mine = 0.0f;  // row r's sum so far; the sum of row n0 + lane
+  int r = 0, j = 0;             // as in load_batch
 #pragma unroll
   for (int u = 0; u < kSlots; ++u) {
-    int r, p;
-    slot_at(g, u, lane, r, p);
-    d[u] = (B.live >> u) & 1u ? dot32_w4(B.w[u], s_x + 9 * p, B.z[u]) : 0.0f;
-  }
-  float mine = 0.0f;  // the sum of row n0 + lane
-#pragma unroll
-  for (int r = 0; r < kSlots; ++r) {
-    if (r < g.rows) {  // the same for the whole warp
-      float v = 0.0f;
-#pragma unroll
-      for (int u = 0; u < kSlots; ++u) {
-        if (u >= r * g.per_row && u < (r + 1) * g.per_row) v = fmaf(B.s[u], d[u], v);  // a fixed order
-      }
-      v = wb::warp_sum(v);
-      if (lane == r) mine = v;
+    const float d = (B.live >> u) & 1u ? dot32_w4(B.w[u], s_x + 9 * (j * 32 + lane), B.z[u]) : 0.0f;
+    v = fmaf(B.s[u], d, v);  // the row's pieces in a fixed order
+    if (++j == g.per_row) {  // row r is complete (the same for the whole warp)
+      const float sum = wb::warp_sum(v);
+      if (lane == r) mine = sum;
+      v = 0.0f, j = 0, ++r;
     }
   }
   if (!writer) return;
