@@ -29,10 +29,14 @@
 //     batches for 2112 warps, so every warp has at most one and all of an SM's weights are in
 //     flight at once: 29, 10, 39 and 39 KB per SM, at or above the 26 KB. Larger shapes take
 //     more batches per warp, each one's loads issued before its sums.
-//   * A row's sums: each slot's dot product (dot32_w4, as v10) times its group's scale, added
-//     in slot order, then one warp_sum per row of the batch; lane r finishes row r (its bias
-//     loaded ahead, gemv_residual's residual requested before the dot products). No split of
-//     a row over warps: one round trip per batch is the point, and the order is fixed.
+//   * A row's sums: each slot's dot product (dot32_w4, as v10) times its group's scale, with
+//     no branch between the 8 slots (an empty one computes zeros), so a lane's 8 chains of
+//     FMAs interleave; then the 8 slots' warp_sums side by side, and each row's slots added in
+//     order. Lane r finishes row r (its bias loaded ahead, gemv_residual's residual requested
+//     before the dot products). No split of a row over warps, and the order is fixed. (A first
+//     form put a branch around each slot and one warp_sum after each row: each warp then ran
+//     its 8 dot products and up to 8 shuffle chains one after another, and the standalone
+//     benchmark measured it slower than v10 and v11 on most shapes.)
 //   * The CTA lets the next kernel start (pdl_trigger) once x is staged, not at its end: the
 //     next kernel's CTAs then take an SM as soon as one has room and put their own weights in
 //     flight, the same overlap one level up. (v6 measured an early trigger as no gain for the
@@ -79,15 +83,13 @@ struct Batch {
   uint4 w[kSlots];
   float s[kSlots];
   uint32_t z[kSlots];
-  unsigned live;  // bit u: slot u holds a piece (rows past N and pieces past K leave it empty)
-  float bias;     // the bias of the batch's row `lane` (lane < rows), 0 without one
+  float bias;  // the bias of the batch's row `lane` (lane < rows), 0 without one
 };
 
 // Issues every load of batch `batch` for this lane; nothing waits for them here.
 __device__ __forceinline__ void load_batch(const W4Args& a, const Geometry& g, long long batch, int lane, Batch& B) {
   const int G = (a.K + kInt4Group - 1) / kInt4Group;
   const long long n0 = batch * g.rows;
-  B.live = 0;
   int r = 0, j = 0;  // slot u's row in the batch and share of the row: u = r * per_row + j
 #pragma unroll
   for (int u = 0; u < kSlots; ++u) {
@@ -101,7 +103,6 @@ __device__ __forceinline__ void load_batch(const W4Args& a, const Geometry& g, l
       const long long grp = n * G + p / kPiecesPerGroup;
       B.s[u] = __ldg(a.scale + grp);
       B.z[u] = __ldg(a.zero + grp);
-      B.live |= 1u << u;
     }
     if (++j == g.per_row) j = 0, ++r;  // counted, not divided: per_row is known only at run time
   }
@@ -116,16 +117,30 @@ __device__ __forceinline__ void finish_batch(const W4Args& a, const Geometry& g,
   const long long n0 = batch * g.rows, n = n0 + lane;
   const bool writer = lane < g.rows && n < a.N;
   const float resid = kResidual && writer ? __bfloat162float(a.res[n]) : 0.0f;  // in flight during the sums
-  float v = 0.0f, mine = 0.0f;  // row r's sum so far; the sum of row n0 + lane
-  int r = 0, j = 0;             // as in load_batch
+  // Each slot's share of its row, scale x dot product. An empty slot computes too (its codes,
+  // zero point and scale are 0; it reads a piece of x that exists), so no branch separates the
+  // 8 dot products and the compiler interleaves them: a lane's chains of FMAs run side by side
+  // instead of one after another.
+  float t[kSlots];
+  int j = 0;  // slot u's share of its row, counted as in load_batch
 #pragma unroll
   for (int u = 0; u < kSlots; ++u) {
-    const float d = (B.live >> u) & 1u ? dot32_w4(B.w[u], s_x + 9 * (j * 32 + lane), B.z[u]) : 0.0f;
-    v = fmaf(B.s[u], d, v);  // the row's pieces in a fixed order
+    const int p = min(j * 32 + lane, g.pieces - 1);
+    t[u] = B.s[u] * dot32_w4(B.w[u], s_x + 9 * p, B.z[u]);
+    if (++j == g.per_row) j = 0;
+  }
+  // The 8 warp sums side by side (independent shuffle chains), then each row's slots in order.
+#pragma unroll
+  for (int u = 0; u < kSlots; ++u) t[u] = wb::warp_sum(t[u]);
+  float acc = 0.0f, mine = 0.0f;  // row r's sum so far; the sum of row n0 + lane
+  int r = 0;
+  j = 0;
+#pragma unroll
+  for (int u = 0; u < kSlots; ++u) {
+    acc += t[u];
     if (++j == g.per_row) {  // row r is complete (the same for the whole warp)
-      const float sum = wb::warp_sum(v);
-      if (lane == r) mine = sum;
-      v = 0.0f, j = 0, ++r;
+      if (lane == r) mine = acc;
+      acc = 0.0f, j = 0, ++r;
     }
   }
   if (!writer) return;
@@ -143,7 +158,7 @@ __device__ __forceinline__ void finish_batch(const W4Args& a, const Geometry& g,
 // b = w * grid + c, then + 8 * grid, ...
 //   kNorm      the LayerNorm in the prologue (ln_gemv, ln_gemv_qkv)
 //   kResidual  y = res + (sum + b), one rounding (gemv_residual); else epilogue(sum, b)
-// At most 128 registers (2 CTAs per SM): a lane's batch alone is 50 of them.
+// At most 128 registers (2 CTAs per SM): a lane's batch alone is 49 of them.
 template <bool kNorm, bool kResidual>
 __global__ void __launch_bounds__(kThreads, 2) w4_ahead_kernel(const W4Args a, const Geometry g, long long batches) {
   extern __shared__ float4 s_x[];    // the staged row: float4 f at int4_x_slot(f)
