@@ -47,6 +47,11 @@
 // What stays: the staged row (FP32, padded: int4_x_slot), the LayerNorm and the residual pair,
 // the epilogues, the KV store, the refusals (K % 32 != 0, K > 8192).
 //
+// Measured (NVIDIA H200, GPT-2 1.5B random weights, prompt 512, 128 new, --decode=fused):
+// 646.1 tok/s with --int4 against BF16's 494.5, 1.31x (v11: 542.4, 1.09x; the target, 1.6x,
+// is missed). In the graph the step lost about 300 µs per token; the eager per-op times
+// barely moved (docs/ch09-transformer.md, "v14: the weights in flight before the wait").
+//
 // Run: build/ch09/bin/ch09_bench --impl=v14_w4a16_loads_ahead     (the ops beside v10's and v11's:
 //      --impl=v10_gemv_w4a16 and --impl=v11_fused_decode_w4a16 on the same shapes)
 //      build/ch09/bin/gpt2 --weights=1.5B.safetensors --prompt-len=512 --new=128 --decode=fused --int4
