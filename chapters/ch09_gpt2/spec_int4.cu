@@ -1,8 +1,8 @@
 // Chapter 9's ops on INT4 weights (W4A16; harness/declare/op.cuh), beside spec.cu's:
 //
-//   gemv_w4a16{,_bias,_bias_gelu}/bf16  y = epilogue(W~ · x + b)                        v10
-//   ln_gemv_w4a16/bf16                  h = x + r; y = [gelu_tanh](W~ · LayerNorm(h) + b)   v11
-//   gemv_residual_w4a16/bf16            y = res + W~ · x + b                                v11
+//   gemv_w4a16{,_bias,_bias_gelu}/bf16  y = epilogue(W~ · x + b)                        v10, v14
+//   ln_gemv_w4a16/bf16                  h = x + r; y = [gelu_tanh](W~ · LayerNorm(h) + b)   v11, v14
+//   gemv_residual_w4a16/bf16            y = res + W~ · x + b                                v11, v14
 //
 // W~ is what the codes stand for: W~[n][k] = (q[n][k] - zero[n][g]) * scale[n][g], g = k / 128,
 // the codes packed two to a byte in the GEMV's load order (ch09.cuh, int4_byte_in_row). The
@@ -218,7 +218,9 @@ wb::OpSpec<LnGemvW4Fn> ln_gemv_w4a16_op() {
       .ref_rows = rows_of_n,
       .test_shapes = wb::shapes::each_with(base, "gelu", {0, 1}),
       .random_shapes = random_w4("C", true),
+      // 124M's fc; 1.5B's QKV (the model's ln_gemv_qkv without the KV store) and fc
       .bench_shapes = {wb::Shape{{"N", 3072}, {"C", 768}, {"gelu", 1}},
+                       wb::Shape{{"N", 4800}, {"C", 1600}, {"gelu", 0}},
                        wb::Shape{{"N", 6400}, {"C", 1600}, {"gelu", 1}}},
       .bytes = [](const wb::Shape& s) { return w4_bytes(s["N"], s["C"], 2.0 * s["N"] + 5.0 * s["C"]); },
       .flops = gemv_flops("C"),
@@ -270,7 +272,9 @@ wb::OpSpec<GemvResidualW4Fn> gemv_residual_w4a16_op() {
       .ref_rows = rows_of_n,
       .test_shapes = shapes,
       .random_shapes = random_w4("K", false),
-      .bench_shapes = {wb::Shape{{"N", 768}, {"K", 3072}}, wb::Shape{{"N", 1600}, {"K", 6400}}},
+      // 124M's MLP projection; 1.5B's attention projection and MLP projection
+      .bench_shapes = {wb::Shape{{"N", 768}, {"K", 3072}}, wb::Shape{{"N", 1600}, {"K", 1600}},
+                       wb::Shape{{"N", 1600}, {"K", 6400}}},
       .bytes = [](const wb::Shape& s) { return w4_bytes(s["N"], s["K"], s["K"] + 3.0 * s["N"]); },
       .flops = gemv_flops("K"),
       .peak = wb::Peak::FP32,

@@ -9,6 +9,10 @@
 //                    chapter 3 teaches the pattern (BF16 in memory, FP32 in the arithmetic:
 //                    exercise 3's sum); its solution, chapters 6 and 9 and the GPT-2 model
 //                    use these.
+//   load_once16(p)   16 bytes that the kernel reads once and nobody writes while it runs
+//                    (a GEMV's weights): the read-only path, not kept in L1
+//                    (ld.global.nc.L1::no_allocate), and issued where it is written, so a
+//                    kernel can put it before a wait (chapter 9's v14_w4a16_loads_ahead).
 #pragma once
 #include <cuda_bf16.h>
 
@@ -30,6 +34,16 @@ __device__ __forceinline__ float from_float<float>(float v) {
 template <>
 __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
+}
+
+// asm volatile: the compiler keeps it in program order with the other volatile asm (a
+// griddepcontrol.wait after it stays after it), rather than sinking it to its first use.
+__device__ __forceinline__ uint4 load_once16(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
 }
 
 }  // namespace wb

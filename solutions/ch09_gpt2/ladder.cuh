@@ -39,6 +39,12 @@
 //                     (ln_gemv_w8a16, gemv_residual_w8a16)
 //   v11_fused_decode_w4a16  v6's ln_gemv, ln_gemv_qkv and gemv_residual on v10's INT4
 //                     weights: the row staged in FP32, a wave of CTAs looping over rows
+//   v14_w4a16_loads_ahead  v10's and v11's INT4 ops (gemv_w4a16, ln_gemv_w4a16, ln_gemv_qkv,
+//                     gemv_residual_w4a16) with each lane's whole batch of rows (8 pieces,
+//                     their scales and zero points, the bias) loaded into registers before the
+//                     kernel waits for the previous one, a grid of the resident CTAs and one
+//                     batch per warp at GPT-2's sizes: all of an SM's weights in flight at once
+//                     (the model's --int4 --decode=fused)
 //   v9_persistent_decode  the step's L layers in one persistent kernel (one CTA per SM, grid
 //                     barriers between the phases): each CTA loads its rows of the next op's
 //                     weights into shared memory before the barrier, so DRAM streams across
@@ -142,6 +148,19 @@ void ln_gemv_qkv_w4a16(const bf16* x, const bf16* r, const bf16* gamma, const bf
                        const KvCacheTarget<bf16>& kv, cudaStream_t stream);
 void gemv_residual_w4a16(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b,
                          const bf16* res, bf16* y, int N, int K, cudaStream_t stream);
+
+// v14_w4a16_loads_ahead.cu: the same four INT4 ops (same arguments, same results within the
+// ops' tolerances) with the weights requested before the input is waited for.
+void gemv_w4a16_ahead(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b, bf16* y,
+                      int N, int K, Epilogue epi, cudaStream_t stream);
+void ln_gemv_w4a16_ahead(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
+                         const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* y, int N, int C,
+                         Epilogue epi, float eps, cudaStream_t stream);
+void ln_gemv_qkv_w4a16_ahead(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
+                             const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* qkv, int C,
+                             float eps, const KvCacheTarget<bf16>& kv, cudaStream_t stream);
+void gemv_residual_w4a16_ahead(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b,
+                               const bf16* res, bf16* y, int N, int K, cudaStream_t stream);
 
 // v9_persistent_decode.cu: one layer's weights and KV cache as the persistent kernel reads
 // them (an array of L of these lives in device memory), ...

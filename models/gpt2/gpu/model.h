@@ -89,7 +89,7 @@ enum class WeightFormat {
   Int8,
   // INT4 copies (W4A16; BF16 only) of the same four matrices, in groups of 128 along K with an
   // FP32 scale and a zero point each (models/gpt2/quantize.h), read by the solution's
-  // v10_gemv_w4a16 op by op (gemv must be the solution's) and by v11_fused_decode_w4a16 with
+  // v10_gemv_w4a16 op by op (gemv must be the solution's) and by v14_w4a16_loads_ahead with
   // DecodePath::Fused. Prefill and the LM head stay BF16, as with Int8. No persistent form.
   Int4,
 };

@@ -35,112 +35,17 @@
 #include "device/pdl.cuh"
 #include "device/reduce.cuh"
 #include "device/vec.cuh"
+#include "w4_row.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
 
 namespace ch09::solution {
 namespace {
 
-using wb::block_sum;
+using namespace w4;  // W4Args, stage_row, kWarps, kThreads: shared with step 14 (w4_row.cuh)
 using wb::warp_sum;
 
-constexpr int kWarps = 8, kThreads = 32 * kWarps;         // a CTA: 8 warps
-constexpr int kPiecesPerGroup = kInt4Group / kInt4Piece;  // 4 loads of 32 codes make a group
-constexpr int kMaxCtas = 1024;                            // a grid at most
-
-struct W4Args {
-  const bf16* x;        // (K) the input
-  const bf16* r;        // (K) added to x first (the residual pair), or null
-  const bf16* gamma;    // (K) the LayerNorm's scale (kNorm)
-  const bf16* beta;     // (K) the LayerNorm's shift (kNorm)
-  bf16* h;              // (K) h = bf16(x + r), written by CTA 0; or null
-  const uint8_t* q;     // (N, K / 2) codes, the layout of ch09.cuh
-  const float* scale;   // (N, G) per group
-  const uint8_t* zero;  // (N, G) per group
-  const bf16* b;        // (N), or null for Epilogue::None
-  const bf16* res;      // (N) kResidual: y = res + (W~ · x + b); y may be res itself
-  bf16* y;              // (N)
-  int N, K;
-  Epilogue epi;
-  float eps;
-  bool vec;                // 16-byte loads of x, r, gamma, beta and stores of h (all 16-byte aligned)
-  KvCacheTarget<bf16> kv;  // kv.k_cache not null: y is the QKV row, its keys and values go to the cache too
-};
-
-// Where element k of the staged row lives, as a float index into the padded slots.
-__device__ __forceinline__ int slot_of(int k) { return 4 * int4_x_slot(k / 4) + k % 4; }
-
-__device__ __forceinline__ uint4 piece8(const bf16* p, int i) { return reinterpret_cast<const uint4*>(p)[i]; }
-
-// The CTA's input row into shared memory as FP32: v = bf16(x + r) (the residual stream,
-// rounded once; CTA 0 stores it to h), then with kNorm the LayerNorm of v, each value rounded
-// to BF16. A thread touches the same elements in every pass (16-byte pieces i = t, t + 256, ...
-// with a.vec, else elements), so the passes need no barrier between them besides block_sum's.
-// The vector path requests a piece of x and r (and of gamma and beta) before using any: at
-// GPT-2's sizes (C <= 2048) that is all of a thread's share, one trip to L2 (v6's stage_row
-// says what the element-by-element path costs). Ends with a barrier.
-template <bool kNorm>
-__device__ __forceinline__ void stage_row(const W4Args& a, float* s, float* red) {
-  float sum = 0.0f;
-  if (a.vec) {
-    for (int i = threadIdx.x; i < a.K / 8; i += kThreads) {
-      const uint4 xv = piece8(a.x, i), rv = a.r != nullptr ? piece8(a.r, i) : make_uint4(0, 0, 0, 0);
-      const bf16* xe = reinterpret_cast<const bf16*>(&xv);
-      const bf16* re = reinterpret_cast<const bf16*>(&rv);
-      uint4 out;
-      bf16* oe = reinterpret_cast<bf16*>(&out);
-#pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        float v = __bfloat162float(xe[e]);
-        if (a.r != nullptr) v += __bfloat162float(re[e]);
-        oe[e] = __float2bfloat16(v);
-        const float vr = __bfloat162float(oe[e]);
-        s[slot_of(8 * i + e)] = vr;
-        if constexpr (kNorm) sum += vr;
-      }
-      if (a.h != nullptr && blockIdx.x == 0) reinterpret_cast<uint4*>(a.h)[i] = out;
-    }
-  } else {
-    for (int k = threadIdx.x; k < a.K; k += kThreads) {
-      float v = __bfloat162float(a.x[k]);
-      if (a.r != nullptr) v += __bfloat162float(a.r[k]);
-      const bf16 vt = __float2bfloat16(v);
-      s[slot_of(k)] = __bfloat162float(vt);
-      if (a.h != nullptr && blockIdx.x == 0) a.h[k] = vt;
-      if constexpr (kNorm) sum += __bfloat162float(vt);
-    }
-  }
-  if constexpr (kNorm) {
-    // Two passes (the mean, then the squared deviations) over this thread's own elements.
-    const int per = a.vec ? 8 : 1, count = a.K / per;
-    const float mean = block_sum<kThreads>(sum, red) / static_cast<float>(a.K);
-    float sq = 0.0f;
-    for (int i = threadIdx.x; i < count; i += kThreads) {
-      for (int e = 0; e < per; ++e) {
-        const float d = s[slot_of(i * per + e)] - mean;
-        sq += d * d;
-      }
-    }
-    const float rstd = rsqrtf(block_sum<kThreads>(sq, red + kWarps) / static_cast<float>(a.K) + a.eps);
-    for (int i = threadIdx.x; i < count; i += kThreads) {
-      if (a.vec) {
-        const uint4 gv = piece8(a.gamma, i), bv = piece8(a.beta, i);
-        const bf16* ge = reinterpret_cast<const bf16*>(&gv);
-        const bf16* be = reinterpret_cast<const bf16*>(&bv);
-#pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          float& v = s[slot_of(8 * i + e)];
-          v = __bfloat162float(__float2bfloat16((v - mean) * rstd * __bfloat162float(ge[e]) + __bfloat162float(be[e])));
-        }
-      } else {
-        float& v = s[slot_of(i)];
-        v = __bfloat162float(
-            __float2bfloat16((v - mean) * rstd * __bfloat162float(a.gamma[i]) + __bfloat162float(a.beta[i])));
-      }
-    }
-  }
-  __syncthreads();
-}
+constexpr int kMaxCtas = 1024;  // a grid at most
 
 // grid (a wave at most: launch_w4), block (kThreads), dynamic shared memory
 // int4_x_smem_bytes(K): the row in FP32, padded. CTA c takes the groups of kRows = kWarps /
@@ -228,23 +133,11 @@ __global__ void __launch_bounds__(kThreads, 4) w4_row_kernel(const W4Args a) {
 
 using wb::aligned16;
 
-void require_w4(const char* name, int K, const float* scale, const uint8_t* zero, const uint8_t* q) {
-  require_int4(K, scale, zero);
-  if (K > kInt4MaxK) {
-    throw std::invalid_argument(std::string(name) + " = " + std::to_string(K) + ": the input row is staged in " +
-                                "shared memory as FP32, which holds at most " + std::to_string(kInt4MaxK) +
-                                " elements here");
-  }
-  if (!aligned16(q)) throw std::invalid_argument("q is not 16-byte aligned: INT4 rows are read in 16-byte loads");
-}
-
 // One wave: one CTA per group of rows, but no more CTAs than fit on the GPU at once (the
 // occupancy calculator's count, at most kMaxCtas), as v6's launch_row_gemv.
 template <bool kNorm, bool kResidual, int kSplit>
 void launch_w4(W4Args a, cudaStream_t stream) {
-  a.vec = aligned16(a.x) && (a.r == nullptr || aligned16(a.r)) &&
-          (!kNorm || (aligned16(a.gamma) && aligned16(a.beta))) &&
-          (a.h == nullptr || aligned16(a.h));  // K % 32 == 0: every row is whole 16-byte pieces
+  a.vec = vec_ok(a, kNorm);
   auto* kernel = &w4_row_kernel<kNorm, kResidual, kSplit>;
   const size_t smem = int4_x_smem_bytes(a.K);  // at most 36 KB: no opt-in needed
   int device = 0, sms = 0, per_sm = 0;
@@ -258,37 +151,19 @@ void launch_w4(W4Args a, cudaStream_t stream) {
   wb::launch_chained(kernel, grid, kThreads, smem, stream, a);
 }
 
-W4Args w4_args(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, const uint8_t* q,
-               const float* scale, const uint8_t* zero, const bf16* b, bf16* y, int N, int K, Epilogue epi, float eps) {
-  W4Args a{};
-  a.x = x, a.r = r, a.gamma = gamma, a.beta = beta, a.h = h, a.q = q, a.scale = scale, a.zero = zero, a.b = b;
-  a.y = y, a.N = N, a.K = K, a.epi = epi, a.eps = eps;
-  return a;
-}
-
 }  // namespace
 
 void ln_gemv_w4a16(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
                    const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* y, int N, int C, Epilogue epi,
                    float eps, cudaStream_t stream) {
-  require_valid(1, N, C, epi, b);
-  require_w4("C", C, scale, zero, q);
-  launch_w4<true, false, 1>(w4_args(x, r, gamma, beta, h, q, scale, zero, b, y, N, C, epi, eps), stream);
+  launch_w4<true, false, 1>(ln_gemv_w4_args(x, r, gamma, beta, q, scale, zero, b, h, y, N, C, epi, eps), stream);
 }
 
 void ln_gemv_qkv_w4a16(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
                        const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* qkv, int C, float eps,
                        const KvCacheTarget<bf16>& kv, cudaStream_t stream) {
-  require_valid(1, 3 * C, C, Epilogue::Bias, b);
-  require_w4("C", C, scale, zero, q);
-  if (kv.k_cache == nullptr || kv.v_cache == nullptr || kv.pos == nullptr || kv.H * kv.D != C || kv.P < 1) {
-    throw std::invalid_argument(
-        "ln_gemv_qkv_w4a16: the cache needs k and v, a position, and H * D = C (H = " + std::to_string(kv.H) +
-        ", D = " + std::to_string(kv.D) + ", C = " + std::to_string(C) + ")");
-  }
-  W4Args a = w4_args(x, r, gamma, beta, h, q, scale, zero, b, qkv, 3 * C, C, Epilogue::Bias, eps);
-  a.kv = kv;
-  launch_w4<true, false, 1>(a, stream);
+  launch_w4<true, false, 1>(
+      ln_gemv_qkv_w4_args("ln_gemv_qkv_w4a16", x, r, gamma, beta, q, scale, zero, b, h, qkv, C, eps, kv), stream);
 }
 
 // Rows of K >= 4096 (the MLP's projection, K = 4C) are shared by 2 warps: with N = C rows, one
@@ -296,11 +171,7 @@ void ln_gemv_qkv_w4a16(const bf16* x, const bf16* r, const bf16* gamma, const bf
 // tuned on a GPU yet: the split is a template parameter for that.
 void gemv_residual_w4a16(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b,
                          const bf16* res, bf16* y, int N, int K, cudaStream_t stream) {
-  require_valid(1, N, K, Epilogue::Bias, b);
-  require_w4("K", K, scale, zero, q);
-  if (res == nullptr) throw std::invalid_argument("res is null: gemv_residual_w4a16 adds the residual in its epilogue");
-  W4Args a = w4_args(x, nullptr, nullptr, nullptr, nullptr, q, scale, zero, b, y, N, K, Epilogue::Bias, 0.0f);
-  a.res = res;
+  const W4Args a = gemv_residual_w4_args("gemv_residual_w4a16", x, q, scale, zero, b, res, y, N, K);
   if (K >= 4096) {
     launch_w4<false, true, 2>(a, stream);
   } else {

@@ -24,8 +24,10 @@
 //
 // INT4 weights (WeightFormat::Int4, BF16): the same four matrices have INT4 copies (int4_of:
 // codes in groups of 128, a scale and a zero point per group), and the same three ops run
-// v11_fused_decode_w4a16's kernels (ln_gemv_qkv_w4a16, gemv_residual_w4a16, ln_gemv_w4a16).
-// The LM head stays BF16 here too; the table counts codes, scales and zero points.
+// v14_w4a16_loads_ahead's kernels (ln_gemv_qkv_w4a16_ahead, gemv_residual_w4a16_ahead,
+// ln_gemv_w4a16_ahead: v11_fused_decode_w4a16's ops with each lane's weights requested before
+// the kernel waits for the previous one). The LM head stays BF16 here too; the table counts
+// codes, scales and zero points.
 //
 // Kernels per token: 1 (embedding) + 5 per layer + 2, in BF16 as in FP32, against
 // the op-by-op step's 1 + 8 per layer + 5 (BF16; FP32 adds a residual add per LayerNorm).
@@ -90,7 +92,7 @@ void FusedStep::layers(T* x, float eps) {
   const double e = double(m.es), c = C;  // for the table's bytes: element size, channels
   const char* who = "solution v6";
   const char* who8 = "solution v6 w8a16";
-  const char* who4 = "solution v11 w4a16";
+  const char* who4 = "solution v14 w4a16";
   using Int4Matrix = Model::Impl::Int4Matrix;
   // The int8 copy of a block matrix (WeightFormat::Int8), or null: the BF16 matrix is read.
   const auto int8 = [&](const void* w) -> const Int8Matrix* {
@@ -130,8 +132,8 @@ void FusedStep::layers(T* x, float eps) {
           return;
         }
         if (qkv4) {
-          v6::ln_gemv_qkv_w4a16(xin, rin, in<bf16>(w.ln_1_w), in<bf16>(w.ln_1_b), qkv4->q, qkv4->scale, qkv4->zero,
-                                in<bf16>(w.attn_b), h, out<bf16>(m.buf.qkv), C, eps, kv, m.cur);
+          v6::ln_gemv_qkv_w4a16_ahead(xin, rin, in<bf16>(w.ln_1_w), in<bf16>(w.ln_1_b), qkv4->q, qkv4->scale,
+                                      qkv4->zero, in<bf16>(w.attn_b), h, out<bf16>(m.buf.qkv), C, eps, kv, m.cur);
           return;
         }
       }
@@ -160,8 +162,8 @@ void FusedStep::layers(T* x, float eps) {
           return;
         }
         if (proj4) {
-          v6::gemv_residual_w4a16(in<bf16>(m.buf.att), proj4->q, proj4->scale, proj4->zero, in<bf16>(w.attn_proj_b), x,
-                                  x, C, C, m.cur);
+          v6::gemv_residual_w4a16_ahead(in<bf16>(m.buf.att), proj4->q, proj4->scale, proj4->zero,
+                                        in<bf16>(w.attn_proj_b), x, x, C, C, m.cur);
           return;
         }
       }
@@ -175,8 +177,9 @@ void FusedStep::layers(T* x, float eps) {
           return;
         }
         if (fc4) {
-          v6::ln_gemv_w4a16(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), fc4->q, fc4->scale, fc4->zero,
-                            in<bf16>(w.fc_b), nullptr, out<bf16>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
+          v6::ln_gemv_w4a16_ahead(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), fc4->q, fc4->scale, fc4->zero,
+                                  in<bf16>(w.fc_b), nullptr, out<bf16>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps,
+                                  m.cur);
           return;
         }
       }
@@ -192,8 +195,8 @@ void FusedStep::layers(T* x, float eps) {
                   return;
                 }
                 if (fc_proj4) {
-                  v6::gemv_residual_w4a16(in<bf16>(m.buf.fc), fc_proj4->q, fc_proj4->scale, fc_proj4->zero,
-                                          in<bf16>(w.fc_proj_b), x, x, C, 4 * C, m.cur);
+                  v6::gemv_residual_w4a16_ahead(in<bf16>(m.buf.fc), fc_proj4->q, fc_proj4->scale, fc_proj4->zero,
+                                                in<bf16>(w.fc_proj_b), x, x, C, 4 * C, m.cur);
                   return;
                 }
               }

@@ -65,13 +65,19 @@ TEST(Registry, TheFusedDecodeStepsOpsAreLinked) {
   }
 }
 
-// The INT4 ops (chapters/ch09_gpt2/spec_int4.cu) with the solution's kernels for them (v10, v11).
+// The INT4 ops (chapters/ch09_gpt2/spec_int4.cu) with the solution's kernels for them (v10, v11,
+// and v14, which the model's fused step runs).
 TEST(Registry, TheInt4OpsAreLinked) {
   for (auto [op, variant] : {std::pair{"gemv_w4a16/bf16", "v10_gemv_w4a16"},
                              {"gemv_w4a16_bias/bf16", "v10_gemv_w4a16"},
                              {"gemv_w4a16_bias_gelu/bf16", "v10_gemv_w4a16"},
                              {"ln_gemv_w4a16/bf16", "v11_fused_decode_w4a16"},
-                             {"gemv_residual_w4a16/bf16", "v11_fused_decode_w4a16"}}) {
+                             {"gemv_residual_w4a16/bf16", "v11_fused_decode_w4a16"},
+                             {"gemv_w4a16/bf16", "v14_w4a16_loads_ahead"},
+                             {"gemv_w4a16_bias/bf16", "v14_w4a16_loads_ahead"},
+                             {"gemv_w4a16_bias_gelu/bf16", "v14_w4a16_loads_ahead"},
+                             {"ln_gemv_w4a16/bf16", "v14_w4a16_loads_ahead"},
+                             {"gemv_residual_w4a16/bf16", "v14_w4a16_loads_ahead"}}) {
     EXPECT_NE(wb::find_op(op), nullptr) << op;
     bool found = false;
     for (const wb::Variant& v : wb::all_variants()) found |= v.op == op && v.name == variant;

@@ -361,7 +361,7 @@ TEST(Int8WeightsOptions, RefusedWithF32OrAnotherGemv) {
 // step's INT8 kernels (v6's W8A16 forms) against the op-by-op step's (v5_gemv_w8a16), within
 // the same bound; against the float64 decoder, which runs on the BF16 weights, the bound of
 // INT8 decode in gpt2 --check (1e-1: the weights' quantization error, model_test's Int8Weights).
-// And again on INT4 weights (WeightFormat::Int4): v11_fused_decode_w4a16 against v10_gemv_w4a16,
+// And again on INT4 weights (WeightFormat::Int4): v14_w4a16_loads_ahead against v10_gemv_w4a16,
 // within the same bound (both read the same codes); against the float64 decoder, gpt2 --check's
 // INT4 bound (5e-1: tests/int4_test.cu derives it).
 // A model config and a dtype (and INT8 weights): the parameter of the FusedDecode and

@@ -114,7 +114,7 @@ expect 0 "decode step: fused.*on the INT8 weights.*and a decode step \\(INT8 GEM
   "$tool" --weights="$tiny" --prompt-len=8 --new=4 --check --int8 --decode=fused
 expect 0 "int4 weights: .*MB.*and a decode step \\(INT4 GEMVs\\).* all within tolerance.*INT4 decode vs BF16 prefill\\) ok.*bit for bit.*solution w4a16" -- \
   "$tool" --weights="$tiny" --prompt-len=8 --new=4 --check --int4
-expect 0 "decode step: fused.*v11 kernels on the INT4 weights.*\\(INT4 GEMVs\\).* all within tolerance.*recompute.*ok.*fused decode step vs op-by-op step: .* ok.*solution v11 w4a16" -- \
+expect 0 "decode step: fused.*v14 kernels on the INT4 weights.*\\(INT4 GEMVs\\).* all within tolerance.*recompute.*ok.*fused decode step vs op-by-op step: .* ok.*solution v14 w4a16" -- \
   "$tool" --weights="$tiny" --prompt-len=8 --new=4 --check --int4 --decode=fused
 json_4=$work/int4.json
 expect 0 "decode: .*tokens/s" -- "$tool" --weights="$tiny" --prompt-len=8 --new=8 --int4 --decode=fused --json="$json_4"

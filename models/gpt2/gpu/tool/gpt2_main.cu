@@ -14,7 +14,7 @@
 // CPU forward (small models), decode against full recompute, and graph replay against eager.
 // --int8 runs the decode GEMVs from INT8 copies of the block matrices (W8A16, bf16 only);
 // with --decode=fused, the fused step's kernels read the INT8 copies. --int4 does the same with
-// INT4 copies in groups of 128 (W4A16: v10_gemv_w4a16 op by op, v11_fused_decode_w4a16 fused).
+// INT4 copies in groups of 128 (W4A16: v10_gemv_w4a16 op by op, v14_w4a16_loads_ahead fused).
 // --decode=fused runs every decode step as the fused step (fewer, larger kernels: see
 // docs/ch09-transformer.md, "The fused decode step"); --check then also compares it with the
 // op-by-op step from the same state.
@@ -377,7 +377,7 @@ Run run_one(const gpt2::Weights& w, const gpt2::ToolArgs& a, const std::string& 
         "decode step: fused (--decode=fused): the solution's %s and chapter 8's split-KV "
         "attention; prefill as --kernels picks\n",
         a.int8()   ? "v6 kernels on the INT8 weights (the LM head BF16)"
-        : a.int4() ? "v11 kernels on the INT4 weights (the LM head: v6's, BF16)"
+        : a.int4() ? "v14 kernels on the INT4 weights (the LM head: v6's, BF16)"
                    : "v6 kernels");
   }
   if (a.check && !run_checks(model, w, prompt, 64)) checks_ok = false;
