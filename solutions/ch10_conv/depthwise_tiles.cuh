@@ -15,18 +15,22 @@
 
 namespace ch10::solution::tiles {
 
-constexpr int kTile = 16;          // output columns of a tile (its rows: Geometry::kTileRows)
-constexpr int kPatchRows = 8;      // output rows per thread
-constexpr int kIn = kTile + 2;     // input columns of a tile
-constexpr int kPairs = kTile / 2;  // column pairs across a tile
+constexpr int kTile = 16;       // v10's output columns of a tile (Geometry::kTileCols; rows: kTileRows)
+constexpr int kPatchRows = 8;   // output rows per thread
+constexpr int kIn = kTile + 2;  // v10's input columns of a tile (the TMA box's width)
 
 // The shape of one kernel instance: S channel groups of 8 per slab, V channels per thread, the
 // buffer rows swizzled (cp.async: the copies write where they like) or not (a TMA box lands
-// densely).
-template <int kS_, int kV_, bool kSwizzled_ = true>
+// densely). v10 takes the defaults of the rest; its comparison forms (v10_depthwise_tiles.cu)
+// set them: kBufs buffers (kBufs - 1 tiles in flight while one is computed), tiles kTileCols
+// outputs wide, kRowGroups_ patches down a tile (0: the rule below).
+template <int kS_, int kV_, bool kSwizzled_ = true, int kBufs_ = 2, int kTileCols_ = kTile, int kRowGroups_ = 0>
 struct Geometry {
-  static constexpr int kS = kS_, kV = kV_;
+  static constexpr int kS = kS_, kV = kV_, kBufs = kBufs_, kTileCols = kTileCols_;
   static constexpr bool kSwizzled = kSwizzled_;
+  static_assert(kBufs >= 2 && kTileCols % 2 == 0 && kTileCols >= 2, "two buffers or more, whole column pairs");
+  static constexpr int kInCols = kTileCols + 2;    // input columns of a tile
+  static constexpr int kColPairs = kTileCols / 2;  // column pairs across a tile
   static_assert(kS == 1 || kS == 2 || kS == 4 || kS == 8 || kS == 12 || kS == 18,
                 "a slab is 8, 16, 32, 64, 96 or 144 channels");
   static_assert(kV == 8 || kV == 4, "a thread owns 16 or 8 bytes of channels");
@@ -34,13 +38,13 @@ struct Geometry {
   static constexpr int kLanes = kS * (8 / kV);            // threads per pixel of a slab
   // Patches down a tile: 2 (16 x 16 tiles); 4 with one lane a pixel (16 x 32, for a block of
   // a warp); 1 with 24 lanes or more (16 x 8: the wide slabs' buffers stay small).
-  static constexpr int kRowGroups = kLanes >= 24 ? 1 : kLanes == 1 ? 4 : 2;
+  static constexpr int kRowGroups = kRowGroups_ > 0 ? kRowGroups_ : kLanes >= 24 ? 1 : kLanes == 1 ? 4 : 2;
   static constexpr int kTileRows = kRowGroups * kPatchRows;                          // output rows of a tile
-  static constexpr int kThreads = kLanes * kPairs * kRowGroups;                      // 32 .. 288
-  static constexpr int kRowChunks = kIn * kS;                                        // 16-byte chunks per buffer row
+  static constexpr int kThreads = kLanes * kColPairs * kRowGroups;                   // 32 .. 288
+  static constexpr int kRowChunks = kInCols * kS;                                    // 16-byte chunks per buffer row
   static constexpr int kChunks = (kTileRows + 2) * kRowChunks;                       // per buffer
   static constexpr uint32_t kBufBytes = (uint32_t(kChunks) * 16 + 127) / 128 * 128;  // TMA: 128 B aligned
-  static constexpr size_t kSmem = 2 * size_t(kBufBytes) + 16;                        // two buffers, two mbarriers (TMA)
+  static constexpr size_t kSmem = kBufs * size_t(kBufBytes) + 16;                    // the buffers, two mbarriers (TMA)
   // Registers: 9 kV taps, 6 kV sums (3 live output rows), the row being widened, addresses:
   // ~90-110 at V = 4, ~165-180 at V = 8. The buffers cap the blocks an SM holds (an H100 / H200
   // SM has 228 KB of shared memory, 1 KB of it reserved per block); kMinBlocks is the most of
@@ -79,7 +83,7 @@ constexpr bool swizzle_is_sound() {
   }
   constexpr int kPhase = 64 / G::kV;  // lanes per 128 bytes
   for (int row = 0; row < G::kTileRows + 2; ++row) {
-    for (int lane0 = 0; lane0 < G::kLanes * kPairs; lane0 += kPhase) {
+    for (int lane0 = 0; lane0 < G::kLanes * G::kColPairs; lane0 += kPhase) {
       for (int k = 0; k < 4; ++k) {
         bool bank[32] = {};
         for (int lane = lane0; lane < lane0 + kPhase; ++lane) {
@@ -131,7 +135,7 @@ __device__ __forceinline__ Tile tile_at(const Tiles& t, unsigned i) {
   Tile o;
   o.c0 = int(i % t.slabs) * 8 * G::kS;
   i /= t.slabs;
-  o.w0 = int(i % t.tiles_w) * kTile;
+  o.w0 = int(i % t.tiles_w) * G::kTileCols;
   i /= t.tiles_w;
   o.h0 = int(i % t.tiles_h) * G::kTileRows;
   o.n = int(i / t.tiles_h);
@@ -153,8 +157,8 @@ struct PatchWorker {
 
   __device__ __forceinline__ explicit PatchWorker(const Tiles& t) {
     p = int(threadIdx.x) % G::kLanes;
-    j = int(threadIdx.x) / G::kLanes % kPairs;
-    row0 = int(threadIdx.x) / (G::kLanes * kPairs) * kPatchRows;  // the patch's first input row
+    j = int(threadIdx.x) / G::kLanes % G::kColPairs;
+    row0 = int(threadIdx.x) / (G::kLanes * G::kColPairs) * kPatchRows;  // the patch's first input row
 #pragma unroll
     for (int k = 0; k < 4; ++k) col_at[k] = swizzle<G>((2 * j + k) * kS + p / (8 / kV)) * 16 + p % (8 / kV) * 2 * kV;
     row_bytes = int64_t(t.W) * t.C * int64_t(sizeof(bf16));
@@ -224,8 +228,13 @@ struct PatchWorker {
 // (the launchers pass such a problem on).
 template <class G>
 bool make_tiles(int N, int H, int W, int C, Tiles& t) {
-  t = Tiles{
-      H, W, C, unsigned(C / (8 * G::kS)), unsigned(wb::ceil_div(W, kTile)), unsigned(wb::ceil_div(H, G::kTileRows)), 0};
+  t = Tiles{H,
+            W,
+            C,
+            unsigned(C / (8 * G::kS)),
+            unsigned(wb::ceil_div(W, G::kTileCols)),
+            unsigned(wb::ceil_div(H, G::kTileRows)),
+            0};
   const int64_t count = int64_t(N) * t.slabs * t.tiles_w * t.tiles_h;
   if (count >= (int64_t{1} << 31)) return false;
   t.count = unsigned(count);

@@ -64,6 +64,10 @@ Depthwise3x3Fn v10_depthwise_tiles;       // v10_depthwise_tiles.cu
 // benchmark compares them (v10_depthwise_tiles.cu).
 Depthwise3x3Fn v10_depthwise_tiles_c8;
 Depthwise3x3Fn v10_depthwise_tiles_pow2;
+// v10 with three buffers (two tiles in flight a block), and v10 with 8 x 8 tiles on the
+// 144-channel slab (they divide 56 x 56): comparison forms (v10_depthwise_tiles.cu).
+Depthwise3x3Fn v10_depthwise_tiles_3buf;
+Depthwise3x3Fn v10_depthwise_tiles_fit;
 // v10 with the tiles brought by TMA (hopper/depthwise_tiles_tma_kernel.cu), listed on sm_90a builds.
 Depthwise3x3Fn v10_depthwise_tiles_tma;
 ConvBnReluFn v8_implicit_gemm_wgmma;  // v8_implicit_gemm_wgmma.cu (+ hopper/), listed on sm_90a builds

@@ -129,42 +129,58 @@ __device__ __forceinline__ void issue_tile(const bf16* __restrict__ x, const Til
   }
 }
 
-// The persistent kernel: blocks walk tiles blockIdx.x, + gridDim.x, ...; two buffers, the next
-// tile's copies in flight while this one is computed (PatchWorker: a thread's share of it).
-// C % 8 == 0, x, w, y 16-byte aligned.
+// The persistent kernel: blocks walk tiles blockIdx.x, + gridDim.x, ...; G::kBufs buffers (v10:
+// two), the next kBufs - 1 tiles' copies in flight while this one is computed (PatchWorker: a
+// thread's share of it). C % 8 == 0, x, w, y 16-byte aligned.
 template <class G>
 __global__ void __launch_bounds__(G::kThreads, G::kMinBlocks)
     tiles_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w, bf16* __restrict__ y, Tiles t) {
-  extern __shared__ __align__(128) char smem[];  // [2][kBufBytes]: [kTileRows + 2][kIn x S] chunks
+  constexpr int kAhead = G::kBufs - 1;           // tiles in flight while one is computed
+  extern __shared__ __align__(128) char smem[];  // [kBufs][kBufBytes]: [kTileRows + 2][kInCols x S] chunks
   const uint32_t smem_base = wb::ptx::smem_u32(smem);
   unsigned i = blockIdx.x;
   if (i >= t.count) return;
-  Tile tl = tile_at<G>(t, i);  // decoded once, when its copies are issued
-  issue_tile<G>(x, t, tl, smem_base);
-  wb::ptx::cp_async_commit();
+  // tl[k]: tile i + k x grid, decoded once, when its copies are issued (into buffer k, then on
+  // round the ring). The grid is at most the resident blocks, so i + kAhead x grid stays far
+  // below 2^32.
+  Tile tl[kAhead];
+#pragma unroll
+  for (int k = 0; k < kAhead; ++k) {
+    const unsigned at = i + unsigned(k) * gridDim.x;
+    if (k == 0 || at < t.count) {
+      tl[k] = tile_at<G>(t, at);
+      issue_tile<G>(x, t, tl[k], smem_base + unsigned(k) * G::kBufBytes);
+    }
+    wb::ptx::cp_async_commit();
+  }
   PatchWorker<G> worker(t);
-  for (unsigned b = 0;; b ^= 1u) {
-    wb::ptx::cp_async_wait<0>();  // this thread's copies of tile i landed
+  // Buffer b holds tile i; the ring's steps written so that two buffers (v10) cost a XOR.
+  constexpr auto step = [](unsigned b, unsigned k) { return G::kBufs == 2 ? b ^ k : (b + k) % G::kBufs; };
+  for (unsigned b = 0;; b = step(b, 1u)) {
+    wb::ptx::cp_async_wait<kAhead - 1>();  // this thread's copies of tile i landed
     // Everyone's copies of tile i visible, and everyone done with tile i - 1: its buffer is free.
     __syncthreads();
-    const unsigned next = i + gridDim.x;  // into the other buffer, in flight while i is computed
+    // Into tile i - 1's buffer, in flight while i (and the tiles between) are computed.
+    const unsigned next = i + unsigned(kAhead) * gridDim.x;
     Tile tn{};
     if (next < t.count) {
       tn = tile_at<G>(t, next);
-      issue_tile<G>(x, t, tn, smem_base + (b ^ 1u) * G::kBufBytes);
+      issue_tile<G>(x, t, tn, smem_base + step(b, kAhead) * G::kBufBytes);
     }
     wb::ptx::cp_async_commit();
-    worker.run(w, y, t, tl, smem + b * G::kBufBytes);
-    if (next >= t.count) break;
-    i = next;
-    tl = tn;
+    worker.run(w, y, t, tl[0], smem + b * G::kBufBytes);
+    const unsigned following = kAhead == 1 ? next : i + gridDim.x;
+    if (following >= t.count) break;
+    i = following;
+#pragma unroll
+    for (int k = 0; k + 1 < kAhead; ++k) tl[k] = tl[k + 1];
+    tl[kAhead - 1] = tn;
   }
   wb::ptx::cp_async_wait<0>();
 }
 
-template <int kS, int kV>
+template <class G>
 void launch(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
-  using G = Geometry<kS, kV>;
   Tiles t;
   if (!make_tiles<G>(N, H, W, C, t)) {
     v9_depthwise_ring(x, w, y, N, H, W, C, stream);
@@ -175,17 +191,39 @@ void launch(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, c
   WB_CHECK_LAUNCH();
 }
 
-// v10 with V channels a thread: C % 8 != 0 and unaligned pointers to v9, else the kernel of
+// The geometry of slab S: v10's with V channels a thread (Form<kV>), or a comparison form.
+template <int kV>
+struct Form {
+  template <int kS>
+  using G = Geometry<kS, kV>;
+};
+// _3buf: three buffers, two tiles in flight per block; the 64-, 96- and 144-channel slabs in
+// 8-row tiles (8 x 8 at 144) so that a block's three buffers still leave 3, 2 and 2 blocks an
+// SM: 138, 138 and 115 KB of copies in flight an SM where v10 has 83, 104 and 104.
+struct Form3Buf {
+  template <int kS>
+  using G = Geometry<kS, 4, true, 3, kS == 18 ? 8 : kTile, kS >= 8 ? 1 : 0>;
+};
+// _fit: the 144-channel slab in 8 x 8 tiles, which divide 56 x 56 (no half-empty tile at a
+// row's end), 3 blocks an SM: 1,568 tiles on 396 resident blocks, 3.96 rounds where v10 has 896
+// on 264, 3.4; v10 elsewhere.
+struct FormFit {
+  template <int kS>
+  using G = Geometry<kS, 4, true, 2, kS == 18 ? 8 : kTile>;
+};
+
+// v10 with the geometries of Form: C % 8 != 0 and unaligned pointers to v9, else the kernel of
 // the slab slab_choice picks (wide: slabs of 96 and 144 channels allowed).
-template <int kV, bool kWide>
+template <class F, bool kWide>
 void run(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
   require_valid_depthwise(N, H, W, C);
   if (!tiles_apply(x, w, y, C)) {
     v9_depthwise_ring(x, w, y, N, H, W, C, stream);
     return;
   }
-  constexpr Depthwise3x3Fn* kLaunch[] = {&launch<1, kV>, &launch<2, kV>,  &launch<4, kV>,
-                                         &launch<8, kV>, &launch<12, kV>, &launch<18, kV>};
+  constexpr Depthwise3x3Fn* kLaunch[] = {&launch<typename F::template G<1>>,  &launch<typename F::template G<2>>,
+                                         &launch<typename F::template G<4>>,  &launch<typename F::template G<8>>,
+                                         &launch<typename F::template G<12>>, &launch<typename F::template G<18>>};
   static_assert(std::size(kLaunch) == std::size(kSlabGroups));
   kLaunch[slab_choice(C, kWide)](x, w, y, N, H, W, C, stream);
 }
@@ -193,13 +231,19 @@ void run(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cuda
 }  // namespace
 
 void v10_depthwise_tiles(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
-  run<4, true>(x, w, y, N, H, W, C, stream);
+  run<Form<4>, true>(x, w, y, N, H, W, C, stream);
 }
 void v10_depthwise_tiles_c8(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
-  run<8, true>(x, w, y, N, H, W, C, stream);
+  run<Form<8>, true>(x, w, y, N, H, W, C, stream);
 }
 void v10_depthwise_tiles_pow2(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
-  run<4, false>(x, w, y, N, H, W, C, stream);
+  run<Form<4>, false>(x, w, y, N, H, W, C, stream);
+}
+void v10_depthwise_tiles_3buf(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
+  run<Form3Buf, true>(x, w, y, N, H, W, C, stream);
+}
+void v10_depthwise_tiles_fit(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
+  run<FormFit, true>(x, w, y, N, H, W, C, stream);
 }
 
 // The tiles by TMA (Hopper): one thread asks for a tile's whole 4-D box, zeros outside the

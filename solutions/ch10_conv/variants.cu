@@ -52,6 +52,14 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
           .needs_cc(80)
           .is_slow()
           .with_note("v10 with slabs of at most 64 channels (32 or 16 on the 96- and 144-channel layers)"),
+      wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_3buf", &v10_depthwise_tiles_3buf)
+          .needs_cc(80)
+          .is_slow()
+          .with_note("v10 with three buffers: two tiles in flight a block (8-row tiles from 64 channels)"),
+      wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_fit", &v10_depthwise_tiles_fit)
+          .needs_cc(80)
+          .is_slow()
+          .with_note("v10 with 8 x 8 tiles on the 144-channel slab (they divide 56 x 56)"),
   };
 #ifdef WB_CH10_HOPPER
   // The Hopper bonus: in the list only when the sm_90a library is built (chapters/ch10_conv/extra.cmake).
