@@ -59,6 +59,11 @@
 //   * v10_depthwise_tiles_tma (Hopper) brings each tile's input as one TMA box instead of the
 //     copies (hopper/depthwise_tiles_tma_kernel.cu); the geometry, the patch arithmetic and the
 //     grid are shared through depthwise_tiles.cuh.
+//   * Two comparison forms, the same kernel with other Geometry parameters (Form3Buf, FormFit
+//     below): v10_depthwise_tiles_3buf, three buffers (two tiles in flight a block; 8-row
+//     tiles from 64 channels, 8 x 8 at 144, so that 3, 2 and 2 blocks still fit an SM), and
+//     v10_depthwise_tiles_fit, 8 x 8 tiles on the 144-channel slab (they divide 56 x 56; 1,568
+//     tiles on 396 resident blocks). Measured: to be measured (the bench line below).
 // The sums are FP32 over the 9 products in filter-row, then column order (as v5, v7 and v9);
 // zero-filled padding adds 0 x w. C % 8 != 0, pointers not 16-byte aligned and a tile count
 // past 2^31 go to v9 (which passes them on to v7 and v5).
@@ -78,6 +83,8 @@
 // Run: ctest --preset ch10-solution -R depthwise3x3/bf16/v10
 //      build/ch10/bin/ch10_bench --op=depthwise3x3
 //          --impl=v9_depthwise_ring,v10_depthwise_tiles,v10_depthwise_tiles_pow2,v10_depthwise_tiles_c8,v10_depthwise_tiles_tma,cudnn_grouped
+//      build/ch10/bin/ch10_bench --op=depthwise3x3/bf16 --benchmark_repetitions=5
+//          --impl=v10_depthwise_tiles,v10_depthwise_tiles_3buf,v10_depthwise_tiles_fit
 #include <cstdint>
 #include <iterator>
 

@@ -30,6 +30,11 @@ std::vector<wb::Shape> v8_tile_shapes() {
 }
 #endif
 
+// One of v10's comparison forms: tested on every shape, left out of the default benchmark.
+wb::Variant v10_form(const char* name, Depthwise3x3Fn* fn, const char* note) {
+  return wb::variant("depthwise3x3/bf16", name, fn).needs_cc(80).is_slow().with_note(note);
+}
+
 }  // namespace
 
 WB_VARIANTS(ch10_solution, wb::Role::Solution) {
@@ -44,22 +49,13 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
       wb::variant("depthwise3x3/bf16", "v7_depthwise_strip", &v7_depthwise_strip),
       wb::variant("depthwise3x3/bf16", "v9_depthwise_ring", &v9_depthwise_ring).needs_cc(80),
       wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles", &v10_depthwise_tiles).needs_cc(80),
-      wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_c8", &v10_depthwise_tiles_c8)
-          .needs_cc(80)
-          .is_slow()
-          .with_note("v10 with 8 channels (16 bytes) a thread forced"),
-      wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_pow2", &v10_depthwise_tiles_pow2)
-          .needs_cc(80)
-          .is_slow()
-          .with_note("v10 with slabs of at most 64 channels (32 or 16 on the 96- and 144-channel layers)"),
-      wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_3buf", &v10_depthwise_tiles_3buf)
-          .needs_cc(80)
-          .is_slow()
-          .with_note("v10 with three buffers: two tiles in flight a block (8-row tiles from 64 channels)"),
-      wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_fit", &v10_depthwise_tiles_fit)
-          .needs_cc(80)
-          .is_slow()
-          .with_note("v10 with 8 x 8 tiles on the 144-channel slab (they divide 56 x 56)"),
+      v10_form("v10_depthwise_tiles_c8", &v10_depthwise_tiles_c8, "v10 with 8 channels (16 bytes) a thread forced"),
+      v10_form("v10_depthwise_tiles_pow2", &v10_depthwise_tiles_pow2,
+               "v10 with slabs of at most 64 channels (32 or 16 on the 96- and 144-channel layers)"),
+      v10_form("v10_depthwise_tiles_3buf", &v10_depthwise_tiles_3buf,
+               "v10 with three buffers: two tiles in flight a block (8-row tiles from 64 channels)"),
+      v10_form("v10_depthwise_tiles_fit", &v10_depthwise_tiles_fit,
+               "v10 with 8 x 8 tiles on the 144-channel slab (they divide 56 x 56)"),
   };
 #ifdef WB_CH10_HOPPER
   // The Hopper bonus: in the list only when the sm_90a library is built (chapters/ch10_conv/extra.cmake).
