@@ -87,6 +87,7 @@
 //          --impl=v10_depthwise_tiles,v10_depthwise_tiles_3buf,v10_depthwise_tiles_fit
 #include <cstdint>
 #include <iterator>
+#include <type_traits>
 
 #include "device/async_copy.cuh"
 #include "device/math.cuh"
@@ -219,6 +220,16 @@ struct FormFit {
   using G = Geometry<kS, 4, true, 2, kS == 18 ? 8 : kTile>;
 };
 
+// v10 itself: per slab, the form measured fastest on an H200 (one run, % of the copy
+// bandwidth): the 64-channel slab with _3buf's three buffers (85.4 % against 83.7 % with two),
+// the 144-channel slab in _fit's 8 x 8 tiles (65.1 % against 58.3 %), the others two buffers of
+// 16-column tiles (the 96-channel slab measured 80.7 % so and 81.2 % with three: no gain
+// outside the noise).
+struct FormV10 {
+  template <int kS>
+  using G = std::conditional_t<kS == 8, Form3Buf::G<8>, std::conditional_t<kS == 18, FormFit::G<18>, Geometry<kS, 4>>>;
+};
+
 // v10 with the geometries of Form: C % 8 != 0 and unaligned pointers to v9, else the kernel of
 // the slab slab_choice picks (wide: slabs of 96 and 144 channels allowed).
 template <class F, bool kWide>
@@ -238,7 +249,7 @@ void run(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cuda
 }  // namespace
 
 void v10_depthwise_tiles(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
-  run<Form<4>, true>(x, w, y, N, H, W, C, stream);
+  run<FormV10, true>(x, w, y, N, H, W, C, stream);
 }
 void v10_depthwise_tiles_c8(const bf16* x, const bf16* w, bf16* y, int N, int H, int W, int C, cudaStream_t stream) {
   run<Form<8>, true>(x, w, y, N, H, W, C, stream);
