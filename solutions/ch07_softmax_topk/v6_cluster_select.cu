@@ -9,10 +9,12 @@
 // barriers and a few thousand stores between SMs:
 //
 //   1. Load, as v5: each CTA holds its chunk of the row in registers (256 threads x up to 32
-//      logits, every load in flight at once), its (m, s) pair, its ordered bits and each
-//      thread's largest logit (its "maximum").
-//   2. Exchange: every thread writes its maximum, and every CTA its (m, s), into the shared
-//      memory of EVERY CTA of the cluster (16 stores a thread); one cluster barrier.
+//      logits, every load in flight at once) as ordered bits, and each thread knows its
+//      largest logit (its "maximum").
+//   2. Exchange: every thread writes its maximum into the shared memory of EVERY CTA of the
+//      cluster (16 stores a thread); one cluster barrier, during which the CTA computes its
+//      (m, s) pair from the bits (for the full-probability form, before it: every CTA then
+//      gets every pair).
 //   3. A row floor: each CTA, on its own and identically, finds the k-th largest of the row's
 //      4,096 thread maxima (a little below it: at most k + 8 maxima reach it) by v5's radix
 //      select, from its own shared memory. k logits (those maxima) reach it, so the row's k
@@ -91,11 +93,18 @@ __device__ __forceinline__ Key floor_of(const Keys& keys, int k, SelectShared& s
   return r.n < k ? kNoKey : narrow(keys, r, k, k + kFloorSlack, sh);
 }
 
-// The (m, s) pair of the logits the CTA holds in registers; every thread gets it.
-template <int kSlots>
-__device__ __forceinline__ Stats chunk_stats(const float (&v)[kSlots], Stats* area) {
+// The (m, s) pair of the logits the CTA holds in registers, from their bits (the floats are
+// gone by then); every thread gets it. A thread's m is its maximum, which it has already.
+template <int kSlots, bool kVector>
+__device__ __forceinline__ Stats chunk_stats(const ChunkInRegisters<kSlots, kVector>& c, Stats* area) {
   Stats st;
-  add_values(st, v);
+  const float m = from_ordered_bits(c.max_bits);
+  if (c.max_bits != 0 && m != -INFINITY) {
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kSlots; ++j) s += c.bits[j] != 0 ? exp_rel(from_ordered_bits(c.bits[j]), m) : 0.0f;
+    st = {m, s};
+  }
   return block_stats<kWarps>(st, area);
 }
 
@@ -165,34 +174,46 @@ __global__ void __launch_bounds__(kThreads, kSlots < 32 ? kMinBlocks : kMinBlock
   if (rank == 0) start_survivors(k, sh);
   cl::arrive();
 
-  // 1. The chunk into registers; its (m, s); its bits.
-  float v[kSlots];
-  load_chunk<kSlots, kVector>(row, begin, end, v);
-  const Stats mine = with_stats ? chunk_stats(v, stats_area) : Stats{};
+  // 1. The chunk into registers, as bits.
   ChunkInRegisters<kSlots, kVector> chunk_keys;
-  chunk_keys.set(v, begin, end);
+  {
+    float v[kSlots];
+    load_chunk<kSlots, kVector>(row, begin, end, v);
+    chunk_keys.set(v, begin, end);
+  }
 
-  // 2, 3. Every thread's maximum and every CTA's pair into every CTA.
+  // 2. Every thread's maximum into every CTA. The CTA's (m, s): into every CTA before the
+  // barrier when every CTA needs the row's (M, S) to write its probabilities; else computed
+  // while the barrier completes, and sent to rank 0 alone later.
+  const bool probs_form = probs != nullptr;
+  Stats mine;
   cl::wait();
   for (unsigned to = 0; to < size; ++to) *cl::map(&maxima[rank * kThreads + threadIdx.x], to) = chunk_keys.max_bits;
-  if (with_stats && threadIdx.x < size) *cl::map(&pairs[rank], threadIdx.x) = mine;
-  cl::sync();
+  if (probs_form) {
+    mine = chunk_stats(chunk_keys, stats_area);
+    if (threadIdx.x < size) *cl::map(&pairs[rank], threadIdx.x) = mine;
+  }
+  cl::arrive();
+  if (with_stats && !probs_form) mine = chunk_stats(chunk_keys, stats_area);
+  cl::wait();
 
-  // 4, 5. The row floor; this chunk's logits that reach it, into rank 0's survivors.
+  // 3, 4. The row floor; this chunk's logits that reach it, into rank 0's survivors.
   const Key row_floor = floor_of(RowMaxima{maxima, int(size) * kThreads}, k, sh);
   chunk_keys.keep_from(uint32_t(row_floor >> 32), *cl::map(&sh, 0));
+  if (with_stats && !probs_form && threadIdx.x == 0) *cl::map(&pairs[rank], 0) = mine;
   cl::arrive();  // the survivors are in rank 0; no CTA touches this one's shared memory again
   Stats all;
-  if (with_stats) all = row_pair(pairs, int(size));
-  if (probs != nullptr) {
+  if (probs_form) {
+    all = row_pair(pairs, int(size));
     float* row_probs = probs + size_t(b) * V;
     write_probs(chunk_keys, row_probs, end, reinterpret_cast<uintptr_t>(row_probs) % 16 == 0, all);
   }
   if (rank != 0) return;
 
-  // 6. Rank 0: the survivors ranked (or, when too many tie at the floor, the whole row
+  // 5. Rank 0: the survivors ranked (or, when too many tie at the floor, the whole row
   // selected from memory), the result written.
   cl::wait();
+  if (with_stats && !probs_form) all = row_pair(pairs, int(size));
   if (!rank_survivors(k, sh)) {
     const ChunkInMemory again{row, 0, V};
     select_top_k(again, key_range(again, sh), k, sh);
