@@ -116,6 +116,36 @@ __device__ __forceinline__ Stats row_pair(const Stats* pairs, int n) {
   return {__shfl_sync(kFull, st.m, 0), __shfl_sync(kFull, st.s, 0)};
 }
 
+// rank_survivors (radix_select.cuh) for the row's survivors, with kSplit threads on each (so
+// at most 256 / kSplit survivors): each counts the survivors above its key among every
+// kSplit-th one, and the kSplit counts are summed over neighbouring lanes. The serial loop of
+// one thread is kSplit times shorter; it is on the critical path of the row.
+template <int kSplit>
+__device__ __forceinline__ void rank_split(int m, int k, SelectShared& sh) {
+  static_assert(kSplit <= 32 && (kSplit & (kSplit - 1)) == 0, "the lanes of a key are in one warp");
+  const int i = threadIdx.x / kSplit, part = threadIdx.x % kSplit;
+  const Key mine = i < m ? sh.survivors[i] : kNoKey;
+  int rank = 0;
+  for (int j = part; j < m; j += kSplit) rank += sh.survivors[j] > mine;
+#pragma unroll
+  for (int o = 1; o < kSplit; o <<= 1) rank += __shfl_xor_sync(kFull, rank, o);
+  if (i < m && part == 0 && rank < k) sh.top[rank] = mine;
+}
+
+// Rank 0's ranking: false (sh.top untouched) when more survivors came than the list holds.
+__device__ __forceinline__ bool rank_row_survivors(int k, SelectShared& sh) {
+  __syncthreads();
+  const int m = sh.survivor_count;  // the same on every thread
+  if (m > kGatherCap) return false;
+  if (m <= kThreads / 4) {
+    rank_split<4>(m, k, sh);
+  } else {
+    rank_split<kThreads / kGatherCap>(m, k, sh);
+  }
+  __syncthreads();
+  return true;
+}
+
 // Warp 0 writes the row's result from sh.top. Probabilities come from the keys' own bits (no
 // read of the row on the way out); logits are read back from the row, -0 and all (write_result).
 __device__ __forceinline__ void write_row_result(const SelectShared& sh, const float* row, float* values,
@@ -214,7 +244,7 @@ __global__ void __launch_bounds__(kThreads, kSlots < 32 ? kMinBlocks : kMinBlock
   // selected from memory), the result written.
   cl::wait();
   if (with_stats && !probs_form) all = row_pair(pairs, int(size));
-  if (!rank_survivors(k, sh)) {
+  if (!rank_row_survivors(k, sh)) {
     const ChunkInMemory again{row, 0, V};
     select_top_k(again, key_range(again, sh), k, sh);
   }
