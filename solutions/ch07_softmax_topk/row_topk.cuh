@@ -40,6 +40,11 @@ __device__ __forceinline__ uint32_t ordered_bits(float x) {
   return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
 
+// The logit back from its ordered bits (+0 for -0, which ordered_bits merged with +0).
+__device__ __forceinline__ float from_ordered_bits(uint32_t u) {
+  return __uint_as_float((u & 0x80000000u) ? (u & 0x7fffffffu) : ~u);
+}
+
 __device__ __forceinline__ Key make_key(float x, int index) {
   return (Key(ordered_bits(x)) << 32) | Key(~uint32_t(index));
 }

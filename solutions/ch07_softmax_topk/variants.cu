@@ -25,6 +25,17 @@ WB_VARIANTS(ch07_solution, wb::Role::Solution) {
   };
   split_step("v4_split_row", &topk_split, &softmax_topk_split, &softmax_topk_probs_split, &split_space);
   split_step("v5_radix_select", &topk_radix, &softmax_topk_radix, &softmax_topk_probs_radix, &radix_space);
+  // v6: a cluster per row where it serves the shape; v5 (and its workspace) elsewhere.
+  const char* routed =
+      "a thread-block cluster per row (sm_90) while each CTA of the batch has an SM and a row is at most 131,072 "
+      "logits; v5 elsewhere";
+  v.push_back(wb::variant("topk/f32", "v6_cluster_select", &topk_cluster).with_workspace(scratch).with_note(routed));
+  v.push_back(wb::variant("softmax_topk/f32", "v6_cluster_select", &softmax_topk_cluster)
+                  .with_workspace(scratch)
+                  .with_note(routed));
+  v.push_back(wb::variant("softmax_topk_probs/f32", "v6_cluster_select", &softmax_topk_probs_cluster)
+                  .with_workspace(scratch)
+                  .with_note(routed));
   return v;
 }
 
