@@ -43,6 +43,14 @@
 //                          vector stores; v9 for C % 8 != 0 (depthwise_tiles.cuh: the shared parts)
 //                          (v10_depthwise_tiles_tma, sm_90a builds: the tiles by TMA boxes,
 //                          kernel: hopper/depthwise_tiles_tma_kernel.cu)
+//   v11_implicit_gemm_cluster_splitk
+//                          conv2d_bn_relu/bf16 (sm_90 clusters): v6 with the K loop split over
+//                          the 2 or 4 blocks of a thread-block cluster where v6 has too few
+//                          tiles for the SMs; the partial tiles stay in each block's shared
+//                          memory, each block adds a slice of rows from its peers' through
+//                          distributed shared memory and applies the epilogue; no workspace.
+//                          v6 below sm_90, where the split is 1 and for v6's fallbacks
+//                          (implicit_gemm_pipeline.cuh: v6's pieces both run)
 #pragma once
 #include <span>
 
@@ -78,5 +86,9 @@ struct ForcedTile {
   ConvBnReluFn* fn;
 };
 std::span<const ForcedTile> v8_forced_tiles();
+ConvBnReluFn v11_implicit_gemm_cluster_splitk;  // v11_implicit_gemm_cluster_splitk.cu
+// v11 with the split forced to 2 or 4 blocks on every shape: comparison forms (same file).
+ConvBnReluFn v11_implicit_gemm_cluster_splitk_2;
+ConvBnReluFn v11_implicit_gemm_cluster_splitk_4;
 
 }  // namespace ch10::solution

@@ -35,6 +35,15 @@ wb::Variant v10_form(const char* name, Depthwise3x3Fn* fn, const char* note) {
   return wb::variant("depthwise3x3/bf16", name, fn).needs_cc(80).is_slow().with_note(note);
 }
 
+// One of v11's comparison forms (the split forced on every shape): tested on every shape,
+// left out of the default benchmark.
+wb::Variant v11_form(const char* name, ConvBnReluFn* fn, int split) {
+  return wb::variant("conv2d_bn_relu/bf16", name, fn)
+      .needs_cc(80)
+      .is_slow()
+      .with_note("v11 with the K loop split over " + std::to_string(split) + " blocks on every shape");
+}
+
 }  // namespace
 
 WB_VARIANTS(ch10_solution, wb::Role::Solution) {
@@ -56,6 +65,12 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
                "v10 with three buffers: two tiles in flight a block (8-row tiles from 64 channels)"),
       v10_form("v10_depthwise_tiles_fit", &v10_depthwise_tiles_fit,
                "v10 with 8 x 8 tiles on the 144-channel slab (they divide 56 x 56)"),
+      wb::variant("conv2d_bn_relu/bf16", "v11_implicit_gemm_cluster_splitk", &v11_implicit_gemm_cluster_splitk)
+          .needs_cc(80)
+          .with_note("v6 with the K loop split over a 2- or 4-block cluster where tiles are few, reduced through "
+                     "distributed shared memory; v6 below sm_90"),
+      v11_form("v11_implicit_gemm_cluster_splitk_2", &v11_implicit_gemm_cluster_splitk_2, 2),
+      v11_form("v11_implicit_gemm_cluster_splitk_4", &v11_implicit_gemm_cluster_splitk_4, 4),
   };
 #ifdef WB_CH10_HOPPER
   // The Hopper bonus: in the list only when the sm_90a library is built (chapters/ch10_conv/extra.cmake).
