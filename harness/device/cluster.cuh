@@ -29,11 +29,12 @@ __device__ __forceinline__ uint32_t cluster_rank() {
 // Every thread of every block of the cluster arrives, then waits for all of them. The
 // release / acquire pair orders memory: shared-memory writes a block made before the barrier
 // are visible to every block of the cluster after it (a __syncthreads for the whole cluster).
+// Not the .aligned form: a caller may reach it from a branch its warp took apart.
 __device__ __forceinline__ void cluster_sync() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile(
-      "barrier.cluster.arrive.release.aligned;\n"
-      "barrier.cluster.wait.acquire.aligned;\n" ::
+      "barrier.cluster.arrive.release;\n"
+      "barrier.cluster.wait.acquire;\n" ::
           : "memory");
 #else
   __trap();

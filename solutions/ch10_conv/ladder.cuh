@@ -45,10 +45,11 @@
 //                          kernel: hopper/depthwise_tiles_tma_kernel.cu)
 //   v11_implicit_gemm_cluster_splitk
 //                          conv2d_bn_relu/bf16 (sm_90 clusters): v6 with the K loop split over
-//                          the 2 or 4 blocks of a thread-block cluster where v6 has too few
-//                          tiles for the SMs; the partial tiles stay in each block's shared
-//                          memory, each block adds a slice of rows from its peers' through
-//                          distributed shared memory and applies the epilogue; no workspace.
+//                          the 2-4 blocks of a thread-block cluster where v6 has too few
+//                          tiles for the resident blocks; the partial tiles stay in each
+//                          block's shared memory, each block adds a slice of rows from its
+//                          peers' through distributed shared memory and applies the
+//                          epilogue; no workspace.
 //                          v6 below sm_90, where the split is 1 and for v6's fallbacks
 //                          (implicit_gemm_pipeline.cuh: v6's pieces both run)
 #pragma once

@@ -26,16 +26,19 @@
 //     fused bias + BN + residual + ReLU once, 16-byte stores of y.
 //   * a second cluster barrier before exit: no block leaves (and frees its shared memory)
 //     while a peer may still read its partial.
-//   Cost: split x (BM x BN x 4) bytes of partials cross the cluster per tile (32 KB per block
-//   at (128, 64)), against a K loop of 18 or more steps that each copy 24 KB into the block.
+//   Cost: each block's (BM x BN x 4)-byte partial crosses the cluster once (32 KB at (128,
+//   64)), against a K loop of 16 or more steps that each copy 24 KB into the block.
 //
-// The split per shape (1, 2 or 4; 1 is v6's kernel as it is): v6's tile, then the smallest
-// split whose blocks give every SM at least two, tiles x split >= 2 x SMs, so that each SM
-// runs 2-3 blocks (8-12 warps) that hide one another's waits; each slice keeps at least 4
-// steps (kMinSliceSteps: fewer and the pipeline's fill costs more than the split gains).
-// Batch 32 on 132 SMs: the 7 x 7 layer, 104 tiles of (128, 64) -> split 4, 416 blocks of 18
-// steps; the 56 x 56, 28 x 28, 14 x 14, stride-2 and 1 x 1 layers give v6 392-784 blocks
-// already: split 1 (v6).
+// The split per shape (1 to 4; 1 is v6's kernel as it is): v6's tile (not (128, 128): see
+// run()), then the largest split whose blocks the GPU holds all at once, tiles x split <= the
+// resident blocks (cudaOccupancyMaxActiveClusters x split: 3 blocks an SM for these tiles, in
+// whole clusters a GPC), each slice at least kMinSliceSteps = 4 steps long (fewer and the
+// pipeline's fill costs more than the split gains). So a split happens only when the tiles
+// alone would leave half the resident slots empty, and it never makes a second round of
+// blocks wait for the first (a round of 18 steps for a few blocks would cost what the split
+// saved). Batch 32 on 132 SMs (396 slots): the 7 x 7 layer, 104 tiles of (128, 64) -> split
+// 3, 312 blocks of 24 steps (4: 416 blocks, more than fit); the 56 x 56, 28 x 28, 14 x 14,
+// stride-2 and 1 x 1 layers give 392-784 blocks already: split 1 (v6).
 //
 // Where v11 does not run its kernel: below compute capability 9.0 (no clusters), where the
 // cluster launch would not fit (cudaOccupancyMaxActiveClusters returns 0: asked once per tile
@@ -44,8 +47,8 @@
 // v11_implicit_gemm_cluster_splitk_2 and _4 force the split on every shape (comparison forms,
 // tested on every shape class; the split falls back to v6 only on the GPU conditions above).
 //
-// Expected: the 7 x 7 layer near the other layers' time (four times the warps per SM, a
-// quarter of the steps per block); the others as v6. The measured numbers: docs/ch10-conv.md.
+// Expected: the 7 x 7 layer near the other layers' time (2-3 blocks an SM instead of one, a
+// third of the steps per block); the others as v6. The measured numbers: docs/ch10-conv.md.
 //
 // Run: build/ch10/bin/ch10_solution_tests --gtest_filter='*v11_*' --small-cases
 //      build/ch10/bin/ch10_bench --op=conv2d_bn_relu/bf16
@@ -70,7 +73,6 @@ template <class T, int kSplit>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     conv_cluster_splitk_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w, BnParams bn,
                                const bf16* __restrict__ residual, bf16* __restrict__ y, Dims d, bool vec_out) {
-  static_assert(T::BM % kSplit == 0, "each block of the cluster reduces whole rows of the tile");
   extern __shared__ __align__(128) unsigned char smem[];  // the stages, then the partial tile
   __shared__ Folded sF[T::BN];
   const uint32_t sA = smem_u32(smem), sB = sA + T::kStages * T::kAStage;
@@ -91,8 +93,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 
   // Rows [BM rank / kSplit, BM (rank + 1) / kSplit): the partials of blocks 0 .. kSplit - 1,
   // added in that order, then the epilogue.
-  constexpr int kRows = T::BM / kSplit;
-  store_rows<T>(rank * kRows, (rank + 1) * kRows, m0, k0, d, sF, residual, y, vec_out,
+  store_rows<T>(T::BM * rank / kSplit, T::BM * (rank + 1) / kSplit, m0, k0, d, sF, residual, y, vec_out,
                 [&](int r, int c8, float(&v)[8]) {
                   const uint32_t at = smem_u32(out + r * kOutLd<T> + c8 * 8);
 #pragma unroll
@@ -111,51 +112,96 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   cluster_sync();  // no block exits while a peer may still read its partial
 }
 
-// Launches the split kernel of tile T; false (nothing launched) when a cluster of kSplit such
-// blocks cannot be resident on this GPU (asked once per tile and split).
+// The launch of the split kernel of tile T in clusters of kSplit blocks (cudaLaunchKernelEx
+// with a cluster dimension; not copyable: cfg points at cluster).
 template <class T, int kSplit>
-bool launch_split(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d, bool vec_out,
-                  cudaStream_t stream) {
-  auto* kernel = &conv_cluster_splitk_kernel<T, kSplit>;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = tile_grid<T>(d, kSplit);
-  cfg.blockDim = dim3(T::kThreads);
-  cfg.dynamicSmemBytes = T::kSmem;
-  cfg.stream = stream;
+struct SplitLaunch {
   cudaLaunchAttribute cluster{};
-  cluster.id = cudaLaunchAttributeClusterDimension;
-  cluster.val.clusterDim.x = kSplit;
-  cluster.val.clusterDim.y = 1;
-  cluster.val.clusterDim.z = 1;
-  cfg.attrs = &cluster;
-  cfg.numAttrs = 1;
-  static const bool fits = [&] {
-    wb::allow_dynamic_smem(kernel, T::kSmem);
-    int clusters = 0;
-    const bool ok = cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) == cudaSuccess && clusters > 0;
-    if (!ok) (void)cudaGetLastError();  // a refused query leaves no error behind
-    return ok;
-  }();
-  if (!fits) return false;
-  CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, x, w, bn, residual, y, d, vec_out));
-  return true;
-}
+  cudaLaunchConfig_t cfg{};
+
+  SplitLaunch(dim3 grid, cudaStream_t stream) {
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = kSplit;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = 1;
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(T::kThreads);
+    cfg.dynamicSmemBytes = T::kSmem;
+    cfg.stream = stream;
+    cfg.attrs = &cluster;
+    cfg.numAttrs = 1;
+  }
+  SplitLaunch(const SplitLaunch&) = delete;
+  SplitLaunch& operator=(const SplitLaunch&) = delete;
+
+  static constexpr auto kernel() { return &conv_cluster_splitk_kernel<T, kSplit>; }
+
+  // How many blocks of the kernel the GPU holds at once, in whole clusters (what fits in a
+  // GPC: a cluster never spans two); 0 when no cluster fits. Asked once.
+  static int resident_blocks() {
+    static const int blocks = [] {
+      wb::allow_dynamic_smem(kernel(), T::kSmem);
+      const SplitLaunch one(dim3(kSplit), nullptr);
+      int clusters = 0;
+      if (cudaOccupancyMaxActiveClusters(&clusters, kernel(), &one.cfg) != cudaSuccess) {
+        (void)cudaGetLastError();  // a refused query leaves no error behind
+        clusters = 0;
+      }
+      return clusters * kSplit;
+    }();
+    return blocks;
+  }
+
+  static void launch(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d,
+                     bool vec_out, cudaStream_t stream) {
+    const SplitLaunch l(tile_grid<T>(d, kSplit), stream);
+    CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel(), x, w, bn, residual, y, d, vec_out));
+  }
+};
 
 template <class T>
-bool launch(int split, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d,
-            bool vec_out, cudaStream_t stream) {
-  return split == 2 ? launch_split<T, 2>(x, w, bn, residual, y, d, vec_out, stream)
-                    : launch_split<T, 4>(x, w, bn, residual, y, d, vec_out, stream);
+int resident_blocks(int split) {
+  switch (split) {
+    case 2:
+      return SplitLaunch<T, 2>::resident_blocks();
+    case 3:
+      return SplitLaunch<T, 3>::resident_blocks();
+    default:
+      return SplitLaunch<T, 4>::resident_blocks();
+  }
 }
 
-// The split of the K loop for tile T (see the header): the smallest of 1, 2, 4 whose blocks
-// give every SM two, with at least kMinSliceSteps steps per slice.
+// The split of the K loop for tile T (see the header): forced (2 or 4: the comparison forms),
+// or the largest of 4, 3, 2 whose blocks the GPU holds all at once, each slice at least
+// kMinSliceSteps long; 1 (v6) when none is. 1 also when no cluster of that split fits.
 template <class T>
-int pick_split(const Dims& d, int sms) {
+int pick_split(const Dims& d, int forced) {
+  if (forced) return resident_blocks<T>(forced) > 0 ? forced : 1;
   const long long tiles = (long long)wb::ceil_div(d.M, T::BM) * wb::ceil_div(d.s.K, T::BN);
-  int split = 1;
-  while (split < 4 && tiles * split < 2LL * sms && d.steps >= 2 * split * kMinSliceSteps) split *= 2;
-  return split;
+  for (int split = 4; split >= 2; --split) {
+    if (d.steps >= split * kMinSliceSteps && tiles * split <= resident_blocks<T>(split)) return split;
+  }
+  return 1;
+}
+
+// Tile T split `split` ways (2 .. 4), or v6 when split is 1.
+template <class T>
+void launch(int split, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d,
+            bool vec_out, cudaStream_t stream) {
+  switch (split) {
+    case 1:
+      v6_implicit_gemm_pipelined(x, w, bn, residual, y, d.s, stream);
+      break;
+    case 2:
+      SplitLaunch<T, 2>::launch(x, w, bn, residual, y, d, vec_out, stream);
+      break;
+    case 3:
+      SplitLaunch<T, 3>::launch(x, w, bn, residual, y, d, vec_out, stream);
+      break;
+    default:
+      SplitLaunch<T, 4>::launch(x, w, bn, residual, y, d, vec_out, stream);
+      break;
+  }
 }
 
 // forced_split: 0 (the launcher picks), 2 or 4 (the comparison forms).
@@ -168,28 +214,19 @@ void run(int forced_split, const bf16* x, const bf16* w, BnParams bn, const bf16
   }
   const Dims d = make_dims(s);
   const bool vec_out = vector_out(s, residual, y);
-  const int sms = gpu().sms;
   // v6's tiles but (128, 128), whose 8 warps sit at the 128-register bound (2 blocks of 256
   // threads per SM): the split's one more live value in the K loop (the slice's end) spills there.
-  bool done = false;
-  switch (pick_tile<Tile128x64, Tile64x128, Tile64x64>(d.M, s.K, sms)) {
-    case 0: {
-      const int split = forced_split ? forced_split : pick_split<Tile128x64>(d, sms);
-      done = split > 1 && launch<Tile128x64>(split, x, w, bn, residual, y, d, vec_out, stream);
+  switch (pick_tile<Tile128x64, Tile64x128, Tile64x64>(d.M, s.K, gpu().sms)) {
+    case 0:
+      launch<Tile128x64>(pick_split<Tile128x64>(d, forced_split), x, w, bn, residual, y, d, vec_out, stream);
       break;
-    }
-    case 1: {
-      const int split = forced_split ? forced_split : pick_split<Tile64x128>(d, sms);
-      done = split > 1 && launch<Tile64x128>(split, x, w, bn, residual, y, d, vec_out, stream);
+    case 1:
+      launch<Tile64x128>(pick_split<Tile64x128>(d, forced_split), x, w, bn, residual, y, d, vec_out, stream);
       break;
-    }
-    default: {
-      const int split = forced_split ? forced_split : pick_split<Tile64x64>(d, sms);
-      done = split > 1 && launch<Tile64x64>(split, x, w, bn, residual, y, d, vec_out, stream);
+    default:
+      launch<Tile64x64>(pick_split<Tile64x64>(d, forced_split), x, w, bn, residual, y, d, vec_out, stream);
       break;
-    }
   }
-  if (!done) v6_implicit_gemm_pipelined(x, w, bn, residual, y, s, stream);  // split 1, or no cluster fits
 }
 
 }  // namespace

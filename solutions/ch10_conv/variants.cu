@@ -67,7 +67,7 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
                "v10 with 8 x 8 tiles on the 144-channel slab (they divide 56 x 56)"),
       wb::variant("conv2d_bn_relu/bf16", "v11_implicit_gemm_cluster_splitk", &v11_implicit_gemm_cluster_splitk)
           .needs_cc(80)
-          .with_note("v6 with the K loop split over a 2- or 4-block cluster where tiles are few, reduced through "
+          .with_note("v6 with the K loop split over a 2- to 4-block cluster where tiles are few, reduced through "
                      "distributed shared memory; v6 below sm_90"),
       v11_form("v11_implicit_gemm_cluster_splitk_2", &v11_implicit_gemm_cluster_splitk_2, 2),
       v11_form("v11_implicit_gemm_cluster_splitk_4", &v11_implicit_gemm_cluster_splitk_4, 4),
