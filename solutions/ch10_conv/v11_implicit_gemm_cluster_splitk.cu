@@ -11,7 +11,7 @@
 // refused. A cluster needs none: its blocks run at the same time on one GPC, and each can
 // read the others' shared memory.
 //
-// What changed from v6 (the same tiles, K loop and staged epilogue: implicit_gemm_pipeline.cuh):
+// What changed from v6 (the same K loop and staged epilogue: implicit_gemm_pipeline.cuh):
 //   * the grid is (ceil(M / BM) x split, ceil(K / BN)) blocks in clusters of (split, 1, 1):
 //     the `split` blocks of a cluster share one (BM, BN) output tile. Block rank j of the
 //     cluster runs the K loop over steps [steps j / split, steps (j + 1) / split) (a step is
@@ -27,32 +27,52 @@
 //   * a second cluster barrier before exit: no block leaves (and frees its shared memory)
 //     while a peer may still read its partial.
 //   Cost: each block's (BM x BN x 4)-byte partial crosses the cluster once (32 KB at (128,
-//   64)), against a K loop of 16 or more steps that each copy 24 KB into the block.
+//   64)), against a K loop of 4 or more steps that each copy 24 KB into the block.
+//   With a split of 1 the kernel is v6's (no cluster, no barrier but the block's).
+//   * one more tile, (128, 128) on 4 warps of (64, 64) (v6's (128, 128) has 8 of (64, 32)):
+//     v6's steps are bound by shared memory as much as by latency. A block step moves
+//     (warps x (WM + WN) + BM + BN) x 128 bytes through shared memory (the warps' ldmatrix
+//     reads, the block's cp.async writes): 72 KB for 524 K MACs at (128, 64), 48 KB for 262 K
+//     at (64, 64), 96 KB for 1 M on this tile, a quarter to a half fewer bytes per MAC. At 128
+//     bytes a cycle, three (128, 64) blocks need 1,730 cycles a step, about what v6 measures
+//     (28 x 28 and 1 x 1 layers: 1.36 us a step). It holds 247 registers a thread, 2 blocks an
+//     SM, and makes few tiles, which the split makes up for. (v6's own (128, 128) tile is left
+//     out: its 8 warps sit at the 128-register bound, and the split's one more live value in
+//     the K loop, the slice's end, spills there.)
 //
-// The split per shape (1 to 4; 1 is v6's kernel as it is): v6's tile (not (128, 128): see
-// run()), then the largest split whose blocks the GPU holds all at once, tiles x split <= the
-// resident blocks (cudaOccupancyMaxActiveClusters x split: 3 blocks an SM for these tiles, in
-// whole clusters a GPC), each slice at least kMinSliceSteps = 4 steps long (fewer and the
-// pipeline's fill costs more than the split gains). So a split happens only when the tiles
-// alone would leave half the resident slots empty, and it never makes a second round of
-// blocks wait for the first (a round of 18 steps for a few blocks would cost what the split
-// saved). Batch 32 on 132 SMs (396 slots): the 7 x 7 layer, 104 tiles of (128, 64) -> split
-// 3, 312 blocks of 24 steps (4: 416 blocks, more than fit); the 56 x 56, 28 x 28, 14 x 14,
-// stride-2 and 1 x 1 layers give 392-784 blocks already: split 1 (v6).
+// The tile and split per shape: the least cycles of a model of the busiest SM, over the four
+// tiles x splits 1 to 4 (each slice at least kMinSliceSteps = 4 steps: fewer and the fill
+// costs more than the split gains). Blocks are dealt round-robin; kMinBlocks of them are
+// resident an SM; a round of n resident blocks takes, per step, the longer of one block's step
+// latency (kStepLatency = 1,400 cycles, from v6 on the 7 x 7 layer, one block an SM) and n
+// steps' shared-memory bytes at 128 a cycle; each round adds a fill (one step latency) and
+// the partial tile parked and read back. Ties go to the tile listed first and the smaller split.
+// Batch 32 on 132 SMs, what it picks (model cycles; v6's choice in the same model):
+//   56 x 56, 64 -> 64       (128, 64), split 1: v6's tile and kernel      37.0 K (37.0 K)
+//   28 x 28, 128 -> 128     (128, 128) of 4 warps, split 1, 196 blocks    31.1 K (34.0 K)
+//   14 x 14, 256 -> 256     (128, 128) of 4 warps, split 2, 196 blocks    31.1 K (52.6 K)
+//   7 x 7, 512 -> 512       (128, 128) of 4 warps, split 4, 208 blocks    31.1 K (103 K)
+//   1 x 1, 512 -> 128       (128, 128) of 4 warps, split 1, 196 blocks    15.7 K (16.8 K)
+//   3 x 3 stride 2, 256     (128, 128) of 4 warps, split 2, 196 blocks    31.1 K (52.6 K)
+// A model, not a measurement: the comparison forms below let the benchmark check it.
 //
-// Where v11 does not run its kernel: below compute capability 9.0 (no clusters), where the
-// cluster launch would not fit (cudaOccupancyMaxActiveClusters returns 0: asked once per tile
-// and split), and the shapes v6 hands to v4 (C % 8 != 0, unaligned x or w): v6 runs them, as
-// v6 hands its own fallbacks to v4 and v8 its to v6.
-// v11_implicit_gemm_cluster_splitk_2 and _4 force the split on every shape (comparison forms,
-// tested on every shape class; the split falls back to v6 only on the GPU conditions above).
+// Where v11 does not run its kernel: below compute capability 9.0 (no clusters), where no
+// cluster of the chosen split fits (cudaOccupancyMaxActiveClusters returns 0: asked once per
+// tile and split), and the shapes v6 hands to v4 (C % 8 != 0, unaligned x or w): v6 runs
+// them, as v6 hands its own fallbacks to v4 and v8 its to v6.
+// Comparison forms (tested on every shape class, benchmarked when named):
+// v11_implicit_gemm_cluster_splitk_unsplit (split 1 forced: what the split adds) and
+// v11_implicit_gemm_cluster_splitk_v6tiles (v6's tiles alone: what the 4-warp tile adds).
 //
-// Expected: the 7 x 7 layer near the other layers' time (2-3 blocks an SM instead of one, a
-// third of the steps per block); the others as v6. The measured numbers: docs/ch10-conv.md.
+// Expected: the 7 x 7 layer near the other layers' time (2 blocks an SM of 18 steps instead
+// of one of 72), the 14 x 14 and stride-2 layers a third faster, the others level with v6 or
+// a little faster. The measured numbers: docs/ch10-conv.md.
 //
 // Run: build/ch10/bin/ch10_solution_tests --gtest_filter='*v11_*' --small-cases
 //      build/ch10/bin/ch10_bench --op=conv2d_bn_relu/bf16
-//      --impl=v11_implicit_gemm_cluster_splitk,v6_implicit_gemm_pipelined,v8_implicit_gemm_wgmma,reference
+//      --impl=v11_implicit_gemm_cluster_splitk,v11_implicit_gemm_cluster_splitk_unsplit,
+//      v11_implicit_gemm_cluster_splitk_v6tiles,v6_implicit_gemm_pipelined,v8_implicit_gemm_wgmma,reference
+#include <algorithm>
 #include <cstdint>
 
 #include "device/cluster.cuh"
@@ -66,6 +86,18 @@ namespace {
 using namespace pipelined;
 
 constexpr int kMinSliceSteps = 4;  // the fewest K steps a block of a split walks
+
+// The model's two constants (see the header): the cycles one 64-deep step of a block takes
+// when it has its SM's scheduler to itself (v6 on the 7 x 7 layer: 70.6 us over 72 steps, one
+// block an SM, less the launch, fill and epilogue, at ~1.75 GHz), and the bytes shared memory
+// moves per cycle per SM.
+constexpr double kStepLatency = 1400.0;
+constexpr double kSmemBytesPerCycle = 128.0;
+
+// v6's (128, 128) tile on 4 warps of (64, 64) instead of 8 of (64, 32): a quarter fewer
+// shared-memory bytes per MAC (each warp reads 64 + 64 rows per 64 x 64 MACs, not 64 + 32
+// per 64 x 32), 247 registers a thread, 2 blocks an SM.
+using Tile128x128w4 = Tile<128, 128, 2, 2, 3, 2>;
 
 // grid (ceil(M / BM) kSplit, ceil(K / BN)) in clusters of (kSplit, 1, 1), block (kThreads),
 // kSmem bytes of dynamic shared memory; v6's conditions on C, x, w (and vec_out).
@@ -82,13 +114,19 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   if (tid < T::BN && k0 + tid < d.s.K) sF[tid] = fold_bn(bn, k0 + tid);  // read after the loop's barriers
 
   // This block's slice of the K loop (may be empty when steps < kSplit: its partial is 0).
-  const int rank = int(cluster_rank());  // == blockIdx.x % kSplit
+  const int rank = kSplit == 1 ? 0 : int(cluster_rank());  // == blockIdx.x % kSplit
   const int t0 = int(int64_t(d.steps) * rank / kSplit), t1 = int(int64_t(d.steps) * (rank + 1) / kSplit);
   float acc[T::MI][T::NI][4];
   k_loop<T>(x, w, d, m0, k0, t0, t1, sA, sB, acc);
 
   float* out = reinterpret_cast<float*>(smem);
   park_accumulators<T>(acc, out);
+  if constexpr (kSplit == 1) {  // no cluster: v6's epilogue
+    __syncthreads();
+    store_rows<T>(0, T::BM, m0, k0, d, sF, residual, y, vec_out,
+                  [&](int r, int c8, float(&v)[8]) { read_staged<T>(out, r, c8, v); });
+    return;
+  }
   cluster_sync();  // every block's partial tile is parked and visible to the cluster
 
   // Rows [BM rank / kSplit, BM (rank + 1) / kSplit): the partials of blocks 0 .. kSplit - 1,
@@ -112,8 +150,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   cluster_sync();  // no block exits while a peer may still read its partial
 }
 
-// The launch of the split kernel of tile T in clusters of kSplit blocks (cudaLaunchKernelEx
-// with a cluster dimension; not copyable: cfg points at cluster).
+// The launch of the kernel of tile T in clusters of kSplit blocks (cudaLaunchKernelEx with a
+// cluster dimension; kSplit 1: no cluster). Not copyable: cfg points at cluster.
 template <class T, int kSplit>
 struct SplitLaunch {
   cudaLaunchAttribute cluster{};
@@ -129,84 +167,113 @@ struct SplitLaunch {
     cfg.dynamicSmemBytes = T::kSmem;
     cfg.stream = stream;
     cfg.attrs = &cluster;
-    cfg.numAttrs = 1;
+    cfg.numAttrs = kSplit > 1 ? 1 : 0;
   }
   SplitLaunch(const SplitLaunch&) = delete;
   SplitLaunch& operator=(const SplitLaunch&) = delete;
 
   static constexpr auto kernel() { return &conv_cluster_splitk_kernel<T, kSplit>; }
 
-  // How many blocks of the kernel the GPU holds at once, in whole clusters (what fits in a
-  // GPC: a cluster never spans two); 0 when no cluster fits. Asked once.
-  static int resident_blocks() {
-    static const int blocks = [] {
+  // Whether a cluster of the kernel fits on this GPU at all (cudaOccupancyMaxActiveClusters:
+  // a cluster never spans two GPCs). Asked once; the dynamic shared memory is allowed here.
+  static bool fits() {
+    static const bool ok = [] {
       wb::allow_dynamic_smem(kernel(), T::kSmem);
+      if (kSplit == 1) return true;
       const SplitLaunch one(dim3(kSplit), nullptr);
       int clusters = 0;
       if (cudaOccupancyMaxActiveClusters(&clusters, kernel(), &one.cfg) != cudaSuccess) {
         (void)cudaGetLastError();  // a refused query leaves no error behind
         clusters = 0;
       }
-      return clusters * kSplit;
+      return clusters > 0;
     }();
-    return blocks;
+    return ok;
   }
 
-  static void launch(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d,
+  // False (nothing launched) when no cluster fits.
+  static bool launch(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d,
                      bool vec_out, cudaStream_t stream) {
+    if (!fits()) return false;
     const SplitLaunch l(tile_grid<T>(d, kSplit), stream);
     CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel(), x, w, bn, residual, y, d, vec_out));
+    return true;
   }
 };
 
 template <class T>
-int resident_blocks(int split) {
-  switch (split) {
-    case 2:
-      return SplitLaunch<T, 2>::resident_blocks();
-    case 3:
-      return SplitLaunch<T, 3>::resident_blocks();
-    default:
-      return SplitLaunch<T, 4>::resident_blocks();
-  }
-}
-
-// The split of the K loop for tile T (see the header): forced (2 or 4: the comparison forms),
-// or the largest of 4, 3, 2 whose blocks the GPU holds all at once, each slice at least
-// kMinSliceSteps long; 1 (v6) when none is. 1 also when no cluster of that split fits.
-template <class T>
-int pick_split(const Dims& d, int forced) {
-  if (forced) return resident_blocks<T>(forced) > 0 ? forced : 1;
-  const long long tiles = (long long)wb::ceil_div(d.M, T::BM) * wb::ceil_div(d.s.K, T::BN);
-  for (int split = 4; split >= 2; --split) {
-    if (d.steps >= split * kMinSliceSteps && tiles * split <= resident_blocks<T>(split)) return split;
-  }
-  return 1;
-}
-
-// Tile T split `split` ways (2 .. 4), or v6 when split is 1.
-template <class T>
-void launch(int split, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d,
+bool launch(int split, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d,
             bool vec_out, cudaStream_t stream) {
   switch (split) {
     case 1:
-      v6_implicit_gemm_pipelined(x, w, bn, residual, y, d.s, stream);
-      break;
+      return SplitLaunch<T, 1>::launch(x, w, bn, residual, y, d, vec_out, stream);
     case 2:
-      SplitLaunch<T, 2>::launch(x, w, bn, residual, y, d, vec_out, stream);
-      break;
+      return SplitLaunch<T, 2>::launch(x, w, bn, residual, y, d, vec_out, stream);
     case 3:
-      SplitLaunch<T, 3>::launch(x, w, bn, residual, y, d, vec_out, stream);
-      break;
+      return SplitLaunch<T, 3>::launch(x, w, bn, residual, y, d, vec_out, stream);
     default:
-      SplitLaunch<T, 4>::launch(x, w, bn, residual, y, d, vec_out, stream);
-      break;
+      return SplitLaunch<T, 4>::launch(x, w, bn, residual, y, d, vec_out, stream);
   }
 }
 
-// forced_split: 0 (the launcher picks), 2 or 4 (the comparison forms).
-void run(int forced_split, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
-         cudaStream_t stream) {
+// --- the choice of tile and split (the header's model) ---------------------------------
+
+// Shared-memory bytes a block moves per 64-deep step: every warp's ldmatrix reads of its
+// WM + WN rows, and the cp.async writes of the block's BM + BN rows, 128 bytes each.
+template <class T>
+constexpr double step_bytes() {
+  return double(T::kThreads / 32 * (T::WM + T::WN) + T::BM + T::BN) * kRowBytes;
+}
+
+// The model's cycles for the busiest SM with tile T split `split` ways: blocks dealt
+// round-robin, T::kMinBlocks of them resident an SM (what the tile's registers and shared
+// memory allow); a round of n resident blocks takes, per step, the longer of one block's step
+// latency and the shared-memory bytes of n steps at 128 bytes a cycle, plus a pipeline fill
+// and the partial tile parked and read back.
+template <class T>
+double model_cycles(const Dims& d, int split, int sms) {
+  const long long blocks = (long long)wb::ceil_div(d.M, T::BM) * wb::ceil_div(d.s.K, T::BN) * split;
+  const long long per_sm = wb::ceil_div(blocks, (long long)sms);
+  const long long rounds = wb::ceil_div(per_sm, (long long)T::kMinBlocks);
+  const double n = double(per_sm < T::kMinBlocks ? per_sm : T::kMinBlocks);
+  const double step = std::max(kStepLatency, n * step_bytes<T>() / kSmemBytesPerCycle);
+  const double partials = n * 8.0 * T::BM * T::BN / kSmemBytesPerCycle;
+  return double(rounds) * (wb::ceil_div(d.steps, split) * step + kStepLatency + partials);
+}
+
+struct Choice {
+  int tile, split;  // tile: the index in Tiles...
+  double cycles;
+};
+
+// The (tile, split) of least model_cycles among Tiles... and the splits allowed (forced: that
+// one; otherwise 1 to 4, each slice at least kMinSliceSteps long); ties to the tile listed
+// first and the smaller split.
+template <class... Tiles>
+Choice choose(const Dims& d, int forced_split, int sms) {
+  Choice best{0, 1, 0.0};
+  bool any = false;
+  int index = 0;
+  auto consider = [&](int tile, int split, double cycles) {
+    if (!any || cycles < best.cycles) best = Choice{tile, split, cycles};
+    any = true;
+  };
+  (
+      [&] {
+        for (int split = 1; split <= 4; ++split) {
+          if (forced_split ? split != forced_split : split > 1 && d.steps < split * kMinSliceSteps) continue;
+          consider(index, split, model_cycles<Tiles>(d, split, sms));
+        }
+        ++index;
+      }(),
+      ...);
+  return best;
+}
+
+// forced_split: 0 (the model picks), or the split to run; narrow: v6's tiles only (no
+// (128, 128) tile of 4 warps).
+void run(int forced_split, bool narrow, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
+         ConvShape s, cudaStream_t stream) {
   require_valid(s);
   if (gpu().major < 9 || !takes(s, x, w)) {
     v6_implicit_gemm_pipelined(x, w, bn, residual, y, s, stream);
@@ -214,36 +281,42 @@ void run(int forced_split, const bf16* x, const bf16* w, BnParams bn, const bf16
   }
   const Dims d = make_dims(s);
   const bool vec_out = vector_out(s, residual, y);
-  // v6's tiles but (128, 128), whose 8 warps sit at the 128-register bound (2 blocks of 256
-  // threads per SM): the split's one more live value in the K loop (the slice's end) spills there.
-  switch (pick_tile<Tile128x64, Tile64x128, Tile64x64>(d.M, s.K, gpu().sms)) {
+  const int sms = gpu().sms;
+  const Choice c = narrow ? choose<Tile128x64, Tile64x128, Tile64x64>(d, forced_split, sms)
+                          : choose<Tile128x64, Tile64x128, Tile64x64, Tile128x128w4>(d, forced_split, sms);
+  bool done = false;
+  switch (c.tile) {
     case 0:
-      launch<Tile128x64>(pick_split<Tile128x64>(d, forced_split), x, w, bn, residual, y, d, vec_out, stream);
+      done = launch<Tile128x64>(c.split, x, w, bn, residual, y, d, vec_out, stream);
       break;
     case 1:
-      launch<Tile64x128>(pick_split<Tile64x128>(d, forced_split), x, w, bn, residual, y, d, vec_out, stream);
+      done = launch<Tile64x128>(c.split, x, w, bn, residual, y, d, vec_out, stream);
+      break;
+    case 2:
+      done = launch<Tile64x64>(c.split, x, w, bn, residual, y, d, vec_out, stream);
       break;
     default:
-      launch<Tile64x64>(pick_split<Tile64x64>(d, forced_split), x, w, bn, residual, y, d, vec_out, stream);
+      done = launch<Tile128x128w4>(c.split, x, w, bn, residual, y, d, vec_out, stream);
       break;
   }
+  if (!done) v6_implicit_gemm_pipelined(x, w, bn, residual, y, s, stream);  // no cluster of the split fits
 }
 
 }  // namespace
 
 void v11_implicit_gemm_cluster_splitk(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
                                       ConvShape s, cudaStream_t stream) {
-  run(0, x, w, bn, residual, y, s, stream);
+  run(0, false, x, w, bn, residual, y, s, stream);
 }
 
-void v11_implicit_gemm_cluster_splitk_2(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
-                                        ConvShape s, cudaStream_t stream) {
-  run(2, x, w, bn, residual, y, s, stream);
+void v11_implicit_gemm_cluster_splitk_unsplit(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
+                                              ConvShape s, cudaStream_t stream) {
+  run(1, false, x, w, bn, residual, y, s, stream);
 }
 
-void v11_implicit_gemm_cluster_splitk_4(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
-                                        ConvShape s, cudaStream_t stream) {
-  run(4, x, w, bn, residual, y, s, stream);
+void v11_implicit_gemm_cluster_splitk_v6tiles(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
+                                              ConvShape s, cudaStream_t stream) {
+  run(0, true, x, w, bn, residual, y, s, stream);
 }
 
 }  // namespace ch10::solution

@@ -35,13 +35,9 @@ wb::Variant v10_form(const char* name, Depthwise3x3Fn* fn, const char* note) {
   return wb::variant("depthwise3x3/bf16", name, fn).needs_cc(80).is_slow().with_note(note);
 }
 
-// One of v11's comparison forms (the split forced on every shape): tested on every shape,
-// left out of the default benchmark.
-wb::Variant v11_form(const char* name, ConvBnReluFn* fn, int split) {
-  return wb::variant("conv2d_bn_relu/bf16", name, fn)
-      .needs_cc(80)
-      .is_slow()
-      .with_note("v11 with the K loop split over " + std::to_string(split) + " blocks on every shape");
+// One of v11's comparison forms: tested on every shape, left out of the default benchmark.
+wb::Variant v11_form(const char* name, ConvBnReluFn* fn, const char* note) {
+  return wb::variant("conv2d_bn_relu/bf16", name, fn).needs_cc(80).is_slow().with_note(note);
 }
 
 }  // namespace
@@ -68,9 +64,11 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
       wb::variant("conv2d_bn_relu/bf16", "v11_implicit_gemm_cluster_splitk", &v11_implicit_gemm_cluster_splitk)
           .needs_cc(80)
           .with_note("v6 with the K loop split over a 2- to 4-block cluster where tiles are few, reduced through "
-                     "distributed shared memory; v6 below sm_90"),
-      v11_form("v11_implicit_gemm_cluster_splitk_2", &v11_implicit_gemm_cluster_splitk_2, 2),
-      v11_form("v11_implicit_gemm_cluster_splitk_4", &v11_implicit_gemm_cluster_splitk_4, 4),
+                     "distributed shared memory, and a (128, 128) tile of 4 warps; v6 below sm_90"),
+      v11_form("v11_implicit_gemm_cluster_splitk_unsplit", &v11_implicit_gemm_cluster_splitk_unsplit,
+               "v11 with the split forced to 1 (its tiles and model otherwise)"),
+      v11_form("v11_implicit_gemm_cluster_splitk_v6tiles", &v11_implicit_gemm_cluster_splitk_v6tiles,
+               "v11 on v6's tiles alone (no (128, 128) tile of 4 warps)"),
   };
 #ifdef WB_CH10_HOPPER
   // The Hopper bonus: in the list only when the sm_90a library is built (chapters/ch10_conv/extra.cmake).
