@@ -87,14 +87,27 @@ inline bool vector_out(const ConvShape& s, const bf16* residual, const bf16* y) 
   return s.K % 8 == 0 && wb::aligned16(y) && (residual == nullptr || wb::aligned16(residual));
 }
 
+// How a block that walks several tiles in a row (v11's persistent form) runs the K loop of
+// one: one stream of copies through the stages from tile to tile.
+struct Streamed {
+  int stage0;     // the stage the tile's step 0 occupies (the steps before it, modulo kStages)
+  bool primed;    // its first kStages - 1 steps are in flight already (the tile before issued them)
+  bool has_next;  // a next tile follows, at (next_m0, next_k0): its first steps are issued here
+  int next_m0, next_k0;
+};
+
 // The block's K loop over steps t0 .. t1 - 1 (step = (chunk of 64 channels, r, s), s fastest)
 // of the tile whose first pixel is m0 and first filter k0, through kStages cp.async stages at
 // sA (A tiles) and sB (B tiles); the sums land in acc (zeroed here). On return every copy has
 // landed and every warp is done reading the stages (they may be written).
-template <class T>
+// kStream (v11's persistent form; t0 = 0, at least kStages steps): the tile's steps are part
+// of one stream (`stream`): its first steps may be in flight already, the next tile's first
+// kStages - 1 steps are issued during its last ones, and on return those may still be in
+// flight (the stages are not free: the caller's epilogue stages its tile elsewhere).
+template <class T, bool kStream = false>
 __device__ __forceinline__ void k_loop(const bf16* __restrict__ x, const bf16* __restrict__ w, const Dims& d, int m0,
-                                       int k0, int t0, int t1, uint32_t sA, uint32_t sB,
-                                       float (&acc)[T::MI][T::NI][4]) {
+                                       int k0, int t0, int t1, uint32_t sA, uint32_t sB, float (&acc)[T::MI][T::NI][4],
+                                       const Streamed& stream = {}) {
   const ConvShape& s = d.s;
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int wm = warp / T::kWarpsN, wn = warp % T::kWarpsN;
@@ -105,24 +118,32 @@ __device__ __forceinline__ void k_loop(const bf16* __restrict__ x, const bf16* _
   const int piece = tid % 8, row0 = tid / 8;
   const uint32_t dst = row0 * kRowBytes + ((piece ^ (row0 % 8)) << 4);  // + i kRowStep rows
   int a_h0[T::kARows], a_w0[T::kARows];
-  int64_t a_base[T::kARows];  // x offset of the pixel's tap (0, 0) at channel 8 piece
+  int64_t a_base[T::kARows];     // x offset of the pixel's tap (0, 0) at channel 8 piece
+  const bf16* b_src[T::kBRows];  // filter row's channel 8 piece of tap (0, 0)
+  unsigned b_in;                 // bit i: filter row i is < K
+  int lr, ls, lc;                // the next step to load: tap (lr, ls) of the channel chunk from lc
+  // The copies' rows for the tile at (m0, k0), step t0 the next to load.
+  auto start_copies = [&](int m0, int k0, int t0) {
 #pragma unroll
-  for (int i = 0; i < T::kARows; ++i) {
-    im2col_row(s, d.P, d.Q, d.M, m0 + row0 + i * T::kRowStep, piece * 8, a_h0[i], a_w0[i], a_base[i]);
-  }
-  const int64_t kg = int64_t(s.R) * s.S * s.C;  // a filter's length, R S C
-  const bf16* b_src[T::kBRows];                 // filter row's channel 8 piece of tap (0, 0)
-  unsigned b_in = 0;                            // bit i: filter row i is < K
+    for (int i = 0; i < T::kARows; ++i) {
+      im2col_row(s, d.P, d.Q, d.M, m0 + row0 + i * T::kRowStep, piece * 8, a_h0[i], a_w0[i], a_base[i]);
+    }
+    const int64_t kg = int64_t(s.R) * s.S * s.C;  // a filter's length, R S C
+    b_in = 0;
 #pragma unroll
-  for (int i = 0; i < T::kBRows; ++i) {
-    const int k = k0 + row0 + i * T::kRowStep;
-    b_in |= unsigned(k < s.K) << i;
-    b_src[i] = w + (k < s.K ? int64_t(k) * kg + piece * 8 : 0);
+    for (int i = 0; i < T::kBRows; ++i) {
+      const int k = k0 + row0 + i * T::kRowStep;
+      b_in |= unsigned(k < s.K) << i;
+      b_src[i] = w + (k < s.K ? int64_t(k) * kg + piece * 8 : 0);
+    }
+    const int rs = s.R * s.S;
+    lr = t0 % rs / s.S, ls = t0 % s.S, lc = t0 / rs * BK;
+  };
+  if constexpr (kStream) {
+    start_copies(m0, k0, stream.primed ? T::kStages - 1 : 0);  // the next step this block loads
+  } else {
+    start_copies(m0, k0, t0);
   }
-
-  // The next step to load: tap (lr, ls) of the channel chunk starting at lc (step t0 first).
-  const int rs = s.R * s.S;
-  int lr = t0 % rs / s.S, ls = t0 % s.S, lc = t0 / rs * BK;
   auto load_stage = [&](int stage) {
     const bool c_ok = lc + piece * 8 < s.C;  // C % 8 == 0: the piece's 8 channels are all in or all out
     const int64_t a_tap = (int64_t(lr) * s.W + ls) * s.C + lc;
@@ -166,17 +187,38 @@ __device__ __forceinline__ void k_loop(const bf16* __restrict__ x, const bf16* _
   // Stages 0 .. kStages - 2 take steps 0 .. kStages - 2 of the range (one commit group each,
   // empty past its end).
   const int steps = t1 - t0;
-#pragma unroll
-  for (int st = 0; st < T::kStages - 1; ++st) {
-    if (st < steps) load_stage(st);
-    cp_async_commit();
-  }
   int rd = 0, wr = T::kStages - 1;  // the stage step t reads; the stage step t + kStages - 1 fills
+  if constexpr (kStream) {
+    rd = stream.stage0;
+    wr = (stream.stage0 + T::kStages - 1) % T::kStages;
+    if (!stream.primed) {
+#pragma unroll
+      for (int st = 0; st < T::kStages - 1; ++st) {
+        load_stage((stream.stage0 + st) % T::kStages);
+        cp_async_commit();
+      }
+    }
+  } else {
+#pragma unroll
+    for (int st = 0; st < T::kStages - 1; ++st) {
+      if (st < steps) load_stage(st);
+      cp_async_commit();
+    }
+  }
   for (int t = 0; t < steps; ++t) {
     // Groups committed: kStages - 1 + t. Step t's (group t) must be in: kStages - 2 may fly.
     cp_async_wait<T::kStages - 2>();
     __syncthreads();  // every thread's copies of step t have landed; every warp is done with step t - 1
-    if (t + T::kStages - 1 < steps) load_stage(wr);  // into the stage step t - 1 read
+    if constexpr (kStream) {
+      if (t + T::kStages - 1 < steps) {
+        load_stage(wr);
+      } else if (stream.has_next) {  // the next tile's steps 0 .. kStages - 2
+        if (t + T::kStages - 1 == steps) start_copies(stream.next_m0, stream.next_k0, 0);
+        load_stage(wr);
+      }
+    } else {
+      if (t + T::kStages - 1 < steps) load_stage(wr);  // into the stage step t - 1 read
+    }
     cp_async_commit();
     wr = wr + 1 == T::kStages ? 0 : wr + 1;
     const uint32_t a_st = sA + rd * T::kAStage + a_ld, b_st = sB + rd * T::kBStage + b_ld;
@@ -200,8 +242,10 @@ __device__ __forceinline__ void k_loop(const bf16* __restrict__ x, const bf16* _
     }
     rd = rd + 1 == T::kStages ? 0 : rd + 1;
   }
-  cp_async_wait<0>();  // only empty groups remain, but nothing may land in the buffers below
-  __syncthreads();     // every warp is done reading the stages
+  if constexpr (!kStream) {
+    cp_async_wait<0>();  // only empty groups remain, but nothing may land in the buffers below
+    __syncthreads();     // every warp is done reading the stages
+  }
 }
 
 // The row stride (floats) of the staged FP32 output tile.

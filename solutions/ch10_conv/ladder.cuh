@@ -88,9 +88,10 @@ struct ForcedTile {
 };
 std::span<const ForcedTile> v8_forced_tiles();
 ConvBnReluFn v11_implicit_gemm_cluster_splitk;  // v11_implicit_gemm_cluster_splitk.cu
-// v11 with no split (one block a tile, its tiles and model otherwise), and v11 on v6's tiles
-// alone (no (128, 128) tile of 4 warps): comparison forms (same file).
-ConvBnReluFn v11_implicit_gemm_cluster_splitk_unsplit;
+// v11's persistent form (resident blocks walk (128, 64) tiles, the next tile's copies in flight
+// during the epilogue), and v11 on v6's tiles alone (no (128, 128) tile of 4 warps):
+// comparison forms (same file).
+ConvBnReluFn v11_implicit_gemm_cluster_splitk_persistent;
 ConvBnReluFn v11_implicit_gemm_cluster_splitk_v6tiles;
 
 }  // namespace ch10::solution

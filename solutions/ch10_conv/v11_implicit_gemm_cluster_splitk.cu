@@ -61,7 +61,9 @@
 // tile and split), and the shapes v6 hands to v4 (C % 8 != 0, unaligned x or w): v6 runs
 // them, as v6 hands its own fallbacks to v4 and v8 its to v6.
 // Comparison forms (tested on every shape class, benchmarked when named):
-// v11_implicit_gemm_cluster_splitk_unsplit (split 1 forced: what the split adds) and
+// v11_implicit_gemm_cluster_splitk_persistent (where a shape has at least 3 steps: one block per
+// resident slot walking tiles of (128, 64), the copies one stream from tile to tile, so that
+// the next tile's first steps fly during this one's epilogue; see conv_persistent_kernel) and
 // v11_implicit_gemm_cluster_splitk_v6tiles (v6's tiles alone: what the 4-warp tile adds).
 //
 // Expected: the 7 x 7 layer near the other layers' time (2 blocks an SM of 18 steps instead
@@ -70,7 +72,7 @@
 //
 // Run: build/ch10/bin/ch10_solution_tests --gtest_filter='*v11_*' --small-cases
 //      build/ch10/bin/ch10_bench --op=conv2d_bn_relu/bf16
-//      --impl=v11_implicit_gemm_cluster_splitk,v11_implicit_gemm_cluster_splitk_unsplit,
+//      --impl=v11_implicit_gemm_cluster_splitk,v11_implicit_gemm_cluster_splitk_persistent,
 //      v11_implicit_gemm_cluster_splitk_v6tiles,v6_implicit_gemm_pipelined,v8_implicit_gemm_wgmma,reference
 #include <algorithm>
 #include <cstdint>
@@ -148,6 +150,70 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
                   }
                 });
   cluster_sync();  // no block exits while a peer may still read its partial
+}
+
+// The persistent form (v11_implicit_gemm_cluster_splitk_persistent, a comparison form): one
+// block per resident slot walks the tiles blockIdx.x, + gridDim.x, ... (filters fastest), its
+// copies one stream from tile to tile (k_loop's kStream): the next tile's first kStages - 1
+// steps are in flight while this tile's epilogue runs, from its own buffer after the stages.
+// No split. At least kStages steps (the stream issues a whole prologue at each tile's end).
+using TilePersistent = Tile<128, 64, 2, 2, 3, 2>;  // (128, 64) with the output buffer: 2 blocks an SM
+constexpr int kPersistentSmem = TilePersistent::kPipe + TilePersistent::kOut;
+
+// grid (min(tiles, resident blocks)), block (kThreads), kPersistentSmem bytes.
+__global__ void __launch_bounds__(TilePersistent::kThreads, TilePersistent::kMinBlocks)
+    conv_persistent_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w, BnParams bn,
+                           const bf16* __restrict__ residual, bf16* __restrict__ y, Dims d, int tiles_n, int tiles,
+                           bool vec_out) {
+  using T = TilePersistent;
+  extern __shared__ __align__(128) unsigned char smem[];  // the stages, then the output tile
+  __shared__ Folded sF[T::BN];
+  const uint32_t sA = smem_u32(smem), sB = sA + T::kStages * T::kAStage;
+  float* out = reinterpret_cast<float*>(smem + T::kPipe);
+  const int tid = threadIdx.x;
+
+  Streamed stream{0, false, false, 0, 0};
+  float acc[T::MI][T::NI][4];
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int next = tile + gridDim.x;
+    const int m0 = tile / tiles_n * T::BM, k0 = tile % tiles_n * T::BN;
+    stream.has_next = next < tiles;
+    stream.next_m0 = next / tiles_n * T::BM;
+    stream.next_k0 = next % tiles_n * T::BN;
+    k_loop<T, true>(x, w, d, m0, k0, 0, d.steps, sA, sB, acc, stream);
+
+    // The epilogue while the next tile's first steps land. out and sF were last read by the
+    // tile before's epilogue, which every thread finished before this tile's first barrier.
+    park_accumulators<T>(acc, out);
+    if (tid < T::BN && k0 + tid < d.s.K) sF[tid] = fold_bn(bn, k0 + tid);
+    __syncthreads();
+    store_rows<T>(0, T::BM, m0, k0, d, sF, residual, y, vec_out,
+                  [&](int r, int c8, float(&v)[8]) { read_staged<T>(out, r, c8, v); });
+    stream.stage0 = (stream.stage0 + d.steps) % T::kStages;
+    stream.primed = true;
+  }
+}
+
+// The persistent form's launch; false (nothing launched) below kStages steps.
+bool launch_persistent(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d,
+                       bool vec_out, cudaStream_t stream) {
+  using T = TilePersistent;
+  if (d.steps < T::kStages) return false;
+  static const int resident = [] {
+    wb::allow_dynamic_smem(&conv_persistent_kernel, kPersistentSmem);
+    int per_sm = 0;
+    CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, &conv_persistent_kernel, T::kThreads, kPersistentSmem));
+    return per_sm * gpu().sms;
+  }();
+  const int tiles_n = wb::ceil_div(d.s.K, T::BN);
+  const long long tiles = (long long)wb::ceil_div(d.M, T::BM) * tiles_n;
+  if (resident <= 0 || tiles > (1LL << 31) - 1) return false;
+  const int grid = int(std::min<long long>(tiles, resident));
+  conv_persistent_kernel<<<grid, T::kThreads, kPersistentSmem, stream>>>(x, w, bn, residual, y, d, tiles_n, int(tiles),
+                                                                         vec_out);
+  WB_CHECK_LAUNCH();
+  return true;
 }
 
 // The launch of the kernel of tile T in clusters of kSplit blocks (cudaLaunchKernelEx with a
@@ -271,9 +337,9 @@ Choice choose(const Dims& d, int forced_split, int sms) {
 }
 
 // forced_split: 0 (the model picks), or the split to run; narrow: v6's tiles only (no
-// (128, 128) tile of 4 warps).
-void run(int forced_split, bool narrow, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
-         ConvShape s, cudaStream_t stream) {
+// (128, 128) tile of 4 warps); persistent: the persistent form where it applies.
+void run(int forced_split, bool narrow, bool persistent, const bf16* x, const bf16* w, BnParams bn,
+         const bf16* residual, bf16* y, ConvShape s, cudaStream_t stream) {
   require_valid(s);
   if (gpu().major < 9 || !takes(s, x, w)) {
     v6_implicit_gemm_pipelined(x, w, bn, residual, y, s, stream);
@@ -281,6 +347,7 @@ void run(int forced_split, bool narrow, const bf16* x, const bf16* w, BnParams b
   }
   const Dims d = make_dims(s);
   const bool vec_out = vector_out(s, residual, y);
+  if (persistent && launch_persistent(x, w, bn, residual, y, d, vec_out, stream)) return;
   const int sms = gpu().sms;
   const Choice c = narrow ? choose<Tile128x64, Tile64x128, Tile64x64>(d, forced_split, sms)
                           : choose<Tile128x64, Tile64x128, Tile64x64, Tile128x128w4>(d, forced_split, sms);
@@ -306,17 +373,17 @@ void run(int forced_split, bool narrow, const bf16* x, const bf16* w, BnParams b
 
 void v11_implicit_gemm_cluster_splitk(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
                                       ConvShape s, cudaStream_t stream) {
-  run(0, false, x, w, bn, residual, y, s, stream);
+  run(0, false, false, x, w, bn, residual, y, s, stream);
 }
 
-void v11_implicit_gemm_cluster_splitk_unsplit(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
-                                              ConvShape s, cudaStream_t stream) {
-  run(1, false, x, w, bn, residual, y, s, stream);
+void v11_implicit_gemm_cluster_splitk_persistent(const bf16* x, const bf16* w, BnParams bn, const bf16* residual,
+                                                 bf16* y, ConvShape s, cudaStream_t stream) {
+  run(0, false, true, x, w, bn, residual, y, s, stream);
 }
 
 void v11_implicit_gemm_cluster_splitk_v6tiles(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
                                               ConvShape s, cudaStream_t stream) {
-  run(0, true, x, w, bn, residual, y, s, stream);
+  run(0, true, false, x, w, bn, residual, y, s, stream);
 }
 
 }  // namespace ch10::solution

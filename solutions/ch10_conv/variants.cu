@@ -65,8 +65,9 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
           .needs_cc(80)
           .with_note("v6 with the K loop split over a 2- to 4-block cluster where tiles are few, reduced through "
                      "distributed shared memory, and a (128, 128) tile of 4 warps; v6 below sm_90"),
-      v11_form("v11_implicit_gemm_cluster_splitk_unsplit", &v11_implicit_gemm_cluster_splitk_unsplit,
-               "v11 with the split forced to 1 (its tiles and model otherwise)"),
+      v11_form("v11_implicit_gemm_cluster_splitk_persistent", &v11_implicit_gemm_cluster_splitk_persistent,
+               "v11's persistent form: (128, 64) tiles walked by resident blocks, the next tile's copies in flight "
+               "during the epilogue (v11 below 3 steps)"),
       v11_form("v11_implicit_gemm_cluster_splitk_v6tiles", &v11_implicit_gemm_cluster_splitk_v6tiles,
                "v11 on v6's tiles alone (no (128, 128) tile of 4 warps)"),
   };
