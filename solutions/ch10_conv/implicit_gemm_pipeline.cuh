@@ -122,22 +122,22 @@ __device__ __forceinline__ void k_loop(const bf16* __restrict__ x, const bf16* _
   const bf16* b_src[T::kBRows];  // filter row's channel 8 piece of tap (0, 0)
   unsigned b_in;                 // bit i: filter row i is < K
   int lr, ls, lc;                // the next step to load: tap (lr, ls) of the channel chunk from lc
-  // The copies' rows for the tile at (m0, k0), step t0 the next to load.
-  auto start_copies = [&](int m0, int k0, int t0) {
+  // The copies' rows for the tile at (tile_m0, tile_k0), step `first` the next to load.
+  auto start_copies = [&](int tile_m0, int tile_k0, int first) {
 #pragma unroll
     for (int i = 0; i < T::kARows; ++i) {
-      im2col_row(s, d.P, d.Q, d.M, m0 + row0 + i * T::kRowStep, piece * 8, a_h0[i], a_w0[i], a_base[i]);
+      im2col_row(s, d.P, d.Q, d.M, tile_m0 + row0 + i * T::kRowStep, piece * 8, a_h0[i], a_w0[i], a_base[i]);
     }
     const int64_t kg = int64_t(s.R) * s.S * s.C;  // a filter's length, R S C
     b_in = 0;
 #pragma unroll
     for (int i = 0; i < T::kBRows; ++i) {
-      const int k = k0 + row0 + i * T::kRowStep;
+      const int k = tile_k0 + row0 + i * T::kRowStep;
       b_in |= unsigned(k < s.K) << i;
       b_src[i] = w + (k < s.K ? int64_t(k) * kg + piece * 8 : 0);
     }
     const int rs = s.R * s.S;
-    lr = t0 % rs / s.S, ls = t0 % s.S, lc = t0 / rs * BK;
+    lr = first % rs / s.S, ls = first % s.S, lc = first / rs * BK;
   };
   if constexpr (kStream) {
     start_copies(m0, k0, stream.primed ? T::kStages - 1 : 0);  // the next step this block loads
