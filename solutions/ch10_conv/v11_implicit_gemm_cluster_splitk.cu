@@ -34,11 +34,11 @@
 //     (warps x (WM + WN) + BM + BN) x 128 bytes through shared memory (the warps' ldmatrix
 //     reads, the block's cp.async writes): 72 KB for 524 K MACs at (128, 64), 48 KB for 262 K
 //     at (64, 64), 96 KB for 1 M on this tile, a quarter to a half fewer bytes per MAC. At 128
-//     bytes a cycle, three (128, 64) blocks need 1,730 cycles a step, about what v6 measures
-//     (28 x 28 and 1 x 1 layers: 1.36 us a step). It holds 247 registers a thread, 2 blocks an
-//     SM, and makes few tiles, which the split makes up for. (v6's own (128, 128) tile is left
-//     out: its 8 warps sit at the 128-register bound, and the split's one more live value in
-//     the K loop, the slice's end, spills there.)
+//     bytes a cycle, three (128, 64) blocks need 1,730 cycles (~1 us) a step, most of the 1.36 us
+//     a step that v6's 28 x 28 and 1 x 1 layers imply (37.1 and 23.5 us for 18 and 8 steps). It holds 247 registers a
+//     thread, 2 blocks an SM, and makes few tiles, which the split makes up for. (v6's own (128, 128) tile is left out:
+//     its 8 warps sit at the 128-register bound, and the split's one more live value in the K loop, the slice's end,
+//     spills there.)
 //
 // The tile and split per shape: the least cycles of a model of the busiest SM, over the four
 // tiles x splits 1 to 4 (each slice at least kMinSliceSteps = 4 steps: fewer and the fill
