@@ -45,13 +45,12 @@
 //                          kernel: hopper/depthwise_tiles_tma_kernel.cu)
 //   v11_implicit_gemm_cluster_splitk
 //                          conv2d_bn_relu/bf16 (sm_90 clusters): v6 with the K loop split over
-//                          the 2-4 blocks of a thread-block cluster where tiles are few; the
-//                          partial tiles stay in each block's shared memory, each block adds
-//                          a slice of rows from its peers' through distributed shared memory
-//                          and applies the epilogue; no workspace. One more tile, (128, 128)
-//                          on 4 warps of (64, 64); tile and split from a model of the busiest
-//                          SM. v6 below sm_90 and for v6's fallbacks
-//                          (implicit_gemm_pipeline.cuh: v6's pieces both run)
+//                          the 2-8 blocks of a thread-block cluster where a model of the
+//                          busiest SM (fitted to v6's times) says it pays; the partial tiles
+//                          stay in each block's shared memory, each block adds a slice of rows
+//                          from its peers' through distributed shared memory and applies the
+//                          epilogue; no workspace. v6 where the split is 1, below sm_90 and
+//                          for v6's fallbacks (implicit_gemm_pipeline.cuh: v6's pieces both run)
 #pragma once
 #include <span>
 
@@ -88,10 +87,9 @@ struct ForcedTile {
 };
 std::span<const ForcedTile> v8_forced_tiles();
 ConvBnReluFn v11_implicit_gemm_cluster_splitk;  // v11_implicit_gemm_cluster_splitk.cu
-// v11's persistent form (resident blocks walk (128, 64) tiles, the next tile's copies in flight
-// during the epilogue), and v11 on v6's tiles alone (no (128, 128) tile of 4 warps):
-// comparison forms (same file).
+// v11 with splits up to 4 only, and v11's persistent form (resident blocks walk (128, 64)
+// tiles, the next tile's copies in flight during the epilogue): comparison forms (same file).
+ConvBnReluFn v11_implicit_gemm_cluster_splitk_max4;
 ConvBnReluFn v11_implicit_gemm_cluster_splitk_persistent;
-ConvBnReluFn v11_implicit_gemm_cluster_splitk_v6tiles;
 
 }  // namespace ch10::solution

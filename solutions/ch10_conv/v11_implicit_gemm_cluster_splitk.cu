@@ -11,7 +11,7 @@
 // refused. A cluster needs none: its blocks run at the same time on one GPC, and each can
 // read the others' shared memory.
 //
-// What changed from v6 (the same K loop and staged epilogue: implicit_gemm_pipeline.cuh):
+// What changed from v6 (the same tiles, K loop and staged epilogue: implicit_gemm_pipeline.cuh):
 //   * the grid is (ceil(M / BM) x split, ceil(K / BN)) blocks in clusters of (split, 1, 1):
 //     the `split` blocks of a cluster share one (BM, BN) output tile. Block rank j of the
 //     cluster runs the K loop over steps [steps j / split, steps (j + 1) / split) (a step is
@@ -28,52 +28,48 @@
 //     while a peer may still read its partial.
 //   Cost: each block's (BM x BN x 4)-byte partial crosses the cluster once (32 KB at (128,
 //   64)), against a K loop of 4 or more steps that each copy 24 KB into the block.
-//   With a split of 1 the kernel is v6's (no cluster, no barrier but the block's).
-//   * one more tile, (128, 128) on 4 warps of (64, 64) (v6's (128, 128) has 8 of (64, 32)):
-//     v6's steps are bound by shared memory as much as by latency. A block step moves
-//     (warps x (WM + WN) + BM + BN) x 128 bytes through shared memory (the warps' ldmatrix
-//     reads, the block's cp.async writes): 72 KB for 524 K MACs at (128, 64), 48 KB for 262 K
-//     at (64, 64), 96 KB for 1 M on this tile, a quarter to a half fewer bytes per MAC. At 128
-//     bytes a cycle, three (128, 64) blocks need 1,730 cycles (~1 us) a step, most of the 1.36 us
-//     a step that v6's 28 x 28 and 1 x 1 layers imply (37.1 and 23.5 us for 18 and 8 steps). It holds 247 registers a
-//     thread, 2 blocks an SM, and makes few tiles, which the split makes up for. (v6's own (128, 128) tile is left out:
-//     its 8 warps sit at the 128-register bound, and the split's one more live value in the K loop, the slice's end,
-//     spills there.)
+//   v6's tiles (128, 64), (64, 128), (64, 64), unchanged; a split of 1 is v6 itself.
 //
-// The tile and split per shape: the least cycles of a model of the busiest SM, over the four
-// tiles x splits 1 to 4 (each slice at least kMinSliceSteps = 4 steps: fewer and the fill
-// costs more than the split gains). Blocks are dealt round-robin; kMinBlocks of them are
-// resident an SM; a round of n resident blocks takes, per step, the longer of one block's step
-// latency (kStepLatency = 1,400 cycles, from v6 on the 7 x 7 layer, one block an SM) and n
-// steps' shared-memory bytes at 128 a cycle; each round adds a fill (one step latency) and
-// the partial tile parked and read back. Ties go to the tile listed first and the smaller split.
-// Batch 32 on 132 SMs, what it picks (model cycles; v6's choice in the same model):
-//   56 x 56, 64 -> 64       (128, 64), split 1: v6's tile and kernel      37.0 K (37.0 K)
-//   28 x 28, 128 -> 128     (128, 128) of 4 warps, split 1, 196 blocks    31.1 K (34.0 K)
-//   14 x 14, 256 -> 256     (128, 128) of 4 warps, split 2, 196 blocks    31.1 K (52.6 K)
-//   7 x 7, 512 -> 512       (128, 128) of 4 warps, split 4, 208 blocks    31.1 K (103 K)
-//   1 x 1, 512 -> 128       (128, 128) of 4 warps, split 1, 196 blocks    15.7 K (16.8 K)
-//   3 x 3 stride 2, 256     (128, 128) of 4 warps, split 2, 196 blocks    31.1 K (52.6 K)
-// A model, not a measurement: the comparison forms below let the benchmark check it.
+// The tile and split per shape: the least time of a model of the busiest SM, fitted to v6's
+// times on an H200 (it gives them within 2 %, 1 x 1 within 11 %), over the three tiles x
+// splits 1 to 8 (8: the largest portable cluster; each slice at least kMinSliceSteps = 4
+// steps). Blocks are dealt round-robin, and the busiest SM runs ceil(blocks / SMs) of them one
+// after another, each costing a fill, an epilogue and its reduction (kBlockUs = 1.7 us) and its
+// slice of steps; a step takes 0.55 us for (128, 64) and (64, 128), 0.294 us for (64, 64) when
+// the SM holds 2-3 blocks (their shared throughput), and 0.91 us (0.49) for a block alone (its
+// own latency, v6 on the 7 x 7 layer); plus a launch (3 us). Ties go to the tile listed first
+// and the smaller split. Batch 32 on 132 SMs, what it picks (model us):
+//   56 x 56, 64 -> 64       split 1: v6                                    42.9 (v6 measured 43.2)
+//   28 x 28, 128 -> 128     split 1: v6                                    37.8 (37.5)
+//   14 x 14, 256 -> 256     (128, 64), split 2, 392 blocks of 18 steps     37.8 (v6 39.9)
+//   7 x 7, 512 -> 512       (128, 64), split 5, 520 blocks of 15 steps     42.8 (v6 70.6)
+//   1 x 1, 512 -> 128       split 1: v6                                    21.3 (23.9)
+//   3 x 3 stride 2, 256     (128, 64), split 2, 392 blocks of 18 steps     37.8 (v6 41.4)
+// On the 7 x 7 layer the split's gain is the whole GPU at work: 104 tiles x 72 steps over 132
+// SMs is 57 block-steps an SM at best; splits 2, 3 and 4 leave the busiest SM 72 (2 x 36,
+// 3 x 24, 4 x 18), split 5 leaves it 60 (4 x 15).
 //
-// Where v11 does not run its kernel: below compute capability 9.0 (no clusters), where no
-// cluster of the chosen split fits (cudaOccupancyMaxActiveClusters returns 0: asked once per
-// tile and split), and the shapes v6 hands to v4 (C % 8 != 0, unaligned x or w): v6 runs
-// them, as v6 hands its own fallbacks to v4 and v8 its to v6.
+// What was tried and measured, not kept (docs/ch10-conv.md, the first run): a (128, 128) tile
+// on 4 warps of (64, 64) (a third fewer shared-memory bytes per MAC, 247 registers, 2 blocks
+// an SM) was 5-20 % slower than v6's tiles on every layer it was picked for.
+//
+// Where v11 does not run its kernel: below compute capability 9.0 (no clusters), where the
+// model picks split 1, where no cluster of the chosen split fits (cudaOccupancyMaxActiveClusters
+// returns 0: asked once per tile and split), and the shapes v6 hands to v4 (C % 8 != 0,
+// unaligned x or w): v6 runs them, as v6 hands its own fallbacks to v4 and v8 its to v6.
 // Comparison forms (tested on every shape class, benchmarked when named):
-// v11_implicit_gemm_cluster_splitk_persistent (where a shape has at least 3 steps: one block per
-// resident slot walking tiles of (128, 64), the copies one stream from tile to tile, so that
-// the next tile's first steps fly during this one's epilogue; see conv_persistent_kernel) and
-// v11_implicit_gemm_cluster_splitk_v6tiles (v6's tiles alone: what the 4-warp tile adds).
+// v11_implicit_gemm_cluster_splitk_max4 (splits up to 4 only: what 5 to 8 add), and
+// v11_implicit_gemm_cluster_splitk_persistent (where a shape has at least 3 steps: one block
+// per resident slot walking (128, 64) tiles, its copies one stream from tile to tile, so that
+// the next tile's first steps fly during this one's epilogue; see conv_persistent_kernel).
 //
-// Expected: the 7 x 7 layer near the other layers' time (2 blocks an SM of 18 steps instead
-// of one of 72), the 14 x 14 and stride-2 layers a third faster, the others level with v6 or
-// a little faster. The measured numbers: docs/ch10-conv.md.
+// Expected: the 7 x 7 layer about 1.65x v6, the 14 x 14 and stride-2 layers a few per cent
+// faster, the others v6. The measured numbers: docs/ch10-conv.md.
 //
 // Run: build/ch10/bin/ch10_solution_tests --gtest_filter='*v11_*' --small-cases
 //      build/ch10/bin/ch10_bench --op=conv2d_bn_relu/bf16
-//      --impl=v11_implicit_gemm_cluster_splitk,v11_implicit_gemm_cluster_splitk_persistent,
-//      v11_implicit_gemm_cluster_splitk_v6tiles,v6_implicit_gemm_pipelined,v8_implicit_gemm_wgmma,reference
+//      --impl=v11_implicit_gemm_cluster_splitk,v11_implicit_gemm_cluster_splitk_max4,
+//      v11_implicit_gemm_cluster_splitk_persistent,v6_implicit_gemm_pipelined,v8_implicit_gemm_wgmma,reference
 #include <algorithm>
 #include <cstdint>
 
@@ -89,17 +85,22 @@ using namespace pipelined;
 
 constexpr int kMinSliceSteps = 4;  // the fewest K steps a block of a split walks
 
-// The model's two constants (see the header): the cycles one 64-deep step of a block takes
-// when it has its SM's scheduler to itself (v6 on the 7 x 7 layer: 70.6 us over 72 steps, one
-// block an SM, less the launch, fill and epilogue, at ~1.75 GHz), and the bytes shared memory
-// moves per cycle per SM.
-constexpr double kStepLatency = 1400.0;
-constexpr double kSmemBytesPerCycle = 128.0;
+constexpr int kMaxSplit = 8;  // the largest portable cluster
 
-// v6's (128, 128) tile on 4 warps of (64, 64) instead of 8 of (64, 32): a quarter fewer
-// shared-memory bytes per MAC (each warp reads 64 + 64 rows per 64 x 64 MACs, not 64 + 32
-// per 64 x 32), 247 registers a thread, 2 blocks an SM.
-using Tile128x128w4 = Tile<128, 128, 2, 2, 3, 2>;
+// The model's constants (see the header), measured on an H200 (docs/ch10-conv.md, v6 and
+// v11's first run), in microseconds: a launch; a block's fill, epilogue and reduction; one
+// 64-deep step of a block when its SM runs 2-3 blocks (the SM's throughput shared out), and
+// when it runs one alone (the step's latency).
+constexpr double kLaunchUs = 3.0;
+constexpr double kBlockUs = 1.7;
+template <class T>
+constexpr double step_us() {
+  return T::BM * T::BN == 64 * 64 ? 0.294 : 0.55;  // (64, 64); (128, 64) and (64, 128)
+}
+template <class T>
+constexpr double lone_step_us() {
+  return T::BM * T::BN == 64 * 64 ? 0.49 : 0.91;  // (64, 64): (128, 64)'s, scaled by the steps' ratio
+}
 
 // grid (ceil(M / BM) kSplit, ceil(K / BN)) in clusters of (kSplit, 1, 1), block (kThreads),
 // kSmem bytes of dynamic shared memory; v6's conditions on C, x, w (and vec_out).
@@ -107,6 +108,7 @@ template <class T, int kSplit>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     conv_cluster_splitk_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w, BnParams bn,
                                const bf16* __restrict__ residual, bf16* __restrict__ y, Dims d, bool vec_out) {
+  static_assert(kSplit >= 2 && kSplit <= kMaxSplit, "a split of 1 is v6");
   extern __shared__ __align__(128) unsigned char smem[];  // the stages, then the partial tile
   __shared__ Folded sF[T::BN];
   const uint32_t sA = smem_u32(smem), sB = sA + T::kStages * T::kAStage;
@@ -116,19 +118,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   if (tid < T::BN && k0 + tid < d.s.K) sF[tid] = fold_bn(bn, k0 + tid);  // read after the loop's barriers
 
   // This block's slice of the K loop (may be empty when steps < kSplit: its partial is 0).
-  const int rank = kSplit == 1 ? 0 : int(cluster_rank());  // == blockIdx.x % kSplit
+  const int rank = int(cluster_rank());  // == blockIdx.x % kSplit
   const int t0 = int(int64_t(d.steps) * rank / kSplit), t1 = int(int64_t(d.steps) * (rank + 1) / kSplit);
   float acc[T::MI][T::NI][4];
   k_loop<T>(x, w, d, m0, k0, t0, t1, sA, sB, acc);
 
   float* out = reinterpret_cast<float*>(smem);
   park_accumulators<T>(acc, out);
-  if constexpr (kSplit == 1) {  // no cluster: v6's epilogue
-    __syncthreads();
-    store_rows<T>(0, T::BM, m0, k0, d, sF, residual, y, vec_out,
-                  [&](int r, int c8, float(&v)[8]) { read_staged<T>(out, r, c8, v); });
-    return;
-  }
   cluster_sync();  // every block's partial tile is parked and visible to the cluster
 
   // Rows [BM rank / kSplit, BM (rank + 1) / kSplit): the partials of blocks 0 .. kSplit - 1,
@@ -217,7 +213,7 @@ bool launch_persistent(const bf16* x, const bf16* w, BnParams bn, const bf16* re
 }
 
 // The launch of the kernel of tile T in clusters of kSplit blocks (cudaLaunchKernelEx with a
-// cluster dimension; kSplit 1: no cluster). Not copyable: cfg points at cluster.
+// cluster dimension). Not copyable: cfg points at cluster.
 template <class T, int kSplit>
 struct SplitLaunch {
   cudaLaunchAttribute cluster{};
@@ -233,7 +229,7 @@ struct SplitLaunch {
     cfg.dynamicSmemBytes = T::kSmem;
     cfg.stream = stream;
     cfg.attrs = &cluster;
-    cfg.numAttrs = kSplit > 1 ? 1 : 0;
+    cfg.numAttrs = 1;
   }
   SplitLaunch(const SplitLaunch&) = delete;
   SplitLaunch& operator=(const SplitLaunch&) = delete;
@@ -245,7 +241,6 @@ struct SplitLaunch {
   static bool fits() {
     static const bool ok = [] {
       wb::allow_dynamic_smem(kernel(), T::kSmem);
-      if (kSplit == 1) return true;
       const SplitLaunch one(dim3(kSplit), nullptr);
       int clusters = 0;
       if (cudaOccupancyMaxActiveClusters(&clusters, kernel(), &one.cfg) != cudaSuccess) {
@@ -271,64 +266,57 @@ template <class T>
 bool launch(int split, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d,
             bool vec_out, cudaStream_t stream) {
   switch (split) {
-    case 1:
-      return SplitLaunch<T, 1>::launch(x, w, bn, residual, y, d, vec_out, stream);
     case 2:
       return SplitLaunch<T, 2>::launch(x, w, bn, residual, y, d, vec_out, stream);
     case 3:
       return SplitLaunch<T, 3>::launch(x, w, bn, residual, y, d, vec_out, stream);
-    default:
+    case 4:
       return SplitLaunch<T, 4>::launch(x, w, bn, residual, y, d, vec_out, stream);
+    case 5:
+      return SplitLaunch<T, 5>::launch(x, w, bn, residual, y, d, vec_out, stream);
+    case 6:
+      return SplitLaunch<T, 6>::launch(x, w, bn, residual, y, d, vec_out, stream);
+    case 7:
+      return SplitLaunch<T, 7>::launch(x, w, bn, residual, y, d, vec_out, stream);
+    default:
+      return SplitLaunch<T, kMaxSplit>::launch(x, w, bn, residual, y, d, vec_out, stream);
   }
 }
 
 // --- the choice of tile and split (the header's model) ---------------------------------
 
-// Shared-memory bytes a block moves per 64-deep step: every warp's ldmatrix reads of its
-// WM + WN rows, and the cp.async writes of the block's BM + BN rows, 128 bytes each.
+// The model's time (us) with tile T split `split` ways: the busiest SM runs ceil(blocks / SMs)
+// blocks one after another, each a fill, an epilogue and its slice of steps; a step takes
+// step_us when the SM holds 2 or more blocks at once, and one block alone waits on its own
+// latency (lone_step_us).
 template <class T>
-constexpr double step_bytes() {
-  return double(T::kThreads / 32 * (T::WM + T::WN) + T::BM + T::BN) * kRowBytes;
-}
-
-// The model's cycles for the busiest SM with tile T split `split` ways: blocks dealt
-// round-robin, T::kMinBlocks of them resident an SM (what the tile's registers and shared
-// memory allow); a round of n resident blocks takes, per step, the longer of one block's step
-// latency and the shared-memory bytes of n steps at 128 bytes a cycle, plus a pipeline fill
-// and the partial tile parked and read back.
-template <class T>
-double model_cycles(const Dims& d, int split, int sms) {
+double model_us(const Dims& d, int split, int sms) {
   const long long blocks = (long long)wb::ceil_div(d.M, T::BM) * wb::ceil_div(d.s.K, T::BN) * split;
   const long long per_sm = wb::ceil_div(blocks, (long long)sms);
-  const long long rounds = wb::ceil_div(per_sm, (long long)T::kMinBlocks);
-  const double n = double(per_sm < T::kMinBlocks ? per_sm : T::kMinBlocks);
-  const double step = std::max(kStepLatency, n * step_bytes<T>() / kSmemBytesPerCycle);
-  const double partials = n * 8.0 * T::BM * T::BN / kSmemBytesPerCycle;
-  return double(rounds) * (wb::ceil_div(d.steps, split) * step + kStepLatency + partials);
+  const double together = double(per_sm < T::kMinBlocks ? per_sm : T::kMinBlocks);
+  const double step = std::max(step_us<T>(), lone_step_us<T>() / together);
+  return kLaunchUs + double(per_sm) * (wb::ceil_div(d.steps, split) * step + kBlockUs);
 }
 
 struct Choice {
   int tile, split;  // tile: the index in Tiles...
-  double cycles;
+  double us;
 };
 
-// The (tile, split) of least model_cycles among Tiles... and the splits allowed (forced: that
-// one; otherwise 1 to 4, each slice at least kMinSliceSteps long); ties to the tile listed
-// first and the smaller split.
+// The (tile, split) of least model_us among Tiles... and the splits 1 .. max_split (each slice
+// at least kMinSliceSteps long); ties to the tile listed first and the smaller split.
 template <class... Tiles>
-Choice choose(const Dims& d, int forced_split, int sms) {
+Choice choose(const Dims& d, int max_split, int sms) {
   Choice best{0, 1, 0.0};
   bool any = false;
   int index = 0;
-  auto consider = [&](int tile, int split, double cycles) {
-    if (!any || cycles < best.cycles) best = Choice{tile, split, cycles};
-    any = true;
-  };
   (
       [&] {
-        for (int split = 1; split <= 4; ++split) {
-          if (forced_split ? split != forced_split : split > 1 && d.steps < split * kMinSliceSteps) continue;
-          consider(index, split, model_cycles<Tiles>(d, split, sms));
+        for (int split = 1; split <= max_split; ++split) {
+          if (split > 1 && d.steps < split * kMinSliceSteps) break;
+          const double us = model_us<Tiles>(d, split, sms);
+          if (!any || us < best.us) best = Choice{index, split, us};
+          any = true;
         }
         ++index;
       }(),
@@ -336,10 +324,10 @@ Choice choose(const Dims& d, int forced_split, int sms) {
   return best;
 }
 
-// forced_split: 0 (the model picks), or the split to run; narrow: v6's tiles only (no
-// (128, 128) tile of 4 warps); persistent: the persistent form where it applies.
-void run(int forced_split, bool narrow, bool persistent, const bf16* x, const bf16* w, BnParams bn,
-         const bf16* residual, bf16* y, ConvShape s, cudaStream_t stream) {
+// max_split: the largest split the model may take (kMaxSplit; 4 for the _max4 form);
+// persistent: the persistent form where it applies.
+void run(int max_split, bool persistent, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
+         ConvShape s, cudaStream_t stream) {
   require_valid(s);
   if (gpu().major < 9 || !takes(s, x, w)) {
     v6_implicit_gemm_pipelined(x, w, bn, residual, y, s, stream);
@@ -348,42 +336,39 @@ void run(int forced_split, bool narrow, bool persistent, const bf16* x, const bf
   const Dims d = make_dims(s);
   const bool vec_out = vector_out(s, residual, y);
   if (persistent && launch_persistent(x, w, bn, residual, y, d, vec_out, stream)) return;
-  const int sms = gpu().sms;
-  const Choice c = narrow ? choose<Tile128x64, Tile64x128, Tile64x64>(d, forced_split, sms)
-                          : choose<Tile128x64, Tile64x128, Tile64x64, Tile128x128w4>(d, forced_split, sms);
+  const Choice c = choose<Tile128x64, Tile64x128, Tile64x64>(d, max_split, gpu().sms);
   bool done = false;
-  switch (c.tile) {
-    case 0:
-      done = launch<Tile128x64>(c.split, x, w, bn, residual, y, d, vec_out, stream);
-      break;
-    case 1:
-      done = launch<Tile64x128>(c.split, x, w, bn, residual, y, d, vec_out, stream);
-      break;
-    case 2:
-      done = launch<Tile64x64>(c.split, x, w, bn, residual, y, d, vec_out, stream);
-      break;
-    default:
-      done = launch<Tile128x128w4>(c.split, x, w, bn, residual, y, d, vec_out, stream);
-      break;
+  if (c.split > 1) {  // split 1: v6 as it is (its own tile choice, the (128, 128) tile included)
+    switch (c.tile) {
+      case 0:
+        done = launch<Tile128x64>(c.split, x, w, bn, residual, y, d, vec_out, stream);
+        break;
+      case 1:
+        done = launch<Tile64x128>(c.split, x, w, bn, residual, y, d, vec_out, stream);
+        break;
+      default:
+        done = launch<Tile64x64>(c.split, x, w, bn, residual, y, d, vec_out, stream);
+        break;
+    }
   }
-  if (!done) v6_implicit_gemm_pipelined(x, w, bn, residual, y, s, stream);  // no cluster of the split fits
+  if (!done) v6_implicit_gemm_pipelined(x, w, bn, residual, y, s, stream);  // split 1, or no cluster fits
 }
 
 }  // namespace
 
 void v11_implicit_gemm_cluster_splitk(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
                                       ConvShape s, cudaStream_t stream) {
-  run(0, false, false, x, w, bn, residual, y, s, stream);
+  run(kMaxSplit, false, x, w, bn, residual, y, s, stream);
 }
 
 void v11_implicit_gemm_cluster_splitk_persistent(const bf16* x, const bf16* w, BnParams bn, const bf16* residual,
                                                  bf16* y, ConvShape s, cudaStream_t stream) {
-  run(0, false, true, x, w, bn, residual, y, s, stream);
+  run(kMaxSplit, true, x, w, bn, residual, y, s, stream);
 }
 
-void v11_implicit_gemm_cluster_splitk_v6tiles(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
-                                              ConvShape s, cudaStream_t stream) {
-  run(0, true, false, x, w, bn, residual, y, s, stream);
+void v11_implicit_gemm_cluster_splitk_max4(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
+                                           ConvShape s, cudaStream_t stream) {
+  run(4, false, x, w, bn, residual, y, s, stream);
 }
 
 }  // namespace ch10::solution
