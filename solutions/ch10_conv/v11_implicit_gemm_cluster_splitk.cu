@@ -72,6 +72,7 @@
 //      v11_implicit_gemm_cluster_splitk_persistent,v6_implicit_gemm_pipelined,v8_implicit_gemm_wgmma,reference
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "device/cluster.cuh"
 #include "runtime/errors.cuh"
@@ -262,25 +263,19 @@ struct SplitLaunch {
   }
 };
 
+// Tile T split `split` ways (2 .. kMaxSplit): one SplitLaunch<T, split>::launch per split.
+template <class T, int... kSplits>
+bool launch(int split, std::integer_sequence<int, kSplits...>, const bf16* x, const bf16* w, BnParams bn,
+            const bf16* residual, bf16* y, const Dims& d, bool vec_out, cudaStream_t stream) {
+  using Launch = bool (*)(const bf16*, const bf16*, BnParams, const bf16*, bf16*, const Dims&, bool, cudaStream_t);
+  static constexpr Launch launches[] = {&SplitLaunch<T, kSplits + 2>::launch...};
+  return launches[split - 2](x, w, bn, residual, y, d, vec_out, stream);
+}
+
 template <class T>
 bool launch(int split, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d,
             bool vec_out, cudaStream_t stream) {
-  switch (split) {
-    case 2:
-      return SplitLaunch<T, 2>::launch(x, w, bn, residual, y, d, vec_out, stream);
-    case 3:
-      return SplitLaunch<T, 3>::launch(x, w, bn, residual, y, d, vec_out, stream);
-    case 4:
-      return SplitLaunch<T, 4>::launch(x, w, bn, residual, y, d, vec_out, stream);
-    case 5:
-      return SplitLaunch<T, 5>::launch(x, w, bn, residual, y, d, vec_out, stream);
-    case 6:
-      return SplitLaunch<T, 6>::launch(x, w, bn, residual, y, d, vec_out, stream);
-    case 7:
-      return SplitLaunch<T, 7>::launch(x, w, bn, residual, y, d, vec_out, stream);
-    default:
-      return SplitLaunch<T, kMaxSplit>::launch(x, w, bn, residual, y, d, vec_out, stream);
-  }
+  return launch<T>(split, std::make_integer_sequence<int, kMaxSplit - 1>{}, x, w, bn, residual, y, d, vec_out, stream);
 }
 
 // --- the choice of tile and split (the header's model) ---------------------------------
