@@ -118,7 +118,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const int tid = threadIdx.x;
   if (tid < T::BN && k0 + tid < d.s.K) sF[tid] = fold_bn(bn, k0 + tid);  // read after the loop's barriers
 
-  // This block's slice of the K loop (may be empty when steps < kSplit: its partial is 0).
+  // This block's slice of the K loop (the launcher keeps each at least kMinSliceSteps long).
   const int rank = int(cluster_rank());  // == blockIdx.x % kSplit
   const int t0 = int(int64_t(d.steps) * rank / kSplit), t1 = int(int64_t(d.steps) * (rank + 1) / kSplit);
   float acc[T::MI][T::NI][4];
