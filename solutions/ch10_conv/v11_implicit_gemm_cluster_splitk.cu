@@ -1,78 +1,74 @@
-// v11 — v6's implicit GEMM with the K sum split over a thread-block cluster (sm_90): the
-// blocks of a cluster share one output tile, each sums a slice of the K loop, and they add
-// their partial tiles through distributed shared memory. No workspace, one launch.
+// v11 — v6's implicit GEMM with two schedules v6 lacks: the K sum split over the two blocks of
+// a thread-block cluster (sm_90), their partial tiles added through distributed shared memory
+// (no workspace, one launch); and, where tiles are few, one block a tile with room for more
+// registers. v6 everywhere else.
 //
 // Why: on the layers with few output tiles v6 leaves the GPU waiting on latency, not on a
 // roofline. The 7 x 7 layer (M = 1,568 pixels, K = 512 filters, a 4,608-deep sum at batch 32)
 // gives v6 104 blocks of (128, 64) for 132 SMs: one block of 4 warps per SM, each walking 72
-// steps of 64 channels, one warp per scheduler to hide every barrier, copy and MMA chain
-// (70.6 us against cuDNN's 25.3). v6 cannot split the sum: its launcher has no workspace for
-// FP32 partials, and the first call runs under stream capture, where an allocation is
-// refused. A cluster needs none: its blocks run at the same time on one GPC, and each can
-// read the others' shared memory.
+// steps of 64 channels (70.6 us against cuDNN's 25.3). v6 cannot split the sum: its launcher
+// has no workspace for FP32 partials, and the first call runs under stream capture, where an
+// allocation is refused. A cluster needs none: its blocks run at the same time on one GPC, and
+// each can read the others' shared memory.
 //
 // What changed from v6 (the same tiles, K loop and staged epilogue: implicit_gemm_pipeline.cuh):
-//   * the grid is (ceil(M / BM) x split, ceil(K / BN)) blocks in clusters of (split, 1, 1):
-//     the `split` blocks of a cluster share one (BM, BN) output tile. Block rank j of the
-//     cluster runs the K loop over steps [steps j / split, steps (j + 1) / split) (a step is
-//     one tap of one 64-channel chunk, as in v6), from its own cp.async stages.
-//   * after its loop each block parks its FP32 partial tile in its own shared memory (over
-//     the idle stages, as v6 parks its complete tile), then the cluster barrier
-//     (barrier.cluster arrive.release / wait.acquire: the partials are visible cluster-wide).
-//   * block j then reduces rows [BM j / split, BM (j + 1) / split) of the tile: for each of
-//     its rows it reads the 8 channels it owns from every block's partial (mapa +
-//     ld.shared::cluster, harness/device/cluster.cuh), adds them in rank order 0, 1, ...
-//     (the same order whichever block reduces: the sums are deterministic), and applies v6's
-//     fused bias + BN + residual + ReLU once, 16-byte stores of y.
-//   * a second cluster barrier before exit: no block leaves (and frees its shared memory)
-//     while a peer may still read its partial.
-//   Cost: each block's (BM x BN x 4)-byte partial crosses the cluster once (32 KB at (128,
-//   64)), against a K loop of 4 or more steps that each copy 24 KB into the block.
-//   v6's tiles (128, 64), (64, 128), (64, 64), unchanged; a split of 1 is v6 itself.
+//   * the split: a grid of (ceil(M / BM) x 2, ceil(K / BN)) blocks in clusters of (2, 1, 1),
+//     the 2 blocks of a cluster on one (BM, BN) output tile. Block rank j runs the K loop over
+//     steps [steps j / 2, steps (j + 1) / 2) (a step: one tap of one 64-channel chunk, as in
+//     v6) from its own cp.async stages, parks its FP32 partial tile in its own shared memory
+//     (over the idle stages, as v6 parks its tile), then the cluster barrier (release /
+//     acquire: the partials are visible cluster-wide). Block j then takes rows
+//     [BM j / 2, BM (j + 1) / 2) of the tile: for each it reads its 8 channels from both
+//     blocks' partials (mapa: harness/device/cluster.cuh), adds them in rank order 0, 1 (the
+//     same order whichever block reduces: the sums are deterministic), and applies v6's fused
+//     bias + BN + residual + ReLU once, 16-byte stores of y. A second cluster barrier before
+//     exit: no block leaves while its peer may still read its partial. Cost: each block's
+//     (BM x BN x 4)-byte partial crosses the cluster once (32 KB at (128, 64)).
+//   * few tiles (no more (128, 64) tiles than SMs): the persistent kernel below, which here
+//     gives each block one tile. It is v6's (128, 64) tile bounded at 2 blocks an SM instead of
+//     3, so the compiler may use 201 registers instead of 168, with the output tile in its own
+//     buffer: a block alone on its SM steps ~1.6x faster (the measured 7 x 7 layer: 45.0 us
+//     against v6's 70.3 with the same 104 blocks).
 //
-// The tile and split per shape: the least time of a model of the busiest SM, fitted to v6's
-// times on an H200 (it gives them within 2 %, 1 x 1 within 11 %), over the three tiles x
-// splits 1 to 8 (8: the largest portable cluster; each slice at least kMinSliceSteps = 4
-// steps). Blocks are dealt round-robin, and the busiest SM runs ceil(blocks / SMs) of them one
-// after another, each costing a fill, an epilogue and its reduction (kBlockUs = 1.7 us) and its
-// slice of steps; a step takes 0.55 us for (128, 64) and (64, 128), 0.294 us for (64, 64) when
-// the SM holds 2-3 blocks (their shared throughput), and 0.91 us (0.49) for a block alone (its
-// own latency, v6 on the 7 x 7 layer); plus a launch (3 us). Ties go to the tile listed first
-// and the smaller split. Batch 32 on 132 SMs, what it picks (model us):
-//   56 x 56, 64 -> 64       split 1: v6                                    42.9 (v6 measured 43.2)
-//   28 x 28, 128 -> 128     split 1: v6                                    37.8 (37.5)
-//   14 x 14, 256 -> 256     (128, 64), split 2, 392 blocks of 18 steps     37.8 (v6 39.9)
-//   7 x 7, 512 -> 512       (128, 64), split 5, 520 blocks of 15 steps     42.8 (v6 70.6)
-//   1 x 1, 512 -> 128       split 1: v6                                    21.3 (23.9)
-//   3 x 3 stride 2, 256     (128, 64), split 2, 392 blocks of 18 steps     37.8 (v6 41.4)
-// On the 7 x 7 layer the split's gain is the whole GPU at work: 104 tiles x 72 steps over 132
-// SMs is 57 block-steps an SM at best; splits 2, 3 and 4 leave the busiest SM 72 (2 x 36,
-// 3 x 24, 4 x 18), split 5 leaves it 60 (4 x 15).
+// Where the split runs: the least time of a model of the busiest SM, fitted to v6's times on
+// an H200 (it gives them within 2 %, the 1 x 1 layer within 11 %), over v6's three tiles that
+// fit 3 blocks an SM x splits 1 and 2 (each slice at least kMinSliceSteps = 4 steps): the
+// busiest SM runs ceil(blocks / SMs) blocks one after another, each costing a fill, an
+// epilogue and its reduction (kBlockUs = 1.7 us) and its slice of steps, a step 0.55 us for
+// (128, 64) and (64, 128), 0.294 us for (64, 64) when the SM holds 2-3 blocks, 0.91 (0.49) for
+// a block alone; plus a launch (3 us). A split of 1 is v6 itself. Batch 32 on 132 SMs (H200,
+// one run, median us; the 7 x 7 row by the comparison form, which runs there what v11 now
+// does; docs/ch10-conv.md):
+//   layer              v11 runs                               v11     v6    cuDNN fused
+//   56 x 56, 64        v6                                     42.8    42.8  27.7
+//   28 x 28, 128       v6                                     37.3    37.3  23.8
+//   14 x 14, 256       (128, 64) split 2, 392 blocks x 18     38.8    39.7  21.1
+//   7 x 7, 512         one block a tile, 104 x 72 steps       45.0    70.3  24.6
+//   1 x 1, 512 -> 128  v6                                     23.6    23.7  18.8
+//   stride 2, 256      (128, 64) split 2, 392 blocks x 18     39.3    41.0  21.0
+// Splits of 3, 4 and 5 were measured on the 7 x 7 layer and lost (47.9, 54.1 for 2, 64.8 us
+// for 5: the model, which predicted 42.8 for 5, does not see what more blocks an SM cost
+// there); so splits stop at 2. A (128, 128) tile on 4 warps of (64, 64) (a third fewer
+// shared-memory bytes per MAC, 247 registers, 2 blocks an SM) was 5-20 % slower than v6's
+// tiles on every layer it was tried on, and is gone.
 //
-// What was tried and measured, not kept (docs/ch10-conv.md, the first run): a (128, 128) tile
-// on 4 warps of (64, 64) (a third fewer shared-memory bytes per MAC, 247 registers, 2 blocks
-// an SM) was 5-20 % slower than v6's tiles on every layer it was picked for.
-//
-// Where v11 does not run its kernel: below compute capability 9.0 (no clusters), where the
-// model picks split 1, where no cluster of the chosen split fits (cudaOccupancyMaxActiveClusters
-// returns 0: asked once per tile and split), and the shapes v6 hands to v4 (C % 8 != 0,
-// unaligned x or w): v6 runs them, as v6 hands its own fallbacks to v4 and v8 its to v6.
-// Comparison forms (tested on every shape class, benchmarked when named):
-// v11_implicit_gemm_cluster_splitk_max4 (splits up to 4 only: what 5 to 8 add), and
-// v11_implicit_gemm_cluster_splitk_persistent (where a shape has at least 3 steps: one block
-// per resident slot walking (128, 64) tiles, its copies one stream from tile to tile, so that
-// the next tile's first steps fly during this one's epilogue; see conv_persistent_kernel).
-//
-// Expected: the 7 x 7 layer about 1.65x v6, the 14 x 14 and stride-2 layers a few per cent
-// faster, the others v6. The measured numbers: docs/ch10-conv.md.
+// Where v11 runs v6: below compute capability 9.0 (no clusters), where the model picks split
+// 1, where no cluster fits (wb::cluster::max_active returns 0: asked once per tile), and the
+// shapes v6 hands to v4 (C % 8 != 0, unaligned x or w), as v6 hands its own fallbacks to v4
+// and v8 its to v6.
+// Comparison form (tested on every shape class, benchmarked when named):
+// v11_implicit_gemm_cluster_splitk_persistent, the persistent kernel on every shape of at
+// least 3 steps: one block per resident slot (2 an SM) walking (128, 64) tiles, its copies one
+// stream from tile to tile, so that the next tile's first steps fly during this one's
+// epilogue. It lost 10-30 % to v6 on the many-tile layers (2 blocks an SM instead of 3, tiles
+// dealt unevenly over 264 blocks); v11 keeps it for the few-tile case only.
 //
 // Run: build/ch10/bin/ch10_solution_tests --gtest_filter='*v11_*' --small-cases
 //      build/ch10/bin/ch10_bench --op=conv2d_bn_relu/bf16
-//      --impl=v11_implicit_gemm_cluster_splitk,v11_implicit_gemm_cluster_splitk_max4,
-//      v11_implicit_gemm_cluster_splitk_persistent,v6_implicit_gemm_pipelined,v8_implicit_gemm_wgmma,reference
+//      --impl=v11_implicit_gemm_cluster_splitk,v11_implicit_gemm_cluster_splitk_persistent,
+//      v6_implicit_gemm_pipelined,v8_implicit_gemm_wgmma,reference
 #include <algorithm>
 #include <cstdint>
-#include <utility>
 
 #include "device/cluster.cuh"
 #include "runtime/errors.cuh"
@@ -86,7 +82,7 @@ using namespace pipelined;
 
 constexpr int kMinSliceSteps = 4;  // the fewest K steps a block of a split walks
 
-constexpr int kMaxSplit = 8;  // the largest portable cluster
+constexpr int kMaxSplit = 2;  // measured: 3 to 5 lost to 2 on the 7 x 7 layer (docs/ch10-conv.md)
 
 // The model's constants (see the header), measured on an H200 (docs/ch10-conv.md, v6 and
 // v11's first run), in microseconds: a launch; a block's fill, epilogue and reduction; one
@@ -104,12 +100,14 @@ constexpr double lone_step_us() {
 }
 
 // grid (ceil(M / BM) kSplit, ceil(K / BN)) in clusters of (kSplit, 1, 1), block (kThreads),
-// kSmem bytes of dynamic shared memory; v6's conditions on C, x, w (and vec_out).
+// kSmem bytes of dynamic shared memory; v6's conditions on C, x, w (and vec_out). sm_90 and
+// newer (the launcher runs v6 elsewhere).
 template <class T, int kSplit>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     conv_cluster_splitk_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w, BnParams bn,
                                const bf16* __restrict__ residual, bf16* __restrict__ y, Dims d, bool vec_out) {
   static_assert(kSplit >= 2 && kSplit <= kMaxSplit, "a split of 1 is v6");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ __align__(128) unsigned char smem[];  // the stages, then the partial tile
   __shared__ Folded sF[T::BN];
   const uint32_t sA = smem_u32(smem), sB = sA + T::kStages * T::kAStage;
@@ -119,24 +117,24 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   if (tid < T::BN && k0 + tid < d.s.K) sF[tid] = fold_bn(bn, k0 + tid);  // read after the loop's barriers
 
   // This block's slice of the K loop (the launcher keeps each at least kMinSliceSteps long).
-  const int rank = int(cluster_rank());  // == blockIdx.x % kSplit
+  const int rank = int(wb::cluster::rank());  // == blockIdx.x % kSplit
   const int t0 = int(int64_t(d.steps) * rank / kSplit), t1 = int(int64_t(d.steps) * (rank + 1) / kSplit);
   float acc[T::MI][T::NI][4];
   k_loop<T>(x, w, d, m0, k0, t0, t1, sA, sB, acc);
 
   float* out = reinterpret_cast<float*>(smem);
   park_accumulators<T>(acc, out);
-  cluster_sync();  // every block's partial tile is parked and visible to the cluster
+  wb::cluster::sync();  // every block's partial tile is parked and visible to the cluster
 
   // Rows [BM rank / kSplit, BM (rank + 1) / kSplit): the partials of blocks 0 .. kSplit - 1,
-  // added in that order, then the epilogue.
+  // read through distributed shared memory and added in that order, then the epilogue.
   store_rows<T>(T::BM * rank / kSplit, T::BM * (rank + 1) / kSplit, m0, k0, d, sF, residual, y, vec_out,
                 [&](int r, int c8, float(&v)[8]) {
-                  const uint32_t at = smem_u32(out + r * kOutLd<T> + c8 * 8);
+                  float4* at = reinterpret_cast<float4*>(out + r * kOutLd<T> + c8 * 8);
 #pragma unroll
                   for (int j = 0; j < kSplit; ++j) {
-                    const uint32_t peer = map_shared_rank(at, uint32_t(j));
-                    const float4 lo = ld_cluster_f4(peer), hi = ld_cluster_f4(peer + 16);
+                    const float4* peer = wb::cluster::map(at, unsigned(j));
+                    const float4 lo = peer[0], hi = peer[1];
                     if (j == 0) {
                       v[0] = lo.x, v[1] = lo.y, v[2] = lo.z, v[3] = lo.w, v[4] = hi.x, v[5] = hi.y, v[6] = hi.z;
                       v[7] = hi.w;
@@ -146,10 +144,15 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
                     }
                   }
                 });
-  cluster_sync();  // no block exits while a peer may still read its partial
+  __syncwarp();         // the rows' loop may leave a warp apart; the cluster barrier is .aligned
+  wb::cluster::sync();  // no block exits while a peer may still read its partial
+#else
+  (void)x, (void)w, (void)bn, (void)residual, (void)y, (void)d, (void)vec_out;
+#endif
 }
 
-// The persistent form (v11_implicit_gemm_cluster_splitk_persistent, a comparison form): one
+// The persistent kernel (v11's few-tile schedule, where each block gets one tile; on every
+// shape, the comparison form v11_implicit_gemm_cluster_splitk_persistent): one
 // block per resident slot walks the tiles blockIdx.x, + gridDim.x, ... (filters fastest), its
 // copies one stream from tile to tile (k_loop's kStream): the next tile's first kStages - 1
 // steps are in flight while this tile's epilogue runs, from its own buffer after the stages.
@@ -213,42 +216,17 @@ bool launch_persistent(const bf16* x, const bf16* w, BnParams bn, const bf16* re
   return true;
 }
 
-// The launch of the kernel of tile T in clusters of kSplit blocks (cudaLaunchKernelEx with a
-// cluster dimension). Not copyable: cfg points at cluster.
+// The split kernel of tile T in clusters of kSplit blocks (harness/device/cluster.cuh).
 template <class T, int kSplit>
 struct SplitLaunch {
-  cudaLaunchAttribute cluster{};
-  cudaLaunchConfig_t cfg{};
-
-  SplitLaunch(dim3 grid, cudaStream_t stream) {
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = kSplit;
-    cluster.val.clusterDim.y = 1;
-    cluster.val.clusterDim.z = 1;
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(T::kThreads);
-    cfg.dynamicSmemBytes = T::kSmem;
-    cfg.stream = stream;
-    cfg.attrs = &cluster;
-    cfg.numAttrs = 1;
-  }
-  SplitLaunch(const SplitLaunch&) = delete;
-  SplitLaunch& operator=(const SplitLaunch&) = delete;
-
   static constexpr auto kernel() { return &conv_cluster_splitk_kernel<T, kSplit>; }
 
-  // Whether a cluster of the kernel fits on this GPU at all (cudaOccupancyMaxActiveClusters:
-  // a cluster never spans two GPCs). Asked once; the dynamic shared memory is allowed here.
+  // Whether a cluster of the kernel fits on this GPU at all (a cluster never spans two GPCs).
+  // Asked once; the dynamic shared memory is allowed here.
   static bool fits() {
     static const bool ok = [] {
       wb::allow_dynamic_smem(kernel(), T::kSmem);
-      const SplitLaunch one(dim3(kSplit), nullptr);
-      int clusters = 0;
-      if (cudaOccupancyMaxActiveClusters(&clusters, kernel(), &one.cfg) != cudaSuccess) {
-        (void)cudaGetLastError();  // a refused query leaves no error behind
-        clusters = 0;
-      }
-      return clusters > 0;
+      return wb::cluster::max_active(kernel(), T::kThreads, kSplit, T::kSmem) > 0;
     }();
     return ok;
   }
@@ -257,26 +235,11 @@ struct SplitLaunch {
   static bool launch(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d,
                      bool vec_out, cudaStream_t stream) {
     if (!fits()) return false;
-    const SplitLaunch l(tile_grid<T>(d, kSplit), stream);
-    CUDA_CHECK(cudaLaunchKernelEx(&l.cfg, kernel(), x, w, bn, residual, y, d, vec_out));
+    const wb::cluster::Config config(tile_grid<T>(d, kSplit), T::kThreads, kSplit, stream, T::kSmem);
+    CUDA_CHECK(cudaLaunchKernelEx(config.get(), kernel(), x, w, bn, residual, y, d, vec_out));
     return true;
   }
 };
-
-// Tile T split `split` ways (2 .. kMaxSplit): one SplitLaunch<T, split>::launch per split.
-template <class T, int... kSplits>
-bool launch(int split, std::integer_sequence<int, kSplits...>, const bf16* x, const bf16* w, BnParams bn,
-            const bf16* residual, bf16* y, const Dims& d, bool vec_out, cudaStream_t stream) {
-  using Launch = bool (*)(const bf16*, const bf16*, BnParams, const bf16*, bf16*, const Dims&, bool, cudaStream_t);
-  static constexpr Launch launches[] = {&SplitLaunch<T, kSplits + 2>::launch...};
-  return launches[split - 2](x, w, bn, residual, y, d, vec_out, stream);
-}
-
-template <class T>
-bool launch(int split, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d,
-            bool vec_out, cudaStream_t stream) {
-  return launch<T>(split, std::make_integer_sequence<int, kMaxSplit - 1>{}, x, w, bn, residual, y, d, vec_out, stream);
-}
 
 // --- the choice of tile and split (the header's model) ---------------------------------
 
@@ -298,16 +261,16 @@ struct Choice {
   double us;
 };
 
-// The (tile, split) of least model_us among Tiles... and the splits 1 .. max_split (each slice
+// The (tile, split) of least model_us among Tiles... and the splits 1 .. kMaxSplit (each slice
 // at least kMinSliceSteps long); ties to the tile listed first and the smaller split.
 template <class... Tiles>
-Choice choose(const Dims& d, int max_split, int sms) {
+Choice choose(const Dims& d, int sms) {
   Choice best{0, 1, 0.0};
   bool any = false;
   int index = 0;
   (
       [&] {
-        for (int split = 1; split <= max_split; ++split) {
+        for (int split = 1; split <= kMaxSplit; ++split) {
           if (split > 1 && d.steps < split * kMinSliceSteps) break;
           const double us = model_us<Tiles>(d, split, sms);
           if (!any || us < best.us) best = Choice{index, split, us};
@@ -319,9 +282,8 @@ Choice choose(const Dims& d, int max_split, int sms) {
   return best;
 }
 
-// max_split: the largest split the model may take (kMaxSplit; 4 for the _max4 form);
-// persistent: the persistent form where it applies.
-void run(int max_split, bool persistent, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
+// persistent_everywhere: the comparison form (the persistent kernel on every shape it takes).
+void run(bool persistent_everywhere, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
          ConvShape s, cudaStream_t stream) {
   require_valid(s);
   if (gpu().major < 9 || !takes(s, x, w)) {
@@ -330,19 +292,24 @@ void run(int max_split, bool persistent, const bf16* x, const bf16* w, BnParams 
   }
   const Dims d = make_dims(s);
   const bool vec_out = vector_out(s, residual, y);
-  if (persistent && launch_persistent(x, w, bn, residual, y, d, vec_out, stream)) return;
-  const Choice c = choose<Tile128x64, Tile64x128, Tile64x64>(d, max_split, gpu().sms);
+  // No more (128, 64) tiles than SMs: one block a tile, v6's tile at 2 blocks an SM (room for
+  // 201 registers where v6 has 168: a block alone on its SM steps ~1.6x faster).
+  const long long tiles = (long long)wb::ceil_div(d.M, TilePersistent::BM) * wb::ceil_div(s.K, TilePersistent::BN);
+  if ((persistent_everywhere || tiles <= gpu().sms) && launch_persistent(x, w, bn, residual, y, d, vec_out, stream)) {
+    return;
+  }
+  const Choice c = choose<Tile128x64, Tile64x128, Tile64x64>(d, gpu().sms);
   bool done = false;
   if (c.split > 1) {  // split 1: v6 as it is (its own tile choice, the (128, 128) tile included)
     switch (c.tile) {
       case 0:
-        done = launch<Tile128x64>(c.split, x, w, bn, residual, y, d, vec_out, stream);
+        done = SplitLaunch<Tile128x64, kMaxSplit>::launch(x, w, bn, residual, y, d, vec_out, stream);
         break;
       case 1:
-        done = launch<Tile64x128>(c.split, x, w, bn, residual, y, d, vec_out, stream);
+        done = SplitLaunch<Tile64x128, kMaxSplit>::launch(x, w, bn, residual, y, d, vec_out, stream);
         break;
       default:
-        done = launch<Tile64x64>(c.split, x, w, bn, residual, y, d, vec_out, stream);
+        done = SplitLaunch<Tile64x64, kMaxSplit>::launch(x, w, bn, residual, y, d, vec_out, stream);
         break;
     }
   }
@@ -353,17 +320,12 @@ void run(int max_split, bool persistent, const bf16* x, const bf16* w, BnParams 
 
 void v11_implicit_gemm_cluster_splitk(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
                                       ConvShape s, cudaStream_t stream) {
-  run(kMaxSplit, false, x, w, bn, residual, y, s, stream);
+  run(false, x, w, bn, residual, y, s, stream);
 }
 
 void v11_implicit_gemm_cluster_splitk_persistent(const bf16* x, const bf16* w, BnParams bn, const bf16* residual,
                                                  bf16* y, ConvShape s, cudaStream_t stream) {
-  run(kMaxSplit, true, x, w, bn, residual, y, s, stream);
-}
-
-void v11_implicit_gemm_cluster_splitk_max4(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
-                                           ConvShape s, cudaStream_t stream) {
-  run(4, false, x, w, bn, residual, y, s, stream);
+  run(true, x, w, bn, residual, y, s, stream);
 }
 
 }  // namespace ch10::solution

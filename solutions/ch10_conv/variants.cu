@@ -63,13 +63,11 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
                "v10 with 8 x 8 tiles on the 144-channel slab (they divide 56 x 56)"),
       wb::variant("conv2d_bn_relu/bf16", "v11_implicit_gemm_cluster_splitk", &v11_implicit_gemm_cluster_splitk)
           .needs_cc(80)
-          .with_note("v6 with the K loop split over a 2- to 8-block cluster where a model of the busiest SM says "
-                     "it pays, reduced through distributed shared memory; v6 elsewhere and below sm_90"),
-      v11_form("v11_implicit_gemm_cluster_splitk_max4", &v11_implicit_gemm_cluster_splitk_max4,
-               "v11 with splits of at most 4 blocks"),
+          .with_note("v6's tiles split over 2-block clusters (distributed shared memory) where a model says it "
+                     "pays, one block a tile at 2 an SM where tiles are few; v6 elsewhere and below sm_90"),
       v11_form("v11_implicit_gemm_cluster_splitk_persistent", &v11_implicit_gemm_cluster_splitk_persistent,
-               "v11's persistent form: (128, 64) tiles walked by resident blocks, the next tile's copies in flight "
-               "during the epilogue (v11 below 3 steps)"),
+               "v11's persistent kernel on every shape: (128, 64) tiles walked by resident blocks, the next "
+               "tile's copies in flight during the epilogue (v11 below 3 steps)"),
   };
 #ifdef WB_CH10_HOPPER
   // The Hopper bonus: in the list only when the sm_90a library is built (chapters/ch10_conv/extra.cmake).
