@@ -46,11 +46,12 @@
 //   7 x 7, 512         one block a tile, 104 x 72 steps       45.0    70.3  24.6
 //   1 x 1, 512 -> 128  v6                                     23.6    23.7  18.8
 //   stride 2, 256      (128, 64) split 2, 392 blocks x 18     39.3    41.0  21.0
-// Splits of 3, 4 and 5 were measured on the 7 x 7 layer and lost (47.9, 54.1 for 2, 64.8 us
-// for 5: the model, which predicted 42.8 for 5, does not see what more blocks an SM cost
-// there); so splits stop at 2. A (128, 128) tile on 4 warps of (64, 64) (a third fewer
-// shared-memory bytes per MAC, 247 registers, 2 blocks an SM) was 5-20 % slower than v6's
-// tiles on every layer it was tried on, and is gone.
+// On the 7 x 7 layer splits 2, 3 and 5 of (128, 64) measured 54.1, 47.9 and 64.8 us against
+// the model's 46.0, 47.7 and 42.8 (it does not see what more blocks an SM cost there), and
+// none came near one block a tile with more registers (45.0); so splits stop at 2, which the
+// model picks on the 14 x 14 and stride-2 layers (2-5 % below v6 in both runs). A (128, 128)
+// tile on 4 warps of (64, 64) (a third fewer shared-memory bytes per MAC, 247 registers, 2
+// blocks an SM) was 5-20 % slower than v6's tiles on every layer it was tried on: gone.
 //
 // Where v11 runs v6: below compute capability 9.0 (no clusters), where the model picks split
 // 1, where no cluster fits (wb::cluster::max_active returns 0: asked once per tile), and the
@@ -82,7 +83,7 @@ using namespace pipelined;
 
 constexpr int kMinSliceSteps = 4;  // the fewest K steps a block of a split walks
 
-constexpr int kMaxSplit = 2;  // measured: 3 to 5 lost to 2 on the 7 x 7 layer (docs/ch10-conv.md)
+constexpr int kMaxSplit = 2;  // the splits measured to pay (the header says why no more)
 
 // The model's constants (see the header), measured on an H200 (docs/ch10-conv.md, v6 and
 // v11's first run), in microseconds: a launch; a block's fill, epilogue and reduction; one
