@@ -91,5 +91,8 @@ ConvBnReluFn v11_implicit_gemm_cluster_splitk;  // v11_implicit_gemm_cluster_spl
 // v11's persistent kernel on every shape (resident blocks walk (128, 64) tiles, the next
 // tile's copies in flight during the epilogue): a comparison form (same file).
 ConvBnReluFn v11_implicit_gemm_cluster_splitk_persistent;
+// v11's split of 2 on every shape whose two slices hold at least 4 K steps each (the split
+// kernels' coverage in the tests; v6 elsewhere). Marked slow: not benchmarked by default.
+ConvBnReluFn v11_implicit_gemm_cluster_splitk_split2;
 
 }  // namespace ch10::solution

@@ -57,7 +57,10 @@
 // 1, where no cluster fits (wb::cluster::max_active returns 0: asked once per tile), and the
 // shapes v6 hands to v4 (C % 8 != 0, unaligned x or w), as v6 hands its own fallbacks to v4
 // and v8 its to v6.
-// Comparison form (tested on every shape class, benchmarked when named):
+// Comparison forms (tested on every shape class, benchmarked when named):
+// v11_implicit_gemm_cluster_splitk_split2, the split of 2 on every shape whose slices hold at
+// least 4 steps each (the tile the model's best at that split; v6 below): v11 itself splits only
+// large layers, so this form is what puts the split kernels through every shape class.
 // v11_implicit_gemm_cluster_splitk_persistent, the persistent kernel on every shape of at
 // least 3 steps: one block per resident slot (2 an SM) walking (128, 64) tiles, its copies one
 // stream from tile to tile, so that the next tile's first steps fly during this one's
@@ -263,9 +266,10 @@ struct Choice {
 };
 
 // The (tile, split) of least model_us among Tiles... and the splits 1 .. kMaxSplit (each slice
-// at least kMinSliceSteps long); ties to the tile listed first and the smaller split.
+// at least kMinSliceSteps long); ties to the tile listed first and the smaller split. With
+// `only` > 0, the splits other than `only` are passed over (split 1 if none is left).
 template <class... Tiles>
-Choice choose(const Dims& d, int sms) {
+Choice choose(const Dims& d, int sms, int only = 0) {
   Choice best{0, 1, 0.0};
   bool any = false;
   int index = 0;
@@ -273,6 +277,7 @@ Choice choose(const Dims& d, int sms) {
       [&] {
         for (int split = 1; split <= kMaxSplit; ++split) {
           if (split > 1 && d.steps < split * kMinSliceSteps) break;
+          if (only > 0 && split != only) continue;
           const double us = model_us<Tiles>(d, split, sms);
           if (!any || us < best.us) best = Choice{index, split, us};
           any = true;
@@ -283,9 +288,14 @@ Choice choose(const Dims& d, int sms) {
   return best;
 }
 
-// persistent_everywhere: the comparison form (the persistent kernel on every shape it takes).
-void run(bool persistent_everywhere, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
-         ConvShape s, cudaStream_t stream) {
+// Which schedule runs: v11's choice, or one of the two comparison forms (the persistent kernel
+// on every shape it takes; the split on every shape whose slices are long enough, the tile the
+// model's best at that split: the split kernels' test coverage, since the choice splits only
+// at batch 32 on the 14 x 14 and stride-2 layers, larger than the tests' shapes).
+enum class Form { Chosen, PersistentEverywhere, SplitEverywhere };
+
+void run(Form form, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
+         cudaStream_t stream) {
   require_valid(s);
   if (gpu().major < 9 || !takes(s, x, w)) {
     v6_implicit_gemm_pipelined(x, w, bn, residual, y, s, stream);
@@ -296,10 +306,10 @@ void run(bool persistent_everywhere, const bf16* x, const bf16* w, BnParams bn, 
   // No more (128, 64) tiles than SMs: one block a tile, v6's tile at 2 blocks an SM (room for
   // 201 registers where v6 has 168: a block alone on its SM steps ~1.6x faster).
   const long long tiles = (long long)wb::ceil_div(d.M, TilePersistent::BM) * wb::ceil_div(s.K, TilePersistent::BN);
-  if ((persistent_everywhere || tiles <= gpu().sms) && launch_persistent(x, w, bn, residual, y, d, vec_out, stream)) {
-    return;
-  }
-  const Choice c = choose<Tile128x64, Tile64x128, Tile64x64>(d, gpu().sms);
+  const bool persistent = form == Form::PersistentEverywhere || (form == Form::Chosen && tiles <= gpu().sms);
+  if (persistent && launch_persistent(x, w, bn, residual, y, d, vec_out, stream)) return;
+  const int only = form == Form::SplitEverywhere ? kMaxSplit : 0;
+  const Choice c = choose<Tile128x64, Tile64x128, Tile64x64>(d, gpu().sms, only);
   bool done = false;
   if (c.split > 1) {  // split 1: v6 as it is (its own tile choice, the (128, 128) tile included)
     switch (c.tile) {
@@ -321,12 +331,17 @@ void run(bool persistent_everywhere, const bf16* x, const bf16* w, BnParams bn, 
 
 void v11_implicit_gemm_cluster_splitk(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
                                       ConvShape s, cudaStream_t stream) {
-  run(false, x, w, bn, residual, y, s, stream);
+  run(Form::Chosen, x, w, bn, residual, y, s, stream);
 }
 
 void v11_implicit_gemm_cluster_splitk_persistent(const bf16* x, const bf16* w, BnParams bn, const bf16* residual,
                                                  bf16* y, ConvShape s, cudaStream_t stream) {
-  run(true, x, w, bn, residual, y, s, stream);
+  run(Form::PersistentEverywhere, x, w, bn, residual, y, s, stream);
+}
+
+void v11_implicit_gemm_cluster_splitk_split2(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
+                                             ConvShape s, cudaStream_t stream) {
+  run(Form::SplitEverywhere, x, w, bn, residual, y, s, stream);
 }
 
 }  // namespace ch10::solution

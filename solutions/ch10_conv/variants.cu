@@ -68,6 +68,9 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
       v11_form("v11_implicit_gemm_cluster_splitk_persistent", &v11_implicit_gemm_cluster_splitk_persistent,
                "v11's persistent kernel on every shape: (128, 64) tiles walked by resident blocks, the next "
                "tile's copies in flight during the epilogue (v11 below 3 steps)"),
+      v11_form("v11_implicit_gemm_cluster_splitk_split2", &v11_implicit_gemm_cluster_splitk_split2,
+               "v11's split of 2 on every shape with at least 8 K steps (the split kernels on every shape "
+               "class; v6 below)"),
   };
 #ifdef WB_CH10_HOPPER
   // The Hopper bonus: in the list only when the sm_90a library is built (chapters/ch10_conv/extra.cmake).
