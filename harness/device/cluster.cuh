@@ -5,7 +5,8 @@
 // shape and asks whether one fits.
 //
 // Chapter 7 teaches them (v6_cluster_select: one cluster per row, the CTAs of a row meeting
-// in each other's shared memory instead of in a global workspace).
+// in each other's shared memory instead of in a global workspace); chapter 10's v11 splits a
+// convolution tile's sum over the CTAs of a cluster the same way.
 //
 // The barrier comes in two halves. arrive() says "my writes so far are done" (release);
 // wait() blocks until every thread of the cluster that has not exited has arrived, and then
@@ -64,15 +65,17 @@ __device__ __forceinline__ T* map(T* p, unsigned rank) {
 
 // --- host ---------------------------------------------------------------------------------
 
-// A launch configuration in clusters of `cluster` CTAs along x (grid.x a multiple of it).
+// A launch configuration in clusters of `cluster` CTAs along x (grid.x a multiple of it), with
+// `smem` bytes of dynamic shared memory per CTA (chapter 10's v11: its stages).
 class Config {
  public:
-  Config(dim3 grid, int threads, int cluster, cudaStream_t stream) {
+  Config(dim3 grid, int threads, int cluster, cudaStream_t stream, size_t smem = 0) {
     shape_.id = cudaLaunchAttributeClusterDimension;
     shape_.val.clusterDim.x = cluster, shape_.val.clusterDim.y = 1, shape_.val.clusterDim.z = 1;
     config_.gridDim = grid;
     config_.blockDim = dim3(threads);
     config_.stream = stream;
+    config_.dynamicSmemBytes = smem;
     config_.attrs = &shape_;
     config_.numAttrs = 1;
   }
@@ -85,12 +88,12 @@ class Config {
   cudaLaunchConfig_t config_{};
 };
 
-// How many clusters of `cluster` CTAs of `threads` threads each (no dynamic shared memory)
-// the GPU can hold at once; 0 when none fits, or when the kernel has no binary for this GPU or
-// one older than sm_90 (no clusters). Sizes above 8 need the kernel's
-// non-portable opt-in, which this sets.
+// How many clusters of `cluster` CTAs of `threads` threads each (and `smem` bytes of dynamic
+// shared memory each, which the kernel must already be allowed) the GPU can hold at once; 0
+// when none fits, or when the kernel has no binary for this GPU or one older than sm_90 (no
+// clusters). Sizes above 8 need the kernel's non-portable opt-in, which this sets.
 template <class Kernel>
-int max_active(Kernel kernel, int threads, int cluster) {
+int max_active(Kernel kernel, int threads, int cluster, size_t smem = 0) {
   cudaFuncAttributes attr{};
   if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
     (void)cudaGetLastError();  // no binary of the kernel for this GPU
@@ -98,7 +101,7 @@ int max_active(Kernel kernel, int threads, int cluster) {
   }
   if (attr.binaryVersion < 90) return 0;
   if (cluster > 8) CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-  const Config config(dim3(cluster), threads, cluster, nullptr);
+  const Config config(dim3(cluster), threads, cluster, nullptr, smem);
   int n = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, config.get()));
   return n;

@@ -10,7 +10,8 @@
 //
 // Also here: 8 BF16 widened to FP32 (widen8; v7 and epilogue_store8), v4's im2col tile copies
 // (Im2colCopies; v4 and the chapter's lesson kernels in chapters/ch10_conv/fusion_lessons.cu),
-// the block tile picked per shape (pick_tile; v6 and v8), v3 and v4's launcher
+// the block tile picked per shape (pick_tile; v6 and v8), a pixel row of the im2col matrix
+// (im2col_row; v6, v8 and v11), v3 and v4's launcher
 // (launch_implicit_gemm), and the output of a one-thread-per-output NCHW kernel (thread_output;
 // v2's fallback and the self-tests' direct kernel in chapters/ch10_conv/broken.cu).
 #pragma once
@@ -81,6 +82,26 @@ __device__ __forceinline__ void epilogue_store8(const float (&v)[8], const Folde
       const float res = residual ? __bfloat162float(residual[at + e]) : 0.0f;
       y[at + e] = __float2bfloat16(apply_epilogue(v[e], f[e], res));
     }
+  }
+}
+
+constexpr int kOutside = -(1 << 30);  // h0 of a pixel row past M: every tap falls outside
+
+// Row m of the implicit GEMM's A (output pixel m = (n, p, q), q fastest, of M = N P Q) for a
+// thread that copies channels ch .. ch + 7 of it (v6, v8, v11): the input row h0 and column w0
+// of its tap (0, 0), and the x offset of that tap's channel ch (outside x in the padding: only
+// taps inside the image are read). m >= M: h0 = kOutside, which fails the bounds test of every
+// tap. Computed once, before the K loop; the loop then only adds the tap's offset.
+__device__ __forceinline__ void im2col_row(const ConvShape& s, int P, int Q, int M, int m, int ch, int& h0, int& w0,
+                                           int64_t& base) {
+  h0 = kOutside;
+  w0 = 0;
+  base = 0;
+  if (m < M) {
+    const int q = m % Q, pq = m / Q, p = pq % P, n = pq / P;
+    h0 = p * s.stride - s.pad;
+    w0 = q * s.stride - s.pad;
+    base = ((int64_t(n) * s.H + h0) * s.W + w0) * s.C + ch;
   }
 }
 

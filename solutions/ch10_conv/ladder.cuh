@@ -43,6 +43,15 @@
 //                          vector stores; v9 for C % 8 != 0 (depthwise_tiles.cuh: the shared parts)
 //                          (v10_depthwise_tiles_tma, sm_90a builds: the tiles by TMA boxes,
 //                          kernel: hopper/depthwise_tiles_tma_kernel.cu)
+//   v11_implicit_gemm_cluster_splitk
+//                          conv2d_bn_relu/bf16 (sm_90): v6's tiles with two schedules v6 lacks:
+//                          the K loop split over the 2 blocks of a thread-block cluster where
+//                          a model of the busiest SM (fitted to v6's times) says it pays, the
+//                          partial tiles added through distributed shared memory (no
+//                          workspace); and, where the (128, 64) tiles are no more than the
+//                          SMs, one block a tile at 2 blocks an SM (room for 201 registers).
+//                          v6 elsewhere, below sm_90 and for v6's fallbacks
+//                          (implicit_gemm_pipeline.cuh: v6's pieces both run)
 #pragma once
 #include <span>
 
@@ -78,5 +87,12 @@ struct ForcedTile {
   ConvBnReluFn* fn;
 };
 std::span<const ForcedTile> v8_forced_tiles();
+ConvBnReluFn v11_implicit_gemm_cluster_splitk;  // v11_implicit_gemm_cluster_splitk.cu
+// v11's persistent kernel on every shape (resident blocks walk (128, 64) tiles, the next
+// tile's copies in flight during the epilogue): a comparison form (same file).
+ConvBnReluFn v11_implicit_gemm_cluster_splitk_persistent;
+// v11's split of 2 on every shape whose two slices hold at least 4 K steps each (the split
+// kernels' coverage in the tests; v6 elsewhere). Marked slow: not benchmarked by default.
+ConvBnReluFn v11_implicit_gemm_cluster_splitk_split2;
 
 }  // namespace ch10::solution

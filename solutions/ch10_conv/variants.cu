@@ -35,6 +35,11 @@ wb::Variant v10_form(const char* name, Depthwise3x3Fn* fn, const char* note) {
   return wb::variant("depthwise3x3/bf16", name, fn).needs_cc(80).is_slow().with_note(note);
 }
 
+// One of v11's comparison forms: tested on every shape, left out of the default benchmark.
+wb::Variant v11_form(const char* name, ConvBnReluFn* fn, const char* note) {
+  return wb::variant("conv2d_bn_relu/bf16", name, fn).needs_cc(80).is_slow().with_note(note);
+}
+
 }  // namespace
 
 WB_VARIANTS(ch10_solution, wb::Role::Solution) {
@@ -56,6 +61,16 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
                "v10 with three buffers: two tiles in flight a block (8-row tiles from 64 channels)"),
       v10_form("v10_depthwise_tiles_fit", &v10_depthwise_tiles_fit,
                "v10 with 8 x 8 tiles on the 144-channel slab (they divide 56 x 56)"),
+      wb::variant("conv2d_bn_relu/bf16", "v11_implicit_gemm_cluster_splitk", &v11_implicit_gemm_cluster_splitk)
+          .needs_cc(80)
+          .with_note("v6's tiles split over 2-block clusters (distributed shared memory) where a model says it "
+                     "pays, one block a tile at 2 an SM where tiles are few; v6 elsewhere and below sm_90"),
+      v11_form("v11_implicit_gemm_cluster_splitk_persistent", &v11_implicit_gemm_cluster_splitk_persistent,
+               "v11's persistent kernel on every shape: (128, 64) tiles walked by resident blocks, the next "
+               "tile's copies in flight during the epilogue (v11 below 3 steps)"),
+      v11_form("v11_implicit_gemm_cluster_splitk_split2", &v11_implicit_gemm_cluster_splitk_split2,
+               "v11's split of 2 on every shape with at least 8 K steps (the split kernels on every shape "
+               "class; v6 below)"),
   };
 #ifdef WB_CH10_HOPPER
   // The Hopper bonus: in the list only when the sm_90a library is built (chapters/ch10_conv/extra.cmake).

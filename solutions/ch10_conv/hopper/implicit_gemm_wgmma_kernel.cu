@@ -118,11 +118,10 @@ using namespace wb::sm90;  // mbarriers, TMA, fences, wgmma, descriptors (harnes
 using wb::ptx::cp_async_ca_16;
 using wb::ptx::smem_u32;
 
-constexpr int kBK = 64;               // channels per K step
-constexpr int kRowBytes = kBK * 2;    // one 128-byte swizzled row per pixel (A) or filter (B)
-constexpr int kProducers = 128;       // the producer warpgroup
-constexpr int kOutPad = 8;            // floats of padding per row of the staged output tile
-constexpr int kOutside = -(1 << 30);  // h0 of a pixel row past M: every tap falls outside
+constexpr int kBK = 64;             // channels per K step
+constexpr int kRowBytes = kBK * 2;  // one 128-byte swizzled row per pixel (A) or filter (B)
+constexpr int kProducers = 128;     // the producer warpgroup
+constexpr int kOutPad = 8;          // floats of padding per row of the staged output tile
 
 // One block tile: BM = 64 kConsumers pixels x BN filters, kStages stages.
 template <int kConsumers_, int BN_, int kStages_, int kMinBlocks_>
@@ -242,16 +241,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     int64_t a_base[T::kARows];  // x offset of the pixel's tap (0, 0) at channel 8 chunk
 #pragma unroll
     for (int i = 0; i < T::kARows; ++i) {
-      const int m = m0 + row0 + i * (kProducers / 8);
-      a_h0[i] = kOutside;
-      a_w0[i] = 0;
-      a_base[i] = 0;
-      if (m < d.M) {
-        const int q = m % d.Q, pq = m / d.Q, p = pq % d.P, n = pq / d.P;
-        a_h0[i] = p * s.stride - s.pad;
-        a_w0[i] = q * s.stride - s.pad;
-        a_base[i] = ((int64_t(n) * s.H + a_h0[i]) * s.W + a_w0[i]) * s.C + chunk * 8;
-      }
+      im2col_row(s, d.P, d.Q, d.M, m0 + row0 + i * (kProducers / 8), chunk * 8, a_h0[i], a_w0[i], a_base[i]);
     }
     int lr = 0, ls = 0, lc = 0;  // the step to load: tap (lr, ls) of the channels from lc
     int stage = 0;
