@@ -57,6 +57,7 @@
 #include "ladder.cuh"
 #include "radix_select.cuh"
 #include "row_topk.cuh"
+#include "runtime/device.cuh"
 #include "runtime/launch_helpers.cuh"
 
 namespace ch07::solution {
@@ -222,14 +223,6 @@ ClusterShape cluster_shape(int B, int V, bool vector, int sms) {
   return {};
 }
 
-// The SMs of the current GPU (asked once).
-int sm_count() {
-  int device = 0, sms = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
 // Whether a cluster of `size` CTAs of this kernel fits on this GPU (asked once per size).
 template <int kSlots, bool kVector>
 bool fits(int size) {
@@ -244,7 +237,7 @@ bool launch(const float* x, float* probs, float* values, int32_t* indices, int B
             cudaStream_t stream) {
   require_valid(B, V, k);
   const bool vector = V % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
-  static const int sms = sm_count();
+  static const int sms = wb::query_device().sms;  // the first GPU used, as fits() below
   const ClusterShape c = cluster_shape(B, V, vector, sms);
   if (c.size == 0) return false;
   const int chunk = static_cast<int>((((int64_t(V) + c.size - 1) / c.size) + 3) / 4 * 4);
