@@ -88,14 +88,16 @@ __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtens
       : "memory");
 }
 // Arrives once on the barrier at offset `bar` of CTA `rank` of the cluster (this CTA's own
-// included), releasing this thread's earlier accesses at cluster scope: a consumer tells a
-// peer's producer that a stage the peer multicasts into is free again.
+// included): a consumer tells a peer's producer that a stage the peer multicasts into is free
+// again. The default (CTA-scope) release, as the local arrive: what it orders is the end of
+// this warp's wgmma reads, which wgmma.wait_group already completed; a cluster-scope release
+// here would put a fence in every K step.
 __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
   asm volatile(
       "{\n"
       ".reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
       "}\n" ::"r"(bar),
       "r"(rank)
       : "memory");

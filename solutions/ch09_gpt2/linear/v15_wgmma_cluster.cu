@@ -4,9 +4,10 @@
 // the cost model prefers a CTA pair to v13, v13 where it does not, v8 where TMA cannot read
 // the operands, an error on other GPUs (the tests skip the step there, with the reason).
 //
-// v15_wgmma_cluster is the step; v15_wgmma_cluster_multicast and v15_wgmma_cluster_splitk run
-// one kind of pair on every shape TMA takes, so that the tests check both kernels on every
-// shape class and the benchmark compares them where the cost model picks one.
+// v15_wgmma_cluster is the step; v15_wgmma_cluster_multicast (pairs sharing x's box) and
+// v15_wgmma_cluster_splitk (clusters of 4: sharing pairs on both halves of K) run one kind of
+// cluster on every shape TMA takes, so that the tests check the kernel's sharing and its
+// exchange on every shape class and the benchmark compares them where the cost model picks.
 //
 // Run: build/ch09/bin/ch09_bench --full --op=linear_bias/bf16 --impl=v15_wgmma_cluster,v13_wgmma_bias_ahead,reference
 #include "ladder.cuh"

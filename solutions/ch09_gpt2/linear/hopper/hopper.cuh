@@ -23,7 +23,8 @@ void linear_wgmma_bias_ahead(const bf16* x, const bf16* w, const bf16* b, bf16* 
                              cudaStream_t stream);
 
 // The same for v15_wgmma_cluster (linear/hopper/v15_wgmma_cluster.cu): Auto picks, per
-// shape, the pair that shares x's box, the pair that splits K, or v13; the others force one.
+// shape, CTA pairs that share x's box, pairs that split K, clusters of 4 that do both, or v13;
+// Multicast forces the sharing pairs, SplitK the clusters of 4.
 enum class ClusterForm { Auto, Multicast, SplitK };
 void linear_wgmma_cluster(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
                           ClusterForm form, cudaStream_t stream);

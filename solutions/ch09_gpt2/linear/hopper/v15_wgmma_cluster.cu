@@ -1,45 +1,50 @@
-// Step 15 (Hopper sm_90a only) — v13's kernel in CTA pairs (thread-block clusters of 2): the
-// pair either shares its x box (TMA multicast) or splits the K loop and adds its two partial
-// tiles through distributed shared memory.
+// Step 15 (Hopper sm_90a only) — v13's kernel in thread-block clusters: CTAs side by side
+// along N share x's box (TMA multicast), CTAs on the two halves of K add their partial tiles
+// through distributed shared memory, or both (a cluster of 4).
 //
 // What changes over v13_wgmma_bias_ahead, and why. At M = 512 every GPT-2 linear is one tile
-// per CTA and one wave, 8-25 µs in all; cuBLASLt's kernels for these shapes run CTA pairs that
-// share loads (nvjet_sm90_tst_144x64_64x8_1x2: a 144-feature x 64-token tile, two of them on
-// one cluster). What a CTA of v13 waits on is its stream of stages from L2: at (128, 72) a
-// 64-deep step is 288 cycles of math but (128 + 72) x 128 = 25.6 KB of boxes, about 400 cycles
-// at ~64 bytes per cycle per SM. Two ways to carry fewer bytes per CTA:
-//   * multicast (ClusterMode::Multicast): the pair holds two tiles side by side along N, which
-//     read the same (BM, 64) box of x. Each CTA asks TMA for half of it and the copy engine
-//     writes that half into both CTAs' shared memory (cp.async.bulk.tensor .multicast::cluster),
-//     so a CTA loads (BM / 2 + BN) rows per step instead of (BM + BN): 136 instead of 200 at
-//     (128, 72), what cuBLASLt's pair loads. A stage is now written by both CTAs' producers, so
-//     it is free again only when the consumers of both CTAs are done with it: each consumer
-//     warp arrives on the "empty" barrier of its own CTA and of its peer (mapa +
-//     mbarrier.arrive.release.cluster), and an empty barrier counts 16 warps instead of 8.
-//   * split-K (ClusterMode::SplitK): the pair holds one tile, and CTA rank r runs the K steps
-//     of its half. The two partial tiles meet through distributed shared memory, without a
-//     workspace and in a fixed order: consumer warpgroup c of the tile is "owned" by rank c.
-//     The other CTA's warpgroup c writes its FP32 accumulators into the owner's shared memory
-//     (thread t's float4 i at [i][t]: the same registers, coalesced), a cluster barrier
-//     (release / acquire), and the owner adds them to its own and runs v13's epilogue. The
-//     sum of each output is p0 + p1 (FP32 addition commutes exactly), the same on every run.
-//     This halves the steps of a CTA at the same tile, or keeps them at twice the tile: at N =
-//     768, K = 3072 v13 streams 48 steps of a (64, 48) tile; split, (64, 96) runs 24 steps
-//     with 20 % fewer bytes each.
-// Both keep v13's epilogue (harness/device/wgmma_gemm.cuh's kColumnsAhead path: the bias in
-// registers before the K loop, + bias, GELU, one rounding on the registers), the same values
-// and roundings up to the order of the FP32 partial sums in split-K.
+// per CTA and one wave, 8-31 µs in all, and what a CTA waits on is its stream of stages from
+// L2: at (128, 72) a 64-deep step is 288 cycles of math but (128 + 72) x 128 = 25.6 KB of
+// boxes, and all 128 CTAs stream theirs at once (39 MB for 512 x 2304 x 768; 88 MB for the
+// 48 steps of 512 x 768 x 3072's (64, 48) tiles). cuBLASLt's kernels for these shapes run
+// CTA pairs that share loads (nvjet_sm90_tst_144x64_64x8_1x2: a 144-feature x 64-token tile,
+// two of them on one cluster). Two ways to carry fewer bytes per output:
+//   * share (Pairing::kShare = 2): two CTAs hold tiles side by side along N, which read the
+//     same (BM, 64) box of x. Each asks TMA for half of it, and the copy engine writes that
+//     half into both CTAs' shared memory (cp.async.bulk.tensor .multicast::cluster): a CTA
+//     loads (BM / 2 + BN) rows per step instead of (BM + BN), 136 instead of 200 at (128, 72),
+//     what cuBLASLt's pair loads. A stage is now written by two producers, so it is free again
+//     only when the consumers of both CTAs are done with it: each consumer warp arrives on the
+//     "empty" barrier of its own CTA and of the other (mapa + mbarrier.arrive on the
+//     shared::cluster address), and an empty barrier counts 16 warps instead of 8.
+//   * split (Pairing::kSplit = 2): two CTAs hold the same tile, and the CTA of half kr runs
+//     the K steps of that half. The partial tiles meet through distributed shared memory,
+//     without a workspace and in a fixed order: consumer warpgroup c of the tile is "owned" by
+//     half c. The other half's warpgroup c writes its FP32 accumulators into the owner's
+//     shared memory (thread t's float4 i at [i][t]: the same registers, coalesced), a cluster
+//     barrier (release / acquire), and the owner adds them to its own and runs v13's
+//     epilogue. Each output is p0 + p1 (FP32 addition commutes exactly), the same every run.
+//     Half the steps per CTA, at the price of the exchange: 64 x WN x 4 bytes per consumer
+//     through the SM-to-SM network, which is slower than L2 (a (128, 160) tile sends 40 KB).
+//   * both (a cluster of 4, ranks kr kShare + nr): at N = 768, K = 3072 a (64, 96) tile in
+//     four CTAs loads (32 + 96) rows for each of 24 steps, against v13's (64 + 48) rows for
+//     each of 48.
+// All keep v13's epilogue (harness/device/wgmma_gemm.cuh's kColumnsAhead path: the bias in
+// registers before the K loop; + bias, GELU, one rounding on the registers), so the values
+// and roundings are v13's up to the order of the FP32 partial sums where K is split.
 //
-// The cluster barrier: every thread of both CTAs arrives once per phase. Phase 1 (after the
-// barriers are initialised): with multicast every thread waits at once (a peer's copies and
-// arrivals reach this CTA's barriers); with split-K only before the exchange (the peer has
-// started, its shared memory exists). Phase 2: multicast, a consumer arrives after its last
-// release of a peer's stage and waits after its epilogue; split-K, the exchange between the
-// arrive and the wait. No CTA exits while its peer may still write to it.
+// The cluster barrier: every thread of the cluster arrives once per phase. Phase 1 (after the
+// barriers are initialised, relaxed: fence.mbarrier_init publishes them): sharing CTAs wait at
+// once (the other's copies and arrivals reach this CTA's barriers); split-only ones only
+// before the exchange (the partner has started, its shared memory exists). Phase 2: without a
+// split, a consumer arrives after its last release of the other's stage and waits after its
+// epilogue; with one, the exchange lies between the two halves of the barrier. No CTA exits
+// while another may still write to it.
 //
-// The grid is one cluster per pair of tiles (not persistent): the launcher
-// (linear/v15_wgmma_cluster.cu, cost model there) takes this step only where a pair of tiles
-// per cluster fills the GPU in one wave, and v13 elsewhere.
+// The grid is one cluster per group of tiles (not persistent): the launcher takes a cluster
+// only where its cost model (cluster_linear::score: v12's score with the L2 bytes weighed as
+// the first measurements of this step said, the exchange, the waves of clusters) puts it
+// below v13, and v13 elsewhere.
 //
 // Run: build/ch09/bin/ch09_bench --full --op=linear_bias/bf16 --impl=v15_wgmma_cluster,v13_wgmma_bias_ahead,reference
 #include <cuda.h>
@@ -53,18 +58,28 @@
 
 namespace ch09::solution::hopper {
 
-enum class ClusterMode { Multicast, SplitK };
-
 namespace cluster_linear {
 
 using wb::sm90::KMajorTile;
 
-// The tile of mode kMode: v13's stages of (BM + BN) x 128 bytes, as many as fit in 200 KB
+// A cluster's arrangement: kShare CTAs side by side along N that share x's box (1 or 2), times
+// kSplit CTAs along K whose partial tiles are added (1 or 2). Rank = kr kShare + nr: nr the
+// place along N, kr the half of K.
+template <int kShare_, int kSplit_>
+struct Pairing {
+  static constexpr int kShare = kShare_, kSplit = kSplit_, kSize = kShare * kSplit;
+  static_assert((kShare == 1 || kShare == 2) && (kSplit == 1 || kSplit == 2) && kSize > 1, "a cluster of 2 or 4");
+};
+using Multicast = Pairing<2, 1>;
+using SplitK = Pairing<1, 2>;
+using MulticastSplitK = Pairing<2, 2>;
+
+// The tile of a pairing: v13's stages of (BM + BN) x 128 bytes, as many as fit in 200 KB
 // with split-K's exchange buffer (one consumer's accumulators, 64 x WN FP32), at most 8.
-template <int BM, int BN, ClusterMode kMode>
+template <int BM, int BN, class P>
 struct Form {
   static constexpr int kWN = BM == 128 ? BN : BN / 2;
-  static constexpr int kExchangeBytes = kMode == ClusterMode::SplitK ? 64 * kWN * 4 : 0;
+  static constexpr int kExchangeBytes = P::kSplit == 2 ? 64 * kWN * 4 : 0;
   using Tile = KMajorTile<BM, BN, std::min(8, (200 * 1024 - kExchangeBytes) / ((BM + BN) * 128))>;
   static constexpr int kSmem = Tile::kSmem + kExchangeBytes;
 };
@@ -80,11 +95,12 @@ using Tiles = std::tuple<Size<128, 256>, Size<128, 208>, Size<128, 160>, Size<12
 
 }  // namespace cluster_linear
 
-// grid: 2 x (the pairs of tiles), in clusters of 2 along x; block Tile::kThreads; dynamic
-// shared memory Form::kSmem. Multicast: map_a's boxes are (64, BM / 2), cluster p holds tiles
-// (bm, 2 bn' + rank) with bm = p % tiles_m. Split-K: map_a's boxes are (64, BM), cluster p holds
-// tile (p % tiles_m, p / tiles_m), rank r the K steps [r h, r h + h), h = ceil(steps / 2).
-template <class Tile, ClusterMode kMode, class Epilogue>
+// grid: P::kSize x (the clusters), in clusters of P::kSize along x; block Tile::kThreads;
+// dynamic shared memory Form::kSmem. map_a's boxes are (64, BM / P::kShare): a sharing CTA
+// loads its half of x's box. Cluster p holds block row bm = p % tiles_m and block columns
+// bn = kShare (p / tiles_m) + nr; the CTA of K half kr runs the K steps [kr h, kr h + h),
+// h = ceil(steps / kSplit).
+template <class Tile, class P, class Epilogue>
 __global__ void __launch_bounds__(Tile::kThreads, 1)
     cluster_gemm_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int M,
                         int N, int K, const Epilogue epi) {
@@ -92,50 +108,52 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
   using namespace wb::sm90;
   using wb::ptx::smem_u32;
   static_assert(ColumnsAhead<Epilogue>, "v13's epilogue: the bias loaded before the K loop");
-  constexpr bool kMulticast = kMode == ClusterMode::Multicast;
+  constexpr bool kShared = P::kShare == 2, kSplit = P::kSplit == 2;
   constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK, kStages = Tile::kStages;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   __shared__ __align__(8) uint64_t full_bar[kStages], empty_bar[kStages];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   auto a_stage = [&](int s) { return base + uint32_t(s * Tile::kABytes); };
   auto b_stage = [&](int s) { return base + uint32_t(kStages * Tile::kABytes + s * Tile::kBBytes); };
-  // split-K: the owner's buffer for its peer's accumulators, after the stages
+  // split-K: the owner's buffer for its partner's accumulators, after the stages
   float4* exchange =
       reinterpret_cast<float4*>(smem_raw + (base - smem_u32(smem_raw)) + kStages * (Tile::kABytes + Tile::kBBytes));
 
-  const unsigned rank = wb::cluster::rank(), peer = rank ^ 1u;
-  const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, pair = blockIdx.x / 2;
-  const int bm = pair % tiles_m, bn = kMulticast ? 2 * (pair / tiles_m) + int(rank) : pair / tiles_m;
-  const int ktiles = (K + BK - 1) / BK, half = (ktiles + 1) / 2;
-  const int kt0 = kMulticast ? 0 : int(rank) * half;  // this CTA's first K step and count
-  const int steps = kMulticast ? ktiles : max(0, min(ktiles, kt0 + half) - kt0);
+  const unsigned rank = wb::cluster::rank();
+  const int nr = int(rank) % P::kShare, kr = int(rank) / P::kShare;
+  const unsigned sharer = rank ^ 1u;                    // kShared: the CTA beside this one along N
+  const unsigned partner = rank ^ unsigned(P::kShare);  // kSplit: the CTA of the other K half
+  const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, cluster = blockIdx.x / P::kSize;
+  const int bm = cluster % tiles_m, bn = P::kShare * (cluster / tiles_m) + nr;
+  const int ktiles = (K + BK - 1) / BK, per_half = (ktiles + P::kSplit - 1) / P::kSplit;
+  const int kt0 = kr * per_half, steps = max(0, min(ktiles, kt0 + per_half) - kt0);
   const int warpgroup = threadIdx.x / 128;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(smem_u32(&full_bar[s]), 1);
       // one arrive per consumer warp of every CTA that writes the stage
-      mbar_init(smem_u32(&empty_bar[s]), Tile::kConsumers * 4 * (kMulticast ? 2 : 1));
+      mbar_init(smem_u32(&empty_bar[s]), Tile::kConsumers * 4 * P::kShare);
     }
-    fence_mbarrier_init();  // visible to the copy engine and to the peer
+    fence_mbarrier_init();  // visible to the copy engine and to the cluster
   }
   __syncthreads();
-  wb::cluster::arrive();  // phase 1: this CTA has started, its barriers are initialised
-  if constexpr (kMulticast) wb::cluster::wait();
+  wb::cluster::arrive_relaxed();  // phase 1: this CTA has started, its barriers are initialised
+  if constexpr (kShared) wb::cluster::wait();
 
   if (warpgroup == 0) {
     setmaxnreg_dec<40>();
     if (threadIdx.x == 0) {
-      // A multicast pair's second tile may lie past N (tiles_n odd): no W box, zeros in y.
+      // A sharing cluster's second tile may lie past N (tiles_n odd): no W box, nothing stored.
       const bool has_b = bn < tiles_n;
       PipeState<kStages> ps;
       produce_tile(ps, full_bar, empty_bar, steps, Tile::kABytes + (has_b ? Tile::kBBytes : 0),
                    [&](int s, int kt, uint32_t bar) {
                      const int k = (kt0 + kt) * BK;
-                     if constexpr (kMulticast) {  // this CTA's half of x's box, into both CTAs
+                     if constexpr (kShared) {  // this CTA's half of x's box, into both CTAs of the K half
                        constexpr int kHalf = Tile::kABytes / 2;
-                       tma_load_2d_multicast(a_stage(s) + rank * kHalf, &map_a, k, bm * BM + int(rank) * (BM / 2), bar,
-                                             uint16_t(0x3));
+                       tma_load_2d_multicast(a_stage(s) + nr * kHalf, &map_a, k, bm * BM + nr * (BM / 2), bar,
+                                             uint16_t(0x3u << (2 * kr)));
                      } else {
                        tma_load_2d(a_stage(s), &map_a, k, bm * BM, bar);
                      }
@@ -143,8 +161,8 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
                    });
     }
     __syncwarp();
-    if constexpr (!kMulticast) wb::cluster::wait();
-    wb::cluster::arrive();  // phase 2
+    if constexpr (!kShared) wb::cluster::wait();
+    wb::cluster::arrive_relaxed();  // phase 2
     wb::cluster::wait();
   } else {
     setmaxnreg_inc<232>();
@@ -169,21 +187,22 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
     consume_stages(ps, full_bar, steps, d, math, [&](int s) {
       if (lane == 0) {
         mbar_arrive(smem_u32(&empty_bar[s]));
-        if constexpr (kMulticast) mbar_arrive_cluster(smem_u32(&empty_bar[s]), peer);  // the peer wrote it too
+        if constexpr (kShared) mbar_arrive_cluster(smem_u32(&empty_bar[s]), sharer);  // it wrote the stage too
       }
     });
-    if constexpr (kMulticast) {
-      wb::cluster::arrive();  // phase 2: this warp is done with the peer's barriers
+    if constexpr (!kSplit) {
+      wb::cluster::arrive_relaxed();  // phase 2: this warp is done with the sharer's barriers
       for_each_pair(d, cols, row0, col0, epi);
       wb::cluster::wait();
     } else {
-      const bool owner = unsigned(cw) == rank;
-      wb::cluster::wait();  // phase 1: the peer has started
-      if (!owner) {         // this warpgroup's partial to the owner of its outputs, the peer
-        float4* to = wb::cluster::map(exchange, peer);
+      const bool owner = cw == kr;                  // K half kr stores consumer kr's outputs
+      if constexpr (!kShared) wb::cluster::wait();  // phase 1: the partner has started
+      if (!owner) {                                 // this warpgroup's partial to the partner, the owner
+        float4* to = wb::cluster::map(exchange, partner);
 #pragma unroll
-        for (int i = 0; i < Tile::kAcc / 4; ++i)
+        for (int i = 0; i < Tile::kAcc / 4; ++i) {
           to[i * 128 + t] = make_float4(d[4 * i], d[4 * i + 1], d[4 * i + 2], d[4 * i + 3]);
+        }
       }
       wb::cluster::arrive();  // phase 2: the partials are written (release) ...
       wb::cluster::wait();    // ... and visible (acquire)
@@ -204,61 +223,57 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
 
 namespace cluster_linear {
 
-// The pairs of tiles (clusters) of mode kMode on the shape.
-inline long long clusters(ClusterMode mode, int bm, int bn, int M, int N) {
+// The clusters of pairing (share, split) on the shape.
+inline long long clusters(int share, int bm, int bn, int M, int N) {
   const long long tm = ceil_div(M, bm), tn = ceil_div(N, bn);
-  return mode == ClusterMode::Multicast ? tm * ((tn + 1) / 2) : tm * tn;
+  return tm * ((tn + share - 1) / share);
 }
 
-// v12's score (linear::score) for a tile in a pair: waves of clusters (at most sms / 2 at
-// once) x (the CTA's K steps x the larger of its math and its L2 bytes per step + fill and
-// epilogue + the cluster barriers); multicast loads half of x's box, split-K runs half the
-// steps and sends 64 x WN FP32 partials to its peer (~32 bytes per cycle).
-inline double score(ClusterMode mode, int bm, int bn, int M, int N, int K, int sms) {
-  const double waves = std::ceil(double(clusters(mode, bm, bn, M, N)) / std::max(1, sms / 2));
-  const int ktiles = ceil_div(K, 64), wn = bm == 128 ? bn : bn / 2;
-  const double math = bm * bn / 32.0;
-  if (mode == ClusterMode::Multicast) return waves * (ktiles * std::max(math, (bm / 2 + bn) * 2.0) + 1800.0);
-  return waves * ((ktiles + 1) / 2 * std::max(math, (bm + bn) * 2.0) + 1800.0 + 8.0 * wn);
+// The cost of tile (bm, bn) in clusters of share x split CTAs, in cycles, v12's score
+// (linear::score) with the L2 bytes weighed as measured: waves of clusters (sms / size at
+// once) x (the CTA's K steps x the larger of its math, bm bn / 32, and its L2 bytes at ~48 per
+// cycle, + fill and epilogue + the cluster barriers); a sharing CTA loads bm / 2 rows of x, a
+// split one runs half the steps and sends 64 x WN FP32 partials (~14 bytes per cycle).
+inline double score(int share, int split, int bm, int bn, int M, int N, int K, int sms) {
+  const int size = share * split;
+  const double waves = std::ceil(double(clusters(share, bm, bn, M, N)) / std::max(1, sms / size));
+  const int steps = (ceil_div(K, 64) + split - 1) / split, wn = bm == 128 ? bn : bn / 2;
+  const double step = std::max(bm * bn / 32.0, (double(bm) / share + bn) * 128.0 / 48.0);
+  const double exchange = split == 2 ? 64.0 * wn * 4.0 / 14.0 : 0.0;
+  return waves * (steps * step + 1500.0 + (size > 1 ? 300.0 : 0.0) + exchange);
 }
 
-// Launches mode kMode on tile (BM, BN); false (nothing launched) when no cluster of two of
-// the kernel fits on this GPU.
-template <int BM, int BN, ClusterMode kMode, class Store>
+// Launches pairing P on tile (BM, BN); false (nothing launched) when no cluster of the kernel
+// fits on this GPU.
+template <int BM, int BN, class P, class Store>
 bool launch(const bf16* x, const bf16* w, int M, int N, int K, const Store& store, cudaStream_t stream,
             const char* who) {
-  using F = Form<BM, BN, kMode>;
+  using F = Form<BM, BN, P>;
   using T = typename F::Tile;
-  auto* kernel = &cluster_gemm_kernel<T, kMode, Store>;
+  auto* kernel = &cluster_gemm_kernel<T, P, Store>;
   static const bool fits = [&] {
     wb::allow_dynamic_smem(kernel, F::kSmem);
-    return wb::cluster::max_active(kernel, T::kThreads, 2, F::kSmem) > 0;
+    return wb::cluster::max_active(kernel, T::kThreads, P::kSize, F::kSmem) > 0;
   }();
   if (!fits) return false;
   thread_local linear::MapEntry map_x, map_w;
-  const int a_rows = kMode == ClusterMode::Multicast ? BM / 2 : BM;  // multicast: half of x's box each
-  const CUtensorMap& mx = linear::map_of(map_x, x, M, K, a_rows, who);
+  const CUtensorMap& mx = linear::map_of(map_x, x, M, K, BM / P::kShare, who);  // sharing: half of x's box each
   const CUtensorMap& mw = linear::map_of(map_w, w, N, K, BN, who);
-  const long long grid = 2 * clusters(kMode, BM, BN, M, N);
+  const long long grid = P::kSize * clusters(P::kShare, BM, BN, M, N);
   if (grid > 0x7fffffffLL) return false;
-  const wb::cluster::Config config(dim3(unsigned(grid)), T::kThreads, 2, stream, F::kSmem);
+  const wb::cluster::Config config(dim3(unsigned(grid)), T::kThreads, P::kSize, stream, F::kSmem);
   CUDA_CHECK(cudaLaunchKernelEx(config.get(), kernel, mx, mw, M, N, K, store));
   return true;
 }
 
-// Mode `mode` on its cheapest tile; false when its cluster does not fit.
-template <class Store>
-bool run(ClusterMode mode, const bf16* x, const bf16* w, int M, int N, int K, const Store& store, int sms,
-         cudaStream_t stream, const char* who) {
+// Pairing P on its cheapest tile; false when its cluster does not fit.
+template <class P, class Store>
+bool run(const bf16* x, const bf16* w, int M, int N, int K, const Store& store, int sms, cudaStream_t stream,
+         const char* who) {
   bool done = false;
   linear::with_cheapest_tile<Tiles>(
-      [&](int bm, int bn) { return score(mode, bm, bn, M, N, K, sms); },
-      [&](auto tile) {
-        using T = decltype(tile);
-        done = mode == ClusterMode::Multicast
-                   ? launch<T::BM, T::BN, ClusterMode::Multicast>(x, w, M, N, K, store, stream, who)
-                   : launch<T::BM, T::BN, ClusterMode::SplitK>(x, w, M, N, K, store, stream, who);
-      });
+      [&](int bm, int bn) { return score(P::kShare, P::kSplit, bm, bn, M, N, K, sms); },
+      [&](auto tile) { done = launch<decltype(tile)::BM, decltype(tile)::BN, P>(x, w, M, N, K, store, stream, who); });
   return done;
 }
 
@@ -268,10 +283,11 @@ void for_each_size(F&& f) {
   std::apply([&](auto... size) { (f(decltype(size)::BM, decltype(size)::BN), ...); }, List{});
 }
 
-// The cheapest score of mode `mode` over its tiles.
-inline double best_score(ClusterMode mode, int M, int N, int K, int sms) {
+// The cheapest score of pairing (share, split) over its tiles; (1, 1) is v13 on the same
+// terms.
+inline double best_score(int share, int split, int M, int N, int K, int sms) {
   double best = INFINITY;
-  for_each_size<Tiles>([&](int bm, int bn) { best = std::min(best, score(mode, bm, bn, M, N, K, sms)); });
+  for_each_size<Tiles>([&](int bm, int bn) { best = std::min(best, score(share, split, bm, bn, M, N, K, sms)); });
   return best;
 }
 
@@ -279,29 +295,36 @@ inline double best_score(ClusterMode mode, int M, int N, int K, int sms) {
 
 void linear_wgmma_cluster(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
                           ClusterForm form, cudaStream_t stream) {
+  namespace cl = cluster_linear;
   const int sms = linear::sm_count();
   const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(y) % 4 == 0;
   const BiasAheadStore store{{b, y, M, N, epi, pairs}};
   const char* who = "v15_wgmma_cluster";
-  ClusterMode mode = ClusterMode::Multicast;
-  if (form == ClusterForm::SplitK) {
-    mode = ClusterMode::SplitK;
-  } else if (form == ClusterForm::Auto) {
-    // v13 (linear::score, the best of its tiles) unless a pair of CTAs scores lower.
-    double v13 = INFINITY;
-    cluster_linear::for_each_size<linear::Tiles>(
-        [&](int bm, int bn) { v13 = std::min(v13, linear::score(bm, bn, M, N, K, sms)); });
-    const double mc = cluster_linear::best_score(ClusterMode::Multicast, M, N, K, sms);
-    const double sk = cluster_linear::best_score(ClusterMode::SplitK, M, N, K, sms);
-    if (std::min(mc, sk) >= v13) {
-      linear_wgmma_bias_ahead(x, w, b, y, M, N, K, epi, stream);
-      return;
+  bool done = false;
+  switch (form) {
+    case ClusterForm::Multicast:
+      done = cl::run<cl::Multicast>(x, w, M, N, K, store, sms, stream, who);
+      break;
+    case ClusterForm::SplitK:
+      done = cl::run<cl::MulticastSplitK>(x, w, M, N, K, store, sms, stream, who);
+      break;
+    case ClusterForm::Auto: {
+      // The cheapest of v13 (on the same terms) and the three pairings.
+      const double v13 = cl::best_score(1, 1, M, N, K, sms), mc = cl::best_score(2, 1, M, N, K, sms);
+      const double sk = cl::best_score(1, 2, M, N, K, sms), both = cl::best_score(2, 2, M, N, K, sms);
+      const double best = std::min({v13, mc, sk, both});
+      if (best == v13) break;
+      if (best == mc) {
+        done = cl::run<cl::Multicast>(x, w, M, N, K, store, sms, stream, who);
+      } else if (best == both) {
+        done = cl::run<cl::MulticastSplitK>(x, w, M, N, K, store, sms, stream, who);
+      } else {
+        done = cl::run<cl::SplitK>(x, w, M, N, K, store, sms, stream, who);
+      }
+      break;
     }
-    mode = sk < mc ? ClusterMode::SplitK : ClusterMode::Multicast;
   }
-  if (!cluster_linear::run(mode, x, w, M, N, K, store, sms, stream, who)) {
-    linear_wgmma_bias_ahead(x, w, b, y, M, N, K, epi, stream);  // no cluster of two fits
-  }
+  if (!done) linear_wgmma_bias_ahead(x, w, b, y, M, N, K, epi, stream);  // v13, or no cluster fits
 }
 
 }  // namespace ch09::solution::hopper
