@@ -45,12 +45,6 @@ __device__ __forceinline__ unsigned size() {
 // The first half of the cluster barrier: this thread's earlier writes are released.
 __device__ __forceinline__ void arrive() { asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory"); }
 
-// The same without the release: for a phase that publishes no ordinary writes (the barriers'
-// initialisation is published by its own fence, fence.mbarrier_init).
-__device__ __forceinline__ void arrive_relaxed() {
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
-}
-
 // The second half: waits for every thread of the cluster to arrive, and acquires their writes.
 __device__ __forceinline__ void wait() { asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory"); }
 

@@ -76,32 +76,6 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
       : "memory");
 }
 
-// The same box written into the shared memory of every CTA of the cluster named in `cta_mask`
-// (bit i: rank i), at the same offset `dst` in each, each copy completing on the barrier at
-// offset `bar` of its own CTA. Two CTAs that need the same box load it once for both.
-__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map, int c0, int c1,
-                                                      uint32_t bar, uint16_t cta_mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(cta_mask)
-      : "memory");
-}
-// Arrives once on the barrier at offset `bar` of CTA `rank` of the cluster (this CTA's own
-// included): a consumer tells a peer's producer that a stage the peer multicasts into is free
-// again. The default (CTA-scope) release, as the local arrive: what it orders is the end of
-// this warp's wgmma reads, which wgmma.wait_group already completed; a cluster-scope release
-// here would put a fence in every K step.
-__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
-  asm volatile(
-      "{\n"
-      ".reg .b32 remote;\n"
-      "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
-      "}\n" ::"r"(bar),
-      "r"(rank)
-      : "memory");
-}
 // A 3-D box whose corner is at (c0 inner, c1, c2 outer): chapter 8 maps (D, S, B * H) so that
 // a box of rows never runs from one head into the next (rows past S arrive as zeros).
 __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2,

@@ -4,8 +4,6 @@
 //   * PipeState, produce_tile, consume_tile: the full / empty mbarrier pipeline over kStages
 //     shared-memory stages, the producer's loop over one tile's K and the consumers' loop
 //     (wgmma.wait_group 1: one stage's wgmmas stay in flight while the next is issued);
-//     consume_stages, the consumers' loop with the release of a stage left to the caller (a
-//     cluster whose CTAs share loads releases a stage in each of them: chapter 9's v15);
 //   * grouped_tile: a persistent grid's tile order, kGroupM block rows at a time (L2 reuse);
 //   * for_each_pair: where each accumulator lies in the 64 x N tile, for an epilogue;
 //   * KMajorTile and kmajor_gemm_kernel: a whole GEMM for two K-major operands, y (M, N) =
@@ -144,7 +142,6 @@ struct WgmmaSs;
 // The shapes the kernels use (chapter 5: 256; chapter 9's tiles: the rest). Another N (a
 // multiple of 8 up to 256) is one more line.
 WB_WGMMA_SS_SHAPE(24, 12, 12, 13, 14, 15, 16)
-WB_WGMMA_SS_SHAPE(48, 24, 24, 25, 26, 27, 28)
 WB_WGMMA_SS_SHAPE(56, 28, 28, 29, 30, 31, 32)
 WB_WGMMA_SS_SHAPE(72, 36, 36, 37, 38, 39, 40)
 WB_WGMMA_SS_SHAPE(96, 48, 48, 49, 50, 51, 52)
@@ -193,13 +190,17 @@ __device__ __forceinline__ void produce_tile(PipeState<kStages>& ps, uint64_t* f
 
 // A consumer warpgroup's part of one tile: for each step along K, wait for the stage's bytes,
 // let math(stage) issue its wgmmas into d, commit them, and wait until the previous step's
-// wgmmas are done reading their stage (wgmma.wait_group 1) before release(stage) is called
-// (by every thread) to hand that stage back. On return every wgmma of the tile has completed
-// and every stage it used is released. d is not zeroed here.
-template <int kStages, int R, class Math, class Release>
-__device__ __forceinline__ void consume_stages(PipeState<kStages>& ps, uint64_t* full_bar, int ktiles, float (&d)[R],
-                                               Math&& math, Release&& release) {
+// wgmmas are done reading their stage (wgmma.wait_group 1) before that stage is released. On
+// return every wgmma of the tile has completed and every stage it used is released. d is
+// not zeroed here.
+template <int kStages, int R, class Math>
+__device__ __forceinline__ void consume_tile(PipeState<kStages>& ps, uint64_t* full_bar, uint64_t* empty_bar,
+                                             int ktiles, float (&d)[R], Math&& math) {
   using wb::ptx::smem_u32;
+  const int lane = threadIdx.x % 32;
+  auto release = [&](int s) {  // this warp is done with stage s
+    if (lane == 0) mbar_arrive(smem_u32(&empty_bar[s]));
+  };
   int held = -1;  // the stage whose wgmmas may still be reading shared memory
   for (int kt = 0; kt < ktiles; ++kt) {
     mbar_wait(smem_u32(&full_bar[ps.stage]), ps.phase);  // the TMA bytes of this stage have landed
@@ -216,18 +217,6 @@ __device__ __forceinline__ void consume_stages(PipeState<kStages>& ps, uint64_t*
   wgmma_wait<0>();
   pin(d);
   if (held >= 0) release(held);
-}
-
-// The same, each warp releasing a stage with one arrive on its "empty" barrier (the barrier
-// counts one arrive per consumer warp).
-template <int kStages, int R, class Math>
-__device__ __forceinline__ void consume_tile(PipeState<kStages>& ps, uint64_t* full_bar, uint64_t* empty_bar,
-                                             int ktiles, float (&d)[R], Math&& math) {
-  using wb::ptx::smem_u32;
-  const int lane = threadIdx.x % 32;
-  consume_stages(ps, full_bar, ktiles, d, math, [&](int s) {  // this warp is done with stage s
-    if (lane == 0) mbar_arrive(smem_u32(&empty_bar[s]));
-  });
 }
 
 // Tile index -> (block row bm, block column bn), in groups of kGroupM block rows: consecutive

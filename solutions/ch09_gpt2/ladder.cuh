@@ -24,11 +24,6 @@
 //   v13_wgmma_bias_ahead (Hopper sm_90a only) v12's kernel with each thread's bias loaded
 //                     before the K loop, not between the last wgmma and the stores: the
 //                     prefill GEMM of the BF16 model on Hopper
-//   v15_wgmma_cluster (Hopper sm_90a only) v13's kernel in thread-block clusters: CTAs
-//                     side by side along N share x's box by TMA multicast, CTAs on the two
-//                     halves of K add their partial tiles through distributed shared memory
-//                     (fixed order, no workspace), or both in clusters of 4; the cost model
-//                     picks one of them or v13 per shape
 // gemv/    one token's linears, y = epilogue(W x + b): every weight read once
 //   v4_gemv_warp      one warp per row of W, 16-byte loads, a shuffle sum: the batch-1
 //                     GEMV at memory speed
@@ -82,16 +77,8 @@ void linear_wgmma_tma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int 
                       cudaStream_t stream);
 void linear_wgmma_bias_ahead(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
                              cudaStream_t stream);
-// v15: the cost model's choice per shape, and the two forms that force one kind of cluster
-// (the sharing pairs; the clusters of 4 that share and split).
-void linear_wgmma_cluster(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
-                          cudaStream_t stream);
-void linear_wgmma_cluster_multicast(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K,
-                                    Epilogue epi, cudaStream_t stream);
-void linear_wgmma_cluster_splitk(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K,
-                                 Epilogue epi, cudaStream_t stream);
-// What they all do (linear/v12_wgmma_epilogue.cu): the checks, then the step's Hopper kernel or v8.
-enum class HopperStep { V12, V13, V15, V15Multicast, V15SplitK };
+// What both do (linear/v12_wgmma_epilogue.cu): the checks, then the step's Hopper kernel or v8.
+enum class HopperStep { V12, V13 };
 void linear_on_hopper(HopperStep step, const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K,
                       Epilogue epi, cudaStream_t stream);
 // Whether this build has the Hopper steps and this GPU runs them (the model's prefill asks).

@@ -19,17 +19,6 @@ WB_VARIANTS(ch09_solution, wb::Role::Solution) {
     v.push_back(wb::variant(op, "v13_wgmma_bias_ahead", &linear_wgmma_bias_ahead)
                     .hopper_only()
                     .with_note("v12 with each thread's bias loaded before the K loop; K % 8 != 0: v8_mma_epilogue"));
-    v.push_back(wb::variant(op, "v15_wgmma_cluster", &linear_wgmma_cluster)
-                    .hopper_only()
-                    .with_note("v13 in clusters: x's box shared by TMA multicast, K split through DSMEM, or both, "
-                               "per shape; v13 where none pays"));
-    v.push_back(wb::variant(op, "v15_wgmma_cluster_multicast", &linear_wgmma_cluster_multicast)
-                    .hopper_only()
-                    .with_note("v15's CTA pairs sharing x's box, on every shape (comparison form)"));
-    v.push_back(wb::variant(op, "v15_wgmma_cluster_splitk", &linear_wgmma_cluster_splitk)
-                    .hopper_only()
-                    .with_note("v15's clusters of 4: pairs sharing x's box on both halves of K, on every shape "
-                               "(comparison form)"));
 #endif
   }
   for (const char* op : {"linear_bias/f32", "linear_bias_gelu/f32"}) {

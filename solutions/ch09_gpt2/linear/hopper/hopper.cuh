@@ -1,5 +1,5 @@
-// The Hopper steps of the prefill GEMM (linear/hopper/: v12, v13, v15), built for sm_90a
-// alone in their own library (chapters/ch09_gpt2/extra.cmake). The ladder's launcher,
+// The Hopper step of the prefill GEMM (linear/hopper/v12_wgmma_epilogue.cu), built for sm_90a
+// alone in its own library (chapters/ch09_gpt2/extra.cmake). The ladder's launcher,
 // linear/v12_wgmma_epilogue.cu, decides per call whether this path applies and falls back to
 // v8 (linear_mma) where it does not.
 #pragma once
@@ -21,12 +21,5 @@ void linear_wgmma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, i
 // The same for v13_wgmma_bias_ahead (linear/hopper/v13_wgmma_bias_ahead.cu).
 void linear_wgmma_bias_ahead(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
                              cudaStream_t stream);
-
-// The same for v15_wgmma_cluster (linear/hopper/v15_wgmma_cluster.cu): Auto picks, per
-// shape, CTA pairs that share x's box, pairs that split K, clusters of 4 that do both, or v13;
-// Multicast forces the sharing pairs, SplitK the clusters of 4.
-enum class ClusterForm { Auto, Multicast, SplitK };
-void linear_wgmma_cluster(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
-                          ClusterForm form, cudaStream_t stream);
 
 }  // namespace ch09::solution::hopper

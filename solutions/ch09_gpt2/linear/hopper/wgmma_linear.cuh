@@ -1,8 +1,8 @@
-// What the Hopper steps of the prefill GEMM (v12_wgmma_epilogue, v13_wgmma_bias_ahead,
-// v15_wgmma_cluster) share on the host: the SM count, the tensor maps kept from call to call,
-// the launch of harness/device/wgmma_gemm.cuh's kmajor_gemm_kernel for one tile and one
-// epilogue, and the tiles with v12's cost model that picks one (v12_wgmma_epilogue.cu's header
-// says why); and the epilogues, v12's and v13's (v15 runs v13's).
+// What the two Hopper steps of the prefill GEMM (v12_wgmma_epilogue, v13_wgmma_bias_ahead)
+// share on the host: the SM count, the tensor maps kept from call to call, the launch of
+// harness/device/wgmma_gemm.cuh's kmajor_gemm_kernel for one tile and one epilogue, and the
+// tiles with v12's cost model that picks one (v12_wgmma_epilogue.cu's header says why). Each
+// step keeps its epilogue.
 // Built for sm_90a alone (chapters/ch09_gpt2/extra.cmake).
 #pragma once
 #include <cuda.h>
@@ -76,26 +76,19 @@ inline double score(int bm, int bn, int M, int N, int K, int sms) {
   return waves * (ceil_div(K, 64) * std::max(math, bytes) + 1500.0);
 }
 
-// run(T{}) for the tile T of the tuple List with the lowest score_of(BM, BN) (the first one on
-// a tie).
-template <class List = Tiles, class Score, class Run>
-void with_cheapest_tile(Score&& score_of, Run&& run) {
+// run(T{}) for the cheapest tile T of Tiles on the shape (the first one on a tie).
+template <class Run>
+void with_best_tile(int M, int N, int K, int sms, Run&& run) {
   [&]<size_t... I>(std::index_sequence<I...>) {
     double best_score = INFINITY;
     size_t best = 0;
     auto consider = [&](size_t i, double s) {
       if (s < best_score) best_score = s, best = i;
     };
-    (consider(I, score_of(std::tuple_element_t<I, List>::BM, std::tuple_element_t<I, List>::BN)), ...);
-    ((best == I ? (run(std::tuple_element_t<I, List>{}), true) : false) || ...);
+    (consider(I, score(std::tuple_element_t<I, Tiles>::BM, std::tuple_element_t<I, Tiles>::BN, M, N, K, sms)), ...);
+    ((best == I ? (run(std::tuple_element_t<I, Tiles>{}), true) : false) || ...);
   }
-  (std::make_index_sequence<std::tuple_size_v<List>>{});
-}
-
-// run(T{}) for the cheapest tile T of Tiles on the shape by v12's score.
-template <class Run>
-void with_best_tile(int M, int N, int K, int sms, Run&& run) {
-  with_cheapest_tile([&](int bm, int bn) { return score(bm, bn, M, N, K, sms); }, run);
+  (std::make_index_sequence<std::tuple_size_v<Tiles>>{});
 }
 
 }  // namespace ch09::solution::hopper::linear
@@ -104,8 +97,7 @@ namespace ch09::solution::hopper {
 
 // v12's epilogue, one column pair (c, c + 1) of rows r and r + 8 at a time: + bias,
 // GELU, one rounding, stored where it lies inside y. pairs: N even and y 4-byte aligned (a
-// pair is one store). (v13's BiasAheadStore, below, loads the bias earlier and stores the
-// same way.)
+// pair is one store). (v13's BiasAheadStore loads the bias earlier and stores the same way.)
 struct BiasStore {
   const bf16* b;
   bf16* y;
@@ -138,24 +130,6 @@ struct BiasStore {
       bias.x = to_float(b[c]);
       if (two) bias.y = to_float(b[c + 1]);
     }
-    row(r, c, lo, bias, two);
-    row(r + 8, c, hi, bias, two);
-  }
-};
-
-// v13's epilogue: v12's BiasStore with the bias of a column pair passed in (kColumnsAhead):
-// the kernel loads columns(c) for each of the thread's pairs before the K loop (v13 and v15).
-struct BiasAheadStore : BiasStore {
-  static constexpr bool kColumnsAhead = true;
-
-  // The bias of columns c and c + 1 (0 past N, or when the op has none).
-  __device__ __forceinline__ float2 columns(int c) const {
-    if (epi == Epilogue::None || c >= N) return make_float2(0.0f, 0.0f);
-    return make_float2(to_float(b[c]), c + 1 < N ? to_float(b[c + 1]) : 0.0f);
-  }
-  __device__ __forceinline__ void operator()(int r, int c, float2 lo, float2 hi, float2 bias) const {
-    if (c >= N) return;
-    const bool two = c + 1 < N;
     row(r, c, lo, bias, two);
     row(r + 8, c, hi, bias, two);
   }
