@@ -14,11 +14,11 @@
 //      streaming loads, all in flight at once). Each thread's maximum, a float max per logit.
 //   2. A floor per warp: the j-th largest of the warp's 32 thread maxima, j = ceil(k / 8), by
 //      j rounds of a warp max-reduction (redux) and a ballot of the lanes that hold it. Eight
-//      warps x j maxima >= k logits reach the smallest of the eight warp floors, so the block's
-//      k largest do. Refined (the registered form): of the eight warp floors the highest that
-//      k of the block's maxima reach (a ballot per warp floor, the counts added in shared
-//      memory). For rows drawn from normal(0, 2) about 60 logits of 8,192 reach it (v5's
-//      floor: about 55); the smallest warp floor alone lets about 95 through.
+//      warps x j maxima >= k logits reach the lowest of the eight warp floors, so the block's
+//      k largest do. The block's floor is the highest warp floor that k of its maxima reach
+//      (one ballot per warp floor, the counts added in shared memory, one more barrier): in a
+//      simulation of rows drawn from normal(0, 2), about 60 logits of 8,192 reach it, against
+//      about 55 for v5's floor and about 95 for the lowest warp floor.
 //   3. The (m, s) pair per warp, relative to the warp's maximum (the first redux of 2 gave
 //      it): one exp per logit on the MUFU unit, a shuffle sum, no rescaling. Thread 0 merges
 //      the eight warps' pairs when it publishes.
@@ -139,10 +139,20 @@ struct Job {
   int V, k, chunk, per, splits;  // chunk s of a row: [s * chunk, min(V, (s + 1) * chunk)); its slice: per keys
   bool probabilities, with_stats;
   Workspace ws;
+  int ahead;  // > 0: each block prefetches into L2 the chunk of the block `ahead` places after it
+
+  __device__ __forceinline__ int end(int s) const { return min(V, begin(s) + chunk); }
 
   __device__ __forceinline__ int begin(int s) const { return min(V, s * chunk); }
   __device__ __forceinline__ const float* row(int b) const { return x + size_t(b) * V; }
 };
+
+// The n floats at p into L2, one bulk request (sm_90; p and n * 4 bytes 16-byte aligned).
+__device__ __forceinline__ void prefetch_l2(const float* p, int n) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(uint32_t(n) * 4u) : "memory");
+#endif
+}
 
 // A block's shared memory.
 struct BlockShared {
@@ -151,7 +161,7 @@ struct BlockShared {
   float2 stats_area[kWarps];  // block_stats' (as Stats: plain storage, no initializer in shared memory)
   float2 warp_pairs[kWarps];  // each warp's (m, s)
   uint32_t warp_floors[kWarps];
-  int reach[kWarps];  // kRefine: the block's maxima that reach warp floor w
+  int reach[kWarps];  // the block's maxima that reach warp floor w
   int published;
   bool last;
 };
@@ -229,18 +239,16 @@ __device__ __forceinline__ void last_block_select(int b, const Job& job, BlockSh
 
 // Chunk s of row b, already in registers (v, -inf past its end): steps 1 (the maxima) to 5, and
 // the row's select if this block is the row's last. Called by the whole block; leaves `bs`
-// ready for the next call. kRefine: the highest warp floor that k maxima reach, rather than
-// the lowest warp floor.
-template <bool kRefine>
+// ready for the next call.
 __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int s, const Job& job, BlockShared& bs) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
   const int k = job.k, per = job.per;
-  const int begin = job.begin(s), end = min(job.V, begin + job.chunk);
+  const int begin = job.begin(s), end = job.end(s);
   Key* const row_keys = job.ws.keys + size_t(b) * kRowKeys;
   Key* const slice = row_keys + size_t(s) * per;  // [0]: the header, then the keys
 
   if (threadIdx.x == 0) bs.published = 0;
-  if (kRefine && threadIdx.x < kWarps) bs.reach[threadIdx.x] = 0;
+  if (threadIdx.x < kWarps) bs.reach[threadIdx.x] = 0;
 
   // 1. Each thread's maximum.
   float m = v[0];
@@ -268,24 +276,23 @@ __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int 
   }
   __syncthreads();
 
-  // The block's floor: the lowest warp floor, or (kRefine) the highest that k maxima reach.
+  // The block's floor: the highest warp floor that k of the block's maxima reach (the lowest
+  // always does: eight warps x j maxima reach it).
   uint32_t floors[kWarps];
   uint32_t floor_bits = ~0u;
 #pragma unroll
   for (int w = 0; w < kWarps; ++w) floors[w] = bs.warp_floors[w], floor_bits = min(floor_bits, floors[w]);
-  if constexpr (kRefine) {
-    int mine = 0;  // lane w: this warp's maxima that reach warp floor w
+  int mine = 0;  // lane w: this warp's maxima that reach warp floor w
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-      const int n = __popc(__ballot_sync(kFull, max_bits != 0 && max_bits >= floors[w]));
-      if (lane == w) mine = n;
-    }
-    if (lane < kWarps) atomicAdd(&bs.reach[lane], mine);
-    __syncthreads();
+  for (int w = 0; w < kWarps; ++w) {
+    const int n = __popc(__ballot_sync(kFull, max_bits != 0 && max_bits >= floors[w]));
+    if (lane == w) mine = n;
+  }
+  if (lane < kWarps) atomicAdd(&bs.reach[lane], mine);
+  __syncthreads();
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-      if (floors[w] > floor_bits && bs.reach[w] >= k) floor_bits = floors[w];
-    }
+  for (int w = 0; w < kWarps; ++w) {
+    if (floors[w] > floor_bits && bs.reach[w] >= k) floor_bits = floors[w];
   }
   // As a float: -inf lets every logit of the chunk through (floor 0: fewer than k maxima).
   const float floor_x = floor_bits <= ordered_bits(-INFINITY) ? -INFINITY : from_ordered_bits(floor_bits);
@@ -333,28 +340,35 @@ __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int 
 }
 
 // grid (splits, B), 256 threads: block (s, b) takes chunk s of row b.
-template <bool kRefine>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) warp_floor_kernel(Job job) {
   __shared__ BlockShared bs;
   const int s = blockIdx.x, b = blockIdx.y;
   float v[kSlots];
-  load_chunk<kSlots, true>(job.row(b), job.begin(s), min(job.V, job.begin(s) + job.chunk), v);
-  chunk_step<kRefine>(v, b, s, job, bs);
+  load_chunk<kSlots, true>(job.row(b), job.begin(s), job.end(s), v);
+  // The chunk of the block that will most likely take this block's place: its lines are on
+  // their way from DRAM while this block selects.
+  if (job.ahead > 0 && threadIdx.x == 0) {
+    const int64_t item = int64_t(b) * job.splits + s + job.ahead;
+    if (item < int64_t(gridDim.y) * job.splits) {
+      const int pb = int(item / job.splits), ps = int(item % job.splits);
+      if (job.end(ps) > job.begin(ps)) prefetch_l2(job.row(pb) + job.begin(ps), job.end(ps) - job.begin(ps));
+    }
+  }
+  chunk_step(v, b, s, job, bs);
 }
 
 // The streamed form: a resident grid (2 blocks an SM), each block walking the chunks
 // blockIdx.x, + gridDim.x, ... of all rows (row-major) with two chunks in registers: the next
 // one's loads are in flight while the block selects in the current one.
 constexpr int kStreamBlocks = 2;  // blocks an SM: 2 x 32 logits a thread in registers
-template <bool kRefine>
 __global__ void __launch_bounds__(kThreads, kStreamBlocks) streamed_kernel(Job job, int items) {
   __shared__ BlockShared bs;
   const auto load = [&](int item, float(&v)[kSlots]) {
     const int b = item / job.splits, s = item % job.splits;
-    load_chunk<kSlots, true>(job.row(b), job.begin(s), min(job.V, job.begin(s) + job.chunk), v);
+    load_chunk<kSlots, true>(job.row(b), job.begin(s), job.end(s), v);
   };
   const auto step = [&](int item, const float(&v)[kSlots]) {
-    chunk_step<kRefine>(v, item / job.splits, item % job.splits, job, bs);
+    chunk_step(v, item / job.splits, item % job.splits, job, bs);
   };
   float even[kSlots], odd[kSlots];
   int item = blockIdx.x;
@@ -372,8 +386,9 @@ __global__ void __launch_bounds__(kThreads, kStreamBlocks) streamed_kernel(Job j
 // --- the launch ----------------------------------------------------------------------------
 
 // Launches v7 for the shapes it serves; false (nothing launched) for the others. kStreamed: the
-// resident grid of streamed_kernel instead of a block per chunk.
-template <bool kRefine, bool kStreamed = false>
+// resident grid of streamed_kernel instead of a block per chunk; kPrefetch: each block asks L2
+// for the chunk of the block one resident grid later.
+template <bool kStreamed = false, bool kPrefetch = false>
 bool launch(const float* x, float* probs, float* values, int32_t* indices, int B, int V, int k, bool probabilities,
             void* workspace, cudaStream_t stream) {
   require_valid(B, V, k);
@@ -382,15 +397,18 @@ bool launch(const float* x, float* probs, float* values, int32_t* indices, int B
   if (!vector || splits > kMaxSplits7) return false;
   launch_split_row(x, probs, B, V, int(splits), probabilities, true, workspace, stream,
                    [&](dim3 grid, int chunk, bool with_stats, const Workspace& ws) {
-                     const Job job{x,           values,        indices,    V, k, chunk, kRowKeys / int(splits),
-                                   int(splits), probabilities, with_stats, ws};
+                     Job job{x,           values,        indices,    V,  k, chunk, kRowKeys / int(splits),
+                             int(splits), probabilities, with_stats, ws, 0};
                      if constexpr (kStreamed) {
-                       static const int resident = wb::blocks_per_gpu(streamed_kernel<kRefine>, kThreads);
+                       static const int resident = wb::blocks_per_gpu(streamed_kernel, kThreads);
                        const int items = int(grid.x * grid.y);
-                       streamed_kernel<kRefine>
-                           <<<std::max(1, std::min(items, resident)), kThreads, 0, stream>>>(job, items);
+                       streamed_kernel<<<std::max(1, std::min(items, resident)), kThreads, 0, stream>>>(job, items);
                      } else {
-                       warp_floor_kernel<kRefine><<<grid, kThreads, 0, stream>>>(job);
+                       if constexpr (kPrefetch) {
+                         static const int resident = wb::blocks_per_gpu(warp_floor_kernel, kThreads);
+                         job.ahead = resident;
+                       }
+                       warp_floor_kernel<<<grid, kThreads, 0, stream>>>(job);
                      }
                    });
   return true;
@@ -400,37 +418,36 @@ bool launch(const float* x, float* probs, float* values, int32_t* indices, int B
 
 void topk_warp_floor(const float* x, float* values, int32_t* indices, int B, int V, int k, void* workspace,
                      cudaStream_t stream) {
-  if (!launch<true>(x, nullptr, values, indices, B, V, k, false, workspace, stream)) {
+  if (!launch<>(x, nullptr, values, indices, B, V, k, false, workspace, stream)) {
     topk_radix(x, values, indices, B, V, k, workspace, stream);
   }
 }
 
 void softmax_topk_warp_floor(const float* x, float* values, int32_t* indices, int B, int V, int k, void* workspace,
                              cudaStream_t stream) {
-  if (!launch<true>(x, nullptr, values, indices, B, V, k, true, workspace, stream)) {
+  if (!launch<>(x, nullptr, values, indices, B, V, k, true, workspace, stream)) {
     softmax_topk_radix(x, values, indices, B, V, k, workspace, stream);
   }
 }
 
 void softmax_topk_probs_warp_floor(const float* x, float* probs, float* values, int32_t* indices, int B, int V, int k,
                                    void* workspace, cudaStream_t stream) {
-  if (!launch<true>(x, probs, values, indices, B, V, k, true, workspace, stream)) {
+  if (!launch<>(x, probs, values, indices, B, V, k, true, workspace, stream)) {
     softmax_topk_probs_radix(x, probs, values, indices, B, V, k, workspace, stream);
   }
 }
 
-// Measurement forms, softmax + top-k only: the unrefined floor (the lowest warp floor), and
-// the streamed grid.
-void softmax_topk_warp_floor_lowest(const float* x, float* values, int32_t* indices, int B, int V, int k,
-                                    void* workspace, cudaStream_t stream) {
-  if (!launch<false>(x, nullptr, values, indices, B, V, k, true, workspace, stream)) {
+// Measurement forms, softmax + top-k only: the streamed grid, and the L2 prefetch.
+void softmax_topk_warp_floor_prefetch(const float* x, float* values, int32_t* indices, int B, int V, int k,
+                                      void* workspace, cudaStream_t stream) {
+  if (!launch<false, true>(x, nullptr, values, indices, B, V, k, true, workspace, stream)) {
     softmax_topk_radix(x, values, indices, B, V, k, workspace, stream);
   }
 }
 
 void softmax_topk_warp_floor_streamed(const float* x, float* values, int32_t* indices, int B, int V, int k,
                                       void* workspace, cudaStream_t stream) {
-  if (!launch<true, true>(x, nullptr, values, indices, B, V, k, true, workspace, stream)) {
+  if (!launch<true>(x, nullptr, values, indices, B, V, k, true, workspace, stream)) {
     softmax_topk_radix(x, values, indices, B, V, k, workspace, stream);
   }
 }
