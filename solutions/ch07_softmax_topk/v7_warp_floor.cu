@@ -67,7 +67,7 @@ constexpr int kSlots = 32;                    // logits a thread
 constexpr int kChunk = kThreads * kSlots;     // logits a block, at most
 constexpr int kMaxSplits7 = 64;               // blocks a row: a slice of >= 128 keys
 constexpr int kRowKeys = kMaxSplits * kMaxK;  // a row's keys in the workspace (8,192)
-constexpr int kCandCap = 2048;                // the last block's candidates in shared memory
+constexpr int kCandCap = 4096;                // the last block's candidates in shared memory (32 KB)
 static_assert(kRowKeys / kMaxSplits7 - 1 >= kMaxK, "a slice holds a block's k best");
 static_assert(kMaxSplits7 <= 2 * 32, "warp 0's lanes read two slices' headers each");
 
