@@ -28,7 +28,10 @@
 //      A slice holds 8,192 / splits keys (512 at 16 blocks a row); a block with more survivors
 //      (thousands of equal logits) runs v5's exact select over its chunk read again and
 //      publishes its k best instead: slow, correct, rare.
-//   5. The last block of the row (v5's counter): the row's floor is the highest block floor
+//   5. Publish: thread 0 writes the header and the block's (m, s), then ONE fence and the
+//      row's counter (v5: every thread fences before the barrier; the barrier already orders
+//      the block's writes before thread 0's fence, as in a grid-wide barrier).
+//   6. The last block of the row (v5's counter): the row's floor is the highest block floor
 //      (at least k logits of the row reach each one), the published keys that reach it
 //      (a few hundred to a thousand) are gathered into shared memory in one pass over L2,
 //      and v5's radix select takes their top k, ranked. If more than kCandCap reach it, the
@@ -50,14 +53,12 @@
 // the workspace, the row's counter and its reset, the launch with the probabilities pass.
 //
 // Run: build/ch07/bin/ch07_bench --op=softmax_topk/f32 --impl=v5_radix_select,v7_warp_floor
-#include <algorithm>
 #include <cstdint>
 
 #include "ladder.cuh"
 #include "radix_select.cuh"
 #include "row_topk.cuh"
 #include "runtime/errors.cuh"
-#include "runtime/launch_helpers.cuh"
 #include "split_common.cuh"
 
 namespace ch07::solution {
@@ -139,20 +140,12 @@ struct Job {
   int V, k, chunk, per, splits;  // chunk s of a row: [s * chunk, min(V, (s + 1) * chunk)); its slice: per keys
   bool probabilities, with_stats;
   Workspace ws;
-  int ahead;  // > 0: each block prefetches into L2 the chunk of the block `ahead` places after it
 
   __device__ __forceinline__ int end(int s) const { return min(V, begin(s) + chunk); }
 
   __device__ __forceinline__ int begin(int s) const { return min(V, s * chunk); }
   __device__ __forceinline__ const float* row(int b) const { return x + size_t(b) * V; }
 };
-
-// The n floats at p into L2, one bulk request (sm_90; p and n * 4 bytes 16-byte aligned).
-__device__ __forceinline__ void prefetch_l2(const float* p, int n) {
-#if __CUDA_ARCH__ >= 900
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(uint32_t(n) * 4u) : "memory");
-#endif
-}
 
 // A block's shared memory.
 struct BlockShared {
@@ -234,12 +227,11 @@ __device__ __forceinline__ void last_block_select(int b, const Job& job, BlockSh
     write_result(bs.sh, job.row(b), job.values + size_t(b) * k, job.indices + size_t(b) * k, k, job.probabilities, all);
   }
   finish_row(job.ws, b, job.with_stats, all);
-  __syncthreads();  // bs is free for the block's next chunk
 }
 
 // Chunk s of row b, already in registers (v, -inf past its end): steps 1 (the maxima) to 5, and
-// the row's select if this block is the row's last. Called by the whole block; leaves `bs`
-// ready for the next call.
+// the row's select if this block is the row's last. Called by the whole block.
+template <bool kRefine>
 __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int s, const Job& job, BlockShared& bs) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
   const int k = job.k, per = job.per;
@@ -250,10 +242,11 @@ __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int 
   if (threadIdx.x == 0) bs.published = 0;
   if (threadIdx.x < kWarps) bs.reach[threadIdx.x] = 0;
 
-  // 1. Each thread's maximum.
-  float m = v[0];
+  // 1. Each thread's maximum (four chains, not one of 32).
+  float part[4] = {v[0], v[1], v[2], v[3]};
 #pragma unroll
-  for (int j = 1; j < kSlots; ++j) m = fmaxf(m, v[j]);
+  for (int j = 4; j < kSlots; ++j) part[j % 4] = fmaxf(part[j % 4], v[j]);
+  const float m = fmaxf(fmaxf(part[0], part[1]), fmaxf(part[2], part[3]));
   const bool holds = slot_index<true>(begin, 0) < end;  // the thread has a logit of the chunk
   const uint32_t max_bits = holds ? ordered_bits(m) : 0u;
 
@@ -267,8 +260,10 @@ __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int 
     const float top = warp_max == 0 ? -INFINITY : from_ordered_bits(warp_max);
     float sum = 0.0f;
     if (top != -INFINITY) {
+      float sums[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // four chains of adds, in a fixed order
 #pragma unroll
-      for (int j = 0; j < kSlots; ++j) sum += exp2_ftz((v[j] - top) * kLog2e);  // -inf past the end: 0
+      for (int j = 0; j < kSlots; ++j) sums[j % 4] += exp2_ftz((v[j] - top) * kLog2e);  // -inf past the end: 0
+      sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(kFull, sum, o);
@@ -282,34 +277,43 @@ __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int 
   uint32_t floor_bits = ~0u;
 #pragma unroll
   for (int w = 0; w < kWarps; ++w) floors[w] = bs.warp_floors[w], floor_bits = min(floor_bits, floors[w]);
-  int mine = 0;  // lane w: this warp's maxima that reach warp floor w
+  if constexpr (kRefine) {
+    int mine = 0;  // lane w: this warp's maxima that reach warp floor w
 #pragma unroll
-  for (int w = 0; w < kWarps; ++w) {
-    const int n = __popc(__ballot_sync(kFull, max_bits != 0 && max_bits >= floors[w]));
-    if (lane == w) mine = n;
-  }
-  if (lane < kWarps) atomicAdd(&bs.reach[lane], mine);
-  __syncthreads();
+    for (int w = 0; w < kWarps; ++w) {
+      const int n = __popc(__ballot_sync(kFull, max_bits != 0 && max_bits >= floors[w]));
+      if (lane == w) mine = n;
+    }
+    if (lane < kWarps) atomicAdd(&bs.reach[lane], mine);
+    __syncthreads();
 #pragma unroll
-  for (int w = 0; w < kWarps; ++w) {
-    if (floors[w] > floor_bits && bs.reach[w] >= k) floor_bits = floors[w];
+    for (int w = 0; w < kWarps; ++w) {
+      if (floors[w] > floor_bits && bs.reach[w] >= k) floor_bits = floors[w];
+    }
   }
   // As a float: -inf lets every logit of the chunk through (floor 0: fewer than k maxima).
   const float floor_x = floor_bits <= ordered_bits(-INFINITY) ? -INFINITY : from_ordered_bits(floor_bits);
 
-  // 4. The survivors' keys into the block's slice.
+  // 4. The survivors' keys into the block's slice. The slots past the chunk's end hold -inf:
+  // only a floor of -inf (every logit) needs the index checked.
+  const auto keep = [&](int j) {
+    const int slot = atomicAdd(&bs.published, 1);
+    if (slot < per - 1) slice[1 + slot] = make_key(v[j], slot_index<true>(begin, j));
+  };
   if (holds && m >= floor_x) {
+    if (floor_x != -INFINITY) {
 #pragma unroll
-    for (int j = 0; j < kSlots; ++j) {
-      const int at = slot_index<true>(begin, j);
-      if (v[j] >= floor_x && at < end) {
-        const int slot = atomicAdd(&bs.published, 1);
-        if (slot < per - 1) slice[1 + slot] = make_key(v[j], at);
+      for (int j = 0; j < kSlots; ++j) {
+        if (v[j] >= floor_x) keep(j);
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kSlots; ++j) {
+        if (slot_index<true>(begin, j) < end) keep(j);
       }
     }
   }
-  __threadfence();
-  __syncthreads();
+  __syncthreads();  // the keys are written (thread 0's fence below makes them visible to the row)
   int count = bs.published;
   if (count > per - 1) {  // the same on every thread: v5's exact select over the chunk in memory
     const ChunkInMemory again{job.row(b), begin, end};
@@ -317,11 +321,13 @@ __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int 
     for (int i = threadIdx.x; i < k; i += kThreads) slice[1 + i] = bs.sh.top[i];
     count = k;
     floor_bits = is_real(bs.sh.top[k - 1]) ? uint32_t(bs.sh.top[k - 1] >> 32) : 0u;
-    __threadfence();
     __syncthreads();
   }
 
-  // 5. The header and the pair published; the last block of the row goes on.
+  // 5. The header and the pair published; the last block of the row goes on. One fence, by
+  // thread 0 after the barrier, orders the whole block's writes before the count (the barrier
+  // has ordered them before thread 0's fence), as a grid-wide barrier does; and one after the
+  // count, in the last block, orders the other blocks' writes before its reads.
   if (threadIdx.x == 0) {
     slice[0] = slice_header(count, floor_bits);
     if (job.with_stats) {
@@ -331,64 +337,30 @@ __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int 
       job.ws.stats[size_t(b) * kMaxSplits + s] = make_float2(pair.m, pair.s);
     }
     __threadfence();
-    bs.last = atomicAdd(&job.ws.counters[b], 1u) == unsigned(job.splits - 1);
+    const bool last = atomicAdd(&job.ws.counters[b], 1u) == unsigned(job.splits - 1);
+    if (last) __threadfence();  // every other block's slice is visible from here on
+    bs.last = last;
   }
   __syncthreads();
-  if (!bs.last) return;
-  __threadfence();  // every other block's slice is visible from here on
-  last_block_select(b, job, bs);
+  if (bs.last) last_block_select(b, job, bs);
 }
 
 // grid (splits, B), 256 threads: block (s, b) takes chunk s of row b.
+template <bool kRefine>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) warp_floor_kernel(Job job) {
   __shared__ BlockShared bs;
   const int s = blockIdx.x, b = blockIdx.y;
   float v[kSlots];
   load_chunk<kSlots, true>(job.row(b), job.begin(s), job.end(s), v);
-  // The chunk of the block that will most likely take this block's place: its lines are on
-  // their way from DRAM while this block selects.
-  if (job.ahead > 0 && threadIdx.x == 0) {
-    const int64_t item = int64_t(b) * job.splits + s + job.ahead;
-    if (item < int64_t(gridDim.y) * job.splits) {
-      const int pb = int(item / job.splits), ps = int(item % job.splits);
-      if (job.end(ps) > job.begin(ps)) prefetch_l2(job.row(pb) + job.begin(ps), job.end(ps) - job.begin(ps));
-    }
-  }
-  chunk_step(v, b, s, job, bs);
-}
-
-// The streamed form: a resident grid (2 blocks an SM), each block walking the chunks
-// blockIdx.x, + gridDim.x, ... of all rows (row-major) with two chunks in registers: the next
-// one's loads are in flight while the block selects in the current one.
-constexpr int kStreamBlocks = 2;  // blocks an SM: 2 x 32 logits a thread in registers
-__global__ void __launch_bounds__(kThreads, kStreamBlocks) streamed_kernel(Job job, int items) {
-  __shared__ BlockShared bs;
-  const auto load = [&](int item, float(&v)[kSlots]) {
-    const int b = item / job.splits, s = item % job.splits;
-    load_chunk<kSlots, true>(job.row(b), job.begin(s), job.end(s), v);
-  };
-  const auto step = [&](int item, const float(&v)[kSlots]) {
-    chunk_step(v, item / job.splits, item % job.splits, job, bs);
-  };
-  float even[kSlots], odd[kSlots];
-  int item = blockIdx.x;
-  if (item < items) load(item, even);
-  for (; item < items; item += 2 * gridDim.x) {
-    const int next = item + gridDim.x;
-    if (next < items) load(next, odd);
-    step(item, even);
-    if (next >= items) break;
-    if (next + gridDim.x < items) load(next + gridDim.x, even);
-    step(next, odd);
-  }
+  chunk_step<kRefine>(v, b, s, job, bs);
 }
 
 // --- the launch ----------------------------------------------------------------------------
 
-// Launches v7 for the shapes it serves; false (nothing launched) for the others. kStreamed: the
-// resident grid of streamed_kernel instead of a block per chunk; kPrefetch: each block asks L2
-// for the chunk of the block one resident grid later.
-template <bool kStreamed = false, bool kPrefetch = false>
+// Launches v7 for the shapes it serves; false (nothing launched) for the others.
+// kRefine: the block's floor refined (the registered form); false: the lowest warp floor (a
+// measurement form).
+template <bool kRefine = true>
 bool launch(const float* x, float* probs, float* values, int32_t* indices, int B, int V, int k, bool probabilities,
             void* workspace, cudaStream_t stream) {
   require_valid(B, V, k);
@@ -397,19 +369,9 @@ bool launch(const float* x, float* probs, float* values, int32_t* indices, int B
   if (!vector || splits > kMaxSplits7) return false;
   launch_split_row(x, probs, B, V, int(splits), probabilities, true, workspace, stream,
                    [&](dim3 grid, int chunk, bool with_stats, const Workspace& ws) {
-                     Job job{x,           values,        indices,    V,  k, chunk, kRowKeys / int(splits),
-                             int(splits), probabilities, with_stats, ws, 0};
-                     if constexpr (kStreamed) {
-                       static const int resident = wb::blocks_per_gpu(streamed_kernel, kThreads);
-                       const int items = int(grid.x * grid.y);
-                       streamed_kernel<<<std::max(1, std::min(items, resident)), kThreads, 0, stream>>>(job, items);
-                     } else {
-                       if constexpr (kPrefetch) {
-                         static const int resident = wb::blocks_per_gpu(warp_floor_kernel, kThreads);
-                         job.ahead = resident;
-                       }
-                       warp_floor_kernel<<<grid, kThreads, 0, stream>>>(job);
-                     }
+                     const Job job{x,           values,        indices,    V, k, chunk, kRowKeys / int(splits),
+                                   int(splits), probabilities, with_stats, ws};
+                     warp_floor_kernel<kRefine><<<grid, kThreads, 0, stream>>>(job);
                    });
   return true;
 }
@@ -418,36 +380,29 @@ bool launch(const float* x, float* probs, float* values, int32_t* indices, int B
 
 void topk_warp_floor(const float* x, float* values, int32_t* indices, int B, int V, int k, void* workspace,
                      cudaStream_t stream) {
-  if (!launch<>(x, nullptr, values, indices, B, V, k, false, workspace, stream)) {
+  if (!launch(x, nullptr, values, indices, B, V, k, false, workspace, stream)) {
     topk_radix(x, values, indices, B, V, k, workspace, stream);
   }
 }
 
 void softmax_topk_warp_floor(const float* x, float* values, int32_t* indices, int B, int V, int k, void* workspace,
                              cudaStream_t stream) {
-  if (!launch<>(x, nullptr, values, indices, B, V, k, true, workspace, stream)) {
+  if (!launch(x, nullptr, values, indices, B, V, k, true, workspace, stream)) {
     softmax_topk_radix(x, values, indices, B, V, k, workspace, stream);
   }
 }
 
 void softmax_topk_probs_warp_floor(const float* x, float* probs, float* values, int32_t* indices, int B, int V, int k,
                                    void* workspace, cudaStream_t stream) {
-  if (!launch<>(x, probs, values, indices, B, V, k, true, workspace, stream)) {
+  if (!launch(x, probs, values, indices, B, V, k, true, workspace, stream)) {
     softmax_topk_probs_radix(x, probs, values, indices, B, V, k, workspace, stream);
   }
 }
 
-// Measurement forms, softmax + top-k only: the streamed grid, and the L2 prefetch.
-void softmax_topk_warp_floor_prefetch(const float* x, float* values, int32_t* indices, int B, int V, int k,
-                                      void* workspace, cudaStream_t stream) {
-  if (!launch<false, true>(x, nullptr, values, indices, B, V, k, true, workspace, stream)) {
-    softmax_topk_radix(x, values, indices, B, V, k, workspace, stream);
-  }
-}
-
-void softmax_topk_warp_floor_streamed(const float* x, float* values, int32_t* indices, int B, int V, int k,
-                                      void* workspace, cudaStream_t stream) {
-  if (!launch<true>(x, nullptr, values, indices, B, V, k, true, workspace, stream)) {
+// The lowest warp floor, without the refinement's barrier (softmax + top-k only): a measurement form.
+void softmax_topk_warp_floor_lowest(const float* x, float* values, int32_t* indices, int B, int V, int k,
+                                    void* workspace, cudaStream_t stream) {
+  if (!launch<false>(x, nullptr, values, indices, B, V, k, true, workspace, stream)) {
     softmax_topk_radix(x, values, indices, B, V, k, workspace, stream);
   }
 }

@@ -45,12 +45,9 @@ WB_VARIANTS(ch07_solution, wb::Role::Solution) {
   v.push_back(wb::variant("softmax_topk_probs/f32", "v7_warp_floor", &softmax_topk_probs_warp_floor)
                   .with_workspace(scratch)
                   .with_note(v7_note));
-  v.push_back(wb::variant("softmax_topk/f32", "v7_warp_floor_prefetch", &softmax_topk_warp_floor_prefetch)
+  v.push_back(wb::variant("softmax_topk/f32", "v7_warp_floor_lowest", &softmax_topk_warp_floor_lowest)
                   .with_workspace(scratch)
-                  .with_note("v7, each block prefetching into L2 the chunk of the block one resident grid later"));
-  v.push_back(wb::variant("softmax_topk/f32", "v7_warp_floor_streamed", &softmax_topk_warp_floor_streamed)
-                  .with_workspace(scratch)
-                  .with_note("v7 on a resident grid, two chunks in registers per block"));
+                  .with_note("v7 with the lowest warp floor, not refined"));
   return v;
 }
 
