@@ -168,11 +168,12 @@ __device__ __forceinline__ void last_block_select(int b, const Job& job, BlockSh
   const Key* const row_keys = job.ws.keys + size_t(b) * kRowKeys;
   TailShared& tail = bs.tail;
 
-  // The headers: warp 0's lane l reads blocks 2l and 2l + 1; first[] is the running count of
-  // the published keys.
+  // The headers and the pairs, in one round trip: warp 0's lane l reads blocks 2l and 2l + 1;
+  // first[] is the running count of the published keys; the row's (M, S) is lane 0's merge.
   if (warp == 0) {
     int n[2] = {0, 0};
     uint32_t f = 0;
+    Stats pair;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int p = 2 * lane + h;
@@ -180,7 +181,15 @@ __device__ __forceinline__ void last_block_select(int b, const Job& job, BlockSh
         const Key header = __ldcg(row_keys + size_t(p) * per);
         n[h] = int(header >> 32);
         f = max(f, uint32_t(header));
+        if (job.with_stats) {
+          const float2 q = __ldcg(job.ws.stats + size_t(b) * kMaxSplits + p);
+          pair = merge(pair, Stats{q.x, q.y});
+        }
       }
+    }
+    if (job.with_stats) {
+      const Stats row = warp_merge(pair);
+      if (lane == 0) bs.stats_area[0] = make_float2(row.m, row.s);
     }
     int inclusive = n[0] + n[1];
 #pragma unroll
@@ -215,16 +224,21 @@ __device__ __forceinline__ void last_block_select(int b, const Job& job, BlockSh
   }
 
   Stats all;
-  if (job.with_stats) {
-    Stats part;
-    for (int p = threadIdx.x; p < splits; p += kThreads) {
-      const float2 q = __ldcg(job.ws.stats + size_t(b) * kMaxSplits + p);
-      part = merge(part, Stats{q.x, q.y});
-    }
-    all = block_stats<kWarps>(part, reinterpret_cast<Stats*>(bs.stats_area));
-  }
+  if (job.with_stats) all = Stats{bs.stats_area[0].x, bs.stats_area[0].y};
+  // The result, from warp 0: the probabilities from the keys' bits (-0 and +0 give the same
+  // probability), the logits themselves read back from the row (the key holds -0 as +0).
   if (warp == 0) {
-    write_result(bs.sh, job.row(b), job.values + size_t(b) * k, job.indices + size_t(b) * k, k, job.probabilities, all);
+#pragma unroll
+    for (int r = 0; r < kListRegs; ++r) {
+      const int i = r * 32 + lane;
+      if (i < k) {
+        const Key key = bs.sh.top[i];
+        const int index = key_index(key);
+        job.values[size_t(b) * k + i] =
+            job.probabilities ? probability(from_ordered_bits(uint32_t(key >> 32)), all) : job.row(b)[index];
+        job.indices[size_t(b) * k + i] = index;
+      }
+    }
   }
   finish_row(job.ws, b, job.with_stats, all);
 }
