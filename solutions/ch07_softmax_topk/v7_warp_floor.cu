@@ -32,10 +32,12 @@
 //      row's counter (v5: every thread fences before the barrier; the barrier already orders
 //      the block's writes before thread 0's fence, as in a grid-wide barrier).
 //   6. The last block of the row (v5's counter): the row's floor is the highest block floor
-//      (at least k logits of the row reach each one), the published keys that reach it
-//      (a few hundred to a thousand) are gathered into shared memory in one pass over L2,
-//      and v5's radix select takes their top k, ranked. If more than kCandCap reach it, the
-//      same select runs over the published keys in L2 instead.
+//      (at least k logits of the row reach each one); the published keys that reach it (700
+//      to 1,000 at 16 blocks a row, in the same simulation) are gathered into shared memory in
+//      one pass over L2, and v5's radix select takes their top k, ranked. If more than
+//      kCandCap reach it, the same select runs over the published keys in L2 instead. The
+//      headers and the blocks' (m, s) pairs come in one round trip; the top-k probabilities
+//      come from the keys' bits, not from the row read again.
 //
 //   per block:  256 threads x 32 logits (8,192) in registers, read once
 //   per row:    splits = ceil(V / 8,192) blocks (16 at V = 128,256; 32 at 262,144), at most 64
