@@ -57,10 +57,13 @@
 // Run: build/ch07/bin/ch07_bench --op=softmax_topk/f32 --impl=v5_radix_select,v7_warp_floor
 #include <cstdint>
 
+#include <algorithm>
+
 #include "ladder.cuh"
 #include "radix_select.cuh"
 #include "row_topk.cuh"
 #include "runtime/errors.cuh"
+#include "runtime/launch_helpers.cuh"
 #include "split_common.cuh"
 
 namespace ch07::solution {
@@ -371,12 +374,38 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) warp_floor_kernel(Job jo
   chunk_step<kRefine>(v, b, s, job, bs);
 }
 
+// The streamed form (a measurement form): a resident grid of 2 blocks an SM, each block walking
+// the chunks blockIdx.x, + gridDim.x, ... of all rows (row-major) with two chunks in registers
+// (128 registers a thread): the next chunk's loads are in flight while it selects in this one.
+constexpr int kStreamBlocks = 2;
+__global__ void __launch_bounds__(kThreads, kStreamBlocks) streamed_kernel(Job job, int items) {
+  __shared__ BlockShared bs;
+  const auto load = [&](int item, float(&v)[kSlots]) {
+    const int s = item % job.splits;
+    load_chunk<kSlots, true>(job.row(item / job.splits), job.begin(s), job.end(s), v);
+  };
+  const auto step = [&](int item, const float(&v)[kSlots]) {
+    chunk_step<true>(v, item / job.splits, item % job.splits, job, bs);
+  };
+  float even[kSlots], odd[kSlots];
+  int item = blockIdx.x;
+  if (item < items) load(item, even);
+  for (; item < items; item += 2 * gridDim.x) {
+    const int next = item + gridDim.x;
+    if (next < items) load(next, odd);
+    step(item, even);
+    if (next >= items) break;
+    if (next + gridDim.x < items) load(next + gridDim.x, even);
+    step(next, odd);
+  }
+}
+
 // --- the launch ----------------------------------------------------------------------------
 
 // Launches v7 for the shapes it serves; false (nothing launched) for the others.
 // kRefine: the block's floor refined (the registered form); false: the lowest warp floor (a
-// measurement form).
-template <bool kRefine = true>
+// measurement form). kStreamed: streamed_kernel's resident grid (a measurement form).
+template <bool kRefine = true, bool kStreamed = false>
 bool launch(const float* x, float* probs, float* values, int32_t* indices, int B, int V, int k, bool probabilities,
             void* workspace, cudaStream_t stream) {
   require_valid(B, V, k);
@@ -387,7 +416,13 @@ bool launch(const float* x, float* probs, float* values, int32_t* indices, int B
                    [&](dim3 grid, int chunk, bool with_stats, const Workspace& ws) {
                      const Job job{x,           values,        indices,    V, k, chunk, kRowKeys / int(splits),
                                    int(splits), probabilities, with_stats, ws};
-                     warp_floor_kernel<kRefine><<<grid, kThreads, 0, stream>>>(job);
+                     if constexpr (kStreamed) {
+                       static const int resident = wb::blocks_per_gpu(streamed_kernel, kThreads);
+                       const int items = int(grid.x * grid.y);
+                       streamed_kernel<<<std::max(1, std::min(items, resident)), kThreads, 0, stream>>>(job, items);
+                     } else {
+                       warp_floor_kernel<kRefine><<<grid, kThreads, 0, stream>>>(job);
+                     }
                    });
   return true;
 }
@@ -419,6 +454,14 @@ void softmax_topk_probs_warp_floor(const float* x, float* probs, float* values, 
 void softmax_topk_warp_floor_lowest(const float* x, float* values, int32_t* indices, int B, int V, int k,
                                     void* workspace, cudaStream_t stream) {
   if (!launch<false>(x, nullptr, values, indices, B, V, k, true, workspace, stream)) {
+    softmax_topk_radix(x, values, indices, B, V, k, workspace, stream);
+  }
+}
+
+// The streamed grid (softmax + top-k only): a measurement form.
+void softmax_topk_warp_floor_streamed(const float* x, float* values, int32_t* indices, int B, int V, int k,
+                                      void* workspace, cudaStream_t stream) {
+  if (!launch<true, true>(x, nullptr, values, indices, B, V, k, true, workspace, stream)) {
     softmax_topk_radix(x, values, indices, B, V, k, workspace, stream);
   }
 }
