@@ -29,8 +29,6 @@ TopKFn topk_cluster, softmax_topk_cluster;         // v6_cluster_select.cu
 SoftmaxTopKProbsFn softmax_topk_probs_cluster;     // v6_cluster_select.cu
 TopKFn topk_warp_floor, softmax_topk_warp_floor;   // v7_warp_floor.cu
 SoftmaxTopKProbsFn softmax_topk_probs_warp_floor;  // v7_warp_floor.cu
-TopKFn softmax_topk_warp_floor_lowest;             // v7_warp_floor.cu (measurement form)
-TopKFn softmax_topk_warp_floor_streamed;           // v7_warp_floor.cu (measurement form)
 
 // v4's tunable space for one op (threads, splits, vec); see v4_split_row.cu.
 const wb::tune::Space& split_space(const char* op);

@@ -18,7 +18,8 @@
 //      k largest do. The block's floor is the highest warp floor that k of its maxima reach
 //      (one ballot per warp floor, the counts added in shared memory, one more barrier): in a
 //      simulation of rows drawn from normal(0, 2), about 60 logits of 8,192 reach it, against
-//      about 55 for v5's floor and about 95 for the lowest warp floor.
+//      about 55 for v5's floor and about 100 for the lowest warp floor (measured on an H200,
+//      the lowest warp floor alone was 0.8 to 3 us slower at every benchmark shape).
 //   3. The (m, s) pair per warp, relative to the warp's maximum (the first redux of 2 gave
 //      it): one exp per logit on the MUFU unit, a shuffle sum, no rescaling. Thread 0 merges
 //      the eight warps' pairs when it publishes.
@@ -32,19 +33,18 @@
 //      row's counter (v5: every thread fences before the barrier; the barrier already orders
 //      the block's writes before thread 0's fence, as in a grid-wide barrier).
 //   6. The last block of the row (v5's counter): the row's floor is the highest block floor
-//      (at least k logits of the row reach each one); the published keys that reach it (700
-//      to 1,000 at 16 blocks a row, in the same simulation) are gathered into shared memory in
-//      one pass over L2, and v5's radix select takes their top k, ranked. If more than
-//      kCandCap reach it, the same select runs over the published keys in L2 instead. The
-//      headers and the blocks' (m, s) pairs come in one round trip; the top-k probabilities
-//      come from the keys' bits, not from the row read again.
+//      (at least k logits of the row reach each one), the published keys that reach it
+//      (a few hundred to a thousand) are gathered into shared memory in one pass over L2,
+//      and v5's radix select takes their top k, ranked. If more than kCandCap reach it, the
+//      same select runs over the published keys in L2 instead.
 //
 //   per block:  256 threads x 32 logits (8,192) in registers, read once
 //   per row:    splits = ceil(V / 8,192) blocks (16 at V = 128,256; 32 at 262,144), at most 64
 //   B = 64, V = 128,256:  1,024 blocks of ~8,016 logits
 //
 // The work per block is a load, a max and (softmax forms) an exp per logit, j + 8 warp votes,
-// two or three barriers, and the survivors' keys written: a few hundred instructions a warp.
+// three barriers, and the survivors' keys written (Nsight Compute, 256 x 128,256: about 920
+// instructions a warp on average, the last blocks' selects included; v5: about 1,900).
 //
 // What it does not serve goes to v5 (same arguments): rows that do not allow float4 loads
 // (V % 4 != 0 or an unaligned x) and rows longer than 64 x 8,192 = 524,288 logits (a block's
@@ -57,13 +57,10 @@
 // Run: build/ch07/bin/ch07_bench --op=softmax_topk/f32 --impl=v5_radix_select,v7_warp_floor
 #include <cstdint>
 
-#include <algorithm>
-
 #include "ladder.cuh"
 #include "radix_select.cuh"
 #include "row_topk.cuh"
 #include "runtime/errors.cuh"
-#include "runtime/launch_helpers.cuh"
 #include "split_common.cuh"
 
 namespace ch07::solution {
@@ -173,12 +170,11 @@ __device__ __forceinline__ void last_block_select(int b, const Job& job, BlockSh
   const Key* const row_keys = job.ws.keys + size_t(b) * kRowKeys;
   TailShared& tail = bs.tail;
 
-  // The headers and the pairs, in one round trip: warp 0's lane l reads blocks 2l and 2l + 1;
-  // first[] is the running count of the published keys; the row's (M, S) is lane 0's merge.
+  // The headers: warp 0's lane l reads blocks 2l and 2l + 1; first[] is the running count of
+  // the published keys.
   if (warp == 0) {
     int n[2] = {0, 0};
     uint32_t f = 0;
-    Stats pair;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int p = 2 * lane + h;
@@ -186,15 +182,7 @@ __device__ __forceinline__ void last_block_select(int b, const Job& job, BlockSh
         const Key header = __ldcg(row_keys + size_t(p) * per);
         n[h] = int(header >> 32);
         f = max(f, uint32_t(header));
-        if (job.with_stats) {
-          const float2 q = __ldcg(job.ws.stats + size_t(b) * kMaxSplits + p);
-          pair = merge(pair, Stats{q.x, q.y});
-        }
       }
-    }
-    if (job.with_stats) {
-      const Stats row = warp_merge(pair);
-      if (lane == 0) bs.stats_area[0] = make_float2(row.m, row.s);
     }
     int inclusive = n[0] + n[1];
 #pragma unroll
@@ -229,28 +217,22 @@ __device__ __forceinline__ void last_block_select(int b, const Job& job, BlockSh
   }
 
   Stats all;
-  if (job.with_stats) all = Stats{bs.stats_area[0].x, bs.stats_area[0].y};
-  // The result, from warp 0: the probabilities from the keys' bits (-0 and +0 give the same
-  // probability), the logits themselves read back from the row (the key holds -0 as +0).
-  if (warp == 0) {
-#pragma unroll
-    for (int r = 0; r < kListRegs; ++r) {
-      const int i = r * 32 + lane;
-      if (i < k) {
-        const Key key = bs.sh.top[i];
-        const int index = key_index(key);
-        job.values[size_t(b) * k + i] =
-            job.probabilities ? probability(from_ordered_bits(uint32_t(key >> 32)), all) : job.row(b)[index];
-        job.indices[size_t(b) * k + i] = index;
-      }
+  if (job.with_stats) {
+    Stats part;
+    for (int p = threadIdx.x; p < splits; p += kThreads) {
+      const float2 q = __ldcg(job.ws.stats + size_t(b) * kMaxSplits + p);
+      part = merge(part, Stats{q.x, q.y});
     }
+    all = block_stats<kWarps>(part, reinterpret_cast<Stats*>(bs.stats_area));
+  }
+  if (warp == 0) {
+    write_result(bs.sh, job.row(b), job.values + size_t(b) * k, job.indices + size_t(b) * k, k, job.probabilities, all);
   }
   finish_row(job.ws, b, job.with_stats, all);
 }
 
 // Chunk s of row b, already in registers (v, -inf past its end): steps 1 (the maxima) to 5, and
 // the row's select if this block is the row's last. Called by the whole block.
-template <bool kRefine>
 __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int s, const Job& job, BlockShared& bs) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
   const int k = job.k, per = job.per;
@@ -296,19 +278,17 @@ __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int 
   uint32_t floor_bits = ~0u;
 #pragma unroll
   for (int w = 0; w < kWarps; ++w) floors[w] = bs.warp_floors[w], floor_bits = min(floor_bits, floors[w]);
-  if constexpr (kRefine) {
-    int mine = 0;  // lane w: this warp's maxima that reach warp floor w
+  int mine = 0;  // lane w: this warp's maxima that reach warp floor w
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-      const int n = __popc(__ballot_sync(kFull, max_bits != 0 && max_bits >= floors[w]));
-      if (lane == w) mine = n;
-    }
-    if (lane < kWarps) atomicAdd(&bs.reach[lane], mine);
-    __syncthreads();
+  for (int w = 0; w < kWarps; ++w) {
+    const int n = __popc(__ballot_sync(kFull, max_bits != 0 && max_bits >= floors[w]));
+    if (lane == w) mine = n;
+  }
+  if (lane < kWarps) atomicAdd(&bs.reach[lane], mine);
+  __syncthreads();
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-      if (floors[w] > floor_bits && bs.reach[w] >= k) floor_bits = floors[w];
-    }
+  for (int w = 0; w < kWarps; ++w) {
+    if (floors[w] > floor_bits && bs.reach[w] >= k) floor_bits = floors[w];
   }
   // As a float: -inf lets every logit of the chunk through (floor 0: fewer than k maxima).
   const float floor_x = floor_bits <= ordered_bits(-INFINITY) ? -INFINITY : from_ordered_bits(floor_bits);
@@ -365,47 +345,17 @@ __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int 
 }
 
 // grid (splits, B), 256 threads: block (s, b) takes chunk s of row b.
-template <bool kRefine>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) warp_floor_kernel(Job job) {
   __shared__ BlockShared bs;
   const int s = blockIdx.x, b = blockIdx.y;
   float v[kSlots];
   load_chunk<kSlots, true>(job.row(b), job.begin(s), job.end(s), v);
-  chunk_step<kRefine>(v, b, s, job, bs);
-}
-
-// The streamed form (a measurement form): a resident grid of 2 blocks an SM, each block walking
-// the chunks blockIdx.x, + gridDim.x, ... of all rows (row-major) with two chunks in registers
-// (128 registers a thread): the next chunk's loads are in flight while it selects in this one.
-constexpr int kStreamBlocks = 2;
-__global__ void __launch_bounds__(kThreads, kStreamBlocks) streamed_kernel(Job job, int items) {
-  __shared__ BlockShared bs;
-  const auto load = [&](int item, float(&v)[kSlots]) {
-    const int s = item % job.splits;
-    load_chunk<kSlots, true>(job.row(item / job.splits), job.begin(s), job.end(s), v);
-  };
-  const auto step = [&](int item, const float(&v)[kSlots]) {
-    chunk_step<true>(v, item / job.splits, item % job.splits, job, bs);
-  };
-  float even[kSlots], odd[kSlots];
-  int item = blockIdx.x;
-  if (item < items) load(item, even);
-  for (; item < items; item += 2 * gridDim.x) {
-    const int next = item + gridDim.x;
-    if (next < items) load(next, odd);
-    step(item, even);
-    if (next >= items) break;
-    if (next + gridDim.x < items) load(next + gridDim.x, even);
-    step(next, odd);
-  }
+  chunk_step(v, b, s, job, bs);
 }
 
 // --- the launch ----------------------------------------------------------------------------
 
 // Launches v7 for the shapes it serves; false (nothing launched) for the others.
-// kRefine: the block's floor refined (the registered form); false: the lowest warp floor (a
-// measurement form). kStreamed: streamed_kernel's resident grid (a measurement form).
-template <bool kRefine = true, bool kStreamed = false>
 bool launch(const float* x, float* probs, float* values, int32_t* indices, int B, int V, int k, bool probabilities,
             void* workspace, cudaStream_t stream) {
   require_valid(B, V, k);
@@ -416,13 +366,7 @@ bool launch(const float* x, float* probs, float* values, int32_t* indices, int B
                    [&](dim3 grid, int chunk, bool with_stats, const Workspace& ws) {
                      const Job job{x,           values,        indices,    V, k, chunk, kRowKeys / int(splits),
                                    int(splits), probabilities, with_stats, ws};
-                     if constexpr (kStreamed) {
-                       static const int resident = wb::blocks_per_gpu(streamed_kernel, kThreads);
-                       const int items = int(grid.x * grid.y);
-                       streamed_kernel<<<std::max(1, std::min(items, resident)), kThreads, 0, stream>>>(job, items);
-                     } else {
-                       warp_floor_kernel<kRefine><<<grid, kThreads, 0, stream>>>(job);
-                     }
+                     warp_floor_kernel<<<grid, kThreads, 0, stream>>>(job);
                    });
   return true;
 }
@@ -447,22 +391,6 @@ void softmax_topk_probs_warp_floor(const float* x, float* probs, float* values, 
                                    void* workspace, cudaStream_t stream) {
   if (!launch(x, probs, values, indices, B, V, k, true, workspace, stream)) {
     softmax_topk_probs_radix(x, probs, values, indices, B, V, k, workspace, stream);
-  }
-}
-
-// The lowest warp floor, without the refinement's barrier (softmax + top-k only): a measurement form.
-void softmax_topk_warp_floor_lowest(const float* x, float* values, int32_t* indices, int B, int V, int k,
-                                    void* workspace, cudaStream_t stream) {
-  if (!launch<false>(x, nullptr, values, indices, B, V, k, true, workspace, stream)) {
-    softmax_topk_radix(x, values, indices, B, V, k, workspace, stream);
-  }
-}
-
-// The streamed grid (softmax + top-k only): a measurement form.
-void softmax_topk_warp_floor_streamed(const float* x, float* values, int32_t* indices, int B, int V, int k,
-                                      void* workspace, cudaStream_t stream) {
-  if (!launch<true, true>(x, nullptr, values, indices, B, V, k, true, workspace, stream)) {
-    softmax_topk_radix(x, values, indices, B, V, k, workspace, stream);
   }
 }
 

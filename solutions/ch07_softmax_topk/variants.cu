@@ -45,12 +45,6 @@ WB_VARIANTS(ch07_solution, wb::Role::Solution) {
   v.push_back(wb::variant("softmax_topk_probs/f32", "v7_warp_floor", &softmax_topk_probs_warp_floor)
                   .with_workspace(scratch)
                   .with_note(v7_note));
-  v.push_back(wb::variant("softmax_topk/f32", "v7_warp_floor_lowest", &softmax_topk_warp_floor_lowest)
-                  .with_workspace(scratch)
-                  .with_note("v7 with the lowest warp floor, not refined"));
-  v.push_back(wb::variant("softmax_topk/f32", "v7_warp_floor_streamed", &softmax_topk_warp_floor_streamed)
-                  .with_workspace(scratch)
-                  .with_note("v7 on a resident grid, two chunks in registers per block"));
   return v;
 }
 
