@@ -1,5 +1,5 @@
 // The radix select of v5_radix_select.cu (whose header explains it), shared by the steps that
-// use it (v5, v6): a CTA of 256 threads finds the k largest of the keys it holds by counting
+// use it (v5, v6, v7): a CTA of 256 threads finds the k largest of the keys it holds by counting
 // their digits in a shared-memory histogram; the keys come from registers (a chunk of a row),
 // from memory (the same chunk read again), or from any other source with a for_each.
 //
@@ -7,7 +7,7 @@
 //   key_range, narrow     the range of the keys; the radix passes down to a floor
 //   start_survivors, keep, rank_survivors, select_top_k
 //                         the few keys at or above the floor, ranked by counting
-//   load_chunk, ChunkInRegisters, OneKey, ChunkInMemory
+//   load_chunk, ChunkInRegisters, OneKey, SharedKeys, ChunkInMemory
 //                         where the keys come from
 //   write_result          warp 0 writes the k keys in sh.top as the row's result
 #pragma once
@@ -273,6 +273,16 @@ struct OneKey {
   template <class F>
   __device__ __forceinline__ void for_each(F f) const {
     f(key);
+  }
+};
+
+// Keys in this CTA's shared memory: keys[0, n) (v6: the kept maxima; v7: the candidates).
+struct SharedKeys {
+  const Key* keys;
+  int n;
+  template <class F>
+  __device__ __forceinline__ void for_each(F f) const {
+    for (int i = threadIdx.x; i < n; i += kThreads) f(keys[i]);
   }
 };
 

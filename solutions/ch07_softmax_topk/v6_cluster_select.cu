@@ -71,16 +71,6 @@ constexpr int kLogitsPerCta = kThreads * 8;    // the cluster size: one CTA per 
 constexpr int kMinBlocks32 = 3;
 static_assert(kMaxCluster <= 32, "warp 0's lanes merge the CTAs' pairs");
 
-// Keys in this CTA's shared memory: keys[0, n).
-struct SharedKeys {
-  const Key* keys;
-  int n;
-  template <class F>
-  __device__ __forceinline__ void for_each(F f) const {
-    for (int i = threadIdx.x; i < n; i += kThreads) f(keys[i]);
-  }
-};
-
 // A floor below the k largest of `keys` that at most k + kFloorSlack of them reach: the
 // bottom of the radix select's last bin; 0 (every key) when there are fewer than k.
 template <class Keys>

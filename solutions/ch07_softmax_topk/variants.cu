@@ -36,6 +36,15 @@ WB_VARIANTS(ch07_solution, wb::Role::Solution) {
   v.push_back(wb::variant("softmax_topk_probs/f32", "v6_cluster_select", &softmax_topk_probs_cluster)
                   .with_workspace(scratch)
                   .with_note(routed));
+  // v7: every CTA keeps what reaches a floor from warp votes; the last CTA of the row selects.
+  const char* v7_note = "rows that allow float4 loads, up to 524,288 logits; v5 elsewhere";
+  v.push_back(wb::variant("topk/f32", "v7_warp_floor", &topk_warp_floor).with_workspace(scratch).with_note(v7_note));
+  v.push_back(wb::variant("softmax_topk/f32", "v7_warp_floor", &softmax_topk_warp_floor)
+                  .with_workspace(scratch)
+                  .with_note(v7_note));
+  v.push_back(wb::variant("softmax_topk_probs/f32", "v7_warp_floor", &softmax_topk_probs_warp_floor)
+                  .with_workspace(scratch)
+                  .with_note(v7_note));
   return v;
 }
 
