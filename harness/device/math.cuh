@@ -1,6 +1,7 @@
-// Integer arithmetic of grids and buffers, for host and device code alike.
+// Integer arithmetic of grids and buffers, for host and device code alike, and the fast
+// exponential of the softmax kernels.
 //
-// Chapter 1 teaches it: a launch of blocks of `threads` threads must cover every one of n
+// Chapter 1 teaches the integer part: a launch of blocks of `threads` threads must cover every one of n
 // elements, so the grid has ceil(n / threads) blocks, and the last block's threads past n
 // must not touch memory. The later chapters' launchers compute their grids with ceil_div.
 #pragma once
@@ -22,5 +23,19 @@ template <class A, class B>
 __host__ __device__ constexpr std::common_type_t<A, B> round_up(A a, B b) {
   return ceil_div(a, b) * b;
 }
+
+#if defined(__CUDACC__)
+// 2^x on the special-function unit alone (ex2.approx.ftz). exp2f() compiles to the form that
+// keeps results below 2^-126 as denormals: a compare and two multiplies around every MUFU.EX2,
+// three more instructions per element in a softmax whose other work is about four. A weight
+// that small counts for nothing beside the row's largest (1), so the softmax kernels flush it to
+// 0; 2^-inf = 0, as masked scores need. Chapter 8 introduces it (the flash kernels' online
+// softmax); chapter 7's v7 takes its row sums with it.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+#endif
 
 }  // namespace wb

@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "device/math.cuh"
 #include "runtime/launch_helpers.cuh"
 #include "runtime/errors.cuh"
 #include "tune/tune.h"
@@ -62,14 +63,7 @@ struct Stats {
 
 __device__ __forceinline__ float exp_rel(float x, float m) { return exp2f((x - m) * kLog2e); }
 
-// 2^x on the MUFU unit alone (ex2.approx.ftz): exp2f() also keeps results below 2^-126 as
-// denormals, a compare and two multiplies more. A term that small counts for nothing in a
-// row's sum, whose largest term is 1; 2^-inf = 0. (v7's per-logit sum.)
-__device__ __forceinline__ float exp2_ftz(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
+using wb::fast_exp2;  // 2^x on the special-function unit: harness/device/math.cuh
 
 __device__ __forceinline__ Stats merge(Stats a, Stats b) {
   const float m = fmaxf(a.m, b.m);

@@ -263,7 +263,7 @@ __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int 
     if (top != -INFINITY) {
       float sums[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // four chains of adds, in a fixed order
 #pragma unroll
-      for (int j = 0; j < kSlots; ++j) sums[j % 4] += exp2_ftz((v[j] - top) * kLog2e);  // -inf past the end: 0
+      for (int j = 0; j < kSlots; ++j) sums[j % 4] += fast_exp2((v[j] - top) * kLog2e);  // -inf past the end: 0
       sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
     }
 #pragma unroll

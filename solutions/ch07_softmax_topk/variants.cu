@@ -25,26 +25,21 @@ WB_VARIANTS(ch07_solution, wb::Role::Solution) {
   };
   split_step("v4_split_row", &topk_split, &softmax_topk_split, &softmax_topk_probs_split, &split_space);
   split_step("v5_radix_select", &topk_radix, &softmax_topk_radix, &softmax_topk_probs_radix, &radix_space);
-  // v6: a cluster per row where it serves the shape; v5 (and its workspace) elsewhere.
-  const char* routed =
-      "a thread-block cluster per row (sm_90) while each CTA of the batch has an SM and a row is at most 131,072 "
-      "logits; v5 elsewhere";
-  v.push_back(wb::variant("topk/f32", "v6_cluster_select", &topk_cluster).with_workspace(scratch).with_note(routed));
-  v.push_back(wb::variant("softmax_topk/f32", "v6_cluster_select", &softmax_topk_cluster)
-                  .with_workspace(scratch)
-                  .with_note(routed));
-  v.push_back(wb::variant("softmax_topk_probs/f32", "v6_cluster_select", &softmax_topk_probs_cluster)
-                  .with_workspace(scratch)
-                  .with_note(routed));
+  // The routed steps: the three top-k forms where the step serves the shape, v5 (and its
+  // workspace) elsewhere; the note says where.
+  const auto routed_step = [&](const char* step, TopKFn* topk, TopKFn* softmax_topk, SoftmaxTopKProbsFn* probs,
+                               const char* note) {
+    v.push_back(wb::variant("topk/f32", step, topk).with_workspace(scratch).with_note(note));
+    v.push_back(wb::variant("softmax_topk/f32", step, softmax_topk).with_workspace(scratch).with_note(note));
+    v.push_back(wb::variant("softmax_topk_probs/f32", step, probs).with_workspace(scratch).with_note(note));
+  };
+  // v6: a cluster per row.
+  routed_step("v6_cluster_select", &topk_cluster, &softmax_topk_cluster, &softmax_topk_probs_cluster,
+              "a thread-block cluster per row (sm_90) while each CTA of the batch has an SM and a row is at most "
+              "131,072 logits; v5 elsewhere");
   // v7: every CTA keeps what reaches a floor from warp votes; the last CTA of the row selects.
-  const char* v7_note = "rows that allow float4 loads, up to 524,288 logits; v5 elsewhere";
-  v.push_back(wb::variant("topk/f32", "v7_warp_floor", &topk_warp_floor).with_workspace(scratch).with_note(v7_note));
-  v.push_back(wb::variant("softmax_topk/f32", "v7_warp_floor", &softmax_topk_warp_floor)
-                  .with_workspace(scratch)
-                  .with_note(v7_note));
-  v.push_back(wb::variant("softmax_topk_probs/f32", "v7_warp_floor", &softmax_topk_probs_warp_floor)
-                  .with_workspace(scratch)
-                  .with_note(v7_note));
+  routed_step("v7_warp_floor", &topk_warp_floor, &softmax_topk_warp_floor, &softmax_topk_probs_warp_floor,
+              "rows that allow float4 loads, up to 524,288 logits; v5 elsewhere");
   return v;
 }
 

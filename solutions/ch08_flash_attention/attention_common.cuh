@@ -17,16 +17,7 @@ namespace ch08::solution {
 
 using wb::ceil_div;  // grids and tile counts: harness/device/math.cuh
 
-// 2^x on the MUFU unit alone (ex2.approx.ftz). exp2f() compiles to the form that keeps results
-// below 2^-126 as denormals: a compare and two multiplies around every MUFU.EX2, three more
-// instructions per score in a softmax whose other work is about four. A weight that small
-// counts for nothing beside the row's largest (1), so the flash kernels flush it to 0.
-// 2^-inf = 0, as the masked scores need.
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
+using wb::fast_exp2;  // 2^x on the special-function unit: harness/device/math.cuh
 
 // Every element of a (kA, kB, kC) block of accumulators set to 0, fully unrolled (they are
 // registers): the tensor-core steps' fragments before a sum starts.
