@@ -27,7 +27,8 @@
 //     stages, which here are being filled with the next tile), and each consumer warpgroup
 //     handles its own 64 rows (park, fold, store) between two barriers of its 128 threads, so
 //     neither waits for the other; the folded BN parameters of the tile's filters, one channel
-//     a thread, sit in the warpgroup's own array.
+//     a thread, sit in the warpgroup's own array (each thread reads its channel's parameters
+//     when the tile starts and folds them in the epilogue: the loads wait under the K loop).
 //
 // Per block (grid: min(tiles, SMs), 384 threads):
 //
@@ -105,6 +106,18 @@ struct PCfg {
 using PCfg128x128 = PCfg<128, 4>;
 using PCfg128x64 = PCfg<64, 6>;
 
+// One channel's BN parameters, read at a tile's start and folded (fold_bn, on this copy) in its
+// epilogue: the loads' latency passes under the K loop instead of stalling the epilogue.
+struct BnChannel {
+  float bias = 0.0f, gamma = 1.0f, beta = 0.0f, mean = 0.0f, var = 1.0f;
+  __device__ __forceinline__ void load(const BnParams& bn, int k) {
+    bias = bn.bias[k], gamma = bn.gamma[k], beta = bn.beta[k], mean = bn.mean[k], var = bn.var[k];
+  }
+  __device__ __forceinline__ Folded fold(float eps) const {
+    return fold_bn(BnParams{&bias, &gamma, &beta, &mean, &var, eps}, 0);
+  }
+};
+
 // grid (min(tiles, SMs)), block (T::kThreads), T::kSmem bytes of dynamic shared memory.
 // tiles = ceil(M / 128) x tiles_n, tiles_n = ceil(K / BN); tile i is pixel tile i / tiles_n,
 // filter tile i % tiles_n. C % 8 == 0, x and w 16-byte aligned; map_w: w as (C, R S, K), box
@@ -176,6 +189,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   uint32_t phase = 0;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const int m0 = tile / tiles_n * T::BM, k0 = tile % tiles_n * T::BN;
+    const bool folds = wt < T::BN && k0 + wt < s.K;  // this thread folds channel k0 + wt
+    BnChannel channel;
+    if (folds) channel.load(bn, k0 + wt);
 #pragma unroll
     for (int i = 0; i < T::BN / 2; ++i) acc[i] = 0.0f;
     int held = -1;  // the stage whose wgmmas may still be reading shared memory
@@ -201,7 +217,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     // parameters. The output tile is only ever touched by ordinary loads and stores.
     warpgroup_barrier(1 + cw);
     park_accumulators<T::BN>(acc, out, cw * 64 + warp * 16 + lane / 4, lane % 4);
-    if (wt < T::BN && k0 + wt < s.K) f[wt] = fold_bn(bn, k0 + wt);
+    if (folds) f[wt] = channel.fold(bn.eps);
     warpgroup_barrier(1 + cw);
     const int kc = k0 + c8 * 8;  // the first of the thread's 8 channels
     if (kc < s.K) {
