@@ -11,6 +11,7 @@
 #include "device/vec.cuh"
 #include "runtime/errors.cuh"
 #include "declare/op.cuh"
+#include "runtime/launch_helpers.cuh"
 
 namespace ch03 {
 namespace {
@@ -255,13 +256,7 @@ __global__ void persistent_no_end_barrier_kernel(const float* x, int n, float* p
   }
   if (t == 0) partials[blockIdx.x] = total;
 }
-int resident_grid() {
-  int device = 0, sms = 0, per_sm = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent_no_end_barrier_kernel, kThreads, 0));
-  return std::max(1, sms * per_sm);
-}
+int resident_grid() { return std::max(1, wb::blocks_per_gpu(persistent_no_end_barrier_kernel, kThreads)); }
 size_t persistent_workspace(int) { return sizeof(float) * 4096; }
 void persistent_no_end_barrier(const float* x, int n, float* out, void* ws, size_t, cudaStream_t s) {
   static const int resident = std::min(resident_grid(), 4096);  // >= 1

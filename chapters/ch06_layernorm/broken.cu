@@ -26,10 +26,12 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "ch06.cuh"
 #include "runtime/errors.cuh"
+#include "runtime/launch_helpers.cuh"
 #include "device/reduce.cuh"
 
 namespace ch06::broken {
@@ -211,13 +213,7 @@ __global__ void __launch_bounds__(kThreads)
 void persistent_missing_end_barrier_rmsnorm(const bf16* x, const bf16* r, const bf16* gamma, bf16* h, bf16* y,
                                             float* rstd, int N, int C, int ld, float eps, cudaStream_t stream) {
   if (N == 0) return;
-  static const int resident = [] {
-    int device = 0, sms = 0, per_sm = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent_rms_kernel, kThreads, 0));
-    return sms * per_sm > 0 ? sms * per_sm : 1;
-  }();
+  static const int resident = std::max(1, wb::blocks_per_gpu(persistent_rms_kernel, kThreads));
   const int blocks = N < resident ? N : resident;
   persistent_rms_kernel<<<blocks, kThreads, 0, stream>>>(x, r, gamma, h, y, rstd, N, C, ld, eps);
   WB_CHECK_LAUNCH();

@@ -43,6 +43,7 @@
 #include "ch10.cuh"
 #include "conv_common.cuh"
 #include "ladder.cuh"
+#include "runtime/launch_helpers.cuh"
 
 namespace {
 
@@ -507,8 +508,7 @@ bool streams_section(const Options& o, cudaStream_t s, wb::L2Flusher& flusher) {
   auto blocks = [](const ConvShape& c) {
     return wb::ceil_div(c.N * c.P() * c.Q(), 128) * wb::ceil_div(c.K, 128);  // v4's grid
   };
-  int sms = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = wb::sm_count();
   auto xa = bf16_buffer(size_t(sa.N) * sa.H * sa.W * sa.C, 11, -1.0f, 1.0f);
   auto xb = bf16_buffer(size_t(sb.N) * sb.H * sb.W * sb.C, 12, -1.0f, 1.0f);
   auto w_a = filters(sa, 13), w_b = filters(sb, 14);

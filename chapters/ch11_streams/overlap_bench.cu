@@ -36,6 +36,7 @@
 #include "runtime/lesson_main.h"
 #include "runtime/options.h"
 #include "declare/op.cuh"
+#include "runtime/launch_helpers.cuh"
 
 namespace {
 
@@ -275,8 +276,7 @@ void fork_join_section(const Options& o, cudaStream_t s, Ratios& r) {
   wb::fill_uniform(A2.data(), mk, 4, -1.0f, 1.0f, s);
   wb::fill_uniform(x1.data(), k, 5, -1.0f, 1.0f, s);
   wb::fill_uniform(x2.data(), k, 6, -1.0f, 1.0f, s);
-  int sms = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = wb::sm_count();
   std::printf("\nfork/join: two GEMVs of %d x %d (%d blocks each, %d SMs)\n", m, k, m, sms);
   const wb::Variant* serial = named("fork_join/f32", "serial");
   if (!serial) throw std::runtime_error("the reference fork/join (serial) is not linked");

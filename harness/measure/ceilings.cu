@@ -12,6 +12,7 @@
 #include "runtime/buffers.cuh"
 #include "runtime/launch.cuh"
 #include "measure/timing.cuh"
+#include "runtime/launch_helpers.cuh"
 
 namespace wb {
 namespace {
@@ -59,8 +60,7 @@ double measure_copy_gbps() {
   auto copy = [&](cudaStream_t s) {
     CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, s));
   };
-  int sms = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int sms = sm_count();
   auto kernel_copy = [&](cudaStream_t s) {
     copy16_kernel<<<sms * 8, 512, 0, s>>>(reinterpret_cast<const int4*>(src.data()),
                                           reinterpret_cast<int4*>(dst.data()), bytes / 16);

@@ -11,6 +11,7 @@
 
 #include <type_traits>
 
+#include "runtime/device.cuh"
 #include "runtime/errors.cuh"
 
 namespace wb {
@@ -24,16 +25,18 @@ bool with_constant(int value, F&& f) {
   return ((value == kValues ? (f(std::integral_constant<int, kValues>{}), true) : false) || ...);
 }
 
+// The current device's SM count, from query_device's record of the GPU (read once per device).
+inline int sm_count() { return query_device().sms; }
+
 // How many blocks of `threads` threads of `kernel` the GPU holds at once: SMs x blocks per SM,
-// from the occupancy calculator (which knows the kernel's registers and shared memory).
+// from the occupancy calculator (which knows the kernel's registers and shared memory; a
+// kernel that takes more than 48 KB of dynamic shared memory opts in before it asks).
 // A grid this size runs in one wave. May be 0 (a kernel that does not fit); callers clamp.
 template <class Kernel>
-int blocks_per_gpu(Kernel kernel, int threads) {
-  int device = 0, sms = 0, per_sm = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
-  return sms * per_sm;
+int blocks_per_gpu(Kernel kernel, int threads, size_t dynamic_smem = 0) {
+  int per_sm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, dynamic_smem));
+  return sm_count() * per_sm;
 }
 
 // Lets `kernel` launch with up to `bytes` of dynamic shared memory (above 48 KB a kernel must

@@ -78,6 +78,7 @@
 #include "device/pdl.cuh"
 #include "decode_merge.cuh"
 #include "ladder.cuh"
+#include "runtime/launch_helpers.cuh"
 
 namespace ch08::solution {
 namespace {
@@ -412,9 +413,7 @@ void launch(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* 
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, Cfg::kThreads, Cfg::kSmemBytes));
     return n < 1 ? 1 : n;
   }();
-  int device = 0, sms = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int sms = wb::sm_count();
   const int G = Hq / Hkv, zblocks = ceil_div(G, kRowsPerCta);
   // One wave: as many chunks as leave every CTA a slot, at most decode_splits (the scratch's
   // size), at least one tile each; chunks of whole tiles, cut from L_max.

@@ -12,6 +12,7 @@
 #include "device/math.cuh"
 #include "runtime/errors.cuh"
 #include "ch10.cuh"
+#include "runtime/launch_helpers.cuh"
 
 namespace ch10::solution::tiles {
 
@@ -248,13 +249,9 @@ bool make_tiles(int N, int H, int W, int C, Tiles& t) {
 // block keeps its slab (and its taps) from tile to tile.
 template <class G>
 unsigned persistent_grid(const void* kernel, const Tiles& t) {
-  int device = 0, sms = 0, per_sm = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(G::kSmem)));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, G::kThreads, G::kSmem));
   const int64_t count = t.count;
-  const int64_t resident = int64_t(std::max(1, sms)) * std::max(1, per_sm);
+  const int64_t resident = std::max(1, wb::blocks_per_gpu(kernel, G::kThreads, G::kSmem));
   const int64_t rounds = wb::ceil_div(count, resident);
   int64_t grid = wb::ceil_div(count, rounds);
   const int64_t whole_slabs = wb::ceil_div(grid, int64_t(t.slabs)) * t.slabs;

@@ -62,6 +62,7 @@
 #include "device/mma.cuh"
 #include "runtime/errors.cuh"
 #include "ladder.cuh"
+#include "runtime/launch_helpers.cuh"
 
 namespace ch10::solution {
 namespace {
@@ -271,13 +272,9 @@ Tiling pick_tiling(int N, int H, int W, int C, const void* kernel) {
 
   const int threads = t.pairs * t.groups;
   const size_t smem = size_t(kSlots) * t.slot_words * sizeof(uint32_t);
-  int device = 0, sms = 0, per_sm = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   // Up to ~85 KB of ring: past the default 48 KB, so the kernel opts in before the query.
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
-  const int64_t resident = int64_t(std::max(1, sms)) * std::max(1, per_sm);
+  const int64_t resident = std::max(1, wb::blocks_per_gpu(kernel, threads, smem));
   const int64_t units = int64_t(N) * t.tiles_w * t.slabs;
   // Time ~ waves x (rows + 2 halo rows + ~4 rows of pipeline fill); segments of 4 to 32 rows.
   int best_segs = 1;

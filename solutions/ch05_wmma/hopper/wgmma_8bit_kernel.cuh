@@ -53,6 +53,7 @@
 #include "device/sm90.cuh"
 #include "hopper.cuh"
 #include "runtime/errors.cuh"
+#include "runtime/launch_helpers.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define CH05_SM90A_8BIT 1
@@ -490,13 +491,6 @@ struct MapCache {
   CUtensorMap map_a{}, map_b{};
 };
 
-inline int sm_count() {
-  int dev = 0, n = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-  return n;
-}
-
 // Runs the kernel of `kEpi` on A (M x K) and B (N x K), both K-major bytes.
 template <Epi kEpi, Promote kPromote = Promote::AfterWait>
 void launch(MapCache& cache, const void* A, const void* B, const Params& p, cudaStream_t stream, const char* who) {
@@ -512,7 +506,7 @@ void launch(MapCache& cache, const void* A, const void* B, const Params& p, cuda
     return true;
   }();
   (void)raised;
-  static const int sms = sm_count();
+  const int sms = wb::sm_count();
   const long long tiles = (long long)((p.M + kBM - 1) / kBM) * ((p.N + C::kBN - 1) / C::kBN);
   const int grid = static_cast<int>(std::min<long long>(tiles, sms));  // persistent: one block per SM
   kernel<<<grid, kThreads, C::kSmem, stream>>>(cache.map_a, cache.map_b, p);

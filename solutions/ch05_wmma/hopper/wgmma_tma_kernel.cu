@@ -63,6 +63,7 @@
 #include "device/wgmma_gemm.cuh"
 #include "hopper.cuh"
 #include "mma_common.cuh"
+#include "runtime/launch_helpers.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define CH05_SM90A 1
@@ -253,17 +254,6 @@ struct MapCache {
   CUtensorMap map_a{}, map_b{}, map_d{};
 };
 
-int sm_count() {
-  int dev = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  static int counts[64] = {};
-  if (dev < 64 && counts[dev] > 0) return counts[dev];
-  int n = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-  if (dev < 64) counts[dev] = n;
-  return n;
-}
-
 template <class In, class Out, bool kTmaStore>
 void launch_with(const MapCache<In>& maps, int M, int N, int K, const Out* C, Out* D, cudaStream_t stream) {
   auto* kernel = &wgmma_tma_kernel<In, Out, kTmaStore>;
@@ -274,7 +264,7 @@ void launch_with(const MapCache<In>& maps, int M, int N, int K, const Out* C, Ou
   }();
   (void)raised;
   const long long tiles = (long long)((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN);
-  const int grid = static_cast<int>(std::min<long long>(tiles, sm_count()));  // persistent: one block per SM
+  const int grid = static_cast<int>(std::min<long long>(tiles, wb::sm_count()));  // persistent: one block per SM
   kernel<<<grid, kThreads, smem, stream>>>(maps.map_a, maps.map_b, maps.map_d, M, N, K, C, D);
   WB_CHECK_LAUNCH();
 }

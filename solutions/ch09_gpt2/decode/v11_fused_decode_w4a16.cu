@@ -38,6 +38,7 @@
 #include "w4_row.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
+#include "runtime/launch_helpers.cuh"
 
 namespace ch09::solution {
 namespace {
@@ -140,13 +141,9 @@ void launch_w4(W4Args a, cudaStream_t stream) {
   a.vec = vec_ok(a, kNorm);
   auto* kernel = &w4_row_kernel<kNorm, kResidual, kSplit>;
   const size_t smem = int4_x_smem_bytes(a.K);  // at most 36 KB: no opt-in needed
-  int device = 0, sms = 0, per_sm = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem));
   constexpr int kRows = kWarps / kSplit;
   const long long groups = (static_cast<long long>(a.N) + kRows - 1) / kRows;
-  const long long resident = std::clamp<long long>(static_cast<long long>(sms) * per_sm, 1, kMaxCtas);
+  const long long resident = std::clamp<long long>(wb::blocks_per_gpu(kernel, kThreads, smem), 1, kMaxCtas);
   const unsigned grid = static_cast<unsigned>(std::min(groups, resident));
   wb::launch_chained(kernel, grid, kThreads, smem, stream, a);
 }

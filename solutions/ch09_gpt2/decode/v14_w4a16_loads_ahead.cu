@@ -65,6 +65,7 @@
 #include "epilogue.cuh"
 #include "ladder.cuh"
 #include "w4_row.cuh"
+#include "runtime/launch_helpers.cuh"
 
 namespace ch09::solution {
 namespace {
@@ -204,11 +205,7 @@ void launch_ahead(W4Args a, cudaStream_t stream) {
   const long long batches = (static_cast<long long>(a.N) + g.rows - 1) / g.rows;
   auto* kernel = &w4_ahead_kernel<kNorm, kResidual>;
   const size_t smem = int4_x_smem_bytes(a.K);  // at most 36 KB: no opt-in needed
-  int device = 0, sms = 0, per_sm = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem));
-  const long long resident = std::clamp<long long>(static_cast<long long>(sms) * per_sm, 1, kMaxCtas);
+  const long long resident = std::clamp<long long>(wb::blocks_per_gpu(kernel, kThreads, smem), 1, kMaxCtas);
   const unsigned grid = static_cast<unsigned>(std::min(batches, resident));
   wb::launch_chained(kernel, grid, kThreads, smem, stream, a, g, batches);
 }

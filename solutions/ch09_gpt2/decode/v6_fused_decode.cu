@@ -85,6 +85,7 @@
 #include "device/reduce.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
+#include "runtime/launch_helpers.cuh"
 
 namespace ch09::solution {
 namespace {
@@ -492,12 +493,8 @@ void launch_row_gemv(RowGemvArgs<T, W> a, cudaStream_t stream) {
               (!kNorm || (aligned16(a.gamma) && aligned16(a.beta))) && (a.h == nullptr || aligned16(a.h));
   auto* kernel = &row_gemv_kernel<T, W, kNorm, kArgmax>;
   const size_t smem = (size_t(a.K) * sizeof(T) + 15) / 16 * 16;  // at most 32 KB: no opt-in needed
-  int device = 0, sms = 0, per_sm = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem));
   const long long groups = (static_cast<long long>(a.N) + kWarps - 1) / kWarps;
-  const long long resident = std::clamp<long long>(static_cast<long long>(sms) * per_sm, 1, kMaxCtas);
+  const long long resident = std::clamp<long long>(wb::blocks_per_gpu(kernel, kThreads, smem), 1, kMaxCtas);
   const unsigned grid = static_cast<unsigned>(std::min(groups, resident));
   wb::launch_chained(kernel, grid, kThreads, smem, stream, a);
 }

@@ -54,6 +54,7 @@
 #include "device/reduce.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
+#include "runtime/launch_helpers.cuh"
 
 namespace ch09::solution {
 namespace {
@@ -344,16 +345,6 @@ __global__ void __launch_bounds__(kThreads, 1) persistent_layers_kernel(const St
   }
 }
 
-int cached_sms() {
-  static const int sms = [] {
-    int device = 0, n = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
-    return n;
-  }();
-  return sms;
-}
-
 // The dynamic shared memory the kernel asks for: all that one CTA may have, less the
 // kernel's own static shared memory.
 int smem_optin() {
@@ -380,7 +371,7 @@ std::string persistent_decode_unsupported(int C, int H, int D) {
   CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
   if (major < 8) return "compute capability 8.0 or later (cp.async) is needed";
   if (coop == 0) return "the GPU cannot launch cooperative kernels";
-  const int units = H * std::max(1, cached_sms() / H);
+  const int units = H * std::max(1, wb::sm_count() / H);
   if (3 * units > 2 * kWarps + kWarps * kMaxD)
     return std::to_string(H) + " heads: too many for the merge's shared memory";
   const long long need = 4LL * C * 2 + (2LL * kWarps + kWarps * kMaxD) * 4 + 4LL * C * 2 /* one row of 4C */;
@@ -389,7 +380,7 @@ std::string persistent_decode_unsupported(int C, int H, int D) {
 }
 
 size_t persistent_decode_scratch_bytes(int H) {
-  const size_t units = static_cast<size_t>(H) * std::max(1, cached_sms() / H);
+  const size_t units = static_cast<size_t>(H) * std::max(1, wb::sm_count() / H);
   return 256 + units * (kMaxD + 2) * sizeof(float);
 }
 
@@ -404,7 +395,7 @@ void persistent_decode_layers(const PersistentLayer* layers, int L, const bf16* 
   Step s{};
   s.layers = layers, s.resid = resid, s.branch = branch, s.x = x, s.qkv = qkv, s.fc = fc, s.pos = pos;
   s.L = L, s.C = C, s.H = H, s.D = C / H, s.P = P, s.eps = eps, s.scale = 1.0f / std::sqrt(float(C / H));
-  const int sms = cached_sms();
+  const int sms = wb::sm_count();
   s.units_per_head = std::max(1, sms / H);
   s.barrier = static_cast<unsigned*>(scratch);
   s.part = reinterpret_cast<float*>(static_cast<char*>(scratch) + 256);

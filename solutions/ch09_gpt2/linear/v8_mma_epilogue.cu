@@ -47,6 +47,7 @@
 #include "device/mma_pipeline.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
+#include "runtime/launch_helpers.cuh"
 
 namespace ch09::solution {
 namespace {
@@ -211,13 +212,6 @@ void launch(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, 
                                             stream, x, w, b, y, M, N, K, epi, vec_out);
 }
 
-int sm_count() {
-  int device = 0, sms = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
 }  // namespace
 
 void linear_mma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
@@ -230,7 +224,7 @@ void linear_mma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int
     return;
   }
   const bool vec_out = N % 8 == 0 && reinterpret_cast<uintptr_t>(y) % 16 == 0;
-  if (ctas<Wide>(M, N) >= unsigned(sm_count())) {
+  if (ctas<Wide>(M, N) >= unsigned(wb::sm_count())) {
     launch<Wide>(x, w, b, y, M, N, K, epi, vec_out, stream);
   } else {
     launch<Narrow>(x, w, b, y, M, N, K, epi, vec_out, stream);
