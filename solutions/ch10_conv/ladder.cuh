@@ -54,10 +54,10 @@
 //                          (implicit_gemm_pipeline.cuh: v6's pieces both run)
 //   v12_implicit_gemm_wgmma_persistent
 //                          (bonus, Hopper sm_90a) conv2d_bn_relu/bf16: v8's kernel persistent,
-//                          one block an SM of a producer and two consumer warpgroups walking
+//                          one block an SM of two producer and two consumer warpgroups walking
 //                          (128, 64) or (128, 128) tiles (a model of the busiest block picks),
 //                          the stage ring running on from tile to tile so that the next tile's
-//                          loads fly under this one's epilogue (an output tile of its own);
+//                          loads fly under this one's epilogue (in registers, a BF16 tile);
 //                          v8 for the rest (kernel: hopper/implicit_gemm_wgmma_persistent_kernel.cu,
 //                          v8's pieces in hopper/implicit_gemm_wgmma.cuh)
 #pragma once

@@ -1,6 +1,6 @@
-// v12 (bonus, Hopper only) — the launcher of v8's kernel made persistent: one block an SM of a
-// producer and two consumer warpgroups, walking 128-pixel tiles, the next tile's loads under
-// this tile's epilogue; v8 for everything else.
+// v12 (bonus, Hopper only) — the launcher of v8's kernel made persistent: one block an SM of
+// two producer and two consumer warpgroups, walking 128-pixel tiles, the next tile's loads
+// under this tile's epilogue (done in registers, staged as BF16); v8 for everything else.
 //
 // The kernel lives in hopper/implicit_gemm_wgmma_persistent_kernel.cu (what changed from v8
 // and why, the model that picks the tile), built for sm_90a alone in the chapter's Hopper

@@ -98,8 +98,8 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
   v.push_back(
       wb::variant("conv2d_bn_relu/bf16", "v12_implicit_gemm_wgmma_persistent", &v12_implicit_gemm_wgmma_persistent)
           .hopper_only()
-          .with_note("v8 persistent: one block an SM, a producer and two consumer warpgroups on 128-pixel "
-                     "tiles, the next tile's loads under the epilogue; v8 for the rest"));
+          .with_note("v8 persistent: one block an SM, two producer and two consumer warpgroups on "
+                     "128-pixel tiles, the next tile's loads under the epilogue; v8 for the rest"));
   for (const ForcedTile& t : v12_forced_tiles()) {
     v.push_back(wb::variant("conv2d_bn_relu/bf16", std::string("v12_implicit_gemm_wgmma_persistent_") + t.tile, t.fn)
                     .hopper_only()

@@ -104,12 +104,15 @@ __device__ __forceinline__ void next_step(const ConvShape& sh, int& r, int& s, i
   }
 }
 
-// A producer thread's share of the im2col gather of A (kARows = BM / 16 rows): producer tid
-// copies the 16-byte chunk `chunk` (channels c0 + 8 chunk ..) of tile rows row0 + 16 i. Rows 16
-// apart are equal modulo 8: one swizzled offset (dst) for all. Each row's pixel is split once,
-// when the tile starts (im2col_row); a step only adds its tap's offset.
-template <int kARows>
+// A producer thread's share of the im2col gather of A (kARows = BM / (kThreads / 8) rows, of
+// kThreads producer threads): producer tid copies the 16-byte chunk `chunk` (channels c0 + 8
+// chunk ..) of tile rows row0 + kRowStep i (kRowStep = kThreads / 8: 16 for v8's warpgroup, 32
+// for v12's two). Rows a multiple of 8 apart are equal modulo 8: one swizzled offset for all. Each row's pixel is split
+// once, when the tile starts (im2col_row); a step only adds its tap's offset.
+template <int kARows, int kThreads = kProducers>
 struct ImcolRows {
+  static constexpr int kRowStep = kThreads / 8;  // the tile rows a pass of the producers covers
+  static_assert(kRowStep % 8 == 0, "a thread's rows are equal modulo 8: one swizzled offset for all");
   int chunk, row0;
   int h0[kARows], w0[kARows];
   int64_t base[kARows];  // x offset of the pixel's tap (0, 0) at channel 8 chunk
@@ -119,7 +122,7 @@ struct ImcolRows {
     chunk = tid % 8, row0 = tid / 8;
 #pragma unroll
     for (int i = 0; i < kARows; ++i) {
-      im2col_row(d.s, d.P, d.Q, d.M, m0 + row0 + i * (kProducers / 8), chunk * 8, h0[i], w0[i], base[i]);
+      im2col_row(d.s, d.P, d.Q, d.M, m0 + row0 + i * kRowStep, chunk * 8, h0[i], w0[i], base[i]);
     }
   }
 
@@ -136,7 +139,7 @@ struct ImcolRows {
 #pragma unroll
     for (int i = 0; i < kARows; ++i) {
       const bool ok = c_ok && unsigned(h0[i] + r) < unsigned(s.H) && unsigned(w0[i] + t) < unsigned(s.W);
-      wb::ptx::cp_async_ca_16(da + uint32_t(i * (kProducers / 8) * kRowBytes), ok ? x + base[i] + a_tap : x, ok);
+      wb::ptx::cp_async_ca_16(da + uint32_t(i * kRowStep * kRowBytes), ok ? x + base[i] + a_tap : x, ok);
     }
   }
 };
@@ -178,8 +181,5 @@ __device__ __forceinline__ void store8_staged(const float* out, int r, int c8, i
 // box_k) boxes with the 128-byte swizzle, zeros outside; the map of the last call is kept, so
 // that timing a call does not time its encoding.
 const CUtensorMap& filter_map(const bf16* w, const ConvShape& s, int box_k);
-
-// The GPU's SM count, asked once.
-int sm_count();
 
 }  // namespace ch10::solution::hopper

@@ -107,6 +107,7 @@
 #include "device/vec.cuh"
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
+#include "runtime/launch_helpers.cuh"
 #include "conv_common.cuh"
 #include "hopper.cuh"
 #include "implicit_gemm_wgmma.cuh"
@@ -298,11 +299,6 @@ const CUtensorMap& filter_map(const bf16* w, const ConvShape& s, int box_k) {
   return cache.map;
 }
 
-int sm_count() {
-  static const int sms = wb::query_device().sms;
-  return sms;
-}
-
 namespace {
 
 template <class T>
@@ -332,7 +328,7 @@ void conv_bn_relu(const bf16* x, const bf16* w, BnParams bn, const bf16* residua
   if (tile == Tile::kAuto) {
     // The tile whose busiest SM does the least; on a tie the one listed first (the larger).
     const Tile tiles[4] = {Tile::k128x128, Tile::k64x128, Tile::k128x64, Tile::k64x64};
-    tile = tiles[pick_tile<Cfg128x128, Cfg64x128, Cfg128x64, Cfg64x64>(d.M, s.K, sm_count())];
+    tile = tiles[pick_tile<Cfg128x128, Cfg64x128, Cfg128x64, Cfg64x64>(d.M, s.K, wb::sm_count())];
   }
   switch (tile) {
     case Tile::k128x128:

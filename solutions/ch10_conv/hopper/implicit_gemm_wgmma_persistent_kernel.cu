@@ -1,55 +1,59 @@
 // v12 (bonus, Hopper sm_90a only) — v8's warp-specialised implicit GEMM as a persistent kernel:
-// one block an SM, three warpgroups (a producer and two consumers), walking 128-pixel tiles
-// one after another, the next tile's loads issued while this tile's epilogue runs.
+// one block an SM, four warpgroups (two producers, two consumers), walking 128-pixel tiles one
+// after another, the next tile's loads issued while this tile's epilogue runs.
 //
 // Why (Nsight Compute on v8 and on cuDNN's fused graph, H200, batch 32; docs/ch10-conv.md):
 //   * 7 x 7 layer: cuDNN runs 104 blocks of 384 threads (a producer and TWO consumer
 //     warpgroups) on 128 x 64 tiles in 24.3 us; v8 runs 100 blocks of 256 threads (one
-//     consumer warpgroup) on 64 x 128 tiles in 36.2 us. Same MACs a block, same bytes a step
-//     (24 KB): the difference is two warpgroups issuing wgmma and waiting on barriers instead
-//     of one, and more stages in flight for the one block an SM.
+//     consumer warpgroup) on 64 x 128 tiles in 36.2 us.
 //   * 56 x 56 layer: cuDNN runs a persistent grid of 120 blocks; v8 launches 784, each paying
 //     its fill (the first stages' latency) and its epilogue with the tensor cores idle.
 //
-// What changed from v8 (the producer's im2col gather and TMA box, the consumers' wgmma step,
-// both halves of the staged epilogue and the filters' tensor map are v8's, shared through
-// implicit_gemm_wgmma.cuh):
+// What changed from v8 (the im2col gather and the filters' TMA box, the consumers' wgmma step
+// and the filters' tensor map are v8's, shared through implicit_gemm_wgmma.cuh):
 //   * the tile: always 128 pixels (two consumer warpgroups of 64 rows) x BN filters, BN = 64 or
 //     128 picked per layer by a model of the busiest block (the launcher, below);
-//   * the grid: min(tiles, SMs) blocks of 384 threads, one an SM; block b takes tiles b, b +
+//   * TWO producer warpgroups, each thread gathering 4 of the 128 A rows a step. The first
+//     form had v8's one producer warpgroup (8 rows a thread): a step of 128 A rows took ~0.6 us
+//     whatever BN (7 x 7 layer: 46.4 us at (128, 64), 42.7 at (128, 128), against v8's 29.9
+//     with 64-row steps), while v8 runs two blocks an SM, two producers, on the 56 x 56 layer.
+//     The A gather of one warpgroup, not the tensor cores, set the pace;
+//   * the grid: min(tiles, SMs) blocks of 512 threads, one an SM; block b takes tiles b, b +
 //     grid, b + 2 grid, ... (filters fastest: neighbouring blocks read the same pixels). The
-//     producer and the consumers walk the same tiles and the same steps, so the ring of stages
-//     and its full / empty phases simply run on from one tile to the next: the producer starts
+//     producers and the consumers walk the same tiles and the same steps, so the ring of stages
+//     and its full / empty phases simply run on from one tile to the next: the producers start
 //     the next tile's loads as soon as the consumers release the last stages of this one, while
 //     they run the epilogue;
 //   * the consumers release every stage (v8 leaves its last ones: nothing came after them);
-//   * the epilogue's FP32 tile has its own buffer after the stages (v8 put it over the idle
-//     stages, which here are being filled with the next tile), and each consumer warpgroup
-//     handles its own 64 rows (park, fold, store) between two barriers of its 128 threads, so
-//     neither waits for the other; the folded BN parameters of the tile's filters, one channel
-//     a thread, sit in the warpgroup's own array (each thread reads its channel's parameters
-//     when the tile starts and folds them in the epilogue: the loads wait under the K loop).
+//   * the epilogue on the accumulators in registers: fold, residual, ReLU, BF16 (the same
+//     operations as v8's epilogue_store8, so the same bits), staged as BF16 in a tile of the
+//     block's own after the stages (v8 staged FP32 over the idle stages, which here are being
+//     filled with the next tile; BF16 halves the tile and leaves room for a stage more), then
+//     16-byte stores. Each consumer warpgroup handles its own 64 rows between barriers of its
+//     128 threads, so neither waits for the other. Each thread reads its channel's BN
+//     parameters when the tile starts and folds them after the K loop (the loads wait under
+//     it) into one of two sets, by the tile's parity, so one barrier less a tile.
 //
-// Per block (grid: min(tiles, SMs), 384 threads):
+// Per block (grid: min(tiles, SMs), 512 threads):
 //
-//   producer warpgroup   for each tile, each step t (stage and phase running on):  wait
-//   (128 threads)        empty;  thread 0: expect_tx + TMA box of w;  all: 8 cp.async each
+//   producer warpgroups  for each tile, each step t (stage and phase running on):  wait
+//   (256 threads)        empty;  thread 0: expect_tx + TMA box of w;  all: 4 cp.async each
 //                        (im2col rows, zero-fill);  cp.async.mbarrier.arrive.noinc on full
 //   consumer warpgroup c for each tile:  each step: wait full;  fence.proxy.async;  4 x wgmma
 //   (pixels 64 c .. +63) (k16);  commit;  wait_group 1;  release the step before's stage;
-//                        after the last: wait_group 0, release its stage;  barrier (c);  park
-//                        the accumulators, fold the BN of one channel;  barrier (c);  fold +
-//                        residual + ReLU of its 64 rows, 16-byte stores
+//                        after the last: wait_group 0, release its stage;  fold one channel's
+//                        BN;  barrier (c);  fold + residual + ReLU in registers -> BF16 tile;
+//                        barrier (c);  16-byte stores of its 64 rows
 //
 // Shared memory (1024-byte aligned), per block, one block an SM:
-//   (128, 128): 4 stages of (16 + 16) KB, the 128 x 136 FP32 tile (68 KB): 197 KB
-//   (128,  64): 6 stages of (16 +  8) KB, the 128 x  72 FP32 tile (36 KB): 181 KB
+//   (128, 128): 5 stages of (16 + 16) KB, the 128 x 136 BF16 tile (34 KB): 195 KB
+//   (128,  64): 7 stages of (16 +  8) KB, the 128 x  72 BF16 tile (18 KB): 187 KB
 // The tile per shape: the fewest step-equivalents on the busiest block, ceil(tiles / grid)
 // tiles each costing steps x the step (1 for (128, 64), kStep128 for (128, 128), in (128, 64)
 // steps) plus a tile's fixed cost (kTile64, kTile128: the fill and the epilogue's share that
 // the next tile's loads do not hide). At batch 32 on 132 SMs: (128, 64) on the 56 x 56 (784
-// tiles), 28 x 28 (392), 7 x 7 (104) and 1 x 1 (392) layers, (128, 128) on the 14 x 14 and
-// stride-2 layers (98 tiles of 36 steps).
+// tiles of 9 steps) and 7 x 7 (104 tiles of 72) layers, (128, 128) on the 28 x 28 (196 of
+// 18), 14 x 14 and stride-2 (98 of 36) and 1 x 1 (196 of 8) layers.
 //
 // Edges as v8: rows past M read zeros (h0 = -2^30) and are not stored; channels past C and
 // filters past K are zeros (cp.async zero-fill, TMA's fill), and filters past K not stored.
@@ -67,6 +71,7 @@
 #include "device/sm90.cuh"
 #include "device/vec.cuh"
 #include "runtime/errors.cuh"
+#include "runtime/launch_helpers.cuh"
 #include "conv_common.cuh"
 #include "hopper.cuh"
 #include "implicit_gemm_wgmma.cuh"
@@ -81,30 +86,31 @@ namespace {
 using namespace wb::sm90;  // mbarriers, TMA, fences, wgmma, descriptors (harness/device/sm90.cuh)
 using wb::ptx::smem_u32;
 
-constexpr int kConsumers = 2;  // consumer warpgroups, 64 pixel rows each
+constexpr int kConsumers = 2;             // consumer warpgroups, 64 pixel rows each
+constexpr int kLoaders = 2 * kProducers;  // two producer warpgroups: 4 of the 128 A rows each a thread
 
 // One block: 128 pixels x BN filters, kStages stages, one block an SM.
 template <int BN_, int kStages_>
 struct PCfg {
   static constexpr int BM = 64 * kConsumers, BN = BN_, kStages = kStages_;
   static constexpr int kConsumerThreads = 128 * kConsumers;
-  static constexpr int kThreads = kProducers + kConsumerThreads;
+  static constexpr int kThreads = kLoaders + kConsumerThreads;
   static constexpr int kAStage = BM * kRowBytes, kBStage = BN * kRowBytes;  // bytes
-  static constexpr int kARows = BM / (kProducers / 8);                      // A rows per producer thread
+  static constexpr int kARows = BM / (kLoaders / 8);                        // A rows per producer thread
   static constexpr int kPipe = kStages * (kAStage + kBStage);
-  static constexpr int kLd = BN + kOutPad;
-  static constexpr int kOut = BM * kLd * 4;          // the FP32 output tile, after the stages
+  static constexpr int kLdB = BN + 8;                // the BF16 output tile: values a row (16 bytes of padding)
+  static constexpr int kOut = BM * kLdB * 2;         // the output tile, after the stages
   static constexpr int kSmem = kPipe + kOut + 1024;  // + the alignment slack
   static_assert(BN == 64 || BN == 128, "wgmma shapes: m64n64k16, m64n128k16");
   static_assert(kAStage % 1024 == 0 && kBStage % 1024 == 0, "every stage starts on a swizzle period");
-  static_assert(kPipe % 16 == 0, "the output tile's float4 reads");
+  static_assert(kPipe % 16 == 0, "the output tile's 16-byte reads");
   static_assert(128 >= BN, "one thread of a warpgroup folds one channel");
   static_assert(32 % (BN / 8) == 0, "the epilogue: a warp covers whole rows of BN / 8 channel groups");
-  static_assert(kSmem <= 227 * 1024, "one block an SM");
+  static_assert(kSmem + 1024 + 8192 <= 228 * 1024, "one block an SM (with the static arrays)");
 };
 
-using PCfg128x128 = PCfg<128, 4>;
-using PCfg128x64 = PCfg<64, 6>;
+using PCfg128x128 = PCfg<128, 5>;
+using PCfg128x64 = PCfg<64, 7>;
 
 // One channel's BN parameters, read at a tile's start and folded (fold_bn, on this copy) in its
 // epilogue: the loads' latency passes under the K loop instead of stalling the epilogue.
@@ -131,7 +137,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   constexpr int kStages = T::kStages;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   __shared__ __align__(8) uint64_t full_bar[kStages], empty_bar[kStages];
-  __shared__ Folded sF[kConsumers][T::BN];                      // each consumer warpgroup's copy, for its epilogue
+  __shared__ Folded sF[kConsumers][2][T::BN];  // each consumer warpgroup's, two sets by the tile's parity
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;  // the swizzle repeats every 1024 bytes
   auto a_stage = [&](int st) { return base + uint32_t(st * T::kAStage); };
   auto b_stage = [&](int st) { return base + uint32_t(kStages * T::kAStage + st * T::kBStage); };
@@ -142,16 +148,16 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   const int tid = threadIdx.x, lane = tid % 32;
   if (tid == 0) {
     for (int st = 0; st < kStages; ++st) {
-      mbar_init(full(st), kProducers + 1);   // each producer's cp.async arrival + thread 0's expect_tx
+      mbar_init(full(st), kLoaders + 1);     // each producer's cp.async arrival + thread 0's expect_tx
       mbar_init(empty(st), kConsumers * 4);  // lane 0 of each consumer warp
     }
     fence_mbarrier_init();  // visible to the copy engine
   }
   __syncthreads();  // the only block-wide barrier: from here on the warpgroups go their own ways
 
-  if (tid < kProducers) {
+  if (tid < kLoaders) {
     // --- producer: tile after tile, step after step; stage and phase run on across tiles.
-    ImcolRows<T::kARows> rows;
+    ImcolRows<T::kARows, kLoaders> rows;
     int stage = 0;
     uint32_t phase = 0;
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
@@ -179,15 +185,15 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 
   // --- consumers. Warpgroup cw computes pixel rows 64 cw .. 64 cw + 63 of each tile, all BN
   // filters, and stores them itself.
-  const int cw = tid / 128 - 1, wt = tid % 128, warp = wt / 32;
-  float* out = reinterpret_cast<float*>(smem_raw + (base - smem_u32(smem_raw)) + T::kPipe);
-  Folded* f = sF[cw];
+  const int cw = (tid - kLoaders) / 128, wt = tid % 128, warp = wt / 32;
+  bf16* ob = reinterpret_cast<bf16*>(smem_raw + (base - smem_u32(smem_raw)) + T::kPipe);  // the output tile
   constexpr int kPerRow = T::BN / 8, kRowsPerPass = 128 / kPerRow;
-  const int c8 = wt % kPerRow, rr = wt / kPerRow, half = (lane / 4) % 2;
+  const int c8 = wt % kPerRow, rr = wt / kPerRow;
   float acc[T::BN / 2];
   int stage = 0;
   uint32_t phase = 0;
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+  int tile_parity = 0;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, tile_parity ^= 1) {
     const int m0 = tile / tiles_n * T::BM, k0 = tile % tiles_n * T::BN;
     const bool folds = wt < T::BN && k0 + wt < s.K;  // this thread folds channel k0 + wt
     BnChannel channel;
@@ -212,20 +218,59 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     pin(acc);
     if (lane == 0) mbar_arrive(empty(held));  // the last stage too: the next tile's steps fill it
 
-    // --- epilogue of this warpgroup's 64 rows, while the producer loads the next tile. The
-    // first barrier: every thread of the warpgroup is done reading the tile before's rows and
-    // parameters. The output tile is only ever touched by ordinary loads and stores.
-    warpgroup_barrier(1 + cw);
-    park_accumulators<T::BN>(acc, out, cw * 64 + warp * 16 + lane / 4, lane % 4);
+    // --- epilogue of this warpgroup's 64 rows, while the producers load the next tile. The
+    // output tile is only ever touched by ordinary loads and stores.
+    // Two sets of parameters, by the tile's parity: the set written here was last read two
+    // tiles ago, before the barriers of the tile in between.
+    Folded* f = sF[cw][tile_parity];
     if (folds) f[wt] = channel.fold(bn.eps);
-    warpgroup_barrier(1 + cw);
+    warpgroup_barrier(1 + cw);  // the tile's parameters are in; the tile before's rows all stored
+    // The accumulators (rows r and r + 8, filters 8 j + 2 q and + 1) folded, + residual,
+    // ReLU, rounded to BF16 (the same operations as epilogue_store8), into the BF16 tile.
+    const int q2 = 2 * (lane % 4);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = cw * 64 + warp * 16 + lane / 4 + 8 * h, m = m0 + r;
+      const bool m_ok = m < d.M;
+#pragma unroll
+      for (int j = 0; j < T::BN / 8; ++j) {
+        const int c = j * 8 + q2, k = k0 + c;
+        float r0 = 0.0f, r1 = 0.0f;
+        if (residual != nullptr && m_ok) {
+          const bf16* at = residual + int64_t(m) * s.K + k;
+          if (vec_out) {  // K even, k even: both in or both out
+            if (k < s.K) {
+              const float2 rv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(at));
+              r0 = rv.x, r1 = rv.y;
+            }
+          } else {
+            if (k < s.K) r0 = __bfloat162float(at[0]);
+            if (k + 1 < s.K) r1 = __bfloat162float(at[1]);
+          }
+        }
+        *reinterpret_cast<__nv_bfloat162*>(ob + r * T::kLdB + c) = __floats2bfloat162_rn(
+            apply_epilogue(acc[4 * j + 2 * h], f[c], r0), apply_epilogue(acc[4 * j + 2 * h + 1], f[c + 1], r1));
+        asm volatile("" ::: "memory");  // one j at a time: the compiler would load every j's parameters first
+      }
+    }
+    warpgroup_barrier(1 + cw);   // the warpgroup's rows are staged
     const int kc = k0 + c8 * 8;  // the first of the thread's 8 channels
     if (kc < s.K) {
 #pragma unroll 2
       for (int r = cw * 64 + rr; r < cw * 64 + 64; r += kRowsPerPass) {
         const int m = m0 + r;
         if (m >= d.M) break;
-        store8_staged<T::BN>(out, r, c8, half, &f[c8 * 8], residual, y, m, kc, s.K, vec_out);
+        const bf16* src = ob + r * T::kLdB + c8 * 8;
+        bf16* dst = y + int64_t(m) * s.K + kc;
+        if (vec_out) {
+          *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+        } else {
+#pragma unroll
+          for (int e = 0; e < 8; ++e) {
+            if (kc + e >= s.K) break;
+            dst[e] = src[e];
+          }
+        }
       }
     }
     __syncwarp();  // the warp whole again before the next tile's wgmmas (.aligned)
@@ -238,7 +283,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 // --- host side -------------------------------------------------------------------------
 
 // The model's costs, in (128, 64) steps (see the header).
-constexpr double kStep128 = 1.6;  // a (128, 128) step: a third more bytes, twice the MACs
+constexpr double kStep128 = 1.25;  // a (128, 128) step: a third more bytes, twice the MACs
 constexpr double kTile64 = 2.0, kTile128 = 3.0;
 
 struct Plan {
@@ -275,7 +320,7 @@ bool conv_bn_relu_persistent(const bf16* x, const bf16* w, BnParams bn, const bf
   d.M = s.N * d.P * d.Q;
   d.steps = wb::ceil_div(s.C, kBK) * s.R * s.S;
   const bool vec_out = s.K % 8 == 0 && wb::aligned16(y) && (residual == nullptr || wb::aligned16(residual));
-  const int sms = sm_count();
+  const int sms = wb::sm_count();
   const Plan p64 = plan(d, 64, sms), p128 = plan(d, 128, sms);
   if (tile == PersistentTile::kAuto) {
     tile = p128.cost < p64.cost ? PersistentTile::k128x128 : PersistentTile::k128x64;  // a tie: fewer MACs wasted
