@@ -33,7 +33,7 @@ namespace {
 #ifdef WB_CH10_HOPPER
 using hopper::PersistentTile;
 #else
-enum class PersistentTile { kAuto, k128x64, k128x128 };  // nothing to pick without the kernel
+enum class PersistentTile { kAuto, k128x64, k128x128, kAutoBatched };  // nothing to pick without the kernel
 #endif
 
 void run(PersistentTile tile, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
@@ -65,7 +65,8 @@ void v12_implicit_gemm_wgmma_persistent(const bf16* x, const bf16* w, BnParams b
 // One tile each, whatever the model would pick on this GPU.
 std::span<const ForcedTile> v12_forced_tiles() {
   static const ForcedTile tiles[] = {{"128x64", &run_forced<PersistentTile::k128x64>},
-                                     {"128x128", &run_forced<PersistentTile::k128x128>}};
+                                     {"128x128", &run_forced<PersistentTile::k128x128>},
+                                     {"batched", &run_forced<PersistentTile::kAutoBatched>}};
   return tiles;
 }
 

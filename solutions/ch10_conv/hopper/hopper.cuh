@@ -27,7 +27,8 @@ void conv_bn_relu(const bf16* x, const bf16* w, BnParams bn, const bf16* residua
 // v12's persistent kernel (implicit_gemm_wgmma_persistent_kernel.cu): one block an SM walking
 // 128-pixel tiles of BN filters. kAuto: the launcher picks BN (64 or 128) per shape with its
 // model; the others force one (the tests check both tiles whatever the model picks).
-enum class PersistentTile { kAuto, k128x64, k128x128 };
+// kAutoBatched: the model's tile with the batched hand-over of the stages (a comparison form).
+enum class PersistentTile { kAuto, k128x64, k128x128, kAutoBatched };
 
 // conv2d_bn_relu/bf16 on compute capability 9.0 by v12's kernel, when supports() is true; false
 // (nothing launched) when the shape has more tiles than the kernel indexes (2^30): the caller
