@@ -96,8 +96,7 @@ struct ForcedTile {
 };
 std::span<const ForcedTile> v8_forced_tiles();
 ConvBnReluFn v12_implicit_gemm_wgmma_persistent;  // v12_implicit_gemm_wgmma_persistent.cu (+ hopper/), sm_90a builds
-// v12 with its tile forced ("128x64", "128x128"), tested on every tile whatever the model picks,
-// and v12 with the batched hand-over of the stages ("batched"), a comparison form.
+// v12 with its tile forced ("128x64", "128x128"), tested on every tile whatever the model picks.
 std::span<const ForcedTile> v12_forced_tiles();
 ConvBnReluFn v11_implicit_gemm_cluster_splitk;  // v11_implicit_gemm_cluster_splitk.cu
 // v11's persistent kernel on every shape (resident blocks walk (128, 64) tiles, the next

@@ -105,10 +105,7 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
                     .hopper_only()
                     .is_slow()
                     .on(v12_tile_shapes())
-                    .with_note(std::string(t.tile) == "batched"
-                                   ? "v12 with the stages handed over in batches (a producer warpgroup waits for "
-                                     "its copies, fences once, arrives; the consumers do not fence)"
-                                   : std::string("v12 with its (") + t.tile + ") tile forced on every shape"));
+                    .with_note(std::string("v12 with its (") + t.tile + ") tile forced on every shape"));
   }
   v.push_back(wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_tma", &v10_depthwise_tiles_tma)
                   .hopper_only()

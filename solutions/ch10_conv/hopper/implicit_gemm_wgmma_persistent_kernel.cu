@@ -54,18 +54,20 @@
 // the next tile's loads do not hide). At batch 32 on 132 SMs: (128, 64) on the 56 x 56 (784
 // tiles of 9 steps) and 7 x 7 (104 tiles of 72) layers, (128, 128) on the 28 x 28 (196 of
 // 18), 14 x 14 and stride-2 (98 of 36) and 1 x 1 (196 of 8) layers.
-//
-// The comparison form v12_implicit_gemm_wgmma_persistent_batched (kBatch > 0): the stages are
-// handed over in batches. Producer warpgroup pw takes batches pw, pw + 2, ... of kBatch
-// consecutive steps (8 A rows a thread); after a batch's copies each thread waits for them,
-// fences once (fence.proxy.async: its generic writes before the async proxy's reads) and
-// arrives on the batch's full barriers, and the consumers do not fence. It asks whether the
-// consumers' fence after every wait (v8's order) is what paces the steps: a fence orders the
-// thread's view of ALL generic writes before its async-proxy reads, and the copies of the
-// stages behind the one it waits for are generic writes still in flight.
+// Where the model's tile is (128, 64) and no block gets a second tile (tiles <= SMs), the
+// launcher returns false and v8 runs: there is nothing to overlap after the one tile, and a
+// (128, 64) step gathers 128 A rows for 64 filters, twice the A bytes per MAC of v8's (64, 128)
+// step (a (128, 128) step gathers as few per MAC as v8's). Measured on an H200 (batch 32, the
+// 7 x 7 layer, the only one of the six this sends to v8): 104 blocks of (128, 64) took 37.2 us,
+// v8 30.1; every layer v12 keeps was at or below v8 (docs/ch10-conv.md).
 //
 // Edges as v8: rows past M read zeros (h0 = -2^30) and are not stored; channels past C and
 // filters past K are zeros (cp.async zero-fill, TMA's fill), and filters past K not stored.
+//
+// Tried and not kept: a form handing the stages over in batches (each producer warpgroup took
+// every other batch of 2-3 steps, waited for its own copies, fenced once and arrived, so that
+// the consumers needed no fence): 4-14 % slower than this kernel on all six layers. The
+// consumers' fence after each wait is not what paces the steps.
 //
 // Run: build/ch10/bin/ch10_solution_tests --gtest_filter='*v12_*'
 //      build/ch10/bin/ch10_bench --op=conv2d_bn_relu/bf16
@@ -99,17 +101,13 @@ constexpr int kConsumers = 2;             // consumer warpgroups, 64 pixel rows 
 constexpr int kLoaders = 2 * kProducers;  // two producer warpgroups: 4 of the 128 A rows each a thread
 
 // One block: 128 pixels x BN filters, kStages stages, one block an SM.
-template <int BN_, int kStages_, int kBatch_ = 0>
+template <int BN_, int kStages_>
 struct PCfg {
   static constexpr int BM = 64 * kConsumers, BN = BN_, kStages = kStages_;
-  // kBatch > 0: the batched hand-over (see the producer below); 0: each thread's copies
-  // signal the full barrier as they land, the consumers fence.
-  static constexpr int kBatch = kBatch_;
-  static_assert(2 * kBatch <= kStages, "two batches in flight");
   static constexpr int kConsumerThreads = 128 * kConsumers;
   static constexpr int kThreads = kLoaders + kConsumerThreads;
-  static constexpr int kAStage = BM * kRowBytes, kBStage = BN * kRowBytes;             // bytes
-  static constexpr int kARows = kBatch ? BM / (kProducers / 8) : BM / (kLoaders / 8);  // A rows a producer thread
+  static constexpr int kAStage = BM * kRowBytes, kBStage = BN * kRowBytes;  // bytes
+  static constexpr int kARows = BM / (kLoaders / 8);                        // A rows a producer thread
   static constexpr int kPipe = kStages * (kAStage + kBStage);
   static constexpr int kLdB = BN + 8;                // the BF16 output tile: values a row (16 bytes of padding)
   static constexpr int kOut = BM * kLdB * 2;         // the output tile, after the stages
@@ -124,8 +122,6 @@ struct PCfg {
 
 using PCfg128x128 = PCfg<128, 5>;
 using PCfg128x64 = PCfg<64, 7>;
-using PCfg128x128Batched = PCfg<128, 5, 2>;  // the comparison form: batches of 2 (5 stages)
-using PCfg128x64Batched = PCfg<64, 7, 3>;    // ... of 3 (7 stages)
 
 // One channel's BN parameters, read at a tile's start and folded (fold_bn, on this copy) in its
 // epilogue: the loads' latency passes under the K loop instead of stalling the epilogue.
@@ -163,56 +159,13 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   const int tid = threadIdx.x, lane = tid % 32;
   if (tid == 0) {
     for (int st = 0; st < kStages; ++st) {
-      mbar_init(full(st), (T::kBatch ? kProducers : kLoaders) + 1);  // each copier's arrival + an expect_tx
-      mbar_init(empty(st), kConsumers * 4);                          // lane 0 of each consumer warp
+      mbar_init(full(st), kLoaders + 1);     // each producer's cp.async arrival + thread 0's expect_tx
+      mbar_init(empty(st), kConsumers * 4);  // lane 0 of each consumer warp
     }
     fence_mbarrier_init();  // visible to the copy engine
   }
   __syncthreads();  // the only block-wide barrier: from here on the warpgroups go their own ways
 
-  if constexpr (T::kBatch > 0) {
-    if (tid < kLoaders) {
-      // --- producers, batched: warpgroup pw takes batches pw, pw + 2, ... of kBatch consecutive
-      // steps (counted across tiles), each thread 8 A rows a step. After a batch's copies it
-      // waits for them (cp.async.wait_all), fences once (its generic writes before the async
-      // proxy's reads) and arrives on the batch's full barriers; the consumers then need no
-      // fence. While one warpgroup waits, the other issues the next batch.
-      const int pw = tid / 128, ptid = tid % 128;
-      ImcolRows<T::kARows, kProducers> rows;
-      int stage = 0, first = 0, n = 0;  // n: this warpgroup's steps issued and not yet handed over
-      uint32_t phase = 0;
-      long long g = 0;  // the step's index across tiles
-      auto hand_over = [&] {
-        wb::ptx::cp_async_commit();
-        wb::ptx::cp_async_wait<0>();
-        fence_async_shared();
-        for (int i = 0; i < n; ++i) mbar_arrive(full((first + i) % kStages));
-        n = 0;
-      };
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const int m0 = tile / tiles_n * T::BM, k0 = tile % tiles_n * T::BN;
-        rows.start(d, m0, ptid);
-        int lr = 0, ls = 0, lc = 0;  // the step to load: tap (lr, ls) of the channels from lc
-        for (int t = 0; t < d.steps; ++t, ++g) {
-          if ((g / T::kBatch) % 2 == pw) {
-            mbar_wait(empty(stage), phase ^ 1);  // every consumer warp is done with the step kStages before
-            if (ptid == 0) {
-              mbar_arrive_expect_tx(full(stage), T::kBStage);
-              tma_load_3d(b_stage(stage), &map_w, lc, lr * s.S + ls, k0, full(stage));  // (64, 1, BN) box of w
-            }
-            rows.copy(x, s, lr, ls, lc, a_stage, stage);
-            if (n == 0) first = stage;
-            ++n;
-            if (g % T::kBatch == T::kBatch - 1) hand_over();
-          }
-          next_step(s, lr, ls, lc);
-          if (++stage == kStages) stage = 0, phase ^= 1;
-        }
-      }
-      if (n > 0) hand_over();  // a last, partial batch
-      return;
-    }
-  }
   if (tid < kLoaders) {
     // --- producer: tile after tile, step after step; stage and phase run on across tiles.
     ImcolRows<T::kARows, kLoaders> rows;
@@ -261,7 +214,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     int held = -1;  // the stage whose wgmmas may still be reading shared memory
     for (int t = 0; t < d.steps; ++t) {
       mbar_wait(full(stage), phase);  // the TMA bytes and every producer's copies of the step are in
-      if constexpr (T::kBatch == 0) fence_async_shared();  // ... visible to the async proxy (wgmma)
+      fence_async_shared();           // ... and visible to the async proxy, which wgmma reads through
       pin(acc);
       wgmma_fence();
       consume_step<T::BN>(acc, a_stage(stage) + uint32_t(cw * 64 * kRowBytes), b_stage(stage));
@@ -380,17 +333,19 @@ bool conv_bn_relu_persistent(const bf16* x, const bf16* w, BnParams bn, const bf
   const bool vec_out = s.K % 8 == 0 && wb::aligned16(y) && (residual == nullptr || wb::aligned16(residual));
   const int sms = wb::sm_count();
   const Plan p64 = plan(d, 64, sms), p128 = plan(d, 128, sms);
-  const bool wide = p128.cost < p64.cost;  // the model's tile; a tie: fewer MACs wasted
-  if (tile == PersistentTile::kAutoBatched) {
-    if ((wide ? p128 : p64).tiles < 0) return false;
-    if (wide) {
-      launch<PCfg128x128Batched>(x, w, bn, residual, y, d, p128, vec_out, stream);
+  if (tile == PersistentTile::kAuto) {
+    // The model's tile (a tie: (128, 64), fewer MACs wasted). Where it is (128, 64) and no
+    // block gets a second tile, v8 runs instead (false): nothing comes after the one tile to
+    // overlap, and a (128, 64) step gathers twice the A bytes per MAC of v8's (64, 128) step
+    // (the header: the gather sets the pace).
+    if (p128.cost < p64.cost) {
+      tile = PersistentTile::k128x128;
+    } else if (p64.tiles >= 0 && p64.tiles <= p64.grid) {
+      return false;
     } else {
-      launch<PCfg128x64Batched>(x, w, bn, residual, y, d, p64, vec_out, stream);
+      tile = PersistentTile::k128x64;
     }
-    return true;
   }
-  if (tile == PersistentTile::kAuto) tile = wide ? PersistentTile::k128x128 : PersistentTile::k128x64;
   if (tile == PersistentTile::k128x128) {
     if (p128.tiles < 0) return false;
     launch<PCfg128x128>(x, w, bn, residual, y, d, p128, vec_out, stream);
