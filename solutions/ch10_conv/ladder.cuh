@@ -52,6 +52,14 @@
 //                          SMs, one block a tile at 2 blocks an SM (room for 201 registers).
 //                          v6 elsewhere, below sm_90 and for v6's fallbacks
 //                          (implicit_gemm_pipeline.cuh: v6's pieces both run)
+//   v12_implicit_gemm_wgmma_persistent
+//                          (bonus, Hopper sm_90a) conv2d_bn_relu/bf16: v8's kernel persistent,
+//                          one block an SM of two producer and two consumer warpgroups walking
+//                          (128, 64) or (128, 128) tiles (a model of the busiest block picks),
+//                          the stage ring running on from tile to tile so that the next tile's
+//                          loads fly under this one's epilogue (in registers, a BF16 tile);
+//                          v8 for the rest (kernel: hopper/implicit_gemm_wgmma_persistent_kernel.cu,
+//                          v8's pieces in hopper/implicit_gemm_wgmma.cuh)
 #pragma once
 #include <span>
 
@@ -87,6 +95,9 @@ struct ForcedTile {
   ConvBnReluFn* fn;
 };
 std::span<const ForcedTile> v8_forced_tiles();
+ConvBnReluFn v12_implicit_gemm_wgmma_persistent;  // v12_implicit_gemm_wgmma_persistent.cu (+ hopper/), sm_90a builds
+// v12 with its tile forced ("128x64", "128x128"), tested on every tile whatever the model picks.
+std::span<const ForcedTile> v12_forced_tiles();
 ConvBnReluFn v11_implicit_gemm_cluster_splitk;  // v11_implicit_gemm_cluster_splitk.cu
 // v11's persistent kernel on every shape (resident blocks walk (128, 64) tiles, the next
 // tile's copies in flight during the epilogue): a comparison form (same file).

@@ -28,6 +28,16 @@ std::vector<wb::Shape> v8_tile_shapes() {
           conv(1, 256, 28, 28, 256, 3, 3, 2, 1, 0), conv(1, 512, 7, 7, 512, 3, 3, 1, 1, 0),
           conv(1, 3, 7, 5, 2, 3, 3, 2, 1, 0)};
 }
+
+// v12's tiles one by one: v8's shapes, and two with more tiles than an H200 has SMs at either
+// tile (blocks that walk two or three tiles, the stage ring running on across them, the tail of
+// K in the second), residual on.
+std::vector<wb::Shape> v12_tile_shapes() {
+  std::vector<wb::Shape> s = v8_tile_shapes();
+  s.push_back(conv(8, 64, 56, 56, 64, 3, 3, 1, 1, 1));
+  s.push_back(conv(8, 16, 40, 40, 136, 3, 3, 1, 1, 1));
+  return s;
+}
 #endif
 
 // One of v10's comparison forms: tested on every shape, left out of the default benchmark.
@@ -84,6 +94,18 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
                     .is_slow()
                     .on(v8_tile_shapes())
                     .with_note(std::string("v8 with its (") + t.tile + ") tile forced on every shape"));
+  }
+  v.push_back(
+      wb::variant("conv2d_bn_relu/bf16", "v12_implicit_gemm_wgmma_persistent", &v12_implicit_gemm_wgmma_persistent)
+          .hopper_only()
+          .with_note("v8 persistent: one block an SM, two producer and two consumer warpgroups on "
+                     "128-pixel tiles, the next tile's loads under the epilogue; v8 for the rest"));
+  for (const ForcedTile& t : v12_forced_tiles()) {
+    v.push_back(wb::variant("conv2d_bn_relu/bf16", std::string("v12_implicit_gemm_wgmma_persistent_") + t.tile, t.fn)
+                    .hopper_only()
+                    .is_slow()
+                    .on(v12_tile_shapes())
+                    .with_note(std::string("v12 with its (") + t.tile + ") tile forced on every shape"));
   }
   v.push_back(wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_tma", &v10_depthwise_tiles_tma)
                   .hopper_only()

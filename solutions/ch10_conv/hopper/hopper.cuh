@@ -24,6 +24,18 @@ enum class Tile { kAuto, k128x128, k64x128, k128x64, k64x64 };
 void conv_bn_relu(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const ConvShape& s,
                   cudaStream_t stream, Tile tile = Tile::kAuto);
 
+// v12's persistent kernel (implicit_gemm_wgmma_persistent_kernel.cu): one block an SM walking
+// 128-pixel tiles of BN filters. kAuto: the launcher picks BN (64 or 128) per shape with its
+// model; the others force one (the tests check both tiles whatever the model picks).
+enum class PersistentTile { kAuto, k128x64, k128x128 };
+
+// conv2d_bn_relu/bf16 on compute capability 9.0 by v12's kernel, when supports() is true; false
+// (nothing launched) when the shape has more tiles than the kernel indexes (2^30), or, with
+// kAuto, when the model's tile is (128, 64) and no block would get a second tile: the caller
+// runs v8. s must have passed require_valid.
+bool conv_bn_relu_persistent(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
+                             const ConvShape& s, cudaStream_t stream, PersistentTile tile = PersistentTile::kAuto);
+
 // depthwise3x3/bf16, v10's tiles by TMA (depthwise_tiles_tma_kernel.cu) on compute capability
 // 9.0. The caller has checked C % 8 == 0 and 16-byte aligned x, w, y; false (nothing launched)
 // when the problem does not fit the kernel (2^31 tiles or more, a tensor map the driver

@@ -86,6 +86,9 @@
 // are zeros in A (cp.async zero-fill) and in B (TMA's fill); filters past K are zeros in B and
 // are never stored. Offsets into x, y and the residual are 64-bit.
 //
+// The pieces v12's persistent kernel shares (the wgmma step, the im2col gather, the staged
+// epilogue's halves, the filters' tensor map) are in implicit_gemm_wgmma.cuh.
+//
 // Run: build/ch10/bin/ch10_solution_tests --gtest_filter='conv2d_bn_relu/bf16/v8_implicit_gemm_wgmma.*'
 //      build/ch10/bin/ch10_bench --op=conv2d_bn_relu
 //      --impl=v8_implicit_gemm_wgmma,v6_implicit_gemm_pipelined,cudnn_fused cuobjdump --dump-sass
@@ -104,8 +107,10 @@
 #include "device/vec.cuh"
 #include "runtime/device.cuh"
 #include "runtime/errors.cuh"
+#include "runtime/launch_helpers.cuh"
 #include "conv_common.cuh"
 #include "hopper.cuh"
+#include "implicit_gemm_wgmma.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define CH10_SM90A 1
@@ -115,13 +120,7 @@ namespace ch10::solution::hopper {
 namespace {
 
 using namespace wb::sm90;  // mbarriers, TMA, fences, wgmma, descriptors (harness/device/sm90.cuh)
-using wb::ptx::cp_async_ca_16;
 using wb::ptx::smem_u32;
-
-constexpr int kBK = 64;             // channels per K step
-constexpr int kRowBytes = kBK * 2;  // one 128-byte swizzled row per pixel (A) or filter (B)
-constexpr int kProducers = 128;     // the producer warpgroup
-constexpr int kOutPad = 8;          // floats of padding per row of the staged output tile
 
 // One block tile: BM = 64 kConsumers pixels x BN filters, kStages stages.
 template <int kConsumers_, int BN_, int kStages_, int kMinBlocks_>
@@ -147,59 +146,6 @@ using Cfg128x128 = Cfg<2, 128, 5, 1>;
 using Cfg64x128 = Cfg<1, 128, 4, 2>;
 using Cfg128x64 = Cfg<2, 64, 4, 2>;
 using Cfg64x64 = Cfg<1, 64, 4, 3>;
-
-struct Dims {
-  ConvShape s;
-  int P, Q, M;
-  int steps;  // ceil(C / 64) chunks x R x S taps
-};
-
-// The accumulators' places in the asm templates: "%0, ..., %31" and "%32, ..., %63".
-#define CH10_ACC_0_31                                                      \
-  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define CH10_ACC_32_63                                                               \
-  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-
-// d (64 x 64 per warpgroup, 32 FP32 per thread) += A (64 x 16) * B (16 x 64), both K-major in
-// shared memory (imm-trans-a = imm-trans-b = 0), BF16 in, FP32 accumulate.
-__device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], uint64_t desc_a, uint64_t desc_b) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16\n"
-      "{" CH10_ACC_0_31
-      "},\n"
-      "%32, %33, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : WB_WGMMA_D32(d, 0)
-      : "l"(desc_a), "l"(desc_b), "r"(1));
-}
-
-// d (64 x 128 per warpgroup, 64 FP32 per thread) += A (64 x 16) * B (16 x 128), as above.
-__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16\n"
-      "{" CH10_ACC_0_31 ", " CH10_ACC_32_63
-      "},\n"
-      "%64, %65, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : WB_WGMMA_D64(d)
-      : "l"(desc_a), "l"(desc_b), "r"(1));
-}
-
-template <int BN>
-__device__ __forceinline__ void wgmma_step(float (&d)[BN / 2], uint64_t desc_a, uint64_t desc_b) {
-  if constexpr (BN == 64)
-    wgmma_m64n64k16(d, desc_a, desc_b);
-  else
-    wgmma_m64n128k16(d, desc_a, desc_b);
-}
 
 // grid (ceil(M / BM), ceil(K / BN)), block (T::kThreads), T::kSmem bytes of dynamic shared
 // memory. C % 8 == 0, x and w 16-byte aligned; map_w: w as (C, R S, K), box (64, 1, BN), 128 B
@@ -233,16 +179,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   __syncthreads();  // the last block-wide barrier: from here on the warpgroups go their own ways
 
   if (tid < kProducers) {
-    // --- producer. Thread tid copies the 16-byte chunk `chunk` (channels c0 + 8 chunk ..) of
-    // A rows row0 + 16 i. Rows 16 apart are equal modulo 8: one swizzled offset for all.
-    const int chunk = tid % 8, row0 = tid / 8;
-    const uint32_t dst = swizzle128_offset(row0, chunk);  // + i x 16 rows of 128 bytes
-    int a_h0[T::kARows], a_w0[T::kARows];
-    int64_t a_base[T::kARows];  // x offset of the pixel's tap (0, 0) at channel 8 chunk
-#pragma unroll
-    for (int i = 0; i < T::kARows; ++i) {
-      im2col_row(s, d.P, d.Q, d.M, m0 + row0 + i * (kProducers / 8), chunk * 8, a_h0[i], a_w0[i], a_base[i]);
-    }
+    // --- producer: its share of the im2col rows (ImcolRows), the filters' box by thread 0.
+    ImcolRows<T::kARows> rows;
+    rows.start(d, m0, tid);
     int lr = 0, ls = 0, lc = 0;  // the step to load: tap (lr, ls) of the channels from lc
     int stage = 0;
     uint32_t phase = 0;
@@ -252,23 +191,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         mbar_arrive_expect_tx(full(stage), T::kBStage);
         tma_load_3d(b_stage(stage), &map_w, lc, lr * s.S + ls, k0, full(stage));  // (64, 1, BN) box of w
       }
-      const bool c_ok = lc + chunk * 8 < s.C;  // C % 8 == 0: a chunk's 8 channels are all in or all out
-      const int64_t a_tap = (int64_t(lr) * s.W + ls) * s.C + lc;
-      const uint32_t da = a_stage(stage) + dst;
-#pragma unroll
-      for (int i = 0; i < T::kARows; ++i) {
-        const bool ok = c_ok && unsigned(a_h0[i] + lr) < unsigned(s.H) && unsigned(a_w0[i] + ls) < unsigned(s.W);
-        cp_async_ca_16(da + uint32_t(i * (kProducers / 8) * kRowBytes), ok ? x + a_base[i] + a_tap : x, ok);
-      }
+      rows.copy(x, s, lr, ls, lc, a_stage, stage);
       // One arrival on full, made when this thread's copies have landed.
       cp_async_mbar_arrive_noinc(full(stage));
-      if (++ls == s.S) {  // the next tap; past the last one, the next chunk of channels
-        ls = 0;
-        if (++lr == s.R) {
-          lr = 0;
-          lc += kBK;
-        }
-      }
+      next_step(s, lr, ls, lc);
       if (++stage == kStages) stage = 0, phase ^= 1;
     }
     // Nothing left to issue. The consumers wait on every stage's barrier before they touch the
@@ -293,11 +219,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     fence_async_shared();           // ... and visible to the async proxy, which wgmma reads through
     pin(acc);
     wgmma_fence();
-    const uint32_t a_rows = a_stage(stage) + uint32_t(cw * 64 * kRowBytes), b_rows = b_stage(stage);
-#pragma unroll
-    for (int kk = 0; kk < kBK / 16; ++kk) {
-      wgmma_step<T::BN>(acc, make_desc(a_rows + kk * 32, 16, 1024), make_desc(b_rows + kk * 32, 16, 1024));
-    }
+    consume_step<T::BN>(acc, a_stage(stage) + uint32_t(cw * 64 * kRowBytes), b_stage(stage));
     wgmma_commit();
     wgmma_wait<1>();  // step t - 1's wgmmas are done reading their stage
     pin(acc);
@@ -316,17 +238,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   // fence orders those accesses before these ordinary stores.
   named_barrier(1, T::kConsumerThreads);
   fence_async_shared();
-  constexpr int kLd = T::BN + kOutPad;
   float* out = reinterpret_cast<float*>(smem_raw + (base - smem_u32(smem_raw)));
-  {
-    const int g = lane / 4, q4 = lane % 4, r = cw * 64 + warp * 16 + g;
-#pragma unroll
-    for (int j = 0; j < T::BN / 8; ++j) {
-      const int c = j * 8 + 2 * q4;
-      *reinterpret_cast<float2*>(out + r * kLd + c) = make_float2(acc[4 * j], acc[4 * j + 1]);
-      *reinterpret_cast<float2*>(out + (r + 8) * kLd + c) = make_float2(acc[4 * j + 2], acc[4 * j + 3]);
-    }
-  }
+  park_accumulators<T::BN>(acc, out, cw * 64 + warp * 16 + lane / 4, lane % 4);
   named_barrier(1, T::kConsumerThreads);
 
   // --- epilogue, 2: consumer thread ct takes channels 8 c8 .. 8 c8 + 7 of tile rows r0, r0 +
@@ -341,18 +254,18 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   for (int r = r0; r < T::BM; r += kRowsPerPass) {
     const int m = m0 + r;
     if (m >= d.M) break;
-    const float4* src = reinterpret_cast<const float4*>(out + r * kLd + c8 * 8);
-    const float4 first = src[half], second = src[half ^ 1];
-    const float4 lo = half ? second : first, hi = half ? first : second;
-    const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-    epilogue_store8(v, &sF[c8 * 8], residual, y, int64_t(m) * s.K + kc, kc, s.K, vec_out);
+    store8_staged<T::BN>(out, r, c8, half, &sF[c8 * 8], residual, y, m, kc, s.K, vec_out);
   }
 #else
   __trap();  // built for sm_90a only; the launcher never runs it elsewhere
 #endif
 }
 
+}  // namespace
+
 // --- host side -------------------------------------------------------------------------
+
+namespace {
 
 // w (K x R x S x C, BF16) as a 3-D tensor (C innermost, R S taps, K filters) read in (64, 1,
 // box_k) boxes with the 128-byte swizzle; zeros outside the tensor (channels past C, filters
@@ -361,31 +274,32 @@ CUtensorMap make_filter_map(const bf16* w, const ConvShape& s, int box_k) {
   const cuuint64_t dims[3] = {cuuint64_t(s.C), cuuint64_t(s.R) * s.S, cuuint64_t(s.K)};
   const cuuint64_t strides[2] = {cuuint64_t(s.C) * sizeof(bf16), cuuint64_t(s.R) * s.S * s.C * sizeof(bf16)};
   const cuuint32_t box[3] = {kBK, 1, cuuint32_t(box_k)};
-  return wb::sm90::bf16_swizzled_map_3d(w, dims, strides, box, "v8_implicit_gemm_wgmma",
+  return wb::sm90::bf16_swizzled_map_3d(w, dims, strides, box, "the Hopper convolution (v8, v12)",
                                         "filters K = " + std::to_string(s.K) + ", R x S = " + std::to_string(s.R) +
                                             " x " + std::to_string(s.S) + ", C = " + std::to_string(s.C));
 }
 
-// The map of the last call, so that timing a call does not time its encoding.
+// The map of the last call with one box, so that timing a call does not time its encoding.
 struct MapCache {
   const bf16* w = nullptr;
-  int C = 0, RS = 0, K = 0, box_k = 0;
+  int C = 0, RS = 0, K = 0;
   CUtensorMap map{};
 };
 
+}  // namespace
+
+// One cache per box (64 or 128 filters): v8 and v12 may take different boxes of the same w.
 const CUtensorMap& filter_map(const bf16* w, const ConvShape& s, int box_k) {
-  static MapCache cache;
-  if (cache.w != w || cache.C != s.C || cache.RS != s.R * s.S || cache.K != s.K || cache.box_k != box_k) {
+  static MapCache caches[2];
+  MapCache& cache = caches[box_k == 128 ? 1 : 0];
+  if (cache.w != w || cache.C != s.C || cache.RS != s.R * s.S || cache.K != s.K) {
     cache.map = make_filter_map(w, s, box_k);
-    cache.w = w, cache.C = s.C, cache.RS = s.R * s.S, cache.K = s.K, cache.box_k = box_k;
+    cache.w = w, cache.C = s.C, cache.RS = s.R * s.S, cache.K = s.K;
   }
   return cache.map;
 }
 
-int sm_count() {
-  static const int sms = wb::query_device().sms;
-  return sms;
-}
+namespace {
 
 template <class T>
 void launch(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d, bool vec_out,
@@ -414,7 +328,7 @@ void conv_bn_relu(const bf16* x, const bf16* w, BnParams bn, const bf16* residua
   if (tile == Tile::kAuto) {
     // The tile whose busiest SM does the least; on a tie the one listed first (the larger).
     const Tile tiles[4] = {Tile::k128x128, Tile::k64x128, Tile::k128x64, Tile::k64x64};
-    tile = tiles[pick_tile<Cfg128x128, Cfg64x128, Cfg128x64, Cfg64x64>(d.M, s.K, sm_count())];
+    tile = tiles[pick_tile<Cfg128x128, Cfg64x128, Cfg128x64, Cfg64x64>(d.M, s.K, wb::sm_count())];
   }
   switch (tile) {
     case Tile::k128x128:
