@@ -57,7 +57,6 @@
 #include "ladder.cuh"
 #include "radix_select.cuh"
 #include "row_topk.cuh"
-#include "runtime/device.cuh"
 #include "runtime/launch_helpers.cuh"
 
 namespace ch07::solution {
@@ -227,7 +226,7 @@ bool launch(const float* x, float* probs, float* values, int32_t* indices, int B
             cudaStream_t stream) {
   require_valid(B, V, k);
   const bool vector = V % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
-  static const int sms = wb::query_device().sms;  // the first GPU used, as fits() below
+  static const int sms = wb::sm_count();  // the first GPU used, as fits() below
   const ClusterShape c = cluster_shape(B, V, vector, sms);
   if (c.size == 0) return false;
   const int chunk = static_cast<int>((((int64_t(V) + c.size - 1) / c.size) + 3) / 4 * 4);

@@ -64,7 +64,7 @@ bool wgmma_supports(int, int, int K, const bf16* x, const bf16* w) {
 
 void linear_wgmma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
                   cudaStream_t stream) {
-  const int sms = linear::sm_count();
+  const int sms = wb::sm_count();
   const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(y) % 4 == 0;
   const BiasStore store{b, y, M, N, epi, pairs};
   linear::with_best_tile(M, N, K, sms, [&](auto tile) {

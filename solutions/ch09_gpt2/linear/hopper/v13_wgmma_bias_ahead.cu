@@ -42,7 +42,7 @@ struct BiasAheadStore : BiasStore {
 
 void linear_wgmma_bias_ahead(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
                              cudaStream_t stream) {
-  const int sms = linear::sm_count();
+  const int sms = wb::sm_count();
   const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(y) % 4 == 0;
   const BiasAheadStore store{{b, y, M, N, epi, pairs}};
   linear::with_best_tile(M, N, K, sms, [&](auto tile) {

@@ -28,8 +28,6 @@ using wb::sm90::KMajorTile;
 template <int BM, int BN>
 using Tile = KMajorTile<BM, BN, std::min(8, (200 * 1024) / ((BM + BN) * 128))>;
 
-inline int sm_count() { return wb::query_device().sms; }
-
 // The tensor map of one operand (rows of K, (64, box_rows) boxes), kept for the next call with
 // the same matrix and box: timing a call does not time the encoding, and the model's
 // layers, each with its own W, encode once per call (a host call of a few microseconds).
