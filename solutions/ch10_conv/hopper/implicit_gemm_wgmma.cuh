@@ -20,6 +20,12 @@
 #include "device/sm90.cuh"
 #include "conv_common.cuh"
 
+// The kernels' bodies are built for sm_90a alone (wgmma, setmaxnreg); elsewhere they trap, and
+// the launchers never run them there.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define CH10_SM90A 1
+#endif
+
 namespace ch10::solution::hopper {
 
 constexpr int kBK = 64;             // channels per K step
@@ -32,6 +38,14 @@ struct Dims {
   int P, Q, M;
   int steps;  // ceil(C / 64) chunks x R x S taps
 };
+
+// The GEMM view of a convolution: M = N P Q output pixels, K steps of 64 channels of one tap.
+inline Dims dims_of(const ConvShape& s) {
+  Dims d{s, s.P(), s.Q(), 0, 0};
+  d.M = s.N * d.P * d.Q;
+  d.steps = wb::ceil_div(s.C, kBK) * s.R * s.S;
+  return d;
+}
 
 // The accumulators' places in the asm templates: "%0, ..., %31" and "%32, ..., %63".
 #define CH10_ACC_0_31                                                      \

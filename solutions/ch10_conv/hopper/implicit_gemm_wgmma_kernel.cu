@@ -112,10 +112,6 @@
 #include "hopper.cuh"
 #include "implicit_gemm_wgmma.cuh"
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define CH10_SM90A 1
-#endif
-
 namespace ch10::solution::hopper {
 namespace {
 
@@ -320,9 +316,7 @@ bool supports(const ConvShape& s, const bf16* x, const bf16* w) {
 
 void conv_bn_relu(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const ConvShape& s,
                   cudaStream_t stream, Tile tile) {
-  Dims d{s, s.P(), s.Q(), 0, 0};
-  d.M = s.N * d.P * d.Q;
-  d.steps = wb::ceil_div(s.C, kBK) * s.R * s.S;
+  const Dims d = dims_of(s);
   const bool vec_out = s.K % 8 == 0 && wb::aligned16(y) && (residual == nullptr || wb::aligned16(residual));
 
   if (tile == Tile::kAuto) {
