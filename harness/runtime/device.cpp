@@ -97,9 +97,12 @@ DeviceInfo read_device(int device) {
 
 }  // namespace
 
+namespace {
+
 // cudaGetDeviceProperties reads every attribute of the device and costs far more than a
-// small test case: each device is read once per process (its properties do not change).
-DeviceInfo query_device(int device) {
+// small test case: each device is read once per process (its properties do not change). The
+// map's entries never move, so the record can be read after the lock is released.
+const DeviceInfo& device_record(int device) {
   if (device < 0) CUDA_CHECK(cudaGetDevice(&device));
   static std::mutex m;
   static std::map<int, DeviceInfo> seen;
@@ -108,6 +111,12 @@ DeviceInfo query_device(int device) {
   if (it == seen.end()) it = seen.emplace(device, read_device(device)).first;
   return it->second;
 }
+
+}  // namespace
+
+DeviceInfo query_device(int device) { return device_record(device); }
+
+int sm_count() { return device_record(-1).sms; }
 
 namespace {
 thread_local int pdl_chains = 0;  // PdlChain scopes open on this thread

@@ -38,6 +38,9 @@ struct DeviceInfo {
 };
 
 DeviceInfo query_device(int device = -1);  // -1: the current device
+// The current device's SM count, from the same record (no copy of it): launchers call it on
+// every launch.
+int sm_count();
 
 // For command-line tools: checks that a GPU is visible and that `index` names one, then
 // makes it current. Returns 0, or prints "<tool>: <why>" to stderr and returns the exit

@@ -25,9 +25,6 @@ bool with_constant(int value, F&& f) {
   return ((value == kValues ? (f(std::integral_constant<int, kValues>{}), true) : false) || ...);
 }
 
-// The current device's SM count, from query_device's record of the GPU (read once per device).
-inline int sm_count() { return query_device().sms; }
-
 // How many blocks of `threads` threads of `kernel` the GPU holds at once: SMs x blocks per SM,
 // from the occupancy calculator (which knows the kernel's registers and shared memory; a
 // kernel that takes more than 48 KB of dynamic shared memory opts in before it asks).

@@ -1,5 +1,6 @@
 // The ladder as the harness sees it, in the order a learner meets it.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -84,29 +85,29 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
   };
 #ifdef WB_CH10_HOPPER
   // The Hopper bonus: in the list only when the sm_90a library is built (chapters/ch10_conv/extra.cmake).
+  // A step with each of its tiles forced (slow forms on the step's tile shapes): the kernel of
+  // every tile meets every edge, whatever the step's model would pick on this GPU.
+  const auto forced_forms = [&](const char* step, const char* name, std::span<const ForcedTile> tiles,
+                                const std::vector<wb::Shape>& shapes) {
+    for (const ForcedTile& t : tiles) {
+      v.push_back(wb::variant("conv2d_bn_relu/bf16", std::string(name) + "_" + t.tile, t.fn)
+                      .hopper_only()
+                      .is_slow()
+                      .on(shapes)
+                      .with_note(std::string(step) + " with its (" + t.tile + ") tile forced on every shape"));
+    }
+  };
   v.push_back(wb::variant("conv2d_bn_relu/bf16", "v8_implicit_gemm_wgmma", &v8_implicit_gemm_wgmma)
                   .hopper_only()
                   .with_note("wgmma + TMA filters + cp.async im2col in the 128 B swizzle, producer and consumer "
                              "warpgroups; v6 when C % 8 != 0"));
-  for (const ForcedTile& t : v8_forced_tiles()) {
-    v.push_back(wb::variant("conv2d_bn_relu/bf16", std::string("v8_implicit_gemm_wgmma_") + t.tile, t.fn)
-                    .hopper_only()
-                    .is_slow()
-                    .on(v8_tile_shapes())
-                    .with_note(std::string("v8 with its (") + t.tile + ") tile forced on every shape"));
-  }
+  forced_forms("v8", "v8_implicit_gemm_wgmma", v8_forced_tiles(), v8_tile_shapes());
   v.push_back(
       wb::variant("conv2d_bn_relu/bf16", "v12_implicit_gemm_wgmma_persistent", &v12_implicit_gemm_wgmma_persistent)
           .hopper_only()
           .with_note("v8 persistent: one block an SM, two producer and two consumer warpgroups on "
                      "128-pixel tiles, the next tile's loads under the epilogue; v8 for the rest"));
-  for (const ForcedTile& t : v12_forced_tiles()) {
-    v.push_back(wb::variant("conv2d_bn_relu/bf16", std::string("v12_implicit_gemm_wgmma_persistent_") + t.tile, t.fn)
-                    .hopper_only()
-                    .is_slow()
-                    .on(v12_tile_shapes())
-                    .with_note(std::string("v12 with its (") + t.tile + ") tile forced on every shape"));
-  }
+  forced_forms("v12", "v12_implicit_gemm_wgmma_persistent", v12_forced_tiles(), v12_tile_shapes());
   v.push_back(wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_tma", &v10_depthwise_tiles_tma)
                   .hopper_only()
                   .is_slow()
