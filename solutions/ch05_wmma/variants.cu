@@ -58,6 +58,14 @@ WB_VARIANTS(ch05_solution, wb::Role::Solution) {
   for (size_t i = first; i < v.size(); ++i) {
     v[i].hopper_only().with_note("TMA + wgmma when K and N are multiples of 8, otherwise v5_mma_sync");
   }
+  const size_t v14 = v.size();
+  add_step(v, "v14_wgmma_store_overlap", 90, CH05_FLOAT_TYPES(v14_wgmma_store_overlap), nullptr);
+  add_step(v, "v14_wgmma_store_overlap_g16", 90, CH05_FLOAT_TYPES(v14_wgmma_store_overlap_g16), nullptr);
+  for (size_t i = v14; i < v.size(); ++i) {
+    v[i].hopper_only().with_note(
+        "v6 with the consumers' epilogues taking turns (each overlaps the other's main loop); 16-bit "
+        "outputs without C, otherwise v6");
+  }
   v.push_back(wb::variant("gemm_fp8/e4m3_bf16", "v9_wgmma_fp8", &solution::v9_wgmma_fp8)
                   .hopper_only()
                   .with_note("TMA + wgmma e4m3, 128 x 128 tiles, FP32 promotion every 128 of K"));

@@ -1,0 +1,195 @@
+// v14 (bonus, Hopper sm_90a only) — v6 with each consumer's epilogue overlapping the other
+// consumer's main loop.
+//
+// What v6 does at the end of a tile: both consumer warpgroups finish the tile's last stage at the
+// same moment (they wait on the same full barriers), then both round their 64 x 256 accumulators
+// into shared memory and hand them to a TMA store. For that time no wgmma is issued on the SM:
+// the tensor cores idle once per tile, four times per SM at 4096^3.
+//
+// What changes:
+//   * one 32 KB output buffer instead of v6's two (one 64 x 256 half tile, four swizzled 64 x 64
+//     TMA boxes), taken by the consumers in turn: consumer 0's half of tile t, consumer 1's half
+//     of tile t, consumer 0's half of tile t + 1, ... Two mbarriers order the turns ("free[c]":
+//     consumer c may write; "full": a half is written).
+//   * a store thread: warp 1 of the producer warpgroup (idle in v6) waits for "full", issues the
+//     four TMA stores, waits until they have read shared memory (cp.async.bulk.wait_group.read),
+//     and passes the buffer to the other consumer ("free"). The consumers never wait for a store.
+//   * the turns set the consumers apart in time: at the first tile consumer 1 waits until
+//     consumer 0's half has been written and read, and from then on consumer 1 runs that much
+//     behind. While one consumer writes its half, the other is still issuing wgmmas (its last
+//     stages, or the next tile's first), so the tensor pipe has work through every epilogue. The
+//     offset keeps itself: while one consumer is in its epilogue the other has the tensor cores
+//     to itself and gains back the time it will lose in its own.
+//   * the 32 KB saved buys a fourth stage (4 x 48 KB + 32 KB = 224 KB): a consumer may now run up
+//     to two stages ahead of the other without waiting for data.
+// What stays: v6's tile (128 x 256, 64 deep per stage), copies, wgmmas and tile order; FP32
+// outputs and D = A * B + C take v6's kernel (the launcher, v14_wgmma_store_overlap.cu, decides).
+// The sums are v6's, in the same order: the same results bit for bit.
+//
+// Shared memory: 4 stages x (A 16 KB + B 32 KB), the 32 KB output half, 1 KB for the alignment.
+//
+// Run: build/ch05/bin/ch05_bench --op=gemm/bf16_bf16 --shape=4096 --impl=reference,v6_wgmma_tma,v14_wgmma_store_overlap
+#include <cuda.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "device/sm90.cuh"
+#include "device/wgmma_gemm.cuh"
+#include "hopper.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch_helpers.cuh"
+#include "wgmma_tma_tile.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define CH05_SM90A_V14 1
+#endif
+
+namespace ch05::solution::hopper {
+namespace {
+
+using namespace tile16;  // the 128 x 256 tile, its stage's wgmmas and copies (wgmma_tma_tile.cuh)
+using wb::ptx::smem_u32;
+
+constexpr int kStages = 4;
+constexpr int kSmem = kStages * (kABytes + kBBytes) + kDHalfBytes + 1024;  // + 1024 for the alignment
+static_assert(kSmem <= 227 * 1024, "fits an SM");
+
+template <class In, int kGroupM>
+__global__ void __launch_bounds__(kThreads, 1)
+    store_overlap_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                         const __grid_constant__ CUtensorMap map_d, int M, int N, int K) {
+#if defined(CH05_SM90A_V14)
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  __shared__ __align__(8) uint64_t full_bar[kStages], empty_bar[kStages];
+  __shared__ __align__(8) uint64_t out_full, out_free[kConsumers];  // the output buffer's turns
+  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;      // the 128 B swizzle repeats every 1024 bytes
+  auto a_stage = [&](int s) { return base + uint32_t(s * kABytes); };
+  auto b_stage = [&](int s) { return base + uint32_t(kStages * kABytes + s * kBBytes); };
+  const uint32_t out = base + uint32_t(kStages * (kABytes + kBBytes));  // one 64 x 256 half tile
+
+  const int tiles_m = (M + kBM - 1) / kBM, tiles_n = (N + kBN - 1) / kBN, tiles = tiles_m * tiles_n;
+  const int ktiles = (K + kBK - 1) / kBK;
+  const int warpgroup = threadIdx.x / 128;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(smem_u32(&full_bar[s]), 1);                // the producer's arrive (plus the TMA bytes)
+      mbar_init(smem_u32(&empty_bar[s]), kConsumers * 4);  // one arrive per consumer warp
+    }
+    mbar_init(smem_u32(&out_full), 128);  // every thread of the consumer whose turn it is
+    for (int c = 0; c < kConsumers; ++c) mbar_init(smem_u32(&out_free[c]), 1);  // the store thread
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) {
+      // The copies, as v6.
+      PipeState<kStages> ps;
+      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        int bm, bn;
+        grouped_tile<kGroupM>(tile, tiles_m, tiles_n, bm, bn);
+        produce_tile(ps, full_bar, empty_bar, ktiles, kABytes + kBBytes, [&](int stage, int kt, uint32_t bar) {
+          load_stage(a_stage(stage), b_stage(stage), &map_a, &map_b, bm, bn, kt, bar);
+        });
+      }
+    } else if (threadIdx.x == 32) {
+      // The stores: turn e is consumer e % 2's half of the CTA's tile e / 2. The buffer's
+      // "full" barrier completes once per turn, so turn e waits for phase parity e % 2.
+      uint32_t turn = 0;
+      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        int bm, bn;
+        grouped_tile<kGroupM>(tile, tiles_m, tiles_n, bm, bn);
+        for (int c = 0; c < kConsumers; ++c, ++turn) {
+          mbar_wait(smem_u32(&out_full), turn & 1);
+#pragma unroll
+          for (int b = 0; b < kBN / 64; ++b) {
+            tma_store_2d(&map_d, out + uint32_t(b * kDBoxBytes), bn * kBN + b * 64, bm * kBM + c * 64);
+          }
+          bulk_commit();
+          bulk_wait_read();                                        // the boxes have left shared memory
+          mbar_arrive(smem_u32(&out_free[(c + 1) % kConsumers]));  // the other consumer's turn
+        }
+      }
+      bulk_wait_all();  // shared memory must outlive the stores
+    }
+  } else {
+    // Consumers: warpgroup 1 computes rows 0-63 of each tile, warpgroup 2 rows 64-127.
+    setmaxnreg_inc<232>();
+    const int cw = warpgroup - 1;
+    PipeState<kStages> ps;
+    float d[128];
+    uint32_t done = 0;  // this consumer's tiles so far
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      int bm, bn;
+      grouped_tile<kGroupM>(tile, tiles_m, tiles_n, bm, bn);
+#pragma unroll
+      for (int i = 0; i < 128; ++i) d[i] = 0.0f;
+      consume_tile(ps, full_bar, empty_bar, ktiles, d,
+                   [&](int stage) { mma_stage<In>(d, a_stage, b_stage, stage, cw); });
+      // Its turn at the buffer. out_free[0] completes after each of consumer 1's halves has been
+      // read, out_free[1] after each of consumer 0's: consumer 0's turn j needs j completions of
+      // out_free[0] (none for j = 0: parity 1 passes on a fresh barrier), consumer 1's turn j
+      // needs j + 1 of out_free[1]. Neither barrier can be more than one phase from that count.
+      mbar_wait(smem_u32(&out_free[cw]), (done + 1 - cw) & 1);
+      stage_tile_swizzled<In>(d, out);   // 4 swizzled boxes of 64 x 64 (wgmma_gemm.cuh)
+      fence_async_shared();              // visible to the copy engine ...
+      mbar_arrive(smem_u32(&out_full));  // ... before the store thread issues the stores
+      ++done;
+    }
+  }
+#else
+  __trap();  // built for sm_90a only; the launcher never runs it elsewhere
+#endif
+}
+
+template <class In, int kGroupM>
+void launch(int M, int N, int K, const In* A, const In* B, In* D, cudaStream_t stream, const char* who) {
+  static MapCache<In> cache;
+  cache.update(A, B, M, N, K, who);
+  cache.update_d(D, M, N, who);
+  auto* kernel = &store_overlap_kernel<In, kGroupM>;
+  static const bool raised = [&] {
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    return true;
+  }();
+  (void)raised;
+  const long long tiles = (long long)((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN);
+  const int grid = static_cast<int>(std::min<long long>(tiles, wb::sm_count()));  // persistent: one block per SM
+  kernel<<<grid, kThreads, kSmem, stream>>>(cache.map_a, cache.map_b, cache.map_d, M, N, K);
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+template <class In, class Out>
+void gemm_store_overlap(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, int group_m,
+                        cudaStream_t stream) {
+  // The staged TMA-store epilogue: 16-bit outputs (D has the inputs' type), no C to add, and a
+  // 16-byte aligned D. Anything else is v6's register epilogue.
+  if constexpr (std::is_same_v<In, Out>) {
+    if (C == nullptr && reinterpret_cast<uintptr_t>(D) % 16 == 0) {
+      if (group_m == 16) {
+        launch<In, 16>(M, N, K, A, B, D, stream, "v14_wgmma_store_overlap");
+      } else {
+        launch<In, kGroupM>(M, N, K, A, B, D, stream, "v14_wgmma_store_overlap");
+      }
+      return;
+    }
+  }
+  gemm<In, Out>(M, N, K, A, B, C, D, stream);
+}
+
+template void gemm_store_overlap<__half, float>(int, int, int, const __half*, const __half*, const float*, float*, int,
+                                                cudaStream_t);
+template void gemm_store_overlap<__half, __half>(int, int, int, const __half*, const __half*, const __half*, __half*,
+                                                 int, cudaStream_t);
+template void gemm_store_overlap<__nv_bfloat16, float>(int, int, int, const __nv_bfloat16*, const __nv_bfloat16*,
+                                                       const float*, float*, int, cudaStream_t);
+template void gemm_store_overlap<__nv_bfloat16, __nv_bfloat16>(int, int, int, const __nv_bfloat16*,
+                                                               const __nv_bfloat16*, const __nv_bfloat16*,
+                                                               __nv_bfloat16*, int, cudaStream_t);
+
+}  // namespace ch05::solution::hopper
