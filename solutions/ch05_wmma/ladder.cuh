@@ -62,9 +62,11 @@ CH05_LAUNCHER(v11_wgmma_int8);
 // v14_wgmma_store_overlap.cu — Hopper only (sm_90a): v6 with the two consumer warpgroups'
 // epilogues taking turns at one output buffer, each overlapping the other's main loop; a store
 // thread issues the TMA stores. FP32 outputs and C go to v6's kernel, other shapes to v5.
-// (_g16: the same with the tiles in groups of 16 block rows.) FP16 and BF16 inputs.
+// (_g16: the tiles in groups of 16 block rows; _sk: the last wave shared out along K, stream-K.)
+// FP16 and BF16 inputs.
 CH05_LAUNCHER(v14_wgmma_store_overlap);
 CH05_LAUNCHER(v14_wgmma_store_overlap_g16);
+CH05_LAUNCHER(v14_wgmma_store_overlap_sk);
 
 // --- FP8 (the ops of ch05.cuh's "FP8" section) -----------------------------------------------
 

@@ -8,8 +8,9 @@
 //       - FP32 output, or D = A * B + C: v6's kernel and register epilogue;
 //   * any other shape: v5_mma_sync, as v6 (the tests cover every path);
 //   * any other GPU: an error. The tests skip this set there, with the reason.
-// v14_wgmma_store_overlap_g16 is the same kernel walking the tiles in groups of 16 block rows
-// instead of 8 (a measured alternative of the tile order).
+// Two measured alternatives: v14_wgmma_store_overlap_g16 walks the tiles in groups of 16 block
+// rows instead of 8; v14_wgmma_store_overlap_sk shares the last, partial wave's tiles out along
+// K over all CTAs (stream-K; its workspace comes from the prepare step).
 //
 // Run: build/ch05/bin/ch05_bench --op=gemm/bf16_bf16 --shape=4096 --impl=reference,v6_wgmma_tma,v14_wgmma_store_overlap
 #include <stdexcept>
@@ -24,27 +25,39 @@
 namespace ch05::solution {
 namespace {
 
+#ifndef WB_CH05_HOPPER
+enum class StoreOverlap { Base, Group16, StreamK };
+#else
+using hopper::StoreOverlap;
+#endif
+
 template <class In, class Out>
-void store_overlap(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, int group_m,
+void store_overlap(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, StoreOverlap form,
                    cudaStream_t stream) {
   if (M <= 0 || N <= 0) return;
 #ifdef WB_CH05_HOPPER
   hopper::require_wgmma("v14_wgmma_store_overlap");
   if (hopper::supports(M, N, K, A, B)) {
-    hopper::gemm_store_overlap<In, Out>(M, N, K, A, B, C, D, group_m, stream);
+    hopper::gemm_store_overlap<In, Out>(M, N, K, A, B, C, D, form, stream);
     return;
   }
 #endif
-  (void)group_m;
+  (void)form;
   v5_mma_sync<In, Out>(M, N, K, A, B, C, D, stream);
 }
 
 }  // namespace
 
-CH05_LAUNCHER(v14_wgmma_store_overlap) { store_overlap<In, Out>(M, N, K, A, B, C, D, 8, stream); }
-CH05_LAUNCHER(v14_wgmma_store_overlap_g16) { store_overlap<In, Out>(M, N, K, A, B, C, D, 16, stream); }
+CH05_LAUNCHER(v14_wgmma_store_overlap) { store_overlap<In, Out>(M, N, K, A, B, C, D, StoreOverlap::Base, stream); }
+CH05_LAUNCHER(v14_wgmma_store_overlap_g16) {
+  store_overlap<In, Out>(M, N, K, A, B, C, D, StoreOverlap::Group16, stream);
+}
+CH05_LAUNCHER(v14_wgmma_store_overlap_sk) {
+  store_overlap<In, Out>(M, N, K, A, B, C, D, StoreOverlap::StreamK, stream);
+}
 
 CH05_INSTANTIATE_16BIT(v14_wgmma_store_overlap);
 CH05_INSTANTIATE_16BIT(v14_wgmma_store_overlap_g16);
+CH05_INSTANTIATE_16BIT(v14_wgmma_store_overlap_sk);
 
 }  // namespace ch05::solution

@@ -27,11 +27,14 @@ void gemm(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, c
 
 // v14 (hopper/v14_wgmma_store_overlap.cu): the same GEMM, the two consumers' epilogues taking
 // turns at one output buffer so that each overlaps the other's main loop (16-bit outputs
-// without C; anything else runs gemm above). group_m: block rows per group of the tile order
-// (8, or 16 for the measured alternative). Same conditions as gemm.
+// without C; anything else runs gemm above). Same conditions as gemm. The measured forms: the
+// tiles in groups of 16 block rows instead of 8, and the last wave's tiles shared out along K
+// (stream-K), which needs store_overlap_prepare's workspace first (without it: no stream-K).
+enum class StoreOverlap { Base, Group16, StreamK };
 template <class In, class Out>
-void gemm_store_overlap(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, int group_m,
+void gemm_store_overlap(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, StoreOverlap form,
                         cudaStream_t stream);
+void store_overlap_prepare(cudaStream_t stream);
 
 // Throws unless this GPU has wgmma (compute capability 9.0): the sm_90a kernels exist nowhere else.
 inline void require_wgmma(const char* who) {

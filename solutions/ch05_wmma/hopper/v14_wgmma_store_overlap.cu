@@ -28,15 +28,22 @@
 //
 // Shared memory: 4 stages x (A 16 KB + B 32 KB), the 32 KB output half, 1 KB for the alignment.
 //
+// Two forms measured beside it (registered as v14_wgmma_store_overlap_g16 and _sk): the tiles
+// walked in groups of 16 block rows instead of 8, and stream-K for the last, partial wave (see
+// Split below). Stream-K splits a tile's sum in two or three parts added in a fixed order: the
+// results stay deterministic but are no longer v6's bit for bit.
+//
 // Run: build/ch05/bin/ch05_bench --op=gemm/bf16_bf16 --shape=4096 --impl=reference,v6_wgmma_tma,v14_wgmma_store_overlap
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
 #include "device/sm90.cuh"
 #include "device/wgmma_gemm.cuh"
 #include "hopper.cuh"
+#include "runtime/buffers.cuh"
 #include "runtime/errors.cuh"
 #include "runtime/launch_helpers.cuh"
 #include "wgmma_tma_tile.cuh"
@@ -54,11 +61,65 @@ using wb::ptx::smem_u32;
 constexpr int kStages = 4;
 constexpr int kSmem = kStages * (kABytes + kBBytes) + kDHalfBytes + 1024;  // + 1024 for the alignment
 static_assert(kSmem <= 227 * 1024, "fits an SM");
+constexpr int kPartFloats = 64 * kBN;  // one consumer's 64 x 256 FP32 partial sum
+
+// The tile order. Without stream-K: CTA b takes tiles b, b + grid, b + 2 grid, ... (v6's walk).
+// With stream-K (the _sk form): the tiles of the whole waves are walked like that, and the last,
+// partial wave's tiles are cut along K into equal shares of stages, one per CTA, so that every
+// CTA ends at about the same time (512 tiles on 132 SMs: 3 whole waves and 116 tiles = 7,424
+// stages of 64, 56 or 57 per CTA). A tile cut in pieces is finished by the CTA that has its
+// first stage (its "owner", which reaches it last, at the end of its share); the others write
+// their FP32 partial sums to a workspace and raise a flag that the owner waits for.
+struct Split {
+  int whole_tiles;  // tiles walked whole (all of them without stream-K)
+  int units;        // stages of the remaining tiles, shared out over the CTAs (0: none)
+  float* partial;   // [grid][2 consumers][64 x 256] partial sums
+  unsigned* flag;   // [grid][2 consumers]: 1 while a partial sum waits for its owner
+};
+enum class Piece { Whole, Part, Owner };  // a whole tile; stages kb.. of a tile; stages 0..ke of a tile
+struct Item {
+  int tile, kb, ke;
+  Piece piece;
+};
+__device__ __forceinline__ int share_start(const Split& sp, int cta) {
+  return int((long long)sp.units * cta / gridDim.x);
+}
+// This CTA's items in order: its whole tiles, then its share of the last wave's stages.
+struct Walk {
+  int next_whole, u, end;
+  __device__ explicit Walk(const Split& sp)
+      : next_whole(blockIdx.x), u(share_start(sp, blockIdx.x)), end(share_start(sp, blockIdx.x + 1)) {}
+  __device__ bool next(const Split& sp, int ktiles, Item& it) {
+    if (next_whole < sp.whole_tiles) {
+      it = Item{next_whole, 0, ktiles, Piece::Whole};
+      next_whole += gridDim.x;
+      return true;
+    }
+    if (u >= end) return false;
+    const int t = u / ktiles, kb = u - t * ktiles, ke = min(ktiles, kb + (end - u));
+    it = Item{sp.whole_tiles + t, kb, ke, kb > 0 ? Piece::Part : (ke == ktiles ? Piece::Whole : Piece::Owner)};
+    u += ke - kb;
+    return true;
+  }
+};
+
+// The stream-K flags: set with release semantics after the partial sum's stores (and a
+// __threadfence), waited for with acquire semantics, and cleared by the owner for the next launch.
+__device__ __forceinline__ void flag_release(unsigned* f) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(f), "r"(1u) : "memory");
+}
+__device__ __forceinline__ void flag_acquire_and_clear(unsigned* f) {
+  unsigned v = 0;
+  do {
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(f) : "memory");
+  } while (v == 0);
+  *f = 0;
+}
 
 template <class In, int kGroupM>
 __global__ void __launch_bounds__(kThreads, 1)
     store_overlap_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                         const __grid_constant__ CUtensorMap map_d, int M, int N, int K) {
+                         const __grid_constant__ CUtensorMap map_d, int M, int N, int K, const Split split) {
 #if defined(CH05_SM90A_V14)
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   __shared__ __align__(8) uint64_t full_bar[kStages], empty_bar[kStages];
@@ -68,7 +129,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   auto b_stage = [&](int s) { return base + uint32_t(kStages * kABytes + s * kBBytes); };
   const uint32_t out = base + uint32_t(kStages * (kABytes + kBBytes));  // one 64 x 256 half tile
 
-  const int tiles_m = (M + kBM - 1) / kBM, tiles_n = (N + kBN - 1) / kBN, tiles = tiles_m * tiles_n;
+  const int tiles_m = (M + kBM - 1) / kBM, tiles_n = (N + kBN - 1) / kBN;
   const int ktiles = (K + kBK - 1) / kBK;
   const int warpgroup = threadIdx.x / 128;
 
@@ -88,20 +149,25 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) {
       // The copies, as v6.
       PipeState<kStages> ps;
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      Walk walk(split);
+      Item it;
+      while (walk.next(split, ktiles, it)) {
         int bm, bn;
-        grouped_tile<kGroupM>(tile, tiles_m, tiles_n, bm, bn);
-        produce_tile(ps, full_bar, empty_bar, ktiles, kABytes + kBBytes, [&](int stage, int kt, uint32_t bar) {
-          load_stage(a_stage(stage), b_stage(stage), &map_a, &map_b, bm, bn, kt, bar);
+        grouped_tile<kGroupM>(it.tile, tiles_m, tiles_n, bm, bn);
+        produce_tile(ps, full_bar, empty_bar, it.ke - it.kb, kABytes + kBBytes, [&](int stage, int kt, uint32_t bar) {
+          load_stage(a_stage(stage), b_stage(stage), &map_a, &map_b, bm, bn, it.kb + kt, bar);
         });
       }
     } else if (threadIdx.x == 32) {
       // The stores: turn e is consumer e % 2's half of the CTA's tile e / 2. The buffer's
       // "full" barrier completes once per turn, so turn e waits for phase parity e % 2.
       uint32_t turn = 0;
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      Walk walk(split);
+      Item it;
+      while (walk.next(split, ktiles, it)) {
+        if (it.piece == Piece::Part) continue;  // written to the workspace by the consumers
         int bm, bn;
-        grouped_tile<kGroupM>(tile, tiles_m, tiles_n, bm, bn);
+        grouped_tile<kGroupM>(it.tile, tiles_m, tiles_n, bm, bn);
         for (int c = 0; c < kConsumers; ++c, ++turn) {
           mbar_wait(smem_u32(&out_full), turn & 1);
 #pragma unroll
@@ -121,14 +187,45 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int cw = warpgroup - 1;
     PipeState<kStages> ps;
     float d[128];
-    uint32_t done = 0;  // this consumer's tiles so far
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      int bm, bn;
-      grouped_tile<kGroupM>(tile, tiles_m, tiles_n, bm, bn);
+    const int t = threadIdx.x % 128;
+    uint32_t done = 0;  // this consumer's tiles stored so far
+    Walk walk(split);
+    Item it;
+    while (walk.next(split, ktiles, it)) {
 #pragma unroll
       for (int i = 0; i < 128; ++i) d[i] = 0.0f;
-      consume_tile(ps, full_bar, empty_bar, ktiles, d,
+      consume_tile(ps, full_bar, empty_bar, it.ke - it.kb, d,
                    [&](int stage) { mma_stage<In>(d, a_stage, b_stage, stage, cw); });
+      // Stream-K: a partial sum. Each thread keeps its own 128 values in its own places (float4
+      // j of thread t at j * 128 + t: a warp's stores are 512 contiguous bytes), so the owner's
+      // thread t reads exactly what it adds.
+      auto slot = [&](int cta) {
+        return reinterpret_cast<float4*>(split.partial + (size_t(cta) * kConsumers + cw) * kPartFloats);
+      };
+      if (it.piece == Piece::Part) {
+        float4* mine = slot(blockIdx.x);
+#pragma unroll
+        for (int j = 0; j < 32; ++j)
+          __stcg(mine + j * 128 + t, make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]));
+        __threadfence();
+        warpgroup_barrier(1 + cw);
+        if (t == 0) flag_release(split.flag + blockIdx.x * kConsumers + cw);
+        continue;
+      }
+      if (it.piece == Piece::Owner) {
+        // The tile's later stages were done by the next CTAs, whose shares start inside it.
+        const int tile_end = (it.tile - split.whole_tiles + 1) * ktiles;
+        for (int cta = blockIdx.x + 1; cta < int(gridDim.x) && share_start(split, cta) < tile_end; ++cta) {
+          if (t == 0) flag_acquire_and_clear(split.flag + cta * kConsumers + cw);
+          warpgroup_barrier(1 + cw);
+          const float4* theirs = slot(cta);
+#pragma unroll
+          for (int j = 0; j < 32; ++j) {
+            const float4 v = __ldcg(theirs + j * 128 + t);
+            d[4 * j] += v.x, d[4 * j + 1] += v.y, d[4 * j + 2] += v.z, d[4 * j + 3] += v.w;
+          }
+        }
+      }
       // Its turn at the buffer. out_free[0] completes after each of consumer 1's halves has been
       // read, out_free[1] after each of consumer 0's: consumer 0's turn j needs j completions of
       // out_free[0] (none for j = 0: parity 1 passes on a fresh barrier), consumer 1's turn j
@@ -145,8 +242,20 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
+// The stream-K workspace, made by the _sk form's prepare step (never inside a call: the tests
+// capture the call in a graph, where no allocation may happen), and never freed.
+struct Workspace {
+  int slots = 0;  // CTAs it has room for
+  wb::DeviceBuffer<float> partial;
+  wb::DeviceBuffer<unsigned> flag;
+};
+Workspace& workspace() {
+  static auto* w = new Workspace();
+  return *w;
+}
+
 template <class In, int kGroupM>
-void launch(int M, int N, int K, const In* A, const In* B, In* D, cudaStream_t stream, const char* who) {
+void launch(int M, int N, int K, const In* A, const In* B, In* D, bool stream_k, cudaStream_t stream, const char* who) {
   static MapCache<In> cache;
   cache.update(A, B, M, N, K, who);
   cache.update_d(D, M, N, who);
@@ -158,23 +267,47 @@ void launch(int M, int N, int K, const In* A, const In* B, In* D, cudaStream_t s
   (void)raised;
   const long long tiles = (long long)((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN);
   const int grid = static_cast<int>(std::min<long long>(tiles, wb::sm_count()));  // persistent: one block per SM
-  kernel<<<grid, kThreads, kSmem, stream>>>(cache.map_a, cache.map_b, cache.map_d, M, N, K);
+  const int ktiles = (K + kBK - 1) / kBK;
+  Split split{static_cast<int>(tiles), 0, nullptr, nullptr};
+  // Stream-K where the last wave is partial but at least a quarter full (each CTA's share then
+  // covers at least a quarter of a tile's stages, so a tile has at most five pieces).
+  const Workspace& ws = workspace();
+  const long long rest = tiles % grid;
+  if (stream_k && ws.slots >= grid && tiles > grid && rest * 4 >= grid && ktiles >= 8) {
+    split.whole_tiles = static_cast<int>(tiles - rest);
+    split.units = static_cast<int>(rest * ktiles);
+    split.partial = const_cast<float*>(ws.partial.data());
+    split.flag = const_cast<unsigned*>(ws.flag.data());
+  }
+  kernel<<<grid, kThreads, kSmem, stream>>>(cache.map_a, cache.map_b, cache.map_d, M, N, K, split);
   WB_CHECK_LAUNCH();
 }
 
 }  // namespace
 
+void store_overlap_prepare(cudaStream_t stream) {
+  Workspace& w = workspace();
+  const int slots = wb::sm_count();
+  if (w.slots >= slots) return;
+  w.partial = wb::DeviceBuffer<float>(size_t(slots) * kConsumers * kPartFloats);
+  w.flag = wb::DeviceBuffer<unsigned>(size_t(slots) * kConsumers);
+  CUDA_CHECK(cudaMemsetAsync(w.flag.data(), 0, w.flag.bytes(), stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  w.slots = slots;
+}
+
 template <class In, class Out>
-void gemm_store_overlap(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, int group_m,
+void gemm_store_overlap(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, StoreOverlap form,
                         cudaStream_t stream) {
   // The staged TMA-store epilogue: 16-bit outputs (D has the inputs' type), no C to add, and a
   // 16-byte aligned D. Anything else is v6's register epilogue.
   if constexpr (std::is_same_v<In, Out>) {
     if (C == nullptr && reinterpret_cast<uintptr_t>(D) % 16 == 0) {
-      if (group_m == 16) {
-        launch<In, 16>(M, N, K, A, B, D, stream, "v14_wgmma_store_overlap");
+      constexpr const char* who = "v14_wgmma_store_overlap";
+      if (form == StoreOverlap::Group16) {
+        launch<In, 16>(M, N, K, A, B, D, false, stream, who);
       } else {
-        launch<In, kGroupM>(M, N, K, A, B, D, stream, "v14_wgmma_store_overlap");
+        launch<In, kGroupM>(M, N, K, A, B, D, form == StoreOverlap::StreamK, stream, who);
       }
       return;
     }
@@ -182,14 +315,13 @@ void gemm_store_overlap(int M, int N, int K, const In* A, const In* B, const Out
   gemm<In, Out>(M, N, K, A, B, C, D, stream);
 }
 
-template void gemm_store_overlap<__half, float>(int, int, int, const __half*, const __half*, const float*, float*, int,
-                                                cudaStream_t);
-template void gemm_store_overlap<__half, __half>(int, int, int, const __half*, const __half*, const __half*, __half*,
-                                                 int, cudaStream_t);
-template void gemm_store_overlap<__nv_bfloat16, float>(int, int, int, const __nv_bfloat16*, const __nv_bfloat16*,
-                                                       const float*, float*, int, cudaStream_t);
-template void gemm_store_overlap<__nv_bfloat16, __nv_bfloat16>(int, int, int, const __nv_bfloat16*,
-                                                               const __nv_bfloat16*, const __nv_bfloat16*,
-                                                               __nv_bfloat16*, int, cudaStream_t);
+#define CH05_V14_INSTANTIATE(In, Out)                                                                            \
+  template void gemm_store_overlap<In, Out>(int, int, int, const In*, const In*, const Out*, Out*, StoreOverlap, \
+                                            cudaStream_t)
+CH05_V14_INSTANTIATE(__half, float);
+CH05_V14_INSTANTIATE(__half, __half);
+CH05_V14_INSTANTIATE(__nv_bfloat16, float);
+CH05_V14_INSTANTIATE(__nv_bfloat16, __nv_bfloat16);
+#undef CH05_V14_INSTANTIATE
 
 }  // namespace ch05::solution::hopper
