@@ -8,9 +8,9 @@
 //       - FP32 output, or D = A * B + C: v6's kernel and register epilogue;
 //   * any other shape: v5_mma_sync, as v6 (the tests cover every path);
 //   * any other GPU: an error. The tests skip this set there, with the reason.
-// Two measured alternatives: v14_wgmma_store_overlap_g16 walks the tiles in groups of 16 block
-// rows instead of 8; v14_wgmma_store_overlap_sk shares the last, partial wave's tiles out along
-// K over all CTAs (stream-K; its workspace comes from the prepare step).
+// Two measured alternatives: v14_wgmma_store_overlap_sk shares the last, partial wave's tiles
+// out along K over all CTAs (stream-K; its workspace comes from the prepare step);
+// v14_wgmma_store_overlap_stmatrix_sk also writes the epilogue with stmatrix.
 //
 // Run: build/ch05/bin/ch05_bench --op=gemm/bf16_bf16 --shape=4096 --impl=reference,v6_wgmma_tma,v14_wgmma_store_overlap
 #include <stdexcept>
@@ -26,7 +26,7 @@ namespace ch05::solution {
 namespace {
 
 #ifndef WB_CH05_HOPPER
-enum class StoreOverlap { Base, Group16, StreamK };
+enum class StoreOverlap { Base, StreamK, StMatrixStreamK };
 #else
 using hopper::StoreOverlap;
 #endif
@@ -49,15 +49,15 @@ void store_overlap(int M, int N, int K, const In* A, const In* B, const Out* C, 
 }  // namespace
 
 CH05_LAUNCHER(v14_wgmma_store_overlap) { store_overlap<In, Out>(M, N, K, A, B, C, D, StoreOverlap::Base, stream); }
-CH05_LAUNCHER(v14_wgmma_store_overlap_g16) {
-  store_overlap<In, Out>(M, N, K, A, B, C, D, StoreOverlap::Group16, stream);
-}
 CH05_LAUNCHER(v14_wgmma_store_overlap_sk) {
   store_overlap<In, Out>(M, N, K, A, B, C, D, StoreOverlap::StreamK, stream);
 }
+CH05_LAUNCHER(v14_wgmma_store_overlap_stmatrix_sk) {
+  store_overlap<In, Out>(M, N, K, A, B, C, D, StoreOverlap::StMatrixStreamK, stream);
+}
 
 CH05_INSTANTIATE_16BIT(v14_wgmma_store_overlap);
-CH05_INSTANTIATE_16BIT(v14_wgmma_store_overlap_g16);
 CH05_INSTANTIATE_16BIT(v14_wgmma_store_overlap_sk);
+CH05_INSTANTIATE_16BIT(v14_wgmma_store_overlap_stmatrix_sk);
 
 }  // namespace ch05::solution

@@ -28,10 +28,10 @@
 //
 // Shared memory: 4 stages x (A 16 KB + B 32 KB), the 32 KB output half, 1 KB for the alignment.
 //
-// Two forms measured beside it (registered as v14_wgmma_store_overlap_g16 and _sk): the tiles
-// walked in groups of 16 block rows instead of 8, and stream-K for the last, partial wave (see
-// Split below). Stream-K splits a tile's sum in two or three parts added in a fixed order: the
-// results stay deterministic but are no longer v6's bit for bit.
+// Two forms measured beside it (registered as v14_wgmma_store_overlap_sk and _stmatrix_sk):
+// stream-K for the last, partial wave (see Split below), and the same with the epilogue written
+// by stmatrix (16 bytes per lane and instruction instead of 4). Stream-K splits a tile's sum in two or three parts
+// added in a fixed order: the results stay deterministic but are no longer v6's bit for bit.
 //
 // Run: build/ch05/bin/ch05_bench --op=gemm/bf16_bf16 --shape=4096 --impl=reference,v6_wgmma_tma,v14_wgmma_store_overlap
 #include <cuda.h>
@@ -64,7 +64,7 @@ static_assert(kSmem <= 227 * 1024, "fits an SM");
 constexpr int kPartFloats = 64 * kBN;  // one consumer's 64 x 256 FP32 partial sum
 
 // The tile order. Without stream-K: CTA b takes tiles b, b + grid, b + 2 grid, ... (v6's walk).
-// With stream-K (the _sk form): the tiles of the whole waves are walked like that, and the last,
+// With stream-K (the _sk forms): the tiles of the whole waves are walked like that, and the last,
 // partial wave's tiles are cut along K into equal shares of stages, one per CTA, so that every
 // CTA ends at about the same time (512 tiles on 132 SMs: 3 whole waves and 116 tiles = 7,424
 // stages of 64, 56 or 57 per CTA). A tile cut in pieces is finished by the CTA that has its
@@ -116,7 +116,7 @@ __device__ __forceinline__ void flag_acquire_and_clear(unsigned* f) {
   *f = 0;
 }
 
-template <class In, int kGroupM>
+template <class In, int kGroupM, bool kStMatrix>
 __global__ void __launch_bounds__(kThreads, 1)
     store_overlap_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                          const __grid_constant__ CUtensorMap map_d, int M, int N, int K, const Split split) {
@@ -231,7 +231,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       // out_free[0] (none for j = 0: parity 1 passes on a fresh barrier), consumer 1's turn j
       // needs j + 1 of out_free[1]. Neither barrier can be more than one phase from that count.
       mbar_wait(smem_u32(&out_free[cw]), (done + 1 - cw) & 1);
-      stage_tile_swizzled<In>(d, out);   // 4 swizzled boxes of 64 x 64 (wgmma_gemm.cuh)
+      if constexpr (kStMatrix) {
+        stage_tile_stmatrix<In>(d, out);  // the same boxes, 16 bytes per lane and instruction
+      } else {
+        stage_tile_swizzled<In>(d, out);  // 4 swizzled boxes of 64 x 64 (wgmma_gemm.cuh)
+      }
       fence_async_shared();              // visible to the copy engine ...
       mbar_arrive(smem_u32(&out_full));  // ... before the store thread issues the stores
       ++done;
@@ -254,12 +258,12 @@ Workspace& workspace() {
   return *w;
 }
 
-template <class In, int kGroupM>
+template <class In, int kGroupM, bool kStMatrix>
 void launch(int M, int N, int K, const In* A, const In* B, In* D, bool stream_k, cudaStream_t stream, const char* who) {
   static MapCache<In> cache;
   cache.update(A, B, M, N, K, who);
   cache.update_d(D, M, N, who);
-  auto* kernel = &store_overlap_kernel<In, kGroupM>;
+  auto* kernel = &store_overlap_kernel<In, kGroupM, kStMatrix>;
   static const bool raised = [&] {
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     return true;
@@ -304,10 +308,11 @@ void gemm_store_overlap(int M, int N, int K, const In* A, const In* B, const Out
   if constexpr (std::is_same_v<In, Out>) {
     if (C == nullptr && reinterpret_cast<uintptr_t>(D) % 16 == 0) {
       constexpr const char* who = "v14_wgmma_store_overlap";
-      if (form == StoreOverlap::Group16) {
-        launch<In, 16>(M, N, K, A, B, D, false, stream, who);
+      const bool stream_k = form == StoreOverlap::StreamK || form == StoreOverlap::StMatrixStreamK;
+      if (form == StoreOverlap::StMatrixStreamK) {
+        launch<In, kGroupM, true>(M, N, K, A, B, D, stream_k, stream, who);
       } else {
-        launch<In, kGroupM>(M, N, K, A, B, D, form == StoreOverlap::StreamK, stream, who);
+        launch<In, kGroupM, false>(M, N, K, A, B, D, stream_k, stream, who);
       }
       return;
     }
