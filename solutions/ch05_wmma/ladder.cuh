@@ -62,11 +62,9 @@ CH05_LAUNCHER(v11_wgmma_int8);
 // v14_wgmma_store_overlap.cu — Hopper only (sm_90a): v6 with the two consumer warpgroups'
 // epilogues taking turns at one output buffer, each overlapping the other's main loop; a store
 // thread issues the TMA stores. FP32 outputs and C go to v6's kernel, other shapes to v5.
-// (_sk: the last wave shared out along K, stream-K; _stmatrix_sk: that, and the epilogue written
-// with stmatrix.) FP16 and BF16 inputs.
+// (_sk: stream-K wherever it can, not only where it pays.) FP16 and BF16 inputs.
 CH05_LAUNCHER(v14_wgmma_store_overlap);
 CH05_LAUNCHER(v14_wgmma_store_overlap_sk);
-CH05_LAUNCHER(v14_wgmma_store_overlap_stmatrix_sk);
 
 // --- FP8 (the ops of ch05.cuh's "FP8" section) -----------------------------------------------
 

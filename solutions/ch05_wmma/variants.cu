@@ -60,17 +60,13 @@ WB_VARIANTS(ch05_solution, wb::Role::Solution) {
   }
   const size_t v14 = v.size();
   add_step(v, "v14_wgmma_store_overlap", 90, CH05_FLOAT_TYPES(v14_wgmma_store_overlap), nullptr);
-  const size_t v14_sk = v.size();
   add_step(v, "v14_wgmma_store_overlap_sk", 90, CH05_FLOAT_TYPES(v14_wgmma_store_overlap_sk), nullptr);
-  add_step(v, "v14_wgmma_store_overlap_stmatrix_sk", 90, CH05_FLOAT_TYPES(v14_wgmma_store_overlap_stmatrix_sk),
-           nullptr);
   for (size_t i = v14; i < v.size(); ++i) {
-    v[i].hopper_only().with_note(
-        "v6 with the consumers' epilogues taking turns (each overlaps the other's main loop); 16-bit "
-        "outputs without C, otherwise v6");
-    if (i >= v14_sk) {
-      v[i].with_prepare([](const wb::Args&, cudaStream_t s) { solution::hopper::store_overlap_prepare(s); });
-    }
+    v[i].hopper_only()
+        .with_note(
+            "v6 with the consumers' epilogues taking turns (each overlaps the other's main loop) and stream-K "
+            "for a partial last wave; 16-bit outputs without C, otherwise v6")
+        .with_prepare([](const wb::Args&, cudaStream_t s) { solution::hopper::store_overlap_prepare(s); });
   }
   v.push_back(wb::variant("gemm_fp8/e4m3_bf16", "v9_wgmma_fp8", &solution::v9_wgmma_fp8)
                   .hopper_only()

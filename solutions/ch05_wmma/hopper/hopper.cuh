@@ -26,11 +26,11 @@ template <class In, class Out>
 void gemm(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cudaStream_t stream);
 
 // v14 (hopper/v14_wgmma_store_overlap.cu): the same GEMM, the two consumers' epilogues taking
-// turns at one output buffer so that each overlaps the other's main loop (16-bit outputs
-// without C; anything else runs gemm above). Same conditions as gemm. The measured forms: the
-// last wave's tiles shared out along K (stream-K), which needs store_overlap_prepare's
-// workspace first (without it: no stream-K), and the same with an stmatrix epilogue.
-enum class StoreOverlap { Base, StreamK, StMatrixStreamK };
+// turns at one output buffer so that each overlaps the other's main loop, and stream-K where the
+// last wave of tiles leaves SMs idle (16-bit outputs without C; anything else runs gemm above).
+// Same conditions as gemm. Stream-K needs store_overlap_prepare's workspace first (without it:
+// none). AlwaysStreamK: the measured form that takes stream-K wherever it can.
+enum class StoreOverlap { Base, AlwaysStreamK };
 template <class In, class Out>
 void gemm_store_overlap(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, StoreOverlap form,
                         cudaStream_t stream);

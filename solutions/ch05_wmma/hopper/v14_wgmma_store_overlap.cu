@@ -1,5 +1,5 @@
 // v14 (bonus, Hopper sm_90a only) — v6 with each consumer's epilogue overlapping the other
-// consumer's main loop.
+// consumer's main loop, and stream-K for a last wave that would leave SMs idle.
 //
 // What v6 does at the end of a tile: both consumer warpgroups finish the tile's last stage at the
 // same moment (they wait on the same full barriers), then both round their 64 x 256 accumulators
@@ -22,16 +22,23 @@
 //     to itself and gains back the time it will lose in its own.
 //   * the 32 KB saved buys a fourth stage (4 x 48 KB + 32 KB = 224 KB): a consumer may now run up
 //     to two stages ahead of the other without waiting for data.
+//   * the half tile goes to shared memory with stmatrix (four 8 x 8 blocks per instruction, 16
+//     bytes per lane) instead of v6's 4-byte st.shared: a quarter of the instructions.
+//   * stream-K (Split, below) where the last wave of tiles is short enough to leave SMs idle for
+//     a good part of a tile: at 8192^3 (2,048 tiles on 132 SMs) the last wave has 68 tiles, and
+//     v6 leaves 64 SMs idle for a whole tile's time; v14 shares those 68 tiles' stages out over
+//     all 132 CTAs. Not at 4096^3 (512 tiles: 116 in the last wave), where the partial sums'
+//     round trip costs more than the 16 idle SMs lose (measured: see docs/ch05-wmma.md).
 // What stays: v6's tile (128 x 256, 64 deep per stage), copies, wgmmas and tile order; FP32
 // outputs and D = A * B + C take v6's kernel (the launcher, v14_wgmma_store_overlap.cu, decides).
-// The sums are v6's, in the same order: the same results bit for bit.
+// Without stream-K the sums are v6's, in the same order: the same results bit for bit; with it a
+// tile's sum is two or three parts added in a fixed order (deterministic, and within the same
+// FP32 error bound).
 //
 // Shared memory: 4 stages x (A 16 KB + B 32 KB), the 32 KB output half, 1 KB for the alignment.
-//
-// Two forms measured beside it (registered as v14_wgmma_store_overlap_sk and _stmatrix_sk):
-// stream-K for the last, partial wave (see Split below), and the same with the epilogue written
-// by stmatrix (16 bytes per lane and instruction instead of 4). Stream-K splits a tile's sum in two or three parts
-// added in a fixed order: the results stay deterministic but are no longer v6's bit for bit.
+// Global scratch for stream-K: 128 KB of partial sums and two flags per CTA, made once by the
+// step's prepare (store_overlap_prepare).
+// The form measured beside it, v14_wgmma_store_overlap_sk, takes stream-K wherever it can.
 //
 // Run: build/ch05/bin/ch05_bench --op=gemm/bf16_bf16 --shape=4096 --impl=reference,v6_wgmma_tma,v14_wgmma_store_overlap
 #include <cuda.h>
@@ -62,14 +69,16 @@ constexpr int kStages = 4;
 constexpr int kSmem = kStages * (kABytes + kBBytes) + kDHalfBytes + 1024;  // + 1024 for the alignment
 static_assert(kSmem <= 227 * 1024, "fits an SM");
 constexpr int kPartFloats = 64 * kBN;  // one consumer's 64 x 256 FP32 partial sum
+enum class StreamK { Never, WhereItPays, Always };
 
 // The tile order. Without stream-K: CTA b takes tiles b, b + grid, b + 2 grid, ... (v6's walk).
-// With stream-K (the _sk forms): the tiles of the whole waves are walked like that, and the last,
-// partial wave's tiles are cut along K into equal shares of stages, one per CTA, so that every
-// CTA ends at about the same time (512 tiles on 132 SMs: 3 whole waves and 116 tiles = 7,424
-// stages of 64, 56 or 57 per CTA). A tile cut in pieces is finished by the CTA that has its
-// first stage (its "owner", which reaches it last, at the end of its share); the others write
-// their FP32 partial sums to a workspace and raise a flag that the owner waits for.
+// With stream-K: the tiles of the whole waves are walked like that, and the last, partial wave's
+// tiles are cut along K into equal shares of stages, one per CTA, so that every CTA ends at about
+// the same time (8192^3: 2,048 tiles on 132 SMs, 15 whole waves and 68 tiles = 8,704 stages of
+// 65 or 66 per CTA, where the last wave would have left 64 SMs idle for a whole tile). A tile
+// cut in pieces is finished by the CTA that has its first stage (its "owner", which reaches it
+// at the end of its share); the others write their FP32 partial sums to a workspace and raise a
+// flag that the owner waits for before it adds them, in CTA order, and stores the tile.
 struct Split {
   int whole_tiles;  // tiles walked whole (all of them without stream-K)
   int units;        // stages of the remaining tiles, shared out over the CTAs (0: none)
@@ -103,9 +112,12 @@ struct Walk {
   }
 };
 
-// The stream-K flags: set with release semantics after the partial sum's stores (and a
-// __threadfence), waited for with acquire semantics, and cleared by the owner for the next launch.
+// The stream-K flags: raised by the store thread once the consumers' partial-sum stores are done
+// (they arrive on an mbarrier; the store thread waits, fences and releases the flag at GPU scope,
+// so that the consumers themselves never wait for their stores), waited for with acquire
+// semantics by the owner, and cleared by it for the next launch.
 __device__ __forceinline__ void flag_release(unsigned* f) {
+  __threadfence();
   asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(f), "r"(1u) : "memory");
 }
 __device__ __forceinline__ void flag_acquire_and_clear(unsigned* f) {
@@ -116,7 +128,7 @@ __device__ __forceinline__ void flag_acquire_and_clear(unsigned* f) {
   *f = 0;
 }
 
-template <class In, int kGroupM, bool kStMatrix>
+template <class In>
 __global__ void __launch_bounds__(kThreads, 1)
     store_overlap_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                          const __grid_constant__ CUtensorMap map_d, int M, int N, int K, const Split split) {
@@ -124,6 +136,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   __shared__ __align__(8) uint64_t full_bar[kStages], empty_bar[kStages];
   __shared__ __align__(8) uint64_t out_full, out_free[kConsumers];  // the output buffer's turns
+  __shared__ __align__(8) uint64_t part_done[kConsumers];           // stream-K: a partial sum is stored
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;      // the 128 B swizzle repeats every 1024 bytes
   auto a_stage = [&](int s) { return base + uint32_t(s * kABytes); };
   auto b_stage = [&](int s) { return base + uint32_t(kStages * kABytes + s * kBBytes); };
@@ -139,7 +152,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_init(smem_u32(&empty_bar[s]), kConsumers * 4);  // one arrive per consumer warp
     }
     mbar_init(smem_u32(&out_full), 128);  // every thread of the consumer whose turn it is
-    for (int c = 0; c < kConsumers; ++c) mbar_init(smem_u32(&out_free[c]), 1);  // the store thread
+    for (int c = 0; c < kConsumers; ++c) {
+      mbar_init(smem_u32(&out_free[c]), 1);     // the store thread
+      mbar_init(smem_u32(&part_done[c]), 128);  // every thread of consumer c (once per launch at most)
+    }
     fence_mbarrier_init();
   }
   __syncthreads();
@@ -165,7 +181,14 @@ __global__ void __launch_bounds__(kThreads, 1)
       Walk walk(split);
       Item it;
       while (walk.next(split, ktiles, it)) {
-        if (it.piece == Piece::Part) continue;  // written to the workspace by the consumers
+        if (it.piece == Piece::Part) {
+          // Written to the workspace by the consumers: publish it to the owner.
+          for (int c = 0; c < kConsumers; ++c) {
+            mbar_wait(smem_u32(&part_done[c]), 0);
+            flag_release(split.flag + blockIdx.x * kConsumers + c);
+          }
+          continue;
+        }
         int bm, bn;
         grouped_tile<kGroupM>(it.tile, tiles_m, tiles_n, bm, bn);
         for (int c = 0; c < kConsumers; ++c, ++turn) {
@@ -207,9 +230,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int j = 0; j < 32; ++j)
           __stcg(mine + j * 128 + t, make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]));
-        __threadfence();
-        warpgroup_barrier(1 + cw);
-        if (t == 0) flag_release(split.flag + blockIdx.x * kConsumers + cw);
+        mbar_arrive(smem_u32(&part_done[cw]));  // the store thread publishes it
         continue;
       }
       if (it.piece == Piece::Owner) {
@@ -231,11 +252,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // out_free[0] (none for j = 0: parity 1 passes on a fresh barrier), consumer 1's turn j
       // needs j + 1 of out_free[1]. Neither barrier can be more than one phase from that count.
       mbar_wait(smem_u32(&out_free[cw]), (done + 1 - cw) & 1);
-      if constexpr (kStMatrix) {
-        stage_tile_stmatrix<In>(d, out);  // the same boxes, 16 bytes per lane and instruction
-      } else {
-        stage_tile_swizzled<In>(d, out);  // 4 swizzled boxes of 64 x 64 (wgmma_gemm.cuh)
-      }
+      stage_tile_stmatrix<In>(d, out);   // 4 swizzled boxes of 64 x 64 (wgmma_gemm.cuh)
       fence_async_shared();              // visible to the copy engine ...
       mbar_arrive(smem_u32(&out_full));  // ... before the store thread issues the stores
       ++done;
@@ -246,7 +263,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-// The stream-K workspace, made by the _sk form's prepare step (never inside a call: the tests
+// The stream-K workspace, made by the step's prepare (never inside a call: the tests
 // capture the call in a graph, where no allocation may happen), and never freed.
 struct Workspace {
   int slots = 0;  // CTAs it has room for
@@ -258,12 +275,13 @@ Workspace& workspace() {
   return *w;
 }
 
-template <class In, int kGroupM, bool kStMatrix>
-void launch(int M, int N, int K, const In* A, const In* B, In* D, bool stream_k, cudaStream_t stream, const char* who) {
+template <class In>
+void launch(int M, int N, int K, const In* A, const In* B, In* D, StreamK stream_k, cudaStream_t stream,
+            const char* who) {
   static MapCache<In> cache;
   cache.update(A, B, M, N, K, who);
   cache.update_d(D, M, N, who);
-  auto* kernel = &store_overlap_kernel<In, kGroupM, kStMatrix>;
+  auto* kernel = &store_overlap_kernel<In>;
   static const bool raised = [&] {
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     return true;
@@ -273,11 +291,15 @@ void launch(int M, int N, int K, const In* A, const In* B, In* D, bool stream_k,
   const int grid = static_cast<int>(std::min<long long>(tiles, wb::sm_count()));  // persistent: one block per SM
   const int ktiles = (K + kBK - 1) / kBK;
   Split split{static_cast<int>(tiles), 0, nullptr, nullptr};
-  // Stream-K where the last wave is partial but at least a quarter full (each CTA's share then
-  // covers at least a quarter of a tile's stages, so a tile has at most five pieces).
+  // Stream-K where the last wave leaves SMs idle for at least 16 stages each on average (8192^3:
+  // 64 idle SMs x 128 stages; 4096^3: 16 x 64, under the line: the partial sums' round trip
+  // through L2 costs more than they save), and each CTA's share covers at least a quarter of a
+  // tile (a tile then has at most five pieces). kAlways (the _sk form): wherever it can.
   const Workspace& ws = workspace();
   const long long rest = tiles % grid;
-  if (stream_k && ws.slots >= grid && tiles > grid && rest * 4 >= grid && ktiles >= 8) {
+  const bool worth = (grid - rest) * ktiles >= 16LL * grid;
+  if (stream_k != StreamK::Never && ws.slots >= grid && tiles > grid && rest * 4 >= grid && ktiles >= 8 &&
+      (worth || stream_k == StreamK::Always)) {
     split.whole_tiles = static_cast<int>(tiles - rest);
     split.units = static_cast<int>(rest * ktiles);
     split.partial = const_cast<float*>(ws.partial.data());
@@ -307,13 +329,8 @@ void gemm_store_overlap(int M, int N, int K, const In* A, const In* B, const Out
   // 16-byte aligned D. Anything else is v6's register epilogue.
   if constexpr (std::is_same_v<In, Out>) {
     if (C == nullptr && reinterpret_cast<uintptr_t>(D) % 16 == 0) {
-      constexpr const char* who = "v14_wgmma_store_overlap";
-      const bool stream_k = form == StoreOverlap::StreamK || form == StoreOverlap::StMatrixStreamK;
-      if (form == StoreOverlap::StMatrixStreamK) {
-        launch<In, kGroupM, true>(M, N, K, A, B, D, stream_k, stream, who);
-      } else {
-        launch<In, kGroupM, false>(M, N, K, A, B, D, stream_k, stream, who);
-      }
+      launch<In>(M, N, K, A, B, D, form == StoreOverlap::AlwaysStreamK ? StreamK::Always : StreamK::WhereItPays, stream,
+                 "v14_wgmma_store_overlap");
       return;
     }
   }
