@@ -4,10 +4,9 @@
 #   ch05_hopper   the Hopper bonus kernels (solutions/ch05_wmma/hopper/*.cu), built for sm_90a
 #                 alone and linked into ch05_solution, whose variant list then holds
 #                 v6_wgmma_tma, v9_wgmma_fp8, v10_wgmma_fp8_block, v11_wgmma_int8,
-#                 v12_wgmma_fp8_overlap, v13_wgmma_fp8_block_overlap, v14_wgmma_store_overlap,
-#                 v15_wgmma_fp8_tma_store and v16_wgmma_fp8_block_tma_store (when and why:
+#                 v12_wgmma_fp8_overlap and v13_wgmma_fp8_block_overlap (when and why:
 #                 workbook_add_hopper_library, cmake/Workbook.cmake).
-workbook_add_hopper_library(${id} "v6_wgmma_tma, v14 (BF16, FP16), v9-v13, v15, v16 (FP8, INT8 wgmma)")
+workbook_add_hopper_library(${id} "v6_wgmma_tma, v9-v13 (FP8, INT8 wgmma)")
 
 # The FP8 ops are declared in their own file beside spec.cu (spec_fp8.cu).
 target_sources(${id}_spec PRIVATE ${_chapter}/spec_fp8.cu)

@@ -134,16 +134,6 @@ __device__ __forceinline__ void named_barrier(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
-// stmatrix.x4 (sm_90): four 8 x 8 blocks of 16-bit values from the warp's registers into shared
-// memory. Lane l's r0 .. r3 hold, as packed pairs, row l / 4, columns 2 (l % 4) and + 1 of blocks
-// 0 .. 3 (the mma accumulator layout); lanes 0-7, 8-15, 16-23, 24-31 give the addresses of the
-// 8 rows (16 bytes each) of blocks 0, 1, 2, 3.
-__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1),
-               "r"(r2), "r"(r3)
-               : "memory");
-}
-
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int kPending>

@@ -6,7 +6,6 @@
 //     (wgmma.wait_group 1: one stage's wgmmas stay in flight while the next is issued);
 //   * grouped_tile: a persistent grid's tile order, kGroupM block rows at a time (L2 reuse);
 //   * for_each_pair: where each accumulator lies in the 64 x N tile, for an epilogue;
-//     stage_tile_swizzled: the same tile rounded to 16 bits into swizzled boxes for TMA stores;
 //   * KMajorTile and kmajor_gemm_kernel: a whole GEMM for two K-major operands, y (M, N) =
 //     x (M, K) · W (N, K)ᵀ, a BM x BN tile per step, its epilogue a template parameter;
 //   * make_tensor_map_2d (host): the TMA descriptor of a row-major 16-bit matrix, 128-byte
@@ -243,78 +242,6 @@ __device__ __forceinline__ void for_each_pair(const float (&d)[R], int row0, int
   for (int j = 0; j < R / 4; ++j) {
     f(r, c + 8 * j, make_float2(d[4 * j], d[4 * j + 1]), make_float2(d[4 * j + 2], d[4 * j + 3]));
   }
-}
-
-// A 16-bit epilogue staged for TMA stores: a warpgroup's 64 x (R / 2) accumulators (the layout
-// above), rounded to Out (__half or __nv_bfloat16) pairs and written with st.shared into `tile`
-// as R / 32 boxes of 64 rows x 64 columns (128 bytes per row, 8 KB per box, one after the
-// other), each in the 128-byte swizzle a TMA store box with CU_TENSOR_MAP_SWIZZLE_128B reads:
-// the 16-byte chunk c of row r at chunk position c ^ (r % 8). `tile` is 1024-byte aligned.
-// Within a warp the 32 lanes of one st.shared hit 32 different banks. The caller makes the
-// writes visible to the copy engine (fence_async_shared) before a TMA store reads them.
-template <class Out>
-__device__ __forceinline__ uint32_t pack_pair(float v0, float v1) {  // v0 in the low half
-  if constexpr (std::is_same_v<Out, __half>) {
-    const __half2 h = __floats2half2_rn(v0, v1);
-    return *reinterpret_cast<const uint32_t*>(&h);
-  } else {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(v0, v1);
-    return *reinterpret_cast<const uint32_t*>(&h);
-  }
-}
-template <class Out>
-__device__ __forceinline__ void st_shared_pair(uint32_t addr, float v0, float v1) {
-  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(pack_pair<Out>(v0, v1)) : "memory");
-}
-template <class Out, int R>
-__device__ __forceinline__ void stage_tile_swizzled(const float (&d)[R], uint32_t tile) {
-  constexpr int kBoxBytes = 64 * 128;
-  const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
-  const int g = lane >> 2, q = lane & 3, row = warp * 16 + g;  // row within the 64
-#pragma unroll
-  for (int j = 0; j < R / 4; ++j) {
-    // Box j / 8, 16-byte chunk j % 8 of the row, swizzled by the row (row % 8 == g).
-    const uint32_t at = tile + uint32_t((j / 8) * kBoxBytes + ((j % 8) ^ g) * 16 + q * 4);
-    st_shared_pair<Out>(at + row * 128, d[4 * j], d[4 * j + 1]);
-    st_shared_pair<Out>(at + (row + 8) * 128, d[4 * j + 2], d[4 * j + 3]);
-  }
-}
-
-// The same tile, the same boxes and swizzle, written with stmatrix: one stmatrix.x4 stores four
-// 8 x 8 blocks of 16-bit values whose elements sit in the lanes exactly as the accumulators do
-// (row g, columns 2q and 2q + 1 of each block), 16 bytes per lane instead of 4: a quarter of the
-// store instructions. Blocks (rows 0-7, chunk j), (rows 8-15, chunk j), (rows 0-7, chunk j + 1),
-// (rows 8-15, chunk j + 1) of the warp's 16 rows, j even; lane l names the row l % 16 of block
-// l / 8, i.e. row 16 w + l % 16, chunk j + l / 16, each row of a block 16 contiguous bytes.
-// With `scale`: every value multiplied by it before the rounding (an FP8 GEMM's tensor scales).
-template <class Out, bool kScaled, int R>
-__device__ __forceinline__ void stage_tile_stmatrix_impl(const float (&d)[R], uint32_t tile, float scale) {
-  constexpr int kBoxBytes = 64 * 128;
-  const int lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
-  const int row = warp * 16 + (lane & 15), half = lane >> 4;  // the row this lane addresses, chunk j or j + 1
-  const uint32_t row_base = tile + uint32_t(row * 128);
-  auto v = [&](int i) {
-    if constexpr (kScaled) {
-      return d[i] * scale;
-    } else {
-      return d[i];
-    }
-  };
-#pragma unroll
-  for (int j = 0; j < R / 4; j += 2) {
-    const int chunk = j + half;  // 16-byte chunk of the 64 x N tile's row, 8 per box
-    const uint32_t at = row_base + uint32_t((chunk / 8) * kBoxBytes + (((chunk % 8) ^ (row & 7)) << 4));
-    stmatrix_x4(at, pack_pair<Out>(v(4 * j), v(4 * j + 1)), pack_pair<Out>(v(4 * j + 2), v(4 * j + 3)),
-                pack_pair<Out>(v(4 * j + 4), v(4 * j + 5)), pack_pair<Out>(v(4 * j + 6), v(4 * j + 7)));
-  }
-}
-template <class Out, int R>
-__device__ __forceinline__ void stage_tile_stmatrix(const float (&d)[R], uint32_t tile) {
-  stage_tile_stmatrix_impl<Out, false>(d, tile, 1.0f);
-}
-template <class Out, int R>
-__device__ __forceinline__ void stage_tile_stmatrix(const float (&d)[R], uint32_t tile, float scale) {
-  stage_tile_stmatrix_impl<Out, true>(d, tile, scale);
 }
 
 // The same walk for an epilogue that loaded a value pair per column pair before the K loop

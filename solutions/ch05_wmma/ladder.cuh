@@ -59,13 +59,6 @@ CH05_LAUNCHER(v8_mma_sync_int8);
 // pipeline of v9, B transposed once (the prepare step). K not a multiple of 16 goes to v8.
 CH05_LAUNCHER(v11_wgmma_int8);
 
-// v14_wgmma_store_overlap.cu — Hopper only (sm_90a): v6 with the two consumer warpgroups'
-// epilogues taking turns at one output buffer, each overlapping the other's main loop; a store
-// thread issues the TMA stores. FP32 outputs and C go to v6's kernel, other shapes to v5.
-// (_sk: stream-K wherever it can, not only where it pays.) FP16 and BF16 inputs.
-CH05_LAUNCHER(v14_wgmma_store_overlap);
-CH05_LAUNCHER(v14_wgmma_store_overlap_sk);
-
 // --- FP8 (the ops of ch05.cuh's "FP8" section) -----------------------------------------------
 
 // f1_fp8_cuda_cores.cu — exercise 4's solution: the quantizer, and both GEMMs on CUDA cores
@@ -83,9 +76,5 @@ Fp8GemmFn v10_wgmma_fp8_block;
 Fp8GemmFn v12_wgmma_fp8_overlap;
 // hopper/v13_wgmma_fp8_block_overlap.cu — v10 on v12's schedule.
 Fp8GemmFn v13_wgmma_fp8_block_overlap;
-// hopper/v15_wgmma_fp8_tma_store.cu — v12 with the TMA-store epilogue (stmatrix into a swizzled
-// shared tile, TMA stores); hopper/v16_wgmma_fp8_block_tma_store.cu — v13 with the same.
-Fp8GemmFn v15_wgmma_fp8_tma_store;
-Fp8GemmFn v16_wgmma_fp8_block_tma_store;
 
 }  // namespace ch05::solution

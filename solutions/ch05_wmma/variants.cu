@@ -58,16 +58,6 @@ WB_VARIANTS(ch05_solution, wb::Role::Solution) {
   for (size_t i = first; i < v.size(); ++i) {
     v[i].hopper_only().with_note("TMA + wgmma when K and N are multiples of 8, otherwise v5_mma_sync");
   }
-  const size_t v14 = v.size();
-  add_step(v, "v14_wgmma_store_overlap", 90, CH05_FLOAT_TYPES(v14_wgmma_store_overlap), nullptr);
-  add_step(v, "v14_wgmma_store_overlap_sk", 90, CH05_FLOAT_TYPES(v14_wgmma_store_overlap_sk), nullptr);
-  for (size_t i = v14; i < v.size(); ++i) {
-    v[i].hopper_only()
-        .with_note(
-            "v6 with the consumers' epilogues taking turns (each overlaps the other's main loop) and stream-K "
-            "for a partial last wave; 16-bit outputs without C, otherwise v6")
-        .with_prepare([](const wb::Args&, cudaStream_t s) { solution::hopper::store_overlap_prepare(s); });
-  }
   v.push_back(wb::variant("gemm_fp8/e4m3_bf16", "v9_wgmma_fp8", &solution::v9_wgmma_fp8)
                   .hopper_only()
                   .with_note("TMA + wgmma e4m3, 128 x 128 tiles, FP32 promotion every 128 of K"));
@@ -81,13 +71,6 @@ WB_VARIANTS(ch05_solution, wb::Role::Solution) {
       wb::variant("gemm_fp8_block/e4m3_bf16", "v13_wgmma_fp8_block_overlap", &solution::v13_wgmma_fp8_block_overlap)
           .hopper_only()
           .with_note("v10 on v12's schedule: block-scaled promotion overlapping the next stage's wgmmas"));
-  v.push_back(wb::variant("gemm_fp8/e4m3_bf16", "v15_wgmma_fp8_tma_store", &solution::v15_wgmma_fp8_tma_store)
-                  .hopper_only()
-                  .with_note("v12 with the TMA-store epilogue (stmatrix into shared memory, TMA stores)"));
-  v.push_back(
-      wb::variant("gemm_fp8_block/e4m3_bf16", "v16_wgmma_fp8_block_tma_store", &solution::v16_wgmma_fp8_block_tma_store)
-          .hopper_only()
-          .with_note("v13 with the TMA-store epilogue (stmatrix into shared memory, TMA stores)"));
   v.push_back(wb::variant("gemm/i8_i32", "v11_wgmma_int8", &solution::v11_wgmma_int8<int8_t, int32_t>)
                   .hopper_only()
                   .with_prepare([](const wb::Args& a, cudaStream_t s) {

@@ -25,17 +25,6 @@ bool supports(int M, int N, int K, const void* A, const void* B);
 template <class In, class Out>
 void gemm(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cudaStream_t stream);
 
-// v14 (hopper/v14_wgmma_store_overlap.cu): the same GEMM, the two consumers' epilogues taking
-// turns at one output buffer so that each overlaps the other's main loop, and stream-K where the
-// last wave of tiles leaves SMs idle (16-bit outputs without C; anything else runs gemm above).
-// Same conditions as gemm. Stream-K needs store_overlap_prepare's workspace first (without it:
-// none). AlwaysStreamK: the measured form that takes stream-K wherever it can.
-enum class StoreOverlap { Base, AlwaysStreamK };
-template <class In, class Out>
-void gemm_store_overlap(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, StoreOverlap form,
-                        cudaStream_t stream);
-void store_overlap_prepare(cudaStream_t stream);
-
 // Throws unless this GPU has wgmma (compute capability 9.0): the sm_90a kernels exist nowhere else.
 inline void require_wgmma(const char* who) {
   static const bool hopper = wb::query_device().has_wgmma();

@@ -51,7 +51,6 @@
 
 #include "ch05.cuh"
 #include "device/sm90.cuh"
-#include "device/wgmma_gemm.cuh"
 #include "hopper.cuh"
 #include "runtime/errors.cuh"
 #include "runtime/launch_helpers.cuh"
@@ -86,10 +85,6 @@ struct Cfg {
   static constexpr int kAcc = kBN / 2;                                // accumulators per thread for 64 x kBN
   static constexpr int kSmem = kStages * (kABytes + kBBytes) + 1024;  // + 1024 for the alignment
 };
-// v15, v16: the BF16 output tile staged for TMA stores, one 64 x 128 half (two 64 x 64 boxes of
-// 128-byte rows) per consumer warpgroup, after the stages.
-constexpr int kOutHalfBytes = 2 * 64 * 128;  // 16 KB
-constexpr int kOutBytes = kConsumers * kOutHalfBytes;
 static_assert(kBK == 128, "one 128-byte swizzle row per row of a stage");
 static_assert(kBM == 64 * kConsumers, "each consumer warpgroup owns 64 rows");
 static_assert(Cfg<Epi::Fp8Tensor>::kSmem <= 227 * 1024 && Cfg<Epi::Int8>::kSmem <= 227 * 1024, "fits an SM");
@@ -245,15 +240,11 @@ __device__ __forceinline__ void store_bf16_chunk(const Params& p, const float (&
   store_bf16_pair(p, r + 8, c, total[4 * j + 2] * s, total[4 * j + 3] * s);
 }
 
-// The kernel's body: wgmma_8bit_kernel (v9-v13) and wgmma_8bit_store_kernel (v15, v16) below.
-// kTmaStore (FP8, Promote::Overlapped): the epilogue rounds the tile to BF16 into a 32 KB
-// swizzled tile in shared memory (stmatrix) after the stages, and TMA stores write it to D
-// through map_d.
-template <Epi kEpi, Promote kPromote, bool kTmaStore>
-__device__ __forceinline__ void kernel_body(const CUtensorMap& map_a, const CUtensorMap& map_b,
-                                            const CUtensorMap* map_d, const Params p) {
+template <Epi kEpi, Promote kPromote = Promote::AfterWait>
+__global__ void __launch_bounds__(kThreads, 1)
+    wgmma_8bit_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                      const Params p) {
 #if defined(CH05_SM90A_8BIT)
-  static_assert(!kTmaStore || (kPromote == Promote::Overlapped && kEpi != Epi::Int8), "v15, v16 only");
   using C = Cfg<kEpi>;
   constexpr int kStages = C::kStages, kBN = C::kBN, kAcc = C::kAcc;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -449,29 +440,9 @@ __device__ __forceinline__ void kernel_body(const CUtensorMap& map_a, const CUte
       auto epilogue = [&] {
         float s = 1.0f;
         if constexpr (kEpi == Epi::Fp8Tensor) s = __ldg(p.scale_a) * __ldg(p.scale_b);
-        if constexpr (kTmaStore) {
-          // v15, v16: this warpgroup's 64 x 128 half into its two swizzled 64 x 64 boxes, then
-          // one thread stores them (TMA clips them at D's edges) and the warpgroup goes on.
-          const uint32_t mine = base + uint32_t(kStages * (kABytes + C::kBBytes) + cw * kOutHalfBytes);
-          if (threadIdx.x % 128 == 0) bulk_wait_read();  // the last tile's stores have read it
-          warpgroup_barrier(1 + cw);
-          if constexpr (kEpi == Epi::Fp8Tensor) {
-            stage_tile_stmatrix<__nv_bfloat16>(total, mine, s);  // times the two tensor scales
-          } else {
-            stage_tile_stmatrix<__nv_bfloat16>(total, mine);  // v16: the block scales are in already
-          }
-          fence_async_shared();
-          warpgroup_barrier(1 + cw);
-          if (threadIdx.x % 128 == 0) {
-            tma_store_2d(map_d, mine, bn * kBN, bm * kBM + cw * 64);
-            tma_store_2d(map_d, mine + 64 * 128, bn * kBN + 64, bm * kBM + cw * 64);
-            bulk_commit();
-          }
-        } else {
-          const int c0 = bn * kBN + 2 * q;
+        const int c0 = bn * kBN + 2 * q;
 #pragma unroll
-          for (int j = 0; j < kBN / 8; ++j) store_bf16_chunk(p, total, j, r, c0 + 8 * j, s);
-        }
+        for (int j = 0; j < kBN / 8; ++j) store_bf16_chunk(p, total, j, r, c0 + 8 * j, s);
       };
       // The next tile's first stage goes in before the stores, so that the tensor cores have
       // work during them. Two branches, not one `if` before a shared epilogue: the way back to
@@ -484,32 +455,7 @@ __device__ __forceinline__ void kernel_body(const CUtensorMap& map_a, const CUte
         break;
       }
     }
-    if constexpr (kTmaStore) {
-      if (threadIdx.x % 128 == 0) bulk_wait_all();  // shared memory must outlive the stores
-    }
   }
-#endif
-}
-
-template <Epi kEpi, Promote kPromote = Promote::AfterWait>
-__global__ void __launch_bounds__(kThreads, 1)
-    wgmma_8bit_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                      const Params p) {
-#if defined(CH05_SM90A_8BIT)
-  kernel_body<kEpi, kPromote, false>(map_a, map_b, nullptr, p);
-#else
-  __trap();  // built for sm_90a only; the launchers never run it elsewhere
-#endif
-}
-
-// v15, v16: the overlapped FP8 kernel with the TMA-store epilogue (map_d: D as BF16 rows of N,
-// 64 x 64 boxes, 128-byte swizzle).
-template <Epi kEpi>
-__global__ void __launch_bounds__(kThreads, 1)
-    wgmma_8bit_store_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                            const __grid_constant__ CUtensorMap map_d, const Params p) {
-#if defined(CH05_SM90A_8BIT)
-  kernel_body<kEpi, Promote::Overlapped, true>(map_a, map_b, &map_d, p);
 #else
   __trap();  // built for sm_90a only; the launchers never run it elsewhere
 #endif
@@ -543,9 +489,6 @@ struct MapCache {
   const void* b = nullptr;
   int m = -1, n = -1, k = -1;
   CUtensorMap map_a{}, map_b{};
-  const void* d = nullptr;  // v15, v16: D's map (BF16, 64 x 64 boxes) and its shape
-  int dm = -1, dn = -1;
-  CUtensorMap map_d{};
 };
 
 // Runs the kernel of `kEpi` on A (M x K) and B (N x K), both K-major bytes.
@@ -570,33 +513,10 @@ void launch(MapCache& cache, const void* A, const void* B, const Params& p, cuda
   WB_CHECK_LAUNCH();
 }
 
-// v15, v16: the overlapped FP8 kernel with the TMA-store epilogue (D 16-byte aligned; its rows
-// are, N being a multiple of 16), on `cache`'s maps of A and B (launch made them) and D's.
-template <Epi kEpi>
-void launch_tma_store(MapCache& cache, const Params& p, cudaStream_t stream, const char* who) {
-  using C = Cfg<kEpi>;
-  if (cache.d != p.D16 || cache.dm != p.M || cache.dn != p.N) {
-    cache.map_d = wb::sm90::make_tensor_map_2d(p.D16, uint64_t(p.N), uint64_t(p.M), 64, 64, who);  // M rows of N
-    cache.d = p.D16, cache.dm = p.M, cache.dn = p.N;
-  }
-  auto* kernel = &wgmma_8bit_store_kernel<kEpi>;
-  constexpr int smem = C::kSmem + kOutBytes;
-  static_assert(smem <= 227 * 1024, "fits an SM");
-  static const bool raised = [&] {
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    return true;
-  }();
-  (void)raised;
-  const long long tiles = (long long)((p.M + kBM - 1) / kBM) * ((p.N + C::kBN - 1) / C::kBN);
-  const int grid = static_cast<int>(std::min<long long>(tiles, wb::sm_count()));  // persistent: one block per SM
-  kernel<<<grid, kThreads, smem, stream>>>(cache.map_a, cache.map_b, cache.map_d, p);
-  WB_CHECK_LAUNCH();
-}
-
-// The FP8 launchers (v9, v12: per-tensor scales, v10, v13: per-block scales; v15, v16: v12 and
-// v13 with kTmaStore): the argument checks, then the kernel of kEpi and kPromote on one map
-// cache per kernel. `who` names the step in errors.
-template <Epi kEpi, Promote kPromote = Promote::AfterWait, bool kTmaStore = false>
+// The FP8 launchers (v9, v12: per-tensor scales, v10, v13: per-block scales): the argument
+// checks, then the kernel of kEpi and kPromote on one map cache per kernel. `who` names the
+// step in errors.
+template <Epi kEpi, Promote kPromote = Promote::AfterWait>
 void run_fp8(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B, const float* scale_a,
              const float* scale_b, __nv_bfloat16* D, cudaStream_t stream, const char* who) {
   check_fp8_gemm_args(M, N, K, who);
@@ -606,19 +526,6 @@ void run_fp8(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B
   static MapCache cache;
   const int ld_b = kEpi == Epi::Fp8Block ? fp8_scale_b_ld(K) : 0;
   const Params p{M, N, K, scale_a, scale_b, ld_b, D, nullptr, nullptr};
-  if constexpr (kTmaStore) {
-    static_assert(kPromote == Promote::Overlapped, "the TMA-store epilogue is the overlapped kernel's");
-    if (reinterpret_cast<uintptr_t>(D) % 16 == 0) {
-      // The maps of A and B as launch makes them (the same cache), then the store kernel.
-      if (cache.a != A || cache.b != B || cache.m != M || cache.n != N || cache.k != K) {
-        cache.map_a = make_map_8bit(A, uint64_t(K), uint64_t(M), kBM, who);
-        cache.map_b = make_map_8bit(B, uint64_t(K), uint64_t(N), Cfg<kEpi>::kBN, who);
-        cache.a = A, cache.b = B, cache.m = M, cache.n = N, cache.k = K;
-      }
-      launch_tma_store<kEpi>(cache, p, stream, who);
-      return;
-    }
-  }
   launch<kEpi, kPromote>(cache, A, B, p, stream, who);
 }
 

@@ -63,7 +63,6 @@
 #include "device/wgmma_gemm.cuh"
 #include "hopper.cuh"
 #include "mma_common.cuh"
-#include "wgmma_tma_tile.cuh"
 #include "runtime/launch_helpers.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -76,17 +75,49 @@ namespace {
 using namespace wb::sm90;  // the PTX wrappers (harness/device/sm90.cuh)
 using wb::ptx::smem_u32;
 
-using namespace tile16;  // the 128 x 256 tile, its stage's wgmmas and copies (wgmma_tma_tile.cuh)
-
-// The output tile staged for a TMA store (16-bit outputs without C): one 64 x 256 half per
-// consumer warpgroup (4 boxes of 64 columns, each 64 rows x 128 bytes, in B's swizzle).
-constexpr int kDBytes = kConsumers * kDHalfBytes;  // 64 KB
+constexpr int kBM = 128, kBN = 256, kBK = 64;
+constexpr int kConsumers = 2;                     // consumer warpgroups, 64 rows each
+constexpr int kThreads = (1 + kConsumers) * 128;  // + the producer warpgroup
+constexpr int kBoxN = 64;                         // columns of B per TMA box (128 bytes)
+constexpr int kABytes = kBM * kBK * 2;            // 16 KB per stage
+constexpr int kBBoxBytes = kBK * kBoxN * 2;       // 8 KB
+constexpr int kBBytes = kBK * kBN * 2;            // 32 KB per stage
+// The output tile staged for a TMA store (16-bit outputs without C): 4 boxes of 64 columns
+// per consumer warpgroup, each 64 rows x 128 bytes, in the same 128-byte swizzle as B.
+constexpr int kDBoxBytes = 64 * 128;                           // 8 KB
+constexpr int kDBytes = kConsumers * (kBN / 64) * kDBoxBytes;  // 64 KB
 // Stages of the A/B pipeline: 4 with the register epilogue; 3 when the output tile needs
 // its 64 KB (4 x 48 + 64 KB would not fit in the 227 KB a block may use).
 template <bool kTmaStore>
 constexpr int kStagesOf = kTmaStore ? 3 : 4;
 template <bool kTmaStore>
 constexpr int kSmemBytesOf = kStagesOf<kTmaStore>*(kABytes + kBBytes) + (kTmaStore ? kDBytes : 0) + 1024;  // + align
+constexpr int kGroupM = 8;
+static_assert(kBM == 64 * kConsumers, "each consumer warpgroup owns 64 rows");
+static_assert(kBK * 2 == 128, "one A row per 128-byte swizzle row");
+static_assert(kBN % kBoxN == 0, "B is loaded in 64-column boxes");
+
+// d (64 x 256 per warpgroup, 128 FP32 per thread) += A (64 x 16, K-major, imm-trans-a = 0)
+// * B (16 x 256, MN-major, imm-trans-b = 1), both from shared memory through descriptors
+// (wgmma_ss, harness/device/wgmma_gemm.cuh).
+template <class In>
+__device__ __forceinline__ void wgmma_step(float (&d)[128], uint64_t desc_a, uint64_t desc_b) {
+  wgmma_ss<In, 256, 0, 1>(d, desc_a, desc_b);
+}
+
+// Two accumulators rounded to a 16-bit pair, stored to shared memory at `addr`.
+template <class Out>
+__device__ __forceinline__ void st_shared_pair(uint32_t addr, float v0, float v1) {
+  uint32_t bits;
+  if constexpr (std::is_same_v<Out, __half>) {
+    const __half2 h = __floats2half2_rn(v0, v1);
+    bits = *reinterpret_cast<const uint32_t*>(&h);
+  } else {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(v0, v1);
+    bits = *reinterpret_cast<const uint32_t*>(&h);
+  }
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(bits) : "memory");
+}
 
 // kTmaStore: the epilogue stages the output tile in shared memory and writes it with TMA
 // stores (16-bit outputs, no C); otherwise each thread stores its accumulators directly.
@@ -127,7 +158,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         int bm, bn;
         grouped_tile<kGroupM>(tile, tiles_m, tiles_n, bm, bn);
         produce_tile(ps, full_bar, empty_bar, ktiles, kABytes + kBBytes, [&](int stage, int kt, uint32_t bar) {
-          load_stage(a_stage(stage), b_stage(stage), &map_a, &map_b, bm, bn, kt, bar);
+          tma_load_2d(a_stage(stage), &map_a, kt * kBK, bm * kBM, bar);
+#pragma unroll
+          for (int j = 0; j < kBN / kBoxN; ++j) {
+            tma_load_2d(b_stage(stage) + j * kBBoxBytes, &map_b, bn * kBN + j * kBoxN, kt * kBK, bar);
+          }
         });
       }
     }
@@ -143,8 +178,14 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int i = 0; i < 128; ++i) d[i] = 0.0f;
       // Each stage: wait for its bytes, 4 wgmmas, commit, wait_group 1, release the stage before.
-      consume_tile(ps, full_bar, empty_bar, ktiles, d,
-                   [&](int stage) { mma_stage<In>(d, a_stage, b_stage, stage, cw); });
+      consume_tile(ps, full_bar, empty_bar, ktiles, d, [&](int stage) {
+#pragma unroll
+        for (int kk = 0; kk < kBK / 16; ++kk) {
+          const uint64_t desc_a = make_desc(a_stage(stage) + cw * 64 * 128 + kk * 32, 16, 1024);
+          const uint64_t desc_b = make_desc(b_stage(stage) + kk * 16 * 128, kBBoxBytes, 1024);
+          wgmma_step<In>(d, desc_a, desc_b);
+        }
+      });
 
       // Epilogue. Warp w of the warpgroup holds rows 16w .. 16w + 15 of its 64; in each
       // 8-column chunk j, d[4j], d[4j + 1] are row g, columns 2q, 2q + 1 and d[4j + 2],
@@ -152,10 +193,17 @@ __global__ void __launch_bounds__(kThreads, 1)
       if constexpr (kTmaStore) {
         // Into shared memory, then TMA stores: the warpgroup goes on to its next tile while
         // the copy engine writes this one (and clips it at the matrix's edges).
+        const int g = lane >> 2, q = lane & 3, row = warp * 16 + g;  // row within the 64
         const uint32_t mine = d_tile + uint32_t(cw * (kBN / 64) * kDBoxBytes);
         if (threadIdx.x % 128 == 0) bulk_wait_read();  // the last tile's stores have read it
         warpgroup_barrier(1 + cw);
-        stage_tile_swizzled<Out>(d, mine);  // 4 swizzled boxes of 64 x 64 (wgmma_gemm.cuh)
+#pragma unroll
+        for (int j = 0; j < kBN / 8; ++j) {
+          // Box j / 8, 16-byte chunk j % 8 of the row, swizzled by the row (row % 8 == g).
+          const uint32_t at = mine + uint32_t((j / 8) * kDBoxBytes + ((j % 8) ^ g) * 16 + q * 4);
+          st_shared_pair<Out>(at + row * 128, d[4 * j], d[4 * j + 1]);
+          st_shared_pair<Out>(at + (row + 8) * 128, d[4 * j + 2], d[4 * j + 3]);
+        }
         fence_async_shared();
         warpgroup_barrier(1 + cw);
         if (threadIdx.x % 128 == 0) {
@@ -187,6 +235,25 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 // --- host side -------------------------------------------------------------------------
 
+// A 2-D row-major tensor of 16-bit elements: `outer` rows of `inner` elements, read in
+// (box_inner x box_outer) boxes with the 128-byte swizzle; zeros outside the tensor
+// (make_tensor_map_2d, harness/device/wgmma_gemm.cuh).
+template <class In>
+CUtensorMap make_map(const In* base, uint64_t inner, uint64_t outer, uint32_t box_inner, uint32_t box_outer) {
+  return make_tensor_map_2d(base, inner, outer, box_inner, box_outer, "v6_wgmma_tma");
+}
+
+// The maps of the last problem, so that timing a call does not time their encoding.
+// map_d (the output, for the TMA-store epilogue) is made only for 16-bit outputs.
+template <class In>
+struct MapCache {
+  const In* a = nullptr;
+  const In* b = nullptr;
+  const void* d = nullptr;
+  int m = 0, n = 0, k = 0;
+  CUtensorMap map_a{}, map_b{}, map_d{};
+};
+
 template <class In, class Out, bool kTmaStore>
 void launch_with(const MapCache<In>& maps, int M, int N, int K, const Out* C, Out* D, cudaStream_t stream) {
   auto* kernel = &wgmma_tma_kernel<In, Out, kTmaStore>;
@@ -209,10 +276,18 @@ void launch(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D,
   constexpr bool kSameType = std::is_same_v<In, Out>;
   const bool tma_store = kSameType && C == nullptr && reinterpret_cast<uintptr_t>(D) % 16 == 0;
   static MapCache<In> cache;
-  cache.update(A, B, M, N, K, "v6_wgmma_tma");
+  if (cache.a != A || cache.b != B || cache.m != M || cache.n != N || cache.k != K) {
+    cache.map_a = make_map(A, uint64_t(K), uint64_t(M), kBK, kBM);    // A: M rows of K
+    cache.map_b = make_map(B, uint64_t(N), uint64_t(K), kBoxN, kBK);  // B: K rows of N
+    cache.a = A, cache.b = B, cache.m = M, cache.n = N, cache.k = K;
+    cache.d = nullptr;  // M or N may have changed
+  }
   if constexpr (kSameType) {
     if (tma_store) {
-      cache.update_d(static_cast<const In*>(D), M, N, "v6_wgmma_tma");
+      if (cache.d != D) {
+        cache.map_d = make_map(static_cast<const In*>(D), uint64_t(N), uint64_t(M), 64, 64);  // D: M rows of N
+        cache.d = D;
+      }
       launch_with<In, Out, true>(cache, M, N, K, C, D, stream);
       return;
     }
