@@ -1,6 +1,8 @@
-// The fused decode step (DecodePath::Fused): one token through the solution's v6 kernels
-// (solutions/ch09_gpt2/decode/v6_fused_decode.cu) and chapter 8's split-KV decode attention —
-// fewer, larger kernels than the op-by-op step (ops_step.cu). fused_decode.cu compares the two.
+// The fused decode step (DecodePath::Fused): one token through the solution's fused kernels
+// (BF16: solutions/ch09_gpt2/decode/v16_bf16_rows_ahead.cu, v6_fused_decode's ops with each
+// warp's rows requested a batch ahead; FP32: v6_fused_decode.cu itself) and chapter 8's
+// split-KV decode attention — fewer, larger kernels than the op-by-op step (ops_step.cu).
+// fused_decode.cu compares the two.
 //
 // The residual stream x (C) lives in buf.tmp. Per layer l:
 //   ln_1+attn_qkv+kv_append  qkv (3C) = LN_1(x) · attn_wᵀ + attn_b, and the token's k and v
@@ -90,7 +92,7 @@ void FusedStep::layers(T* x, float eps) {
   Model::Impl& m = m_;
   const int C = m.C, H = m.H, D = m.D, cap = m.cap;
   const double e = double(m.es), c = C;  // for the table's bytes: element size, channels
-  const char* who = "solution v6";
+  const char* who = std::is_same_v<T, bf16> ? "solution v16" : "solution v6";
   const char* who8 = "solution v6 w8a16";
   const char* who4 = "solution v14 w4a16";
   using Int4Matrix = Model::Impl::Int4Matrix;
@@ -137,8 +139,13 @@ void FusedStep::layers(T* x, float eps) {
           return;
         }
       }
-      v6::ln_gemv_qkv<T>(xin, rin, in<T>(w.ln_1_w), in<T>(w.ln_1_b), in<T>(w.attn_w), in<T>(w.attn_b), h,
-                         out<T>(m.buf.qkv), C, eps, kv, m.cur);
+      if constexpr (std::is_same_v<T, bf16>) {
+        v6::ln_gemv_qkv_rows_ahead(xin, rin, in<T>(w.ln_1_w), in<T>(w.ln_1_b), in<T>(w.attn_w), in<T>(w.attn_b), h,
+                                   out<T>(m.buf.qkv), C, eps, kv, m.cur);
+      } else {
+        v6::ln_gemv_qkv<T>(xin, rin, in<T>(w.ln_1_w), in<T>(w.ln_1_b), in<T>(w.attn_w), in<T>(w.attn_b), h,
+                           out<T>(m.buf.qkv), C, eps, kv, m.cur);
+      }
     });
     // the keys and values of every position seen, q in, att out
     m.timed({"attention", l}, m.chapter8_attention() ? "ch08 v6 split-KV" : "model",
@@ -167,7 +174,11 @@ void FusedStep::layers(T* x, float eps) {
           return;
         }
       }
-      v6::gemv_residual<T>(in<T>(m.buf.att), in<T>(w.attn_proj_w), in<T>(w.attn_proj_b), x, x, C, C, m.cur);
+      if constexpr (std::is_same_v<T, bf16>) {
+        v6::gemv_residual_rows_ahead(in<T>(m.buf.att), in<T>(w.attn_proj_w), in<T>(w.attn_proj_b), x, x, C, C, m.cur);
+      } else {
+        v6::gemv_residual<T>(in<T>(m.buf.att), in<T>(w.attn_proj_w), in<T>(w.attn_proj_b), x, x, C, C, m.cur);
+      }
     });
     m.timed({"ln_2+mlp_fc", l}, who_of(fc8, fc4), w_bytes(fc8, fc4, 4 * c, c) + e * (4 * c + 3 * c + 4 * c), [&] {
       if constexpr (std::is_same_v<T, bf16>) {
@@ -183,8 +194,13 @@ void FusedStep::layers(T* x, float eps) {
           return;
         }
       }
-      v6::ln_gemv<T>(x, nullptr, in<T>(w.ln_2_w), in<T>(w.ln_2_b), in<T>(w.fc_w), in<T>(w.fc_b), nullptr,
-                     out<T>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
+      if constexpr (std::is_same_v<T, bf16>) {
+        v6::ln_gemv_rows_ahead(x, nullptr, in<T>(w.ln_2_w), in<T>(w.ln_2_b), in<T>(w.fc_w), in<T>(w.fc_b), nullptr,
+                               out<T>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
+      } else {
+        v6::ln_gemv<T>(x, nullptr, in<T>(w.ln_2_w), in<T>(w.ln_2_b), in<T>(w.fc_w), in<T>(w.fc_b), nullptr,
+                       out<T>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
+      }
     });
     m.timed({"mlp_proj+residual", l}, who_of(fc_proj8, fc_proj4),
             w_bytes(fc_proj8, fc_proj4, c, 4 * c) + e * (c + 4 * c + 2 * c), [&] {
@@ -200,7 +216,12 @@ void FusedStep::layers(T* x, float eps) {
                   return;
                 }
               }
-              v6::gemv_residual<T>(in<T>(m.buf.fc), in<T>(w.fc_proj_w), in<T>(w.fc_proj_b), x, x, C, 4 * C, m.cur);
+              if constexpr (std::is_same_v<T, bf16>) {
+                v6::gemv_residual_rows_ahead(in<T>(m.buf.fc), in<T>(w.fc_proj_w), in<T>(w.fc_proj_b), x, x, C, 4 * C,
+                                             m.cur);
+              } else {
+                v6::gemv_residual<T>(in<T>(m.buf.fc), in<T>(w.fc_proj_w), in<T>(w.fc_proj_b), x, x, C, 4 * C, m.cur);
+              }
             });
   }
 }
@@ -211,9 +232,15 @@ void FusedStep::lm_head(const T* x, float eps) {
   Model::Impl& m = m_;
   const double e = double(m.es), c = m.C;
   // wte; x, gamma, beta; the logits
-  m.timed({"ln_f+lm_head+argmax", -1}, "solution v6", e * (double(m.V) * c + 3 * c + m.V), [&] {
-    ch09::solution::ln_gemv_argmax<T>(x, in<T>(m.ln_f_w), in<T>(m.ln_f_b), in<T>(m.wte), out<T>(m.logits), m.top_i,
-                                      m.top_v, m.V, m.C, eps, m.argmax_ws, m.cur);
+  const char* who = std::is_same_v<T, bf16> ? "solution v16" : "solution v6";
+  m.timed({"ln_f+lm_head+argmax", -1}, who, e * (double(m.V) * c + 3 * c + m.V), [&] {
+    if constexpr (std::is_same_v<T, bf16>) {
+      ch09::solution::ln_gemv_argmax_rows_ahead(x, in<T>(m.ln_f_w), in<T>(m.ln_f_b), in<T>(m.wte), out<T>(m.logits),
+                                                m.top_i, m.top_v, m.V, m.C, eps, m.argmax_ws, m.cur);
+    } else {
+      ch09::solution::ln_gemv_argmax<T>(x, in<T>(m.ln_f_w), in<T>(m.ln_f_b), in<T>(m.wte), out<T>(m.logits), m.top_i,
+                                        m.top_v, m.V, m.C, eps, m.argmax_ws, m.cur);
+    }
     kernels::advance(m.top_i, m.d_next, m.d_token, m.d_pos, m.d_history, 1, m.cur);
   });
 }
