@@ -175,8 +175,6 @@ void ln_gemv_rows_ahead(const bf16* x, const bf16* r, const bf16* gamma, const b
 void ln_gemv_qkv_rows_ahead(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const bf16* w,
                             const bf16* b, bf16* h, bf16* qkv, int C, float eps, const KvCacheTarget<bf16>& kv,
                             cudaStream_t stream);
-void gemv_residual_rows_ahead(const bf16* x, const bf16* w, const bf16* b, const bf16* res, bf16* y, int N, int K,
-                              cudaStream_t stream);
 void gemv_argmax_rows_ahead(const bf16* x, const bf16* w, bf16* y, int32_t* index, float* value, int N, int K,
                             void* workspace, cudaStream_t stream);
 void ln_gemv_argmax_rows_ahead(const bf16* x, const bf16* gamma, const bf16* beta, const bf16* w, bf16* y,

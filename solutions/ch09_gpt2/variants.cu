@@ -49,7 +49,6 @@ WB_VARIANTS(ch09_solution, wb::Role::Solution) {
   v.push_back(wb::variant("gemv_argmax/bf16", "v6_fused_decode", &gemv_argmax<bf16>).with_workspace(argmax_ws));
   v.push_back(wb::variant("gemv_argmax/f32", "v6_fused_decode", &gemv_argmax<float>).with_workspace(argmax_ws));
   v.push_back(wb::variant("ln_gemv/bf16", "v16_bf16_rows_ahead", &ln_gemv_rows_ahead));
-  v.push_back(wb::variant("gemv_residual/bf16", "v16_bf16_rows_ahead", &gemv_residual_rows_ahead));
   v.push_back(
       wb::variant("gemv_argmax/bf16", "v16_bf16_rows_ahead", &gemv_argmax_rows_ahead).with_workspace(argmax_ws));
   v.push_back(wb::variant("ln_gemv_w8a16/bf16", "v6_fused_decode", &ln_gemv_w8a16));

@@ -63,12 +63,12 @@
 namespace ch09::solution {
 namespace {
 
-constexpr int kSlots = 8;                        // 16-byte pieces per lane per batch
-constexpr int kPiece = 8;                        // BF16 weights per piece
-constexpr int kMaxK = 8192;                      // the staged row's length at most (16 KB)
-constexpr int kMaxSplit = 4;                     // warps per row at most: K <= 8192 is 1024 pieces
-constexpr int kSlotLanes = 32 / kSlots;          // after the butterfly, slot u's total is in lanes 4u .. 4u + 3
-enum class Tail { Epilogue, Residual, Argmax };  // what a finished row does
+constexpr int kSlots = 8;                // 16-byte pieces per lane per batch
+constexpr int kPiece = 8;                // BF16 weights per piece
+constexpr int kMaxK = 8192;              // the staged row's length at most (16 KB)
+constexpr int kMaxSplit = 4;             // warps per row at most: K <= 8192 is 1024 pieces
+constexpr int kSlotLanes = 32 / kSlots;  // after the butterfly, slot u's total is in lanes 4u .. 4u + 3
+enum class Tail { Epilogue, Argmax };    // what a finished row does
 
 // How a row maps onto the warps and their slots (host-computed, the same for every batch).
 struct Geometry {
@@ -166,12 +166,11 @@ __device__ __forceinline__ float batch_sum(const Geometry& g, int share_j, int l
 // the row, K BF16 (16-byte aligned). Warp w of CTA c is share j = w % split of unit k = w / split;
 // at step s it takes batch (s * units + k) * grid + c.
 //   kNorm  the LayerNorm in the prologue (ln_gemv, ln_gemv_qkv, ln_gemv_argmax)
-//   kTail  Epilogue: epilogue(sum, bias) [+ the KV store]; Residual: y = res + (sum + bias), one
-//          rounding; Argmax: y = sum and the argmax of y as stored
+//   kTail  Epilogue: epilogue(sum, bias) [+ the KV store]; Argmax: y = sum and the argmax of y as
+//          stored
 // At most 128 registers (2 CTAs per SM): two batches are 64 of them.
 template <bool kNorm, Tail kTail>
-__global__ void __launch_bounds__(kThreads, 2)
-    rows_ahead_kernel(const RowGemvArgs<bf16> a, const bf16* res, const Geometry g) {
+__global__ void __launch_bounds__(kThreads, 2) rows_ahead_kernel(const RowGemvArgs<bf16> a, const Geometry g) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
   bf16* s_row = reinterpret_cast<bf16*>(smem_raw);  // (K) the input row, staged once per CTA
   __shared__ float red[2 * kWarps];                 // block_sum: two exchange arrays
@@ -188,7 +187,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   load_batch(a, g, b, share_j, lane, cur);
   load_batch(a, g, b + stride, share_j, lane, next);
 
-  // 2. Wait for the previous kernel (x, r, res are its outputs), stage the input row (with the
+  // 2. Wait for the previous kernel (x and r are its outputs), stage the input row (with the
   //    LayerNorm), and let the next kernel's CTAs start where there is room.
   wb::pdl_wait();
   stage_row<bf16, bf16, kNorm>(a, s_row, red);
@@ -202,7 +201,6 @@ __global__ void __launch_bounds__(kThreads, 2)
   for (int first = blockIdx.x; first < g.count; first += stride, b += stride, parity ^= 1) {
     const int n = b * g.rows + (g.split == 1 ? lane : 0);  // the row this lane may finish
     const bool writer = b < g.count && n < a.N && (g.split == 1 ? lane < g.rows : share_j == 0 && lane == 0);
-    const float resid = kTail == Tail::Residual && writer ? __bfloat162float(res[n]) : 0.0f;  // during the sums
     float sum = batch_sum(g, share_j, lane, cur, s_x);
     if (g.split > 1) {  // the row's shares meet in shared memory, added in order
       if (lane == 0) partial[parity][warp] = sum;
@@ -213,16 +211,12 @@ __global__ void __launch_bounds__(kThreads, 2)
       }
     }
     if (writer) {
-      if constexpr (kTail == Tail::Residual) {
-        a.y[n] = __float2bfloat16(resid + (sum + cur.bias));  // one rounding
+      const bf16 out = epilogue_value<bf16>(sum, cur.bias, a.epi);  // + bias, GELU, one rounding
+      a.y[n] = out;
+      if constexpr (kTail == Tail::Argmax) {
+        best = key_max(best, make_key(__bfloat162float(out), n));
       } else {
-        const bf16 out = epilogue_value<bf16>(sum, cur.bias, a.epi);  // + bias, GELU, one rounding
-        a.y[n] = out;
-        if constexpr (kTail == Tail::Argmax) {
-          best = key_max(best, make_key(__bfloat162float(out), n));
-        } else {
-          if (a.kv.k_cache != nullptr) store_kv(a.kv, n, out);
-        }
+        if (a.kv.k_cache != nullptr) store_kv(a.kv, n, out);
       }
     }
     cur = next;
@@ -236,11 +230,11 @@ __global__ void __launch_bounds__(kThreads, 2)
 
 // --- launchers -----------------------------------------------------------------------------
 
-int ctas_per_sm();
+bool v16_enabled();
 
 // Whether v16's kernels take the row: whole 16-byte pieces of W, 16-byte aligned, K <= kMaxK.
 bool takes(const RowGemvArgs<bf16>& a) {
-  return a.K % kPiece == 0 && a.K <= kMaxK && wb::aligned16(a.w) && ctas_per_sm() > 0;
+  return a.K % kPiece == 0 && a.K <= kMaxK && wb::aligned16(a.w) && v16_enabled();
 }
 
 Geometry geometry_of(int N, int K) {
@@ -256,19 +250,17 @@ Geometry geometry_of(int N, int K) {
   return g;
 }
 
-// CTAs per SM of a layer GEMV's grid: 2 (all that fit) unless WORKBOOK_V16_CTAS_PER_SM says 1,
-// which leaves room on each SM for a CTA of the next kernel. (0: every op runs v6's kernel instead,
-// to compare the two in one session.)
-int ctas_per_sm() {
-  static const int n = [] {
-    const char* v = std::getenv("WORKBOOK_V16_CTAS_PER_SM");
-    return v == nullptr ? 2 : std::clamp(std::atoi(v), 0, 2);
+// WORKBOOK_V16=0: every op runs v6's kernel instead (to compare the two in one session).
+bool v16_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("WORKBOOK_V16");
+    return v == nullptr || std::atoi(v) != 0;
   }();
-  return n;
+  return on;
 }
 
 template <bool kNorm, Tail kTail>
-void launch_rows_ahead(RowGemvArgs<bf16> a, const bf16* res, cudaStream_t stream) {
+void launch_rows_ahead(RowGemvArgs<bf16> a, cudaStream_t stream) {
   a.vec = true;
   a.vec_row = (size_t(a.K) * sizeof(bf16)) % 16 == 0 && wb::aligned16(a.x) && (a.r == nullptr || wb::aligned16(a.r)) &&
               (!kNorm || (wb::aligned16(a.gamma) && wb::aligned16(a.beta))) && (a.h == nullptr || wb::aligned16(a.h));
@@ -276,10 +268,8 @@ void launch_rows_ahead(RowGemvArgs<bf16> a, const bf16* res, cudaStream_t stream
   auto* kernel = &rows_ahead_kernel<kNorm, kTail>;
   const size_t smem = size_t(a.K) * sizeof(bf16);  // K % 8 == 0: whole 16-byte pieces, at most 16 KB
   const long long resident = std::clamp<long long>(wb::blocks_per_gpu(kernel, kThreads, smem), 1, kMaxCtas);
-  const int per_sm = kTail == Tail::Argmax ? 2 : ctas_per_sm();  // the LM head: all that fit
-  const long long wanted = std::min<long long>(resident, static_cast<long long>(wb::sm_count()) * per_sm);
-  const unsigned grid = static_cast<unsigned>(std::max<long long>(1, std::min<long long>(g.count, wanted)));
-  wb::launch_chained(kernel, grid, kThreads, smem, stream, a, res, g);
+  const unsigned grid = static_cast<unsigned>(std::max<long long>(1, std::min<long long>(g.count, resident)));
+  wb::launch_chained(kernel, grid, kThreads, smem, stream, a, g);
 }
 
 RowGemvArgs<bf16> args_of(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, bf16* h, const bf16* w,
@@ -298,7 +288,7 @@ void ln_gemv_rows_ahead(const bf16* x, const bf16* r, const bf16* gamma, const b
   const RowGemvArgs<bf16> a = args_of(x, r, gamma, beta, h, w, b, y, N, C, epi, eps);
   if (!takes(a) || N < 1) return ln_gemv<bf16>(x, r, gamma, beta, w, b, h, y, N, C, epi, eps, stream);
   require_valid(1, N, C, epi, b);
-  launch_rows_ahead<true, Tail::Epilogue>(a, nullptr, stream);
+  launch_rows_ahead<true, Tail::Epilogue>(a, stream);
 }
 
 void ln_gemv_qkv_rows_ahead(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const bf16* w,
@@ -310,15 +300,7 @@ void ln_gemv_qkv_rows_ahead(const bf16* x, const bf16* r, const bf16* gamma, con
   if (!takes(a) || !kv_ok || C < 1) return ln_gemv_qkv<bf16>(x, r, gamma, beta, w, b, h, qkv, C, eps, kv, stream);
   require_valid(1, 3 * C, C, Epilogue::Bias, b);
   a.kv = kv;
-  launch_rows_ahead<true, Tail::Epilogue>(a, nullptr, stream);
-}
-
-void gemv_residual_rows_ahead(const bf16* x, const bf16* w, const bf16* b, const bf16* res, bf16* y, int N, int K,
-                              cudaStream_t stream) {
-  const RowGemvArgs<bf16> a = args_of(x, nullptr, nullptr, nullptr, nullptr, w, b, y, N, K, Epilogue::Bias, 0.0f);
-  if (!takes(a) || res == nullptr || N < 1) return gemv_residual<bf16>(x, w, b, res, y, N, K, stream);
-  require_valid(1, N, K, Epilogue::Bias, b);
-  launch_rows_ahead<false, Tail::Residual>(a, res, stream);
+  launch_rows_ahead<true, Tail::Epilogue>(a, stream);
 }
 
 void gemv_argmax_rows_ahead(const bf16* x, const bf16* w, bf16* y, int32_t* index, float* value, int N, int K,
@@ -329,7 +311,7 @@ void gemv_argmax_rows_ahead(const bf16* x, const bf16* w, bf16* y, int32_t* inde
   }
   require_valid(1, N, K, Epilogue::None, nullptr);
   a.index = index, a.value = value, a.ws = static_cast<ArgmaxWorkspace*>(workspace);
-  launch_rows_ahead<false, Tail::Argmax>(a, nullptr, stream);
+  launch_rows_ahead<false, Tail::Argmax>(a, stream);
 }
 
 void ln_gemv_argmax_rows_ahead(const bf16* x, const bf16* gamma, const bf16* beta, const bf16* w, bf16* y,
@@ -341,7 +323,7 @@ void ln_gemv_argmax_rows_ahead(const bf16* x, const bf16* gamma, const bf16* bet
   }
   require_valid(1, N, C, Epilogue::None, nullptr);
   a.index = index, a.value = value, a.ws = static_cast<ArgmaxWorkspace*>(workspace);
-  launch_rows_ahead<true, Tail::Argmax>(a, nullptr, stream);
+  launch_rows_ahead<true, Tail::Argmax>(a, stream);
 }
 
 }  // namespace ch09::solution
