@@ -45,11 +45,6 @@
 //                     kernel waits for the previous one, a grid of the resident CTAs and one
 //                     batch per warp at GPT-2's sizes: all of an SM's weights in flight at once
 //                     (the model's --int4 --decode=fused)
-//   v16_bf16_rows_ahead  v6's BF16 ln_gemv, ln_gemv_qkv, gemv_residual and (ln_)gemv_argmax with
-//                     each warp's batch of rows (8 pieces per lane) requested before the kernel
-//                     waits for the previous one, and its next batch before it sums the current
-//                     one: two batches in flight per warp, long rows split over 2 or 4 warps
-//                     (the model's --decode=fused in BF16)
 //   v9_persistent_decode  the step's L layers in one persistent kernel (one CTA per SM, grid
 //                     barriers between the phases): each CTA loads its rows of the next op's
 //                     weights into shared memory before the barrier, so DRAM streams across
@@ -166,20 +161,6 @@ void ln_gemv_qkv_w4a16_ahead(const bf16* x, const bf16* r, const bf16* gamma, co
                              float eps, const KvCacheTarget<bf16>& kv, cudaStream_t stream);
 void gemv_residual_w4a16_ahead(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b,
                                const bf16* res, bf16* y, int N, int K, cudaStream_t stream);
-
-// v16_bf16_rows_ahead.cu: v6's BF16 ops (same arguments, same results within the ops'
-// tolerances) with each warp's rows requested a batch ahead; rows that are not whole 16-byte
-// pieces (or K > 8192) run v6's kernels.
-void ln_gemv_rows_ahead(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const bf16* w, const bf16* b,
-                        bf16* h, bf16* y, int N, int C, Epilogue epi, float eps, cudaStream_t stream);
-void ln_gemv_qkv_rows_ahead(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const bf16* w,
-                            const bf16* b, bf16* h, bf16* qkv, int C, float eps, const KvCacheTarget<bf16>& kv,
-                            cudaStream_t stream);
-void gemv_argmax_rows_ahead(const bf16* x, const bf16* w, bf16* y, int32_t* index, float* value, int N, int K,
-                            void* workspace, cudaStream_t stream);
-void ln_gemv_argmax_rows_ahead(const bf16* x, const bf16* gamma, const bf16* beta, const bf16* w, bf16* y,
-                               int32_t* index, float* value, int N, int C, float eps, void* workspace,
-                               cudaStream_t stream);
 
 // v9_persistent_decode.cu: one layer's weights and KV cache as the persistent kernel reads
 // them (an array of L of these lives in device memory), ...

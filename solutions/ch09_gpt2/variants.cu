@@ -48,9 +48,6 @@ WB_VARIANTS(ch09_solution, wb::Role::Solution) {
   v.push_back(wb::variant("gemv_residual/f32", "v6_fused_decode", &gemv_residual<float>));
   v.push_back(wb::variant("gemv_argmax/bf16", "v6_fused_decode", &gemv_argmax<bf16>).with_workspace(argmax_ws));
   v.push_back(wb::variant("gemv_argmax/f32", "v6_fused_decode", &gemv_argmax<float>).with_workspace(argmax_ws));
-  v.push_back(wb::variant("ln_gemv/bf16", "v16_bf16_rows_ahead", &ln_gemv_rows_ahead));
-  v.push_back(
-      wb::variant("gemv_argmax/bf16", "v16_bf16_rows_ahead", &gemv_argmax_rows_ahead).with_workspace(argmax_ws));
   v.push_back(wb::variant("ln_gemv_w8a16/bf16", "v6_fused_decode", &ln_gemv_w8a16));
   v.push_back(wb::variant("gemv_residual_w8a16/bf16", "v6_fused_decode", &gemv_residual_w8a16));
   v.push_back(wb::variant("ln_gemv_w4a16/bf16", "v11_fused_decode_w4a16", &ln_gemv_w4a16));

@@ -1,8 +1,6 @@
-// The fused decode step (DecodePath::Fused): one token through the solution's fused kernels
-// (solutions/ch09_gpt2/decode/v6_fused_decode.cu; in BF16 its LayerNorm-fused GEMVs and the LM
-// head run v16_bf16_rows_ahead.cu, the same ops with each warp's rows requested a batch ahead)
-// and chapter 8's split-KV decode attention — fewer, larger kernels than the op-by-op step
-// (ops_step.cu). fused_decode.cu compares the two.
+// The fused decode step (DecodePath::Fused): one token through the solution's v6 kernels
+// (solutions/ch09_gpt2/decode/v6_fused_decode.cu) and chapter 8's split-KV decode attention —
+// fewer, larger kernels than the op-by-op step (ops_step.cu). fused_decode.cu compares the two.
 //
 // The residual stream x (C) lives in buf.tmp. Per layer l:
 //   ln_1+attn_qkv+kv_append  qkv (3C) = LN_1(x) · attn_wᵀ + attn_b, and the token's k and v
@@ -93,7 +91,6 @@ void FusedStep::layers(T* x, float eps) {
   const int C = m.C, H = m.H, D = m.D, cap = m.cap;
   const double e = double(m.es), c = C;  // for the table's bytes: element size, channels
   const char* who = "solution v6";
-  const char* who16 = std::is_same_v<T, bf16> ? "solution v16" : who;  // the LayerNorm-fused GEMVs
   const char* who8 = "solution v6 w8a16";
   const char* who4 = "solution v14 w4a16";
   using Int4Matrix = Model::Impl::Int4Matrix;
@@ -112,9 +109,7 @@ void FusedStep::layers(T* x, float eps) {
   const auto w_bytes = [&](const Int8Matrix* q, const Int4Matrix* q4, double N, double K) {
     return q ? N * K + 4.0 * N : q4 ? N * K / 2 + 5.0 * N * std::ceil(K / 128.0) : e * N * K;
   };
-  const auto who_of = [&](const Int8Matrix* q, const Int4Matrix* q4, const char* plain) {
-    return q ? who8 : q4 ? who4 : plain;
-  };
+  const auto who_of = [&](const Int8Matrix* q, const Int4Matrix* q4) { return q ? who8 : q4 ? who4 : who; };
 
   for (int l = 0; l < m.L; ++l) {
     const BlockWeights& w = m.blocks[l];
@@ -126,7 +121,7 @@ void FusedStep::layers(T* x, float eps) {
                      *fc_proj4 = int4(w.fc_proj_w);
     // W and b; x (and r, h at layer 0), gamma, beta; qkv; the key and value
     const double qkv_bytes = w_bytes(qkv8, qkv4, 3 * c, c) + e * (3 * c + (first ? 3 : 1) * c + 2 * c + 3 * c + 2 * c);
-    m.timed({"ln_1+attn_qkv+kv_append", l}, who_of(qkv8, qkv4, who16), qkv_bytes, [&] {
+    m.timed({"ln_1+attn_qkv+kv_append", l}, who_of(qkv8, qkv4), qkv_bytes, [&] {
       const T* xin = first ? in<T>(m.buf.resid) : x;
       const T* rin = first ? in<T>(m.buf.branch) : nullptr;
       T* h = first ? x : nullptr;
@@ -142,13 +137,8 @@ void FusedStep::layers(T* x, float eps) {
           return;
         }
       }
-      if constexpr (std::is_same_v<T, bf16>) {
-        v6::ln_gemv_qkv_rows_ahead(xin, rin, in<T>(w.ln_1_w), in<T>(w.ln_1_b), in<T>(w.attn_w), in<T>(w.attn_b), h,
-                                   out<T>(m.buf.qkv), C, eps, kv, m.cur);
-      } else {
-        v6::ln_gemv_qkv<T>(xin, rin, in<T>(w.ln_1_w), in<T>(w.ln_1_b), in<T>(w.attn_w), in<T>(w.attn_b), h,
-                           out<T>(m.buf.qkv), C, eps, kv, m.cur);
-      }
+      v6::ln_gemv_qkv<T>(xin, rin, in<T>(w.ln_1_w), in<T>(w.ln_1_b), in<T>(w.attn_w), in<T>(w.attn_b), h,
+                         out<T>(m.buf.qkv), C, eps, kv, m.cur);
     });
     // the keys and values of every position seen, q in, att out
     m.timed({"attention", l}, m.chapter8_attention() ? "ch08 v6 split-KV" : "model",
@@ -164,47 +154,39 @@ void FusedStep::layers(T* x, float eps) {
               kernels::attention(in<T>(m.buf.qkv), in<T>(m.kc[l]), in<T>(m.vc[l]), m.d_pos, out<T>(m.buf.att), 1, H, D,
                                  cap, m.cur);
             });
-    m.timed({"attn_proj+residual", l}, who_of(proj8, proj4, who), w_bytes(proj8, proj4, c, c) + e * (c + c + 2 * c),
-            [&] {
-              if constexpr (std::is_same_v<T, bf16>) {
-                if (proj8) {
-                  v6::gemv_residual_w8a16(in<bf16>(m.buf.att), proj8->q, proj8->scale, in<bf16>(w.attn_proj_b), x, x, C,
-                                          C, m.cur);
-                  return;
-                }
-                if (proj4) {
-                  v6::gemv_residual_w4a16_ahead(in<bf16>(m.buf.att), proj4->q, proj4->scale, proj4->zero,
-                                                in<bf16>(w.attn_proj_b), x, x, C, C, m.cur);
-                  return;
-                }
-              }
-              v6::gemv_residual<T>(in<T>(m.buf.att), in<T>(w.attn_proj_w), in<T>(w.attn_proj_b), x, x, C, C, m.cur);
-            });
-    m.timed({"ln_2+mlp_fc", l}, who_of(fc8, fc4, who16), w_bytes(fc8, fc4, 4 * c, c) + e * (4 * c + 3 * c + 4 * c),
-            [&] {
-              if constexpr (std::is_same_v<T, bf16>) {
-                if (fc8) {
-                  v6::ln_gemv_w8a16(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), fc8->q, fc8->scale,
-                                    in<bf16>(w.fc_b), nullptr, out<bf16>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps,
-                                    m.cur);
-                  return;
-                }
-                if (fc4) {
-                  v6::ln_gemv_w4a16_ahead(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), fc4->q, fc4->scale,
-                                          fc4->zero, in<bf16>(w.fc_b), nullptr, out<bf16>(m.buf.fc), 4 * C, C,
-                                          Epilogue::BiasGelu, eps, m.cur);
-                  return;
-                }
-              }
-              if constexpr (std::is_same_v<T, bf16>) {
-                v6::ln_gemv_rows_ahead(x, nullptr, in<T>(w.ln_2_w), in<T>(w.ln_2_b), in<T>(w.fc_w), in<T>(w.fc_b),
-                                       nullptr, out<T>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
-              } else {
-                v6::ln_gemv<T>(x, nullptr, in<T>(w.ln_2_w), in<T>(w.ln_2_b), in<T>(w.fc_w), in<T>(w.fc_b), nullptr,
-                               out<T>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
-              }
-            });
-    m.timed({"mlp_proj+residual", l}, who_of(fc_proj8, fc_proj4, who),
+    m.timed({"attn_proj+residual", l}, who_of(proj8, proj4), w_bytes(proj8, proj4, c, c) + e * (c + c + 2 * c), [&] {
+      if constexpr (std::is_same_v<T, bf16>) {
+        if (proj8) {
+          v6::gemv_residual_w8a16(in<bf16>(m.buf.att), proj8->q, proj8->scale, in<bf16>(w.attn_proj_b), x, x, C, C,
+                                  m.cur);
+          return;
+        }
+        if (proj4) {
+          v6::gemv_residual_w4a16_ahead(in<bf16>(m.buf.att), proj4->q, proj4->scale, proj4->zero,
+                                        in<bf16>(w.attn_proj_b), x, x, C, C, m.cur);
+          return;
+        }
+      }
+      v6::gemv_residual<T>(in<T>(m.buf.att), in<T>(w.attn_proj_w), in<T>(w.attn_proj_b), x, x, C, C, m.cur);
+    });
+    m.timed({"ln_2+mlp_fc", l}, who_of(fc8, fc4), w_bytes(fc8, fc4, 4 * c, c) + e * (4 * c + 3 * c + 4 * c), [&] {
+      if constexpr (std::is_same_v<T, bf16>) {
+        if (fc8) {
+          v6::ln_gemv_w8a16(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), fc8->q, fc8->scale, in<bf16>(w.fc_b),
+                            nullptr, out<bf16>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
+          return;
+        }
+        if (fc4) {
+          v6::ln_gemv_w4a16_ahead(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), fc4->q, fc4->scale, fc4->zero,
+                                  in<bf16>(w.fc_b), nullptr, out<bf16>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps,
+                                  m.cur);
+          return;
+        }
+      }
+      v6::ln_gemv<T>(x, nullptr, in<T>(w.ln_2_w), in<T>(w.ln_2_b), in<T>(w.fc_w), in<T>(w.fc_b), nullptr,
+                     out<T>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
+    });
+    m.timed({"mlp_proj+residual", l}, who_of(fc_proj8, fc_proj4),
             w_bytes(fc_proj8, fc_proj4, c, 4 * c) + e * (c + 4 * c + 2 * c), [&] {
               if constexpr (std::is_same_v<T, bf16>) {
                 if (fc_proj8) {
@@ -229,15 +211,9 @@ void FusedStep::lm_head(const T* x, float eps) {
   Model::Impl& m = m_;
   const double e = double(m.es), c = m.C;
   // wte; x, gamma, beta; the logits
-  const char* who = std::is_same_v<T, bf16> ? "solution v16" : "solution v6";
-  m.timed({"ln_f+lm_head+argmax", -1}, who, e * (double(m.V) * c + 3 * c + m.V), [&] {
-    if constexpr (std::is_same_v<T, bf16>) {
-      ch09::solution::ln_gemv_argmax_rows_ahead(x, in<T>(m.ln_f_w), in<T>(m.ln_f_b), in<T>(m.wte), out<T>(m.logits),
-                                                m.top_i, m.top_v, m.V, m.C, eps, m.argmax_ws, m.cur);
-    } else {
-      ch09::solution::ln_gemv_argmax<T>(x, in<T>(m.ln_f_w), in<T>(m.ln_f_b), in<T>(m.wte), out<T>(m.logits), m.top_i,
-                                        m.top_v, m.V, m.C, eps, m.argmax_ws, m.cur);
-    }
+  m.timed({"ln_f+lm_head+argmax", -1}, "solution v6", e * (double(m.V) * c + 3 * c + m.V), [&] {
+    ch09::solution::ln_gemv_argmax<T>(x, in<T>(m.ln_f_w), in<T>(m.ln_f_b), in<T>(m.wte), out<T>(m.logits), m.top_i,
+                                      m.top_v, m.V, m.C, eps, m.argmax_ws, m.cur);
     kernels::advance(m.top_i, m.d_next, m.d_token, m.d_pos, m.d_history, 1, m.cur);
   });
 }
