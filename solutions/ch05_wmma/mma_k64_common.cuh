@@ -35,6 +35,47 @@ struct K64Tiling {
   static_assert(kBM * (kARow / 16) == 4 * kThreads && kBK * (kBRow / 16) == 8 * kThreads, "4 A and 8 B pieces each");
 };
 
+// Where a block of v7 or v8 works: its stages in shared memory, its output tile (block rows in
+// groups of kGroupM, as in v5), this thread's warp and place in the 2 x 4 warp grid, and the
+// number of K tiles.
+struct K64Block {
+  unsigned char* sA;  // kStages x (BM x BK), swizzled
+  unsigned char* sB;  // kStages x (BK x BN), swizzled
+  uint32_t sA32, sB32;
+  int row0, col0;
+  int tid, lane, warp, wm, wn;
+  int tiles;
+};
+template <class Tiling>
+__device__ __forceinline__ K64Block k64_block(unsigned char* smem, int M, int N, int K) {
+  unsigned char* sA = smem;
+  unsigned char* sB = smem + Tiling::kStages * Tiling::kAStage;
+  const uint32_t sA32 = wb::ptx::smem_u32(sA), sB32 = wb::ptx::smem_u32(sB);
+  const wb::gemm::TileCorner tile = wb::gemm::grouped_tile<Tiling::kBM, Tiling::kBN, Tiling::kGroupM>(M, N);
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int wm = warp / Tiling::kWarpsN, wn = warp % Tiling::kWarpsN;
+  const int tiles = (K + Tiling::kBK - 1) / Tiling::kBK;
+  return {sA, sB, sA32, sB32, tile.row0, tile.col0, tid, lane, warp, wm, wn, tiles};
+}
+
+// A's ldmatrix addresses (v7's; v8's A fragments are byte for byte the same): lane l reads row
+// l % 16 of a 16-row group at piece 2m + l / 16 (m = the k step); those rows are l % 8 modulo 8,
+// so the stored piece is (2m + l / 16) ^ (l % 8) = 2m ^ x: four offsets per lane, fixed for the
+// kernel. A fragment's address: stage + a_ld + i * 16 rows + xo[kk].
+struct K64AFrag {
+  uint32_t xo[4];
+  uint32_t a_ld;
+};
+template <class Tiling>
+__device__ __forceinline__ K64AFrag k64_a_frag(int lane, int wm) {
+  K64AFrag f;
+  const int x = (lane / 16) ^ (lane % 8);
+#pragma unroll
+  for (int m = 0; m < 4; ++m) f.xo[m] = uint32_t((x ^ (2 * m)) << 4);
+  f.a_ld = uint32_t((wm * Tiling::kWM + lane % 16) * Tiling::kARow);
+  return f;
+}
+
 // A thread's share of a K tile, fixed for the kernel: piece pa of A rows ra + 32 i (i < 4)
 // and piece pb of B rows kb + kBStep i (i < 8), kBStep = kThreads / (pieces per B row), at
 // the same swizzled place in every stage.

@@ -98,17 +98,7 @@ __global__ void __launch_bounds__(Tiling::kThreads, 1)
     k64_kernel(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(128) unsigned char smem[];
-  unsigned char* sA = smem;                                      // kStages x (BM x BK), swizzled
-  unsigned char* sB = smem + Tiling::kStages * Tiling::kAStage;  // kStages x (BK x BN), swizzled
-  const uint32_t sA32 = smem_u32(sA), sB32 = smem_u32(sB);
-
-  // Block (bm, bn) in groups of kGroupM block rows, as in v5.
-  const TileCorner tile = grouped_tile<Tiling::kBM, Tiling::kBN, Tiling::kGroupM>(M, N);
-  const int row0 = tile.row0, col0 = tile.col0;
-
-  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-  const int wm = warp / Tiling::kWarpsN, wn = warp % Tiling::kWarpsN;
-  const int tiles = (K + Tiling::kBK - 1) / Tiling::kBK;
+  const auto [sA, sB, sA32, sB32, row0, col0, tid, lane, warp, wm, wn, tiles] = k64_block<Tiling>(smem, M, N, K);
 
   // --- copies: each thread owns piece pa of A rows ra + 32 i (i < 4) and piece pb of B rows
   // kb + 8 i (i < 8), at the same swizzled place in every stage (row % 8 is fixed: kb < 8).
@@ -122,12 +112,8 @@ __global__ void __launch_bounds__(Tiling::kThreads, 1)
 
   // --- fragments: lane l reads rows (l % 16) of a 16-row group at piece 2m + l / 16 (m = the
   // k step for A, the 16-column group for B); those rows are l % 8 modulo 8, so the stored
-  // piece is (2m + l / 16) ^ (l % 8) = 2m ^ x: four offsets per lane, fixed for the kernel.
-  const int x = (lane / 16) ^ (lane % 8);
-  uint32_t xo[4];
-#pragma unroll
-  for (int m = 0; m < 4; ++m) xo[m] = uint32_t((x ^ (2 * m)) << 4);
-  const uint32_t a_ld = uint32_t((wm * Tiling::kWM + lane % 16) * Tiling::kARow);      // + i * 16 rows + xo[kk]
+  // piece is (2m + l / 16) ^ (l % 8) = 2m ^ x: four offsets per lane (xo), fixed for the kernel.
+  const auto [xo, a_ld] = k64_a_frag<Tiling>(lane, wm);                                // + i * 16 rows + xo[kk]
   const uint32_t b_ld = uint32_t((lane % 16) * Tiling::kBRow + wn * Tiling::kWN * 2);  // + kk * 16 rows + xo[j]
 
   // A: 16 x 16 tiles i (rows wm*64 + 16i ..) of step kk; B: 16 x 16 tiles j (columns wn*64 +

@@ -80,17 +80,7 @@ __global__ void __launch_bounds__(Tiling::kThreads, 1)
     int8_kernel(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t* C, int32_t* D) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(128) unsigned char smem[];
-  unsigned char* sA = smem;                                      // kStages x (BM x BK), swizzled
-  unsigned char* sB = smem + Tiling::kStages * Tiling::kAStage;  // kStages x (BK x BN), swizzled
-  const uint32_t sA32 = smem_u32(sA), sB32 = smem_u32(sB);
-
-  // Block (bm, bn) in groups of kGroupM block rows, as in v5.
-  const TileCorner tile = grouped_tile<Tiling::kBM, Tiling::kBN, Tiling::kGroupM>(M, N);
-  const int row0 = tile.row0, col0 = tile.col0;
-
-  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-  const int wm = warp / Tiling::kWarpsN, wn = warp % Tiling::kWarpsN;
-  const int tiles = (K + Tiling::kBK - 1) / Tiling::kBK;
+  const auto [sA, sB, sA32, sB32, row0, col0, tid, lane, warp, wm, wn, tiles] = k64_block<Tiling>(smem, M, N, K);
 
   // --- copies: each thread owns piece pa of A rows ra + 32 i (i < 4) and piece pb of B rows
   // kb + 16 i (i < 8), at the same swizzled place in every stage (s() has period 16).
@@ -104,11 +94,7 @@ __global__ void __launch_bounds__(Tiling::kThreads, 1)
 
   // --- fragments of A, as in v7: lane l reads row l % 16 of a 16-row group at piece
   // 2kk + l / 16, stored at (2kk) ^ x.
-  const int x = (lane / 16) ^ (lane % 8);
-  uint32_t xo[4];
-#pragma unroll
-  for (int m = 0; m < 4; ++m) xo[m] = uint32_t((x ^ (2 * m)) << 4);
-  const uint32_t a_ld = uint32_t((wm * Tiling::kWM + lane % 16) * Tiling::kARow);  // + i * 16 rows + xo[kk]
+  const auto [xo, a_ld] = k64_a_frag<Tiling>(lane, wm);  // + i * 16 rows + xo[kk]
 
   // --- fragments of B: lane l gives the address of row p(l) of matrix l / 8 of k step kk:
   //   matrix 0: rows 4(i/2) + (i%2)      (i = l % 8)    -> k 4q, 4q+1 of the first 16

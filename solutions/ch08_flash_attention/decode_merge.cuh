@@ -15,8 +15,11 @@
 #pragma once
 #include <cuda_bf16.h>
 
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
+#include "attention_common.cuh"
 #include "ch08.cuh"
 #include "device/pdl.cuh"
 #include "device/reduce.cuh"
@@ -157,6 +160,16 @@ __global__ void __launch_bounds__(kDecodeMergeThreads)
     o[r * D + d] = __float2bfloat16_rn(acc[0]);
   }
   if (threadIdx.x == 0) lse[r] = row_lse;
+}
+
+// What both split-KV steps check before any launch (ch08.cuh): the shapes, the grouped heads,
+// and the scratch their partial results go to.
+inline void check_decode_args(const char* who, int B, int Hq, int Hkv, int L_max, int D, const void* scratch) {
+  check_args(who, B, Hq, 1, L_max, D);
+  check_groups(who, Hq, Hkv);
+  if (scratch == nullptr) {
+    throw std::invalid_argument(std::string(who) + ": needs decode_scratch_bytes(B, Hq, Hkv, L_max, D) of scratch");
+  }
 }
 
 }  // namespace

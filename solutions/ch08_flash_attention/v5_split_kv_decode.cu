@@ -258,14 +258,10 @@ void launch(const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* 
 void decode(const char* who, const bf16* q, const bf16* k_cache, const bf16* v_cache, const int* seq_lens, int len_add,
             bf16* o, float* lse, int B, int Hq, int Hkv, int L_max, int D, float scale, void* scratch,
             cudaStream_t stream) {
-  check_args(who, B, Hq, 1, L_max, D);
-  check_groups(who, Hq, Hkv);
+  check_decode_args(who, B, Hq, Hkv, L_max, D, scratch);
   if (Hq / Hkv > kMaxGroup) {
     throw std::invalid_argument(std::string(who) + ": more than " + std::to_string(kMaxGroup) +
                                 " query heads per kv head");
-  }
-  if (scratch == nullptr) {
-    throw std::invalid_argument(std::string(who) + ": needs decode_scratch_bytes(B, Hq, Hkv, L_max, D) of scratch");
   }
   with_padded_head(D, [&](auto kd) {
     launch<DecodeCfg<kd.value>>(q, k_cache, v_cache, seq_lens, len_add, o, lse, B, Hq, Hkv, L_max, D, scale, scratch,

@@ -100,38 +100,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                           const __grid_constant__ CUtensorMap map_v, bf16* __restrict__ o, float* __restrict__ lse,
                           int Sq, int Sk, int D, float scale, float scale_log2, bool causal) {
 #if defined(CH08_SM90A)
-  constexpr int kBr = Cfg::kBr, kBc = Cfg::kBc, kD = Cfg::kD, kStages = Cfg::kStages;
+  constexpr int kBc = Cfg::kBc, kD = Cfg::kD, kStages = Cfg::kStages;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   // q_full, then per stage: k_full, v_full, k_empty, v_empty.
   __shared__ __align__(8) uint64_t bars[1 + 4 * kStages];
   const flash::Smem<Cfg> sm{(smem_u32(smem_raw) + 1023u) & ~1023u, bars};
 
-  const int q_tile = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;  // most key tiles first
-  const int q0 = q_tile * kBr, bh = blockIdx.y;
-  const size_t row_base = static_cast<size_t>(bh) * Sq;  // this head's first row of o and lse
-  const int tiles = key_tiles(q0, kBr, Sq, Sk, kBc, causal);
-  if (tiles == 0) {  // the mask with Sq > Sk: no row of this block sees a key (no barrier touched)
-    flash::write_empty_rows<Cfg>(o, lse, row_base, q0, Sq, D);
-    return;
-  }
-
-  if (threadIdx.x == 0) flash::init_barriers(sm);
-  __syncthreads();
-
-  const int warpgroup = threadIdx.x / 128;
-  if (warpgroup == 0) {
-    flash::producer_warpgroup<Cfg>(&map_q, &map_k, &map_v, sm, q0, bh, tiles);
-    return;
-  }
+  flash::BlockTiles blk;
+  if (!flash::start_block<Cfg>(blk, sm, &map_q, &map_k, &map_v, o, lse, Sq, Sk, D, causal)) return;
+  const auto [q0, bh, row_base, tiles] = blk;
 
   // --- consumers: warpgroup c (1 or 2) owns rows 64 (c - 1) .. 64 (c - 1) + 63 of the block --------
   setmaxnreg_inc<240>();
-  const int cw = warpgroup - 1, warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
-  const int g = lane / 4, qd = lane % 4;
-  const int wg_row0 = q0 + cw * 64;                                     // the warpgroup's first row
-  const int row_lo = wg_row0 + warp * 16 + g, row_hi = row_lo + 8;      // this lane's two rows
-  const int last_lo = causal ? min(row_lo + Sk - Sq, Sk - 1) : Sk - 1;  // the last key each may see
-  const int last_hi = causal ? min(row_hi + Sk - Sq, Sk - 1) : Sk - 1;
+  const auto [cw, warp, lane, g, qd, wg_row0, row_lo, row_hi, last_lo, last_hi] =
+      flash::consumer_lane(threadIdx.x / 128, q0, Sq, Sk, causal);
 
   float acc_s[kBc / 2], acc_o[kD / 2];  // per thread: S (64 x kBc) and O (64 x kD) of the warpgroup
   uint32_t pf[kBc / 16][4];             // P as the A fragments of the 16-key steps of O += P V

@@ -3,12 +3,11 @@
 // its mbarriers (Smem, init_barriers), the producer warpgroup (producer_warpgroup, produce), the
 // consumers' pieces that both run unchanged (zero_acc, wgmma_qk, mask_keys, update_max,
 // rescale_o, pack_bf16, wgmma_pv_tile, store_o_lse), and the host side (the tensor maps, launch).
-// v8 also takes write_empty_rows; v7 keeps its own copy of those lines, so that its compiled code
-// stayed the same when this header was split out of it. The two kernels' consumer warpgroups
-// differ only in how they order these pieces: their wgmma against their softmax.
+// Both start their blocks the same way (start_block, consumer_lane). The two kernels' consumer
+// warpgroups differ only in how they order these pieces: their wgmma against their softmax.
 //
-// The pieces were moved here from the kernels with the kernels' generated code (PTX) unchanged;
-// some keep a form for that reason alone, and say so.
+// The pieces were moved here from the kernels; some keep a form only because it left the
+// kernels' generated code unchanged, and say so.
 //
 // Include it only from code built for sm_90a (the chapter's Hopper library).
 #pragma once
@@ -124,6 +123,25 @@ __device__ __forceinline__ void write_empty_rows(bf16* __restrict__ o, float* __
   }
 }
 
+// Where a consumer lane sits: warpgroup 1 or 2 of the block (cw 0 or 1) owns rows
+// 64 cw .. 64 cw + 63 of the block's tile; each lane holds two rows of its warp's 16, and the
+// last key each row may see (bottom-right aligned causal mask: key j <= row + Sk - Sq).
+struct ConsumerLane {
+  int cw, warp, lane, g, qd;  // consumer warpgroup, warp in it, lane, row group, quad
+  int wg_row0;                // the warpgroup's first row
+  int row_lo, row_hi;         // this lane's two rows
+  int last_lo, last_hi;       // the last key each may see
+};
+__device__ __forceinline__ ConsumerLane consumer_lane(int warpgroup, int q0, int Sq, int Sk, bool causal) {
+  const int cw = warpgroup - 1, warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, qd = lane % 4;
+  const int wg_row0 = q0 + cw * 64;
+  const int row_lo = wg_row0 + warp * 16 + g, row_hi = row_lo + 8;
+  const int last_lo = causal ? min(row_lo + Sk - Sq, Sk - 1) : Sk - 1;
+  const int last_hi = causal ? min(row_hi + Sk - Sq, Sk - 1) : Sk - 1;
+  return {cw, warp, lane, g, qd, wg_row0, row_lo, row_hi, last_lo, last_hi};
+}
+
 // O *= alpha, rows g (alpha_lo) and g + 8 (alpha_hi) of this lane.
 template <int kD>
 __device__ __forceinline__ void rescale_o(float (&acc_o)[kD / 2], float alpha_lo, float alpha_hi) {
@@ -214,6 +232,38 @@ __device__ __forceinline__ void producer_warpgroup(const CUtensorMap* map_q, con
                                                    int tiles) {
   wb::sm90::setmaxnreg_dec<24>();
   if (threadIdx.x == 0) produce<Cfg>(map_q, map_k, map_v, sm, q0, bh, tiles);
+}
+
+// The block's query tile and key tiles (with the mask, the grid's first blocks take the tiles
+// with the most keys).
+struct BlockTiles {
+  int q0, bh;       // the tile's first query row; the head (batch x heads)
+  size_t row_base;  // this head's first row of o and lse
+  int tiles;        // key tiles the block's rows see
+};
+
+// How every block of v7 and v8 starts: a block whose rows see no key (the mask with Sq > Sk)
+// writes them empty and stops before any barrier is touched; otherwise thread 0 sets up the
+// barriers and warpgroup 0 leaves to produce. Returns true for the consumer threads alone.
+template <class Cfg>
+__device__ __forceinline__ bool start_block(BlockTiles& b, const Smem<Cfg>& sm, const CUtensorMap* map_q,
+                                            const CUtensorMap* map_k, const CUtensorMap* map_v, bf16* __restrict__ o,
+                                            float* __restrict__ lse, int Sq, int Sk, int D, bool causal) {
+  const int q_tile = causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  b.q0 = q_tile * Cfg::kBr, b.bh = blockIdx.y;
+  b.row_base = static_cast<size_t>(b.bh) * Sq;
+  b.tiles = key_tiles(b.q0, Cfg::kBr, Sq, Sk, Cfg::kBc, causal);
+  if (b.tiles == 0) {
+    write_empty_rows<Cfg>(o, lse, b.row_base, b.q0, Sq, D);
+    return false;
+  }
+  if (threadIdx.x == 0) init_barriers(sm);
+  __syncthreads();
+  if (threadIdx.x / 128 == 0) {
+    producer_warpgroup<Cfg>(map_q, map_k, map_v, sm, b.q0, b.bh, b.tiles);
+    return false;
+  }
+  return true;
 }
 
 // The consumers' epilogue (v7's, v8's): the quad's parts of l summed, one division per row, O
