@@ -23,6 +23,15 @@
 //      multiply-add; the rounding of c (its residue r = top * log2 e - c, exact by one more
 //      fma) multiplies every term of the warp by 2^r, so the warp's sum is multiplied by 2^-r
 //      once. The exponent is rounded once, where v7 rounds it twice.
+//   4. No round trip to learn who is last. In v7 every block's thread 0 adds to the row's
+//      counter with an atomic and the whole block waits for the old count to come back (the
+//      fence, then a round trip to L2) before it may exit or select. Here the row's last chunk
+//      (s = splits - 1, the row's last block to be dispatched) is the one that selects: every
+//      other block counts itself in with a release reduction (red.release: no value comes
+//      back) and exits at once; the designated block publishes its own survivors, then polls
+//      the counter with an acquire load until the other splits - 1 blocks are in. Blocks are
+//      dispatched in the order of their index (single-pass scans with a look-back rely on the
+//      same), so those it waits for are running or done.
 //
 //   per block:  256 threads x 64 logits (16,384) in registers, read once
 //   per row:    splits = ceil(V / 16,384) blocks (8 at V = 128,256; 16 at 262,144), at most 64
@@ -30,7 +39,7 @@
 //
 // The rest is v7's (warp_floor.cuh): the warp floor, the block's floor, the survivors' keys in
 // the block's slice of the workspace, the exact select over the chunk read again for a block
-// with too many survivors, one fence and the row's counter, the last block's select.
+// with too many survivors, the last block's select over the published keys.
 //
 // What it does not serve: the batches v6 serves (a cluster of 16 blocks a row while every block
 // of the batch has an SM: B <= 8 at rows of at most 131,072 logits on 132 SMs) go to v6; rows
@@ -135,8 +144,9 @@ __device__ __forceinline__ void deep_chunk_step(const float (&v)[kSlots], int b,
     }
   }
 
-  // 5. The header and the pair published; the last block of the row goes on.
-  finish_chunk(b, s, slice, floor_bits, job, bs);
+  // 5. The header and the pair published; the row's counter; the row's last chunk's block
+  // waits for the others and selects.
+  finish_chunk<true>(b, s, slice, floor_bits, job, bs);
 }
 
 // grid (splits, B), 256 threads: block (s, b) takes chunk s of row b.

@@ -7,7 +7,9 @@
 //   start_chunk, block_floor, publish_survivor, finish_chunk
 //                        a block's steps around its own scan of the chunk: the block's floor
 //                        from the warps' floors, a survivor's key into the block's slice, the
-//                        slice's header and pair, the row's counter, the last block's select
+//                        slice's header and pair, the row's counter (v7: every block asks it
+//                        whether it is the last; v8: the last chunk's block waits for it), the
+//                        last block's select
 //   last_block_select    the row's top k from the published keys
 #pragma once
 #include <cstdint>
@@ -228,10 +230,45 @@ __device__ __forceinline__ void publish_survivor(float x, int index, Key* slice,
   if (slot < per - 1) slice[1 + slot] = make_key(x, index);
 }
 
-// After the survivors of chunk s of row b are published into `slice` (its slice): the exact select over the chunk
-// read again if they overflowed the slice, the header and the block's pair (the warps' pairs
-// in bs.warp_pairs) published, the row's counter, and the row's select if this block is the
-// last. Called by the whole block.
+// The slice's header (its count and the block's floor) and the block's pair (the warps' pairs
+// in bs.warp_pairs, merged in order); thread 0 alone.
+__device__ __forceinline__ void publish_header(int b, int s, Key* slice, int count, uint32_t floor_bits, const Job& job,
+                                               const BlockShared& bs) {
+  slice[0] = slice_header(count, floor_bits);
+  if (job.with_stats) {
+    Stats pair{bs.warp_pairs[0].x, bs.warp_pairs[0].y};
+#pragma unroll
+    for (int w = 1; w < kWarps; ++w) pair = merge(pair, Stats{bs.warp_pairs[w].x, bs.warp_pairs[w].y});
+    job.ws.stats[size_t(b) * kMaxSplits + s] = make_float2(pair.m, pair.s);
+  }
+}
+
+// The row's counter by a release reduction: the block's writes (ordered before thread 0's by
+// the barrier before it) are visible to whoever acquires the count; no value comes back, so
+// nothing waits for the round trip.
+__device__ __forceinline__ void count_in_release(unsigned* counter) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
+}
+
+__device__ __forceinline__ unsigned load_acquire(const unsigned* counter) {
+  unsigned n;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(n) : "l"(counter) : "memory");
+  return n;
+}
+
+// After the survivors of chunk s of row b are published into `slice` (its slice): the exact
+// select over the chunk read again if they overflowed the slice, the header and the block's
+// pair published, the row's counter, and the row's select by its last block. Called by the
+// whole block.
+//
+// kDesignated false (v7): every block adds itself to the counter with an atomic and waits for
+// the count to come back; the one that sees splits - 1 is the last. kDesignated true (v8): the
+// row's last block is its last chunk's (s = splits - 1, the row's last block to be
+// dispatched); every other block counts itself in with a release reduction and exits at
+// once, and the designated block waits (polling with an acquire load) until the other
+// splits - 1 have. Waiting for blocks dispatched before it relies on the GPU dispatching
+// blocks in the order of their index, as single-pass scans with a look-back do.
+template <bool kDesignated = false>
 __device__ __forceinline__ void finish_chunk(int b, int s, Key* slice, uint32_t floor_bits, const Job& job,
                                              BlockShared& bs) {
   const int k = job.k, per = job.per;
@@ -252,21 +289,31 @@ __device__ __forceinline__ void finish_chunk(int b, int s, Key* slice, uint32_t 
   // thread 0 after the barrier, orders the whole block's writes before the count (the barrier
   // has ordered them before thread 0's fence), as a grid-wide barrier does; and one after the
   // count, in the last block, orders the other blocks' writes before its reads.
+  const bool designated = kDesignated && s == job.splits - 1;
   if (threadIdx.x == 0) {
-    slice[0] = slice_header(count, floor_bits);
-    if (job.with_stats) {
-      Stats pair{bs.warp_pairs[0].x, bs.warp_pairs[0].y};
-#pragma unroll
-      for (int w = 1; w < kWarps; ++w) pair = merge(pair, Stats{bs.warp_pairs[w].x, bs.warp_pairs[w].y});
-      job.ws.stats[size_t(b) * kMaxSplits + s] = make_float2(pair.m, pair.s);
+    publish_header(b, s, slice, count, floor_bits, job, bs);
+    if constexpr (kDesignated) {
+      if (!designated) {
+        count_in_release(&job.ws.counters[b]);
+      } else {
+        while (load_acquire(&job.ws.counters[b]) != unsigned(job.splits - 1)) __nanosleep(64);
+        __threadfence();  // every other block's slice is visible from here on
+      }
+    } else {
+      __threadfence();
+      const bool last = atomicAdd(&job.ws.counters[b], 1u) == unsigned(job.splits - 1);
+      if (last) __threadfence();  // every other block's slice is visible from here on
+      bs.last = last;
     }
-    __threadfence();
-    const bool last = atomicAdd(&job.ws.counters[b], 1u) == unsigned(job.splits - 1);
-    if (last) __threadfence();  // every other block's slice is visible from here on
-    bs.last = last;
   }
-  __syncthreads();
-  if (bs.last) last_block_select(b, job, bs);
+  if constexpr (kDesignated) {
+    if (!designated) return;  // the same on every thread
+    __syncthreads();
+    last_block_select(b, job, bs);
+  } else {
+    __syncthreads();
+    if (bs.last) last_block_select(b, job, bs);
+  }
 }
 
 }  // namespace
