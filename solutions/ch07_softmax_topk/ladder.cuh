@@ -11,9 +11,9 @@
 //   v7_warp_floor      top-k forms: v5's split, each CTA keeping what reaches a floor from warp votes,
 //                      the last CTA of the row doing the one exact select; rows without float4 loads
 //                      go to v5
-//   v8_deep_chunk      top-k forms: v7 with 64 logits a thread (half the blocks, half a block's fixed
-//                      work per logit), the maximum and the survivors' scan by groups of 8, one fma
-//                      an exp; the batches v6 serves go to v6
+//   v8_lean_floor      top-k forms: v7 made lean: whole chunks loaded without checks, one fma an exp,
+//                      the survivors' scan by groups, and the row's last chunk's block selecting (the
+//                      others count in and exit, no round trip); the batches v6 serves go to v6
 #pragma once
 #include "ch07.cuh"
 #include "tune/tune.h"
@@ -32,12 +32,12 @@ TopKFn topk_cluster, softmax_topk_cluster;                      // v6_cluster_se
 SoftmaxTopKProbsFn softmax_topk_probs_cluster;                  // v6_cluster_select.cu
 TopKFn topk_warp_floor, softmax_topk_warp_floor;                // v7_warp_floor.cu
 SoftmaxTopKProbsFn softmax_topk_probs_warp_floor;               // v7_warp_floor.cu
-TopKFn topk_deep_chunk, softmax_topk_deep_chunk;                // v8_deep_chunk.cu
-SoftmaxTopKProbsFn softmax_topk_probs_deep_chunk;               // v8_deep_chunk.cu
-TopKFn topk_deep_chunk_forced, softmax_topk_deep_chunk_forced;  // v8_deep_chunk.cu, no batch routed
-SoftmaxTopKProbsFn softmax_topk_probs_deep_chunk_forced;        // v8_deep_chunk.cu, no batch routed
-TopKFn topk_deep_chunk48, softmax_topk_deep_chunk48;            // v8_deep_chunk.cu, 48 logits a thread
-SoftmaxTopKProbsFn softmax_topk_probs_deep_chunk48;             // v8_deep_chunk.cu, 48 logits a thread
+TopKFn topk_lean_floor, softmax_topk_lean_floor;                // v8_lean_floor.cu
+SoftmaxTopKProbsFn softmax_topk_probs_lean_floor;               // v8_lean_floor.cu
+TopKFn topk_lean_floor_forced, softmax_topk_lean_floor_forced;  // v8_lean_floor.cu, no batch routed
+SoftmaxTopKProbsFn softmax_topk_probs_lean_floor_forced;        // v8_lean_floor.cu, no batch routed
+TopKFn topk_lean_floor48, softmax_topk_lean_floor48;            // v8_lean_floor.cu, 48 logits a thread
+SoftmaxTopKProbsFn softmax_topk_probs_lean_floor48;             // v8_lean_floor.cu, 48 logits a thread
 
 // v4's tunable space for one op (threads, splits, vec); see v4_split_row.cu.
 const wb::tune::Space& split_space(const char* op);
