@@ -11,33 +11,24 @@
 //   v7_warp_floor      top-k forms: v5's split, each CTA keeping what reaches a floor from warp votes,
 //                      the last CTA of the row doing the one exact select; rows without float4 loads
 //                      go to v5
-//   v8_lean_floor      top-k forms: v7 made lean: whole chunks loaded without checks, one fma an exp,
-//                      the survivors' scan by groups, and the row's last chunk's block selecting (the
-//                      others count in and exit, no round trip); the batches v6 serves go to v6
 #pragma once
 #include "ch07.cuh"
 #include "tune/tune.h"
 
 namespace ch07::solution {
 
-SoftmaxFn softmax_three_pass;                                   // v1_three_pass.cu
-SoftmaxFn softmax_online;                                       // v2_online.cu
-TopKFn topk_block, softmax_topk_block;                          // v3_block_per_row.cu
-SoftmaxTopKProbsFn softmax_topk_probs_block;                    // v3_block_per_row.cu
-TopKFn topk_split, softmax_topk_split;                          // v4_split_row.cu
-SoftmaxTopKProbsFn softmax_topk_probs_split;                    // v4_split_row.cu
-TopKFn topk_radix, softmax_topk_radix;                          // v5_radix_select.cu
-SoftmaxTopKProbsFn softmax_topk_probs_radix;                    // v5_radix_select.cu
-TopKFn topk_cluster, softmax_topk_cluster;                      // v6_cluster_select.cu
-SoftmaxTopKProbsFn softmax_topk_probs_cluster;                  // v6_cluster_select.cu
-TopKFn topk_warp_floor, softmax_topk_warp_floor;                // v7_warp_floor.cu
-SoftmaxTopKProbsFn softmax_topk_probs_warp_floor;               // v7_warp_floor.cu
-TopKFn topk_lean_floor, softmax_topk_lean_floor;                // v8_lean_floor.cu
-SoftmaxTopKProbsFn softmax_topk_probs_lean_floor;               // v8_lean_floor.cu
-TopKFn topk_lean_floor_forced, softmax_topk_lean_floor_forced;  // v8_lean_floor.cu, no batch routed
-SoftmaxTopKProbsFn softmax_topk_probs_lean_floor_forced;        // v8_lean_floor.cu, no batch routed
-TopKFn topk_lean_floor48, softmax_topk_lean_floor48;            // v8_lean_floor.cu, 48 logits a thread
-SoftmaxTopKProbsFn softmax_topk_probs_lean_floor48;             // v8_lean_floor.cu, 48 logits a thread
+SoftmaxFn softmax_three_pass;                      // v1_three_pass.cu
+SoftmaxFn softmax_online;                          // v2_online.cu
+TopKFn topk_block, softmax_topk_block;             // v3_block_per_row.cu
+SoftmaxTopKProbsFn softmax_topk_probs_block;       // v3_block_per_row.cu
+TopKFn topk_split, softmax_topk_split;             // v4_split_row.cu
+SoftmaxTopKProbsFn softmax_topk_probs_split;       // v4_split_row.cu
+TopKFn topk_radix, softmax_topk_radix;             // v5_radix_select.cu
+SoftmaxTopKProbsFn softmax_topk_probs_radix;       // v5_radix_select.cu
+TopKFn topk_cluster, softmax_topk_cluster;         // v6_cluster_select.cu
+SoftmaxTopKProbsFn softmax_topk_probs_cluster;     // v6_cluster_select.cu
+TopKFn topk_warp_floor, softmax_topk_warp_floor;   // v7_warp_floor.cu
+SoftmaxTopKProbsFn softmax_topk_probs_warp_floor;  // v7_warp_floor.cu
 
 // v4's tunable space for one op (threads, splits, vec); see v4_split_row.cu.
 const wb::tune::Space& split_space(const char* op);

@@ -40,23 +40,6 @@ WB_VARIANTS(ch07_solution, wb::Role::Solution) {
   // v7: every CTA keeps what reaches a floor from warp votes; the last CTA of the row selects.
   routed_step("v7_warp_floor", &topk_warp_floor, &softmax_topk_warp_floor, &softmax_topk_probs_warp_floor,
               "rows that allow float4 loads, up to 524,288 logits; v5 elsewhere");
-  // v8: v7 made lean; the batches v6 serves go to v6.
-  routed_step("v8_lean_floor", &topk_lean_floor, &softmax_topk_lean_floor, &softmax_topk_probs_lean_floor,
-              "v7 without the round trip per block (the row's last chunk selects); batches v6 serves (B x 16 <= SMs, "
-              "rows <= 131,072 logits): v6; rows without "
-              "float4 loads: v7 (v5)");
-  // v8's kernel on every shape class (no batch routed to v6), and with 48 logits a thread; left out of
-  // the default benchmark.
-  const auto forced_step = [&](const char* step, TopKFn* topk, TopKFn* softmax_topk, SoftmaxTopKProbsFn* probs,
-                               const char* note) {
-    v.push_back(wb::variant("topk/f32", step, topk).with_workspace(scratch).is_slow().with_note(note));
-    v.push_back(wb::variant("softmax_topk/f32", step, softmax_topk).with_workspace(scratch).is_slow().with_note(note));
-    v.push_back(wb::variant("softmax_topk_probs/f32", step, probs).with_workspace(scratch).is_slow().with_note(note));
-  };
-  forced_step("v8_lean_floor_forced", &topk_lean_floor_forced, &softmax_topk_lean_floor_forced,
-              &softmax_topk_probs_lean_floor_forced, "v8's kernel on every shape with float4 loads, batch 1 too");
-  forced_step("v8_lean_floor48", &topk_lean_floor48, &softmax_topk_lean_floor48, &softmax_topk_probs_lean_floor48,
-              "v8's kernel with 48 logits a thread (3 blocks an SM) on every shape with float4 loads");
   return v;
 }
 
