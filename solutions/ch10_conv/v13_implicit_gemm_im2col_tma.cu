@@ -1,0 +1,78 @@
+// v13 (bonus, Hopper only) — the launcher of v12's persistent kernel with the im2col gather done
+// by the copy engine: one TMA copy in im2col mode a step brings the 128 rows of A (the padding
+// zero-filled), so one thread issues all of a block's copies; v12 for everything else.
+//
+// The kernel lives in hopper/implicit_gemm_im2col_tma_kernel.cu (what changed from v12 and
+// why, the im2col tensor map), built for sm_90a alone in the chapter's Hopper library, as v8's
+// and v12's; this file holds only host code and builds everywhere.
+//
+// Which path a call takes:
+//   * compute capability 9.0, C % 8 == 0, x and w 16-byte aligned (v8's conditions), and a shape
+//     that an im2col tensor map describes (a stride of at most 8, the padding and the box's
+//     corners within the map's 8-bit offsets, filters of at most 64 taps a side, fewer than 2^30
+//     tiles): the v13 kernel, (128, 64) or (128, 128) tiles as the launcher's model picks;
+//   * anything else: v12_implicit_gemm_wgmma_persistent (which hands its own exceptions to v8,
+//     and v8 to v6). The tests cover both paths, and the forced tiles below put the kernel itself
+//     through every edge shape.
+// v13_forced_tiles() runs the same with one tile forced (the variant list's
+// v13_implicit_gemm_im2col_tma_<tile>: tested on v12's tile shapes, benchmarked when named).
+//
+// Run: build/ch10/bin/ch10_solution_tests --gtest_filter='*v13_*'
+//      build/ch10/bin/ch10_bench --op=conv2d_bn_relu/bf16
+//      --impl=v13_implicit_gemm_im2col_tma,v12_implicit_gemm_wgmma_persistent,cudnn_fused
+#include <span>
+
+#include "runtime/device.cuh"
+#include "ladder.cuh"
+
+#ifdef WB_CH10_HOPPER
+#include "hopper/hopper.cuh"
+#endif
+
+namespace ch10::solution {
+namespace {
+
+#ifdef WB_CH10_HOPPER
+using hopper::PersistentTile;
+#else
+enum class PersistentTile { kAuto, k128x64, k128x128 };  // nothing to pick without the kernel
+#endif
+
+void run(PersistentTile tile, bool pairs, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
+         ConvShape s, cudaStream_t stream) {
+  require_valid(s);
+#ifdef WB_CH10_HOPPER
+  static const bool hopper = wb::query_device().has_wgmma();
+  if (hopper && hopper::supports(s, x, w) &&
+      hopper::conv_bn_relu_im2col(x, w, bn, residual, y, s, stream, tile, pairs)) {
+    return;
+  }
+#endif
+  (void)tile, (void)pairs;
+  v12_implicit_gemm_wgmma_persistent(x, w, bn, residual, y, s, stream);  // its fallbacks; an error without wgmma
+}
+
+template <PersistentTile kTile, bool kPairs>
+void run_forced(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
+                cudaStream_t stream) {
+  run(kTile, kPairs, x, w, bn, residual, y, s, stream);
+}
+
+}  // namespace
+
+void v13_implicit_gemm_im2col_tma(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
+                                  cudaStream_t stream) {
+  run(PersistentTile::kAuto, true, x, w, bn, residual, y, s, stream);
+}
+
+// One tile each, whatever the model would pick on this GPU: in pairs (as v13 runs), and alone
+// (one CTA a tile, each fetching its whole filter tile).
+std::span<const ForcedTile> v13_forced_tiles() {
+  static const ForcedTile tiles[] = {{"128x64", &run_forced<PersistentTile::k128x64, true>},
+                                     {"128x128", &run_forced<PersistentTile::k128x128, true>},
+                                     {"128x64_alone", &run_forced<PersistentTile::k128x64, false>},
+                                     {"128x128_alone", &run_forced<PersistentTile::k128x128, false>}};
+  return tiles;
+}
+
+}  // namespace ch10::solution
