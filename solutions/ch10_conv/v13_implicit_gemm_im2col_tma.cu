@@ -34,44 +34,47 @@ namespace {
 
 #ifdef WB_CH10_HOPPER
 using hopper::PersistentTile;
+using Schedule = hopper::Im2colSchedule;
 #else
 enum class PersistentTile { kAuto, k128x64, k128x128 };  // nothing to pick without the kernel
+enum class Schedule { kAuto, kPairs, kAlone, kResident };
 #endif
 
-void run(PersistentTile tile, bool pairs, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
-         ConvShape s, cudaStream_t stream) {
+void run(PersistentTile tile, Schedule schedule, const bf16* x, const bf16* w, BnParams bn, const bf16* residual,
+         bf16* y, ConvShape s, cudaStream_t stream) {
   require_valid(s);
 #ifdef WB_CH10_HOPPER
   static const bool hopper = wb::query_device().has_wgmma();
   if (hopper && hopper::supports(s, x, w) &&
-      hopper::conv_bn_relu_im2col(x, w, bn, residual, y, s, stream, tile, pairs)) {
+      hopper::conv_bn_relu_im2col(x, w, bn, residual, y, s, stream, tile, schedule)) {
     return;
   }
 #endif
-  (void)tile, (void)pairs;
+  (void)tile, (void)schedule;
   v12_implicit_gemm_wgmma_persistent(x, w, bn, residual, y, s, stream);  // its fallbacks; an error without wgmma
 }
 
-template <PersistentTile kTile, bool kPairs>
+template <PersistentTile kTile, Schedule kSchedule>
 void run_forced(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
                 cudaStream_t stream) {
-  run(kTile, kPairs, x, w, bn, residual, y, s, stream);
+  run(kTile, kSchedule, x, w, bn, residual, y, s, stream);
 }
 
 }  // namespace
 
 void v13_implicit_gemm_im2col_tma(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
                                   cudaStream_t stream) {
-  run(PersistentTile::kAuto, true, x, w, bn, residual, y, s, stream);
+  run(PersistentTile::kAuto, Schedule::kAuto, x, w, bn, residual, y, s, stream);
 }
 
-// One tile each, whatever the model would pick on this GPU: in pairs (as v13 runs), and alone
-// (one CTA a tile, each fetching its whole filter tile).
+// One tile each, whatever the model would pick on this GPU: in pairs (as v13 runs), alone (one
+// CTA a tile, each fetching its whole filter tile), and (128, 64) alone with its filters resident.
 std::span<const ForcedTile> v13_forced_tiles() {
-  static const ForcedTile tiles[] = {{"128x64", &run_forced<PersistentTile::k128x64, true>},
-                                     {"128x128", &run_forced<PersistentTile::k128x128, true>},
-                                     {"128x64_alone", &run_forced<PersistentTile::k128x64, false>},
-                                     {"128x128_alone", &run_forced<PersistentTile::k128x128, false>}};
+  static const ForcedTile tiles[] = {{"128x64", &run_forced<PersistentTile::k128x64, Schedule::kPairs>},
+                                     {"128x128", &run_forced<PersistentTile::k128x128, Schedule::kPairs>},
+                                     {"128x64_alone", &run_forced<PersistentTile::k128x64, Schedule::kAlone>},
+                                     {"128x128_alone", &run_forced<PersistentTile::k128x128, Schedule::kAlone>},
+                                     {"128x64_resident", &run_forced<PersistentTile::k128x64, Schedule::kResident>}};
   return tiles;
 }
 

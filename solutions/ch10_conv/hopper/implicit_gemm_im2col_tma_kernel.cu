@@ -89,19 +89,25 @@ using wb::ptx::smem_u32;
 constexpr int kIssuers = 128;  // the producer warpgroup (thread 0 issues; the rest wait or leave)
 
 // One block: 128 pixels x BN filters, kStages stages, one block an SM; kCluster CTAs a cluster
-// (2: a pair sharing its filter tile, each fetching half of it for both).
-template <int BN_, int kStages_, int kCluster_>
+// (2: a pair sharing its filter tile, each fetching half of it for both). kResident: the block
+// keeps one filter tile for all its tiles, every step's B box loaded once, after the A stages
+// (steps x kBStage bytes more, at launch); the stages hold A alone.
+template <int BN_, int kStages_, int kCluster_, bool kResident_ = false>
 struct ICfg {
   static constexpr int BM = 128, BN = BN_, kStages = kStages_, kCluster = kCluster_;
+  static constexpr bool kResident = kResident_;
   static constexpr int kThreads = kIssuers + 256;                           // + two consumer warpgroups
   static constexpr int kAStage = BM * kRowBytes, kBStage = BN * kRowBytes;  // bytes
   static constexpr int kBPart = kBStage / kCluster;                         // the B bytes one CTA fetches
-  static constexpr int kPipe = kStages * (kAStage + kBStage);
+  static constexpr int kPipe = kStages * (kAStage + (kResident ? 0 : kBStage));
   static constexpr int kLdB = BN + 8;                // the BF16 output tile: values a row (16 bytes of padding)
-  static constexpr int kOut = BM * kLdB * 2;         // the output tile, after the stages
-  static constexpr int kSmem = kPipe + kOut + 1024;  // + the alignment slack
+  static constexpr int kOut = BM * kLdB * 2;         // the output tile, after the stages (and the filters)
+  static constexpr int kSmem = kPipe + kOut + 1024;  // + the alignment slack (+ the resident filters)
+  // The most steps whose filters fit beside the stages (8 KB kept for the static arrays).
+  static constexpr int kMaxResident = kResident ? (227 * 1024 - 8192 - kSmem) / kBStage : 0;
   static_assert(BN == 64 || BN == 128, "wgmma shapes: m64n64k16, m64n128k16");
   static_assert(kCluster == 1 || kCluster == 2, "alone, or a pair");
+  static_assert(!kResident || kCluster == 1, "resident filters: a block alone");
   static_assert(kAStage % 1024 == 0 && kBPart % 1024 == 0, "every stage (and half of B) starts on a swizzle period");
   static_assert(kPipe % 16 == 0, "the output tile's 16-byte reads");
   static_assert(32 % (BN / 8) == 0, "the epilogue: a warp covers whole rows of BN / 8 channel groups");
@@ -112,6 +118,8 @@ using ICfg128x128 = ICfg<128, 5, 1>;
 using ICfg128x64 = ICfg<64, 8, 1>;
 using ICfg128x128Pair = ICfg<128, 5, 2>;
 using ICfg128x64Pair = ICfg<64, 8, 2>;
+using ICfg128x64Resident = ICfg<64, 8, 1, true>;
+static_assert(ICfg128x64Resident::kMaxResident >= 9, "a 3 x 3 layer of up to 64 channels keeps its filters");
 
 // The second half of a cluster barrier that threads reach at different times (the producer
 // warp's lanes after lane 0's loop): not .aligned.
@@ -135,7 +143,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 #if defined(CH10_SM90A)
   constexpr int kStages = T::kStages, kCluster = T::kCluster;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
-  __shared__ __align__(8) uint64_t full_bar[kStages], empty_bar[kStages];
+  __shared__ __align__(8) uint64_t full_bar[kStages], empty_bar[kStages], b_bar;  // b_bar: resident filters
   __shared__ Folded sF[2][2][T::BN];  // each consumer warpgroup's, two sets by the tile's parity
   // The swizzle repeats every 1024 bytes; in a pair, both CTAs' stages are at the same address.
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
@@ -147,6 +155,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       mbar_init(smem_u32(&full_bar[st]), 1);              // thread 0's expect_tx (and the copies' bytes)
       mbar_init(smem_u32(&empty_bar[st]), 8 * kCluster);  // lane 0 of each consumer warp (of both CTAs)
     }
+    mbar_init(smem_u32(&b_bar), 1);
     fence_mbarrier_init();  // visible to the copy engine (and to the other CTA)
   }
   // The only block-wide barrier (cluster-wide in a pair: no copy or arrival reaches a barrier
@@ -165,6 +174,16 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       int first = blockIdx.x, next = gridDim.x;
       if constexpr (kCluster == 2) rank = cluster_rank(), first = blockIdx.x / 2, next = gridDim.x / 2;
       const int pq_count = d.P * d.Q;
+      if constexpr (T::kResident) {  // every step's box of the block's one filter tile, once
+        const uint32_t bar = smem_u32(&b_bar);
+        const int k0 = first % tiles_n * T::BN;  // the grid is a multiple of tiles_n
+        mbar_arrive_expect_tx(bar, uint32_t(d.steps * T::kBStage));
+        int lr = 0, ls = 0, lc = 0;
+        for (int t = 0; t < d.steps; ++t) {
+          tma_load_3d(base + uint32_t(T::kPipe + t * T::kBStage), &map_w, lc, lr * s.S + ls, k0, bar);
+          next_step(s, lr, ls, lc);
+        }
+      }
       int stage = 0;
       uint32_t phase = 0;
       for (int tile = first; tile < tiles; tile += next) {
@@ -177,10 +196,12 @@ __global__ void __launch_bounds__(T::kThreads, 1)
           const uint32_t full = smem_u32(&full_bar[stage]);
           const uint32_t b_dst = base + uint32_t(kStages * T::kAStage + stage * T::kBStage);
           mbar_wait(smem_u32(&empty_bar[stage]), phase ^ 1);  // every consumer warp (of both CTAs) is done with it
-          mbar_arrive_expect_tx(full, T::kAStage + T::kBStage);
+          mbar_arrive_expect_tx(full, T::kAStage + (T::kResident ? 0 : T::kBStage));
           tma_load_im2col_4d(base + uint32_t(stage * T::kAStage), &map_x, lc, w0, h0, n, uint16_t(ls), uint16_t(lr),
                              full);
-          if constexpr (kCluster == 2) {  // this CTA's half of the (64, 1, BN) box of w, into both CTAs
+          if constexpr (T::kResident) {
+            // the filters are resident
+          } else if constexpr (kCluster == 2) {  // this CTA's half of the (64, 1, BN) box of w, into both CTAs
             tma_load_3d_multicast(b_dst + rank * T::kBPart, &map_w, lc, lr * s.S + ls, k0 + int(rank) * (T::BN / 2),
                                   full, uint16_t(3));
           } else {
@@ -195,9 +216,11 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   } else {
     // --- consumers (implicit_gemm_wgmma.cuh, as v12's): no proxy fence, every byte of a stage
     // comes from the copy engine and completes through the full barrier.
-    bf16* ob = reinterpret_cast<bf16*>(smem_raw + (base - smem_u32(smem_raw)) + T::kPipe);  // the output tile
-    persistent_consumers<T, kIssuers, false, kCluster>(base, ob, full_bar, empty_bar, sF, bn, residual, y, d, tiles_n,
-                                                       tiles, vec_out, tid, lane);
+    const int b_bytes = T::kResident ? d.steps * T::kBStage : 0;  // the resident filters, after the stages
+    bf16* ob = reinterpret_cast<bf16*>(smem_raw + (base - smem_u32(smem_raw)) + T::kPipe + b_bytes);  // output tile
+    persistent_consumers<T, kIssuers, false, kCluster, T::kResident>(base, ob, full_bar, empty_bar, sF, bn, residual, y,
+                                                                     d, tiles_n, tiles, vec_out, tid, lane,
+                                                                     base + uint32_t(T::kPipe), &b_bar);
   }
   // A pair leaves together: the other CTA's consumers may still arrive on this one's barriers.
   if constexpr (kCluster == 2) cluster_sync_unaligned();
@@ -307,10 +330,12 @@ template <class T>
 void launch(const CUtensorMap& map_x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d,
             const Plan& p, bool vec_out, cudaStream_t stream) {
   auto* kernel = &conv_im2col_tma_kernel<T>;
-  [[maybe_unused]] static const bool raised = wb::allow_dynamic_smem(kernel, T::kSmem);  // once per tile
+  [[maybe_unused]] static const bool raised =
+      wb::allow_dynamic_smem(kernel, T::kSmem + T::kMaxResident * T::kBStage);  // once per configuration
   const CUtensorMap& map_w = filter_map(w, d.s, T::BN / T::kCluster);
   if constexpr (T::kCluster == 1) {
-    kernel<<<p.grid, T::kThreads, T::kSmem, stream>>>(map_x, map_w, bn, residual, y, d, p.tiles_n, p.tiles, vec_out);
+    const int smem = T::kSmem + (T::kResident ? d.steps * T::kBStage : 0);
+    kernel<<<p.grid, T::kThreads, smem, stream>>>(map_x, map_w, bn, residual, y, d, p.tiles_n, p.tiles, vec_out);
     WB_CHECK_LAUNCH();
   } else {
     const wb::cluster::Config config(dim3(p.grid), T::kThreads, 2, stream, T::kSmem);
@@ -321,13 +346,25 @@ void launch(const CUtensorMap& map_x, const bf16* w, BnParams bn, const bf16* re
 }  // namespace
 
 bool conv_bn_relu_im2col(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const ConvShape& s,
-                         cudaStream_t stream, PersistentTile tile, bool pairs) {
+                         cudaStream_t stream, PersistentTile tile, Im2colSchedule schedule) {
   const Dims d = dims_of(s);
   const CUtensorMap* map_x = activation_map(x, s, d.P, d.Q);
   if (map_x == nullptr) return false;
   const bool vec_out = s.K % 8 == 0 && wb::aligned16(y) && (residual == nullptr || wb::aligned16(residual));
   const int sms = wb::sm_count();
-  if (pairs) {
+  if (schedule == Im2colSchedule::kAuto) schedule = Im2colSchedule::kPairs;
+  if (schedule == Im2colSchedule::kResident) {
+    // (128, 64) tiles, one filter tile a block (the grid a multiple of the filter tiles), every
+    // step's filters beside the stages; else the (128, 64) tiles alone.
+    const Plan p = plan_for<ICfg128x64Resident>(d, sms, 0);
+    if (p.tiles < 0) return false;
+    if (p.grid % p.tiles_n == 0 && d.steps <= ICfg128x64Resident::kMaxResident) {
+      launch<ICfg128x64Resident>(*map_x, w, bn, residual, y, d, p, vec_out, stream);
+      return true;
+    }
+    schedule = Im2colSchedule::kAlone, tile = PersistentTile::k128x64;
+  }
+  if (schedule == Im2colSchedule::kPairs) {
     const Plan p64 = plan_for<ICfg128x64Pair>(d, sms, pair_slots<ICfg128x64Pair>());
     const Plan p128 = plan_for<ICfg128x128Pair>(d, sms, pair_slots<ICfg128x128Pair>());
     if (tile == PersistentTile::kAuto) tile = p128.cost < p64.cost ? PersistentTile::k128x128 : PersistentTile::k128x64;

@@ -260,12 +260,17 @@ struct BnChannel {
 // unit (the cluster's index, then + the clusters), and whose stages both CTAs fill (each half of
 // B, multicast): a stage is released on both CTAs' empty barriers. What each part does and why:
 // implicit_gemm_wgmma_persistent_kernel.cu's header (and implicit_gemm_im2col_tma_kernel.cu's).
-template <class T, int kFirst, bool kProxyFence, int kCluster = 1>
+//
+// kResidentB (v13, one filter tile a block): the stages hold A alone; B is every step's box of
+// the block's filter tile, resident from `b_res` (step t at b_res + t kBStage) once the barrier
+// `b_bar` has completed its first phase.
+template <class T, int kFirst, bool kProxyFence, int kCluster = 1, bool kResidentB = false>
 __device__ __forceinline__ void persistent_consumers(uint32_t base, bf16* ob, uint64_t* full_bar, uint64_t* empty_bar,
                                                      Folded (*sF)[2][T::BN], const BnParams& bn,
                                                      const bf16* __restrict__ residual, bf16* __restrict__ y,
                                                      const Dims& d, int tiles_n, int tiles, bool vec_out, int tid,
-                                                     int lane) {
+                                                     int lane, [[maybe_unused]] uint32_t b_res = 0,
+                                                     [[maybe_unused]] uint64_t* b_bar = nullptr) {
 #if defined(CH10_SM90A)
   using namespace wb::sm90;
   using wb::ptx::smem_u32;
@@ -286,6 +291,7 @@ __device__ __forceinline__ void persistent_consumers(uint32_t base, bf16* ob, ui
   [[maybe_unused]] unsigned rank = 0;
   int first = blockIdx.x, next = gridDim.x;
   if constexpr (kCluster == 2) rank = cluster_rank(), first = blockIdx.x / 2, next = gridDim.x / 2;
+  if constexpr (kResidentB) mbar_wait(smem_u32(b_bar), 0);  // the block's filters are in
   for (int tile = first; tile < tiles; tile += next, tile_parity ^= 1) {
     const int m0 = (kCluster == 2 ? tile / tiles_n * 2 + int(rank) : tile / tiles_n) * T::BM,
               k0 = tile % tiles_n * T::BN;
@@ -300,7 +306,11 @@ __device__ __forceinline__ void persistent_consumers(uint32_t base, bf16* ob, ui
       if constexpr (kProxyFence) fence_async_shared();  // ... and visible to the async proxy, which wgmma reads through
       pin(acc);
       wgmma_fence();
-      consume_step<T::BN>(acc, a_stage(stage) + uint32_t(cw * 64 * kRowBytes), b_stage(stage));
+      if constexpr (kResidentB) {
+        consume_step<T::BN>(acc, a_stage(stage) + uint32_t(cw * 64 * kRowBytes), b_res + uint32_t(t * T::kBStage));
+      } else {
+        consume_step<T::BN>(acc, a_stage(stage) + uint32_t(cw * 64 * kRowBytes), b_stage(stage));
+      }
       wgmma_commit();
       wgmma_wait<1>();  // the step before's wgmmas are done reading their stage
       pin(acc);
