@@ -37,7 +37,7 @@ using hopper::PersistentTile;
 using Schedule = hopper::Im2colSchedule;
 #else
 enum class PersistentTile { kAuto, k128x64, k128x128 };  // nothing to pick without the kernel
-enum class Schedule { kAuto, kPairs, kAlone, kResident };
+enum class Schedule { kAuto, kPairs, kPairsA, kAlone, kResident };
 #endif
 
 void run(PersistentTile tile, Schedule schedule, const bf16* x, const bf16* w, BnParams bn, const bf16* residual,
@@ -67,14 +67,17 @@ void v13_implicit_gemm_im2col_tma(const bf16* x, const bf16* w, BnParams bn, con
   run(PersistentTile::kAuto, Schedule::kAuto, x, w, bn, residual, y, s, stream);
 }
 
-// One tile each, whatever the model would pick on this GPU: in pairs (as v13 runs), alone (one
-// CTA a tile, each fetching its whole filter tile), and (128, 64) alone with its filters resident.
+// One tile each, whatever the model would pick on this GPU: in pairs sharing their filters (as
+// v13 runs), alone (one CTA a tile, each fetching its whole filter tile), (128, 64) alone with
+// its filters resident, and in pairs sharing their pixel rows.
 std::span<const ForcedTile> v13_forced_tiles() {
   static const ForcedTile tiles[] = {{"128x64", &run_forced<PersistentTile::k128x64, Schedule::kPairs>},
                                      {"128x128", &run_forced<PersistentTile::k128x128, Schedule::kPairs>},
                                      {"128x64_alone", &run_forced<PersistentTile::k128x64, Schedule::kAlone>},
                                      {"128x128_alone", &run_forced<PersistentTile::k128x128, Schedule::kAlone>},
-                                     {"128x64_resident", &run_forced<PersistentTile::k128x64, Schedule::kResident>}};
+                                     {"128x64_resident", &run_forced<PersistentTile::k128x64, Schedule::kResident>},
+                                     {"128x64_share_a", &run_forced<PersistentTile::k128x64, Schedule::kPairsA>},
+                                     {"128x128_share_a", &run_forced<PersistentTile::k128x128, Schedule::kPairsA>}};
   return tiles;
 }
 

@@ -88,17 +88,19 @@ using wb::ptx::smem_u32;
 
 constexpr int kIssuers = 128;  // the producer warpgroup (thread 0 issues; the rest wait or leave)
 
-// One block: 128 pixels x BN filters, kStages stages, one block an SM; kCluster CTAs a cluster
-// (2: a pair sharing its filter tile, each fetching half of it for both). kResident: the block
+// One block: 128 pixels x BN filters, kStages stages, one block an SM. kPairing (pair_tile):
+// 0 alone; 1 a pair of CTAs (a cluster) sharing its filter tile, each fetching half of it for
+// both; 2 a pair sharing its pixel tile, each fetching half of its rows. kResident: the block
 // keeps one filter tile for all its tiles, every step's B box loaded once, after the A stages
 // (steps x kBStage bytes more, at launch); the stages hold A alone.
-template <int BN_, int kStages_, int kCluster_, bool kResident_ = false>
+template <int BN_, int kStages_, int kPairing_, bool kResident_ = false>
 struct ICfg {
-  static constexpr int BM = 128, BN = BN_, kStages = kStages_, kCluster = kCluster_;
+  static constexpr int BM = 128, BN = BN_, kStages = kStages_, kPairing = kPairing_, kCluster = kPairing ? 2 : 1;
   static constexpr bool kResident = kResident_;
   static constexpr int kThreads = kIssuers + 256;                           // + two consumer warpgroups
   static constexpr int kAStage = BM * kRowBytes, kBStage = BN * kRowBytes;  // bytes
-  static constexpr int kBPart = kBStage / kCluster;                         // the B bytes one CTA fetches
+  static constexpr int kAPart = kAStage / (kPairing == 2 ? 2 : 1);          // the A bytes one CTA fetches
+  static constexpr int kBPart = kBStage / (kPairing == 1 ? 2 : 1);          // the B bytes one CTA fetches
   static constexpr int kPipe = kStages * (kAStage + (kResident ? 0 : kBStage));
   static constexpr int kLdB = BN + 8;                // the BF16 output tile: values a row (16 bytes of padding)
   static constexpr int kOut = BM * kLdB * 2;         // the output tile, after the stages (and the filters)
@@ -106,19 +108,21 @@ struct ICfg {
   // The most steps whose filters fit beside the stages (8 KB kept for the static arrays).
   static constexpr int kMaxResident = kResident ? (227 * 1024 - 8192 - kSmem) / kBStage : 0;
   static_assert(BN == 64 || BN == 128, "wgmma shapes: m64n64k16, m64n128k16");
-  static_assert(kCluster == 1 || kCluster == 2, "alone, or a pair");
+  static_assert(kPairing >= 0 && kPairing <= 2, "alone, or a pair sharing B or A");
   static_assert(!kResident || kCluster == 1, "resident filters: a block alone");
-  static_assert(kAStage % 1024 == 0 && kBPart % 1024 == 0, "every stage (and half of B) starts on a swizzle period");
+  static_assert(kAPart % 1024 == 0 && kBPart % 1024 == 0, "every stage (and half) starts on a swizzle period");
   static_assert(kPipe % 16 == 0, "the output tile's 16-byte reads");
   static_assert(32 % (BN / 8) == 0, "the epilogue: a warp covers whole rows of BN / 8 channel groups");
   static_assert(kSmem + 1024 + 8192 <= 228 * 1024, "one block an SM (with the static arrays)");
 };
 
-using ICfg128x128 = ICfg<128, 5, 1>;
-using ICfg128x64 = ICfg<64, 8, 1>;
-using ICfg128x128Pair = ICfg<128, 5, 2>;
-using ICfg128x64Pair = ICfg<64, 8, 2>;
-using ICfg128x64Resident = ICfg<64, 8, 1, true>;
+using ICfg128x128 = ICfg<128, 5, 0>;
+using ICfg128x64 = ICfg<64, 8, 0>;
+using ICfg128x128Pair = ICfg<128, 5, 1>;
+using ICfg128x64Pair = ICfg<64, 8, 1>;
+using ICfg128x128PairA = ICfg<128, 5, 2>;
+using ICfg128x64PairA = ICfg<64, 8, 2>;
+using ICfg128x64Resident = ICfg<64, 8, 0, true>;
 static_assert(ICfg128x64Resident::kMaxResident >= 9, "a 3 x 3 layer of up to 64 channels keeps its filters");
 
 // The second half of a cluster barrier that threads reach at different times (the producer
@@ -128,20 +132,20 @@ __device__ __forceinline__ void cluster_sync_unaligned() {
 }
 
 // grid (T::kCluster x the clusters), block (T::kThreads), T::kSmem bytes of dynamic shared
-// memory. Alone (kCluster 1): tiles = ceil(M / 128) x tiles_n, tiles_n = ceil(K / BN); tile i
-// is pixel tile i / tiles_n, filter tile i % tiles_n. In pairs (kCluster 2): `tiles` counts
-// units of two pixel tiles, unit u is pixel tiles 2 (u / tiles_n) and + 1 (CTA rank 0 and 1;
-// the second past M when the pixel tiles are odd: zeros, never stored), filter tile u % tiles_n.
-// map_x: x as (C, W, H, N) in im2col mode, 64 channels x 128 pixels a copy, 128 B swizzle;
-// map_w: w as (C, R S, K), box (64, 1, BN / kCluster), 128 B swizzle. vec_out: K % 8 == 0, y
-// and residual 16-byte aligned.
+// memory (+ steps x kBStage with resident filters). `tiles` counts the tiles alone, the units
+// of two tiles in pairs; pair_tile (implicit_gemm_wgmma.cuh) maps them to pixel and filter
+// tiles, tiles_n being the filter tiles (pairs of them where a pair shares its pixel tile). A
+// tile past M or K (an odd count in pairs) computes zeros, never stored. map_x: x as (C, W, H,
+// N) in im2col mode, 64 channels x 128 pixels a copy (64 where a pair shares its pixels), 128 B
+// swizzle; map_w: w as (C, R S, K), box (64, 1, BN, or BN / 2 where a pair shares its filters),
+// 128 B swizzle. vec_out: K % 8 == 0, y and residual 16-byte aligned.
 template <class T>
 __global__ void __launch_bounds__(T::kThreads, 1)
     conv_im2col_tma_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
                            BnParams bn, const bf16* __restrict__ residual, bf16* __restrict__ y, Dims d, int tiles_n,
                            int tiles, bool vec_out) {
 #if defined(CH10_SM90A)
-  constexpr int kStages = T::kStages, kCluster = T::kCluster;
+  constexpr int kStages = T::kStages, kCluster = T::kCluster, kPairing = T::kPairing;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   __shared__ __align__(8) uint64_t full_bar[kStages], empty_bar[kStages], b_bar;  // b_bar: resident filters
   __shared__ Folded sF[2][2][T::BN];  // each consumer warpgroup's, two sets by the tile's parity
@@ -187,8 +191,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       int stage = 0;
       uint32_t phase = 0;
       for (int tile = first; tile < tiles; tile += next) {
-        const int m0 = (kCluster == 2 ? tile / tiles_n * 2 + int(rank) : tile / tiles_n) * T::BM;
-        const int k0 = tile % tiles_n * T::BN;
+        int m0, k0;
+        pair_tile<kPairing>(tile, tiles_n, rank, T::BM, T::BN, m0, k0);
+        if constexpr (kPairing == 2) m0 += int(rank) * (T::BM / 2);  // the half of the rows this CTA fetches
         const int n = m0 / pq_count, pq = m0 - n * pq_count, p = pq / d.Q, q = pq - p * d.Q;
         const int w0 = q * s.stride - s.pad, h0 = p * s.stride - s.pad;
         int lr = 0, ls = 0, lc = 0;  // the step to load: tap (lr, ls) of the channels from lc
@@ -197,11 +202,16 @@ __global__ void __launch_bounds__(T::kThreads, 1)
           const uint32_t b_dst = base + uint32_t(kStages * T::kAStage + stage * T::kBStage);
           mbar_wait(smem_u32(&empty_bar[stage]), phase ^ 1);  // every consumer warp (of both CTAs) is done with it
           mbar_arrive_expect_tx(full, T::kAStage + (T::kResident ? 0 : T::kBStage));
-          tma_load_im2col_4d(base + uint32_t(stage * T::kAStage), &map_x, lc, w0, h0, n, uint16_t(ls), uint16_t(lr),
-                             full);
+          const uint32_t a_dst = base + uint32_t(stage * T::kAStage);
+          if constexpr (kPairing == 2) {  // this CTA's 64 of the 128 rows, into both CTAs
+            tma_load_im2col_4d_multicast(a_dst + rank * T::kAPart, &map_x, lc, w0, h0, n, uint16_t(ls), uint16_t(lr),
+                                         full, uint16_t(3));
+          } else {
+            tma_load_im2col_4d(a_dst, &map_x, lc, w0, h0, n, uint16_t(ls), uint16_t(lr), full);
+          }
           if constexpr (T::kResident) {
             // the filters are resident
-          } else if constexpr (kCluster == 2) {  // this CTA's half of the (64, 1, BN) box of w, into both CTAs
+          } else if constexpr (kPairing == 1) {  // this CTA's half of the (64, 1, BN) box of w, into both CTAs
             tma_load_3d_multicast(b_dst + rank * T::kBPart, &map_w, lc, lr * s.S + ls, k0 + int(rank) * (T::BN / 2),
                                   full, uint16_t(3));
           } else {
@@ -218,7 +228,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     // comes from the copy engine and completes through the full barrier.
     const int b_bytes = T::kResident ? d.steps * T::kBStage : 0;  // the resident filters, after the stages
     bf16* ob = reinterpret_cast<bf16*>(smem_raw + (base - smem_u32(smem_raw)) + T::kPipe + b_bytes);  // output tile
-    persistent_consumers<T, kIssuers, false, kCluster, T::kResident>(base, ob, full_bar, empty_bar, sF, bn, residual, y,
+    persistent_consumers<T, kIssuers, false, kPairing, T::kResident>(base, ob, full_bar, empty_bar, sF, bn, residual, y,
                                                                      d, tiles_n, tiles, vec_out, tid, lane,
                                                                      base + uint32_t(T::kPipe), &b_bar);
   }
@@ -256,9 +266,9 @@ bool corners(int in, int out, const ConvShape& s, int& lower, int& upper) {
   return lower >= -128 && up >= -128 && up <= 127;
 }
 
-// x (N x H x W x C, BF16) in im2col mode: (C, W, H, N), 64 channels x 128 pixels a copy, the
-// 128-byte swizzle, zeros outside. False where the shape is outside what the map describes.
-bool make_im2col_map(CUtensorMap& map, const bf16* x, const ConvShape& s, int P, int Q) {
+// x (N x H x W x C, BF16) in im2col mode: (C, W, H, N), 64 channels x `pixels` pixels a copy,
+// the 128-byte swizzle, zeros outside. False where the shape is outside what the map describes.
+bool make_im2col_map(CUtensorMap& map, const bf16* x, const ConvShape& s, int P, int Q, int pixels) {
   int lower[2], upper[2];  // (w, h): innermost first, as the dimensions
   if (s.stride > 8 || s.R > 64 || s.S > 64 || !corners(s.W, Q, s, lower[0], upper[0]) ||
       !corners(s.H, P, s, lower[1], upper[1])) {
@@ -270,13 +280,15 @@ bool make_im2col_map(CUtensorMap& map, const bf16* x, const ConvShape& s, int P,
   const cuuint64_t strides[3] = {cuuint64_t(s.C) * sizeof(bf16), cuuint64_t(s.W) * s.C * sizeof(bf16),
                                  cuuint64_t(s.H) * s.W * s.C * sizeof(bf16)};
   const cuuint32_t element_strides[4] = {1, cuuint32_t(s.stride), cuuint32_t(s.stride), 1};
-  const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<bf16*>(x), dims, strides, lower,
-                            upper, kBK, 128, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r =
+      encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<bf16*>(x), dims, strides, lower, upper, kBK,
+             cuuint32_t(pixels), element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS;
 }
 
-// The map of the last call, so that timing a call does not time its encoding.
+// The map of the last call (one cache for 128 pixels a copy, one for 64), so that timing a
+// call does not time its encoding.
 struct Im2colCache {
   const bf16* x = nullptr;
   ConvShape s{};
@@ -284,28 +296,30 @@ struct Im2colCache {
   CUtensorMap map{};
 };
 
-const CUtensorMap* activation_map(const bf16* x, const ConvShape& s, int P, int Q) {
-  static Im2colCache cache;
+const CUtensorMap* activation_map(const bf16* x, const ConvShape& s, int P, int Q, int pixels) {
+  static Im2colCache caches[2];
+  Im2colCache& cache = caches[pixels == 64 ? 1 : 0];
   const ConvShape& c = cache.s;
   if (cache.x != x || c.N != s.N || c.H != s.H || c.W != s.W || c.C != s.C || c.R != s.R || c.S != s.S ||
       c.stride != s.stride || c.pad != s.pad) {
-    cache.ok = make_im2col_map(cache.map, x, s, P, Q);
+    cache.ok = make_im2col_map(cache.map, x, s, P, Q, pixels);
     cache.x = x, cache.s = s;
   }
   return cache.ok ? &cache.map : nullptr;
 }
 
-// A launch alone (one CTA a tile) or in pairs (one cluster of two CTAs a unit of two pixel
-// tiles): the tiles or units, the grid, and the model's cost of its busiest block.
+// A launch alone (one CTA a tile) or in pairs (one cluster of two CTAs a unit of two tiles):
+// the tiles or units, the grid, and the model's cost of its busiest block.
 template <class T>
 Plan plan_for(const Dims& d, int sms, int clusters) {
   const double step = T::BN == 128 ? kStep128 : 1.0, fixed = T::BN == 128 ? kTile128 : kTile64;
-  if constexpr (T::kCluster == 1) {
+  if constexpr (T::kPairing == 0) {
     return plan_persistent(d, T::BN, sms, step, fixed);
   } else {
     Plan p{};
-    p.tiles_n = wb::ceil_div(d.s.K, T::BN);
-    const long long units = (long long)wb::ceil_div(wb::ceil_div(d.M, 128), 2) * p.tiles_n;
+    const long long m_tiles = wb::ceil_div(d.M, 128), k_tiles = wb::ceil_div(d.s.K, T::BN);
+    p.tiles_n = int(T::kPairing == 1 ? k_tiles : wb::ceil_div(k_tiles, 2LL));
+    const long long units = (T::kPairing == 1 ? wb::ceil_div(m_tiles, 2LL) : m_tiles) * p.tiles_n;
     p.tiles = units < (1LL << 30) ? int(units) : -1;
     const long long pairs = std::min<long long>(units, std::max(clusters, 1));
     p.grid = int(2 * pairs);
@@ -332,7 +346,7 @@ void launch(const CUtensorMap& map_x, const bf16* w, BnParams bn, const bf16* re
   auto* kernel = &conv_im2col_tma_kernel<T>;
   [[maybe_unused]] static const bool raised =
       wb::allow_dynamic_smem(kernel, T::kSmem + T::kMaxResident * T::kBStage);  // once per configuration
-  const CUtensorMap& map_w = filter_map(w, d.s, T::BN / T::kCluster);
+  const CUtensorMap& map_w = filter_map(w, d.s, T::BN / (T::kPairing == 1 ? 2 : 1));
   if constexpr (T::kCluster == 1) {
     const int smem = T::kSmem + (T::kResident ? d.steps * T::kBStage : 0);
     kernel<<<p.grid, T::kThreads, smem, stream>>>(map_x, map_w, bn, residual, y, d, p.tiles_n, p.tiles, vec_out);
@@ -343,50 +357,55 @@ void launch(const CUtensorMap& map_x, const bf16* w, BnParams bn, const bf16* re
   }
 }
 
+// The launch of one schedule, T64 or T128 (the (128, 64) and (128, 128) tiles) as `tile` says or
+// as the model picks. False when the shape has too many tiles (or no pair fits the GPU).
+template <class T64, class T128>
+bool run_schedule(const CUtensorMap& map_x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d,
+                  PersistentTile tile, bool vec_out, cudaStream_t stream) {
+  const int sms = wb::sm_count();
+  const int slots64 = T64::kCluster == 2 ? pair_slots<T64>() : 0,
+            slots128 = T128::kCluster == 2 ? pair_slots<T128>() : 0;
+  const Plan p64 = plan_for<T64>(d, sms, slots64), p128 = plan_for<T128>(d, sms, slots128);
+  if (tile == PersistentTile::kAuto) tile = p128.cost < p64.cost ? PersistentTile::k128x128 : PersistentTile::k128x64;
+  const Plan& p = tile == PersistentTile::k128x128 ? p128 : p64;
+  if (p.tiles < 0 || p.grid < T64::kCluster) return false;
+  if (tile == PersistentTile::k128x128) {
+    launch<T128>(map_x, w, bn, residual, y, d, p, vec_out, stream);
+  } else {
+    launch<T64>(map_x, w, bn, residual, y, d, p, vec_out, stream);
+  }
+  return true;
+}
+
 }  // namespace
 
 bool conv_bn_relu_im2col(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const ConvShape& s,
                          cudaStream_t stream, PersistentTile tile, Im2colSchedule schedule) {
   const Dims d = dims_of(s);
-  const CUtensorMap* map_x = activation_map(x, s, d.P, d.Q);
+  if (schedule == Im2colSchedule::kAuto) schedule = Im2colSchedule::kPairs;
+  const CUtensorMap* map_x = activation_map(x, s, d.P, d.Q, schedule == Im2colSchedule::kPairsA ? 64 : 128);
   if (map_x == nullptr) return false;
   const bool vec_out = s.K % 8 == 0 && wb::aligned16(y) && (residual == nullptr || wb::aligned16(residual));
-  const int sms = wb::sm_count();
-  if (schedule == Im2colSchedule::kAuto) schedule = Im2colSchedule::kPairs;
-  if (schedule == Im2colSchedule::kResident) {
-    // (128, 64) tiles, one filter tile a block (the grid a multiple of the filter tiles), every
-    // step's filters beside the stages; else the (128, 64) tiles alone.
-    const Plan p = plan_for<ICfg128x64Resident>(d, sms, 0);
-    if (p.tiles < 0) return false;
-    if (p.grid % p.tiles_n == 0 && d.steps <= ICfg128x64Resident::kMaxResident) {
-      launch<ICfg128x64Resident>(*map_x, w, bn, residual, y, d, p, vec_out, stream);
-      return true;
+  switch (schedule) {
+    case Im2colSchedule::kResident: {
+      // (128, 64) tiles, one filter tile a block (the grid a multiple of the filter tiles), every
+      // step's filters beside the stages; else the (128, 64) tiles alone.
+      const Plan p = plan_for<ICfg128x64Resident>(d, wb::sm_count(), 0);
+      if (p.tiles < 0) return false;
+      if (p.grid % p.tiles_n == 0 && d.steps <= ICfg128x64Resident::kMaxResident) {
+        launch<ICfg128x64Resident>(*map_x, w, bn, residual, y, d, p, vec_out, stream);
+        return true;
+      }
+      return run_schedule<ICfg128x64, ICfg128x128>(*map_x, w, bn, residual, y, d, PersistentTile::k128x64, vec_out,
+                                                   stream);
     }
-    schedule = Im2colSchedule::kAlone, tile = PersistentTile::k128x64;
+    case Im2colSchedule::kPairs:
+      return run_schedule<ICfg128x64Pair, ICfg128x128Pair>(*map_x, w, bn, residual, y, d, tile, vec_out, stream);
+    case Im2colSchedule::kPairsA:
+      return run_schedule<ICfg128x64PairA, ICfg128x128PairA>(*map_x, w, bn, residual, y, d, tile, vec_out, stream);
+    default:
+      return run_schedule<ICfg128x64, ICfg128x128>(*map_x, w, bn, residual, y, d, tile, vec_out, stream);
   }
-  if (schedule == Im2colSchedule::kPairs) {
-    const Plan p64 = plan_for<ICfg128x64Pair>(d, sms, pair_slots<ICfg128x64Pair>());
-    const Plan p128 = plan_for<ICfg128x128Pair>(d, sms, pair_slots<ICfg128x128Pair>());
-    if (tile == PersistentTile::kAuto) tile = p128.cost < p64.cost ? PersistentTile::k128x128 : PersistentTile::k128x64;
-    const Plan& p = tile == PersistentTile::k128x128 ? p128 : p64;
-    if (p.tiles < 0 || p.grid < 2) return false;
-    if (tile == PersistentTile::k128x128) {
-      launch<ICfg128x128Pair>(*map_x, w, bn, residual, y, d, p, vec_out, stream);
-    } else {
-      launch<ICfg128x64Pair>(*map_x, w, bn, residual, y, d, p, vec_out, stream);
-    }
-    return true;
-  }
-  const Plan p64 = plan_for<ICfg128x64>(d, sms, 0), p128 = plan_for<ICfg128x128>(d, sms, 0);
-  if (tile == PersistentTile::kAuto) tile = p128.cost < p64.cost ? PersistentTile::k128x128 : PersistentTile::k128x64;
-  const Plan& p = tile == PersistentTile::k128x128 ? p128 : p64;
-  if (p.tiles < 0) return false;
-  if (tile == PersistentTile::k128x128) {
-    launch<ICfg128x128>(*map_x, w, bn, residual, y, d, p, vec_out, stream);
-  } else {
-    launch<ICfg128x64>(*map_x, w, bn, residual, y, d, p, vec_out, stream);
-  }
-  return true;
 }
 
 }  // namespace ch10::solution::hopper
