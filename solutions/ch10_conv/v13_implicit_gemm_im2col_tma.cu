@@ -10,7 +10,9 @@
 //   * compute capability 9.0, C % 8 == 0, x and w 16-byte aligned (v8's conditions), and a shape
 //     that an im2col tensor map describes (a stride of at most 8, the padding and the box's
 //     corners within the map's 8-bit offsets, filters of at most 64 taps a side, fewer than 2^30
-//     tiles): the v13 kernel, (128, 64) or (128, 128) tiles as the launcher's model picks;
+//     tiles): the v13 kernel, (128, 64) tiles keeping their filters resident where a block's
+//     tiles share one filter tile and its steps fit (at batch 32: the 56 x 56 and 1 x 1 layers),
+//     else (128, 64) or (128, 128) tiles as the launcher's model picks;
 //   * anything else: v12_implicit_gemm_wgmma_persistent (which hands its own exceptions to v8,
 //     and v8 to v6). The tests cover both paths, and the forced tiles below put the kernel itself
 //     through every edge shape.
@@ -37,7 +39,7 @@ using hopper::PersistentTile;
 using Schedule = hopper::Im2colSchedule;
 #else
 enum class PersistentTile { kAuto, k128x64, k128x128 };  // nothing to pick without the kernel
-enum class Schedule { kAuto, kPairs, kPairsA, kAlone, kResident };
+enum class Schedule { kAuto, kAlone, kResident };
 #endif
 
 void run(PersistentTile tile, Schedule schedule, const bf16* x, const bf16* w, BnParams bn, const bf16* residual,
@@ -67,17 +69,13 @@ void v13_implicit_gemm_im2col_tma(const bf16* x, const bf16* w, BnParams bn, con
   run(PersistentTile::kAuto, Schedule::kAuto, x, w, bn, residual, y, s, stream);
 }
 
-// One tile each, whatever the model would pick on this GPU: in pairs sharing their filters (as
-// v13 runs), alone (one CTA a tile, each fetching its whole filter tile), (128, 64) alone with
-// its filters resident, and in pairs sharing their pixel rows.
+// One tile each, whatever the launcher would pick on this GPU: (128, 64) and (128, 128) with
+// every step's filters loaded with its A, and (128, 64) with the filters resident (where they
+// apply; (128, 64) as the first elsewhere).
 std::span<const ForcedTile> v13_forced_tiles() {
-  static const ForcedTile tiles[] = {{"128x64", &run_forced<PersistentTile::k128x64, Schedule::kPairs>},
-                                     {"128x128", &run_forced<PersistentTile::k128x128, Schedule::kPairs>},
-                                     {"128x64_alone", &run_forced<PersistentTile::k128x64, Schedule::kAlone>},
-                                     {"128x128_alone", &run_forced<PersistentTile::k128x128, Schedule::kAlone>},
-                                     {"128x64_resident", &run_forced<PersistentTile::k128x64, Schedule::kResident>},
-                                     {"128x64_share_a", &run_forced<PersistentTile::k128x64, Schedule::kPairsA>},
-                                     {"128x128_share_a", &run_forced<PersistentTile::k128x128, Schedule::kPairsA>}};
+  static const ForcedTile tiles[] = {{"128x64", &run_forced<PersistentTile::k128x64, Schedule::kAlone>},
+                                     {"128x128", &run_forced<PersistentTile::k128x128, Schedule::kAlone>},
+                                     {"128x64_resident", &run_forced<PersistentTile::k128x64, Schedule::kResident>}};
   return tiles;
 }
 

@@ -123,61 +123,6 @@ __device__ __forceinline__ void tma_load_im2col_4d(uint32_t dst, const CUtensorM
       : "memory");
 }
 
-// v13's clusters of two: this CTA's rank in its cluster; an arrival on the barrier at the same
-// shared address in CTA `peer` of the cluster (a stage released there too); and a 3-D box of
-// the filters written to the same shared address in every CTA of `mask`, each CTA's barrier at
-// `bar` counting its bytes (multicast: one read of L2 for both CTAs of a pair).
-__device__ __forceinline__ unsigned cluster_rank() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ void mbar_arrive_peer(uint32_t bar, unsigned peer) {
-  asm volatile(
-      "{\n"
-      ".reg .b32 remote;\n"
-      "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
-      "}\n" ::"r"(bar),
-      "r"(peer)
-      : "memory");
-}
-// The same im2col box as tma_load_im2col_4d, written to every CTA of `mask` (v13's pairs that
-// share a pixel tile, each fetching half of its rows for both).
-__device__ __forceinline__ void tma_load_im2col_4d_multicast(uint32_t dst, const CUtensorMap* map, int c, int w, int h,
-                                                             int n, uint16_t off_w, uint16_t off_h, uint32_t bar,
-                                                             uint16_t mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
-      "[%1, {%2, %3, %4, %5}], [%6], {%7, %8}, %9;\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c), "r"(w), "r"(h), "r"(n), "r"(bar), "h"(off_w), "h"(off_h), "h"(mask)
-      : "memory");
-}
-__device__ __forceinline__ void tma_load_3d_multicast(uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2,
-                                                      uint32_t bar, uint16_t mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, "
-      "%3, %4}], [%5], %6;\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask)
-      : "memory");
-}
-
-// The first pixel m0 and filter k0 of the tile a persistent block computes at index `tile`.
-// kPairing 0, alone: pixel tile tile / tiles_n, filter tile tile % tiles_n. 1, a pair sharing
-// its filter tile: pixel tiles 2 (tile / tiles_n) + rank, filter tile tile % tiles_n. 2, a pair
-// sharing its pixel tile: pixel tile tile / tiles_n, filter tiles 2 (tile % tiles_n) + rank
-// (tiles_n counts pairs of filter tiles there). A tile past M or K computes zeros, never stored.
-template <int kPairing>
-__device__ __forceinline__ void pair_tile(int tile, int tiles_n, unsigned rank, int bm, int bn, int& m0, int& k0) {
-  if constexpr (kPairing == 0) {
-    m0 = tile / tiles_n * bm, k0 = tile % tiles_n * bn;
-  } else if constexpr (kPairing == 1) {
-    m0 = (tile / tiles_n * 2 + int(rank)) * bm, k0 = tile % tiles_n * bn;
-  } else {
-    m0 = tile / tiles_n * bm, k0 = (tile % tiles_n * 2 + int(rank)) * bn;
-  }
-}
-
 // The step after tap (r, s) of the channels from c: the next tap, and past the last tap the
 // next chunk of 64 channels (s fastest, as v6 walks them).
 __device__ __forceinline__ void next_step(const ConvShape& sh, int& r, int& s, int& c) {
@@ -282,16 +227,12 @@ struct BnChannel {
 // all BN filters, and stores them itself. kFirst: the threads before the consumers (the
 // producers; a multiple of 128). kProxyFence: the stages hold generic-proxy writes (cp.async)
 // that wgmma may only read after fence.proxy.async (v12); a stage written by TMA alone needs
-// none (v13). kPairing != 0 (v13's clusters of two): the block is CTA `rank` of a pair that
-// walks units (the cluster's index, then + the clusters; pair_tile says which tiles) and whose
-// stages both CTAs fill (each half of the operand they share, multicast): a stage is released
-// on both CTAs' empty barriers. What each part does and why:
-// implicit_gemm_wgmma_persistent_kernel.cu's header (and implicit_gemm_im2col_tma_kernel.cu's).
+// none (v13). What each part does and why: implicit_gemm_wgmma_persistent_kernel.cu's header.
 //
 // kResidentB (v13, one filter tile a block): the stages hold A alone; B is every step's box of
 // the block's filter tile, resident from `b_res` (step t at b_res + t kBStage) once the barrier
 // `b_bar` has completed its first phase.
-template <class T, int kFirst, bool kProxyFence, int kPairing = 0, bool kResidentB = false>
+template <class T, int kFirst, bool kProxyFence, bool kResidentB = false>
 __device__ __forceinline__ void persistent_consumers(uint32_t base, bf16* ob, uint64_t* full_bar, uint64_t* empty_bar,
                                                      Folded (*sF)[2][T::BN], const BnParams& bn,
                                                      const bf16* __restrict__ residual, bf16* __restrict__ y,
@@ -315,13 +256,9 @@ __device__ __forceinline__ void persistent_consumers(uint32_t base, bf16* ob, ui
   int stage = 0;
   uint32_t phase = 0;
   int tile_parity = 0;
-  [[maybe_unused]] unsigned rank = 0;
-  int first = blockIdx.x, next = gridDim.x;
-  if constexpr (kPairing != 0) rank = cluster_rank(), first = blockIdx.x / 2, next = gridDim.x / 2;
   if constexpr (kResidentB) mbar_wait(smem_u32(b_bar), 0);  // the block's filters are in
-  for (int tile = first; tile < tiles; tile += next, tile_parity ^= 1) {
-    int m0, k0;
-    pair_tile<kPairing>(tile, tiles_n, rank, T::BM, T::BN, m0, k0);
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, tile_parity ^= 1) {
+    const int m0 = tile / tiles_n * T::BM, k0 = tile % tiles_n * T::BN;
     const bool folds = wt < T::BN && k0 + wt < s.K;  // this thread folds channel k0 + wt
     BnChannel channel;
     if (folds) channel.load(bn, k0 + wt);
@@ -341,19 +278,13 @@ __device__ __forceinline__ void persistent_consumers(uint32_t base, bf16* ob, ui
       wgmma_commit();
       wgmma_wait<1>();  // the step before's wgmmas are done reading their stage
       pin(acc);
-      if (held >= 0 && lane == 0) {
-        mbar_arrive(empty(held));
-        if constexpr (kPairing != 0) mbar_arrive_peer(empty(held), rank ^ 1u);
-      }
+      if (held >= 0 && lane == 0) mbar_arrive(empty(held));
       held = stage;
       if (++stage == kStages) stage = 0, phase ^= 1;
     }
     wgmma_wait<0>();
     pin(acc);
-    if (lane == 0) {
-      mbar_arrive(empty(held));  // the last stage too: the next tile's steps fill it
-      if constexpr (kPairing != 0) mbar_arrive_peer(empty(held), rank ^ 1u);
-    }
+    if (lane == 0) mbar_arrive(empty(held));  // the last stage too: the next tile's steps fill it
 
     // --- epilogue of this warpgroup's 64 rows, while the producers load the next tile. The
     // output tile is only ever touched by ordinary loads and stores.
@@ -440,7 +371,7 @@ inline Plan plan_persistent(const Dims& d, int bn, int sms, double step, double 
 // --- host (implicit_gemm_wgmma_kernel.cu) ----------------------------------------------
 
 // w (K x R x S x C, BF16) as a 3-D tensor (C innermost, R S taps, K filters) read in (64, 1,
-// box_k) boxes (box_k: 32, 64 or 128) with the 128-byte swizzle, zeros outside; the map of the last call is kept, so
+// box_k) boxes with the 128-byte swizzle, zeros outside; the map of the last call is kept, so
 // that timing a call does not time its encoding.
 const CUtensorMap& filter_map(const bf16* w, const ConvShape& s, int box_k);
 

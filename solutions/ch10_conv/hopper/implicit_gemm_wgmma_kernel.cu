@@ -284,11 +284,10 @@ struct MapCache {
 
 }  // namespace
 
-// One cache per box (32, 64 or 128 filters): v8, v12 and v13 may take different boxes of the
-// same w (v13's pairs of CTAs each fetch half of a tile's filters).
+// One cache per box (64 or 128 filters): v8 and v12 may take different boxes of the same w.
 const CUtensorMap& filter_map(const bf16* w, const ConvShape& s, int box_k) {
-  static MapCache caches[3];
-  MapCache& cache = caches[box_k == 128 ? 2 : box_k == 64 ? 1 : 0];
+  static MapCache caches[2];
+  MapCache& cache = caches[box_k == 128 ? 1 : 0];
   if (cache.w != w || cache.C != s.C || cache.RS != s.R * s.S || cache.K != s.K) {
     cache.map = make_filter_map(w, s, box_k);
     cache.w = w, cache.C = s.C, cache.RS = s.R * s.S, cache.K = s.K;
