@@ -111,7 +111,7 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
   v.push_back(wb::variant("conv2d_bn_relu/bf16", "v13_implicit_gemm_im2col_tma", &v13_implicit_gemm_im2col_tma)
                   .hopper_only()
                   .with_note("v12 with A's im2col rows by TMA in im2col mode: one copy a step, one issuing thread; "
-                             "v12 for the rest"));
+                             "the filters resident where a block keeps one filter tile; v12 for the rest"));
   forced_forms("v13", "v13_implicit_gemm_im2col_tma", v13_forced_tiles(), v12_tile_shapes());
   v.push_back(wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_tma", &v10_depthwise_tiles_tma)
                   .hopper_only()

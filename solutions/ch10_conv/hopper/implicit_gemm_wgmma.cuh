@@ -1,6 +1,7 @@
 // The pieces of the Hopper implicit GEMM that v8 (implicit_gemm_wgmma_kernel.cu: one tile a
-// block) and v12 (implicit_gemm_wgmma_persistent_kernel.cu: persistent blocks walking tiles)
-// share, built for sm_90a alone (the chapter's Hopper library):
+// block), v12 (implicit_gemm_wgmma_persistent_kernel.cu: persistent blocks walking tiles) and
+// v13 (implicit_gemm_im2col_tma_kernel.cu: v12 with A by TMA in im2col mode) share, built for
+// sm_90a alone (the chapter's Hopper library):
 //   * the GEMM's sizes (Dims) and the step: 64 channels of one tap, taps inside channel chunks;
 //   * the wgmma instructions of a consumer warpgroup (64 pixels x 64 or 128 filters, k16) and
 //     one 64-deep step of them on a stage (consume_step);
@@ -8,9 +9,13 @@
 //     cp.async with zero-fill, into the 128-byte swizzle) and the walk over the steps (next_step);
 //   * the staged epilogue's two halves: the accumulators into an FP32 tile in shared memory
 //     (park_accumulators), then 8 channels of one pixel folded, ReLU'd and stored (store8_staged);
+//   * v13's im2col copy of A (tma_load_im2col_4d);
+//   * the persistent kernels' consumer warpgroups, K loop and register epilogue
+//     (persistent_consumers; v12 and v13), and their launch plan (plan_persistent);
 //   * the host's tensor map of the filters (w as (C, R S, K), (64, 1, BN) boxes, 128-byte
 //     swizzle), cached for the last call.
-// What each piece does and why: implicit_gemm_wgmma_kernel.cu's header.
+// What each piece does and why: implicit_gemm_wgmma_kernel.cu's header (v12's and v13's
+// kernel files for theirs).
 #pragma once
 #include <cuda.h>
 
