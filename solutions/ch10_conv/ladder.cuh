@@ -60,6 +60,13 @@
 //                          loads fly under this one's epilogue (in registers, a BF16 tile);
 //                          v8 for the rest (kernel: hopper/implicit_gemm_wgmma_persistent_kernel.cu,
 //                          v8's pieces in hopper/implicit_gemm_wgmma.cuh)
+//   v13_implicit_gemm_im2col_tma
+//                          (bonus, Hopper sm_90a) conv2d_bn_relu/bf16: v12's persistent kernel
+//                          with A's im2col rows brought by TMA in im2col mode (one copy a step,
+//                          the padding zero-filled by the copy engine), one thread issuing every
+//                          copy, no proxy fence; the filters resident in shared memory where a
+//                          block keeps one filter tile and its steps fit; v12 for the rest
+//                          (kernel: hopper/implicit_gemm_im2col_tma_kernel.cu)
 #pragma once
 #include <span>
 
@@ -98,6 +105,10 @@ std::span<const ForcedTile> v8_forced_tiles();
 ConvBnReluFn v12_implicit_gemm_wgmma_persistent;  // v12_implicit_gemm_wgmma_persistent.cu (+ hopper/), sm_90a builds
 // v12 with its tile forced ("128x64", "128x128"), tested on every tile whatever the model picks.
 std::span<const ForcedTile> v12_forced_tiles();
+ConvBnReluFn v13_implicit_gemm_im2col_tma;  // v13_implicit_gemm_im2col_tma.cu (+ hopper/), sm_90a builds
+// v13 with its tile forced ("128x64", "128x128", "128x64_resident"), tested on each whatever the
+// launcher picks.
+std::span<const ForcedTile> v13_forced_tiles();
 ConvBnReluFn v11_implicit_gemm_cluster_splitk;  // v11_implicit_gemm_cluster_splitk.cu
 // v11's persistent kernel on every shape (resident blocks walk (128, 64) tiles, the next
 // tile's copies in flight during the epilogue): a comparison form (same file).

@@ -30,7 +30,7 @@ std::vector<wb::Shape> v8_tile_shapes() {
           conv(1, 3, 7, 5, 2, 3, 3, 2, 1, 0)};
 }
 
-// v12's tiles one by one: v8's shapes, and two with more tiles than an H200 has SMs at either
+// v12's and v13's tiles one by one: v8's shapes, and two with more tiles than an H200 has SMs at either
 // tile (blocks that walk two or three tiles, the stage ring running on across them, the tail of
 // K in the second), residual on.
 std::vector<wb::Shape> v12_tile_shapes() {
@@ -108,6 +108,11 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
           .with_note("v8 persistent: one block an SM, two producer and two consumer warpgroups on "
                      "128-pixel tiles, the next tile's loads under the epilogue; v8 for the rest"));
   forced_forms("v12", "v12_implicit_gemm_wgmma_persistent", v12_forced_tiles(), v12_tile_shapes());
+  v.push_back(wb::variant("conv2d_bn_relu/bf16", "v13_implicit_gemm_im2col_tma", &v13_implicit_gemm_im2col_tma)
+                  .hopper_only()
+                  .with_note("v12 with A's im2col rows by TMA in im2col mode: one copy a step, one issuing thread; "
+                             "the filters resident where a block keeps one filter tile; v12 for the rest"));
+  forced_forms("v13", "v13_implicit_gemm_im2col_tma", v13_forced_tiles(), v12_tile_shapes());
   v.push_back(wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_tma", &v10_depthwise_tiles_tma)
                   .hopper_only()
                   .is_slow()

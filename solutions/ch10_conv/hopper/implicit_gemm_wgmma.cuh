@@ -1,6 +1,7 @@
 // The pieces of the Hopper implicit GEMM that v8 (implicit_gemm_wgmma_kernel.cu: one tile a
-// block) and v12 (implicit_gemm_wgmma_persistent_kernel.cu: persistent blocks walking tiles)
-// share, built for sm_90a alone (the chapter's Hopper library):
+// block), v12 (implicit_gemm_wgmma_persistent_kernel.cu: persistent blocks walking tiles) and
+// v13 (implicit_gemm_im2col_tma_kernel.cu: v12 with A by TMA in im2col mode) share, built for
+// sm_90a alone (the chapter's Hopper library):
 //   * the GEMM's sizes (Dims) and the step: 64 channels of one tap, taps inside channel chunks;
 //   * the wgmma instructions of a consumer warpgroup (64 pixels x 64 or 128 filters, k16) and
 //     one 64-deep step of them on a stage (consume_step);
@@ -8,12 +9,17 @@
 //     cp.async with zero-fill, into the 128-byte swizzle) and the walk over the steps (next_step);
 //   * the staged epilogue's two halves: the accumulators into an FP32 tile in shared memory
 //     (park_accumulators), then 8 channels of one pixel folded, ReLU'd and stored (store8_staged);
+//   * v13's im2col copy of A (tma_load_im2col_4d);
+//   * the persistent kernels' consumer warpgroups, K loop and register epilogue
+//     (persistent_consumers; v12 and v13), and their launch plan (plan_persistent);
 //   * the host's tensor map of the filters (w as (C, R S, K), (64, 1, BN) boxes, 128-byte
 //     swizzle), cached for the last call.
-// What each piece does and why: implicit_gemm_wgmma_kernel.cu's header.
+// What each piece does and why: implicit_gemm_wgmma_kernel.cu's header (v12's and v13's
+// kernel files for theirs).
 #pragma once
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "device/async_copy.cuh"
@@ -106,6 +112,22 @@ __device__ __forceinline__ void consume_step(float (&acc)[BN / 2], uint32_t a_ro
   }
 }
 
+// v13's A operand by the copy engine: an im2col box of x (map: NHWC x as (C, W, H, N), made
+// by cuTensorMapEncodeIm2col) lands at `dst`, completing on `bar`: 128 (pixelsPerColumn)
+// consecutive output pixels, from the one whose tap (0, 0) is at (w, h) of image n, walked as
+// the GEMM's rows walk them (q fastest, then p, then n; the stride is the map's traversal
+// stride), each the 64 (channelsPerPixel) channels from c of its tap (off_h, off_w) = (r, s),
+// one 128-byte swizzled row a pixel. Taps in the padding, channels past C and pixels past the
+// last image arrive as zeros. Coordinates innermost first, as the map's dimensions.
+__device__ __forceinline__ void tma_load_im2col_4d(uint32_t dst, const CUtensorMap* map, int c, int w, int h, int n,
+                                                   uint16_t off_w, uint16_t off_h, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
+      "%5}], [%6], {%7, %8};\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c), "r"(w), "r"(h), "r"(n), "r"(bar), "h"(off_w), "h"(off_h)
+      : "memory");
+}
+
 // The step after tap (r, s) of the channels from c: the next tap, and past the last tap the
 // next chunk of 64 channels (s fastest, as v6 walks them).
 __device__ __forceinline__ void next_step(const ConvShape& sh, int& r, int& s, int& c) {
@@ -187,6 +209,168 @@ __device__ __forceinline__ void store8_staged(const float* out, int r, int c8, i
   const float4 lo = half ? second : first, hi = half ? first : second;
   const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
   epilogue_store8(v, f, residual, y, int64_t(m) * K + kc, kc, K, vec_out);
+}
+
+// --- the persistent kernels' consumers (v12: implicit_gemm_wgmma_persistent_kernel.cu; v13:
+// implicit_gemm_im2col_tma_kernel.cu) -----------------------------------------------------
+
+// One channel's BN parameters, read at a tile's start and folded (fold_bn, on this copy) in its
+// epilogue: the loads' latency passes under the K loop instead of stalling the epilogue.
+struct BnChannel {
+  float bias = 0.0f, gamma = 1.0f, beta = 0.0f, mean = 0.0f, var = 1.0f;
+  __device__ __forceinline__ void load(const BnParams& bn, int k) {
+    bias = bn.bias[k], gamma = bn.gamma[k], beta = bn.beta[k], mean = bn.mean[k], var = bn.var[k];
+  }
+  __device__ __forceinline__ Folded fold(float eps) const {
+    return fold_bn(BnParams{&bias, &gamma, &beta, &mean, &var, eps}, 0);
+  }
+};
+
+// The two consumer warpgroups of a persistent block (T: BM = 128 pixels, BN filters, kStages
+// stages of kAStage + kBStage bytes from `base`, the BF16 output tile of rows of kLdB values
+// at `ob`), tile after tile: warpgroup cw computes pixel rows 64 cw .. 64 cw + 63 of each tile,
+// all BN filters, and stores them itself. kFirst: the threads before the consumers (the
+// producers; a multiple of 128). kProxyFence: the stages hold generic-proxy writes (cp.async)
+// that wgmma may only read after fence.proxy.async (v12); a stage written by TMA alone needs
+// none (v13). What each part does and why: implicit_gemm_wgmma_persistent_kernel.cu's header.
+//
+// kResidentB (v13, one filter tile a block): the stages hold A alone; B is every step's box of
+// the block's filter tile, resident from `b_res` (step t at b_res + t kBStage) once the barrier
+// `b_bar` has completed its first phase.
+template <class T, int kFirst, bool kProxyFence, bool kResidentB = false>
+__device__ __forceinline__ void persistent_consumers(uint32_t base, bf16* ob, uint64_t* full_bar, uint64_t* empty_bar,
+                                                     Folded (*sF)[2][T::BN], const BnParams& bn,
+                                                     const bf16* __restrict__ residual, bf16* __restrict__ y,
+                                                     const Dims& d, int tiles_n, int tiles, bool vec_out, int tid,
+                                                     int lane, [[maybe_unused]] uint32_t b_res = 0,
+                                                     [[maybe_unused]] uint64_t* b_bar = nullptr) {
+#if defined(CH10_SM90A)
+  using namespace wb::sm90;
+  using wb::ptx::smem_u32;
+  constexpr int kStages = T::kStages;
+  auto a_stage = [&](int st) { return base + uint32_t(st * T::kAStage); };
+  auto b_stage = [&](int st) { return base + uint32_t(kStages * T::kAStage + st * T::kBStage); };
+  auto full = [&](int st) { return smem_u32(&full_bar[st]); };
+  auto empty = [&](int st) { return smem_u32(&empty_bar[st]); };
+  const ConvShape& s = d.s;
+
+  const int cw = (tid - kFirst) / 128, wt = tid % 128, warp = wt / 32;
+  constexpr int kPerRow = T::BN / 8, kRowsPerPass = 128 / kPerRow;
+  const int c8 = wt % kPerRow, rr = wt / kPerRow;
+  float acc[T::BN / 2];
+  int stage = 0;
+  uint32_t phase = 0;
+  int tile_parity = 0;
+  if constexpr (kResidentB) mbar_wait(smem_u32(b_bar), 0);  // the block's filters are in
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, tile_parity ^= 1) {
+    const int m0 = tile / tiles_n * T::BM, k0 = tile % tiles_n * T::BN;
+    const bool folds = wt < T::BN && k0 + wt < s.K;  // this thread folds channel k0 + wt
+    BnChannel channel;
+    if (folds) channel.load(bn, k0 + wt);
+#pragma unroll
+    for (int i = 0; i < T::BN / 2; ++i) acc[i] = 0.0f;
+    int held = -1;  // the stage whose wgmmas may still be reading shared memory
+    for (int t = 0; t < d.steps; ++t) {
+      mbar_wait(full(stage), phase);                    // every byte of the step's stage is in
+      if constexpr (kProxyFence) fence_async_shared();  // ... and visible to the async proxy, which wgmma reads through
+      pin(acc);
+      wgmma_fence();
+      if constexpr (kResidentB) {
+        consume_step<T::BN>(acc, a_stage(stage) + uint32_t(cw * 64 * kRowBytes), b_res + uint32_t(t * T::kBStage));
+      } else {
+        consume_step<T::BN>(acc, a_stage(stage) + uint32_t(cw * 64 * kRowBytes), b_stage(stage));
+      }
+      wgmma_commit();
+      wgmma_wait<1>();  // the step before's wgmmas are done reading their stage
+      pin(acc);
+      if (held >= 0 && lane == 0) mbar_arrive(empty(held));
+      held = stage;
+      if (++stage == kStages) stage = 0, phase ^= 1;
+    }
+    wgmma_wait<0>();
+    pin(acc);
+    if (lane == 0) mbar_arrive(empty(held));  // the last stage too: the next tile's steps fill it
+
+    // --- epilogue of this warpgroup's 64 rows, while the producers load the next tile. The
+    // output tile is only ever touched by ordinary loads and stores.
+    // Two sets of parameters, by the tile's parity: the set written here was last read two
+    // tiles ago, before the barriers of the tile in between.
+    Folded* f = sF[cw][tile_parity];
+    if (folds) f[wt] = channel.fold(bn.eps);
+    warpgroup_barrier(1 + cw);  // the tile's parameters are in; the tile before's rows all stored
+    // The accumulators (rows r and r + 8, filters 8 j + 2 q and + 1) folded, + residual,
+    // ReLU, rounded to BF16 (the same operations as epilogue_store8), into the BF16 tile.
+    const int q2 = 2 * (lane % 4);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = cw * 64 + warp * 16 + lane / 4 + 8 * h, m = m0 + r;
+      const bool m_ok = m < d.M;
+#pragma unroll
+      for (int j = 0; j < T::BN / 8; ++j) {
+        const int c = j * 8 + q2, k = k0 + c;
+        float r0 = 0.0f, r1 = 0.0f;
+        if (residual != nullptr && m_ok) {
+          const bf16* at = residual + int64_t(m) * s.K + k;
+          if (vec_out) {  // K even, k even: both in or both out
+            if (k < s.K) {
+              const float2 rv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(at));
+              r0 = rv.x, r1 = rv.y;
+            }
+          } else {
+            if (k < s.K) r0 = __bfloat162float(at[0]);
+            if (k + 1 < s.K) r1 = __bfloat162float(at[1]);
+          }
+        }
+        *reinterpret_cast<__nv_bfloat162*>(ob + r * T::kLdB + c) = __floats2bfloat162_rn(
+            apply_epilogue(acc[4 * j + 2 * h], f[c], r0), apply_epilogue(acc[4 * j + 2 * h + 1], f[c + 1], r1));
+        asm volatile("" ::: "memory");  // one j at a time: the compiler would load every j's parameters first
+      }
+    }
+    warpgroup_barrier(1 + cw);   // the warpgroup's rows are staged
+    const int kc = k0 + c8 * 8;  // the first of the thread's 8 channels
+    if (kc < s.K) {
+#pragma unroll 2
+      for (int r = cw * 64 + rr; r < cw * 64 + 64; r += kRowsPerPass) {
+        const int m = m0 + r;
+        if (m >= d.M) break;
+        const bf16* src = ob + r * T::kLdB + c8 * 8;
+        bf16* dst = y + int64_t(m) * s.K + kc;
+        if (vec_out) {
+          *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+        } else {
+#pragma unroll
+          for (int e = 0; e < 8; ++e) {
+            if (kc + e >= s.K) break;
+            dst[e] = src[e];
+          }
+        }
+      }
+    }
+    __syncwarp();  // the warp whole again before the next tile's wgmmas (.aligned)
+  }
+#endif
+}
+
+// --- host ------------------------------------------------------------------------------
+
+// A persistent launch: tiles = ceil(M / 128) x tiles_n (tiles_n = ceil(K / bn)), a grid of
+// min(tiles, SMs) blocks, and the model's cost of its busiest block: ceil(tiles / grid) tiles,
+// each of `steps` steps costing `step` plus a fixed `fixed` (the fill and the share of the
+// epilogue that the next tile's loads do not hide), in units of one (128, 64) step.
+struct Plan {
+  int tiles_n, tiles, grid;
+  double cost;
+};
+
+inline Plan plan_persistent(const Dims& d, int bn, int sms, double step, double fixed) {
+  Plan p{};
+  p.tiles_n = wb::ceil_div(d.s.K, bn);
+  const long long tiles = (long long)wb::ceil_div(d.M, 128) * p.tiles_n;
+  p.tiles = tiles < (1LL << 30) ? int(tiles) : -1;  // -1: too many for the kernels' int tile index
+  p.grid = int(std::min<long long>(tiles, sms));
+  const long long rounds = wb::ceil_div(tiles, (long long)p.grid);
+  p.cost = double(rounds) * (d.steps * step + fixed);
+  return p;
 }
 
 // --- host (implicit_gemm_wgmma_kernel.cu) ----------------------------------------------

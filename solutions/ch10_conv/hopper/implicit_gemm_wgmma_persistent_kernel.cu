@@ -119,18 +119,6 @@ struct PCfg {
 using PCfg128x128 = PCfg<128, 5>;
 using PCfg128x64 = PCfg<64, 7>;
 
-// One channel's BN parameters, read at a tile's start and folded (fold_bn, on this copy) in its
-// epilogue: the loads' latency passes under the K loop instead of stalling the epilogue.
-struct BnChannel {
-  float bias = 0.0f, gamma = 1.0f, beta = 0.0f, mean = 0.0f, var = 1.0f;
-  __device__ __forceinline__ void load(const BnParams& bn, int k) {
-    bias = bn.bias[k], gamma = bn.gamma[k], beta = bn.beta[k], mean = bn.mean[k], var = bn.var[k];
-  }
-  __device__ __forceinline__ Folded fold(float eps) const {
-    return fold_bn(BnParams{&bias, &gamma, &beta, &mean, &var, eps}, 0);
-  }
-};
-
 // grid (min(tiles, SMs)), block (T::kThreads), T::kSmem bytes of dynamic shared memory.
 // tiles = ceil(M / 128) x tiles_n, tiles_n = ceil(K / BN); tile i is pixel tile i / tiles_n,
 // filter tile i % tiles_n. C % 8 == 0, x and w 16-byte aligned; map_w: w as (C, R S, K), box
@@ -190,98 +178,12 @@ __global__ void __launch_bounds__(T::kThreads, 1)
     return;
   }
 
-  // --- consumers. Warpgroup cw computes pixel rows 64 cw .. 64 cw + 63 of each tile, all BN
-  // filters, and stores them itself.
-  const int cw = (tid - kLoaders) / 128, wt = tid % 128, warp = wt / 32;
+  // --- consumers (implicit_gemm_wgmma.cuh): warpgroup cw computes pixel rows 64 cw .. 64 cw + 63
+  // of each tile, all BN filters, and stores them itself; a proxy fence after each full wait
+  // (the producers' cp.async copies are generic-proxy writes).
   bf16* ob = reinterpret_cast<bf16*>(smem_raw + (base - smem_u32(smem_raw)) + T::kPipe);  // the output tile
-  constexpr int kPerRow = T::BN / 8, kRowsPerPass = 128 / kPerRow;
-  const int c8 = wt % kPerRow, rr = wt / kPerRow;
-  float acc[T::BN / 2];
-  int stage = 0;
-  uint32_t phase = 0;
-  int tile_parity = 0;
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, tile_parity ^= 1) {
-    const int m0 = tile / tiles_n * T::BM, k0 = tile % tiles_n * T::BN;
-    const bool folds = wt < T::BN && k0 + wt < s.K;  // this thread folds channel k0 + wt
-    BnChannel channel;
-    if (folds) channel.load(bn, k0 + wt);
-#pragma unroll
-    for (int i = 0; i < T::BN / 2; ++i) acc[i] = 0.0f;
-    int held = -1;  // the stage whose wgmmas may still be reading shared memory
-    for (int t = 0; t < d.steps; ++t) {
-      mbar_wait(full(stage), phase);  // the TMA bytes and every producer's copies of the step are in
-      fence_async_shared();           // ... and visible to the async proxy, which wgmma reads through
-      pin(acc);
-      wgmma_fence();
-      consume_step<T::BN>(acc, a_stage(stage) + uint32_t(cw * 64 * kRowBytes), b_stage(stage));
-      wgmma_commit();
-      wgmma_wait<1>();  // the step before's wgmmas are done reading their stage
-      pin(acc);
-      if (held >= 0 && lane == 0) mbar_arrive(empty(held));
-      held = stage;
-      if (++stage == kStages) stage = 0, phase ^= 1;
-    }
-    wgmma_wait<0>();
-    pin(acc);
-    if (lane == 0) mbar_arrive(empty(held));  // the last stage too: the next tile's steps fill it
-
-    // --- epilogue of this warpgroup's 64 rows, while the producers load the next tile. The
-    // output tile is only ever touched by ordinary loads and stores.
-    // Two sets of parameters, by the tile's parity: the set written here was last read two
-    // tiles ago, before the barriers of the tile in between.
-    Folded* f = sF[cw][tile_parity];
-    if (folds) f[wt] = channel.fold(bn.eps);
-    warpgroup_barrier(1 + cw);  // the tile's parameters are in; the tile before's rows all stored
-    // The accumulators (rows r and r + 8, filters 8 j + 2 q and + 1) folded, + residual,
-    // ReLU, rounded to BF16 (the same operations as epilogue_store8), into the BF16 tile.
-    const int q2 = 2 * (lane % 4);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = cw * 64 + warp * 16 + lane / 4 + 8 * h, m = m0 + r;
-      const bool m_ok = m < d.M;
-#pragma unroll
-      for (int j = 0; j < T::BN / 8; ++j) {
-        const int c = j * 8 + q2, k = k0 + c;
-        float r0 = 0.0f, r1 = 0.0f;
-        if (residual != nullptr && m_ok) {
-          const bf16* at = residual + int64_t(m) * s.K + k;
-          if (vec_out) {  // K even, k even: both in or both out
-            if (k < s.K) {
-              const float2 rv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(at));
-              r0 = rv.x, r1 = rv.y;
-            }
-          } else {
-            if (k < s.K) r0 = __bfloat162float(at[0]);
-            if (k + 1 < s.K) r1 = __bfloat162float(at[1]);
-          }
-        }
-        *reinterpret_cast<__nv_bfloat162*>(ob + r * T::kLdB + c) = __floats2bfloat162_rn(
-            apply_epilogue(acc[4 * j + 2 * h], f[c], r0), apply_epilogue(acc[4 * j + 2 * h + 1], f[c + 1], r1));
-        asm volatile("" ::: "memory");  // one j at a time: the compiler would load every j's parameters first
-      }
-    }
-    warpgroup_barrier(1 + cw);   // the warpgroup's rows are staged
-    const int kc = k0 + c8 * 8;  // the first of the thread's 8 channels
-    if (kc < s.K) {
-#pragma unroll 2
-      for (int r = cw * 64 + rr; r < cw * 64 + 64; r += kRowsPerPass) {
-        const int m = m0 + r;
-        if (m >= d.M) break;
-        const bf16* src = ob + r * T::kLdB + c8 * 8;
-        bf16* dst = y + int64_t(m) * s.K + kc;
-        if (vec_out) {
-          *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-        } else {
-#pragma unroll
-          for (int e = 0; e < 8; ++e) {
-            if (kc + e >= s.K) break;
-            dst[e] = src[e];
-          }
-        }
-      }
-    }
-    __syncwarp();  // the warp whole again before the next tile's wgmmas (.aligned)
-  }
+  persistent_consumers<T, kLoaders, true>(base, ob, full_bar, empty_bar, sF, bn, residual, y, d, tiles_n, tiles,
+                                          vec_out, tid, lane);
 #else
   __trap();  // built for sm_90a only; the launcher never runs it elsewhere
 #endif
@@ -293,20 +195,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 constexpr double kStep128 = 1.25;  // a (128, 128) step: a third more bytes, twice the MACs
 constexpr double kTile64 = 2.0, kTile128 = 3.0;
 
-struct Plan {
-  int tiles_n, tiles, grid;
-  double cost;
-};
-
 Plan plan(const Dims& d, int bn, int sms) {
-  Plan p{};
-  p.tiles_n = wb::ceil_div(d.s.K, bn);
-  const long long tiles = (long long)wb::ceil_div(d.M, 128) * p.tiles_n;
-  p.tiles = tiles < (1LL << 30) ? int(tiles) : -1;  // -1: too many for the kernel's int tile index
-  p.grid = int(std::min<long long>(tiles, sms));
-  const long long rounds = wb::ceil_div(tiles, (long long)p.grid);
-  p.cost = double(rounds) * (bn == 128 ? d.steps * kStep128 + kTile128 : d.steps + kTile64);
-  return p;
+  return bn == 128 ? plan_persistent(d, 128, sms, kStep128, kTile128) : plan_persistent(d, 64, sms, 1.0, kTile64);
 }
 
 template <class T>

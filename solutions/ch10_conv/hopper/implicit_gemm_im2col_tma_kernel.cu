@@ -1,0 +1,296 @@
+// v13 (bonus, Hopper sm_90a only) — v12's persistent kernel with the im2col gather handed to the
+// copy engine: one TMA copy in im2col mode brings a step's 128 rows of A, so one thread issues
+// every copy of the block, and the 256 gathering threads of v12's two producer warpgroups are gone.
+//
+// Why (docs/ch10-conv.md, v12's numbers on an H200, batch 32): v12's step of 128 A rows took
+// 0.5-0.7 us (37.2 us / 54 steps a block on the 56 x 56 layer, 26.1 us / 36 steps at (128, 128)
+// on the 14 x 14 one), where cuDNN does the 7 x 7 layer's 128 x 64 steps in 0.34 us, and one
+// producer warpgroup instead of two made v12's steps 30 % slower: the gather (1,024 16-byte
+// cp.async a step, each an address computed, a predicate, an L1 request) sets the pace, not the
+// tensor cores (a (128, 64) step is 256 tensor-core cycles, about 0.14 us).
+//
+// TMA's im2col mode (PTX ISA: cp.async.bulk.tensor, "im2col" load mode; the host's map:
+// cuTensorMapEncodeIm2col). x, NHWC, is a 4-D tensor (C, W, H, N) to the copy engine, with a
+// bounding box per image: the positions of a filter's tap (0, 0) for every output pixel,
+//
+//   w from -pad to -pad + (Q - 1) stride  (lower corner -pad, upper corner -pad + (Q - 1) stride
+//   h from -pad to -pad + (P - 1) stride   - (W - 1); the same for h), step: the traversal stride
+//
+// One copy names the first pixel of the tile (its tap (0, 0) at (c, w0, h0, n)) and the tap
+// (offsets s, r); the engine walks 128 positions through the box as the GEMM's rows run (q, then
+// p, then the next image), reads the 64 channels from c of each at (w + s, h + r), zeros where
+// that is in the padding or past C, and past the last image, and writes row i of the stage in
+// the 128-byte swizzle: exactly the A stage v12's threads built with 1,024 cp.async.
+//
+//   producer warpgroup (thread 0)          consumer warpgroups 1, 2 (v12's, implicit_gemm_wgmma.cuh)
+//   for each tile, each step:              for each tile, each step: wait full; 4 wgmma;
+//     wait empty[s]                          commit; wait the step before; release its stage
+//     expect_tx (A 16 KB + B 8 or 16 KB)    (no proxy fence: every byte of a stage is the copy
+//     im2col box of x -> A[s]                engine's, completed through the barrier)
+//     tiled box of w  -> B[s]              epilogue: registers -> BF16 tile -> 16-byte stores
+//
+// What changed from v12:
+//   * A by one TMA copy a step (im2col mode) instead of 4 cp.async from each of 256 threads; the
+//     full barrier counts one arrival (thread 0's expect_tx) and the copies' bytes;
+//   * a producer warpgroup of one working thread (384 threads a block, not 512); the other 127
+//     leave at once (their registers go to the consumers' bound);
+//   * the consumers skip the proxy fence after each full wait (no generic-proxy writes);
+//   * stages: 8 of 24 KB at (128, 64) (v12: 7), 5 of 32 KB at (128, 128);
+//   * resident filters: where a block keeps one filter tile for all its tiles (the grid a
+//     multiple of the filter tiles) and every step's box of it fits beside the stages (at most
+//     9 steps at (128, 64): a 3 x 3 layer of up to 64 channels, a 1 x 1 of up to 576), the
+//     producer loads them once, and a stage carries A alone (16 KB a step instead of 24).
+//
+// Shared memory (1024-byte aligned), per block, one block an SM:
+//   (128, 128): 5 stages of (16 + 16) KB, the 128 x 136 BF16 tile (34 KB): 195 KB
+//   (128,  64): 8 stages of (16 +  8) KB, the 128 x  72 BF16 tile (18 KB): 211 KB
+//
+// Edges: what an im2col map can describe: a stride of at most 8 (the traversal stride), corners
+// and padding within the map's signed 8-bit corner offsets, taps within its offsets; anything
+// else goes to v12 (the launcher returns false). Channels past C and filters past K are zeros
+// (the maps' fill); pixel rows past M are the engine's walk past the last image: zeros, never
+// stored.
+//
+// Run: build/ch10/bin/ch10_solution_tests --gtest_filter='*v13_*'
+//      build/ch10/bin/ch10_bench --op=conv2d_bn_relu/bf16
+//      --impl=v13_implicit_gemm_im2col_tma,v12_implicit_gemm_wgmma_persistent,cudnn_fused
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "device/sm90.cuh"
+#include "device/vec.cuh"
+#include "runtime/errors.cuh"
+#include "runtime/launch_helpers.cuh"
+#include "conv_common.cuh"
+#include "hopper.cuh"
+#include "implicit_gemm_wgmma.cuh"
+
+namespace ch10::solution::hopper {
+namespace {
+
+using namespace wb::sm90;  // mbarriers, TMA, fences (harness/device/sm90.cuh)
+using wb::ptx::smem_u32;
+
+constexpr int kIssuers = 128;  // the producer warpgroup (thread 0 issues; the rest wait or leave)
+
+// One block: 128 pixels x BN filters, kStages stages, one block an SM. kResident: the block
+// keeps one filter tile for all its tiles, every step's B box loaded once, after the A stages
+// (steps x kBStage bytes more, at launch); the stages hold A alone.
+template <int BN_, int kStages_, bool kResident_ = false>
+struct ICfg {
+  static constexpr int BM = 128, BN = BN_, kStages = kStages_;
+  static constexpr bool kResident = kResident_;
+  static constexpr int kThreads = kIssuers + 256;                           // + two consumer warpgroups
+  static constexpr int kAStage = BM * kRowBytes, kBStage = BN * kRowBytes;  // bytes
+  static constexpr int kPipe = kStages * (kAStage + (kResident ? 0 : kBStage));
+  static constexpr int kLdB = BN + 8;                // the BF16 output tile: values a row (16 bytes of padding)
+  static constexpr int kOut = BM * kLdB * 2;         // the output tile, after the stages (and the filters)
+  static constexpr int kSmem = kPipe + kOut + 1024;  // + the alignment slack (+ the resident filters)
+  // The most steps whose filters fit beside the stages (8 KB kept for the static arrays).
+  static constexpr int kMaxResident = kResident ? (227 * 1024 - 8192 - kSmem) / kBStage : 0;
+  static_assert(BN == 64 || BN == 128, "wgmma shapes: m64n64k16, m64n128k16");
+  static_assert(kAStage % 1024 == 0 && kBStage % 1024 == 0, "every stage starts on a swizzle period");
+  static_assert(kPipe % 16 == 0, "the output tile's 16-byte reads");
+  static_assert(32 % (BN / 8) == 0, "the epilogue: a warp covers whole rows of BN / 8 channel groups");
+  static_assert(kSmem + 1024 + 8192 <= 228 * 1024, "one block an SM (with the static arrays)");
+};
+
+using ICfg128x128 = ICfg<128, 5>;
+using ICfg128x64 = ICfg<64, 8>;
+using ICfg128x64Resident = ICfg<64, 8, true>;
+static_assert(ICfg128x64Resident::kMaxResident >= 9, "a 3 x 3 layer of up to 64 channels keeps its filters");
+
+// grid (min(tiles, SMs)), block (T::kThreads), T::kSmem bytes of dynamic shared memory (+ steps
+// x kBStage with resident filters). tiles = ceil(M / 128) x tiles_n, tiles_n = ceil(K / BN);
+// tile i is pixel tile i / tiles_n, filter tile i % tiles_n (resident filters: the grid a
+// multiple of tiles_n, so that a block's tiles share one filter tile). map_x: x as (C, W, H, N)
+// in im2col mode, 64 channels x 128 pixels a copy, 128 B swizzle; map_w: w as (C, R S, K), box
+// (64, 1, BN), 128 B swizzle. vec_out: K % 8 == 0, y and residual 16-byte aligned.
+template <class T>
+__global__ void __launch_bounds__(T::kThreads, 1)
+    conv_im2col_tma_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
+                           BnParams bn, const bf16* __restrict__ residual, bf16* __restrict__ y, Dims d, int tiles_n,
+                           int tiles, bool vec_out) {
+#if defined(CH10_SM90A)
+  constexpr int kStages = T::kStages;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  __shared__ __align__(8) uint64_t full_bar[kStages], empty_bar[kStages], b_bar;  // b_bar: resident filters
+  __shared__ Folded sF[2][2][T::BN];  // each consumer warpgroup's, two sets by the tile's parity
+  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+
+  const ConvShape& s = d.s;
+  const int tid = threadIdx.x, lane = tid % 32;
+  if (tid == 0) {
+    for (int st = 0; st < kStages; ++st) {
+      mbar_init(smem_u32(&full_bar[st]), 1);   // thread 0's expect_tx (and the copies' bytes)
+      mbar_init(smem_u32(&empty_bar[st]), 8);  // lane 0 of each consumer warp
+    }
+    mbar_init(smem_u32(&b_bar), 1);
+    fence_mbarrier_init();  // visible to the copy engine
+  }
+  __syncthreads();  // the only block-wide barrier: from here on the warpgroups go their own ways
+
+  if (tid < kIssuers) {
+    if (tid == 0) {
+      // --- the producer, one thread: tile after tile, step after step; stage and phase run on
+      // across tiles. A tile's first pixel m0 = (n, p, q) puts its tap (0, 0) at (w0, h0).
+      const int pq_count = d.P * d.Q;
+      if constexpr (T::kResident) {  // every step's box of the block's one filter tile, once
+        const uint32_t bar = smem_u32(&b_bar);
+        const int k0 = int(blockIdx.x) % tiles_n * T::BN;  // the grid is a multiple of tiles_n
+        mbar_arrive_expect_tx(bar, uint32_t(d.steps * T::kBStage));
+        int lr = 0, ls = 0, lc = 0;
+        for (int t = 0; t < d.steps; ++t) {
+          tma_load_3d(base + uint32_t(T::kPipe + t * T::kBStage), &map_w, lc, lr * s.S + ls, k0, bar);
+          next_step(s, lr, ls, lc);
+        }
+      }
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const int m0 = tile / tiles_n * T::BM, k0 = tile % tiles_n * T::BN;
+        const int n = m0 / pq_count, pq = m0 - n * pq_count, p = pq / d.Q, q = pq - p * d.Q;
+        const int w0 = q * s.stride - s.pad, h0 = p * s.stride - s.pad;
+        int lr = 0, ls = 0, lc = 0;  // the step to load: tap (lr, ls) of the channels from lc
+        for (int t = 0; t < d.steps; ++t) {
+          const uint32_t full = smem_u32(&full_bar[stage]);
+          const uint32_t b_dst = base + uint32_t(kStages * T::kAStage + stage * T::kBStage);
+          mbar_wait(smem_u32(&empty_bar[stage]), phase ^ 1);  // every consumer warp is done with it
+          mbar_arrive_expect_tx(full, T::kAStage + (T::kResident ? 0 : T::kBStage));
+          tma_load_im2col_4d(base + uint32_t(stage * T::kAStage), &map_x, lc, w0, h0, n, uint16_t(ls), uint16_t(lr),
+                             full);
+          if constexpr (!T::kResident) tma_load_3d(b_dst, &map_w, lc, lr * s.S + ls, k0, full);  // (64, 1, BN) box of w
+          next_step(s, lr, ls, lc);
+          if (++stage == kStages) stage = 0, phase ^= 1;
+        }
+      }
+    }
+    return;
+  }
+
+  // --- consumers (implicit_gemm_wgmma.cuh, as v12's): no proxy fence, every byte of a stage
+  // comes from the copy engine and completes through the full barrier.
+  const int b_bytes = T::kResident ? d.steps * T::kBStage : 0;  // the resident filters, after the stages
+  bf16* ob = reinterpret_cast<bf16*>(smem_raw + (base - smem_u32(smem_raw)) + T::kPipe + b_bytes);  // output tile
+  persistent_consumers<T, kIssuers, false, T::kResident>(base, ob, full_bar, empty_bar, sF, bn, residual, y, d, tiles_n,
+                                                         tiles, vec_out, tid, lane, base + uint32_t(T::kPipe), &b_bar);
+#else
+  __trap();  // built for sm_90a only; the launcher never runs it elsewhere
+#endif
+}
+
+// --- host side -------------------------------------------------------------------------
+
+// The model's costs, in (128, 64) steps (implicit_gemm_wgmma.cuh, plan_persistent): v12's.
+constexpr double kStep128 = 1.25;  // a (128, 128) step: a third more bytes, twice the MACs
+constexpr double kTile64 = 2.0, kTile128 = 3.0;
+
+// cuTensorMapEncodeIm2col, reached through the runtime (no link against libcuda).
+PFN_cuTensorMapEncodeIm2col_v12000 im2col_encoder() {
+  static const PFN_cuTensorMapEncodeIm2col_v12000 fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeIm2col", &p, 12000, cudaEnableDefault, &found));
+    return found == cudaDriverEntryPointSuccess ? reinterpret_cast<PFN_cuTensorMapEncodeIm2col_v12000>(p) : nullptr;
+  }();
+  return fn;
+}
+
+// The corners of the bounding box along one axis (input size `in`, output size `out`): the tap
+// (0, 0) of output 0 sits at -pad, that of the last output at -pad + (out - 1) stride, which
+// the map states as an offset from in - 1. Both must fit the map's signed 8-bit corners.
+bool corners(int in, int out, const ConvShape& s, int& lower, int& upper) {
+  lower = -s.pad;
+  const long long up = -(long long)s.pad + (long long)(out - 1) * s.stride - (in - 1);
+  upper = int(up);
+  return lower >= -128 && up >= -128 && up <= 127;
+}
+
+// x (N x H x W x C, BF16) in im2col mode: (C, W, H, N), 64 channels x 128 pixels a copy, the
+// 128-byte swizzle, zeros outside. False where the shape is outside what the map describes.
+bool make_im2col_map(CUtensorMap& map, const bf16* x, const ConvShape& s, int P, int Q) {
+  int lower[2], upper[2];  // (w, h): innermost first, as the dimensions
+  if (s.stride > 8 || s.R > 64 || s.S > 64 || !corners(s.W, Q, s, lower[0], upper[0]) ||
+      !corners(s.H, P, s, lower[1], upper[1])) {
+    return false;
+  }
+  const auto encode = im2col_encoder();
+  if (encode == nullptr) return false;
+  const cuuint64_t dims[4] = {cuuint64_t(s.C), cuuint64_t(s.W), cuuint64_t(s.H), cuuint64_t(s.N)};
+  const cuuint64_t strides[3] = {cuuint64_t(s.C) * sizeof(bf16), cuuint64_t(s.W) * s.C * sizeof(bf16),
+                                 cuuint64_t(s.H) * s.W * s.C * sizeof(bf16)};
+  const cuuint32_t element_strides[4] = {1, cuuint32_t(s.stride), cuuint32_t(s.stride), 1};
+  const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<bf16*>(x), dims, strides, lower,
+                            upper, kBK, 128, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS;
+}
+
+// The map of the last call, so that timing a call does not time its encoding.
+struct Im2colCache {
+  const bf16* x = nullptr;
+  ConvShape s{};
+  bool ok = false;
+  CUtensorMap map{};
+};
+
+const CUtensorMap* activation_map(const bf16* x, const ConvShape& s, int P, int Q) {
+  static Im2colCache cache;
+  const ConvShape& c = cache.s;
+  if (cache.x != x || c.N != s.N || c.H != s.H || c.W != s.W || c.C != s.C || c.R != s.R || c.S != s.S ||
+      c.stride != s.stride || c.pad != s.pad) {
+    cache.ok = make_im2col_map(cache.map, x, s, P, Q);
+    cache.x = x, cache.s = s;
+  }
+  return cache.ok ? &cache.map : nullptr;
+}
+
+template <class T>
+void launch(const CUtensorMap& map_x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d,
+            const Plan& p, bool vec_out, cudaStream_t stream) {
+  auto* kernel = &conv_im2col_tma_kernel<T>;
+  [[maybe_unused]] static const bool raised =
+      wb::allow_dynamic_smem(kernel, T::kSmem + T::kMaxResident * T::kBStage);  // once per configuration
+  const CUtensorMap& map_w = filter_map(w, d.s, T::BN);
+  const int smem = T::kSmem + (T::kResident ? d.steps * T::kBStage : 0);
+  kernel<<<p.grid, T::kThreads, smem, stream>>>(map_x, map_w, bn, residual, y, d, p.tiles_n, p.tiles, vec_out);
+  WB_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+bool conv_bn_relu_im2col(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const ConvShape& s,
+                         cudaStream_t stream, PersistentTile tile, Im2colSchedule schedule) {
+  const Dims d = dims_of(s);
+  const CUtensorMap* map_x = activation_map(x, s, d.P, d.Q);
+  if (map_x == nullptr) return false;
+  const bool vec_out = s.K % 8 == 0 && wb::aligned16(y) && (residual == nullptr || wb::aligned16(residual));
+  const int sms = wb::sm_count();
+  const Plan p64 = plan_persistent(d, 64, sms, 1.0, kTile64), p128 = plan_persistent(d, 128, sms, kStep128, kTile128);
+  if (p64.tiles < 0 || p128.tiles < 0) return false;
+  // Resident filters where a block's tiles share one filter tile and its steps fit: a step then
+  // carries A alone. kAuto takes them wherever they apply (measured on an H200: the fastest form
+  // on both layers of the six where they do, docs/ch10-conv.md), else the model's tile.
+  const bool resident = p64.grid % p64.tiles_n == 0 && d.steps <= ICfg128x64Resident::kMaxResident;
+  if (schedule == Im2colSchedule::kResident || (schedule == Im2colSchedule::kAuto && tile == PersistentTile::kAuto)) {
+    if (resident) {
+      launch<ICfg128x64Resident>(*map_x, w, bn, residual, y, d, p64, vec_out, stream);
+      return true;
+    }
+    if (schedule == Im2colSchedule::kResident) tile = PersistentTile::k128x64;
+  }
+  if (tile == PersistentTile::kAuto) tile = p128.cost < p64.cost ? PersistentTile::k128x128 : PersistentTile::k128x64;
+  if (tile == PersistentTile::k128x128) {
+    launch<ICfg128x128>(*map_x, w, bn, residual, y, d, p128, vec_out, stream);
+  } else {
+    launch<ICfg128x64>(*map_x, w, bn, residual, y, d, p64, vec_out, stream);
+  }
+  return true;
+}
+
+}  // namespace ch10::solution::hopper
