@@ -1,7 +1,8 @@
 // The Hopper bonus's convolution kernel, built for sm_90a alone (hopper/implicit_gemm_wgmma_kernel.cu,
 // in its own library: workbook_add_hopper_library in cmake/Workbook.cmake). The ladder's v8
 // launcher (v8_implicit_gemm_wgmma.cu) checks the GPU and decides per call whether this path
-// applies; v6 runs the shapes it does not take.
+// applies; v6 runs the shapes it does not take. Host declarations only: every launcher includes
+// it (for the tile enums), and calls its functions only where WB_CH10_HOPPER says they are built.
 #pragma once
 #include <cuda_runtime.h>
 
