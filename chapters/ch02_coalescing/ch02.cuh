@@ -30,10 +30,10 @@ using TransposeF32Fn = void(const float* in, float* out, int rows, int cols, cud
 using TransposeBF16Fn = void(const __nv_bfloat16* in, __nv_bfloat16* out, int rows, int cols, cudaStream_t stream);
 
 namespace student {
-StridedCopyFn strided_copy;      // ex1
-TransposeF32Fn transpose_naive;  // ex2
-TransposeF32Fn transpose;        // ex3
-TransposeBF16Fn transpose_bf16;  // ex4
+StridedCopyFn strided_copy;
+TransposeF32Fn transpose_naive;
+TransposeF32Fn transpose;
+TransposeBF16Fn transpose_bf16;
 }  // namespace student
 
 }  // namespace ch02

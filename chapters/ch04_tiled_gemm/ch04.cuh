@@ -47,9 +47,9 @@ std::string best_config_note();  // solutions/ch04_tiled_gemm/v8_double_bufferin
 extern const char* const kReferenceMathMode;  // reference/ch04_tiled_gemm/cublas_sgemm.cu
 
 namespace student {
-SgemmFn sgemm_naive;      // ex1_naive.cu
-SgemmFn sgemm_smem;       // ex2_smem_tiling.cu
-SgemmFn sgemm_registers;  // ex3_register_tiling.cu
+SgemmFn sgemm_naive;
+SgemmFn sgemm_smem;
+SgemmFn sgemm_registers;
 }  // namespace student
 
 }  // namespace ch04

@@ -85,10 +85,10 @@ using ResidualRmsNormFn = void(const bf16* x, const bf16* r, const bf16* gamma, 
                                int C, int ld, float eps, cudaStream_t stream);
 
 namespace student {
-LayerNormF32Fn layernorm_f32;                 // ex1_layernorm_f32.cu
-ResidualLayerNormFn residual_layernorm;       // ex2_residual_layernorm.cu
-ResidualRmsNormFn residual_rmsnorm;           // ex3_residual_rmsnorm.cu
-ResidualLayerNormFn residual_layernorm_warp;  // ex4_decode_warp_per_row.cu
+LayerNormF32Fn layernorm_f32;
+ResidualLayerNormFn residual_layernorm;
+ResidualRmsNormFn residual_rmsnorm;
+ResidualLayerNormFn residual_layernorm_warp;
 }  // namespace student
 
 }  // namespace ch06

@@ -94,11 +94,11 @@ using SoftmaxTopKProbsFn = void(const float* x, float* probs, float* values, int
                                 void* workspace, cudaStream_t stream);
 
 namespace student {
-SoftmaxFn softmax_three_pass;           // ex1_softmax_three_pass.cu
-SoftmaxFn softmax_online;               // ex2_online_softmax.cu
-TopKFn topk;                            // ex3_topk.cu
-SoftmaxTopKFn softmax_topk;             // ex4_softmax_topk.cu
-SoftmaxTopKProbsFn softmax_topk_probs;  // ex4_softmax_topk.cu
+SoftmaxFn softmax_three_pass;
+SoftmaxFn softmax_online;
+TopKFn topk;
+SoftmaxTopKFn softmax_topk;
+SoftmaxTopKProbsFn softmax_topk_probs;
 }  // namespace student
 
 }  // namespace ch07

@@ -216,12 +216,12 @@ inline void require_groups(const char* who, int Hq, int Hkv) {
 }
 
 namespace student {
-AttentionF32Fn unfused_attention;         // ex1_unfused_attention.cu
-ScoresSoftmaxF32Fn fused_scores_softmax;  // ex2_fused_scores_softmax.cu
-AttentionF32Fn flash_attention_f32;       // ex3_flash_attention_f32.cu
-AttentionBf16Fn flash_attention_mma;      // ex4_flash_attention_mma.cu
-DecodeAttentionBf16Fn decode_attention;   // ex5_decode_attention.cu
-RaggedAttentionBf16Fn ragged_attention;   // ex6_ragged_attention.cu
+AttentionF32Fn unfused_attention;
+ScoresSoftmaxF32Fn fused_scores_softmax;
+AttentionF32Fn flash_attention_f32;
+AttentionBf16Fn flash_attention_mma;
+DecodeAttentionBf16Fn decode_attention;
+RaggedAttentionBf16Fn ragged_attention;
 }  // namespace student
 
 }  // namespace ch08

@@ -164,8 +164,8 @@ inline void require_int4(int K, const float* scale, const uint8_t* zero) {
 }
 
 namespace student {
-LinearFn<bf16> linear;  // ex1_linear_epilogue.cu
-GemvFn<bf16> gemv;      // ex2_gemv.cu
+LinearFn<bf16> linear;
+GemvFn<bf16> gemv;
 }  // namespace student
 
 }  // namespace ch09

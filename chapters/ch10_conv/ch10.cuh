@@ -120,10 +120,10 @@ inline void require_valid_depthwise(int N, int H, int W, int C) {
 }
 
 namespace student {
-Conv2dF32Fn conv2d_direct;        // ex1_direct.cu
-ConvBnReluFn conv_implicit_gemm;  // ex2_implicit_gemm.cu
-ConvBnReluFn conv_implicit_mma;   // ex3_implicit_gemm_mma.cu
-Depthwise3x3Fn depthwise3x3;      // ex4_depthwise.cu
+Conv2dF32Fn conv2d_direct;
+ConvBnReluFn conv_implicit_gemm;
+ConvBnReluFn conv_implicit_mma;
+Depthwise3x3Fn depthwise3x3;
 }  // namespace student
 
 }  // namespace ch10
