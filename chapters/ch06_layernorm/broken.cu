@@ -31,6 +31,7 @@
 
 #include "ch06.cuh"
 #include "runtime/errors.cuh"
+#include "declare/op.cuh"
 #include "runtime/launch_helpers.cuh"
 #include "device/reduce.cuh"
 
@@ -219,12 +220,7 @@ void persistent_missing_end_barrier_rmsnorm(const bf16* x, const bf16* r, const 
   WB_CHECK_LAUNCH();
 }
 
-}  // namespace ch06::broken
-
 // --- as the harness sees them: each must be rejected with one of the codes it declares.
-#include "declare/op.cuh"
-
-namespace ch06::broken {
 
 WB_VARIANTS(ch06_broken, wb::Role::Broken) {
   using wb::Code;

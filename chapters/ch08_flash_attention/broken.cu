@@ -51,6 +51,7 @@
 
 #include "ch08.cuh"
 #include "runtime/errors.cuh"
+#include "declare/op.cuh"
 #include "device/async_copy.cuh"
 #include "device/vec.cuh"
 
@@ -184,12 +185,7 @@ void scale_twice(const float* q, const float* k, const float* v, float* o, float
   run<Mistake::ScaleTwice>(q, k, v, o, lse, B, H, Sq, Sk, D, scale, causal, stream);
 }
 
-}  // namespace ch08::broken
-
 // --- as the harness sees them: each must be rejected with one of the codes it declares.
-#include "declare/op.cuh"
-
-namespace ch08::broken {
 
 WB_VARIANTS(ch08_broken, wb::Role::Broken) {
   using wb::Code;

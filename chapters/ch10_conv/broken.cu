@@ -11,6 +11,7 @@
 #include "conv_common.cuh"
 #include "device/math.cuh"
 #include "runtime/errors.cuh"
+#include "declare/op.cuh"
 
 namespace ch10::broken {
 namespace {
@@ -131,12 +132,8 @@ void filter_transposed(const bf16* x, const bf16* w, bf16* y, int N, int H, int 
 }
 
 }  // namespace
-}  // namespace ch10::broken
 
 // --- as the harness sees them: each must be rejected with one of the codes it declares.
-#include "declare/op.cuh"
-
-namespace ch10::broken {
 
 WB_VARIANTS(ch10_broken, wb::Role::Broken) {
   using wb::Code;
