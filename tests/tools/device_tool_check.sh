@@ -5,9 +5,7 @@
 # a GPU a good line says so and exits with status 1.
 #
 # usage: device_tool_check.sh TOOL NAME
-set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/lib/expect.sh"
+source "$(dirname "$0")/lib/expect.sh"  # expect, nothing_left, fresh_dir, ...; set -uo pipefail
 tool=${1:?usage: device_tool_check.sh TOOL NAME}
 name=${2:?usage}
 

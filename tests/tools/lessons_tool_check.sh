@@ -5,9 +5,7 @@
 # exits with 77 (skipped).
 #
 # usage: lessons_tool_check.sh CH10_LESSONS
-set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/lib/expect.sh"
+source "$(dirname "$0")/lib/expect.sh"  # expect, nothing_left, fresh_dir, ...; set -uo pipefail
 tool=${1:?usage: lessons_tool_check.sh CH10_LESSONS}
 
 expect 0 "--samples.*--only" -- "$tool" --help

@@ -5,12 +5,9 @@
 # left behind; without a GPU a good line says so and exits with 77 (nothing to measure).
 #
 # usage: memory_tool_check.sh CH08_MEMORY WORK_DIR
-set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/lib/expect.sh"
+source "$(dirname "$0")/lib/expect.sh"  # expect, nothing_left, fresh_dir, ...; set -uo pipefail
 tool=${1:?usage: memory_tool_check.sh CH08_MEMORY WORK_DIR}
-work=${2:?usage}
-rm -rf "$work" && mkdir -p "$work" || exit 1
+work=$(fresh_dir "${2:?usage}") || exit 1
 json=$work/memory.json
 
 expect 0 "--batch.*--heads.*--max-s.*--json" -- "$tool" --help

@@ -5,9 +5,7 @@
 # exits with 77 (skipped).
 #
 # usage: overlap_tool_check.sh CH11_OVERLAP
-set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/lib/expect.sh"
+source "$(dirname "$0")/lib/expect.sh"  # expect, nothing_left, fresh_dir, ...; set -uo pipefail
 tool=${1:?usage: overlap_tool_check.sh CH11_OVERLAP}
 
 expect 0 "--n.*--steps.*--chain-n.*--strict" -- "$tool" --help

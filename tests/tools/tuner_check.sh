@@ -7,13 +7,10 @@
 # good line ends with a message saying so (status 1) and writes nothing.
 #
 # usage: tuner_check.sh CHNN_TUNE CHAPTER WORK_DIR
-set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-source "$here/lib/expect.sh"
+source "$(dirname "$0")/lib/expect.sh"  # expect, nothing_left, fresh_dir, ...; set -uo pipefail
 tool=${1:?usage: tuner_check.sh CHNN_TUNE CHAPTER WORK_DIR}
 ch=${2:?usage}
-work=${3:?usage}
-rm -rf "$work" && mkdir -p "$work" || exit 1
+work=$(fresh_dir "${3:?usage}") || exit 1
 unset WORKBOOK_CONFIG_DIR
 
 # An op, a tunable variant of it, and a variant of the chapter that is not tunable.

@@ -6,12 +6,10 @@
 # file (nor a temporary) behind; an existing --out is left as it was.
 #
 # usage: quantize_tool_check.sh GPT2_QUANTIZE GPT2_RANDOM_WEIGHTS WORK_DIR
-set -uo pipefail
-source "$(cd "$(dirname "$0")/../../.." && pwd)/tests/tools/lib/expect.sh"  # expect, nothing_left, no_temporaries
+source "$(dirname "$0")/../../../tests/tools/lib/expect.sh"  # expect, nothing_left, fresh_dir, ...; set -uo pipefail
 tool=${1:?usage: quantize_tool_check.sh GPT2_QUANTIZE GPT2_RANDOM_WEIGHTS WORK_DIR}
 gen=${2:?usage}
-work=${3:?usage}
-rm -rf "$work" && mkdir -p "$work" || exit 1
+work=$(fresh_dir "${3:?usage}") || exit 1
 
 tiny=$work/tiny.safetensors
 "$gen" --config=tiny --seed=5 --dtype=bf16 --out="$tiny" >/dev/null || fail "gpt2_random_weights could not write $tiny"

@@ -5,12 +5,10 @@
 # nothing is overwritten, and no output or temporary file is left behind.
 #
 # usage: tools_check.sh GPT2_RANDOM_WEIGHTS GPT2_CPU_CHECK WORK_DIR
-set -uo pipefail
-source "$(cd "$(dirname "$0")/../../.." && pwd)/tests/tools/lib/expect.sh"  # expect, nothing_left, no_temporaries
+source "$(dirname "$0")/../../../tests/tools/lib/expect.sh"  # expect, nothing_left, fresh_dir, ...; set -uo pipefail
 gen=${1:?usage: tools_check.sh GPT2_RANDOM_WEIGHTS GPT2_CPU_CHECK WORK_DIR}
 check=${2:?usage}
-work=${3:?usage}
-rm -rf "$work" && mkdir -p "$work" || exit 1
+work=$(fresh_dir "${3:?usage}") || exit 1
 
 tiny=$work/tiny.safetensors
 # --- gpt2_random_weights ---------------------------------------------------------------------

@@ -2,11 +2,25 @@
 # models' tool checks). Each test runs a program the way a learner types it and checks
 # three things: the message, the exit status, and that nothing was left behind.
 #
-#   source tests/tools/lib/expect.sh
+#   source "$(dirname "$0")/lib/expect.sh"
+#   work=$(fresh_dir "${2:?usage}") || exit 1
 #   expect 2 "--device: 'abc' is not a whole number" -- "$tool" --device=abc
 #   nothing_left "$work/out" "$work/r.json"
+#
+# Sourcing it sets the mode every check runs in (set -uo pipefail): an unset variable stops
+# the check, and a pipeline fails when any of its commands does; a failed command alone does
+# not stop it, since the checks test exit statuses themselves.
+set -uo pipefail
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# fresh_dir DIR: DIR emptied for the check's files (removed, then made again); prints DIR,
+# or fails when it cannot. work=$(fresh_dir "$3") || exit 1
+fresh_dir() {
+  rm -rf "$1" || fail "cannot remove $1"
+  mkdir -p "$1" || fail "cannot make $1"
+  echo "$1"
+}
 
 # expect RC PATTERN -- COMMAND...: runs it; the exit status must be RC and the output
 # (stdout and stderr together) must match the extended regex PATTERN, across lines.
