@@ -14,8 +14,9 @@
 //                           total += partial * scale_a[kb * M + i] * scale_b[(j / 128) *
 //                           fp8_scale_b_ld(K) + kb]. Mind the layouts: scale_a has M running
 //                           fastest, scale_b's rows are padded to a multiple of 4.
-// Each GEMM launcher first calls check_fp8_gemm_args(M, N, K, "...") (ch05.cuh): K must be a
-// positive multiple of 16 and N a multiple of 16; it throws std::invalid_argument otherwise.
+// Both GEMM launchers go through launch_fp8_gemm below, which first calls
+// check_fp8_gemm_args(M, N, K, who) (ch05.cuh): K must be a positive multiple of 16 and N a
+// multiple of 16; it throws std::invalid_argument otherwise.
 //
 // A tensor-core version (optional, sm_89+: guard the asm with __CUDA_ARCH__ >= 890) would use
 // mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32, whose B fragment is K-major ("col"),
@@ -59,6 +60,16 @@ __global__ void fp8_gemm_kernel(int M, int N, int K, const __nv_fp8_e4m3* A, con
   // TODO: D[i][j] from row i of A and row j of B (N x K); per-tensor or per-block scales.
 }
 
+// The launch of both GEMMs (`blocked`: the per-block scales); `who` names the launcher in a refusal.
+void launch_fp8_gemm(const char* who, int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B,
+                     const float* scale_a, const float* scale_b, bool blocked, __nv_bfloat16* D, cudaStream_t stream) {
+  check_fp8_gemm_args(M, N, K, who);
+  if (M == 0 || N == 0) return;
+  const dim3 grid(1);  // TODO
+  fp8_gemm_kernel<<<grid, kThreads, 0, stream>>>(M, N, K, A, B, scale_a, scale_b, blocked, D);
+  WB_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 void student::fp8_quantize(int M, int K, const __nv_bfloat16* X, const float* scale, __nv_fp8_e4m3* Q,
@@ -75,22 +86,14 @@ void student::fp8_gemm(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_f
                        const float* scale_b, __nv_bfloat16* D, cudaStream_t stream) {
   WB_NOT_IMPLEMENTED("chapters/ch05_wmma/ex4_fp8_gemm.cu");  // delete this line when you start
 
-  check_fp8_gemm_args(M, N, K, "fp8_gemm");
-  if (M == 0 || N == 0) return;
-  const dim3 grid(1);  // TODO
-  fp8_gemm_kernel<<<grid, kThreads, 0, stream>>>(M, N, K, A, B, scale_a, scale_b, false, D);
-  WB_CHECK_LAUNCH();
+  launch_fp8_gemm("fp8_gemm", M, N, K, A, B, scale_a, scale_b, false, D, stream);
 }
 
 void student::fp8_gemm_block_scaled(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B,
                                     const float* scale_a, const float* scale_b, __nv_bfloat16* D, cudaStream_t stream) {
   WB_NOT_IMPLEMENTED("chapters/ch05_wmma/ex4_fp8_gemm.cu");  // delete this line when you start
 
-  check_fp8_gemm_args(M, N, K, "fp8_gemm_block_scaled");
-  if (M == 0 || N == 0) return;
-  const dim3 grid(1);  // TODO
-  fp8_gemm_kernel<<<grid, kThreads, 0, stream>>>(M, N, K, A, B, scale_a, scale_b, true, D);
-  WB_CHECK_LAUNCH();
+  launch_fp8_gemm("fp8_gemm_block_scaled", M, N, K, A, B, scale_a, scale_b, true, D, stream);
 }
 
 }  // namespace ch05
