@@ -148,25 +148,24 @@ void gemv_w4(const bf16* x, const uint8_t* q, const float* scale, const uint8_t*
 
 WB_VARIANTS(ch09_broken, wb::Role::Broken) {
   using wb::Code;
+  // Each mistake in words once; most are caught as wrong values.
+  const char* gelu_erf = "the erf GELU instead of GPT-2's tanh form";
+  const char* bias_twice = "the bias added twice";
+  const char* w_transposed = "W read as [K, N], the Conv1D layout of the file";
+  const auto wrong = [](const char* op, const char* name, auto* fn, const char* why) {
+    return wb::variant(op, name, fn).rejected_as({Code::Wrong}, why);
+  };
   return {
-      wb::variant("linear_bias_gelu/f32", "gelu_erf", &linear<float, Mistake::GeluErf>)
-          .rejected_as({Code::Wrong}, "the erf GELU instead of GPT-2's tanh form"),
-      wb::variant("gemv_bias_gelu/f32", "gelu_erf", &gemv<float, Mistake::GeluErf>)
-          .rejected_as({Code::Wrong}, "the erf GELU instead of GPT-2's tanh form"),
-      wb::variant("linear_bias/bf16", "bias_twice", &linear<bf16, Mistake::BiasTwice>)
-          .rejected_as({Code::Wrong}, "the bias added twice"),
-      wb::variant("gemv_bias/bf16", "bias_twice", &gemv<bf16, Mistake::BiasTwice>)
-          .rejected_as({Code::Wrong}, "the bias added twice"),
-      wb::variant("linear_bias/bf16", "w_transposed", &linear<bf16, Mistake::WTransposed>)
-          .rejected_as({Code::Wrong}, "W read as [K, N], the Conv1D layout of the file"),
-      wb::variant("linear_bias_gelu/bf16", "w_transposed", &linear<bf16, Mistake::WTransposed>)
-          .rejected_as({Code::Wrong}, "W read as [K, N], the Conv1D layout of the file"),
+      wrong("linear_bias_gelu/f32", "gelu_erf", &linear<float, Mistake::GeluErf>, gelu_erf),
+      wrong("gemv_bias_gelu/f32", "gelu_erf", &gemv<float, Mistake::GeluErf>, gelu_erf),
+      wrong("linear_bias/bf16", "bias_twice", &linear<bf16, Mistake::BiasTwice>, bias_twice),
+      wrong("gemv_bias/bf16", "bias_twice", &gemv<bf16, Mistake::BiasTwice>, bias_twice),
+      wrong("linear_bias/bf16", "w_transposed", &linear<bf16, Mistake::WTransposed>, w_transposed),
+      wrong("linear_bias_gelu/bf16", "w_transposed", &linear<bf16, Mistake::WTransposed>, w_transposed),
       // The learner's forms are BF16: the gelu_tail inputs tell the two GELUs apart there.
-      wb::variant("linear_bias_gelu/bf16", "gelu_erf", &linear<bf16, Mistake::GeluErf>)
-          .rejected_as({Code::Wrong}, "the erf GELU instead of GPT-2's tanh form")
+      wrong("linear_bias_gelu/bf16", "gelu_erf", &linear<bf16, Mistake::GeluErf>, gelu_erf)
           .on({wb::Shape{{"M", 17}, {"N", 129}, {"K", 64}}}),
-      wb::variant("gemv_bias_gelu/bf16", "gelu_erf", &gemv<bf16, Mistake::GeluErf>)
-          .rejected_as({Code::Wrong}, "the erf GELU instead of GPT-2's tanh form")
+      wrong("gemv_bias_gelu/bf16", "gelu_erf", &gemv<bf16, Mistake::GeluErf>, gelu_erf)
           .on({wb::Shape{{"N", 257}, {"K", 64}}}),
       // Right wherever |v| stays below about 10; the gelu_large inputs do not.
       wb::variant("gemv_bias_gelu/bf16", "tanh_from_exp", &gemv<bf16, Mistake::TanhFromExp>)
@@ -181,11 +180,11 @@ WB_VARIANTS(ch09_broken, wb::Role::Broken) {
                        "the row start n * K of W computed in int")
           .on({wb::Shape{{"N", 257}, {"K", 129}}, wb::Shape{{"N", 2797000}, {"K", 768}}}),
       // Right nowhere: every code of every byte is read from the other nibble.
-      wb::variant("gemv_w4a16_bias/bf16", "w4_nibbles_swapped", &gemv_w4<W4Mistake::NibblesSwapped>)
-          .rejected_as({Code::Wrong}, "INT4 codes read with each byte's nibbles swapped"),
+      wrong("gemv_w4a16_bias/bf16", "w4_nibbles_swapped", &gemv_w4<W4Mistake::NibblesSwapped>,
+            "INT4 codes read with each byte's nibbles swapped"),
       // Right where a row is one group (K <= 128); these rows have 6 and 13 (the last one short).
-      wb::variant("gemv_w4a16_bias/bf16", "w4_next_group_zero", &gemv_w4<W4Mistake::NextGroupsZero>)
-          .rejected_as({Code::Wrong}, "the next group's zero point applied to a group's codes")
+      wrong("gemv_w4a16_bias/bf16", "w4_next_group_zero", &gemv_w4<W4Mistake::NextGroupsZero>,
+            "the next group's zero point applied to a group's codes")
           .on({wb::Shape{{"N", 257}, {"K", 768}}, wb::Shape{{"N", 31}, {"K", 1600}}}),
   };
 }
