@@ -305,10 +305,6 @@ wb::OpSpec<ResidualRmsNormFn> residual_rmsnorm() {
 
 }  // namespace
 
-WB_OPS(ch06) {
-  wb::add_op(layernorm_f32());
-  wb::add_op(residual_layernorm());
-  wb::add_op(residual_rmsnorm());
-}
+WB_OPS(ch06) { wb::add_ops(layernorm_f32(), residual_layernorm(), residual_rmsnorm()); }
 
 }  // namespace ch06

@@ -499,10 +499,6 @@ wb::OpSpec<Depthwise3x3Fn> depthwise3x3() {
 
 }  // namespace
 
-WB_OPS(ch10) {
-  wb::add_op(conv2d_f32());
-  wb::add_op(conv2d_bn_relu());
-  wb::add_op(depthwise3x3());
-}
+WB_OPS(ch10) { wb::add_ops(conv2d_f32(), conv2d_bn_relu(), depthwise3x3()); }
 
 }  // namespace ch10
