@@ -15,16 +15,17 @@
 //
 // Which path a call takes:
 //   * compute capability 9.0, C % 8 == 0, x and w 16-byte aligned, and a shape that an im2col
-//     tensor map describes (v13's conditions): the v14 kernel, (128, 64) tiles keeping their
-//     filters resident where a block's tiles share one filter tile and its steps fit (at batch
-//     32: the 56 x 56 and 1 x 1 layers), else (128, 64) or (128, 128) tiles as the launcher's
-//     model picks;
+//     tensor map describes (v13's conditions): the v14 kernel on 8 consumer warps, (128, 64) tiles
+//     keeping their filters resident where a block's tiles share one filter tile and its steps fit
+//     (at batch 32: the 56 x 56 and 1 x 1 layers), else the tile of (128, 64), (128, 128) and
+//     (96, 128) that the launcher's model picks (at batch 32: (128, 64) on the 7 x 7 layer,
+//     (96, 128) on the 28 x 28, 14 x 14 and stride-2 layers);
 //   * anything else: v11_implicit_gemm_cluster_splitk (which runs v6 where it does not split,
 //     and v6 hands C % 8 != 0 to v4). The tests cover both paths, and the forced forms below put
 //     the kernel itself through every edge shape.
-// v14_forced_tiles() runs the same with one tile forced, or with 8 consumer warps instead of 4
-// (the variant list's v14_implicit_gemm_mma_tma_<form>: tested on v12's tile shapes,
-// benchmarked when named).
+// v14_forced_tiles() runs the same with one tile forced, or on 4 consumer warps instead of 8 (the
+// variant list's v14_implicit_gemm_mma_tma_<form>: tested on v12's tile shapes, benchmarked when
+// named).
 //
 // Run: build/ch10/bin/ch10_solution_tests --gtest_filter='*v14_*'
 //      build/ch10/bin/ch10_bench --op=conv2d_bn_relu/bf16
@@ -39,45 +40,46 @@
 namespace ch10::solution {
 namespace {
 
-using hopper::PersistentTile;
-using Schedule = hopper::Im2colSchedule;
+using hopper::MmaTile;
 
-void run(PersistentTile tile, Schedule schedule, int warps, const bf16* x, const bf16* w, BnParams bn,
-         const bf16* residual, bf16* y, ConvShape s, cudaStream_t stream) {
+void run(MmaTile tile, int warps, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
+         cudaStream_t stream) {
   require_valid(s);
 #ifdef WB_CH10_HOPPER
   // sm_90a's TMA and mbarriers; the multiplies themselves are mma.sync.
   static const bool hopper = wb::query_device().has_wgmma();
   if (hopper && hopper::supports(s, x, w) &&
-      hopper::conv_bn_relu_mma_im2col(x, w, bn, residual, y, s, stream, tile, schedule, warps)) {
+      hopper::conv_bn_relu_mma_im2col(x, w, bn, residual, y, s, stream, tile, warps)) {
     return;
   }
 #endif
-  (void)tile, (void)schedule, (void)warps;
+  (void)tile, (void)warps;
   v11_implicit_gemm_cluster_splitk(x, w, bn, residual, y, s, stream);  // v6 and v4 for its own fallbacks
 }
 
-template <PersistentTile kTile, Schedule kSchedule, int kWarps>
+template <MmaTile kTile, int kWarps>
 void run_forced(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
                 cudaStream_t stream) {
-  run(kTile, kSchedule, kWarps, x, w, bn, residual, y, s, stream);
+  run(kTile, kWarps, x, w, bn, residual, y, s, stream);
 }
 
 }  // namespace
 
 void v14_implicit_gemm_mma_tma(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
                                cudaStream_t stream) {
-  run(PersistentTile::kAuto, Schedule::kAuto, 4, x, w, bn, residual, y, s, stream);
+  run(MmaTile::kAuto, 8, x, w, bn, residual, y, s, stream);
 }
 
-// One form each, whatever the launcher would pick on this GPU: (128, 64) and (128, 128) with
-// every step's filters loaded with its A, (128, 64) with the filters resident (where they apply;
-// (128, 64) as the first elsewhere), and v14's own choice on 8 consumer warps instead of 4.
+// One form each, whatever the launcher would pick on this GPU: (128, 64), (128, 128) and
+// (96, 128) with every step's filters loaded with its A, (128, 64) with the filters resident
+// (where they apply; (128, 64) as the first elsewhere), all on 8 consumer warps; and v14's own
+// choice on 4 consumer warps, its first form.
 std::span<const ForcedTile> v14_forced_tiles() {
-  static const ForcedTile tiles[] = {{"128x64", &run_forced<PersistentTile::k128x64, Schedule::kAlone, 4>},
-                                     {"128x128", &run_forced<PersistentTile::k128x128, Schedule::kAlone, 4>},
-                                     {"128x64_resident", &run_forced<PersistentTile::k128x64, Schedule::kResident, 4>},
-                                     {"8warps", &run_forced<PersistentTile::kAuto, Schedule::kAuto, 8>}};
+  static const ForcedTile tiles[] = {{"128x64", &run_forced<MmaTile::k128x64, 8>},
+                                     {"128x128", &run_forced<MmaTile::k128x128, 8>},
+                                     {"96x128", &run_forced<MmaTile::k96x128, 8>},
+                                     {"128x64_resident", &run_forced<MmaTile::k128x64Resident, 8>},
+                                     {"4warps", &run_forced<MmaTile::kAuto, 4>}};
   return tiles;
 }
 

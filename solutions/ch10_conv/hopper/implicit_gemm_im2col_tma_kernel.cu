@@ -177,9 +177,9 @@ bool corners(int in, int out, const ConvShape& s, int& lower, int& upper) {
   return lower >= -128 && up >= -128 && up <= 127;
 }
 
-// x (N x H x W x C, BF16) in im2col mode: (C, W, H, N), 64 channels x 128 pixels a copy, the
+// x (N x H x W x C, BF16) in im2col mode: (C, W, H, N), 64 channels x `pixels` pixels a copy, the
 // 128-byte swizzle, zeros outside. False where the shape is outside what the map describes.
-bool make_im2col_map(CUtensorMap& map, const bf16* x, const ConvShape& s, int P, int Q) {
+bool make_im2col_map(CUtensorMap& map, const bf16* x, const ConvShape& s, int P, int Q, int pixels) {
   int lower[2], upper[2];  // (w, h): innermost first, as the dimensions
   if (s.stride > 8 || s.R > 64 || s.S > 64 || !corners(s.W, Q, s, lower[0], upper[0]) ||
       !corners(s.H, P, s, lower[1], upper[1])) {
@@ -191,9 +191,10 @@ bool make_im2col_map(CUtensorMap& map, const bf16* x, const ConvShape& s, int P,
   const cuuint64_t strides[3] = {cuuint64_t(s.C) * sizeof(bf16), cuuint64_t(s.W) * s.C * sizeof(bf16),
                                  cuuint64_t(s.H) * s.W * s.C * sizeof(bf16)};
   const cuuint32_t element_strides[4] = {1, cuuint32_t(s.stride), cuuint32_t(s.stride), 1};
-  const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<bf16*>(x), dims, strides, lower,
-                            upper, kBK, 128, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r =
+      encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<bf16*>(x), dims, strides, lower, upper, kBK,
+             cuuint32_t(pixels), element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS;
 }
 
@@ -201,20 +202,23 @@ bool make_im2col_map(CUtensorMap& map, const bf16* x, const ConvShape& s, int P,
 struct Im2colCache {
   const bf16* x = nullptr;
   ConvShape s{};
+  int pixels = 0;
   bool ok = false;
   CUtensorMap map{};
 };
 
 }  // namespace
 
-// implicit_gemm_wgmma.cuh: v13's and v14's map of x.
-const CUtensorMap* activation_map(const bf16* x, const ConvShape& s, int P, int Q) {
-  static Im2colCache cache;
+// implicit_gemm_wgmma.cuh: v13's and v14's map of x, one cache for 128-pixel copies, one for
+// the others (v14's 96).
+const CUtensorMap* activation_map(const bf16* x, const ConvShape& s, int P, int Q, int pixels) {
+  static Im2colCache caches[2];
+  Im2colCache& cache = caches[pixels == 128 ? 0 : 1];
   const ConvShape& c = cache.s;
-  if (cache.x != x || c.N != s.N || c.H != s.H || c.W != s.W || c.C != s.C || c.R != s.R || c.S != s.S ||
-      c.stride != s.stride || c.pad != s.pad) {
-    cache.ok = make_im2col_map(cache.map, x, s, P, Q);
-    cache.x = x, cache.s = s;
+  if (cache.x != x || cache.pixels != pixels || c.N != s.N || c.H != s.H || c.W != s.W || c.C != s.C || c.R != s.R ||
+      c.S != s.S || c.stride != s.stride || c.pad != s.pad) {
+    cache.ok = make_im2col_map(cache.map, x, s, P, Q, pixels);
+    cache.x = x, cache.s = s, cache.pixels = pixels;
   }
   return cache.ok ? &cache.map : nullptr;
 }

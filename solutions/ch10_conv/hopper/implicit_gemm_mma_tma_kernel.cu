@@ -18,7 +18,7 @@
 //                                          padding, past C and past M); one (64, 1, BN) box
 //                                          of w (none when the filters are resident)
 //   warps 1 .. kWarps: the consumers      for each tile, each step: wait full[s];
-//   (warp tile WM x WN of the 128 x BN      4 x (ldmatrix A and B fragments from the swizzled
+//   (warp tile WM x WN of the BM x BN       4 x (ldmatrix A and B fragments from the swizzled
 //    block tile, kWarpsM x kWarpsN)         stage, WM / 16 x WN / 8 mma.sync), the next 16-deep
 //                                          slice's fragments loaded while this one multiplies;
 //                                          release the stage once its last fragments are in
@@ -37,10 +37,13 @@
 //     the consumers store this one, and the filters resident in shared memory where a block
 //     keeps one filter tile (the 56 x 56 and 1 x 1 layers).
 //
-// Block tiles (BM = 128 pixels: one im2col copy), kWarps consumer warps + the producer warp:
-//   (128,  64), 2 x 2 warps of 64 x 32: 8 stages of (16 + 8) KB  (resident: 7 of 16 KB + filters)
-//   (128, 128), 2 x 2 warps of 64 x 64: 5 stages of (16 + 16) KB
-//   and the same tiles on 8 warps (4 x 2 of 32 x 32, 2 x 4 of 64 x 32), a comparison form.
+// Block tiles (BM pixels: one im2col copy a step), 8 consumer warps + the producer warp:
+//   (128,  64), 4 x 2 warps of 32 x 32: 8 stages of (16 + 8) KB  (resident: 7 of 16 KB + filters)
+//   (128, 128), 2 x 4 warps of 64 x 32: 5 stages of (16 + 16) KB
+//   ( 96, 128), 2 x 4 warps of 48 x 32: 6 stages of (12 + 16) KB: 132 tiles where the 14 x 14 and
+//               stride-2 layers (M = 6,272, K = 256) make 98 of (128, 128), one an SM
+//   and the first form's 4 warps (2 x 2 of 64 x 32 at (128, 64), 64 x 64 at (128, 128)), slower
+//   on five of the six layers in the first run (docs/ch10-conv.md), a comparison form.
 // Shared memory (1024-byte aligned): the stages (A stages, then B stages), the resident filters,
 // then each warp's BF16 staging tile (WM rows of WN + 8 values).
 //
@@ -53,6 +56,7 @@
 //      --impl=v14_implicit_gemm_mma_tma,v13_implicit_gemm_im2col_tma,v11_implicit_gemm_cluster_splitk,reference
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "device/mma.cuh"
@@ -75,9 +79,9 @@ using wb::ptx::smem_u32;
 // One block: 128 pixels x BN filters, kStages stages, kWarpsM x kWarpsN consumer warps after the
 // producer warp, one block an SM. The members the producer reads (BM, BN, kStages, kResident,
 // kAStage, kBStage, kPipe) mean what they mean in v13's ICfg.
-template <int BN_, int kWarpsM_, int kWarpsN_, int kStages_, bool kResident_ = false>
+template <int BM_, int BN_, int kWarpsM_, int kWarpsN_, int kStages_, bool kResident_ = false>
 struct MCfg {
-  static constexpr int BM = 128, BN = BN_, kStages = kStages_;
+  static constexpr int BM = BM_, BN = BN_, kStages = kStages_;
   static constexpr bool kResident = kResident_;
   static constexpr int kWarpsM = kWarpsM_, kWarpsN = kWarpsN_, kWarps = kWarpsM * kWarpsN;
   static constexpr int kThreads = 32 * (1 + kWarps);                        // the producer warp + the consumers
@@ -98,13 +102,16 @@ struct MCfg {
   static_assert(kSmem + 8192 <= 227 * 1024, "one block an SM (with the static arrays)");
 };
 
-using MCfg128x64 = MCfg<64, 2, 2, 8>;
-using MCfg128x128 = MCfg<128, 2, 2, 5>;
-using MCfg128x64Resident = MCfg<64, 2, 2, 7, true>;
-using MCfg128x64W8 = MCfg<64, 4, 2, 8>;
-using MCfg128x128W8 = MCfg<128, 2, 4, 5>;
-using MCfg128x64ResidentW8 = MCfg<64, 4, 2, 7, true>;
-static_assert(MCfg128x64Resident::kMaxResident >= 9 && MCfg128x64ResidentW8::kMaxResident >= 9,
+// 8 consumer warps (v14):
+using MCfg128x64 = MCfg<128, 64, 4, 2, 8>;                // warp tiles 32 x 32
+using MCfg128x128 = MCfg<128, 128, 2, 4, 5>;              // 64 x 32
+using MCfg96x128 = MCfg<96, 128, 2, 4, 6>;                // 48 x 32
+using MCfg128x64Resident = MCfg<128, 64, 4, 2, 7, true>;  // 32 x 32
+// 4 consumer warps (the first form, `_4warps`):
+using MCfg128x64W4 = MCfg<128, 64, 2, 2, 8>;                // 64 x 32
+using MCfg128x128W4 = MCfg<128, 128, 2, 2, 5>;              // 64 x 64
+using MCfg128x64ResidentW4 = MCfg<128, 64, 2, 2, 7, true>;  // 64 x 32
+static_assert(MCfg128x64Resident::kMaxResident >= 9 && MCfg128x64ResidentW4::kMaxResident >= 9,
               "a 3 x 3 layer of up to 64 channels keeps its filters");
 
 // A warp's fragments of one 16-deep slice kk of a stage: A (MI 16 x 16 tiles) and B (NI / 2
@@ -304,63 +311,75 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 
 // --- host side -------------------------------------------------------------------------
 
-// The model's costs, in (128, 64) steps (plan_persistent): a (128, 128) step of 4 warps of 64 x 64
-// does twice the MACs of a (128, 64) step of 4 warps of 64 x 32 for a third more fragment bytes
-// and stage bytes; mma.sync's issue is the larger share of it.
-constexpr double kStep128 = 1.6;
-constexpr double kTile64 = 2.0, kTile128 = 3.0;
+// The model's costs (plan_persistent), in steps of the (128, 64) tile on 8 warps, fitted to the
+// first run of v14 on an H200 (docs/ch10-conv.md): a tile's fixed share (its fill and the epilogue
+// no other warp hides) is about 5.5 such steps; a (128, 128) step (twice the MACs) 1.66 of them,
+// a (96, 128) step (1.5 times the MACs, 48 x 32 warp tiles) about 1.3.
+constexpr double kStep128 = 1.66, kStep96 = 1.3;
+constexpr double kTile64 = 5.5, kTile128 = 7.0, kTile96 = 6.0;
+// The first form (4 warps) kept v13's own weights, with a (128, 128) step counted as 1.6.
+constexpr double kStep128W4 = 1.6, kTile64W4 = 2.0, kTile128W4 = 3.0;
 
 template <class T>
-void launch(const CUtensorMap& map_x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d,
-            const Plan& p, bool vec_out, cudaStream_t stream) {
+void launch(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d, const Plan& p,
+            bool vec_out, cudaStream_t stream) {
   auto* kernel = &conv_mma_tma_kernel<T>;
   [[maybe_unused]] static const bool raised =
       wb::allow_dynamic_smem(kernel, T::kSmem + T::kMaxResident * T::kBStage);  // once per configuration
   const CUtensorMap& map_w = filter_map(w, d.s, T::BN);
   const int smem = T::kSmem + (T::kResident ? d.steps * T::kBStage : 0);
+  const CUtensorMap& map_x = *activation_map(x, d.s, d.P, d.Q, T::BM);  // made (and checked) by the caller
   kernel<<<p.grid, T::kThreads, smem, stream>>>(map_x, map_w, bn, residual, y, d, p.tiles_n, p.tiles, vec_out);
   WB_CHECK_LAUNCH();
-}
-
-// The launcher for one warp count: Cfg64 / Cfg128 / Resident the (128, 64), (128, 128) and
-// resident (128, 64) configurations.
-template <class Cfg64, class Cfg128, class Resident>
-bool run(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const ConvShape& s,
-         cudaStream_t stream, PersistentTile tile, Im2colSchedule schedule) {
-  const Dims d = dims_of(s);
-  const CUtensorMap* map_x = activation_map(x, s, d.P, d.Q);
-  if (map_x == nullptr) return false;
-  const bool vec_out = s.K % 8 == 0 && wb::aligned16(y) && (residual == nullptr || wb::aligned16(residual));
-  const int sms = wb::sm_count();
-  const Plan p64 = plan_persistent(d, 64, sms, 1.0, kTile64), p128 = plan_persistent(d, 128, sms, kStep128, kTile128);
-  if (p64.tiles < 0 || p128.tiles < 0) return false;
-  // Resident filters where a block's tiles share one filter tile and its steps fit (v13's rule).
-  const bool resident = p64.grid % p64.tiles_n == 0 && d.steps <= Resident::kMaxResident;
-  if (schedule == Im2colSchedule::kResident || (schedule == Im2colSchedule::kAuto && tile == PersistentTile::kAuto)) {
-    if (resident) {
-      launch<Resident>(*map_x, w, bn, residual, y, d, p64, vec_out, stream);
-      return true;
-    }
-    if (schedule == Im2colSchedule::kResident) tile = PersistentTile::k128x64;
-  }
-  if (tile == PersistentTile::kAuto) tile = p128.cost < p64.cost ? PersistentTile::k128x128 : PersistentTile::k128x64;
-  if (tile == PersistentTile::k128x128) {
-    launch<Cfg128>(*map_x, w, bn, residual, y, d, p128, vec_out, stream);
-  } else {
-    launch<Cfg64>(*map_x, w, bn, residual, y, d, p64, vec_out, stream);
-  }
-  return true;
 }
 
 }  // namespace
 
 bool conv_bn_relu_mma_im2col(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
-                             const ConvShape& s, cudaStream_t stream, PersistentTile tile, Im2colSchedule schedule,
-                             int consumer_warps) {
-  if (consumer_warps == 8) {
-    return run<MCfg128x64W8, MCfg128x128W8, MCfg128x64ResidentW8>(x, w, bn, residual, y, s, stream, tile, schedule);
+                             const ConvShape& s, cudaStream_t stream, MmaTile tile, int consumer_warps) {
+  const Dims d = dims_of(s);
+  const bool w4 = consumer_warps == 4;
+  // Every tile's map must exist before any is chosen: the shape limits are the same for both
+  // pixel counts, so a refusal of either sends the shape elsewhere.
+  if (activation_map(x, s, d.P, d.Q, 128) == nullptr || activation_map(x, s, d.P, d.Q, 96) == nullptr) {
+    return false;
   }
-  return run<MCfg128x64, MCfg128x128, MCfg128x64Resident>(x, w, bn, residual, y, s, stream, tile, schedule);
+  const bool vec_out = s.K % 8 == 0 && wb::aligned16(y) && (residual == nullptr || wb::aligned16(residual));
+  const int sms = wb::sm_count();
+  const Plan p64 = plan_persistent(d, 64, sms, 1.0, w4 ? kTile64W4 : kTile64);
+  const Plan p128 = plan_persistent(d, 128, sms, w4 ? kStep128W4 : kStep128, w4 ? kTile128W4 : kTile128);
+  const Plan p96 = plan_persistent(d, 128, sms, kStep96, kTile96, 96);
+  if (p64.tiles < 0 || p128.tiles < 0 || p96.tiles < 0) return false;
+  // Resident filters where a block's tiles share one filter tile and its steps fit (v13's rule,
+  // and v13's finding: the fastest form wherever it applies); else the cheapest tile.
+  const bool resident = p64.grid % p64.tiles_n == 0 && d.steps <= MCfg128x64Resident::kMaxResident;
+  if (tile == MmaTile::kAuto) {
+    if (resident) {
+      tile = MmaTile::k128x64Resident;
+    } else {
+      tile = p128.cost < p64.cost ? MmaTile::k128x128 : MmaTile::k128x64;
+      if (!w4 && p96.cost < std::min(p64.cost, p128.cost)) tile = MmaTile::k96x128;
+    }
+  }
+  if (tile == MmaTile::k128x64Resident && !resident) tile = MmaTile::k128x64;  // forced where it cannot apply
+  switch (tile) {
+    case MmaTile::k128x64Resident:
+      w4 ? launch<MCfg128x64ResidentW4>(x, w, bn, residual, y, d, p64, vec_out, stream)
+         : launch<MCfg128x64Resident>(x, w, bn, residual, y, d, p64, vec_out, stream);
+      break;
+    case MmaTile::k128x128:
+      w4 ? launch<MCfg128x128W4>(x, w, bn, residual, y, d, p128, vec_out, stream)
+         : launch<MCfg128x128>(x, w, bn, residual, y, d, p128, vec_out, stream);
+      break;
+    case MmaTile::k96x128:  // 8 warps only
+      launch<MCfg96x128>(x, w, bn, residual, y, d, p96, vec_out, stream);
+      break;
+    default:
+      w4 ? launch<MCfg128x64W4>(x, w, bn, residual, y, d, p64, vec_out, stream)
+         : launch<MCfg128x64>(x, w, bn, residual, y, d, p64, vec_out, stream);
+      break;
+  }
+  return true;
 }
 
 }  // namespace ch10::solution::hopper

@@ -406,7 +406,8 @@ __device__ __forceinline__ void persistent_consumers(uint32_t base, bf16* ob, ui
 
 // --- host ------------------------------------------------------------------------------
 
-// A persistent launch: tiles = ceil(M / 128) x tiles_n (tiles_n = ceil(K / bn)), a grid of
+// A persistent launch: tiles = ceil(M / bm) x tiles_n (tiles_n = ceil(K / bn); bm = 128 but in
+// v14's 96-pixel tiles), a grid of
 // min(tiles, SMs) blocks, and the model's cost of its busiest block: ceil(tiles / grid) tiles,
 // each of `steps` steps costing `step` plus a fixed `fixed` (the fill and the share of the
 // epilogue that the next tile's loads do not hide), in units of one (128, 64) step.
@@ -415,10 +416,10 @@ struct Plan {
   double cost;
 };
 
-inline Plan plan_persistent(const Dims& d, int bn, int sms, double step, double fixed) {
+inline Plan plan_persistent(const Dims& d, int bn, int sms, double step, double fixed, int bm = 128) {
   Plan p{};
   p.tiles_n = wb::ceil_div(d.s.K, bn);
-  const long long tiles = (long long)wb::ceil_div(d.M, 128) * p.tiles_n;
+  const long long tiles = (long long)wb::ceil_div(d.M, bm) * p.tiles_n;
   p.tiles = tiles < (1LL << 30) ? int(tiles) : -1;  // -1: too many for the kernels' int tile index
   p.grid = int(std::min<long long>(tiles, sms));
   const long long rounds = wb::ceil_div(tiles, (long long)p.grid);
@@ -434,10 +435,10 @@ inline Plan plan_persistent(const Dims& d, int bn, int sms, double step, double 
 const CUtensorMap& filter_map(const bf16* w, const ConvShape& s, int box_k);
 
 // x (N x H x W x C, BF16) in im2col mode for v13 and v14 (implicit_gemm_im2col_tma_kernel.cu):
-// (C, W, H, N), 64 channels x 128 pixels a copy, the 128-byte swizzle, zeros outside; the map of
-// the last call is kept. Null where the shape is outside what an im2col map describes (a stride
-// over 8, padding or corners past the map's 8-bit offsets, filters over 64 taps a side) or the
-// driver refuses it: the caller runs another path.
-const CUtensorMap* activation_map(const bf16* x, const ConvShape& s, int P, int Q);
+// (C, W, H, N), 64 channels x `pixels` pixels a copy (128; v14 also 96), the 128-byte swizzle,
+// zeros outside; the map of the last call with that many pixels is kept. Null where the shape is
+// outside what an im2col map describes (a stride over 8, padding or corners past the map's 8-bit
+// offsets, filters over 64 taps a side) or the driver refuses it: the caller runs another path.
+const CUtensorMap* activation_map(const bf16* x, const ConvShape& s, int P, int Q, int pixels = 128);
 
 }  // namespace ch10::solution::hopper
