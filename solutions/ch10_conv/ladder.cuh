@@ -67,6 +67,14 @@
 //                          copy, no proxy fence; the filters resident in shared memory where a
 //                          block keeps one filter tile and its steps fit; v12 for the rest
 //                          (kernel: hopper/implicit_gemm_im2col_tma_kernel.cu)
+//   v14_implicit_gemm_mma_tma
+//                          (Hopper sm_90a) conv2d_bn_relu/bf16: v13's producer (A by TMA in
+//                          im2col mode, the filters by TMA, resident where v13 keeps them, full /
+//                          empty mbarriers, persistent blocks) feeding consumer warps that
+//                          multiply with ldmatrix + mma.sync (v6's instructions, 8 warps of
+//                          32 x 32, 64 x 32 or 48 x 32 on (128, 64), (128, 128) or (96, 128)
+//                          tiles), the epilogue on their registers staged per warp;
+//                          v11 for the rest (kernel: hopper/implicit_gemm_mma_tma_kernel.cu)
 #pragma once
 #include <span>
 
@@ -109,6 +117,10 @@ ConvBnReluFn v13_implicit_gemm_im2col_tma;  // v13_implicit_gemm_im2col_tma.cu (
 // v13 with its tile forced ("128x64", "128x128", "128x64_resident"), tested on each whatever the
 // launcher picks.
 std::span<const ForcedTile> v13_forced_tiles();
+ConvBnReluFn v14_implicit_gemm_mma_tma;  // v14_implicit_gemm_mma_tma.cu (+ hopper/), sm_90a builds
+// v14 with its tile forced ("128x64", "128x128", "96x128", "128x64_resident"), or on 4 consumer
+// warps ("4warps"), tested on each whatever the launcher picks.
+std::span<const ForcedTile> v14_forced_tiles();
 ConvBnReluFn v11_implicit_gemm_cluster_splitk;  // v11_implicit_gemm_cluster_splitk.cu
 // v11's persistent kernel on every shape (resident blocks walk (128, 64) tiles, the next
 // tile's copies in flight during the epilogue): a comparison form (same file).

@@ -113,6 +113,11 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
                   .with_note("v12 with A's im2col rows by TMA in im2col mode: one copy a step, one issuing thread; "
                              "the filters resident where a block keeps one filter tile; v12 for the rest"));
   forced_forms("v13", "v13_implicit_gemm_im2col_tma", v13_forced_tiles(), v12_tile_shapes());
+  v.push_back(wb::variant("conv2d_bn_relu/bf16", "v14_implicit_gemm_mma_tma", &v14_implicit_gemm_mma_tma)
+                  .hopper_only()
+                  .with_note("v13's producer (A by TMA in im2col mode, filters by TMA or resident) feeding "
+                             "ldmatrix + mma.sync consumer warps, the epilogue on their registers; v11 for the rest"));
+  forced_forms("v14", "v14_implicit_gemm_mma_tma", v14_forced_tiles(), v12_tile_shapes());
   v.push_back(wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_tma", &v10_depthwise_tiles_tma)
                   .hopper_only()
                   .is_slow()

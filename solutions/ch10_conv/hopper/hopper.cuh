@@ -52,6 +52,18 @@ bool conv_bn_relu_im2col(const bf16* x, const bf16* w, BnParams bn, const bf16* 
                          cudaStream_t stream, PersistentTile tile = PersistentTile::kAuto,
                          Im2colSchedule schedule = Im2colSchedule::kAuto);
 
+// v14's kernel (implicit_gemm_mma_tma_kernel.cu): v13's producer (A by TMA in im2col mode, the
+// filters by TMA, resident where v13 keeps them) feeding consumer warps that multiply with
+// ldmatrix + mma.sync. kAuto: resident (128, 64) tiles where v13 takes them, else the tile of
+// (128, 64), (128, 128) and (96, 128) that the launcher's model picks; the others force one.
+// consumer_warps: 8 (warp tiles 32 x 32, 64 x 32, 48 x 32), or 4 (64 x 32, 64 x 64; no 96-pixel
+// tile), the first form of v14. False (nothing launched) where conv_bn_relu_im2col would return
+// false: the caller runs another path. s must have passed require_valid.
+enum class MmaTile { kAuto, k128x64, k128x128, k96x128, k128x64Resident };
+bool conv_bn_relu_mma_im2col(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
+                             const ConvShape& s, cudaStream_t stream, MmaTile tile = MmaTile::kAuto,
+                             int consumer_warps = 8);
+
 // depthwise3x3/bf16, v10's tiles by TMA (depthwise_tiles_tma_kernel.cu) on compute capability
 // 9.0. The caller has checked C % 8 == 0 and 16-byte aligned x, w, y; false (nothing launched)
 // when the problem does not fit the kernel (2^31 tiles or more, a tensor map the driver

@@ -123,7 +123,6 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   __shared__ Folded sF[2][2][T::BN];  // each consumer warpgroup's, two sets by the tile's parity
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
 
-  const ConvShape& s = d.s;
   const int tid = threadIdx.x, lane = tid % 32;
   if (tid == 0) {
     for (int st = 0; st < kStages; ++st) {
@@ -135,41 +134,8 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   }
   __syncthreads();  // the only block-wide barrier: from here on the warpgroups go their own ways
 
-  if (tid < kIssuers) {
-    if (tid == 0) {
-      // --- the producer, one thread: tile after tile, step after step; stage and phase run on
-      // across tiles. A tile's first pixel m0 = (n, p, q) puts its tap (0, 0) at (w0, h0).
-      const int pq_count = d.P * d.Q;
-      if constexpr (T::kResident) {  // every step's box of the block's one filter tile, once
-        const uint32_t bar = smem_u32(&b_bar);
-        const int k0 = int(blockIdx.x) % tiles_n * T::BN;  // the grid is a multiple of tiles_n
-        mbar_arrive_expect_tx(bar, uint32_t(d.steps * T::kBStage));
-        int lr = 0, ls = 0, lc = 0;
-        for (int t = 0; t < d.steps; ++t) {
-          tma_load_3d(base + uint32_t(T::kPipe + t * T::kBStage), &map_w, lc, lr * s.S + ls, k0, bar);
-          next_step(s, lr, ls, lc);
-        }
-      }
-      int stage = 0;
-      uint32_t phase = 0;
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const int m0 = tile / tiles_n * T::BM, k0 = tile % tiles_n * T::BN;
-        const int n = m0 / pq_count, pq = m0 - n * pq_count, p = pq / d.Q, q = pq - p * d.Q;
-        const int w0 = q * s.stride - s.pad, h0 = p * s.stride - s.pad;
-        int lr = 0, ls = 0, lc = 0;  // the step to load: tap (lr, ls) of the channels from lc
-        for (int t = 0; t < d.steps; ++t) {
-          const uint32_t full = smem_u32(&full_bar[stage]);
-          const uint32_t b_dst = base + uint32_t(kStages * T::kAStage + stage * T::kBStage);
-          mbar_wait(smem_u32(&empty_bar[stage]), phase ^ 1);  // every consumer warp is done with it
-          mbar_arrive_expect_tx(full, T::kAStage + (T::kResident ? 0 : T::kBStage));
-          tma_load_im2col_4d(base + uint32_t(stage * T::kAStage), &map_x, lc, w0, h0, n, uint16_t(ls), uint16_t(lr),
-                             full);
-          if constexpr (!T::kResident) tma_load_3d(b_dst, &map_w, lc, lr * s.S + ls, k0, full);  // (64, 1, BN) box of w
-          next_step(s, lr, ls, lc);
-          if (++stage == kStages) stage = 0, phase ^= 1;
-        }
-      }
-    }
+  if (tid < kIssuers) {  // the producer (implicit_gemm_wgmma.cuh): thread 0 issues every copy, the rest leave
+    if (tid == 0) im2col_producer<T>(base, &map_x, &map_w, full_bar, empty_bar, &b_bar, d, tiles_n, tiles);
     return;
   }
 
@@ -211,9 +177,9 @@ bool corners(int in, int out, const ConvShape& s, int& lower, int& upper) {
   return lower >= -128 && up >= -128 && up <= 127;
 }
 
-// x (N x H x W x C, BF16) in im2col mode: (C, W, H, N), 64 channels x 128 pixels a copy, the
+// x (N x H x W x C, BF16) in im2col mode: (C, W, H, N), 64 channels x `pixels` pixels a copy, the
 // 128-byte swizzle, zeros outside. False where the shape is outside what the map describes.
-bool make_im2col_map(CUtensorMap& map, const bf16* x, const ConvShape& s, int P, int Q) {
+bool make_im2col_map(CUtensorMap& map, const bf16* x, const ConvShape& s, int P, int Q, int pixels) {
   int lower[2], upper[2];  // (w, h): innermost first, as the dimensions
   if (s.stride > 8 || s.R > 64 || s.S > 64 || !corners(s.W, Q, s, lower[0], upper[0]) ||
       !corners(s.H, P, s, lower[1], upper[1])) {
@@ -225,9 +191,10 @@ bool make_im2col_map(CUtensorMap& map, const bf16* x, const ConvShape& s, int P,
   const cuuint64_t strides[3] = {cuuint64_t(s.C) * sizeof(bf16), cuuint64_t(s.W) * s.C * sizeof(bf16),
                                  cuuint64_t(s.H) * s.W * s.C * sizeof(bf16)};
   const cuuint32_t element_strides[4] = {1, cuuint32_t(s.stride), cuuint32_t(s.stride), 1};
-  const CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<bf16*>(x), dims, strides, lower,
-                            upper, kBK, 128, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r =
+      encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, const_cast<bf16*>(x), dims, strides, lower, upper, kBK,
+             cuuint32_t(pixels), element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS;
 }
 
@@ -235,20 +202,28 @@ bool make_im2col_map(CUtensorMap& map, const bf16* x, const ConvShape& s, int P,
 struct Im2colCache {
   const bf16* x = nullptr;
   ConvShape s{};
+  int pixels = 0;
   bool ok = false;
   CUtensorMap map{};
 };
 
-const CUtensorMap* activation_map(const bf16* x, const ConvShape& s, int P, int Q) {
-  static Im2colCache cache;
+}  // namespace
+
+// implicit_gemm_wgmma.cuh: v13's and v14's map of x, one cache for 128-pixel copies, one for
+// the others (v14's 96).
+const CUtensorMap* activation_map(const bf16* x, const ConvShape& s, int P, int Q, int pixels) {
+  static Im2colCache caches[2];
+  Im2colCache& cache = caches[pixels == 128 ? 0 : 1];
   const ConvShape& c = cache.s;
-  if (cache.x != x || c.N != s.N || c.H != s.H || c.W != s.W || c.C != s.C || c.R != s.R || c.S != s.S ||
-      c.stride != s.stride || c.pad != s.pad) {
-    cache.ok = make_im2col_map(cache.map, x, s, P, Q);
-    cache.x = x, cache.s = s;
+  if (cache.x != x || cache.pixels != pixels || c.N != s.N || c.H != s.H || c.W != s.W || c.C != s.C || c.R != s.R ||
+      c.S != s.S || c.stride != s.stride || c.pad != s.pad) {
+    cache.ok = make_im2col_map(cache.map, x, s, P, Q, pixels);
+    cache.x = x, cache.s = s, cache.pixels = pixels;
   }
   return cache.ok ? &cache.map : nullptr;
 }
+
+namespace {
 
 template <class T>
 void launch(const CUtensorMap& map_x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d,

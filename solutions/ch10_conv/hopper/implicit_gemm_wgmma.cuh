@@ -1,6 +1,7 @@
 // The pieces of the Hopper implicit GEMM that v8 (implicit_gemm_wgmma_kernel.cu: one tile a
 // block), v12 (implicit_gemm_wgmma_persistent_kernel.cu: persistent blocks walking tiles) and
-// v13 (implicit_gemm_im2col_tma_kernel.cu: v12 with A by TMA in im2col mode) share, built for
+// v13 (implicit_gemm_im2col_tma_kernel.cu: v12 with A by TMA in im2col mode) share, and v14
+// (implicit_gemm_mma_tma_kernel.cu: v13's producer feeding mma.sync warps) in part, built for
 // sm_90a alone (the chapter's Hopper library):
 //   * the GEMM's sizes (Dims) and the step: 64 channels of one tap, taps inside channel chunks;
 //   * the wgmma instructions of a consumer warpgroup (64 pixels x 64 or 128 filters, k16) and
@@ -9,7 +10,8 @@
 //     cp.async with zero-fill, into the 128-byte swizzle) and the walk over the steps (next_step);
 //   * the staged epilogue's two halves: the accumulators into an FP32 tile in shared memory
 //     (park_accumulators), then 8 channels of one pixel folded, ReLU'd and stored (store8_staged);
-//   * v13's im2col copy of A (tma_load_im2col_4d);
+//   * v13's im2col copy of A (tma_load_im2col_4d) and its one-thread producer (im2col_producer;
+//     v13 and v14);
 //   * the persistent kernels' consumer warpgroups, K loop and register epilogue
 //     (persistent_consumers; v12 and v13), and their launch plan (plan_persistent);
 //   * the host's tensor map of the filters (w as (C, R S, K), (64, 1, BN) boxes, 128-byte
@@ -138,6 +140,57 @@ __device__ __forceinline__ void next_step(const ConvShape& sh, int& r, int& s, i
       c += kBK;
     }
   }
+}
+
+// The producer of v13 and v14 (implicit_gemm_im2col_tma_kernel.cu, implicit_gemm_mma_tma_kernel.cu),
+// one thread of the block: tile after tile (tiles blockIdx.x, + gridDim.x, ...), step after step,
+// the stage and its phase running on across tiles. A step: wait until every consumer warp has
+// released the stage (empty), expect its bytes on the full barrier, one im2col copy of A (128
+// pixel rows from the tile's first pixel m0 = (n, p, q), whose tap (0, 0) is at (w0, h0)) and,
+// unless the filters are resident, one (64, 1, BN) box of w. T: BM, BN, kStages, the A stages
+// (kAStage each) from `base`, then the B stages (kBStage each); kResident: instead of B stages,
+// every step's box of the block's one filter tile at base + kPipe (step t at + t kBStage),
+// loaded once on `b_bar` (the grid a multiple of tiles_n, so that block b's tiles all have
+// filter tile b % tiles_n). map_x: x in im2col mode; map_w: w as (C, R S, K).
+template <class T>
+__device__ __forceinline__ void im2col_producer(uint32_t base, const CUtensorMap* map_x, const CUtensorMap* map_w,
+                                                uint64_t* full_bar, uint64_t* empty_bar, uint64_t* b_bar, const Dims& d,
+                                                int tiles_n, int tiles) {
+#if defined(CH10_SM90A)
+  using namespace wb::sm90;
+  using wb::ptx::smem_u32;
+  constexpr int kStages = T::kStages;
+  const ConvShape& s = d.s;
+  const int pq_count = d.P * d.Q;
+  if constexpr (T::kResident) {  // every step's box of the block's one filter tile, once
+    const uint32_t bar = smem_u32(b_bar);
+    const int k0 = int(blockIdx.x) % tiles_n * T::BN;  // the grid is a multiple of tiles_n
+    mbar_arrive_expect_tx(bar, uint32_t(d.steps * T::kBStage));
+    int lr = 0, ls = 0, lc = 0;
+    for (int t = 0; t < d.steps; ++t) {
+      tma_load_3d(base + uint32_t(T::kPipe + t * T::kBStage), map_w, lc, lr * s.S + ls, k0, bar);
+      next_step(s, lr, ls, lc);
+    }
+  }
+  int stage = 0;
+  uint32_t phase = 0;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int m0 = tile / tiles_n * T::BM, k0 = tile % tiles_n * T::BN;
+    const int n = m0 / pq_count, pq = m0 - n * pq_count, p = pq / d.Q, q = pq - p * d.Q;
+    const int w0 = q * s.stride - s.pad, h0 = p * s.stride - s.pad;
+    int lr = 0, ls = 0, lc = 0;  // the step to load: tap (lr, ls) of the channels from lc
+    for (int t = 0; t < d.steps; ++t) {
+      const uint32_t full = smem_u32(&full_bar[stage]);
+      const uint32_t b_dst = base + uint32_t(kStages * T::kAStage + stage * T::kBStage);
+      mbar_wait(smem_u32(&empty_bar[stage]), phase ^ 1);  // every consumer warp is done with it
+      mbar_arrive_expect_tx(full, T::kAStage + (T::kResident ? 0 : T::kBStage));
+      tma_load_im2col_4d(base + uint32_t(stage * T::kAStage), map_x, lc, w0, h0, n, uint16_t(ls), uint16_t(lr), full);
+      if constexpr (!T::kResident) tma_load_3d(b_dst, map_w, lc, lr * s.S + ls, k0, full);  // (64, 1, BN) box of w
+      next_step(s, lr, ls, lc);
+      if (++stage == kStages) stage = 0, phase ^= 1;
+    }
+  }
+#endif
 }
 
 // A producer thread's share of the im2col gather of A (kARows = BM / (kThreads / 8) rows, of
@@ -353,7 +406,8 @@ __device__ __forceinline__ void persistent_consumers(uint32_t base, bf16* ob, ui
 
 // --- host ------------------------------------------------------------------------------
 
-// A persistent launch: tiles = ceil(M / 128) x tiles_n (tiles_n = ceil(K / bn)), a grid of
+// A persistent launch: tiles = ceil(M / bm) x tiles_n (tiles_n = ceil(K / bn); bm = 128 but in
+// v14's 96-pixel tiles), a grid of
 // min(tiles, SMs) blocks, and the model's cost of its busiest block: ceil(tiles / grid) tiles,
 // each of `steps` steps costing `step` plus a fixed `fixed` (the fill and the share of the
 // epilogue that the next tile's loads do not hide), in units of one (128, 64) step.
@@ -362,10 +416,10 @@ struct Plan {
   double cost;
 };
 
-inline Plan plan_persistent(const Dims& d, int bn, int sms, double step, double fixed) {
+inline Plan plan_persistent(const Dims& d, int bn, int sms, double step, double fixed, int bm = 128) {
   Plan p{};
   p.tiles_n = wb::ceil_div(d.s.K, bn);
-  const long long tiles = (long long)wb::ceil_div(d.M, 128) * p.tiles_n;
+  const long long tiles = (long long)wb::ceil_div(d.M, bm) * p.tiles_n;
   p.tiles = tiles < (1LL << 30) ? int(tiles) : -1;  // -1: too many for the kernels' int tile index
   p.grid = int(std::min<long long>(tiles, sms));
   const long long rounds = wb::ceil_div(tiles, (long long)p.grid);
@@ -373,11 +427,18 @@ inline Plan plan_persistent(const Dims& d, int bn, int sms, double step, double 
   return p;
 }
 
-// --- host (implicit_gemm_wgmma_kernel.cu) ----------------------------------------------
+// --- host (implicit_gemm_wgmma_kernel.cu, implicit_gemm_im2col_tma_kernel.cu) -----------
 
 // w (K x R x S x C, BF16) as a 3-D tensor (C innermost, R S taps, K filters) read in (64, 1,
 // box_k) boxes with the 128-byte swizzle, zeros outside; the map of the last call is kept, so
 // that timing a call does not time its encoding.
 const CUtensorMap& filter_map(const bf16* w, const ConvShape& s, int box_k);
+
+// x (N x H x W x C, BF16) in im2col mode for v13 and v14 (implicit_gemm_im2col_tma_kernel.cu):
+// (C, W, H, N), 64 channels x `pixels` pixels a copy (128; v14 also 96), the 128-byte swizzle,
+// zeros outside; the map of the last call with that many pixels is kept. Null where the shape is
+// outside what an im2col map describes (a stride over 8, padding or corners past the map's 8-bit
+// offsets, filters over 64 taps a side) or the driver refuses it: the caller runs another path.
+const CUtensorMap* activation_map(const bf16* x, const ConvShape& s, int P, int Q, int pixels = 128);
 
 }  // namespace ch10::solution::hopper
