@@ -11,24 +11,29 @@
 //   v7_warp_floor      top-k forms: v5's split, each CTA keeping what reaches a floor from warp votes,
 //                      the last CTA of the row doing the one exact select; rows without float4 loads
 //                      go to v5
+//   v8_cluster_floor   top-k forms at batch <= 8: v6's cluster, one row floor from the 128 warp maxima
+//                      counted in every CTA, the survivors ranked by rank 0; no select on the common
+//                      path; other shapes go where v7 sends them (v6 at small batch, v7 beyond)
 #pragma once
 #include "ch07.cuh"
 #include "tune/tune.h"
 
 namespace ch07::solution {
 
-SoftmaxFn softmax_three_pass;                      // v1_three_pass.cu
-SoftmaxFn softmax_online;                          // v2_online.cu
-TopKFn topk_block, softmax_topk_block;             // v3_block_per_row.cu
-SoftmaxTopKProbsFn softmax_topk_probs_block;       // v3_block_per_row.cu
-TopKFn topk_split, softmax_topk_split;             // v4_split_row.cu
-SoftmaxTopKProbsFn softmax_topk_probs_split;       // v4_split_row.cu
-TopKFn topk_radix, softmax_topk_radix;             // v5_radix_select.cu
-SoftmaxTopKProbsFn softmax_topk_probs_radix;       // v5_radix_select.cu
-TopKFn topk_cluster, softmax_topk_cluster;         // v6_cluster_select.cu
-SoftmaxTopKProbsFn softmax_topk_probs_cluster;     // v6_cluster_select.cu
-TopKFn topk_warp_floor, softmax_topk_warp_floor;   // v7_warp_floor.cu
-SoftmaxTopKProbsFn softmax_topk_probs_warp_floor;  // v7_warp_floor.cu
+SoftmaxFn softmax_three_pass;                           // v1_three_pass.cu
+SoftmaxFn softmax_online;                               // v2_online.cu
+TopKFn topk_block, softmax_topk_block;                  // v3_block_per_row.cu
+SoftmaxTopKProbsFn softmax_topk_probs_block;            // v3_block_per_row.cu
+TopKFn topk_split, softmax_topk_split;                  // v4_split_row.cu
+SoftmaxTopKProbsFn softmax_topk_probs_split;            // v4_split_row.cu
+TopKFn topk_radix, softmax_topk_radix;                  // v5_radix_select.cu
+SoftmaxTopKProbsFn softmax_topk_probs_radix;            // v5_radix_select.cu
+TopKFn topk_cluster, softmax_topk_cluster;              // v6_cluster_select.cu
+SoftmaxTopKProbsFn softmax_topk_probs_cluster;          // v6_cluster_select.cu
+TopKFn topk_warp_floor, softmax_topk_warp_floor;        // v7_warp_floor.cu
+SoftmaxTopKProbsFn softmax_topk_probs_warp_floor;       // v7_warp_floor.cu
+TopKFn topk_cluster_floor, softmax_topk_cluster_floor;  // v8_cluster_floor.cu
+SoftmaxTopKProbsFn softmax_topk_probs_cluster_floor;    // v8_cluster_floor.cu
 
 // v4's tunable space for one op (threads, splits, vec); see v4_split_row.cu.
 const wb::tune::Space& split_space(const char* op);

@@ -40,6 +40,10 @@ WB_VARIANTS(ch07_solution, wb::Role::Solution) {
   // v7: every CTA keeps what reaches a floor from warp votes; the last CTA of the row selects.
   routed_step("v7_warp_floor", &topk_warp_floor, &softmax_topk_warp_floor, &softmax_topk_probs_warp_floor,
               "rows that allow float4 loads, up to 524,288 logits; v5 elsewhere");
+  // v8: a cluster per row at small batch, one floor from the warps' maxima, no select.
+  routed_step("v8_cluster_floor", &topk_cluster_floor, &softmax_topk_cluster_floor, &softmax_topk_probs_cluster_floor,
+              "a 16-CTA cluster per row for the top-k forms while each CTA of the batch has an SM and a row is 65,537 "
+              "to 131,072 logits with float4 loads; v6 elsewhere at small batch, v7 beyond");
   return v;
 }
 
