@@ -22,9 +22,9 @@
 //      maximum's ordered bits give way to its warp's place in the row, and the floor is the
 //      k-th largest such key with those 7 bits cleared (at most 127 units in the last place
 //      below the k-th maximum). Each of the k largest maxima is a logit of the row at or above
-//      it, so at least k logits reach the floor, and with them the row's k largest. For rows drawn from normal(0, 2)
-//      about 63 logits reach it at k 50 (each warp's 1,024 logits reach it with probability 50 / 128, which puts it
-//      near the top 0.05 % of the row).
+//      it, so at least k logits reach the floor, and with them the row's k largest. For rows
+//      drawn from normal(0, 2) about 63 logits reach it at k 50 (each warp's 1,024 logits
+//      reach it with probability 50 / 128, which puts it near the top 0.05 % of the row).
 //   4. Survivors: each warp counts its logits that reach the floor, takes a range of rank 0's
 //      list with one atomic there (distributed shared memory), and writes their keys into it;
 //      the second cluster barrier; every CTA but rank 0 exits.
@@ -32,7 +32,7 @@
 //      (warps 1..7, up to 4 threads a survivor), and warp 0 writes the k values (the
 //      probabilities from the keys' bits; no read of the row) and indices.
 //
-// The exact paths, all on rank 0 and all slow, for the rows that need them: more than 128
+// The exact paths, all on rank 0 and all slow, for the rows that need them: more than 224
 // survivors (ties at the floor) go through v5's radix select over the survivors in shared
 // memory (up to 1,024), more than that or a floor of -inf (a row of -inf, of {-inf, 0, 1}, of
 // one repeated value) through the radix select over the whole row read again from memory (v6's
@@ -40,16 +40,28 @@
 //
 //   batch 1, V = 128,256: a cluster of 16 CTAs x 256 threads x 32 logits (131,072 >= V)
 //
-// What it serves: rows of 65,537 to 131,072 logits that allow float4 loads, for the top-k and
-// softmax + top-k forms, while each CTA of the batch has an SM (B x 16 <= SMs: B <= 8 on 132
-// SMs), on a GPU that holds a 16-CTA cluster. Everything else goes where v7's routing sends it:
-// v6 while the batch's clusters fit (v6 in turn sends what it does not serve to v5), v7 beyond;
-// the full-probability form always so.
+// The same floor at larger batches, without clusters: where the batch's clusters would share
+// SMs (B x 16 > SMs), v8 runs v7's blocks (warp_floor.cuh) with one addition: each block also
+// publishes its 8 warp maxima (as the keys above) in the workspace, and the row's last block
+// raises v7's row floor (the highest block floor) to the k-th largest of the 128 maxima where
+// that is higher. v7's last block radix-selects from the 700 to 1,000 published keys that reach
+// the highest block floor; here about k + 13 reach the raised one, and they are ranked by
+// counting. (Every block published all its logits at or above its own floor, or its k best,
+// and the row's k largest are among those, so the candidates still hold them.)
 //
-// From radix_select.cuh: the chunk's load, the exact selects. From harness/device/cluster.cuh:
-// the cluster's rank, its barrier halves, mapa, the launch.
+//   B = 256, V = 128,256: 16 blocks a row of 256 threads x 32 logits, as v7
 //
-// Run: build/ch07/bin/ch07_bench --op=softmax_topk/f32 --impl=v6_cluster_select,v8_cluster_floor
+// What it serves: rows of 65,537 to 131,072 logits that allow float4 loads: the cluster for
+// the top-k and softmax + top-k forms while each CTA of the batch has an SM (B x 16 <= SMs:
+// B <= 8 on 132 SMs) on a GPU that holds a 16-CTA cluster; the blocks for the three top-k forms
+// beyond (rows of up to 16 blocks, 131,072 logits). Everything else goes where v7's routing
+// sends it: v6 at small batch (v6 in turn sends what it does not serve to v5), v7 beyond.
+//
+// From radix_select.cuh: the chunk's load, the exact selects, the floor of the maxima and the
+// ranking by counting. From warp_floor.cuh: v7's block, its last block, its launch. From
+// harness/device/cluster.cuh: the cluster's rank, its barrier halves, mapa, the launch.
+//
+// Run: build/ch07/bin/ch07_bench --op=softmax_topk/f32 --impl=v6_cluster_select,v7_warp_floor,v8_cluster_floor
 #include <cstdint>
 
 #include "device/cluster.cuh"
@@ -57,49 +69,27 @@
 #include "radix_select.cuh"
 #include "row_topk.cuh"
 #include "runtime/launch_helpers.cuh"
+#include "warp_floor.cuh"
 
 namespace ch07::solution {
 namespace {
 
 constexpr int kCluster = 16;                           // CTAs a row (non-portable above 8)
-constexpr int kSlots = 32;                             // logits a thread
 constexpr int kRowMax = kCluster * kThreads * kSlots;  // 131,072: the longest row served
-constexpr int kMaxima = kCluster * kWarps;             // 128 warp maxima a row
-constexpr int kHalf = kMaxima / 2;                     // the maxima one thread counts against
-constexpr uint32_t kPlaceBits = kMaxima - 1;           // a maximum's low bits: its warp's place
 constexpr int kSurvivorCap = 1024;                     // rank 0's survivor list
-constexpr int kRankCap = 128;                          // survivors ranked by counting, at most
-static_assert(kThreads == 2 * kMaxima, "two threads count for each maximum");
-static_assert(kMaxima >= kMaxK, "the k-th largest maximum exists");
-static_assert(kRankCap <= kThreads - 32, "warps 1..7 rank the survivors, one thread each at least");
+static_assert(kCluster * kWarps == kMaxima, "a row's warps: 128");
+static_assert(kRowMax == kMaximaSplits * kThreads * kSlots, "the two forms serve the same rows");
 
 struct ClusterShared {
-  SelectShared sh;                       // rank 0: sh.top, the result (and the exact selects' state)
-  Key survivors[kSurvivorCap];           // rank 0: the keys of the logits that reach the row floor
-  alignas(16) uint32_t maxima[kMaxima];  // every CTA: the row's warp maxima as unique keys, [rank][warp]
-  int above[kMaxima];                    // the second half's counts for each maximum
-  float2 warp_pairs[kWarps];             // this CTA's warps' (m, s)
-  float2 cta_pairs[kCluster];            // rank 0: each CTA's (m, s)
-  uint32_t floor_bits;                   // the row floor (ordered bits)
-  int survivor_count;                    // rank 0: counts on past kSurvivorCap
+  SelectShared sh;              // rank 0: sh.top, the result (and the exact selects' state)
+  Key survivors[kSurvivorCap];  // rank 0: the keys of the logits that reach the row floor
+  uint32_t maxima[kMaxima];     // every CTA: the row's warp maxima as unique keys, [rank][warp]
+  int above[kMaxima];           // floor_of_maxima's counts
+  float2 warp_pairs[kWarps];    // this CTA's warps' (m, s)
+  float2 cta_pairs[kCluster];   // rank 0: each CTA's (m, s)
+  uint32_t floor_bits;          // the row floor (ordered bits)
+  int survivor_count;           // rank 0: counts on past kSurvivorCap
 };
-
-// Rank 0, warps 1..7: sh.top[0, k) := the k largest of the m <= kRankCap keys s[0, m), sorted;
-// a key's place is the number of keys above it (keys are unique). g threads a key, each
-// counting a g-th of the list, their counts added over g neighbouring lanes.
-__device__ __forceinline__ void rank_by_count(const Key* s, int m, int k, Key* top) {
-  const int t = int(threadIdx.x) - 32;
-  if (t < 0) return;                                                          // warp 0: the pairs
-  const int g = m * 4 <= kThreads - 32 ? 4 : m * 2 <= kThreads - 32 ? 2 : 1;  // the same on every thread
-  const int i = t / g, part = t % g;
-  const Key mine = i < m ? s[i] : kNoKey;
-  int above = 0;
-  if (i < m) {
-    for (int j = part; j < m; j += g) above += s[j] > mine;
-  }
-  for (int o = 1; o < g; o <<= 1) above += __shfl_xor_sync(kFull, above, o);
-  if (i < m && part == 0 && above < k) top[above] = mine;
-}
 
 // grid (16, B), clusters of 16 CTAs along x: cluster b is row b, CTA r of it holds
 // [r * chunk, min(V, (r + 1) * chunk)); chunk <= 8,192 and chunk % 4 == 0; x allows float4 loads.
@@ -130,8 +120,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t max_bits = holds ? ordered_bits(m) : 0u;
   const uint32_t warp_max = __reduce_max_sync(kFull, max_bits);
   cl::wait();
-  const uint32_t place = rank * kWarps + warp;
-  if (lane < kCluster) *cl::map(&cs.maxima[place], lane) = (warp_max & ~kPlaceBits) | place;
+  if (lane < kCluster) *cl::map(&cs.maxima[rank * kWarps + warp], lane) = maximum_key(warp_max, rank * kWarps + warp);
   cl::arrive();
 
   // 2. The warp's (m, s) relative to its maximum, while the barrier completes.
@@ -150,21 +139,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   cl::wait();
 
-  // 3. The row floor: the maximum with exactly k - 1 maxima above it, its place bits cleared.
-  // Thread t counts maximum t % 128 against half t / 128 of the list.
+  // 3. The row floor (floor_of_maxima); warp 7 sends the CTA's pair to rank 0 meanwhile.
   {
-    const int i = threadIdx.x % kMaxima, h = threadIdx.x / kMaxima;
-    const uint32_t mine = cs.maxima[i];
-    int above = 0;
-    const uint4* half = reinterpret_cast<const uint4*>(cs.maxima + h * kHalf);
-#pragma unroll
-    for (int q = 0; q < kHalf / 4; ++q) {
-      const uint4 w = half[q];
-      above += int(w.x > mine) + int(w.y > mine) + int(w.z > mine) + int(w.w > mine);
-    }
-    if (h == 1) cs.above[i] = above;
-    __syncthreads();
-    if (h == 0 && above + cs.above[i] == k - 1) cs.floor_bits = mine & ~kPlaceBits;  // one thread
+    floor_of_maxima(cs.maxima, k, cs.above, [&](uint32_t f) { cs.floor_bits = f; });
     if (probabilities && threadIdx.x == kThreads - 32) {  // warp 7: the CTA's pair, to rank 0
       Stats pair{cs.warp_pairs[0].x, cs.warp_pairs[0].y};
 #pragma unroll
@@ -219,7 +196,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     all = warp_merge(lane < kCluster ? Stats{cs.cta_pairs[lane].x, cs.cta_pairs[lane].y} : Stats{});
     all = {__shfl_sync(kFull, all.m, 0), __shfl_sync(kFull, all.s, 0)};
   }
-  if (few && m_count <= kRankCap) {
+  if (few && m_count <= kRankCap) {  // warps 1..7, while warp 0 merged the pairs
     rank_by_count(cs.survivors, m_count, k, cs.sh.top);
     __syncthreads();
   } else if (few && m_count <= kSurvivorCap) {
@@ -268,17 +245,41 @@ bool launch(const float* x, float* values, int32_t* indices, int B, int V, int k
   return true;
 }
 
-// Where v8 does not serve: v6 while the batch's clusters have an SM a CTA, v7 beyond.
+// --- the form for batches whose clusters would share SMs: v7's blocks, the maxima published ---
+
+// grid (splits, B), splits <= 16, 256 threads: v7's block on chunk s of row b, its warps'
+// maxima published, the row's last block selecting from about k + 13 candidates.
+__global__ void __launch_bounds__(kThreads, kMinBlocks) warp_floor_maxima_kernel(Job job) {
+  __shared__ BlockShared bs;
+  const int s = blockIdx.x, b = blockIdx.y;
+  float v[kSlots];
+  load_chunk<kSlots, true>(job.row(b), job.begin(s), job.end(s), v);
+  chunk_step<true>(v, b, s, job, bs);
+}
+
+// Whether the batch's clusters have an SM a CTA.
 bool clusters_fit(int B) {
   static const int sms = wb::sm_count();
   return int64_t(B) * kCluster <= sms;
+}
+
+// The step: the cluster where it serves; at larger batches the blocks with the maxima published
+// (rows of at most 16 blocks); else v6 at small batch (which sends what it does not serve to
+// v5), v7 beyond (likewise).
+// `blocks`: the blocks at every batch (the form that checks them on every shape class).
+bool launch_any(const float* x, float* probs, float* values, int32_t* indices, int B, int V, int k, bool probabilities,
+                void* workspace, cudaStream_t stream, bool blocks = false) {
+  require_valid(B, V, k);
+  if (clusters_fit(B) && !blocks) return probs == nullptr && launch(x, values, indices, B, V, k, probabilities, stream);
+  return launch_blocks(warp_floor_maxima_kernel, kMaximaSplits, x, probs, values, indices, B, V, k, probabilities,
+                       workspace, stream);
 }
 
 }  // namespace
 
 void topk_cluster_floor(const float* x, float* values, int32_t* indices, int B, int V, int k, void* workspace,
                         cudaStream_t stream) {
-  if (launch(x, values, indices, B, V, k, false, stream)) return;
+  if (launch_any(x, nullptr, values, indices, B, V, k, false, workspace, stream)) return;
   if (clusters_fit(B)) {
     topk_cluster(x, values, indices, B, V, k, workspace, stream);
   } else {
@@ -288,7 +289,7 @@ void topk_cluster_floor(const float* x, float* values, int32_t* indices, int B, 
 
 void softmax_topk_cluster_floor(const float* x, float* values, int32_t* indices, int B, int V, int k, void* workspace,
                                 cudaStream_t stream) {
-  if (launch(x, values, indices, B, V, k, true, stream)) return;
+  if (launch_any(x, nullptr, values, indices, B, V, k, true, workspace, stream)) return;
   if (clusters_fit(B)) {
     softmax_topk_cluster(x, values, indices, B, V, k, workspace, stream);
   } else {
@@ -298,9 +299,32 @@ void softmax_topk_cluster_floor(const float* x, float* values, int32_t* indices,
 
 void softmax_topk_probs_cluster_floor(const float* x, float* probs, float* values, int32_t* indices, int B, int V,
                                       int k, void* workspace, cudaStream_t stream) {
+  if (launch_any(x, probs, values, indices, B, V, k, true, workspace, stream)) return;
   if (clusters_fit(B)) {
     softmax_topk_probs_cluster(x, probs, values, indices, B, V, k, workspace, stream);
   } else {
+    softmax_topk_probs_warp_floor(x, probs, values, indices, B, V, k, workspace, stream);
+  }
+}
+
+// The blocks form at every batch, v7 where it does not serve.
+void topk_cluster_floor_blocks(const float* x, float* values, int32_t* indices, int B, int V, int k, void* workspace,
+                               cudaStream_t stream) {
+  if (!launch_any(x, nullptr, values, indices, B, V, k, false, workspace, stream, true)) {
+    topk_warp_floor(x, values, indices, B, V, k, workspace, stream);
+  }
+}
+
+void softmax_topk_cluster_floor_blocks(const float* x, float* values, int32_t* indices, int B, int V, int k,
+                                       void* workspace, cudaStream_t stream) {
+  if (!launch_any(x, nullptr, values, indices, B, V, k, true, workspace, stream, true)) {
+    softmax_topk_warp_floor(x, values, indices, B, V, k, workspace, stream);
+  }
+}
+
+void softmax_topk_probs_cluster_floor_blocks(const float* x, float* probs, float* values, int32_t* indices, int B,
+                                             int V, int k, void* workspace, cudaStream_t stream) {
+  if (!launch_any(x, probs, values, indices, B, V, k, true, workspace, stream, true)) {
     softmax_topk_probs_warp_floor(x, probs, values, indices, B, V, k, workspace, stream);
   }
 }
