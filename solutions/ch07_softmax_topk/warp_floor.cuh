@@ -215,8 +215,9 @@ __device__ __forceinline__ void last_block_select(int b, const Job& job, BlockSh
 // the row's select if this block is the row's last. Called by the whole block.
 //
 // kMaxima_ (v8's form, rows of at most 16 blocks): each warp's maximum is published too, and the
-// last block selects as last_block_select<true> says.
-template <bool kMaxima_ = false>
+// last block selects as last_block_select<true> says. !kRefine_ (a form of v8's): the block's
+// floor is the lowest warp floor, one barrier and eight ballots fewer, more keys published.
+template <bool kMaxima_ = false, bool kRefine_ = true>
 __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int s, const Job& job, BlockShared& bs) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
   const int k = job.k, per = job.per;
@@ -225,7 +226,7 @@ __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int 
   Key* const slice = row_keys + size_t(s) * per;  // [0]: the header, then the keys
 
   if (threadIdx.x == 0) bs.published = 0;
-  if (threadIdx.x < kWarps) bs.reach[threadIdx.x] = 0;
+  if (kRefine_ && threadIdx.x < kWarps) bs.reach[threadIdx.x] = 0;
 
   // 1. Each thread's maximum (four chains, not one of 32).
   float part[4] = {v[0], v[1], v[2], v[3]};
@@ -265,17 +266,19 @@ __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int 
   uint32_t floor_bits = ~0u;
 #pragma unroll
   for (int w = 0; w < kWarps; ++w) floors[w] = bs.warp_floors[w], floor_bits = min(floor_bits, floors[w]);
-  int mine = 0;  // lane w: this warp's maxima that reach warp floor w
+  if constexpr (kRefine_) {
+    int mine = 0;  // lane w: this warp's maxima that reach warp floor w
 #pragma unroll
-  for (int w = 0; w < kWarps; ++w) {
-    const int n = __popc(__ballot_sync(kFull, max_bits != 0 && max_bits >= floors[w]));
-    if (lane == w) mine = n;
-  }
-  if (lane < kWarps) atomicAdd(&bs.reach[lane], mine);
-  __syncthreads();
+    for (int w = 0; w < kWarps; ++w) {
+      const int n = __popc(__ballot_sync(kFull, max_bits != 0 && max_bits >= floors[w]));
+      if (lane == w) mine = n;
+    }
+    if (lane < kWarps) atomicAdd(&bs.reach[lane], mine);
+    __syncthreads();
 #pragma unroll
-  for (int w = 0; w < kWarps; ++w) {
-    if (floors[w] > floor_bits && bs.reach[w] >= k) floor_bits = floors[w];
+    for (int w = 0; w < kWarps; ++w) {
+      if (floors[w] > floor_bits && bs.reach[w] >= k) floor_bits = floors[w];
+    }
   }
   // As a float: -inf lets every logit of the chunk through (floor 0: fewer than k maxima).
   const float floor_x = floor_bits <= ordered_bits(-INFINITY) ? -INFINITY : from_ordered_bits(floor_bits);
