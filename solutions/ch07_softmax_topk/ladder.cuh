@@ -39,9 +39,6 @@ SoftmaxTopKProbsFn softmax_topk_probs_cluster_floor;    // v8_cluster_floor.cu
 // v8's form for large batches at every batch (the checks on every shape class; not benchmarked by default).
 TopKFn topk_cluster_floor_blocks, softmax_topk_cluster_floor_blocks;
 SoftmaxTopKProbsFn softmax_topk_probs_cluster_floor_blocks;
-// The same with the lowest warp floor in each block.
-TopKFn topk_cluster_floor_lowest, softmax_topk_cluster_floor_lowest;
-SoftmaxTopKProbsFn softmax_topk_probs_cluster_floor_lowest;
 
 // v4's tunable space for one op (threads, splits, vec); see v4_split_row.cu.
 const wb::tune::Space& split_space(const char* op);

@@ -386,6 +386,23 @@ __device__ __forceinline__ void write_result(const SelectShared& sh, const float
   write_topk(list, row, values, indices, k, probabilities, all);
 }
 
+// The same without the row's round trip for the probabilities (v8): each value comes from the
+// key's bits (-0 comes back as +0: the same probability); the top-k form returns the logit
+// itself, bits and all, so it reads it. Warp 0.
+__device__ __forceinline__ void write_result_from_keys(const SelectShared& sh, const float* row, float* values,
+                                                       int32_t* indices, int k, bool probabilities, Stats all) {
+#pragma unroll
+  for (int r = 0; r < kListRegs; ++r) {
+    const int i = r * 32 + (threadIdx.x & 31);
+    if (i < k) {
+      const Key key = sh.top[i];
+      const int index = key_index(key);
+      values[i] = probabilities ? probability(from_ordered_bits(uint32_t(key >> 32)), all) : row[index];
+      indices[i] = index;
+    }
+  }
+}
+
 }  // namespace
 
 }  // namespace ch07::solution

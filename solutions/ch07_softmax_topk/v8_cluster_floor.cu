@@ -207,19 +207,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     select_top_k(again, key_range(again, cs.sh), k, cs.sh);
   }
   if (warp == 0) {
-#pragma unroll
-    for (int r = 0; r < kListRegs; ++r) {
-      const int i = r * 32 + lane;
-      if (i < k) {
-        const Key key = cs.sh.top[i];
-        const int index = key_index(key);
-        // The logit from the key's bits (-0 comes back as +0: the same probability); the top-k
-        // form returns the logit itself, bits and all, so it reads it.
-        values[size_t(b) * k + i] =
-            probabilities ? probability(from_ordered_bits(uint32_t(key >> 32)), all) : row[index];
-        indices[size_t(b) * k + i] = index;
-      }
-    }
+    write_result_from_keys(cs.sh, row, values + size_t(b) * k, indices + size_t(b) * k, k, probabilities, all);
   }
 #endif
 }
@@ -248,15 +236,13 @@ bool launch(const float* x, float* values, int32_t* indices, int B, int V, int k
 // --- the form for batches whose clusters would share SMs: v7's blocks, the maxima published ---
 
 // grid (splits, B), splits <= 16, 256 threads: v7's block on chunk s of row b, its warps'
-// maxima published, the row's last block selecting from about k + 13 candidates. kRefine: v7's
-// block floor (the highest warp floor that k maxima reach); else the lowest warp floor.
-template <bool kRefine>
+// maxima published, the row's last block selecting from about k + 13 candidates.
 __global__ void __launch_bounds__(kThreads, kMinBlocks) warp_floor_maxima_kernel(Job job) {
   __shared__ BlockShared bs;
   const int s = blockIdx.x, b = blockIdx.y;
   float v[kSlots];
   load_chunk<kSlots, true>(job.row(b), job.begin(s), job.end(s), v);
-  chunk_step<true, kRefine>(v, b, s, job, bs);
+  chunk_step<true>(v, b, s, job, bs);
 }
 
 // Whether the batch's clusters have an SM a CTA.
@@ -268,14 +254,13 @@ bool clusters_fit(int B) {
 // The step: the cluster where it serves; at larger batches the blocks with the maxima published
 // (rows of at most 16 blocks); else v6 at small batch (which sends what it does not serve to
 // v5), v7 beyond (likewise).
-// `blocks`: the blocks at every batch (the forms that check them on every shape class);
-// `lowest`: with the lowest warp floor.
+// `blocks`: the blocks at every batch (the form that checks them on every shape class).
 bool launch_any(const float* x, float* probs, float* values, int32_t* indices, int B, int V, int k, bool probabilities,
-                void* workspace, cudaStream_t stream, bool blocks = false, bool lowest = false) {
+                void* workspace, cudaStream_t stream, bool blocks = false) {
   require_valid(B, V, k);
   if (clusters_fit(B) && !blocks) return probs == nullptr && launch(x, values, indices, B, V, k, probabilities, stream);
-  return launch_blocks(lowest ? warp_floor_maxima_kernel<false> : warp_floor_maxima_kernel<true>, kMaximaSplits, x,
-                       probs, values, indices, B, V, k, probabilities, workspace, stream);
+  return launch_blocks(warp_floor_maxima_kernel, kMaximaSplits, x, probs, values, indices, B, V, k, probabilities,
+                       workspace, stream);
 }
 
 }  // namespace
@@ -328,28 +313,6 @@ void softmax_topk_cluster_floor_blocks(const float* x, float* values, int32_t* i
 void softmax_topk_probs_cluster_floor_blocks(const float* x, float* probs, float* values, int32_t* indices, int B,
                                              int V, int k, void* workspace, cudaStream_t stream) {
   if (!launch_any(x, probs, values, indices, B, V, k, true, workspace, stream, true)) {
-    softmax_topk_probs_warp_floor(x, probs, values, indices, B, V, k, workspace, stream);
-  }
-}
-
-// The blocks form with the lowest warp floor, at every batch; v7 where it does not serve.
-void topk_cluster_floor_lowest(const float* x, float* values, int32_t* indices, int B, int V, int k, void* workspace,
-                               cudaStream_t stream) {
-  if (!launch_any(x, nullptr, values, indices, B, V, k, false, workspace, stream, true, true)) {
-    topk_warp_floor(x, values, indices, B, V, k, workspace, stream);
-  }
-}
-
-void softmax_topk_cluster_floor_lowest(const float* x, float* values, int32_t* indices, int B, int V, int k,
-                                       void* workspace, cudaStream_t stream) {
-  if (!launch_any(x, nullptr, values, indices, B, V, k, true, workspace, stream, true, true)) {
-    softmax_topk_warp_floor(x, values, indices, B, V, k, workspace, stream);
-  }
-}
-
-void softmax_topk_probs_cluster_floor_lowest(const float* x, float* probs, float* values, int32_t* indices, int B,
-                                             int V, int k, void* workspace, cudaStream_t stream) {
-  if (!launch_any(x, probs, values, indices, B, V, k, true, workspace, stream, true, true)) {
     softmax_topk_probs_warp_floor(x, probs, values, indices, B, V, k, workspace, stream);
   }
 }

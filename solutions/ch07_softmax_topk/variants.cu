@@ -60,19 +60,6 @@ WB_VARIANTS(ch07_solution, wb::Role::Solution) {
                   .with_workspace(scratch)
                   .is_slow()
                   .with_note(blocks_note));
-  const char* lowest_note = "v8's blocks with the lowest warp floor in each block, at every batch; v7 elsewhere";
-  v.push_back(wb::variant("topk/f32", "v8_cluster_floor_lowest", &topk_cluster_floor_lowest)
-                  .with_workspace(scratch)
-                  .is_slow()
-                  .with_note(lowest_note));
-  v.push_back(wb::variant("softmax_topk/f32", "v8_cluster_floor_lowest", &softmax_topk_cluster_floor_lowest)
-                  .with_workspace(scratch)
-                  .is_slow()
-                  .with_note(lowest_note));
-  v.push_back(wb::variant("softmax_topk_probs/f32", "v8_cluster_floor_lowest", &softmax_topk_probs_cluster_floor_lowest)
-                  .with_workspace(scratch)
-                  .is_slow()
-                  .with_note(lowest_note));
   return v;
 }
 

@@ -137,6 +137,19 @@ __device__ __forceinline__ void last_block_select(int b, const Job& job, BlockSh
   const Key* const row_keys = job.ws.keys + size_t(b) * kRowKeys;
   TailShared& tail = bs.tail;
 
+  // kMaxima_: the maxima (threads 0..127) and the blocks' pairs (lanes 0..15 of warp 0) are
+  // asked for before the headers, so that the three reads from L2 overlap.
+  uint32_t max_key = 0;
+  Stats pair;
+  if constexpr (kMaxima_) {
+    const int i = threadIdx.x, n = kWarps * splits;  // past n: the key of an empty warp, as unique as the others
+    if (i < kMaxima) max_key = i < n ? __ldcg(published_maxima(job, b) + i) : maximum_key(0u, i);
+    if (job.with_stats && i < splits) {
+      const float2 q = __ldcg(job.ws.stats + size_t(b) * kMaxSplits + i);
+      pair = Stats{q.x, q.y};
+    }
+  }
+
   // The headers: warp 0's lane l reads blocks 2l and 2l + 1; first[] is the running count of
   // the published keys.
   if (warp == 0) {
@@ -166,11 +179,7 @@ __device__ __forceinline__ void last_block_select(int b, const Job& job, BlockSh
   }
   if constexpr (kMaxima_) {  // the maxima into the candidates' room, which is free until the gather
     uint32_t* const maxima = reinterpret_cast<uint32_t*>(tail.cand);
-    const int n = kWarps * splits;
-    if (threadIdx.x < kMaxima) {
-      const int i = threadIdx.x;  // past n: the key of an empty warp, as unique as the others
-      maxima[i] = i < n ? __ldcg(published_maxima(job, b) + i) : maximum_key(0u, i);
-    }
+    if (threadIdx.x < kMaxima) maxima[threadIdx.x] = max_key;
     __syncthreads();
     floor_of_maxima(maxima, k, bs.sh.hist, [&](uint32_t f) { tail.row_floor = max(tail.row_floor, f); });
   }
@@ -186,10 +195,31 @@ __device__ __forceinline__ void last_block_select(int b, const Job& job, BlockSh
   });
   __syncthreads();
   const int candidates = tail.cand_count;
-  if (kMaxima_ && candidates <= kRankCap) {
-    rank_by_count(tail.cand, candidates, k, bs.sh.top);
-    __syncthreads();
-  } else if (candidates <= kCandCap) {
+  if constexpr (kMaxima_) {
+    // The row's pair by warp 0 (the blocks' pairs in a fixed order), while warps 1..7 rank the
+    // candidates; the probabilities from the keys' bits.
+    Stats all;
+    if (warp == 0 && job.with_stats) {
+      all = warp_merge(pair);
+      all = {__shfl_sync(kFull, all.m, 0), __shfl_sync(kFull, all.s, 0)};
+    }
+    if (candidates <= kRankCap) {
+      rank_by_count(tail.cand, candidates, k, bs.sh.top);
+      __syncthreads();
+    } else if (candidates <= kCandCap) {
+      const SharedKeys in_shared{tail.cand, candidates};
+      select_top_k(in_shared, key_range(in_shared, bs.sh), k, bs.sh);
+    } else {
+      select_top_k(published, key_range(published, bs.sh), k, bs.sh);
+    }
+    if (warp == 0) {
+      write_result_from_keys(bs.sh, job.row(b), job.values + size_t(b) * k, job.indices + size_t(b) * k, k,
+                             job.probabilities, all);
+    }
+    finish_row(job.ws, b, job.with_stats, all);
+    return;
+  }
+  if (candidates <= kCandCap) {
     const SharedKeys in_shared{tail.cand, candidates};
     select_top_k(in_shared, key_range(in_shared, bs.sh), k, bs.sh);
   } else {
@@ -215,9 +245,8 @@ __device__ __forceinline__ void last_block_select(int b, const Job& job, BlockSh
 // the row's select if this block is the row's last. Called by the whole block.
 //
 // kMaxima_ (v8's form, rows of at most 16 blocks): each warp's maximum is published too, and the
-// last block selects as last_block_select<true> says. !kRefine_ (a form of v8's): the block's
-// floor is the lowest warp floor, one barrier and eight ballots fewer, more keys published.
-template <bool kMaxima_ = false, bool kRefine_ = true>
+// last block selects as last_block_select<true> says.
+template <bool kMaxima_ = false>
 __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int s, const Job& job, BlockShared& bs) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x / 32;
   const int k = job.k, per = job.per;
@@ -226,7 +255,7 @@ __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int 
   Key* const slice = row_keys + size_t(s) * per;  // [0]: the header, then the keys
 
   if (threadIdx.x == 0) bs.published = 0;
-  if (kRefine_ && threadIdx.x < kWarps) bs.reach[threadIdx.x] = 0;
+  if (threadIdx.x < kWarps) bs.reach[threadIdx.x] = 0;
 
   // 1. Each thread's maximum (four chains, not one of 32).
   float part[4] = {v[0], v[1], v[2], v[3]};
@@ -266,19 +295,17 @@ __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int 
   uint32_t floor_bits = ~0u;
 #pragma unroll
   for (int w = 0; w < kWarps; ++w) floors[w] = bs.warp_floors[w], floor_bits = min(floor_bits, floors[w]);
-  if constexpr (kRefine_) {
-    int mine = 0;  // lane w: this warp's maxima that reach warp floor w
+  int mine = 0;  // lane w: this warp's maxima that reach warp floor w
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-      const int n = __popc(__ballot_sync(kFull, max_bits != 0 && max_bits >= floors[w]));
-      if (lane == w) mine = n;
-    }
-    if (lane < kWarps) atomicAdd(&bs.reach[lane], mine);
-    __syncthreads();
+  for (int w = 0; w < kWarps; ++w) {
+    const int n = __popc(__ballot_sync(kFull, max_bits != 0 && max_bits >= floors[w]));
+    if (lane == w) mine = n;
+  }
+  if (lane < kWarps) atomicAdd(&bs.reach[lane], mine);
+  __syncthreads();
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-      if (floors[w] > floor_bits && bs.reach[w] >= k) floor_bits = floors[w];
-    }
+  for (int w = 0; w < kWarps; ++w) {
+    if (floors[w] > floor_bits && bs.reach[w] >= k) floor_bits = floors[w];
   }
   // As a float: -inf lets every logit of the chunk through (floor 0: fewer than k maxima).
   const float floor_x = floor_bits <= ordered_bits(-INFINITY) ? -INFINITY : from_ordered_bits(floor_bits);
