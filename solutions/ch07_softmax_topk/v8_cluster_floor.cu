@@ -47,7 +47,12 @@
 // that is higher. v7's last block radix-selects from the 700 to 1,000 published keys that reach
 // the highest block floor; here about k + 13 reach the raised one, and they are ranked by
 // counting. (Every block published all its logits at or above its own floor, or its k best,
-// and the row's k largest are among those, so the candidates still hold them.)
+// and the row's k largest are among those, so the candidates still hold them.) The last block
+// also asks L2 for the maxima and the blocks' pairs together with the headers (one round trip
+// where v7 makes three), merges the pairs in warp 0 while the other warps rank, and writes the
+// probabilities from the keys' bits instead of reading the winners' logits back. On an H200 the
+// last blocks' time goes straight into the kernel's at 256 rows (the last rows' selects are its
+// tail): 64.4 us for v7, 62.2 with the counted floor, 59.7 with the round trips merged.
 //
 //   B = 256, V = 128,256: 16 blocks a row of 256 threads x 32 logits, as v7
 //
