@@ -11,24 +11,34 @@
 //   v7_warp_floor      top-k forms: v5's split, each CTA keeping what reaches a floor from warp votes,
 //                      the last CTA of the row doing the one exact select; rows without float4 loads
 //                      go to v5
+//   v8_cluster_floor   top-k forms: one row floor, the k-th largest of the row's 128 warp maxima, and
+//                      the few logits that reach it ranked by counting, no select on the common path;
+//                      at batch <= 8 on v6's cluster (every CTA counts), beyond on v7's blocks (the
+//                      last block counts); rows of 65,537 to 131,072 logits (the blocks: up to 131,072)
+//                      with float4 loads; other shapes go to v6 at small batch, v7 beyond
 #pragma once
 #include "ch07.cuh"
 #include "tune/tune.h"
 
 namespace ch07::solution {
 
-SoftmaxFn softmax_three_pass;                      // v1_three_pass.cu
-SoftmaxFn softmax_online;                          // v2_online.cu
-TopKFn topk_block, softmax_topk_block;             // v3_block_per_row.cu
-SoftmaxTopKProbsFn softmax_topk_probs_block;       // v3_block_per_row.cu
-TopKFn topk_split, softmax_topk_split;             // v4_split_row.cu
-SoftmaxTopKProbsFn softmax_topk_probs_split;       // v4_split_row.cu
-TopKFn topk_radix, softmax_topk_radix;             // v5_radix_select.cu
-SoftmaxTopKProbsFn softmax_topk_probs_radix;       // v5_radix_select.cu
-TopKFn topk_cluster, softmax_topk_cluster;         // v6_cluster_select.cu
-SoftmaxTopKProbsFn softmax_topk_probs_cluster;     // v6_cluster_select.cu
-TopKFn topk_warp_floor, softmax_topk_warp_floor;   // v7_warp_floor.cu
-SoftmaxTopKProbsFn softmax_topk_probs_warp_floor;  // v7_warp_floor.cu
+SoftmaxFn softmax_three_pass;                           // v1_three_pass.cu
+SoftmaxFn softmax_online;                               // v2_online.cu
+TopKFn topk_block, softmax_topk_block;                  // v3_block_per_row.cu
+SoftmaxTopKProbsFn softmax_topk_probs_block;            // v3_block_per_row.cu
+TopKFn topk_split, softmax_topk_split;                  // v4_split_row.cu
+SoftmaxTopKProbsFn softmax_topk_probs_split;            // v4_split_row.cu
+TopKFn topk_radix, softmax_topk_radix;                  // v5_radix_select.cu
+SoftmaxTopKProbsFn softmax_topk_probs_radix;            // v5_radix_select.cu
+TopKFn topk_cluster, softmax_topk_cluster;              // v6_cluster_select.cu
+SoftmaxTopKProbsFn softmax_topk_probs_cluster;          // v6_cluster_select.cu
+TopKFn topk_warp_floor, softmax_topk_warp_floor;        // v7_warp_floor.cu
+SoftmaxTopKProbsFn softmax_topk_probs_warp_floor;       // v7_warp_floor.cu
+TopKFn topk_cluster_floor, softmax_topk_cluster_floor;  // v8_cluster_floor.cu
+SoftmaxTopKProbsFn softmax_topk_probs_cluster_floor;    // v8_cluster_floor.cu
+// v8's form for large batches at every batch (the checks on every shape class; not benchmarked by default).
+TopKFn topk_cluster_floor_blocks, softmax_topk_cluster_floor_blocks;
+SoftmaxTopKProbsFn softmax_topk_probs_cluster_floor_blocks;
 
 // v4's tunable space for one op (threads, splits, vec); see v4_split_row.cu.
 const wb::tune::Space& split_space(const char* op);

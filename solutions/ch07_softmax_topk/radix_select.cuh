@@ -7,6 +7,8 @@
 //   key_range, narrow     the range of the keys; the radix passes down to a floor
 //   start_survivors, keep, rank_survivors, select_top_k
 //                         the few keys at or above the floor, ranked by counting
+//   maximum_key, floor_of_maxima, rank_by_count
+//                         v8: a row's floor from 128 warp maxima, and a short list ranked
 //   load_chunk, ChunkInRegisters, OneKey, SharedKeys, ChunkInMemory
 //                         where the keys come from
 //   write_result          warp 0 writes the k keys in sh.top as the row's result
@@ -192,6 +194,59 @@ __device__ __forceinline__ bool rank_survivors(int k, SelectShared& sh) {
   return true;
 }
 
+// --- counting instead of selecting: few keys ------------------------------------------------
+
+// Rows cut into 128 warps (v8: 16 CTAs or blocks of 8 warps) publish each warp's largest logit
+// as a unique 32-bit key: its ordered bits with the low 7 bits replaced by the warp's place.
+// The k-th largest of those keys, place bits cleared, is a floor for the row (k warps each hold
+// a logit at or above it) that few more than k logits reach.
+constexpr int kMaxima = 128;
+constexpr uint32_t kPlaceBits = kMaxima - 1;
+constexpr int kRankCap = kThreads - 32;  // keys ranked by counting (rank_by_count), at most
+static_assert(kThreads == 2 * kMaxima, "two threads count for each maximum");
+static_assert(kMaxima >= kMaxK, "the k-th largest maximum exists");
+
+__device__ __forceinline__ uint32_t maximum_key(uint32_t max_bits, int place) {
+  return (max_bits & ~kPlaceBits) | uint32_t(place);
+}
+
+// The floor from keys[0, 128) (unique, in shared memory, 8-byte aligned): thread t counts the
+// keys above key t % 128 in half t / 128 of the list; after the barrier, the one thread of the
+// first half whose key has exactly k - 1 above it calls found(floor). `area`: 128 ints.
+template <class Found>
+__device__ __forceinline__ void floor_of_maxima(const uint32_t* keys, int k, int* area, Found found) {
+  const int i = threadIdx.x % kMaxima, h = threadIdx.x / kMaxima;
+  const uint32_t mine = keys[i];
+  const uint2* half = reinterpret_cast<const uint2*>(keys + h * (kMaxima / 2));
+  int above = 0;
+#pragma unroll
+  for (int q = 0; q < kMaxima / 4; ++q) {
+    const uint2 w = half[q];
+    above += int(w.x > mine) + int(w.y > mine);
+  }
+  if (h == 1) area[i] = above;
+  __syncthreads();
+  if (h == 0 && above + area[i] == k - 1) found(mine & ~kPlaceBits);
+}
+
+// Warps 1.. of the CTA (warp 0 is left free): top[0, k) := the k largest of the m unique keys
+// s[0, m), m <= kRankCap and m >= k, sorted from the largest down. A key's place is the number
+// of keys above it; g threads a key, each counting a g-th of the list, their counts added over
+// g neighbouring lanes. The caller's barrier follows.
+__device__ __forceinline__ void rank_by_count(const Key* s, int m, int k, Key* top) {
+  const int t = int(threadIdx.x) - 32;
+  if (t < 0) return;
+  const int g = m * 4 <= kRankCap ? 4 : m * 2 <= kRankCap ? 2 : 1;  // the same on every thread
+  const int i = t / g, part = t % g;
+  const Key mine = i < m ? s[i] : kNoKey;
+  int above = 0;
+  if (i < m) {
+    for (int j = part; j < m; j += g) above += s[j] > mine;
+  }
+  for (int o = 1; o < g; o <<= 1) above += __shfl_xor_sync(kFull, above, o);
+  if (i < m && part == 0 && above < k) top[above] = mine;
+}
+
 // Sets sh.top[0, k) to the k largest keys the CTA holds, sorted from the largest down
 // (kNoKey after the n-th if there are fewer). Called by the whole CTA.
 template <class Keys>
@@ -329,6 +384,23 @@ __device__ __forceinline__ void write_result(const SelectShared& sh, const float
     list[r] = i < k ? sh.top[i] : kNoKey;
   }
   write_topk(list, row, values, indices, k, probabilities, all);
+}
+
+// The same without the row's round trip for the probabilities (v8): each value comes from the
+// key's bits (-0 comes back as +0: the same probability); the top-k form returns the logit
+// itself, bits and all, so it reads it. Warp 0.
+__device__ __forceinline__ void write_result_from_keys(const SelectShared& sh, const float* row, float* values,
+                                                       int32_t* indices, int k, bool probabilities, Stats all) {
+#pragma unroll
+  for (int r = 0; r < kListRegs; ++r) {
+    const int i = r * 32 + (threadIdx.x & 31);
+    if (i < k) {
+      const Key key = sh.top[i];
+      const int index = key_index(key);
+      values[i] = probabilities ? probability(from_ordered_bits(uint32_t(key >> 32)), all) : row[index];
+      indices[i] = index;
+    }
+  }
 }
 
 }  // namespace

@@ -40,6 +40,26 @@ WB_VARIANTS(ch07_solution, wb::Role::Solution) {
   // v7: every CTA keeps what reaches a floor from warp votes; the last CTA of the row selects.
   routed_step("v7_warp_floor", &topk_warp_floor, &softmax_topk_warp_floor, &softmax_topk_probs_warp_floor,
               "rows that allow float4 loads, up to 524,288 logits; v5 elsewhere");
+  // v8: one row floor from the row's 128 warp maxima, the survivors ranked by counting.
+  routed_step("v8_cluster_floor", &topk_cluster_floor, &softmax_topk_cluster_floor, &softmax_topk_probs_cluster_floor,
+              "rows with float4 loads: a 16-CTA cluster per row for the top-k forms while each CTA of the batch has an "
+              "SM (rows of 65,537 to 131,072 logits), v7's blocks with the warps' maxima published beyond (rows of up "
+              "to 131,072); v6 elsewhere at small batch, v7 beyond");
+  // v8's form for large batches (v7's blocks, the maxima published) at every batch: its checks on every
+  // shape class; left out of the default benchmark.
+  const char* blocks_note = "v8's blocks at every batch (rows of up to 16 blocks with float4 loads); v7 elsewhere";
+  v.push_back(wb::variant("topk/f32", "v8_cluster_floor_blocks", &topk_cluster_floor_blocks)
+                  .with_workspace(scratch)
+                  .is_slow()
+                  .with_note(blocks_note));
+  v.push_back(wb::variant("softmax_topk/f32", "v8_cluster_floor_blocks", &softmax_topk_cluster_floor_blocks)
+                  .with_workspace(scratch)
+                  .is_slow()
+                  .with_note(blocks_note));
+  v.push_back(wb::variant("softmax_topk_probs/f32", "v8_cluster_floor_blocks", &softmax_topk_probs_cluster_floor_blocks)
+                  .with_workspace(scratch)
+                  .is_slow()
+                  .with_note(blocks_note));
   return v;
 }
 
