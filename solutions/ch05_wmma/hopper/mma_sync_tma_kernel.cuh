@@ -16,15 +16,16 @@
 //   * mbarriers instead of __syncthreads(). Each stage has a "full" barrier (the copies'
 //     bytes landed) and an "empty" one (each warp arrives once it has read its last fragments
 //     of the stage). A warp waits only for the data it reads next. Thread 0 refills the stage
-//     of K tile u - 1 with K tile u - 1 + kStages during K tile u, once every warp released it.
+//     of K tile u - 1 with K tile u - 1 + kStages at the first k step of K tile u, once every
+//     warp has released it (at the second step instead: 1-4 % slower, at the third: 11 %).
 //   * Persistent: grid = the SM count; block b takes tiles b, b + grid, ... as one stream of K
 //     tiles, so the copies of the next tile's first stages run under this tile's last K tiles
 //     and under its epilogue, and no block waits for its first data except the first time.
 //   * The epilogue cannot use the stages (they hold the next tile by then): 4-byte outputs
 //     (INT32, FP32) go straight from the accumulators (a lane's pair is 8 bytes, 4 lanes a
-//     whole 32-byte sector); 16-bit outputs without C go through 4 KB of shared memory per
-//     warp, 32 rows at a time, so that a lane stores 16 contiguous bytes (whole sectors)
-//     instead of 4.
+//     whole 32-byte sector); 16-bit outputs without C go through 8 KB of shared memory per
+//     warp, so that a lane stores 16 contiguous bytes (whole sectors) instead of 4 (the
+//     16-bit forms keep 3 stages to make room).
 //   * INT8 (v15): B is read as Bt (N x K, K contiguous), transposed once by the variant's
 //     untimed prepare step as for v11 (the cuBLASLt reference arranges its B the same way).
 //     B's fragments then come from plain ldmatrix, exactly like A's: no .trans and no byte
@@ -32,8 +33,8 @@
 // Edges: TMA fills zeros past M, N and K, so every tile takes one path; the epilogue writes
 // nothing outside M x N. The launchers send shapes TMA cannot describe to v7 or v8.
 //
-// Shared memory: 4 stages x (16 KB of A + 32 KB of B) = 192 KB, + 32 KB of output staging for
-// 16-bit D, + 1 KB to align the stages to the swizzle's 1024-byte period.
+// Shared memory: stages of 16 KB of A + 32 KB of B, 4 of them (192 KB), or 3 (144 KB) + 64 KB
+// of output staging for 16-bit D; + 1 KB to align the stages to the swizzle's 1024-byte period.
 #pragma once
 #include <cuda.h>
 
@@ -59,14 +60,15 @@ struct Tiling {
   static constexpr bool kInt8 = std::is_same_v<In, int8_t>;
   static constexpr bool kStaged = sizeof(Out) == 2;                        // 16-bit D: through shared memory
   static constexpr int kBM = 128, kBN = 256, kBK = 128 / int(sizeof(In));  // one 128-byte line of K
-  static constexpr int kStages = 4, kThreads = 256, kWarpsN = 4, kWM = 64, kWN = 64;
+  // 16-bit D: 3 stages (144 KB) + 8 KB of output staging per warp; else 4 stages (192 KB).
+  static constexpr int kStages = kStaged ? 3 : 4, kThreads = 256, kWarpsN = 4, kWM = 64, kWN = 64;
   static constexpr int kMT = 4, kNT = 8, kKK = 4;  // mma tiles per warp; k steps (32 bytes of K) per stage
-  static constexpr int kRefillKK = 1;              // the k step of K tile u at which thread 0 refills u - 1
+  static constexpr int kRefillKK = 0;              // the k step of K tile u at which thread 0 refills u - 1
   static constexpr int kAStage = kBM * 128;        // 16 KB: 128 rows of A
   static constexpr int kBStage = kBN * 128;        // 32 KB: 4 boxes of 64 k rows x 64 BF16 columns, or 256 rows of Bt
   static constexpr int kBoxB = 64 * 128;           // one BF16 box of B
   static constexpr int kPipe = kStages * (kAStage + kBStage);
-  static constexpr int kStageRows = 32;  // rows of a warp's tile staged at once (16-bit D): 4 KB per warp
+  static constexpr int kStageRows = 64;  // rows of a warp's tile staged at once (16-bit D): 8 KB per warp
   static constexpr int kOutBytes = kStaged ? (kThreads / 32) * kStageRows * 128 : 0;
   static constexpr int kSmem = kPipe + kOutBytes + 1024;  // + room to align the stages to 1024
   static constexpr int kGroupM = 8;
@@ -263,9 +265,8 @@ __global__ void __launch_bounds__(Tiling<In, Out>::kThreads, 1)
     const int g = lane / 4, q = lane % 4;
     if constexpr (T::kStaged) {
       if (C == nullptr && reinterpret_cast<uintptr_t>(D) % 16 == 0) {
-        // 16-bit D without C: 32 rows of the warp's tile at a time, rounded into the warp's
-        // 4 KB (rows of 128 bytes, the 16-byte piece p of row r at p ^ (r % 8), so the 8 rows
-        // of one store fall in 8 different bank groups), then 16 contiguous bytes per lane,
+        // 16-bit D without C: the warp's tile rounded into its 8 KB (rows of 128 bytes, the 16-byte piece p of row r at
+        // p ^ (r % 8), so the 8 rows of one store fall in 8 different bank groups), then 16 contiguous bytes per lane,
         // 4 rows of 128 bytes per instruction. N % 8 == 0 here (TMA needs it of B), so a
         // 16-byte piece lies inside D or outside it.
         constexpr int kR = T::kStageRows;
