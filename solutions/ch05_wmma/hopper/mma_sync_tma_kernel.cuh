@@ -17,7 +17,8 @@
 //     bytes landed) and an "empty" one (each warp arrives once it has read its last fragments
 //     of the stage). A warp waits only for the data it reads next. Thread 0 refills the stage
 //     of K tile u - 1 with K tile u - 1 + kStages at the first k step of K tile u, once every
-//     warp has released it (at the second step instead: 1-4 % slower, at the third: 11 %).
+//     warp has released it (the second step measured alike, within the run-to-run spread;
+//     the third, 11 % slower).
 //   * Persistent: grid = the SM count; block b takes tiles b, b + grid, ... as one stream of K
 //     tiles, so the copies of the next tile's first stages run under this tile's last K tiles
 //     and under its epilogue, and no block waits for its first data except the first time.
