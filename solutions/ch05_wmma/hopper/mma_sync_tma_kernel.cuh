@@ -22,11 +22,13 @@
 //   * Persistent: grid = the SM count; block b takes tiles b, b + grid, ... as one stream of K
 //     tiles, so the copies of the next tile's first stages run under this tile's last K tiles
 //     and under its epilogue, and no block waits for its first data except the first time.
-//   * The epilogue cannot use the stages (they hold the next tile by then): 4-byte outputs
-//     (INT32, FP32) go straight from the accumulators (a lane's pair is 8 bytes, 4 lanes a
-//     whole 32-byte sector); 16-bit outputs without C go through 8 KB of shared memory per
-//     warp, so that a lane stores 16 contiguous bytes (whole sectors) instead of 4 (the
-//     16-bit forms keep 3 stages to make room).
+//   * The epilogue cannot use the stages (they hold the next tile by then). 16-bit and INT32
+//     outputs without C go through 8 KB of shared memory per warp, so that a lane stores 16
+//     contiguous bytes and an instruction whole rows (these forms keep 3 stages to make
+//     room); FP32 outputs, and D + C, go straight from the accumulators through store_pair
+//     (a lane's pair: 8 bytes for FP32 or INT32, 4 lanes a 32-byte sector; 4 bytes for
+//     16-bit types, half a sector). kStageInt = false: INT32 straight from the accumulators
+//     too (v15_mma_sync_tma_int8_direct, the form measured beside v15).
 //   * INT8 (v15): B is read as Bt (N x K, K contiguous), transposed once by the variant's
 //     untimed prepare step as for v11 (the cuBLASLt reference arranges its B the same way).
 //     B's fragments then come from plain ldmatrix, exactly like A's: no .trans and no byte
@@ -35,7 +37,7 @@
 // nothing outside M x N. The launchers send shapes TMA cannot describe to v7 or v8.
 //
 // Shared memory: stages of 16 KB of A + 32 KB of B, 4 of them (192 KB), or 3 (144 KB) + 64 KB
-// of output staging for 16-bit D; + 1 KB to align the stages to the swizzle's 1024-byte period.
+// of output staging; + 1 KB to align the stages to the swizzle's 1024-byte period.
 #pragma once
 #include <cuda.h>
 
@@ -56,12 +58,12 @@
 
 namespace ch05::solution::hopper::mt {
 
-template <class In, class Out>
+template <class In, class Out, bool kStageInt = true>
 struct Tiling {
   static constexpr bool kInt8 = std::is_same_v<In, int8_t>;
-  static constexpr bool kStaged = sizeof(Out) == 2;                        // 16-bit D: through shared memory
-  static constexpr int kBM = 128, kBN = 256, kBK = 128 / int(sizeof(In));  // one 128-byte line of K
-  // 16-bit D: 3 stages (144 KB) + 8 KB of output staging per warp; else 4 stages (192 KB).
+  static constexpr bool kStaged = sizeof(Out) == 2 || (kInt8 && kStageInt);  // D through shared memory
+  static constexpr int kBM = 128, kBN = 256, kBK = 128 / int(sizeof(In));    // one 128-byte line of K
+  // D staged: 3 stages (144 KB) + 8 KB of output staging per warp; else 4 stages (192 KB).
   static constexpr int kStages = kStaged ? 3 : 4, kThreads = 256, kWarpsN = 4, kWM = 64, kWN = 64;
   static constexpr int kMT = 4, kNT = 8, kKK = 4;  // mma tiles per warp; k steps (32 bytes of K) per stage
   static constexpr int kRefillKK = 0;              // the k step of K tile u at which thread 0 refills u - 1
@@ -69,8 +71,8 @@ struct Tiling {
   static constexpr int kBStage = kBN * 128;        // 32 KB: 4 boxes of 64 k rows x 64 BF16 columns, or 256 rows of Bt
   static constexpr int kBoxB = 64 * 128;           // one BF16 box of B
   static constexpr int kPipe = kStages * (kAStage + kBStage);
-  static constexpr int kStageRows = 64;  // rows of a warp's tile staged at once (16-bit D): 8 KB per warp
-  static constexpr int kOutBytes = kStaged ? (kThreads / 32) * kStageRows * 128 : 0;
+  static constexpr int kStageRows = sizeof(Out) == 2 ? 64 : 32;  // rows of a warp's tile staged at once: 8 KB
+  static constexpr int kOutBytes = kStaged ? (kThreads / 32) * 8192 : 0;
   static constexpr int kSmem = kPipe + kOutBytes + 1024;  // + room to align the stages to 1024
   static constexpr int kGroupM = 8;
   static_assert(kThreads / 32 == (kBM / kWM) * kWarpsN && kWN * kWarpsN == kBN, "8 warps of 64 x 64");
@@ -110,14 +112,14 @@ __device__ __forceinline__ void store_pair_i32(int32_t* D, const int32_t* C, int
 // grid: min(tiles, SMs) blocks of kThreads, Tiling::kSmem bytes of dynamic shared memory.
 // map_a: A (M x K) in boxes of (128 bytes of K, 128 rows). map_b: BF16/FP16, B (K x N) in boxes
 // of (64 columns, 64 k rows); INT8, Bt (N x K) in boxes of (128 k, 256 rows).
-template <class In, class Out>
+template <class In, class Out, bool kStageInt>
 __global__ void __launch_bounds__(Tiling<In, Out>::kThreads, 1)
     mma_tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int M, int N,
                    int K, const Out* C, Out* D) {
 #if defined(WB_SM90A_GEMM)
   using namespace wb::ptx;
   using namespace wb::sm90;
-  using T = Tiling<In, Out>;
+  using T = Tiling<In, Out, kStageInt>;
   using Acc = std::conditional_t<T::kInt8, int, float>;
   constexpr int kStages = T::kStages, kMT = T::kMT, kNT = T::kNT, kKK = T::kKK;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -265,13 +267,15 @@ __global__ void __launch_bounds__(Tiling<In, Out>::kThreads, 1)
     corner(n, row0, col0);
     const int g = lane / 4, q = lane % 4;
     if constexpr (T::kStaged) {
-      if (C == nullptr && reinterpret_cast<uintptr_t>(D) % 16 == 0) {
-        // 16-bit D without C: the warp's tile rounded into its 8 KB (rows of 128 bytes, the 16-byte piece p of row r at
-        // p ^ (r % 8), so the 8 rows of one store fall in 8 different bank groups), then 16 contiguous bytes per lane,
-        // 4 rows of 128 bytes per instruction. N % 8 == 0 here (TMA needs it of B), so a
-        // 16-byte piece lies inside D or outside it.
-        constexpr int kR = T::kStageRows;
-        unsigned char* st = smem_raw + (base - raw32) + T::kPipe + warp * kR * 128;
+      if (C == nullptr && reinterpret_cast<uintptr_t>(D) % 16 == 0 && N % (16 / int(sizeof(Out))) == 0) {
+        // D without C, through the warp's 8 KB: kR rows of the warp's tile at a time, each
+        // row kRow bytes (64 values), the 16-byte piece p of row r stored at p ^ (r % 8), so
+        // that the 8 rows one store touches fall in different bank groups; then each lane
+        // stores 16 contiguous bytes, whole rows per instruction (whole 32-byte sectors).
+        // Rows of D are whole 16-byte pieces (N % (16 / sizeof(Out)) == 0), so a piece lies
+        // inside D or outside it.
+        constexpr int kR = T::kStageRows, kRow = T::kWN * int(sizeof(Out)), kLanesPerRow = kRow / 16;
+        unsigned char* st = smem_raw + (base - raw32) + T::kPipe + warp * kR * kRow;
 #pragma unroll
         for (int h = 0; h < T::kWM / kR; ++h) {
 #pragma unroll
@@ -279,18 +283,25 @@ __global__ void __launch_bounds__(Tiling<In, Out>::kThreads, 1)
 #pragma unroll
             for (int j = 0; j < kNT; ++j) {
               const int r = (i % (kR / 16)) * 16 + g;  // r % 8 == g
-              *reinterpret_cast<uint32_t*>(st + r * 128 + ((j ^ g) << 4) + 4 * q) =
-                  pack2<Out>(acc[i][j][0], acc[i][j][1]);
-              *reinterpret_cast<uint32_t*>(st + (r + 8) * 128 + ((j ^ g) << 4) + 4 * q) =
-                  pack2<Out>(acc[i][j][2], acc[i][j][3]);
+              if constexpr (sizeof(Out) == 2) {        // columns 8j + 2q, + 1: piece j, bytes 4q ..
+                *reinterpret_cast<uint32_t*>(st + r * kRow + ((j ^ g) << 4) + 4 * q) =
+                    pack2<Out>(acc[i][j][0], acc[i][j][1]);
+                *reinterpret_cast<uint32_t*>(st + (r + 8) * kRow + ((j ^ g) << 4) + 4 * q) =
+                    pack2<Out>(acc[i][j][2], acc[i][j][3]);
+              } else {  // INT32: piece 2j + q / 2, bytes 8 (q % 2) ..
+                const int pc = ((2 * j + q / 2) ^ g) << 4;
+                *reinterpret_cast<int2*>(st + r * kRow + pc + 8 * (q % 2)) = make_int2(acc[i][j][0], acc[i][j][1]);
+                *reinterpret_cast<int2*>(st + (r + 8) * kRow + pc + 8 * (q % 2)) =
+                    make_int2(acc[i][j][2], acc[i][j][3]);
+              }
             }
           }
           __syncwarp();
 #pragma unroll 4
-          for (int p = 0; p < kR / 4; ++p) {
-            const int r = p * 4 + lane / 8;
-            const int gr = row0 + wm * T::kWM + h * kR + r, gc = col0 + wn * T::kWN + (lane % 8) * 8;
-            const uint4 v = *reinterpret_cast<const uint4*>(st + r * 128 + (((lane % 8) ^ (r % 8)) << 4));
+          for (int p = 0; p < kR * kLanesPerRow / 32; ++p) {
+            const int r = p * (32 / kLanesPerRow) + lane / kLanesPerRow, pc = lane % kLanesPerRow;
+            const int gr = row0 + wm * T::kWM + h * kR + r, gc = col0 + wn * T::kWN + pc * (16 / int(sizeof(Out)));
+            const uint4 v = *reinterpret_cast<const uint4*>(st + r * kRow + ((pc ^ (r % 8)) << 4));
             if (gr < M && gc < N) *reinterpret_cast<uint4*>(D + size_t(gr) * N + gc) = v;
           }
           __syncwarp();  // read before the next rows are written
@@ -351,9 +362,9 @@ struct MapCache {
 
 // D = A * B (+ C), M, N, K > 0, A and B 16-byte aligned. FP16/BF16: B is K x N, K and N
 // multiples of 8. INT8: B is Bt (N x K), K a multiple of 16.
-template <class In, class Out>
+template <class In, class Out, bool kStageInt = true>
 void launch(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cudaStream_t stream, const char* who) {
-  using T = Tiling<In, Out>;
+  using T = Tiling<In, Out, kStageInt>;
   static MapCache cache;
   if (cache.a != A || cache.b != B || cache.m != M || cache.n != N || cache.k != K) {
     if constexpr (T::kInt8) {
@@ -365,7 +376,7 @@ void launch(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D,
     }
     cache.a = A, cache.b = B, cache.m = M, cache.n = N, cache.k = K;
   }
-  auto* kernel = &mma_tma_kernel<In, Out>;
+  auto* kernel = &mma_tma_kernel<In, Out, kStageInt>;
   static const bool raised = [&] {
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmem));
     return true;
