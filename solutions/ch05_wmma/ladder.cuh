@@ -68,7 +68,6 @@ CH05_LAUNCHER(v14_mma_sync_tma);
 // B read as the transposed copy of v11's prepare step (plain ldmatrix, no byte permutes).
 // K not a multiple of 16 goes to v8.
 CH05_LAUNCHER(v15_mma_sync_tma_int8);
-CH05_LAUNCHER(v15_mma_sync_tma_int8_direct);  // D from the accumulators instead of shared memory
 
 // --- FP8 (the ops of ch05.cuh's "FP8" section) -----------------------------------------------
 

@@ -38,21 +38,4 @@ CH05_LAUNCHER(v15_mma_sync_tma_int8) {
 
 CH05_INSTANTIATE(v15_mma_sync_tma_int8, int8_t, int32_t);
 
-// The same with D stored straight from the accumulators (8 bytes per lane) instead of through
-// shared memory: the form measured beside it.
-CH05_LAUNCHER(v15_mma_sync_tma_int8_direct) {
-  static_assert(std::is_same_v<In, int8_t> && std::is_same_v<Out, int32_t>, "INT8 in, INT32 out");
-  if (M <= 0 || N <= 0) return;
-#ifdef WB_CH05_HOPPER
-  hopper::require_wgmma("v15_mma_sync_tma_int8_direct");
-  if (hopper::int8_supports(M, N, K, A)) {
-    hopper::mma_tma_int8_gemm(M, N, K, A, B, C, D, stream, false);
-    return;
-  }
-#endif
-  v8_mma_sync_int8<In, Out>(M, N, K, A, B, C, D, stream);
-}
-
-CH05_INSTANTIATE(v15_mma_sync_tma_int8_direct, int8_t, int32_t);
-
 }  // namespace ch05::solution

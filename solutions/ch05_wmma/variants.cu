@@ -92,13 +92,6 @@ WB_VARIANTS(ch05_solution, wb::Role::Solution) {
                   })
                   .with_note("v8's mma.sync tiles on v14's pipeline, B transposed once (untimed, as for v11) when K "
                              "is a multiple of 16, otherwise v8_mma_sync_int8"));
-  v.push_back(wb::variant("gemm/i8_i32", "v15_mma_sync_tma_int8_direct",
-                          &solution::v15_mma_sync_tma_int8_direct<int8_t, int32_t>)
-                  .hopper_only()
-                  .with_prepare([](const wb::Args& a, cudaStream_t s) {
-                    solution::hopper::int8_arrange_b(a.i("N"), a.i("K"), a.in<int8_t>("B"), s);
-                  })
-                  .with_note("v15 with D stored straight from the accumulators"));
 #endif
   return v;
 }

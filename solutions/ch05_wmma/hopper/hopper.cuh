@@ -57,9 +57,8 @@ template <class In, class Out>
 void mma_tma_gemm(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cudaStream_t stream);
 
 // v15 (hopper/v15_mma_sync_tma_int8.cu): v14's pipeline on INT8, B read as the arranged copy.
-// Only where int8_supports() is true (v11's rule). `staged`: D through shared memory (16-byte
-// stores), else straight from the accumulators.
+// Only where int8_supports() is true (v11's rule).
 void mma_tma_int8_gemm(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t* C, int32_t* D,
-                       cudaStream_t stream, bool staged = true);
+                       cudaStream_t stream);
 
 }  // namespace ch05::solution::hopper

@@ -27,8 +27,8 @@
 //     contiguous bytes and an instruction whole rows (these forms keep 3 stages to make
 //     room); FP32 outputs, and D + C, go straight from the accumulators through store_pair
 //     (a lane's pair: 8 bytes for FP32 or INT32, 4 lanes a 32-byte sector; 4 bytes for
-//     16-bit types, half a sector). kStageInt = false: INT32 straight from the accumulators
-//     too (v15_mma_sync_tma_int8_direct, the form measured beside v15).
+//     16-bit types, half a sector). Measured on INT8 (H200, 4096^3): staged 153.2 us, straight
+//     from the accumulators with 4 stages 156.2 us.
 //   * INT8 (v15): B is read as Bt (N x K, K contiguous), transposed once by the variant's
 //     untimed prepare step as for v11 (the cuBLASLt reference arranges its B the same way).
 //     B's fragments then come from plain ldmatrix, exactly like A's: no .trans and no byte
@@ -58,11 +58,11 @@
 
 namespace ch05::solution::hopper::mt {
 
-template <class In, class Out, bool kStageInt = true>
+template <class In, class Out>
 struct Tiling {
   static constexpr bool kInt8 = std::is_same_v<In, int8_t>;
-  static constexpr bool kStaged = sizeof(Out) == 2 || (kInt8 && kStageInt);  // D through shared memory
-  static constexpr int kBM = 128, kBN = 256, kBK = 128 / int(sizeof(In));    // one 128-byte line of K
+  static constexpr bool kStaged = sizeof(Out) == 2 || kInt8;               // D through shared memory
+  static constexpr int kBM = 128, kBN = 256, kBK = 128 / int(sizeof(In));  // one 128-byte line of K
   // D staged: 3 stages (144 KB) + 8 KB of output staging per warp; else 4 stages (192 KB).
   static constexpr int kStages = kStaged ? 3 : 4, kThreads = 256, kWarpsN = 4, kWM = 64, kWN = 64;
   static constexpr int kMT = 4, kNT = 8, kKK = 4;  // mma tiles per warp; k steps (32 bytes of K) per stage
@@ -112,14 +112,14 @@ __device__ __forceinline__ void store_pair_i32(int32_t* D, const int32_t* C, int
 // grid: min(tiles, SMs) blocks of kThreads, Tiling::kSmem bytes of dynamic shared memory.
 // map_a: A (M x K) in boxes of (128 bytes of K, 128 rows). map_b: BF16/FP16, B (K x N) in boxes
 // of (64 columns, 64 k rows); INT8, Bt (N x K) in boxes of (128 k, 256 rows).
-template <class In, class Out, bool kStageInt>
+template <class In, class Out>
 __global__ void __launch_bounds__(Tiling<In, Out>::kThreads, 1)
     mma_tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int M, int N,
                    int K, const Out* C, Out* D) {
 #if defined(WB_SM90A_GEMM)
   using namespace wb::ptx;
   using namespace wb::sm90;
-  using T = Tiling<In, Out, kStageInt>;
+  using T = Tiling<In, Out>;
   using Acc = std::conditional_t<T::kInt8, int, float>;
   constexpr int kStages = T::kStages, kMT = T::kMT, kNT = T::kNT, kKK = T::kKK;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -362,9 +362,9 @@ struct MapCache {
 
 // D = A * B (+ C), M, N, K > 0, A and B 16-byte aligned. FP16/BF16: B is K x N, K and N
 // multiples of 8. INT8: B is Bt (N x K), K a multiple of 16.
-template <class In, class Out, bool kStageInt = true>
+template <class In, class Out>
 void launch(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cudaStream_t stream, const char* who) {
-  using T = Tiling<In, Out, kStageInt>;
+  using T = Tiling<In, Out>;
   static MapCache cache;
   if (cache.a != A || cache.b != B || cache.m != M || cache.n != N || cache.k != K) {
     if constexpr (T::kInt8) {
@@ -376,7 +376,7 @@ void launch(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D,
     }
     cache.a = A, cache.b = B, cache.m = M, cache.n = N, cache.k = K;
   }
-  auto* kernel = &mma_tma_kernel<In, Out, kStageInt>;
+  auto* kernel = &mma_tma_kernel<In, Out>;
   static const bool raised = [&] {
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmem));
     return true;

@@ -12,13 +12,9 @@
 namespace ch05::solution::hopper {
 
 void mma_tma_int8_gemm(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t* C, int32_t* D,
-                       cudaStream_t stream, bool staged) {
+                       cudaStream_t stream) {
   const int8_t* bt = int8_arranged_b(N, K, B, stream);
-  if (staged) {
-    mt::launch<int8_t, int32_t, true>(M, N, K, A, bt, C, D, stream, "v15_mma_sync_tma_int8");
-  } else {
-    mt::launch<int8_t, int32_t, false>(M, N, K, A, bt, C, D, stream, "v15_mma_sync_tma_int8_direct");
-  }
+  mt::launch<int8_t, int32_t>(M, N, K, A, bt, C, D, stream, "v15_mma_sync_tma_int8");
 }
 
 }  // namespace ch05::solution::hopper
