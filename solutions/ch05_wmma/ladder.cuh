@@ -59,6 +59,16 @@ CH05_LAUNCHER(v8_mma_sync_int8);
 // pipeline of v9, B transposed once (the prepare step). K not a multiple of 16 goes to v8.
 CH05_LAUNCHER(v11_wgmma_int8);
 
+// v14_mma_sync_tma.cu — Hopper only (sm_90a): v7's mma.sync tiles fed by TMA, stages released
+// by mbarriers, one block per SM walking its tiles. Shapes TMA cannot describe (K or N not a
+// multiple of 8) go to v7. FP16 and BF16 inputs.
+CH05_LAUNCHER(v14_mma_sync_tma);
+
+// v15_mma_sync_tma_int8.cu — Hopper only (sm_90a): v8's INT8 mma.sync tiles on v14's pipeline,
+// B read as the transposed copy of v11's prepare step (plain ldmatrix, no byte permutes).
+// K not a multiple of 16 goes to v8.
+CH05_LAUNCHER(v15_mma_sync_tma_int8);
+
 // --- FP8 (the ops of ch05.cuh's "FP8" section) -----------------------------------------------
 
 // f1_fp8_cuda_cores.cu — exercise 4's solution: the quantizer, and both GEMMs on CUDA cores

@@ -78,6 +78,20 @@ WB_VARIANTS(ch05_solution, wb::Role::Solution) {
                   })
                   .with_note("TMA + wgmma s8 when K is a multiple of 16 (B transposed once, untimed, as the "
                              "cuBLASLt reference does), otherwise v8_mma_sync_int8"));
+  const size_t v14_first = v.size();
+  add_step(v, "v14_mma_sync_tma", 90, CH05_FLOAT_TYPES(v14_mma_sync_tma), nullptr);
+  for (size_t i = v14_first; i < v.size(); ++i) {
+    v[i].hopper_only().with_note(
+        "v7's mma.sync tiles fed by TMA, mbarrier-released stages, persistent, when K and N are multiples of 8, "
+        "otherwise v7_mma_sync_k64");
+  }
+  v.push_back(wb::variant("gemm/i8_i32", "v15_mma_sync_tma_int8", &solution::v15_mma_sync_tma_int8<int8_t, int32_t>)
+                  .hopper_only()
+                  .with_prepare([](const wb::Args& a, cudaStream_t s) {
+                    solution::hopper::int8_arrange_b(a.i("N"), a.i("K"), a.in<int8_t>("B"), s);
+                  })
+                  .with_note("v8's mma.sync tiles on v14's pipeline, B transposed once (untimed, as for v11) when K "
+                             "is a multiple of 16, otherwise v8_mma_sync_int8"));
 #endif
   return v;
 }

@@ -1,7 +1,7 @@
 // The Hopper bonus's kernels, built for sm_90a alone (hopper/*.cu, in their own library: see
 // chapters/ch05_wmma/extra.cmake). The ladder's v6 launcher (v6_wgmma_tma.cu) decides per
 // call whether this path applies and falls back to v5; v11's (v11_wgmma_int8.cu) falls back
-// to v8. v9 and v10 (FP8) are launchers themselves (declared in ladder.cuh): the FP8 ops'
+// to v8, v14's to v7 and v15's to v8. v9 and v10 (FP8) are launchers themselves (declared in ladder.cuh): the FP8 ops'
 // rules (ch05.cuh) are the TMA path's, so they need no fallback.
 #pragma once
 #include <cuda_runtime.h>
@@ -48,5 +48,17 @@ bool int8_supports(int M, int N, int K, const void* A);
 void int8_arrange_b(int N, int K, const int8_t* B, cudaStream_t stream);
 void int8_gemm(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t* C, int32_t* D,
                cudaStream_t stream);
+// The arranged copy (N x K) of this B, made first if the prepare step has not made it.
+const int8_t* int8_arranged_b(int N, int K, const int8_t* B, cudaStream_t stream);
+
+// v14 (hopper/v14_mma_sync_tma.cu): v7's mma.sync tiles fed by TMA, persistent. Only on compute
+// capability 9.0, K > 0 and where supports() is true (the same TMA rule as v6).
+template <class In, class Out>
+void mma_tma_gemm(int M, int N, int K, const In* A, const In* B, const Out* C, Out* D, cudaStream_t stream);
+
+// v15 (hopper/v15_mma_sync_tma_int8.cu): v14's pipeline on INT8, B read as the arranged copy.
+// Only where int8_supports() is true (v11's rule).
+void mma_tma_int8_gemm(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t* C, int32_t* D,
+                       cudaStream_t stream);
 
 }  // namespace ch05::solution::hopper

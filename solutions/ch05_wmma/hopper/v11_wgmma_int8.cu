@@ -67,13 +67,18 @@ void int8_arrange_b(int N, int K, const int8_t* B, cudaStream_t stream) {
   a.source = B, a.n = N, a.k = K;
 }
 
-void int8_gemm(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t* C, int32_t* D,
-               cudaStream_t stream) {
+const int8_t* int8_arranged_b(int N, int K, const int8_t* B, cudaStream_t stream) {
   Arranged& a = arranged();
   if (a.source != B || a.n != N || a.k != K) int8_arrange_b(N, K, B, stream);
+  return a.bt.data();
+}
+
+void int8_gemm(int M, int N, int K, const int8_t* A, const int8_t* B, const int32_t* C, int32_t* D,
+               cudaStream_t stream) {
+  const int8_t* bt = int8_arranged_b(N, K, B, stream);
   static k8::MapCache cache;
   const k8::Params p{M, N, K, nullptr, nullptr, 0, nullptr, C, D};
-  k8::launch<k8::Epi::Int8>(cache, A, a.bt.data(), p, stream, "v11_wgmma_int8");
+  k8::launch<k8::Epi::Int8>(cache, A, bt, p, stream, "v11_wgmma_int8");
 }
 
 }  // namespace ch05::solution::hopper
