@@ -16,27 +16,43 @@ namespace {
 constexpr std::string_view kPrefix = "transformer.";
 constexpr std::string_view kLmHead = "lm_head.weight";
 
-// The parameters of one block. A matrix is stored in the file as [in, out] =
-// [in_mult * C, out_mult * C]; a vector (out_mult == 0) as [in_mult * C].
+// One block's sublayers as the file names them, each with "<name>.weight" and "<name>.bias". A
+// layer norm's (out_mult == 0) are vectors [in_mult * C]; a linear layer's weight is stored as
+// [in, out] = [in_mult * C, out_mult * C] (a Conv1D's layout) and its bias as [out_mult * C].
+struct Sublayer {
+  const char* name;
+  Tensor Layer::*weight;
+  Tensor Layer::*bias;
+  int in_mult, out_mult;
+};
+constexpr Sublayer kSublayers[] = {
+    {"ln_1", &Layer::ln_1_w, &Layer::ln_1_b, 1, 0},
+    {"attn.c_attn", &Layer::attn_w, &Layer::attn_b, 1, 3},
+    {"attn.c_proj", &Layer::attn_proj_w, &Layer::attn_proj_b, 1, 1},
+    {"ln_2", &Layer::ln_2_w, &Layer::ln_2_b, 1, 0},
+    {"mlp.c_fc", &Layer::fc_w, &Layer::fc_b, 1, 4},
+    {"mlp.c_proj", &Layer::fc_proj_w, &Layer::fc_proj_b, 4, 1},
+};
+
+// The parameters of one block in the file's order, each sublayer's weight then its bias: the
+// name after "h.N.", where it goes, and its shape as above (a matrix when out_mult != 0).
 struct LayerParam {
-  const char* suffix;
+  std::string suffix;
   Tensor Layer::*member;
   int in_mult, out_mult;
 };
-constexpr LayerParam kLayerParams[] = {
-    {"ln_1.weight", &Layer::ln_1_w, 1, 0},
-    {"ln_1.bias", &Layer::ln_1_b, 1, 0},
-    {"attn.c_attn.weight", &Layer::attn_w, 1, 3},
-    {"attn.c_attn.bias", &Layer::attn_b, 3, 0},
-    {"attn.c_proj.weight", &Layer::attn_proj_w, 1, 1},
-    {"attn.c_proj.bias", &Layer::attn_proj_b, 1, 0},
-    {"ln_2.weight", &Layer::ln_2_w, 1, 0},
-    {"ln_2.bias", &Layer::ln_2_b, 1, 0},
-    {"mlp.c_fc.weight", &Layer::fc_w, 1, 4},
-    {"mlp.c_fc.bias", &Layer::fc_b, 4, 0},
-    {"mlp.c_proj.weight", &Layer::fc_proj_w, 4, 1},
-    {"mlp.c_proj.bias", &Layer::fc_proj_b, 1, 0},
-};
+const std::vector<LayerParam>& layer_params() {
+  static const std::vector<LayerParam> params = [] {
+    std::vector<LayerParam> out;
+    for (const Sublayer& s : kSublayers) {
+      out.push_back({std::string(s.name) + ".weight", s.weight, s.in_mult, s.out_mult});
+      out.push_back({std::string(s.name) + ".bias", s.bias, s.out_mult != 0 ? s.out_mult : s.in_mult, 0});
+    }
+    return out;
+  }();
+  return params;
+}
+
 // Buffers, not parameters, that some exporters save per block: ignored.
 constexpr std::string_view kIgnoredSuffixes[] = {"attn.bias", "attn.masked_bias"};
 
@@ -87,7 +103,7 @@ Index build_index(const safetensors::File& file) {
       bool ignored = false;
       for (auto s : kIgnoredSuffixes) ignored |= suffix == s;
       if (ignored) continue;
-      for (const auto& p : kLayerParams) known |= suffix == p.suffix;
+      for (const auto& p : layer_params()) known |= suffix == p.suffix;
       if (known) ix.n_layer = std::max(ix.n_layer, layer + 1);
     }
     if (!known) {
@@ -214,7 +230,7 @@ std::vector<ParamName> parameter_names(const Config& c, bool prefix) {
   out.push_back({p + "wte.weight", {c.vocab, C}});
   out.push_back({p + "wpe.weight", {c.n_ctx, C}});
   for (int l = 0; l < c.n_layer; ++l) {
-    for (const auto& lp : kLayerParams) {
+    for (const auto& lp : layer_params()) {
       std::vector<int64_t> shape = {lp.in_mult * C};
       if (lp.out_mult != 0) shape.push_back(lp.out_mult * C);
       out.push_back({p + "h." + std::to_string(l) + "." + lp.suffix, shape});
@@ -398,7 +414,7 @@ Weights load_weights(const safetensors::File& file, const LoadOptions& options) 
   load_one("wte.weight", &w.wte, false);
   load_one("wpe.weight", &w.wpe, false);
   for (int l = 0; l < w.config.n_layer; ++l) {
-    for (const auto& lp : kLayerParams) {
+    for (const auto& lp : layer_params()) {
       load_one("h." + std::to_string(l) + "." + lp.suffix, &(w.layers[static_cast<size_t>(l)].*lp.member),
                lp.out_mult != 0);  // matrices are Conv1D weights: transposed to [out, in]
     }

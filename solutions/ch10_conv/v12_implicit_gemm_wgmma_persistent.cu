@@ -23,47 +23,31 @@
 //      --impl=v12_implicit_gemm_wgmma_persistent,v8_implicit_gemm_wgmma,cudnn_fused
 #include <span>
 
-#include "runtime/device.cuh"
+#include "hopper_launch.cuh"
 #include "ladder.cuh"
-
-#include "hopper/hopper.cuh"  // declarations only: the definitions are built where WB_CH10_HOPPER is
 
 namespace ch10::solution {
 namespace {
 
 using hopper::PersistentTile;
 
-void run(PersistentTile tile, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
-         cudaStream_t stream) {
-  require_valid(s);
-#ifdef WB_CH10_HOPPER
-  static const bool hopper = wb::query_device().has_wgmma();
-  if (hopper && hopper::supports(s, x, w) && hopper::conv_bn_relu_persistent(x, w, bn, residual, y, s, stream, tile)) {
-    return;
-  }
-#endif
-  (void)tile;
-  v8_implicit_gemm_wgmma(x, w, bn, residual, y, s, stream);  // v6 for its fallbacks; an error without wgmma
-}
-
+// The persistent kernel with its tile fixed; v8 where it declines (v6 for v8's fallbacks; an
+// error without wgmma).
 template <PersistentTile kTile>
-void run_forced(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
-                cudaStream_t stream) {
-  run(kTile, x, w, bn, residual, y, s, stream);
-}
+constexpr auto& run = hopper_or_fallback<hopper::conv_bn_relu_persistent, v8_implicit_gemm_wgmma, kTile>;
 
 }  // namespace
 
-void v12_implicit_gemm_wgmma_persistent(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
-                                        ConvShape s, cudaStream_t stream) {
-  run(PersistentTile::kAuto, x, w, bn, residual, y, s, stream);
-}
-
 // One tile each, whatever the model would pick on this GPU.
 std::span<const ForcedTile> v12_forced_tiles() {
-  static const ForcedTile tiles[] = {{"128x64", &run_forced<PersistentTile::k128x64>},
-                                     {"128x128", &run_forced<PersistentTile::k128x128>}};
+  static const ForcedTile tiles[] = {{"128x64", &run<PersistentTile::k128x64>},
+                                     {"128x128", &run<PersistentTile::k128x128>}};
   return tiles;
+}
+
+void v12_implicit_gemm_wgmma_persistent(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y,
+                                        ConvShape s, cudaStream_t stream) {
+  run<PersistentTile::kAuto>(x, w, bn, residual, y, s, stream);
 }
 
 }  // namespace ch10::solution

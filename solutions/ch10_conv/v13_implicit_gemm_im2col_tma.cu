@@ -24,10 +24,8 @@
 //      --impl=v13_implicit_gemm_im2col_tma,v12_implicit_gemm_wgmma_persistent,cudnn_fused
 #include <span>
 
-#include "runtime/device.cuh"
+#include "hopper_launch.cuh"
 #include "ladder.cuh"
-
-#include "hopper/hopper.cuh"  // declarations only: the definitions are built where WB_CH10_HOPPER is
 
 namespace ch10::solution {
 namespace {
@@ -35,41 +33,27 @@ namespace {
 using hopper::PersistentTile;
 using Schedule = hopper::Im2colSchedule;
 
-void run(PersistentTile tile, Schedule schedule, const bf16* x, const bf16* w, BnParams bn, const bf16* residual,
-         bf16* y, ConvShape s, cudaStream_t stream) {
-  require_valid(s);
-#ifdef WB_CH10_HOPPER
-  static const bool hopper = wb::query_device().has_wgmma();
-  if (hopper && hopper::supports(s, x, w) &&
-      hopper::conv_bn_relu_im2col(x, w, bn, residual, y, s, stream, tile, schedule)) {
-    return;
-  }
-#endif
-  (void)tile, (void)schedule;
-  v12_implicit_gemm_wgmma_persistent(x, w, bn, residual, y, s, stream);  // its fallbacks; an error without wgmma
-}
-
+// The kernel with its tile and schedule fixed; v12 where it declines (v12's own fallbacks; an
+// error without wgmma).
 template <PersistentTile kTile, Schedule kSchedule>
-void run_forced(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
-                cudaStream_t stream) {
-  run(kTile, kSchedule, x, w, bn, residual, y, s, stream);
-}
+constexpr auto& run =
+    hopper_or_fallback<hopper::conv_bn_relu_im2col, v12_implicit_gemm_wgmma_persistent, kTile, kSchedule>;
 
 }  // namespace
-
-void v13_implicit_gemm_im2col_tma(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
-                                  cudaStream_t stream) {
-  run(PersistentTile::kAuto, Schedule::kAuto, x, w, bn, residual, y, s, stream);
-}
 
 // One tile each, whatever the launcher would pick on this GPU: (128, 64) and (128, 128) with
 // every step's filters loaded with its A, and (128, 64) with the filters resident (where they
 // apply; (128, 64) as the first elsewhere).
 std::span<const ForcedTile> v13_forced_tiles() {
-  static const ForcedTile tiles[] = {{"128x64", &run_forced<PersistentTile::k128x64, Schedule::kAlone>},
-                                     {"128x128", &run_forced<PersistentTile::k128x128, Schedule::kAlone>},
-                                     {"128x64_resident", &run_forced<PersistentTile::k128x64, Schedule::kResident>}};
+  static const ForcedTile tiles[] = {{"128x64", &run<PersistentTile::k128x64, Schedule::kAlone>},
+                                     {"128x128", &run<PersistentTile::k128x128, Schedule::kAlone>},
+                                     {"128x64_resident", &run<PersistentTile::k128x64, Schedule::kResident>}};
   return tiles;
+}
+
+void v13_implicit_gemm_im2col_tma(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
+                                  cudaStream_t stream) {
+  run<PersistentTile::kAuto, Schedule::kAuto>(x, w, bn, residual, y, s, stream);
 }
 
 }  // namespace ch10::solution

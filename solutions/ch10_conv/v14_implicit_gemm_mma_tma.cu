@@ -32,55 +32,38 @@
 //      --impl=v14_implicit_gemm_mma_tma,v13_implicit_gemm_im2col_tma,v11_implicit_gemm_cluster_splitk,reference
 #include <span>
 
-#include "runtime/device.cuh"
+#include "hopper_launch.cuh"
 #include "ladder.cuh"
-
-#include "hopper/hopper.cuh"  // declarations only: the definitions are built where WB_CH10_HOPPER is
 
 namespace ch10::solution {
 namespace {
 
 using hopper::MmaTile;
 
-void run(MmaTile tile, int warps, const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
-         cudaStream_t stream) {
-  require_valid(s);
-#ifdef WB_CH10_HOPPER
-  // sm_90a's TMA and mbarriers; the multiplies themselves are mma.sync.
-  static const bool hopper = wb::query_device().has_wgmma();
-  if (hopper && hopper::supports(s, x, w) &&
-      hopper::conv_bn_relu_mma_im2col(x, w, bn, residual, y, s, stream, tile, warps)) {
-    return;
-  }
-#endif
-  (void)tile, (void)warps;
-  v11_implicit_gemm_cluster_splitk(x, w, bn, residual, y, s, stream);  // v6 and v4 for its own fallbacks
-}
-
+// The kernel with its tile and consumer warps fixed (sm_90a's TMA and mbarriers; the multiplies
+// themselves are mma.sync); v11 where it declines (v6 and v4 for v11's own fallbacks).
 template <MmaTile kTile, int kWarps>
-void run_forced(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
-                cudaStream_t stream) {
-  run(kTile, kWarps, x, w, bn, residual, y, s, stream);
-}
+constexpr auto& run =
+    hopper_or_fallback<hopper::conv_bn_relu_mma_im2col, v11_implicit_gemm_cluster_splitk, kTile, kWarps>;
 
 }  // namespace
-
-void v14_implicit_gemm_mma_tma(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
-                               cudaStream_t stream) {
-  run(MmaTile::kAuto, 8, x, w, bn, residual, y, s, stream);
-}
 
 // One form each, whatever the launcher would pick on this GPU: (128, 64), (128, 128) and
 // (96, 128) with every step's filters loaded with its A, (128, 64) with the filters resident
 // (where they apply; (128, 64) as the first elsewhere), all on 8 consumer warps; and v14's own
 // choice on 4 consumer warps, its first form.
 std::span<const ForcedTile> v14_forced_tiles() {
-  static const ForcedTile tiles[] = {{"128x64", &run_forced<MmaTile::k128x64, 8>},
-                                     {"128x128", &run_forced<MmaTile::k128x128, 8>},
-                                     {"96x128", &run_forced<MmaTile::k96x128, 8>},
-                                     {"128x64_resident", &run_forced<MmaTile::k128x64Resident, 8>},
-                                     {"4warps", &run_forced<MmaTile::kAuto, 4>}};
+  static const ForcedTile tiles[] = {{"128x64", &run<MmaTile::k128x64, 8>},
+                                     {"128x128", &run<MmaTile::k128x128, 8>},
+                                     {"96x128", &run<MmaTile::k96x128, 8>},
+                                     {"128x64_resident", &run<MmaTile::k128x64Resident, 8>},
+                                     {"4warps", &run<MmaTile::kAuto, 4>}};
   return tiles;
+}
+
+void v14_implicit_gemm_mma_tma(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
+                               cudaStream_t stream) {
+  run<MmaTile::kAuto, 8>(x, w, bn, residual, y, s, stream);
 }
 
 }  // namespace ch10::solution

@@ -2,6 +2,10 @@
 // tool's arguments. No GPU needed.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
 #include "ch09.cuh"
 #include "runtime/cli.h"
 #include "model.h"
@@ -134,6 +138,15 @@ std::string refusal(std::vector<std::string> args) {
   return "accepted";
 }
 
+// Whether `message` holds every one of `phrases` (a refusal names the flags, and what to do
+// instead); a failure prints the phrase missing and the whole message.
+testing::AssertionResult says(const std::string& message, std::initializer_list<std::string_view> phrases) {
+  for (std::string_view p : phrases) {
+    if (message.find(p) == std::string::npos) return testing::AssertionFailure() << "no '" << p << "' in: " << message;
+  }
+  return testing::AssertionSuccess();
+}
+
 TEST(ToolArgs, GoodLine) {
   const ToolArgs a =
       parse({"--weights=m.safetensors", "--prompt-len=512", "--new=64", "--dtype=f32", "--kernels=library,solution",
@@ -153,12 +166,11 @@ TEST(ToolArgs, Int8) {
   EXPECT_EQ(parse({"--weights=m", "--tokens=1"}).weight_format, WeightFormat::Native) << "the model's own weights";
   EXPECT_EQ(Options{}.weight_format, WeightFormat::Native);
   EXPECT_TRUE(parse({"--weights=m", "--tokens=1", "--int8", "--kernels=library", "--use=gemv:solution"}).int8());
-  const std::string f32 = refusal({"--weights=m", "--tokens=1", "--int8", "--dtype=f32"});
-  EXPECT_NE(f32.find("--int8 with --dtype=f32"), std::string::npos) << f32;
-  EXPECT_NE(f32.find("--dtype=bf16"), std::string::npos) << "the message says what to do: " << f32;
-  const std::string lib = refusal({"--weights=m", "--tokens=1", "--int8", "--kernels=solution,library"});
-  EXPECT_NE(lib.find("--kernels=library"), std::string::npos) << lib;
-  EXPECT_NE(lib.find("--use=gemv:solution"), std::string::npos) << lib;
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--int8", "--dtype=f32"}),
+                   {"--int8 with --dtype=f32", "--dtype=bf16"}))
+      << "the message says what to do";
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--int8", "--kernels=solution,library"}),
+                   {"--kernels=library", "--use=gemv:solution"}));
 }
 
 // --int4: parsed, and its impossible combinations refused before any GPU work, each message
@@ -170,22 +182,17 @@ TEST(ToolArgs, Int4) {
   EXPECT_TRUE(fused.int4() && fused.decode == DecodePath::Fused) << "the fused step's INT4 form";
   EXPECT_EQ(tool_options(fused, "solution").weight_format, WeightFormat::Int4);
   EXPECT_TRUE(parse({"--weights=m", "--tokens=1", "--int4", "--kernels=library", "--use=gemv:solution"}).int4());
-  const std::string both = refusal({"--weights=m", "--tokens=1", "--int4", "--int8"});
-  EXPECT_NE(both.find("--int8 with --int4"), std::string::npos) << both;
-  EXPECT_NE(both.find("give one of the two"), std::string::npos) << "the message says what to do: " << both;
-  const std::string f32 = refusal({"--weights=m", "--tokens=1", "--int4", "--dtype=f32"});
-  EXPECT_NE(f32.find("--int4 with --dtype=f32"), std::string::npos) << f32;
-  EXPECT_NE(f32.find("--dtype=bf16"), std::string::npos) << f32;
-  const std::string lib = refusal({"--weights=m", "--tokens=1", "--int4", "--kernels=library"});
-  EXPECT_NE(lib.find("--int4 with --kernels=library"), std::string::npos) << lib;
-  EXPECT_NE(lib.find("v10_gemv_w4a16"), std::string::npos) << lib;
-  EXPECT_NE(lib.find("--use=gemv:solution"), std::string::npos) << lib;
-  const std::string persistent = refusal({"--weights=m", "--tokens=1", "--int4", "--decode=persistent"});
-  EXPECT_NE(persistent.find("--decode=persistent"), std::string::npos) << persistent;
-  EXPECT_NE(persistent.find("INT4 weights (--int4)"), std::string::npos) << persistent;
-  EXPECT_NE(persistent.find("--decode=fused"), std::string::npos) << "names what to run instead: " << persistent;
-  const std::string batch = refusal({"--weights=m", "--tokens=1", "--batch=4", "--int4"});
-  EXPECT_NE(batch.find("--batch with --int4"), std::string::npos) << batch;
+  EXPECT_TRUE(
+      says(refusal({"--weights=m", "--tokens=1", "--int4", "--int8"}), {"--int8 with --int4", "give one of the two"}))
+      << "the message says what to do";
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--int4", "--dtype=f32"}),
+                   {"--int4 with --dtype=f32", "--dtype=bf16"}));
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--int4", "--kernels=library"}),
+                   {"--int4 with --kernels=library", "v10_gemv_w4a16", "--use=gemv:solution"}));
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--int4", "--decode=persistent"}),
+                   {"--decode=persistent", "INT4 weights (--int4)", "--decode=fused"}))
+      << "names what to run instead";
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--batch=4", "--int4"}), {"--batch with --int4"}));
 }
 
 TEST(ToolArgs, DecodeStep) {
@@ -195,20 +202,19 @@ TEST(ToolArgs, DecodeStep) {
   EXPECT_EQ(parse({"--weights=m", "--tokens=1", "--decode=ops"}).decode, DecodePath::Ops);
   EXPECT_EQ(parse({"--weights=m", "--tokens=1", "--decode=fused", "--dtype=f32", "--kernels=library"}).decode,
             DecodePath::Fused);
-  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--decode=fast"}).find("--decode=fast"), std::string::npos);
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--decode=fast"}), {"--decode=fast"}));
   const ToolArgs int8 = parse({"--weights=m", "--tokens=1", "--decode=fused", "--int8"});
   EXPECT_TRUE(int8.decode == DecodePath::Fused && int8.int8()) << "the fused step runs on INT8 weights too";
   EXPECT_EQ(parse({"--weights=m", "--tokens=1", "--decode=persistent"}).decode, DecodePath::Persistent);
   for (const char* other : {"--int8", "--dtype=f32"}) {
-    const std::string r = refusal({"--weights=m", "--tokens=1", "--decode=persistent", other});
-    EXPECT_NE(r.find("--decode=persistent"), std::string::npos) << other << ": " << r;
-    EXPECT_NE(r.find("--decode=fused"), std::string::npos) << "names what to run instead: " << r;
+    EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--decode=persistent", other}),
+                     {"--decode=persistent", "--decode=fused"}))
+        << other << ": names what to run instead";
   }
-  const std::string overlap = refusal({"--weights=m", "--prompt-len=8", "--new=4", "--decode=persistent", "--overlap"});
-  EXPECT_NE(overlap.find("--overlap with --decode=persistent"), std::string::npos) << overlap;
+  EXPECT_TRUE(says(refusal({"--weights=m", "--prompt-len=8", "--new=4", "--decode=persistent", "--overlap"}),
+                   {"--overlap with --decode=persistent"}));
   // The model's rules, refused by the parser before any GPU work (the model would at load).
-  const std::string student = refusal({"--weights=m", "--tokens=1", "--dtype=f32", "--kernels=student"});
-  EXPECT_NE(student.find("--use=gemm:student"), std::string::npos) << student;
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--dtype=f32", "--kernels=student"}), {"--use=gemm:student"}));
   for (DecodePath p : {DecodePath::Ops, DecodePath::Fused, DecodePath::Persistent}) {
     const std::string flag = std::string("--decode=") + decode_path_name(p);
     EXPECT_EQ(parse({"--weights=m", "--tokens=1", flag}).decode, p) << flag << ": the name is the flag's spelling";
@@ -246,22 +252,19 @@ TEST(Options, ValidateRefusesImpossibleCombinations) {
   o.decode = DecodePath::Persistent;
   EXPECT_EQ(validation(o), "accepted") << "the persistent step on BF16 weights";
   o.dtype = wb::DType::F32;
-  const std::string pf32 = validation(o);
-  EXPECT_NE(pf32.find("--decode=persistent runs on BF16"), std::string::npos) << pf32;
-  EXPECT_NE(pf32.find("--decode=fused"), std::string::npos) << "names what to run instead: " << pf32;
+  EXPECT_TRUE(says(validation(o), {"--decode=persistent runs on BF16", "--decode=fused"}))
+      << "names what to run instead";
   o.decode = DecodePath::Fused;
   EXPECT_EQ(validation(o), "accepted") << "the fused step runs in FP32 too";
   o.weight_format = WeightFormat::Int8;
-  EXPECT_NE(validation(o).find("--int8 with --dtype=f32"), std::string::npos) << "INT8 weights need BF16";
+  EXPECT_TRUE(says(validation(o), {"--int8 with --dtype=f32"})) << "INT8 weights need BF16";
   o.dtype = wb::DType::BF16;
   EXPECT_EQ(validation(o), "accepted") << "the fused step on INT8 weights";
   o.decode = DecodePath::Persistent;
-  EXPECT_NE(validation(o).find("--int8"), std::string::npos) << "the persistent step has no INT8 form";
+  EXPECT_TRUE(says(validation(o), {"--int8"})) << "the persistent step has no INT8 form";
   o.decode = DecodePath::Ops;
   o.kernels = Kernels::all(Who::Library);
-  const std::string gemv = validation(o);
-  EXPECT_NE(gemv.find("gemv:library"), std::string::npos) << gemv;
-  EXPECT_NE(gemv.find("--use=gemv:solution"), std::string::npos) << gemv;
+  EXPECT_TRUE(says(validation(o), {"gemv:library", "--use=gemv:solution"}));
   o.kernels = Kernels{};
   o.weight_format = WeightFormat::Int4;
   for (DecodePath p : {DecodePath::Ops, DecodePath::Fused}) {
@@ -269,33 +272,33 @@ TEST(Options, ValidateRefusesImpossibleCombinations) {
     EXPECT_EQ(validation(o), "accepted") << "INT4 weights, --decode=" << decode_path_name(p);
   }
   o.decode = DecodePath::Persistent;
-  EXPECT_NE(validation(o).find("INT4 weights (--int4)"), std::string::npos) << "the persistent step has no INT4 form";
+  EXPECT_TRUE(says(validation(o), {"INT4 weights (--int4)"})) << "the persistent step has no INT4 form";
   o.decode = DecodePath::Fused;
   o.dtype = wb::DType::F32;
-  EXPECT_NE(validation(o).find("--int4 with --dtype=f32"), std::string::npos) << "INT4 weights need BF16";
+  EXPECT_TRUE(says(validation(o), {"--int4 with --dtype=f32"})) << "INT4 weights need BF16";
   o.dtype = wb::DType::BF16;
   o.kernels.gemv = Who::Student;
-  EXPECT_NE(validation(o).find("--int4 with gemv:student"), std::string::npos) << "the solution's INT4 GEMV";
+  EXPECT_TRUE(says(validation(o), {"--int4 with gemv:student"})) << "the solution's INT4 GEMV";
   EXPECT_STREQ(weight_format_flag(WeightFormat::Int4), "--int4");
   EXPECT_STREQ(weight_format_flag(WeightFormat::Int8), "--int8");
   Options student;
   student.dtype = wb::DType::F32;
   student.kernels = Kernels::parse("solution", "gemm:student");
-  EXPECT_NE(validation(student).find("--use=gemm:student"), std::string::npos) << "the learner's matmuls are BF16";
+  EXPECT_TRUE(says(validation(student), {"--use=gemm:student"})) << "the learner's matmuls are BF16";
   Options negative;
   negative.batch = -1;
-  EXPECT_NE(validation(negative).find("Options::batch >= 1"), std::string::npos);
+  EXPECT_TRUE(says(validation(negative), {"Options::batch >= 1"}));
   Options f16;
   f16.dtype = wb::DType::F16;
-  EXPECT_NE(validation(f16).find("f32 or bf16"), std::string::npos);
+  EXPECT_TRUE(says(validation(f16), {"f32 or bf16"}));
 }
 
 TEST(ToolArgs, Overlap) {
   EXPECT_FALSE(parse({"--weights=m", "--tokens=1"}).overlap) << "no second model unless asked";
   EXPECT_TRUE(parse({"--weights=m", "--prompt-len=512", "--new=128", "--overlap"}).overlap);
-  const std::string one = refusal({"--weights=m", "--tokens=1", "--new=1", "--overlap"});
-  EXPECT_NE(one.find("--overlap with --new=1"), std::string::npos) << one;
-  EXPECT_NE(one.find("--new=2 or more"), std::string::npos) << "the message says what to do: " << one;
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--new=1", "--overlap"}),
+                   {"--overlap with --new=1", "--new=2 or more"}))
+      << "the message says what to do";
 }
 
 TEST(ToolArgs, Batch) {
@@ -303,16 +306,14 @@ TEST(ToolArgs, Batch) {
   EXPECT_EQ(Options{}.batch, 0) << "no batched caches unless asked";
   EXPECT_EQ(parse({"--weights=m", "--prompt-len=512", "--batch=1,4,16,64"}).batch, (std::vector<int>{1, 4, 16, 64}));
   EXPECT_EQ(parse({"--weights=m", "--tokens=1", "--batch=3", "--dtype=f32"}).batch, (std::vector<int>{3}));
-  const std::string zero = refusal({"--weights=m", "--tokens=1", "--batch=0,x"});
-  EXPECT_NE(zero.find("--batch"), std::string::npos) << zero;
-  EXPECT_NE(zero.find("from 1 to"), std::string::npos) << "the message says what to give: " << zero;
-  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--batch=4,x"}).find("'x' is not a whole number"), std::string::npos);
-  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--batch=4,,8"}).find("empty size"), std::string::npos);
-  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--batch=5000"}).find("1 to 1024"), std::string::npos);
-  const std::string fused = refusal({"--weights=m", "--tokens=1", "--batch=4", "--decode=fused"});
-  EXPECT_NE(fused.find("--batch with --decode=fused"), std::string::npos) << fused;
-  const std::string int8 = refusal({"--weights=m", "--tokens=1", "--batch=4", "--int8"});
-  EXPECT_NE(int8.find("--batch with --int8"), std::string::npos) << int8;
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--batch=0,x"}), {"--batch", "from 1 to"}))
+      << "the message says what to give";
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--batch=4,x"}), {"'x' is not a whole number"}));
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--batch=4,,8"}), {"empty size"}));
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--batch=5000"}), {"1 to 1024"}));
+  EXPECT_TRUE(
+      says(refusal({"--weights=m", "--tokens=1", "--batch=4", "--decode=fused"}), {"--batch with --decode=fused"}));
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--batch=4", "--int8"}), {"--batch with --int8"}));
 }
 
 // The batched step's cost model on GPT-2 124M (L 12, C 768, V 50257) in BF16, 512 positions.
@@ -343,21 +344,20 @@ TEST(BatchCost, MemoryRefusalSaysWhatToDo) {
   const double need = batch_memory_bytes(c, 2, 64, 641);
   EXPECT_GT(need, 64 * 2.0 * 48 * 641 * 1600 * 2) << "the caches, and some rows of activations";
   EXPECT_EQ(batch_memory_refusal(64, need, 80e9), "");
-  const std::string no = batch_memory_refusal(1024, batch_memory_bytes(c, 2, 1024, 641), 70e9);
-  EXPECT_NE(no.find("--batch=1024"), std::string::npos) << no;
-  EXPECT_NE(no.find("smaller --batch"), std::string::npos) << no;
+  EXPECT_TRUE(
+      says(batch_memory_refusal(1024, batch_memory_bytes(c, 2, 1024, 641), 70e9), {"--batch=1024", "smaller --batch"}));
 }
 
 TEST(ToolArgs, BadLinesNameTheArgument) {
-  EXPECT_NE(refusal({"--prompt-len=4"}).find("--weights"), std::string::npos);
-  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--prompt-len=4"}).find("one way"), std::string::npos);
-  EXPECT_NE(refusal({"--weights=m"}).find("one way"), std::string::npos);
-  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--dtype=fp8"}).find("--dtype=fp8"), std::string::npos);
-  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--kernels=mine"}).find("'mine'"), std::string::npos);
-  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--new=0"}).find("--new"), std::string::npos);
-  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--use=gemm"}).find("op:who"), std::string::npos);
-  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--frobnicate"}).find("frobnicate"), std::string::npos);
-  EXPECT_NE(refusal({"--weights=m", "--tokens=1", "--upload=fast"}).find("--upload=fast"), std::string::npos);
+  EXPECT_TRUE(says(refusal({"--prompt-len=4"}), {"--weights"}));
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--prompt-len=4"}), {"one way"}));
+  EXPECT_TRUE(says(refusal({"--weights=m"}), {"one way"}));
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--dtype=fp8"}), {"--dtype=fp8"}));
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--kernels=mine"}), {"'mine'"}));
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--new=0"}), {"--new"}));
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--use=gemm"}), {"op:who"}));
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--frobnicate"}), {"frobnicate"}));
+  EXPECT_TRUE(says(refusal({"--weights=m", "--tokens=1", "--upload=fast"}), {"--upload=fast"}));
 }
 
 }  // namespace
