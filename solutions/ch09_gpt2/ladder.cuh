@@ -45,6 +45,12 @@
 //                     kernel waits for the previous one, a grid of the resident CTAs and one
 //                     batch per warp at GPT-2's sizes: all of an SM's weights in flight at once
 //                     (the model's --int4 --decode=fused)
+//   v15_w4a16_slab_mma  v14's four INT4 ops with a CTA's contiguous rows (codes, scales, zero
+//                     points, bias, gamma and beta) copied into shared memory by cp.async before
+//                     the wait, 64 registers a lane so the next kernel's CTA is resident beside
+//                     it, the next kernel triggered at the wait, and the dot products on tensor
+//                     cores (codes to BF16 (q - zero) two at a time, m16n8k16): the model's
+//                     --int4 --decode=fused
 //   v9_persistent_decode  the step's L layers in one persistent kernel (one CTA per SM, grid
 //                     barriers between the phases): each CTA loads its rows of the next op's
 //                     weights into shared memory before the barrier, so DRAM streams across
@@ -161,6 +167,29 @@ void ln_gemv_qkv_w4a16_ahead(const bf16* x, const bf16* r, const bf16* gamma, co
                              float eps, const KvCacheTarget<bf16>& kv, cudaStream_t stream);
 void gemv_residual_w4a16_ahead(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b,
                                const bf16* res, bf16* y, int N, int K, cudaStream_t stream);
+
+// v15_w4a16_slab_mma.cu: the same four INT4 ops again, each CTA's rows copied into shared
+// memory before the wait and their dot products on tensor cores.
+void gemv_w4a16_slab(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b, bf16* y,
+                     int N, int K, Epilogue epi, cudaStream_t stream);
+void ln_gemv_w4a16_slab(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
+                        const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* y, int N, int C,
+                        Epilogue epi, float eps, cudaStream_t stream);
+void ln_gemv_qkv_w4a16_slab(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
+                            const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* qkv, int C,
+                            float eps, const KvCacheTarget<bf16>& kv, cudaStream_t stream);
+void gemv_residual_w4a16_slab(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b,
+                              const bf16* res, bf16* y, int N, int K, cudaStream_t stream);
+// ... and v6's three BF16 ops the same way where a CTA's rows fit in one slab with a CTA per SM
+// (GPT-2 124M's layers; slab_bf16_fits says where, for an (N, K) matrix with 16-byte aligned
+// rows); elsewhere they run v6's kernels.
+bool slab_bf16_fits(int N, int K);
+void ln_gemv_slab(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const bf16* w, const bf16* b,
+                  bf16* h, bf16* y, int N, int C, Epilogue epi, float eps, cudaStream_t stream);
+void ln_gemv_qkv_slab(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const bf16* w, const bf16* b,
+                      bf16* h, bf16* qkv, int C, float eps, const KvCacheTarget<bf16>& kv, cudaStream_t stream);
+void gemv_residual_slab(const bf16* x, const bf16* w, const bf16* b, const bf16* res, bf16* y, int N, int K,
+                        cudaStream_t stream);
 
 // v9_persistent_decode.cu: one layer's weights and KV cache as the persistent kernel reads
 // them (an array of L of these lives in device memory), ...

@@ -34,6 +34,8 @@
 #include <cuda_bf16.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <type_traits>
 
 #include "ch08.cuh"
@@ -90,9 +92,17 @@ void FusedStep::layers(T* x, float eps) {
   Model::Impl& m = m_;
   const int C = m.C, H = m.H, D = m.D, cap = m.cap;
   const double e = double(m.es), c = C;  // for the table's bytes: element size, channels
-  const char* who = "solution v6";
+  const char* who6 = "solution v6";
   const char* who8 = "solution v6 w8a16";
-  const char* who4 = "solution v14 w4a16";
+  // INT4: v15's kernels, or v14's with WORKBOOK_V15=0 (a same-session comparison)
+  static const bool v15 = [] {
+    const char* e = std::getenv("WORKBOOK_V15");
+    return e == nullptr || std::string(e) != "0";
+  }();
+  const char* who4 = v15 ? "solution v15 w4a16" : "solution v14 w4a16";
+  // BF16: v15's kernels where a CTA's rows fit in one slab (v15_w4a16_slab_mma.cu), else v6's
+  const bool bf16_step = std::is_same_v<T, bf16> && v15;
+  const auto who_bf16 = [&](int N, int K) { return bf16_step && v6::slab_bf16_fits(N, K) ? "solution v15" : who6; };
   using Int4Matrix = Model::Impl::Int4Matrix;
   // The int8 copy of a block matrix (WeightFormat::Int8), or null: the BF16 matrix is read.
   const auto int8 = [&](const void* w) -> const Int8Matrix* {
@@ -109,7 +119,9 @@ void FusedStep::layers(T* x, float eps) {
   const auto w_bytes = [&](const Int8Matrix* q, const Int4Matrix* q4, double N, double K) {
     return q ? N * K + 4.0 * N : q4 ? N * K / 2 + 5.0 * N * std::ceil(K / 128.0) : e * N * K;
   };
-  const auto who_of = [&](const Int8Matrix* q, const Int4Matrix* q4) { return q ? who8 : q4 ? who4 : who; };
+  const auto who_of = [&](const Int8Matrix* q, const Int4Matrix* q4, int N, int K) {
+    return q ? who8 : q4 ? who4 : who_bf16(N, K);
+  };
 
   for (int l = 0; l < m.L; ++l) {
     const BlockWeights& w = m.blocks[l];
@@ -121,7 +133,7 @@ void FusedStep::layers(T* x, float eps) {
                      *fc_proj4 = int4(w.fc_proj_w);
     // W and b; x (and r, h at layer 0), gamma, beta; qkv; the key and value
     const double qkv_bytes = w_bytes(qkv8, qkv4, 3 * c, c) + e * (3 * c + (first ? 3 : 1) * c + 2 * c + 3 * c + 2 * c);
-    m.timed({"ln_1+attn_qkv+kv_append", l}, who_of(qkv8, qkv4), qkv_bytes, [&] {
+    m.timed({"ln_1+attn_qkv+kv_append", l}, who_of(qkv8, qkv4, 3 * C, C), qkv_bytes, [&] {
       const T* xin = first ? in<T>(m.buf.resid) : x;
       const T* rin = first ? in<T>(m.buf.branch) : nullptr;
       T* h = first ? x : nullptr;
@@ -132,8 +144,16 @@ void FusedStep::layers(T* x, float eps) {
           return;
         }
         if (qkv4) {
-          v6::ln_gemv_qkv_w4a16_ahead(xin, rin, in<bf16>(w.ln_1_w), in<bf16>(w.ln_1_b), qkv4->q, qkv4->scale,
-                                      qkv4->zero, in<bf16>(w.attn_b), h, out<bf16>(m.buf.qkv), C, eps, kv, m.cur);
+          (v15 ? v6::ln_gemv_qkv_w4a16_slab : v6::ln_gemv_qkv_w4a16_ahead)(
+              xin, rin, in<bf16>(w.ln_1_w), in<bf16>(w.ln_1_b), qkv4->q, qkv4->scale, qkv4->zero, in<bf16>(w.attn_b), h,
+              out<bf16>(m.buf.qkv), C, eps, kv, m.cur);
+          return;
+        }
+      }
+      if constexpr (std::is_same_v<T, bf16>) {
+        if (bf16_step) {
+          v6::ln_gemv_qkv_slab(xin, rin, in<bf16>(w.ln_1_w), in<bf16>(w.ln_1_b), in<bf16>(w.attn_w), in<bf16>(w.attn_b),
+                               h, out<bf16>(m.buf.qkv), C, eps, kv, m.cur);
           return;
         }
       }
@@ -154,39 +174,56 @@ void FusedStep::layers(T* x, float eps) {
               kernels::attention(in<T>(m.buf.qkv), in<T>(m.kc[l]), in<T>(m.vc[l]), m.d_pos, out<T>(m.buf.att), 1, H, D,
                                  cap, m.cur);
             });
-    m.timed({"attn_proj+residual", l}, who_of(proj8, proj4), w_bytes(proj8, proj4, c, c) + e * (c + c + 2 * c), [&] {
-      if constexpr (std::is_same_v<T, bf16>) {
-        if (proj8) {
-          v6::gemv_residual_w8a16(in<bf16>(m.buf.att), proj8->q, proj8->scale, in<bf16>(w.attn_proj_b), x, x, C, C,
-                                  m.cur);
-          return;
-        }
-        if (proj4) {
-          v6::gemv_residual_w4a16_ahead(in<bf16>(m.buf.att), proj4->q, proj4->scale, proj4->zero,
-                                        in<bf16>(w.attn_proj_b), x, x, C, C, m.cur);
-          return;
-        }
-      }
-      v6::gemv_residual<T>(in<T>(m.buf.att), in<T>(w.attn_proj_w), in<T>(w.attn_proj_b), x, x, C, C, m.cur);
-    });
-    m.timed({"ln_2+mlp_fc", l}, who_of(fc8, fc4), w_bytes(fc8, fc4, 4 * c, c) + e * (4 * c + 3 * c + 4 * c), [&] {
-      if constexpr (std::is_same_v<T, bf16>) {
-        if (fc8) {
-          v6::ln_gemv_w8a16(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), fc8->q, fc8->scale, in<bf16>(w.fc_b),
-                            nullptr, out<bf16>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
-          return;
-        }
-        if (fc4) {
-          v6::ln_gemv_w4a16_ahead(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), fc4->q, fc4->scale, fc4->zero,
-                                  in<bf16>(w.fc_b), nullptr, out<bf16>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps,
-                                  m.cur);
-          return;
-        }
-      }
-      v6::ln_gemv<T>(x, nullptr, in<T>(w.ln_2_w), in<T>(w.ln_2_b), in<T>(w.fc_w), in<T>(w.fc_b), nullptr,
-                     out<T>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
-    });
-    m.timed({"mlp_proj+residual", l}, who_of(fc_proj8, fc_proj4),
+    m.timed(
+        {"attn_proj+residual", l}, who_of(proj8, proj4, C, C), w_bytes(proj8, proj4, c, c) + e * (c + c + 2 * c), [&] {
+          if constexpr (std::is_same_v<T, bf16>) {
+            if (proj8) {
+              v6::gemv_residual_w8a16(in<bf16>(m.buf.att), proj8->q, proj8->scale, in<bf16>(w.attn_proj_b), x, x, C, C,
+                                      m.cur);
+              return;
+            }
+            if (proj4) {
+              (v15 ? v6::gemv_residual_w4a16_slab : v6::gemv_residual_w4a16_ahead)(
+                  in<bf16>(m.buf.att), proj4->q, proj4->scale, proj4->zero, in<bf16>(w.attn_proj_b), x, x, C, C, m.cur);
+              return;
+            }
+          }
+          if constexpr (std::is_same_v<T, bf16>) {
+            if (bf16_step) {
+              v6::gemv_residual_slab(in<bf16>(m.buf.att), in<bf16>(w.attn_proj_w), in<bf16>(w.attn_proj_b), x, x, C, C,
+                                     m.cur);
+              return;
+            }
+          }
+          v6::gemv_residual<T>(in<T>(m.buf.att), in<T>(w.attn_proj_w), in<T>(w.attn_proj_b), x, x, C, C, m.cur);
+        });
+    m.timed(
+        {"ln_2+mlp_fc", l}, who_of(fc8, fc4, 4 * C, C), w_bytes(fc8, fc4, 4 * c, c) + e * (4 * c + 3 * c + 4 * c), [&] {
+          if constexpr (std::is_same_v<T, bf16>) {
+            if (fc8) {
+              v6::ln_gemv_w8a16(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), fc8->q, fc8->scale,
+                                in<bf16>(w.fc_b), nullptr, out<bf16>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps,
+                                m.cur);
+              return;
+            }
+            if (fc4) {
+              (v15 ? v6::ln_gemv_w4a16_slab : v6::ln_gemv_w4a16_ahead)(
+                  x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), fc4->q, fc4->scale, fc4->zero, in<bf16>(w.fc_b),
+                  nullptr, out<bf16>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
+              return;
+            }
+          }
+          if constexpr (std::is_same_v<T, bf16>) {
+            if (bf16_step) {
+              v6::ln_gemv_slab(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), in<bf16>(w.fc_w), in<bf16>(w.fc_b),
+                               nullptr, out<bf16>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
+              return;
+            }
+          }
+          v6::ln_gemv<T>(x, nullptr, in<T>(w.ln_2_w), in<T>(w.ln_2_b), in<T>(w.fc_w), in<T>(w.fc_b), nullptr,
+                         out<T>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
+        });
+    m.timed({"mlp_proj+residual", l}, who_of(fc_proj8, fc_proj4, C, 4 * C),
             w_bytes(fc_proj8, fc_proj4, c, 4 * c) + e * (c + 4 * c + 2 * c), [&] {
               if constexpr (std::is_same_v<T, bf16>) {
                 if (fc_proj8) {
@@ -195,8 +232,16 @@ void FusedStep::layers(T* x, float eps) {
                   return;
                 }
                 if (fc_proj4) {
-                  v6::gemv_residual_w4a16_ahead(in<bf16>(m.buf.fc), fc_proj4->q, fc_proj4->scale, fc_proj4->zero,
-                                                in<bf16>(w.fc_proj_b), x, x, C, 4 * C, m.cur);
+                  (v15 ? v6::gemv_residual_w4a16_slab : v6::gemv_residual_w4a16_ahead)(
+                      in<bf16>(m.buf.fc), fc_proj4->q, fc_proj4->scale, fc_proj4->zero, in<bf16>(w.fc_proj_b), x, x, C,
+                      4 * C, m.cur);
+                  return;
+                }
+              }
+              if constexpr (std::is_same_v<T, bf16>) {
+                if (bf16_step) {
+                  v6::gemv_residual_slab(in<bf16>(m.buf.fc), in<bf16>(w.fc_proj_w), in<bf16>(w.fc_proj_b), x, x, C,
+                                         4 * C, m.cur);
                   return;
                 }
               }
