@@ -358,7 +358,8 @@ __global__ void __launch_bounds__(kThreads, 4) slab_kernel(const W4Args a, const
 
 constexpr int align16(int v) { return (v + 15) / 16 * 16; }
 
-// The plan of a CTA's shared memory. rows: ceil(N / SMs), at most kSlabBytes of rows.
+// The plan of a CTA's shared memory. rows: ceil(N / SMs), at most kSlabBytes of rows and at most
+// kThreads rows.
 template <bool kInt4, bool kNorm>
 Plan make_plan(int N, int K) {
   Plan p{};
@@ -367,8 +368,9 @@ Plan make_plan(int N, int K) {
   p.groups = (K + kInt4Group - 1) / kInt4Group;                // BF16: chunks of 128 elements
   p.pairs = (p.groups + 1) / 2;
   const int sms = wb::sm_count();
+  // at most one row per thread (the epilogue's thread r finishes row r)
   p.rows = static_cast<int>(
-      std::min<long long>((static_cast<long long>(N) + sms - 1) / sms, std::max(1, kSlabBytes / p.pitch)));
+      std::min<long long>({(static_cast<long long>(N) + sms - 1) / sms, std::max(1, kSlabBytes / p.pitch), kThreads}));
   p.tiles = (p.rows + kTileRows - 1) / kTileRows;
   p.off_x = align16(p.rows * p.pitch);
   p.off_gb = p.off_x + 2 * K;
