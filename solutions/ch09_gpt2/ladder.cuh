@@ -51,6 +51,9 @@
 //                     it, the next kernel triggered at the wait, and the dot products on tensor
 //                     cores (codes to BF16 (q - zero) two at a time, m16n8k16): the model's
 //                     --int4 --decode=fused
+//   v16_decode_attention_ahead  the fused step's decode attention: a CTA per head holding the
+//                     head's cached keys and values in shared memory, copied before the wait,
+//                     no split of the keys and no merge (head size 64)
 //   v9_persistent_decode  the step's L layers in one persistent kernel (one CTA per SM, grid
 //                     barriers between the phases): each CTA loads its rows of the next op's
 //                     weights into shared memory before the barrier, so DRAM streams across
@@ -190,6 +193,15 @@ void ln_gemv_qkv_slab(const bf16* x, const bf16* r, const bf16* gamma, const bf1
                       bf16* h, bf16* qkv, int C, float eps, const KvCacheTarget<bf16>& kv, cudaStream_t stream);
 void gemv_residual_slab(const bf16* x, const bf16* w, const bf16* b, const bf16* res, bf16* y, int N, int K,
                         cudaStream_t stream);
+
+// v16_decode_attention_ahead.cu: the fused step's attention, one CTA per head with the head's
+// cached keys and values copied into shared memory before the wait. qkv (3C): the token's
+// query, key and value rows; caches [H][P][D]; *pos: the new position (the caches hold the
+// keys before it; its own key and value are read from qkv); att (C). Returns false, launching
+// nothing, where it does not apply (decode_attention_ahead_fits: head size 64, shared memory).
+bool decode_attention_ahead_fits(int H, int D, int P);
+bool decode_attention_ahead(const bf16* qkv, const bf16* k_cache, const bf16* v_cache, const int* pos, bf16* att, int H,
+                            int D, int P, float scale, cudaStream_t stream);
 
 // v9_persistent_decode.cu: one layer's weights and KV cache as the persistent kernel reads
 // them (an array of L of these lives in device memory), ...

@@ -7,9 +7,11 @@
 //                            (qkv's second and third C) into the cache at *d_pos; at layer 0
 //                            the embedding's pair is added first, x = resid + branch (-> tmp)
 //   attention                att (C) = the q heads over the cache's keys 0 .. *d_pos
-//                            (BF16: chapter 8's v6 split-KV kernel, whose last CTA per head
-//                            merges the chunks; FP32, or a head size chapter 8 does not take:
-//                            the model's kernel)
+//                            (BF16, head size 64: v16_decode_attention_ahead, a CTA per head
+//                            with its keys and values in shared memory; other BF16 heads:
+//                            chapter 8's v6 split-KV kernel, whose last CTA per head merges the
+//                            chunks; FP32, or a head size chapter 8 does not take: the model's
+//                            kernel)
 //   attn_proj+residual       x = x + att · attn_proj_wᵀ + attn_proj_b       (in place)
 //   ln_2+mlp_fc              fc (4C) = gelu_tanh(LN_2(x) · fc_wᵀ + fc_b)
 //   mlp_proj+residual        x = x + fc · fc_proj_wᵀ + fc_proj_b            (in place)
@@ -155,19 +157,28 @@ void FusedStep::layers(T* x, float eps) {
                          out<T>(m.buf.qkv), C, eps, kv, m.cur);
     });
     // the keys and values of every position seen, q in, att out
-    m.timed({"attention", l}, m.chapter8_attention() ? "ch08 v6 split-KV" : "model",
-            e * (2.0 * (m.pos + 1) * c + 2 * c), [&] {
-              if constexpr (std::is_same_v<T, bf16>) {
-                if (m.chapter8_attention()) {
-                  ch08::solution::v6_decode_at_pos_bf16(in<bf16>(m.buf.qkv), in<bf16>(m.kc[l]), in<bf16>(m.vc[l]),
-                                                        m.d_pos, out<bf16>(m.buf.att), m.attn_lse, 1, H, H, cap, D,
-                                                        1.0f / std::sqrt(float(D)), m.attn_scratch, m.cur);
-                  return;
-                }
-              }
-              kernels::attention(in<T>(m.buf.qkv), in<T>(m.kc[l]), in<T>(m.vc[l]), m.d_pos, out<T>(m.buf.att), 1, H, D,
-                                 cap, m.cur);
-            });
+    const bool v16 = std::is_same_v<T, bf16> && v6::decode_attention_ahead_fits(H, D, cap);
+    m.timed(
+        {"attention", l},
+        v16                      ? "solution v16"
+        : m.chapter8_attention() ? "ch08 v6 split-KV"
+                                 : "model",
+        e * (2.0 * (m.pos + 1) * c + 2 * c), [&] {
+          if constexpr (std::is_same_v<T, bf16>) {
+            if (v16 && v6::decode_attention_ahead(in<bf16>(m.buf.qkv), in<bf16>(m.kc[l]), in<bf16>(m.vc[l]), m.d_pos,
+                                                  out<bf16>(m.buf.att), H, D, cap, 1.0f / std::sqrt(float(D)), m.cur)) {
+              return;
+            }
+            if (m.chapter8_attention()) {
+              ch08::solution::v6_decode_at_pos_bf16(in<bf16>(m.buf.qkv), in<bf16>(m.kc[l]), in<bf16>(m.vc[l]), m.d_pos,
+                                                    out<bf16>(m.buf.att), m.attn_lse, 1, H, H, cap, D,
+                                                    1.0f / std::sqrt(float(D)), m.attn_scratch, m.cur);
+              return;
+            }
+          }
+          kernels::attention(in<T>(m.buf.qkv), in<T>(m.kc[l]), in<T>(m.vc[l]), m.d_pos, out<T>(m.buf.att), 1, H, D, cap,
+                             m.cur);
+        });
     m.timed({"attn_proj+residual", l}, who_of(proj8, proj4, C, C), w_bytes(proj8, proj4, c, c) + e * (c + c + 2 * c),
             [&] {
               if constexpr (std::is_same_v<T, bf16>) {
