@@ -50,7 +50,8 @@
 //                     the wait, 64 registers a lane so the next kernel's CTA is resident beside
 //                     it, the next kernel triggered at the wait, and the dot products on tensor
 //                     cores (codes to BF16 (q - zero) two at a time, m16n8k16): the model's
-//                     --int4 --decode=fused
+//                     --int4 --decode=fused; its BF16 form runs the fused step's layer GEMVs
+//                     where a CTA's rows fit (GPT-2 124M's)
 //   v16_decode_attention_ahead  the fused step's decode attention: a CTA per head holding the
 //                     head's cached keys and values in shared memory, copied before the wait,
 //                     no split of the keys and no merge (head size 64)
