@@ -42,6 +42,15 @@ __device__ __forceinline__ void cp_async_cg_16(uint32_t smem, const void* gmem, 
 #endif
 }
 
+// 4 bytes from `gmem` to `smem` (both 4-byte aligned), through L1 (.ca: the only cache mode
+// the PTX allows below 16 bytes): a short row of scales, say, whose start is not 16-byte aligned.
+__device__ __forceinline__ void cp_async_4(void* smem, const void* gmem) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(gmem) : "memory");
+#endif
+}
+
 __device__ __forceinline__ void cp_async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::: "memory");

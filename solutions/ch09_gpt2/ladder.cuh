@@ -45,6 +45,16 @@
 //                     kernel waits for the previous one, a grid of the resident CTAs and one
 //                     batch per warp at GPT-2's sizes: all of an SM's weights in flight at once
 //                     (the model's --int4 --decode=fused)
+//   v15_w4a16_slab_mma  v14's four INT4 ops with a CTA's contiguous rows (codes, scales, zero
+//                     points, bias, gamma and beta) copied into shared memory by cp.async before
+//                     the wait, 64 registers a lane so the next kernel's CTA is resident beside
+//                     it, the next kernel triggered at the wait, and the dot products on tensor
+//                     cores (codes to BF16 (q - zero) two at a time, m16n8k16): the model's
+//                     --int4 --decode=fused; its BF16 form runs the fused step's layer GEMVs
+//                     where a CTA's rows fit (GPT-2 124M's)
+//   v16_decode_attention_ahead  the fused step's decode attention: a CTA per head holding the
+//                     head's cached keys and values in shared memory, copied before the wait,
+//                     no split of the keys and no merge (head size 64)
 //   v9_persistent_decode  the step's L layers in one persistent kernel (one CTA per SM, grid
 //                     barriers between the phases): each CTA loads its rows of the next op's
 //                     weights into shared memory before the barrier, so DRAM streams across
@@ -161,6 +171,38 @@ void ln_gemv_qkv_w4a16_ahead(const bf16* x, const bf16* r, const bf16* gamma, co
                              float eps, const KvCacheTarget<bf16>& kv, cudaStream_t stream);
 void gemv_residual_w4a16_ahead(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b,
                                const bf16* res, bf16* y, int N, int K, cudaStream_t stream);
+
+// v15_w4a16_slab_mma.cu: the same four INT4 ops again, each CTA's rows copied into shared
+// memory before the wait and their dot products on tensor cores.
+void gemv_w4a16_slab(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b, bf16* y,
+                     int N, int K, Epilogue epi, cudaStream_t stream);
+void ln_gemv_w4a16_slab(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
+                        const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* y, int N, int C,
+                        Epilogue epi, float eps, cudaStream_t stream);
+void ln_gemv_qkv_w4a16_slab(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
+                            const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* qkv, int C,
+                            float eps, const KvCacheTarget<bf16>& kv, cudaStream_t stream);
+void gemv_residual_w4a16_slab(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b,
+                              const bf16* res, bf16* y, int N, int K, cudaStream_t stream);
+// ... and v6's three BF16 ops the same way where a CTA's rows fit in one slab with a CTA per SM
+// (GPT-2 124M's layers; slab_bf16_fits says where, for an (N, K) matrix with 16-byte aligned
+// rows); elsewhere they run v6's kernels.
+bool slab_bf16_fits(int N, int K);
+void ln_gemv_slab(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const bf16* w, const bf16* b,
+                  bf16* h, bf16* y, int N, int C, Epilogue epi, float eps, cudaStream_t stream);
+void ln_gemv_qkv_slab(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const bf16* w, const bf16* b,
+                      bf16* h, bf16* qkv, int C, float eps, const KvCacheTarget<bf16>& kv, cudaStream_t stream);
+void gemv_residual_slab(const bf16* x, const bf16* w, const bf16* b, const bf16* res, bf16* y, int N, int K,
+                        cudaStream_t stream);
+
+// v16_decode_attention_ahead.cu: the fused step's attention, one CTA per head with the head's
+// cached keys and values copied into shared memory before the wait. qkv (3C): the token's
+// query, key and value rows; caches [H][P][D]; *pos: the new position (the caches hold the
+// keys before it; its own key and value are read from qkv); att (C). Returns false, launching
+// nothing, where it does not apply (decode_attention_ahead_fits: head size 64, shared memory).
+bool decode_attention_ahead_fits(int H, int D, int P);
+bool decode_attention_ahead(const bf16* qkv, const bf16* k_cache, const bf16* v_cache, const int* pos, bf16* att, int H,
+                            int D, int P, float scale, cudaStream_t stream);
 
 // v9_persistent_decode.cu: one layer's weights and KV cache as the persistent kernel reads
 // them (an array of L of these lives in device memory), ...

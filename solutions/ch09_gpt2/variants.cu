@@ -40,12 +40,15 @@ WB_VARIANTS(ch09_solution, wb::Role::Solution) {
   for (const char* op : {"gemv_w4a16/bf16", "gemv_w4a16_bias/bf16", "gemv_w4a16_bias_gelu/bf16"}) {
     v.push_back(wb::variant(op, "v10_gemv_w4a16", &gemv_w4a16));
     v.push_back(wb::variant(op, "v14_w4a16_loads_ahead", &gemv_w4a16_ahead));
+    v.push_back(wb::variant(op, "v15_w4a16_slab_mma", &gemv_w4a16_slab).needs_cc(80));
   }
   const auto argmax_ws = [](const wb::Shape&) { return gemv_argmax_workspace_bytes(); };
   v.push_back(wb::variant("ln_gemv/bf16", "v6_fused_decode", &ln_gemv<bf16>));
   v.push_back(wb::variant("ln_gemv/f32", "v6_fused_decode", &ln_gemv<float>));
   v.push_back(wb::variant("gemv_residual/bf16", "v6_fused_decode", &gemv_residual<bf16>));
   v.push_back(wb::variant("gemv_residual/f32", "v6_fused_decode", &gemv_residual<float>));
+  v.push_back(wb::variant("ln_gemv/bf16", "v15_w4a16_slab_mma", &ln_gemv_slab).needs_cc(80));
+  v.push_back(wb::variant("gemv_residual/bf16", "v15_w4a16_slab_mma", &gemv_residual_slab).needs_cc(80));
   v.push_back(wb::variant("gemv_argmax/bf16", "v6_fused_decode", &gemv_argmax<bf16>).with_workspace(argmax_ws));
   v.push_back(wb::variant("gemv_argmax/f32", "v6_fused_decode", &gemv_argmax<float>).with_workspace(argmax_ws));
   v.push_back(wb::variant("ln_gemv_w8a16/bf16", "v6_fused_decode", &ln_gemv_w8a16));
@@ -54,6 +57,8 @@ WB_VARIANTS(ch09_solution, wb::Role::Solution) {
   v.push_back(wb::variant("gemv_residual_w4a16/bf16", "v11_fused_decode_w4a16", &gemv_residual_w4a16));
   v.push_back(wb::variant("ln_gemv_w4a16/bf16", "v14_w4a16_loads_ahead", &ln_gemv_w4a16_ahead));
   v.push_back(wb::variant("gemv_residual_w4a16/bf16", "v14_w4a16_loads_ahead", &gemv_residual_w4a16_ahead));
+  v.push_back(wb::variant("ln_gemv_w4a16/bf16", "v15_w4a16_slab_mma", &ln_gemv_w4a16_slab).needs_cc(80));
+  v.push_back(wb::variant("gemv_residual_w4a16/bf16", "v15_w4a16_slab_mma", &gemv_residual_w4a16_slab).needs_cc(80));
   return v;
 }
 

@@ -7,9 +7,11 @@
 //                            (qkv's second and third C) into the cache at *d_pos; at layer 0
 //                            the embedding's pair is added first, x = resid + branch (-> tmp)
 //   attention                att (C) = the q heads over the cache's keys 0 .. *d_pos
-//                            (BF16: chapter 8's v6 split-KV kernel, whose last CTA per head
-//                            merges the chunks; FP32, or a head size chapter 8 does not take:
-//                            the model's kernel)
+//                            (BF16, head size 64: v16_decode_attention_ahead, a CTA per head
+//                            with its keys and values in shared memory; other BF16 heads:
+//                            chapter 8's v6 split-KV kernel, whose last CTA per head merges the
+//                            chunks; FP32, or a head size chapter 8 does not take: the model's
+//                            kernel)
 //   attn_proj+residual       x = x + att · attn_proj_wᵀ + attn_proj_b       (in place)
 //   ln_2+mlp_fc              fc (4C) = gelu_tanh(LN_2(x) · fc_wᵀ + fc_b)
 //   mlp_proj+residual        x = x + fc · fc_proj_wᵀ + fc_proj_b            (in place)
@@ -24,10 +26,14 @@
 //
 // INT4 weights (WeightFormat::Int4, BF16): the same four matrices have INT4 copies (int4_of:
 // codes in groups of 128, a scale and a zero point per group), and the same three ops run
-// v14_w4a16_loads_ahead's kernels (ln_gemv_qkv_w4a16_ahead, gemv_residual_w4a16_ahead,
-// ln_gemv_w4a16_ahead: v11_fused_decode_w4a16's ops with each lane's weights requested before
-// the kernel waits for the previous one). The LM head stays BF16 here too; the table counts
-// codes, scales and zero points.
+// v15_w4a16_slab_mma's kernels (ln_gemv_qkv_w4a16_slab, gemv_residual_w4a16_slab,
+// ln_gemv_w4a16_slab: each CTA's rows copied into shared memory before the kernel waits for
+// the previous one, the dot products on tensor cores). The LM head stays BF16 here too; the
+// table counts codes, scales and zero points.
+//
+// BF16 layers run v15's BF16 forms of the same three ops where a CTA's rows fit in one slab with
+// a CTA per SM (GPT-2 124M: every layer GEMV; 1.5B: the attention's projection), v6's kernels
+// elsewhere.
 //
 // Kernels per token: 1 (embedding) + 5 per layer + 2, in BF16 as in FP32, against
 // the op-by-op step's 1 + 8 per layer + 5 (BF16; FP32 adds a residual add per LayerNorm).
@@ -90,9 +96,14 @@ void FusedStep::layers(T* x, float eps) {
   Model::Impl& m = m_;
   const int C = m.C, H = m.H, D = m.D, cap = m.cap;
   const double e = double(m.es), c = C;  // for the table's bytes: element size, channels
-  const char* who = "solution v6";
+  const char* who6 = "solution v6";
   const char* who8 = "solution v6 w8a16";
-  const char* who4 = "solution v14 w4a16";
+  const char* who4 = "solution v15 w4a16";
+  // BF16: v15's launchers, which run v15's kernels where a CTA's rows fit in one slab
+  // (v15_w4a16_slab_mma.cu) and v6's elsewhere
+  const auto who_bf16 = [&](int N, int K) {
+    return std::is_same_v<T, bf16> && v6::slab_bf16_fits(N, K) ? "solution v15" : who6;
+  };
   using Int4Matrix = Model::Impl::Int4Matrix;
   // The int8 copy of a block matrix (WeightFormat::Int8), or null: the BF16 matrix is read.
   const auto int8 = [&](const void* w) -> const Int8Matrix* {
@@ -109,7 +120,9 @@ void FusedStep::layers(T* x, float eps) {
   const auto w_bytes = [&](const Int8Matrix* q, const Int4Matrix* q4, double N, double K) {
     return q ? N * K + 4.0 * N : q4 ? N * K / 2 + 5.0 * N * std::ceil(K / 128.0) : e * N * K;
   };
-  const auto who_of = [&](const Int8Matrix* q, const Int4Matrix* q4) { return q ? who8 : q4 ? who4 : who; };
+  const auto who_of = [&](const Int8Matrix* q, const Int4Matrix* q4, int N, int K) {
+    return q ? who8 : q4 ? who4 : who_bf16(N, K);
+  };
 
   for (int l = 0; l < m.L; ++l) {
     const BlockWeights& w = m.blocks[l];
@@ -121,7 +134,7 @@ void FusedStep::layers(T* x, float eps) {
                      *fc_proj4 = int4(w.fc_proj_w);
     // W and b; x (and r, h at layer 0), gamma, beta; qkv; the key and value
     const double qkv_bytes = w_bytes(qkv8, qkv4, 3 * c, c) + e * (3 * c + (first ? 3 : 1) * c + 2 * c + 3 * c + 2 * c);
-    m.timed({"ln_1+attn_qkv+kv_append", l}, who_of(qkv8, qkv4), qkv_bytes, [&] {
+    m.timed({"ln_1+attn_qkv+kv_append", l}, who_of(qkv8, qkv4, 3 * C, C), qkv_bytes, [&] {
       const T* xin = first ? in<T>(m.buf.resid) : x;
       const T* rin = first ? in<T>(m.buf.branch) : nullptr;
       T* h = first ? x : nullptr;
@@ -132,61 +145,82 @@ void FusedStep::layers(T* x, float eps) {
           return;
         }
         if (qkv4) {
-          v6::ln_gemv_qkv_w4a16_ahead(xin, rin, in<bf16>(w.ln_1_w), in<bf16>(w.ln_1_b), qkv4->q, qkv4->scale,
-                                      qkv4->zero, in<bf16>(w.attn_b), h, out<bf16>(m.buf.qkv), C, eps, kv, m.cur);
+          v6::ln_gemv_qkv_w4a16_slab(xin, rin, in<bf16>(w.ln_1_w), in<bf16>(w.ln_1_b), qkv4->q, qkv4->scale, qkv4->zero,
+                                     in<bf16>(w.attn_b), h, out<bf16>(m.buf.qkv), C, eps, kv, m.cur);
           return;
         }
+        v6::ln_gemv_qkv_slab(xin, rin, in<bf16>(w.ln_1_w), in<bf16>(w.ln_1_b), in<bf16>(w.attn_w), in<bf16>(w.attn_b),
+                             h, out<bf16>(m.buf.qkv), C, eps, kv, m.cur);
+        return;
       }
       v6::ln_gemv_qkv<T>(xin, rin, in<T>(w.ln_1_w), in<T>(w.ln_1_b), in<T>(w.attn_w), in<T>(w.attn_b), h,
                          out<T>(m.buf.qkv), C, eps, kv, m.cur);
     });
     // the keys and values of every position seen, q in, att out
-    m.timed({"attention", l}, m.chapter8_attention() ? "ch08 v6 split-KV" : "model",
-            e * (2.0 * (m.pos + 1) * c + 2 * c), [&] {
+    const bool v16 = std::is_same_v<T, bf16> && v6::decode_attention_ahead_fits(H, D, cap);
+    m.timed(
+        {"attention", l},
+        v16                      ? "solution v16"
+        : m.chapter8_attention() ? "ch08 v6 split-KV"
+                                 : "model",
+        e * (2.0 * (m.pos + 1) * c + 2 * c), [&] {
+          if constexpr (std::is_same_v<T, bf16>) {
+            if (v16 && v6::decode_attention_ahead(in<bf16>(m.buf.qkv), in<bf16>(m.kc[l]), in<bf16>(m.vc[l]), m.d_pos,
+                                                  out<bf16>(m.buf.att), H, D, cap, 1.0f / std::sqrt(float(D)), m.cur)) {
+              return;
+            }
+            if (m.chapter8_attention()) {
+              ch08::solution::v6_decode_at_pos_bf16(in<bf16>(m.buf.qkv), in<bf16>(m.kc[l]), in<bf16>(m.vc[l]), m.d_pos,
+                                                    out<bf16>(m.buf.att), m.attn_lse, 1, H, H, cap, D,
+                                                    1.0f / std::sqrt(float(D)), m.attn_scratch, m.cur);
+              return;
+            }
+          }
+          kernels::attention(in<T>(m.buf.qkv), in<T>(m.kc[l]), in<T>(m.vc[l]), m.d_pos, out<T>(m.buf.att), 1, H, D, cap,
+                             m.cur);
+        });
+    m.timed({"attn_proj+residual", l}, who_of(proj8, proj4, C, C), w_bytes(proj8, proj4, c, c) + e * (c + c + 2 * c),
+            [&] {
               if constexpr (std::is_same_v<T, bf16>) {
-                if (m.chapter8_attention()) {
-                  ch08::solution::v6_decode_at_pos_bf16(in<bf16>(m.buf.qkv), in<bf16>(m.kc[l]), in<bf16>(m.vc[l]),
-                                                        m.d_pos, out<bf16>(m.buf.att), m.attn_lse, 1, H, H, cap, D,
-                                                        1.0f / std::sqrt(float(D)), m.attn_scratch, m.cur);
+                if (proj8) {
+                  v6::gemv_residual_w8a16(in<bf16>(m.buf.att), proj8->q, proj8->scale, in<bf16>(w.attn_proj_b), x, x, C,
+                                          C, m.cur);
                   return;
                 }
+                if (proj4) {
+                  v6::gemv_residual_w4a16_slab(in<bf16>(m.buf.att), proj4->q, proj4->scale, proj4->zero,
+                                               in<bf16>(w.attn_proj_b), x, x, C, C, m.cur);
+                  return;
+                }
+                v6::gemv_residual_slab(in<bf16>(m.buf.att), in<bf16>(w.attn_proj_w), in<bf16>(w.attn_proj_b), x, x, C,
+                                       C, m.cur);
+                return;
               }
-              kernels::attention(in<T>(m.buf.qkv), in<T>(m.kc[l]), in<T>(m.vc[l]), m.d_pos, out<T>(m.buf.att), 1, H, D,
-                                 cap, m.cur);
+              v6::gemv_residual<T>(in<T>(m.buf.att), in<T>(w.attn_proj_w), in<T>(w.attn_proj_b), x, x, C, C, m.cur);
             });
-    m.timed({"attn_proj+residual", l}, who_of(proj8, proj4), w_bytes(proj8, proj4, c, c) + e * (c + c + 2 * c), [&] {
-      if constexpr (std::is_same_v<T, bf16>) {
-        if (proj8) {
-          v6::gemv_residual_w8a16(in<bf16>(m.buf.att), proj8->q, proj8->scale, in<bf16>(w.attn_proj_b), x, x, C, C,
-                                  m.cur);
-          return;
-        }
-        if (proj4) {
-          v6::gemv_residual_w4a16_ahead(in<bf16>(m.buf.att), proj4->q, proj4->scale, proj4->zero,
-                                        in<bf16>(w.attn_proj_b), x, x, C, C, m.cur);
-          return;
-        }
-      }
-      v6::gemv_residual<T>(in<T>(m.buf.att), in<T>(w.attn_proj_w), in<T>(w.attn_proj_b), x, x, C, C, m.cur);
-    });
-    m.timed({"ln_2+mlp_fc", l}, who_of(fc8, fc4), w_bytes(fc8, fc4, 4 * c, c) + e * (4 * c + 3 * c + 4 * c), [&] {
-      if constexpr (std::is_same_v<T, bf16>) {
-        if (fc8) {
-          v6::ln_gemv_w8a16(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), fc8->q, fc8->scale, in<bf16>(w.fc_b),
-                            nullptr, out<bf16>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
-          return;
-        }
-        if (fc4) {
-          v6::ln_gemv_w4a16_ahead(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), fc4->q, fc4->scale, fc4->zero,
-                                  in<bf16>(w.fc_b), nullptr, out<bf16>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps,
-                                  m.cur);
-          return;
-        }
-      }
-      v6::ln_gemv<T>(x, nullptr, in<T>(w.ln_2_w), in<T>(w.ln_2_b), in<T>(w.fc_w), in<T>(w.fc_b), nullptr,
-                     out<T>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
-    });
-    m.timed({"mlp_proj+residual", l}, who_of(fc_proj8, fc_proj4),
+    m.timed({"ln_2+mlp_fc", l}, who_of(fc8, fc4, 4 * C, C), w_bytes(fc8, fc4, 4 * c, c) + e * (4 * c + 3 * c + 4 * c),
+            [&] {
+              if constexpr (std::is_same_v<T, bf16>) {
+                if (fc8) {
+                  v6::ln_gemv_w8a16(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), fc8->q, fc8->scale,
+                                    in<bf16>(w.fc_b), nullptr, out<bf16>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps,
+                                    m.cur);
+                  return;
+                }
+                if (fc4) {
+                  v6::ln_gemv_w4a16_slab(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), fc4->q, fc4->scale,
+                                         fc4->zero, in<bf16>(w.fc_b), nullptr, out<bf16>(m.buf.fc), 4 * C, C,
+                                         Epilogue::BiasGelu, eps, m.cur);
+                  return;
+                }
+                v6::ln_gemv_slab(x, nullptr, in<bf16>(w.ln_2_w), in<bf16>(w.ln_2_b), in<bf16>(w.fc_w), in<bf16>(w.fc_b),
+                                 nullptr, out<bf16>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
+                return;
+              }
+              v6::ln_gemv<T>(x, nullptr, in<T>(w.ln_2_w), in<T>(w.ln_2_b), in<T>(w.fc_w), in<T>(w.fc_b), nullptr,
+                             out<T>(m.buf.fc), 4 * C, C, Epilogue::BiasGelu, eps, m.cur);
+            });
+    m.timed({"mlp_proj+residual", l}, who_of(fc_proj8, fc_proj4, C, 4 * C),
             w_bytes(fc_proj8, fc_proj4, c, 4 * c) + e * (c + 4 * c + 2 * c), [&] {
               if constexpr (std::is_same_v<T, bf16>) {
                 if (fc_proj8) {
@@ -195,10 +229,13 @@ void FusedStep::layers(T* x, float eps) {
                   return;
                 }
                 if (fc_proj4) {
-                  v6::gemv_residual_w4a16_ahead(in<bf16>(m.buf.fc), fc_proj4->q, fc_proj4->scale, fc_proj4->zero,
-                                                in<bf16>(w.fc_proj_b), x, x, C, 4 * C, m.cur);
+                  v6::gemv_residual_w4a16_slab(in<bf16>(m.buf.fc), fc_proj4->q, fc_proj4->scale, fc_proj4->zero,
+                                               in<bf16>(w.fc_proj_b), x, x, C, 4 * C, m.cur);
                   return;
                 }
+                v6::gemv_residual_slab(in<bf16>(m.buf.fc), in<bf16>(w.fc_proj_w), in<bf16>(w.fc_proj_b), x, x, C, 4 * C,
+                                       m.cur);
+                return;
               }
               v6::gemv_residual<T>(in<T>(m.buf.fc), in<T>(w.fc_proj_w), in<T>(w.fc_proj_b), x, x, C, 4 * C, m.cur);
             });
