@@ -268,26 +268,23 @@ bool launch_any(const float* x, float* probs, float* values, int32_t* indices, i
                        workspace, stream);
 }
 
+// The two list forms: v8 where it serves, else v6 where the clusters fit, v7 beyond.
+void launch_or_route(const float* x, float* values, int32_t* indices, int B, int V, int k, bool probabilities,
+                     void* workspace, cudaStream_t stream, TopKFn* cluster_step, TopKFn* warp_floor_step) {
+  if (launch_any(x, nullptr, values, indices, B, V, k, probabilities, workspace, stream)) return;
+  (clusters_fit(B) ? cluster_step : warp_floor_step)(x, values, indices, B, V, k, workspace, stream);
+}
+
 }  // namespace
 
 void topk_cluster_floor(const float* x, float* values, int32_t* indices, int B, int V, int k, void* workspace,
                         cudaStream_t stream) {
-  if (launch_any(x, nullptr, values, indices, B, V, k, false, workspace, stream)) return;
-  if (clusters_fit(B)) {
-    topk_cluster(x, values, indices, B, V, k, workspace, stream);
-  } else {
-    topk_warp_floor(x, values, indices, B, V, k, workspace, stream);
-  }
+  launch_or_route(x, values, indices, B, V, k, false, workspace, stream, topk_cluster, topk_warp_floor);
 }
 
 void softmax_topk_cluster_floor(const float* x, float* values, int32_t* indices, int B, int V, int k, void* workspace,
                                 cudaStream_t stream) {
-  if (launch_any(x, nullptr, values, indices, B, V, k, true, workspace, stream)) return;
-  if (clusters_fit(B)) {
-    softmax_topk_cluster(x, values, indices, B, V, k, workspace, stream);
-  } else {
-    softmax_topk_warp_floor(x, values, indices, B, V, k, workspace, stream);
-  }
+  launch_or_route(x, values, indices, B, V, k, true, workspace, stream, softmax_topk_cluster, softmax_topk_warp_floor);
 }
 
 void softmax_topk_probs_cluster_floor(const float* x, float* probs, float* values, int32_t* indices, int B, int V,
