@@ -28,6 +28,13 @@ void add_step(wb::VariantList& out, const char* name, int min_cc, GemmF16F32* f1
   &solution::fn<__half, float>, &solution::fn<__half, __half>, &solution::fn<__nv_bfloat16, float>, \
       &solution::fn<__nv_bfloat16, __nv_bfloat16>
 
+#ifdef WB_CH05_HOPPER
+// The INT8 Hopper steps' untimed prepare: B transposed once, as the cuBLASLt reference has it.
+void arrange_int8_b(const wb::Args& a, cudaStream_t s) {
+  solution::hopper::int8_arrange_b(a.i("N"), a.i("K"), a.in<int8_t>("B"), s);
+}
+#endif
+
 }  // namespace
 
 WB_VARIANTS(ch05_solution, wb::Role::Solution) {
@@ -73,9 +80,7 @@ WB_VARIANTS(ch05_solution, wb::Role::Solution) {
           .with_note("v10 on v12's schedule: block-scaled promotion overlapping the next stage's wgmmas"));
   v.push_back(wb::variant("gemm/i8_i32", "v11_wgmma_int8", &solution::v11_wgmma_int8<int8_t, int32_t>)
                   .hopper_only()
-                  .with_prepare([](const wb::Args& a, cudaStream_t s) {
-                    solution::hopper::int8_arrange_b(a.i("N"), a.i("K"), a.in<int8_t>("B"), s);
-                  })
+                  .with_prepare(arrange_int8_b)
                   .with_note("TMA + wgmma s8 when K is a multiple of 16 (B transposed once, untimed, as the "
                              "cuBLASLt reference does), otherwise v8_mma_sync_int8"));
   const size_t v14_first = v.size();
@@ -87,9 +92,7 @@ WB_VARIANTS(ch05_solution, wb::Role::Solution) {
   }
   v.push_back(wb::variant("gemm/i8_i32", "v15_mma_sync_tma_int8", &solution::v15_mma_sync_tma_int8<int8_t, int32_t>)
                   .hopper_only()
-                  .with_prepare([](const wb::Args& a, cudaStream_t s) {
-                    solution::hopper::int8_arrange_b(a.i("N"), a.i("K"), a.in<int8_t>("B"), s);
-                  })
+                  .with_prepare(arrange_int8_b)
                   .with_note("v8's mma.sync tiles on v14's pipeline, B transposed once (untimed, as for v11) when K "
                              "is a multiple of 16, otherwise v8_mma_sync_int8"));
 #endif
