@@ -85,10 +85,11 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
   };
 #ifdef WB_CH10_HOPPER
   // The Hopper bonus: in the list only when the sm_90a library is built (chapters/ch10_conv/extra.cmake).
-  // A step with each of its tiles forced (slow forms on the step's tile shapes): the kernel of
-  // every tile meets every edge, whatever the step's model would pick on this GPU.
-  const auto forced_forms = [&](const char* step, const char* name, std::span<const ForcedTile> tiles,
-                                const std::vector<wb::Shape>& shapes) {
+  // A step, then the step with each of its tiles forced (slow forms on the step's tile shapes): the
+  // kernel of every tile meets every edge, whatever the step's model would pick on this GPU.
+  const auto hopper_step = [&](const char* step, const char* name, ConvBnReluFn* fn, const char* note,
+                               std::span<const ForcedTile> tiles, const std::vector<wb::Shape>& shapes) {
+    v.push_back(wb::variant("conv2d_bn_relu/bf16", name, fn).hopper_only().with_note(note));
     for (const ForcedTile& t : tiles) {
       v.push_back(wb::variant("conv2d_bn_relu/bf16", std::string(name) + "_" + t.tile, t.fn)
                       .hopper_only()
@@ -97,27 +98,22 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
                       .with_note(std::string(step) + " with its (" + t.tile + ") tile forced on every shape"));
     }
   };
-  v.push_back(wb::variant("conv2d_bn_relu/bf16", "v8_implicit_gemm_wgmma", &v8_implicit_gemm_wgmma)
-                  .hopper_only()
-                  .with_note("wgmma + TMA filters + cp.async im2col in the 128 B swizzle, producer and consumer "
-                             "warpgroups; v6 when C % 8 != 0"));
-  forced_forms("v8", "v8_implicit_gemm_wgmma", v8_forced_tiles(), v8_tile_shapes());
-  v.push_back(
-      wb::variant("conv2d_bn_relu/bf16", "v12_implicit_gemm_wgmma_persistent", &v12_implicit_gemm_wgmma_persistent)
-          .hopper_only()
-          .with_note("v8 persistent: one block an SM, two producer and two consumer warpgroups on "
-                     "128-pixel tiles, the next tile's loads under the epilogue; v8 for the rest"));
-  forced_forms("v12", "v12_implicit_gemm_wgmma_persistent", v12_forced_tiles(), v12_tile_shapes());
-  v.push_back(wb::variant("conv2d_bn_relu/bf16", "v13_implicit_gemm_im2col_tma", &v13_implicit_gemm_im2col_tma)
-                  .hopper_only()
-                  .with_note("v12 with A's im2col rows by TMA in im2col mode: one copy a step, one issuing thread; "
-                             "the filters resident where a block keeps one filter tile; v12 for the rest"));
-  forced_forms("v13", "v13_implicit_gemm_im2col_tma", v13_forced_tiles(), v12_tile_shapes());
-  v.push_back(wb::variant("conv2d_bn_relu/bf16", "v14_implicit_gemm_mma_tma", &v14_implicit_gemm_mma_tma)
-                  .hopper_only()
-                  .with_note("v13's producer (A by TMA in im2col mode, filters by TMA or resident) feeding "
-                             "ldmatrix + mma.sync consumer warps, the epilogue on their registers; v11 for the rest"));
-  forced_forms("v14", "v14_implicit_gemm_mma_tma", v14_forced_tiles(), v12_tile_shapes());
+  hopper_step("v8", "v8_implicit_gemm_wgmma", &v8_implicit_gemm_wgmma,
+              "wgmma + TMA filters + cp.async im2col in the 128 B swizzle, producer and consumer warpgroups; v6 "
+              "when C % 8 != 0",
+              v8_forced_tiles(), v8_tile_shapes());
+  hopper_step("v12", "v12_implicit_gemm_wgmma_persistent", &v12_implicit_gemm_wgmma_persistent,
+              "v8 persistent: one block an SM, two producer and two consumer warpgroups on 128-pixel tiles, the "
+              "next tile's loads under the epilogue; v8 for the rest",
+              v12_forced_tiles(), v12_tile_shapes());
+  hopper_step("v13", "v13_implicit_gemm_im2col_tma", &v13_implicit_gemm_im2col_tma,
+              "v12 with A's im2col rows by TMA in im2col mode: one copy a step, one issuing thread; the filters "
+              "resident where a block keeps one filter tile; v12 for the rest",
+              v13_forced_tiles(), v12_tile_shapes());
+  hopper_step("v14", "v14_implicit_gemm_mma_tma", &v14_implicit_gemm_mma_tma,
+              "v13's producer (A by TMA in im2col mode, filters by TMA or resident) feeding ldmatrix + mma.sync "
+              "consumer warps, the epilogue on their registers; v11 for the rest",
+              v14_forced_tiles(), v12_tile_shapes());
   v.push_back(wb::variant("depthwise3x3/bf16", "v10_depthwise_tiles_tma", &v10_depthwise_tiles_tma)
                   .hopper_only()
                   .is_slow()
