@@ -22,23 +22,22 @@
 
 namespace ch07::solution {
 
-SoftmaxFn softmax_three_pass;                           // v1_three_pass.cu
-SoftmaxFn softmax_online;                               // v2_online.cu
-TopKFn topk_block, softmax_topk_block;                  // v3_block_per_row.cu
-SoftmaxTopKProbsFn softmax_topk_probs_block;            // v3_block_per_row.cu
-TopKFn topk_split, softmax_topk_split;                  // v4_split_row.cu
-SoftmaxTopKProbsFn softmax_topk_probs_split;            // v4_split_row.cu
-TopKFn topk_radix, softmax_topk_radix;                  // v5_radix_select.cu
-SoftmaxTopKProbsFn softmax_topk_probs_radix;            // v5_radix_select.cu
-TopKFn topk_cluster, softmax_topk_cluster;              // v6_cluster_select.cu
-SoftmaxTopKProbsFn softmax_topk_probs_cluster;          // v6_cluster_select.cu
-TopKFn topk_warp_floor, softmax_topk_warp_floor;        // v7_warp_floor.cu
-SoftmaxTopKProbsFn softmax_topk_probs_warp_floor;       // v7_warp_floor.cu
-TopKFn topk_cluster_floor, softmax_topk_cluster_floor;  // v8_cluster_floor.cu
-SoftmaxTopKProbsFn softmax_topk_probs_cluster_floor;    // v8_cluster_floor.cu
+SoftmaxFn softmax_three_pass;  // v1_three_pass.cu
+SoftmaxFn softmax_online;      // v2_online.cu
+
+// A top-k step's three forms: topk_<step>, softmax_topk_<step>, softmax_topk_probs_<step>.
+#define CH07_TOPK_FORMS(step)              \
+  TopKFn topk_##step, softmax_topk_##step; \
+  SoftmaxTopKProbsFn softmax_topk_probs_##step
+
+CH07_TOPK_FORMS(block);          // v3_block_per_row.cu
+CH07_TOPK_FORMS(split);          // v4_split_row.cu
+CH07_TOPK_FORMS(radix);          // v5_radix_select.cu
+CH07_TOPK_FORMS(cluster);        // v6_cluster_select.cu
+CH07_TOPK_FORMS(warp_floor);     // v7_warp_floor.cu
+CH07_TOPK_FORMS(cluster_floor);  // v8_cluster_floor.cu
 // v8's form for large batches at every batch (the checks on every shape class; not benchmarked by default).
-TopKFn topk_cluster_floor_blocks, softmax_topk_cluster_floor_blocks;
-SoftmaxTopKProbsFn softmax_topk_probs_cluster_floor_blocks;
+CH07_TOPK_FORMS(cluster_floor_blocks);
 
 // v4's tunable space for one op (threads, splits, vec); see v4_split_row.cu.
 const wb::tune::Space& split_space(const char* op);
