@@ -146,44 +146,32 @@ void ln_gemv_qkv_w8a16(const bf16* x, const bf16* r, const bf16* gamma, const bf
 
 // v10_gemv_w4a16.cu: y (N) = epilogue(W~ · x + b) on INT4 weights (ch09.cuh's GemvW4Fn):
 // codes, group scales and zero points as models/gpt2/quantize.h packs them.
-void gemv_w4a16(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b, bf16* y, int N,
-                int K, Epilogue epi, cudaStream_t stream);
+GemvW4Fn gemv_w4a16;
+
+// The fused QKV projection on INT4 weights (its KV-cache target as ln_gemv_qkv_w8a16's); with
+// ch09.cuh's GemvW4Fn, LnGemvW4Fn and GemvResidualW4Fn, the four INT4 ops of v11, v14 and v15.
+using LnGemvQkvW4Fn = void(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
+                           const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* qkv, int C, float eps,
+                           const KvCacheTarget<bf16>& kv, cudaStream_t stream);
 
 // v11_fused_decode_w4a16.cu: v6's ln_gemv, ln_gemv_qkv and gemv_residual on INT4 weights.
-void ln_gemv_w4a16(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
-                   const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* y, int N, int C, Epilogue epi,
-                   float eps, cudaStream_t stream);
-void ln_gemv_qkv_w4a16(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
-                       const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* qkv, int C, float eps,
-                       const KvCacheTarget<bf16>& kv, cudaStream_t stream);
-void gemv_residual_w4a16(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b,
-                         const bf16* res, bf16* y, int N, int K, cudaStream_t stream);
+LnGemvW4Fn ln_gemv_w4a16;
+LnGemvQkvW4Fn ln_gemv_qkv_w4a16;
+GemvResidualW4Fn gemv_residual_w4a16;
 
 // v14_w4a16_loads_ahead.cu: the same four INT4 ops (same arguments, same results within the
 // ops' tolerances) with the weights requested before the input is waited for.
-void gemv_w4a16_ahead(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b, bf16* y,
-                      int N, int K, Epilogue epi, cudaStream_t stream);
-void ln_gemv_w4a16_ahead(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
-                         const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* y, int N, int C,
-                         Epilogue epi, float eps, cudaStream_t stream);
-void ln_gemv_qkv_w4a16_ahead(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
-                             const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* qkv, int C,
-                             float eps, const KvCacheTarget<bf16>& kv, cudaStream_t stream);
-void gemv_residual_w4a16_ahead(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b,
-                               const bf16* res, bf16* y, int N, int K, cudaStream_t stream);
+GemvW4Fn gemv_w4a16_ahead;
+LnGemvW4Fn ln_gemv_w4a16_ahead;
+LnGemvQkvW4Fn ln_gemv_qkv_w4a16_ahead;
+GemvResidualW4Fn gemv_residual_w4a16_ahead;
 
 // v15_w4a16_slab_mma.cu: the same four INT4 ops again, each CTA's rows copied into shared
 // memory before the wait and their dot products on tensor cores.
-void gemv_w4a16_slab(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b, bf16* y,
-                     int N, int K, Epilogue epi, cudaStream_t stream);
-void ln_gemv_w4a16_slab(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
-                        const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* y, int N, int C,
-                        Epilogue epi, float eps, cudaStream_t stream);
-void ln_gemv_qkv_w4a16_slab(const bf16* x, const bf16* r, const bf16* gamma, const bf16* beta, const uint8_t* q,
-                            const float* scale, const uint8_t* zero, const bf16* b, bf16* h, bf16* qkv, int C,
-                            float eps, const KvCacheTarget<bf16>& kv, cudaStream_t stream);
-void gemv_residual_w4a16_slab(const bf16* x, const uint8_t* q, const float* scale, const uint8_t* zero, const bf16* b,
-                              const bf16* res, bf16* y, int N, int K, cudaStream_t stream);
+GemvW4Fn gemv_w4a16_slab;
+LnGemvW4Fn ln_gemv_w4a16_slab;
+LnGemvQkvW4Fn ln_gemv_qkv_w4a16_slab;
+GemvResidualW4Fn gemv_residual_w4a16_slab;
 // ... and v6's three BF16 ops the same way where a CTA's rows fit in one slab with a CTA per SM
 // (GPT-2 124M's layers; slab_bf16_fits says where, for an (N, K) matrix with 16-byte aligned
 // rows); elsewhere they run v6's kernels.
