@@ -16,25 +16,13 @@
 //   * any other GPU: an error. The tests skip this set there, with the reason.
 //
 // Run: build/ch05/bin/ch05_bench --impl=reference,v7_mma_sync_k64,v14_mma_sync_tma
-#include "ladder.cuh"
-#include "runtime/device.cuh"
-
-#ifdef WB_CH05_HOPPER
-#include "hopper/hopper.cuh"
-#endif
+#include "hopper_launch.cuh"
 
 namespace ch05::solution {
 
 CH05_LAUNCHER(v14_mma_sync_tma) {
-  if (M <= 0 || N <= 0) return;
-#ifdef WB_CH05_HOPPER
-  hopper::require_wgmma("v14_mma_sync_tma");
-  if (K > 0 && hopper::supports(M, N, K, A, B)) {
-    hopper::mma_tma_gemm<In, Out>(M, N, K, A, B, C, D, stream);
-    return;
-  }
-#endif
-  v7_mma_sync_k64<In, Out>(M, N, K, A, B, C, D, stream);
+  hopper_or_fallback<hopper::mma_tma_gemm<In, Out>, v7_mma_sync_k64<In, Out>, true>("v14_mma_sync_tma", M, N, K, A, B,
+                                                                                    C, D, stream);
 }
 
 CH05_INSTANTIATE_16BIT(v14_mma_sync_tma);

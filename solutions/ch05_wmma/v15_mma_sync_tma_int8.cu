@@ -14,26 +14,14 @@
 //   * any other GPU: an error. The tests skip this variant there, with the reason.
 //
 // Run: build/ch05/bin/ch05_bench --op=gemm/i8_i32 --impl=reference,v8_mma_sync_int8,v15_mma_sync_tma_int8
-#include "ladder.cuh"
-#include "runtime/device.cuh"
-
-#ifdef WB_CH05_HOPPER
-#include "hopper/hopper.cuh"
-#endif
+#include "hopper_launch.cuh"
 
 namespace ch05::solution {
 
 CH05_LAUNCHER(v15_mma_sync_tma_int8) {
   static_assert(std::is_same_v<In, int8_t> && std::is_same_v<Out, int32_t>, "INT8 in, INT32 out");
-  if (M <= 0 || N <= 0) return;
-#ifdef WB_CH05_HOPPER
-  hopper::require_wgmma("v15_mma_sync_tma_int8");
-  if (hopper::int8_supports(M, N, K, A)) {
-    hopper::mma_tma_int8_gemm(M, N, K, A, B, C, D, stream);
-    return;
-  }
-#endif
-  v8_mma_sync_int8<In, Out>(M, N, K, A, B, C, D, stream);
+  hopper_or_fallback<hopper::mma_tma_int8_gemm, v8_mma_sync_int8<In, Out>>("v15_mma_sync_tma_int8", M, N, K, A, B, C, D,
+                                                                           stream);
 }
 
 CH05_INSTANTIATE(v15_mma_sync_tma_int8, int8_t, int32_t);

@@ -13,32 +13,12 @@
 //   * any other GPU: an error. The tests skip this set there, with the reason.
 //
 // Run: build/ch05/bin/ch05_bench --impl=v6_wgmma_tma,v5_mma_sync,reference
-#include <stdexcept>
-
-#include "runtime/device.cuh"
-#include "ladder.cuh"
-
-#ifdef WB_CH05_HOPPER
-#include "hopper/hopper.cuh"
-#endif
+#include "hopper_launch.cuh"
 
 namespace ch05::solution {
 
 CH05_LAUNCHER(v6_wgmma_tma) {
-  if (M <= 0 || N <= 0) return;
-#ifdef WB_CH05_HOPPER
-  static const bool hopper = wb::query_device().has_wgmma();
-  if (!hopper) {
-    throw std::runtime_error(
-        "v6_wgmma_tma needs sm_90a (Hopper, compute capability 9.0): wgmma and TMA do not "
-        "exist on this GPU");
-  }
-  if (hopper::supports(M, N, K, A, B)) {
-    hopper::gemm<In, Out>(M, N, K, A, B, C, D, stream);
-    return;
-  }
-#endif
-  v5_mma_sync<In, Out>(M, N, K, A, B, C, D, stream);
+  hopper_or_fallback<hopper::gemm<In, Out>, v5_mma_sync<In, Out>>("v6_wgmma_tma", M, N, K, A, B, C, D, stream);
 }
 
 CH05_INSTANTIATE_16BIT(v6_wgmma_tma);

@@ -1,8 +1,8 @@
 // The Hopper bonus's kernels, built for sm_90a alone (hopper/*.cu, in their own library: see
-// chapters/ch05_wmma/extra.cmake). The ladder's v6 launcher (v6_wgmma_tma.cu) decides per
-// call whether this path applies and falls back to v5; v11's (v11_wgmma_int8.cu) falls back
-// to v8, v14's to v7 and v15's to v8. v9 and v10 (FP8) are launchers themselves (declared in ladder.cuh): the FP8 ops'
-// rules (ch05.cuh) are the TMA path's, so they need no fallback.
+// chapters/ch05_wmma/extra.cmake). The ladder's v6 launcher (v6_wgmma_tma.cu, through
+// hopper_launch.cuh) decides per call whether this path applies and falls back to v5; v11's
+// (v11_wgmma_int8.cu) falls back to v8, v14's to v7 and v15's to v8. v9 and v10 (FP8) are launchers themselves
+// (declared in ladder.cuh): the FP8 ops' rules (ch05.cuh) are the TMA path's, so they need no fallback.
 #pragma once
 #include <cuda_runtime.h>
 
