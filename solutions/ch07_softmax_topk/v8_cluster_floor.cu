@@ -131,15 +131,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // 2. The warp's (m, s) relative to its maximum, while the barrier completes.
   if (probabilities) {
     const float top = warp_max <= ordered_bits(-INFINITY) ? -INFINITY : from_ordered_bits(warp_max);
-    float sum = 0.0f;
-    if (top != -INFINITY) {
-      float sums[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // four chains of adds, in a fixed order
-#pragma unroll
-      for (int j = 0; j < kSlots; ++j) sums[j % 4] += fast_exp2((v[j] - top) * kLog2e);  // -inf past the end: 0
-      sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(kFull, sum, o);
+    const float sum = warp_exp_sum(v, top);
     if (lane == 0) cs.warp_pairs[warp] = make_float2(top, sum);
   }
   cl::wait();

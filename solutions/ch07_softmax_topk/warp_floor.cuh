@@ -241,6 +241,23 @@ __device__ __forceinline__ void last_block_select(int b, const Job& job, BlockSh
   finish_row(job.ws, b, job.with_stats, all);
 }
 
+// A warp's sum of exp(v - top) over its lanes' slots (-inf slots add 0), in four chains of adds
+// in a fixed order, then across the lanes; 0 when top is -inf. The s of v7's and v8's warp
+// pairs (m, s).
+template <int kN>
+__device__ __forceinline__ float warp_exp_sum(const float (&v)[kN], float top) {
+  float sum = 0.0f;
+  if (top != -INFINITY) {
+    float sums[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int j = 0; j < kN; ++j) sums[j % 4] += fast_exp2((v[j] - top) * kLog2e);
+    sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(kFull, sum, o);
+  return sum;
+}
+
 // Chunk s of row b, already in registers (v, -inf past its end): steps 1 (the maxima) to 5, and
 // the row's select if this block is the row's last. Called by the whole block.
 //
@@ -276,15 +293,7 @@ __device__ __forceinline__ void chunk_step(const float (&v)[kSlots], int b, int 
   // 3. The warp's (m, s), relative to its maximum.
   if (job.with_stats) {
     const float top = warp_max == 0 ? -INFINITY : from_ordered_bits(warp_max);
-    float sum = 0.0f;
-    if (top != -INFINITY) {
-      float sums[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // four chains of adds, in a fixed order
-#pragma unroll
-      for (int j = 0; j < kSlots; ++j) sums[j % 4] += fast_exp2((v[j] - top) * kLog2e);  // -inf past the end: 0
-      sum = (sums[0] + sums[1]) + (sums[2] + sums[3]);
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(kFull, sum, o);
+    const float sum = warp_exp_sum(v, top);
     if (lane == 0) bs.warp_pairs[warp] = make_float2(top, sum);
   }
   __syncthreads();

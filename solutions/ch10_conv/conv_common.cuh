@@ -43,6 +43,19 @@ __device__ __forceinline__ float apply_epilogue(float acc, const Folded& f, floa
   return fmaxf(v, 0.0f);
 }
 
+// A warp's mma.sync accumulators (MI x NI tiles of 16 x 8, 4 floats a lane each) set to zero.
+template <int MI, int NI>
+__device__ __forceinline__ void zero_accumulators(float (&acc)[MI][NI][4]) {
+#pragma unroll
+  for (int i = 0; i < MI; ++i) {
+#pragma unroll
+    for (int j = 0; j < NI; ++j) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+    }
+  }
+}
+
 // 8 BF16 values (one 16-byte vector) widened to FP32, in order (v7's taps and pixels, and
 // the residual of epilogue_store8).
 __device__ __forceinline__ void widen8(float (&f)[8], const uint4& u) {

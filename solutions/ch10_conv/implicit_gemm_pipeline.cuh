@@ -175,14 +175,7 @@ __device__ __forceinline__ void k_loop(const bf16* __restrict__ x, const bf16* _
   const uint32_t a_ld = (wm * T::WM + lane % 16) * kRowBytes;
   const uint32_t b_ld = (wn * T::WN + lane % 8 + (lane / 16) * 8) * kRowBytes;
 
-#pragma unroll
-  for (int i = 0; i < T::MI; ++i) {
-#pragma unroll
-    for (int j = 0; j < T::NI; ++j) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
-    }
-  }
+  zero_accumulators(acc);
 
   // Stages 0 .. kStages - 2 take steps 0 .. kStages - 2 of the range (one commit group each,
   // empty past its end).

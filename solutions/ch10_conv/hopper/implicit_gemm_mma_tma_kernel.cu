@@ -213,14 +213,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       const int c = lane + 32 * e;
       if (c < T::WN && k0 + c < s.K) channel[e].load(bn, k0 + c);
     }
-#pragma unroll
-    for (int i = 0; i < T::MI; ++i) {
-#pragma unroll
-      for (int j = 0; j < T::NI; ++j) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
-      }
-    }
+    zero_accumulators(acc);
 
     // The K loop: the fragments of the next 16-deep slice are loaded while this one multiplies;
     // at the last slice of a step the stage is released (its fragments are all in registers)
