@@ -415,9 +415,12 @@ void launch_w4(const W4Args& a, cudaStream_t stream) {
 
 // BF16 rows: only where every CTA's rows fit in one slab with one CTA per SM (GPT-2 124M's
 // layers: 28 to 38 KB), and rows are whole 16-byte pieces; elsewhere (false) the caller runs v6.
+// The shape is looked at before the GPU (the plan reads its SM count), so that a shape v6 refuses
+// reaches v6's refusal on a machine without one.
 bool bf16_fits(int N, int K) {
+  if (K % 8 != 0 || K > kInt4MaxK) return false;
   const Plan p = make_plan<false, true>(N, K);
-  return K % 8 == 0 && K <= kInt4MaxK && (static_cast<long long>(N) + p.rows - 1) / p.rows <= wb::sm_count();
+  return (static_cast<long long>(N) + p.rows - 1) / p.rows <= wb::sm_count();
 }
 
 template <bool kNorm, bool kResidual>
