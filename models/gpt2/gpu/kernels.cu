@@ -18,13 +18,14 @@ namespace {
 constexpr int kMaxD = 128;  // head size the attention kernel holds per thread block
 constexpr int kAttnThreads = 128;
 
-// grid (n), block (256): row t.
-template <class T>
+// grid (n), block (256): row t's token and position rows. The prompt's rows sit at consecutive
+// positions from *pos (kRowPositions false); a batch's rows each at their own pos[t] (true).
+template <class T, bool kRowPositions>
 __global__ void embedding_kernel(const int32_t* tokens, const int* pos, const T* wte, const T* wpe, T* tok, T* posrows,
                                  int C) {
   const int t = blockIdx.x;
   const T* te = wte + size_t(tokens[t]) * C;
-  const T* pe = wpe + size_t(*pos + t) * C;
+  const T* pe = wpe + size_t(kRowPositions ? pos[t] : *pos + t) * C;
   for (int c = threadIdx.x; c < C; c += blockDim.x) {
     tok[size_t(t) * C + c] = te[c];
     posrows[size_t(t) * C + c] = pe[c];
@@ -116,19 +117,6 @@ __global__ void advance_kernel(const int32_t* index, int32_t* next, int32_t* tok
   history[*pos] = i;
 }
 
-// grid (n), block (256): sequence b's token at its own position.
-template <class T>
-__global__ void embedding_rows_kernel(const int32_t* tokens, const int* pos, const T* wte, const T* wpe, T* tok,
-                                      T* posrows, int C) {
-  const int b = blockIdx.x;
-  const T* te = wte + size_t(tokens[b]) * C;
-  const T* pe = wpe + size_t(pos[b]) * C;
-  for (int c = threadIdx.x; c < C; c += blockDim.x) {
-    tok[size_t(b) * C + c] = te[c];
-    posrows[size_t(b) * C + c] = pe[c];
-  }
-}
-
 // grid (n, H), block (min(D, 128) rounded to 32): sequence b, head h.
 template <class T>
 __global__ void kv_append_rows_kernel(const T* qkv, T* k_cache, T* v_cache, T* q, const int* pos, int H, int D, int P) {
@@ -184,7 +172,7 @@ unsigned blocks_for(int64_t n, int threads) {
 template <class T>
 void embedding(const int32_t* tokens, const int* pos, const T* wte, const T* wpe, T* tok, T* posrows, int n, int C,
                cudaStream_t stream) {
-  embedding_kernel<T><<<n, 256, 0, stream>>>(tokens, pos, wte, wpe, tok, posrows, C);
+  embedding_kernel<T, false><<<n, 256, 0, stream>>>(tokens, pos, wte, wpe, tok, posrows, C);
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -236,7 +224,7 @@ void advance(const int32_t* index, int32_t* next, int32_t* token, int* pos, int3
 template <class T>
 void embedding_rows(const int32_t* tokens, const int* pos, const T* wte, const T* wpe, T* tok, T* posrows, int n, int C,
                     cudaStream_t stream) {
-  embedding_rows_kernel<T><<<n, 256, 0, stream>>>(tokens, pos, wte, wpe, tok, posrows, C);
+  embedding_kernel<T, true><<<n, 256, 0, stream>>>(tokens, pos, wte, wpe, tok, posrows, C);
   CUDA_CHECK(cudaGetLastError());
 }
 
