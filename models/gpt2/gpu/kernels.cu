@@ -162,6 +162,13 @@ __global__ void split_qkv_kernel(const __nv_bfloat16* qkv, __nv_bfloat16* q, __n
   }
 }
 
+template <class T, bool kRowPositions>
+void launch_embedding(const int32_t* tokens, const int* pos, const T* wte, const T* wpe, T* tok, T* posrows, int n,
+                      int C, cudaStream_t stream) {
+  embedding_kernel<T, kRowPositions><<<n, 256, 0, stream>>>(tokens, pos, wte, wpe, tok, posrows, C);
+  CUDA_CHECK(cudaGetLastError());
+}
+
 unsigned blocks_for(int64_t n, int threads) {
   const int64_t b = wb::ceil_div(n, threads);
   return static_cast<unsigned>(b < 4096 ? (b < 1 ? 1 : b) : 4096);
@@ -172,8 +179,7 @@ unsigned blocks_for(int64_t n, int threads) {
 template <class T>
 void embedding(const int32_t* tokens, const int* pos, const T* wte, const T* wpe, T* tok, T* posrows, int n, int C,
                cudaStream_t stream) {
-  embedding_kernel<T, false><<<n, 256, 0, stream>>>(tokens, pos, wte, wpe, tok, posrows, C);
-  CUDA_CHECK(cudaGetLastError());
+  launch_embedding<T, false>(tokens, pos, wte, wpe, tok, posrows, n, C, stream);
 }
 
 template <class T>
@@ -224,8 +230,7 @@ void advance(const int32_t* index, int32_t* next, int32_t* token, int* pos, int3
 template <class T>
 void embedding_rows(const int32_t* tokens, const int* pos, const T* wte, const T* wpe, T* tok, T* posrows, int n, int C,
                     cudaStream_t stream) {
-  embedding_kernel<T, true><<<n, 256, 0, stream>>>(tokens, pos, wte, wpe, tok, posrows, C);
-  CUDA_CHECK(cudaGetLastError());
+  launch_embedding<T, true>(tokens, pos, wte, wpe, tok, posrows, n, C, stream);
 }
 
 template <class T>
