@@ -248,18 +248,26 @@ __device__ __forceinline__ void copy_zeros(uint8_t* s_z, const uint8_t* zero, lo
   }
 }
 
-// The units of nr staged rows (a tile of 8 rows x a pair of groups each), spread over the warps;
-// each unit's 8 partial sums into s_part (pairs, tiles * 8). The caller then meets a barrier.
-template <bool kInt4>
+// The units of nr rows (a tile of 8 rows x a pair of groups each), spread over the warps; each
+// unit's 8 partial sums into s_part (pairs, tiles * 8). The caller then meets a barrier.
+// With kUnstaged, rows from u.from on are not in s_codes: they are read where they are (u.q, the
+// first row's bytes, u.row_bytes apart; global memory).
+struct Unstaged {
+  const unsigned char* q = nullptr;
+  int from = 0, row_bytes = 0;
+};
+template <bool kInt4, bool kUnstaged = false>
 __device__ __forceinline__ void units(const Plan& p, const unsigned char* s_codes, const uint8_t* s_z,
-                                      const float* s_sc, const uint4* s_x, float* s_part, int nr, int K) {
+                                      const float* s_sc, const uint4* s_x, float* s_part, int nr, int K,
+                                      const Unstaged& us = {}) {
   const int t = threadIdx.x, G = p.groups;
   const int lane = t % 32, warp = t / 32, g = lane / 4, qd = lane % 4;
   const int rows_alloc = p.tiles * kTileRows;
   for (int u = warp; u < p.tiles * p.pairs; u += kWarps) {
     const int tile = u % p.tiles, pair = u / p.tiles;
     const int row = min(tile * kTileRows + g, nr - 1);  // past nr: a copy of the last row, not stored
-    const unsigned char* rp = s_codes + row * p.pitch;
+    const unsigned char* rp =
+        kUnstaged && row >= us.from ? us.q + static_cast<size_t>(row) * us.row_bytes : s_codes + row * p.pitch;
     float sum;
     if constexpr (kInt4) {
       sum = unit_w4(rp, s_z + row * G, s_sc + row * G, s_x, pair, G, K / kInt4Piece, g, qd);

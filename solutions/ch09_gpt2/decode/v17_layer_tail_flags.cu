@@ -66,14 +66,15 @@ enum Counter { kAtt, kX, kFc, kDone, kCounters };
 enum PhaseId { kProj, kFcUp, kFcDown, kPhases };
 
 // One GEMV of the tail: this CTA's rows j * p.rows ... of an (N, K) matrix, and where they live
-// in shared memory.
+// in shared memory: the first `staged` of them (kUnstaged: the others are asked of L2 before the
+// wait and read from global memory).
 struct Phase {
   Plan p;
   const uint8_t* q;     // INT4 codes, or the BF16 rows' bytes
   const float* scale;   // (N, G): INT4
   const uint8_t* zero;  // (N, G): INT4
   const bf16* b;        // (N)
-  int N, K;
+  int N, K, staged;
   int off_codes, off_sc, off_z;
 };
 
@@ -93,6 +94,20 @@ struct Tail {
   int off_x, off_gb, off_part;
   unsigned* sync;  // (kCounters) zero between launches
 };
+
+// Asks L2 for bytes [p, p + n) (16-byte aligned, n a multiple of 16), a piece of up to 32 KB per
+// thread: no result, no ordering, a hint.
+__device__ __forceinline__ void prefetch_l2(const unsigned char* p, long long n) {
+  constexpr long long kPiece = 32 * 1024;
+  for (long long o = threadIdx.x * kPiece; o < n; o += kThreads * kPiece) {
+    const unsigned bytes = static_cast<unsigned>(min(kPiece, n - o));
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p + o), "r"(bytes) : "memory");
+#else
+    for (unsigned i = 0; i < bytes; i += 128) wb::pdl_prefetch_l2(p + o + i);
+#endif
+  }
+}
 
 __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
   unsigned v;
@@ -131,7 +146,7 @@ __device__ __forceinline__ void done(unsigned* sync, int ctas) {
 // One GEMV of this CTA's rows: stage the input (written in this kernel: kCg) with kNorm its
 // LayerNorm, the units, and row t's epilogue. in: the input row (K); y (N): with kResidual
 // y += sum + bias (one rounding), else gelu(sum + bias). The copies: see stage_x.
-template <bool kInt4, bool kNorm, bool kResidual, int kPendGb, int kPendEnd>
+template <bool kInt4, bool kUnstaged, bool kNorm, bool kResidual, int kPendGb, int kPendEnd>
 __device__ __forceinline__ void gemv_phase(const Tail& a, const Phase& ph, const bf16* in, bf16* y, unsigned char* smem,
                                            float* red, int j, float bias) {
   W4Args w{};
@@ -142,8 +157,10 @@ __device__ __forceinline__ void gemv_phase(const Tail& a, const Phase& ph, const
   const int nr = static_cast<int>(max(0LL, min(static_cast<long long>(ph.p.rows), ph.N - n0)));
   auto* s_part = reinterpret_cast<float*>(smem + a.off_part);
   if (nr > 0) {
-    slab::units<kInt4>(ph.p, smem + ph.off_codes, reinterpret_cast<const uint8_t*>(smem + ph.off_z),
-                       reinterpret_cast<const float*>(smem + ph.off_sc), s_x, s_part, nr, ph.K);
+    const int row_bytes = kInt4 ? ph.K / 2 : 2 * ph.K;
+    const slab::Unstaged us{ph.q + n0 * row_bytes, ph.staged, row_bytes};
+    slab::units<kInt4, kUnstaged>(ph.p, smem + ph.off_codes, reinterpret_cast<const uint8_t*>(smem + ph.off_z),
+                                  reinterpret_cast<const float*>(smem + ph.off_sc), s_x, s_part, nr, ph.K, us);
   }
   __syncthreads();
   const int t = threadIdx.x;
@@ -160,7 +177,7 @@ __device__ __forceinline__ void gemv_phase(const Tail& a, const Phase& ph, const
 
 // grid (SMs), kThreads threads, dynamic shared memory (launch): the attention's (CTAs < H) or
 // the three phases' rows, x, gamma and beta, the units' partial sums (the others).
-template <bool kInt4>
+template <bool kInt4, bool kUnstaged>
 __global__ void __launch_bounds__(kThreads, 2) layer_tail_kernel(const Tail a) {
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ float red[2 * kWarps];
@@ -198,8 +215,11 @@ __global__ void __launch_bounds__(kThreads, 2) layer_tail_kernel(const Tail a) {
     if (f >= a.phases) break;
     const Phase& ph = a.ph[f];
     const int row_bytes = kInt4 ? ph.K / 2 : 2 * ph.K;
-    slab::copy_rows(smem + ph.off_codes, ph.q, n0[f], nr[f], row_bytes, row_bytes / 16, ph.p.pitch);
+    slab::copy_rows(smem + ph.off_codes, ph.q, n0[f], min(nr[f], ph.staged), row_bytes, row_bytes / 16, ph.p.pitch);
     wb::ptx::cp_async_commit();
+    if (kUnstaged && nr[f] > ph.staged) {
+      prefetch_l2(ph.q + (n0[f] + ph.staged) * row_bytes, static_cast<long long>(nr[f] - ph.staged) * row_bytes);
+    }
   }
   float bias[kPhases] = {};
 #pragma unroll
@@ -218,22 +238,22 @@ __global__ void __launch_bounds__(kThreads, 2) layer_tail_kernel(const Tail a) {
   // 3. x += att · attn_projᵀ + b, once every head's att is stored. (Groups 0 and 1 needed.)
   wait_for(a.sync + kAtt, static_cast<unsigned>(a.H));
   if (a.phases == 1) {  // groups 0 and 1 are all there are
-    gemv_phase<kInt4, false, true, 0, 0>(a, a.ph[kProj], a.att, a.x, smem, red, j, bias[kProj]);
+    gemv_phase<kInt4, kUnstaged, false, true, 0, 0>(a, a.ph[kProj], a.att, a.x, smem, red, j, bias[kProj]);
     done(a.sync, ctas);
     return;
   }
-  gemv_phase<kInt4, false, true, 2, 2>(a, a.ph[kProj], a.att, a.x, smem, red, j, bias[kProj]);
+  gemv_phase<kInt4, kUnstaged, false, true, 2, 2>(a, a.ph[kProj], a.att, a.x, smem, red, j, bias[kProj]);
   arrive(a.sync + kX);
 
   // 4. fc = gelu(LN_2(x) · fcᵀ + b), once every row of x is. (Group 2.)
   wait_for(a.sync + kX, static_cast<unsigned>(ctas));
-  gemv_phase<kInt4, true, false, 2, 1>(a, a.ph[kFcUp], a.x, a.fc, smem, red, j, bias[kFcUp]);
+  gemv_phase<kInt4, kUnstaged, true, false, 2, 1>(a, a.ph[kFcUp], a.x, a.fc, smem, red, j, bias[kFcUp]);
   arrive(a.sync + kFc);
 
   // 5. x += fc · fc_projᵀ + b, once every fc element is. (Group 3.) This CTA's rows of x are the
   //    ones it wrote in 3.
   wait_for(a.sync + kFc, static_cast<unsigned>(ctas));
-  gemv_phase<kInt4, false, true, 0, 0>(a, a.ph[kFcDown], a.fc, a.x, smem, red, j, bias[kFcDown]);
+  gemv_phase<kInt4, kUnstaged, false, true, 0, 0>(a, a.ph[kFcDown], a.fc, a.x, smem, red, j, bias[kFcDown]);
 
   done(a.sync, ctas);
 }
@@ -252,42 +272,54 @@ int smem_optin() {
 
 constexpr int kStatic = 2 * kWarps * sizeof(float);  // red
 
+// The shared memory the GEMV CTAs' rows may fill when all of them do not fit: the attention's
+// (so that the CTA of the QKV kernel beside it still fits), or kRowsCap where that is less.
+constexpr long long kRowsCap = 160 * 1024;
+
 // The plan of `phases` GEMVs (3 or 1): their rows (ceil(N / CTAs) each), the layout of the GEMV
 // CTAs' shared memory, and the kernel's dynamic shared memory (the larger of the two roles').
-// False where it does not fit.
+// Every CTA's rows in shared memory where they fit; else the rows of each phase in order, as many
+// as fit (unstaged: some are read from global memory). False where even the rest does not fit.
 template <bool kInt4>
-bool plan_tail(Tail& a, int C, int H, int P, int phases, size_t& smem) {
+bool plan_tail(Tail& a, int C, int H, int P, int phases, size_t& smem, bool& unstaged) {
   const int ctas = wb::sm_count() - H;
   if (ctas < 1) return false;
   a.phases = phases;
+  a.n_pre = std::min(P, attn_ahead::kMaxKeys);
+  const long long attention = static_cast<long long>(attn_ahead::smem_bytes<kThreads>(a.n_pre, P));
+  const long long limit = smem_optin() - kStatic;
   const int NK[kPhases][2] = {{C, C}, {4 * C, C}, {C, 4 * C}};
-  int off = 0;
+  long long off = 0, codes = 0;
   int parts = 0;
-  for (int f = 0; f < phases; ++f) {
+  for (int f = 0; f < phases; ++f) {  // scales, zero points: every row's
     Phase& ph = a.ph[f];
     ph.N = NK[f][0], ph.K = NK[f][1];
     ph.p = slab::make_plan<kInt4, false>(ph.N, ph.K, ctas, 1 << 30);
     if (static_cast<long long>(ph.p.rows) * ctas < ph.N) return false;  // more than kThreads rows a CTA
-    ph.off_codes = off;
-    off += slab::align16(ph.p.rows * ph.p.pitch);
     parts = std::max(parts, ph.p.pairs * ph.p.tiles * slab::kTileRows);
-  }
-  for (int f = 0; f < phases; ++f) {
-    Phase& ph = a.ph[f];
-    ph.off_sc = off;
+    codes += slab::align16(ph.p.rows * ph.p.pitch);
+    ph.off_sc = static_cast<int>(off);
     off += kInt4 ? slab::align16(4 * ph.p.rows * ph.p.groups) : 0;
-    ph.off_z = off;
+    ph.off_z = static_cast<int>(off);
     off += kInt4 ? slab::align16(ph.p.rows * ph.p.groups) : 0;
   }
-  a.off_x = off;
+  a.off_x = static_cast<int>(off);
   off += 2 * (phases == kPhases ? 4 * C : C);  // the longest input row: fc (4C), or att (C)
-  a.off_gb = off;
+  a.off_gb = static_cast<int>(off);
   off += phases == kPhases ? 4 * C : 0;  // gamma, beta
-  a.off_part = off;
+  a.off_part = static_cast<int>(off);
   off += 4 * parts;
-  a.n_pre = std::min(P, attn_ahead::kMaxKeys);
-  smem = std::max(static_cast<size_t>(off), attn_ahead::smem_bytes<kThreads>(a.n_pre, P));
-  return smem + kStatic <= static_cast<size_t>(smem_optin());
+  const long long cap = off + codes <= std::max(attention, kRowsCap) ? off + codes : std::max(attention, kRowsCap);
+  if (std::min(cap, limit) < off) return false;
+  unstaged = off + codes > std::min(cap, limit);
+  for (int f = 0; f < phases; ++f) {  // the rows, in the order the phases run, while they fit
+    Phase& ph = a.ph[f];
+    ph.off_codes = static_cast<int>(off);
+    ph.staged = static_cast<int>(std::min<long long>(ph.p.rows, (std::min(cap, limit) - off) / ph.p.pitch));
+    off += slab::align16(ph.staged * ph.p.pitch);
+  }
+  smem = static_cast<size_t>(std::max(off, attention));
+  return static_cast<long long>(smem) <= limit;
 }
 
 bool shapes_ok(int C, int H, int D, int P) {
@@ -300,14 +332,15 @@ int tail_ops(int C, int H, int D, int P) {
   if (!shapes_ok(C, H, D, P)) return 0;
   Tail a{};
   size_t smem = 0;
-  return plan_tail<kInt4>(a, C, H, P, kPhases, smem) ? kPhases : plan_tail<kInt4>(a, C, H, P, 1, smem) ? 1 : 0;
+  bool unstaged = false;
+  return plan_tail<kInt4>(a, C, H, P, kPhases, smem, unstaged) ? kPhases
+         : plan_tail<kInt4>(a, C, H, P, 1, smem, unstaged)     ? 1
+                                                               : 0;
 }
 
-template <bool kInt4>
-bool launch_tail(Tail a, int C, int H, int P, int ops, cudaStream_t stream) {
-  size_t smem = 0;
-  if (ops > tail_ops<kInt4>(C, H, C / H, P) || !plan_tail<kInt4>(a, C, H, P, ops, smem)) return false;
-  auto* kernel = &layer_tail_kernel<kInt4>;
+template <bool kInt4, bool kUnstaged>
+void launch_kernel(const Tail& a, size_t smem, cudaStream_t stream) {
+  auto* kernel = &layer_tail_kernel<kInt4, kUnstaged>;
   static const bool raised = [&] {
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_optin() - kStatic));
     CUDA_CHECK(
@@ -320,10 +353,22 @@ bool launch_tail(Tail a, int C, int H, int P, int ops, cudaStream_t stream) {
   if (smem != checked) {
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, smem));
-    if (per_sm < 1) return false;
+    if (per_sm < 1) throw std::runtime_error("layer_tail: one CTA per SM does not fit");
     checked = smem;
   }
   wb::launch_chained(kernel, dim3(wb::sm_count()), dim3(kThreads), smem, stream, a);
+}
+
+template <bool kInt4>
+bool launch_tail(Tail a, int C, int H, int P, int ops, cudaStream_t stream) {
+  size_t smem = 0;
+  bool unstaged = false;
+  if (ops > tail_ops<kInt4>(C, H, C / H, P) || !plan_tail<kInt4>(a, C, H, P, ops, smem, unstaged)) return false;
+  if (unstaged) {
+    launch_kernel<kInt4, true>(a, smem, stream);
+  } else {
+    launch_kernel<kInt4, false>(a, smem, stream);
+  }
   return true;
 }
 
