@@ -50,6 +50,7 @@
 #include "device/pdl.cuh"
 #include "epilogue.cuh"
 #include "ladder.cuh"
+#include "runtime/device.cuh"
 #include "runtime/errors.cuh"
 #include "runtime/launch_helpers.cuh"
 #include "slab.cuh"
@@ -261,13 +262,8 @@ __global__ void __launch_bounds__(kThreads, 2) layer_tail_kernel(const Tail a) {
 // --- the launcher --------------------------------------------------------------------------
 
 int smem_optin() {
-  static const int v = [] {
-    int dev = 0, bytes = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    return bytes;
-  }();
-  return v;
+  static const int bytes = wb::query_device().smem_per_block_optin;
+  return bytes;
 }
 
 constexpr int kStatic = 2 * kWarps * sizeof(float);  // red
