@@ -35,8 +35,16 @@
 // a CTA per SM (GPT-2 124M: every layer GEMV; 1.5B: the attention's projection), v6's kernels
 // elsewhere.
 //
-// Kernels per token: 1 (embedding) + 5 per layer + 2, in BF16 as in FP32, against
-// the op-by-op step's 1 + 8 per layer + 5 (BF16; FP32 adds a residual add per LayerNorm).
+// Since step 17 (BF16 or INT4 weights, head size 64): the attention, attn_proj + residual,
+// ln_2 + fc + GELU and mlp_proj + residual are ONE kernel, v17_layer_tail_flags's layer_tail (a
+// CTA per SM; H of them the heads' attention, the others each op's rows, every op waiting on a
+// counter of the previous op's arrivals instead of a kernel boundary): 2 kernels a layer.
+// WORKBOOK_LAYER_TAIL=1 keeps only the attention and attn_proj in it (4 a layer), =0 runs the
+// five kernels above, to measure what it buys.
+//
+// Kernels per token: 1 (embedding) + 5 per layer + 2, in BF16 as in FP32 (2 per layer with
+// step 17), against the op-by-op step's 1 + 8 per layer + 5 (BF16; FP32 adds a residual add per
+// LayerNorm).
 #include <cuda_bf16.h>
 
 #include <algorithm>
