@@ -55,11 +55,6 @@
 //   v16_decode_attention_ahead  the fused step's decode attention: a CTA per head holding the
 //                     head's cached keys and values in shared memory, copied before the wait,
 //                     no split of the keys and no merge (head size 64)
-//   v17_layer_tail_flags  v16's attention and v15's attn_proj, ln_2 + fc and mlp_proj in ONE
-//                     kernel: a CTA per SM, H of them the heads' attention, the others each
-//                     with its rows of the three matrices in shared memory before the wait;
-//                     each op waits on a counter of the previous op's arrivals (spinning in L2)
-//                     instead of a kernel boundary: 2 kernels a layer instead of 5
 //   v9_persistent_decode  the step's L layers in one persistent kernel (one CTA per SM, grid
 //                     barriers between the phases): each CTA loads its rows of the next op's
 //                     weights into shared memory before the barrier, so DRAM streams across
@@ -196,36 +191,6 @@ void gemv_residual_slab(const bf16* x, const bf16* w, const bf16* b, const bf16*
 bool decode_attention_ahead_fits(int H, int D, int P);
 bool decode_attention_ahead(const bf16* qkv, const bf16* k_cache, const bf16* v_cache, const int* pos, bf16* att, int H,
                             int D, int P, float scale, cudaStream_t stream);
-
-// v17_layer_tail_flags.cu: a layer's attention (v16's), attn_proj + residual, ln_2 + fc + GELU
-// and mlp_proj + residual in one kernel, the CTAs that need a result spinning on a counter its
-// producers increment. The three matrices are all BF16 rows (scale null) or all INT4 (codes,
-// group scales and zero points as v15 reads them).
-struct TailMatrix {
-  const void* w = nullptr;        // (N, K) BF16, or (N, K / 2) INT4 codes
-  const float* scale = nullptr;   // (N, ceil(K / 128)): INT4
-  const uint8_t* zero = nullptr;  // (N, ceil(K / 128)): INT4
-};
-struct LayerTail {
-  const bf16 *qkv, *k_cache, *v_cache;  // as decode_attention_ahead's
-  const int* pos;
-  bf16* att;                          // (C) the attention's output
-  TailMatrix attn_proj, fc, fc_proj;  // (C, C), (4C, C), (C, 4C)
-  const bf16 *attn_proj_b, *ln_2_w, *ln_2_b, *fc_b, *fc_proj_b;
-  bf16* x;       // (C) the residual stream, updated in place twice
-  bf16* fc_out;  // (4C) gelu(LN_2(x) · fcᵀ + fc_b)
-  int C, H, D, P;
-  float eps, scale;  // the LayerNorm's epsilon; the attention's 1 / sqrt(D)
-  void* sync;        // layer_tail_sync_bytes(), zeroed once (the kernel leaves it zeroed)
-};
-// How many of the four ops' GEMVs it takes at this shape (head size 64, every CTA's rows in
-// shared memory with one CTA per SM): 3 (the attention, attn_proj, fc and fc_proj), 1 (the
-// attention and attn_proj: the MLP's rows do not fit, the caller runs its two kernels), or 0
-// (the caller runs v15 and v16). layer_tail(t, ops) launches nothing and returns false where
-// ops is more than layer_tail_ops says; with ops = 1 it reads nothing of the MLP.
-int layer_tail_ops(int C, int H, int D, int P, bool int4);
-size_t layer_tail_sync_bytes();
-bool layer_tail(const LayerTail& t, int ops, cudaStream_t stream);
 
 // v9_persistent_decode.cu: one layer's weights and KV cache as the persistent kernel reads
 // them (an array of L of these lives in device memory), ...

@@ -24,18 +24,14 @@ void Model::Impl::alloc_fused() {
   const size_t scratch = chapter8_attention() ? ch08::decode_scratch_bytes(1, H, H, cap, D) : 0;
   const size_t lse = size_t(H) * sizeof(float);
   const size_t ws = ch09::solution::gemv_argmax_workspace_bytes();
-  const size_t sync = ch09::solution::layer_tail_sync_bytes();
-  fused_buf = wb::DeviceBuffer<char>(round_up(scratch) + round_up(lse) + round_up(ws) + round_up(sync));
-  // the argmax's ticket counter and the layer tail's counters start at 0
-  CUDA_CHECK(cudaMemset(fused_buf.data(), 0, fused_buf.bytes()));
+  fused_buf = wb::DeviceBuffer<char>(round_up(scratch) + round_up(lse) + round_up(ws));
+  CUDA_CHECK(cudaMemset(fused_buf.data(), 0, fused_buf.bytes()));  // the argmax's ticket counter starts at 0
   char* p = fused_buf.data();
   attn_scratch = scratch > 0 ? p : nullptr;
   p += round_up(scratch);
   attn_lse = reinterpret_cast<float*>(p);  // (H): chapter 8's lse output, not used here
   p += round_up(lse);
   argmax_ws = p;
-  p += round_up(ws);
-  tail_sync = p;
 }
 
 FusedDecodeCheck Model::check_fused_decode(int32_t token) {

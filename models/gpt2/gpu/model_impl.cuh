@@ -121,7 +121,6 @@ struct Model::Impl final : Ops {
   void* attn_scratch = nullptr;      // ch08::decode_scratch_bytes(1, H, H, cap, D)
   float* attn_lse = nullptr;         // (H)
   void* argmax_ws = nullptr;         // ch09::solution::gemv_argmax_workspace_bytes(), zeroed once
-  void* tail_sync = nullptr;         // ch09::solution::layer_tail_sync_bytes(), zeroed once
 
   // A prompt's attention on chapter 8's flash kernel (model.cu, attention): q, k and v
   // packed token-major, each (cap, C), the kernel's lse (H, cap) and cu_seqlens (2).

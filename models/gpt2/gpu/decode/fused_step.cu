@@ -35,23 +35,11 @@
 // a CTA per SM (GPT-2 124M: every layer GEMV; 1.5B: the attention's projection), v6's kernels
 // elsewhere.
 //
-// Since step 17 (BF16 or INT4 weights, head size 64): the attention, attn_proj + residual,
-// ln_2 + fc + GELU and mlp_proj + residual are ONE kernel, v17_layer_tail_flags's layer_tail (a
-// CTA per SM; H of them the heads' attention, the others each op's rows, every op waiting on a
-// counter of the previous op's arrivals instead of a kernel boundary): 2 kernels a layer.
-// WORKBOOK_LAYER_TAIL=1 keeps only the attention and attn_proj in it (4 a layer), =0 runs the
-// five kernels above, to measure what it buys.
-//
-// Kernels per token: 1 (embedding) + 5 per layer + 2, in BF16 as in FP32 (2 per layer with
-// step 17), against the op-by-op step's 1 + 8 per layer + 5 (BF16; FP32 adds a residual add per
-// LayerNorm).
+// Kernels per token: 1 (embedding) + 5 per layer + 2, in BF16 as in FP32, against
+// the op-by-op step's 1 + 8 per layer + 5 (BF16; FP32 adds a residual add per LayerNorm).
 #include <cuda_bf16.h>
 
-#include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <stdexcept>
-#include <string>
 #include <type_traits>
 
 #include "ch08.cuh"
@@ -100,19 +88,6 @@ void FusedStep::run_as(cudaStream_t s) {
 
 void FusedStep::layers_bf16(bf16* x, float eps) { layers<bf16>(x, eps); }
 
-namespace {
-// The most GEMVs v17's kernel may take: WORKBOOK_LAYER_TAIL=0 (none: v16 and v15's five kernels)
-// or 1 (the attention's projection only), to measure what each part buys; 3 otherwise.
-int layer_tail_limit() {
-  static const int limit = [] {
-    const char* v = std::getenv("WORKBOOK_LAYER_TAIL");
-    const std::string s = v == nullptr ? "" : v;
-    return s == "0" ? 0 : s == "1" ? 1 : 3;
-  }();
-  return limit;
-}
-}  // namespace
-
 template <class T>
 void FusedStep::layers(T* x, float eps) {
   namespace v6 = ch09::solution;
@@ -149,12 +124,6 @@ void FusedStep::layers(T* x, float eps) {
     return q ? who8 : q4 ? who4 : who_bf16(N, K);
   };
 
-  // v17 (BF16 or INT4 weights, head size 64): the attention and the ops after it in one kernel,
-  // with the MLP (tail_ops 3: 2 kernels a layer) or without it where its rows do not fit (1: 4
-  // kernels a layer). WORKBOOK_LAYER_TAIL=0 or 1 holds it to none or 1 (layer_tail_limit).
-  const int tail_ops = std::is_same_v<T, bf16> && m.int8_of.empty()
-                           ? std::min(layer_tail_limit(), v6::layer_tail_ops(C, H, D, cap, !m.int4_of.empty()))
-                           : 0;
   for (int l = 0; l < m.L; ++l) {
     const BlockWeights& w = m.blocks[l];
     const bool first = l == 0;
@@ -187,80 +156,48 @@ void FusedStep::layers(T* x, float eps) {
       v6::ln_gemv_qkv<T>(xin, rin, in<T>(w.ln_1_w), in<T>(w.ln_1_b), in<T>(w.attn_w), in<T>(w.attn_b), h,
                          out<T>(m.buf.qkv), C, eps, kv, m.cur);
     });
-    // v16 (or chapter 8's) attention, then attn_proj + residual: two kernels
-    const auto attention_and_proj = [&] {
-      // the keys and values of every position seen, q in, att out
-      const bool v16 = std::is_same_v<T, bf16> && v6::decode_attention_ahead_fits(H, D, cap);
-      m.timed({"attention", l},
-              v16                      ? "solution v16"
-              : m.chapter8_attention() ? "ch08 v6 split-KV"
-                                       : "model",
-              e * (2.0 * (m.pos + 1) * c + 2 * c), [&] {
-                if constexpr (std::is_same_v<T, bf16>) {
-                  if (v16 &&
-                      v6::decode_attention_ahead(in<bf16>(m.buf.qkv), in<bf16>(m.kc[l]), in<bf16>(m.vc[l]), m.d_pos,
-                                                 out<bf16>(m.buf.att), H, D, cap, 1.0f / std::sqrt(float(D)), m.cur)) {
-                    return;
-                  }
-                  if (m.chapter8_attention()) {
-                    ch08::solution::v6_decode_at_pos_bf16(in<bf16>(m.buf.qkv), in<bf16>(m.kc[l]), in<bf16>(m.vc[l]),
-                                                          m.d_pos, out<bf16>(m.buf.att), m.attn_lse, 1, H, H, cap, D,
-                                                          1.0f / std::sqrt(float(D)), m.attn_scratch, m.cur);
-                    return;
-                  }
-                }
-                kernels::attention(in<T>(m.buf.qkv), in<T>(m.kc[l]), in<T>(m.vc[l]), m.d_pos, out<T>(m.buf.att), 1, H,
-                                   D, cap, m.cur);
-              });
-      m.timed({"attn_proj+residual", l}, who_of(proj8, proj4, C, C), w_bytes(proj8, proj4, c, c) + e * (c + c + 2 * c),
-              [&] {
-                if constexpr (std::is_same_v<T, bf16>) {
-                  if (proj8) {
-                    v6::gemv_residual_w8a16(in<bf16>(m.buf.att), proj8->q, proj8->scale, in<bf16>(w.attn_proj_b), x, x,
-                                            C, C, m.cur);
-                    return;
-                  }
-                  if (proj4) {
-                    v6::gemv_residual_w4a16_slab(in<bf16>(m.buf.att), proj4->q, proj4->scale, proj4->zero,
-                                                 in<bf16>(w.attn_proj_b), x, x, C, C, m.cur);
-                    return;
-                  }
-                  v6::gemv_residual_slab(in<bf16>(m.buf.att), in<bf16>(w.attn_proj_w), in<bf16>(w.attn_proj_b), x, x, C,
-                                         C, m.cur);
+    // the keys and values of every position seen, q in, att out
+    const bool v16 = std::is_same_v<T, bf16> && v6::decode_attention_ahead_fits(H, D, cap);
+    m.timed(
+        {"attention", l},
+        v16                      ? "solution v16"
+        : m.chapter8_attention() ? "ch08 v6 split-KV"
+                                 : "model",
+        e * (2.0 * (m.pos + 1) * c + 2 * c), [&] {
+          if constexpr (std::is_same_v<T, bf16>) {
+            if (v16 && v6::decode_attention_ahead(in<bf16>(m.buf.qkv), in<bf16>(m.kc[l]), in<bf16>(m.vc[l]), m.d_pos,
+                                                  out<bf16>(m.buf.att), H, D, cap, 1.0f / std::sqrt(float(D)), m.cur)) {
+              return;
+            }
+            if (m.chapter8_attention()) {
+              ch08::solution::v6_decode_at_pos_bf16(in<bf16>(m.buf.qkv), in<bf16>(m.kc[l]), in<bf16>(m.vc[l]), m.d_pos,
+                                                    out<bf16>(m.buf.att), m.attn_lse, 1, H, H, cap, D,
+                                                    1.0f / std::sqrt(float(D)), m.attn_scratch, m.cur);
+              return;
+            }
+          }
+          kernels::attention(in<T>(m.buf.qkv), in<T>(m.kc[l]), in<T>(m.vc[l]), m.d_pos, out<T>(m.buf.att), 1, H, D, cap,
+                             m.cur);
+        });
+    m.timed({"attn_proj+residual", l}, who_of(proj8, proj4, C, C), w_bytes(proj8, proj4, c, c) + e * (c + c + 2 * c),
+            [&] {
+              if constexpr (std::is_same_v<T, bf16>) {
+                if (proj8) {
+                  v6::gemv_residual_w8a16(in<bf16>(m.buf.att), proj8->q, proj8->scale, in<bf16>(w.attn_proj_b), x, x, C,
+                                          C, m.cur);
                   return;
                 }
-                v6::gemv_residual<T>(in<T>(m.buf.att), in<T>(w.attn_proj_w), in<T>(w.attn_proj_b), x, x, C, C, m.cur);
-              });
-    };
-    if (tail_ops > 0) {  // v17: the attention, attn_proj (and ln_2 + fc, mlp_proj) in one kernel
-      // the keys and values, q, att; then each op's weights and activations, as below
-      double bytes = e * (2.0 * (m.pos + 1) * c + 2 * c) + w_bytes(nullptr, proj4, c, c) + e * 4 * c;
-      if (tail_ops == 3)
-        bytes += w_bytes(nullptr, fc4, 4 * c, c) + e * 11 * c + w_bytes(nullptr, fc_proj4, c, 4 * c) + e * 7 * c;
-      m.timed({tail_ops == 3 ? "attention+attn_proj+ln_2+mlp" : "attention+attn_proj", l}, "solution v17", bytes, [&] {
-        if constexpr (std::is_same_v<T, bf16>) {
-          const auto matrix = [](const void* w16, const Int4Matrix* q4) {
-            return q4 ? v6::TailMatrix{q4->q, q4->scale, q4->zero} : v6::TailMatrix{w16};
-          };
-          v6::LayerTail t{};
-          t.qkv = in<bf16>(m.buf.qkv), t.k_cache = in<bf16>(m.kc[l]), t.v_cache = in<bf16>(m.vc[l]);
-          t.pos = m.d_pos, t.att = out<bf16>(m.buf.att);
-          t.attn_proj = matrix(w.attn_proj_w, proj4), t.fc = matrix(w.fc_w, fc4);
-          t.fc_proj = matrix(w.fc_proj_w, fc_proj4);
-          t.attn_proj_b = in<bf16>(w.attn_proj_b), t.ln_2_w = in<bf16>(w.ln_2_w), t.ln_2_b = in<bf16>(w.ln_2_b);
-          t.fc_b = in<bf16>(w.fc_b), t.fc_proj_b = in<bf16>(w.fc_proj_b);
-          t.x = x, t.fc_out = out<bf16>(m.buf.fc);
-          t.C = C, t.H = H, t.D = D, t.P = cap, t.eps = eps, t.scale = 1.0f / std::sqrt(float(D));
-          t.sync = m.tail_sync;
-          if (!v6::layer_tail(t, tail_ops, m.cur)) {
-            throw std::logic_error("layer_tail refused a layer layer_tail_ops took");
-          }
-        }
-      });
-    } else {
-      attention_and_proj();
-    }
-    if (tail_ops == 3) continue;
+                if (proj4) {
+                  v6::gemv_residual_w4a16_slab(in<bf16>(m.buf.att), proj4->q, proj4->scale, proj4->zero,
+                                               in<bf16>(w.attn_proj_b), x, x, C, C, m.cur);
+                  return;
+                }
+                v6::gemv_residual_slab(in<bf16>(m.buf.att), in<bf16>(w.attn_proj_w), in<bf16>(w.attn_proj_b), x, x, C,
+                                       C, m.cur);
+                return;
+              }
+              v6::gemv_residual<T>(in<T>(m.buf.att), in<T>(w.attn_proj_w), in<T>(w.attn_proj_b), x, x, C, C, m.cur);
+            });
     m.timed({"ln_2+mlp_fc", l}, who_of(fc8, fc4, 4 * C, C), w_bytes(fc8, fc4, 4 * c, c) + e * (4 * c + 3 * c + 4 * c),
             [&] {
               if constexpr (std::is_same_v<T, bf16>) {
