@@ -142,11 +142,14 @@ struct WgmmaSs;
 // The shapes the kernels use (chapter 5: 256; chapter 9's tiles: the rest). Another N (a
 // multiple of 8 up to 256) is one more line.
 WB_WGMMA_SS_SHAPE(24, 12, 12, 13, 14, 15, 16)
+WB_WGMMA_SS_SHAPE(48, 24, 24, 25, 26, 27, 28)
 WB_WGMMA_SS_SHAPE(56, 28, 28, 29, 30, 31, 32)
 WB_WGMMA_SS_SHAPE(72, 36, 36, 37, 38, 39, 40)
 WB_WGMMA_SS_SHAPE(96, 48, 48, 49, 50, 51, 52)
 WB_WGMMA_SS_SHAPE(128, 64, 64, 65, 66, 67, 68)
+WB_WGMMA_SS_SHAPE(144, 72, 72, 73, 74, 75, 76)
 WB_WGMMA_SS_SHAPE(160, 80, 80, 81, 82, 83, 84)
+WB_WGMMA_SS_SHAPE(192, 96, 96, 97, 98, 99, 100)
 WB_WGMMA_SS_SHAPE(208, 104, 104, 105, 106, 107, 108)
 WB_WGMMA_SS_SHAPE(256, 128, 128, 129, 130, 131, 132)
 #undef WB_WGMMA_SS_SHAPE

@@ -133,4 +133,22 @@ struct BiasStore {
   }
 };
 
+// v13's epilogue: v12's BiasStore with the bias of a column pair passed in (kColumnsAhead): the
+// kernel loads columns(c) for each of the thread's pairs before the K loop (v17 stores the same way).
+struct BiasAheadStore : BiasStore {
+  static constexpr bool kColumnsAhead = true;
+
+  // The bias of columns c and c + 1 (0 past N, or when the op has none).
+  __device__ __forceinline__ float2 columns(int c) const {
+    if (epi == Epilogue::None || c >= N) return make_float2(0.0f, 0.0f);
+    return make_float2(to_float(b[c]), c + 1 < N ? to_float(b[c + 1]) : 0.0f);
+  }
+  __device__ __forceinline__ void operator()(int r, int c, float2 lo, float2 hi, float2 bias) const {
+    if (c >= N) return;
+    const bool two = c + 1 < N;
+    row(r, c, lo, bias, two);
+    row(r + 8, c, hi, bias, two);
+  }
+};
+
 }  // namespace ch09::solution::hopper
