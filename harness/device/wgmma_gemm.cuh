@@ -269,6 +269,36 @@ __device__ __forceinline__ void for_each_pair(const float (&d)[R], const float2 
 template <class E>
 concept ColumnsAhead = E::kColumnsAhead;
 
+// An epilogue may also split each tile's K steps over several CTAs (split K): it declares
+// `static constexpr bool kSplitK = true`, an int member `splits` (1 .. the K steps), and
+// `bool gather(float (&d)[R], int group, int slice)`. The grid then walks tiles x splits work
+// units, unit u being slice u % splits (K steps [s T / S, (s + 1) T / S) of the T) of tile
+// u / splits; after its slice each consumer warpgroup calls gather (all 128 threads, group =
+// tile x 2 + the warpgroup), which returns true when d now holds the whole tile's sum (that
+// warpgroup runs the epilogue) and false when another warpgroup will. Such a kernel also asks
+// the copy engine to fetch both tensor maps before it sets up its barriers.
+template <class E>
+concept SplitK = E::kSplitK;
+
+// The K splits of an epilogue: its `splits`, or 1 (host and device).
+template <class E>
+__host__ __device__ __forceinline__ int split_count(const E& e) {
+  if constexpr (SplitK<E>) {
+    return e.splits;
+  } else {
+    return 1;
+  }
+}
+// Whether this consumer warpgroup's d holds its whole tile (always, without split K).
+template <class E, int R>
+__device__ __forceinline__ bool gathered(const E& e, float (&d)[R], int group, int slice) {
+  if constexpr (SplitK<E>) {
+    return e.splits == 1 || e.gather(d, group, slice);
+  } else {
+    return true;
+  }
+}
+
 // --- a whole GEMM on two K-major operands ------------------------------------------------------
 // y (M, N) = epilogue(x (M, K) · W (N, K)ᵀ): A = x and B = Wᵀ are both read as rows of K (B's
 // "columns" are W's rows), so both descriptors are K-major (imm-trans-a = imm-trans-b = 0).
@@ -314,8 +344,20 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
   const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, tiles = tiles_m * tiles_n;
   const int ktiles = (K + BK - 1) / BK;  // the last stage's columns past K arrive as zeros
   const int warpgroup = threadIdx.x / 128;
+  const int splits = split_count(epi), units = tiles * splits;  // one unit per tile without split K
+  // Work unit -> its tile, that tile's place (bm, bn), its K slice and the slice's steps.
+  auto place = [&](int unit, int& tile, int& bm, int& bn, int& slice, int& k0, int& steps) {
+    tile = unit / splits, slice = unit % splits;
+    grouped_tile<kGroupM>(tile, tiles_m, tiles_n, bm, bn);
+    k0 = slice * ktiles / splits;
+    steps = (slice + 1) * ktiles / splits - k0;
+  };
 
   if (threadIdx.x == 0) {
+    if constexpr (SplitK<Epilogue>) {  // the maps on their way into the copy engine's cache
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_a)) : "memory");
+      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_b)) : "memory");
+    }
     for (int s = 0; s < kStages; ++s) {
       mbar_init(smem_u32(&full_bar[s]), 1);                      // the producer's arrive (plus the TMA bytes)
       mbar_init(smem_u32(&empty_bar[s]), Tile::kConsumers * 4);  // one arrive per consumer warp
@@ -329,12 +371,12 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
     setmaxnreg_dec<40>();
     if (threadIdx.x == 0) {
       PipeState<kStages> ps;
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        int bm, bn;
-        grouped_tile<kGroupM>(tile, tiles_m, tiles_n, bm, bn);
-        produce_tile(ps, full_bar, empty_bar, ktiles, Tile::kABytes + Tile::kBBytes, [&](int s, int kt, uint32_t bar) {
-          tma_load_2d(a_stage(s), &map_a, kt * BK, bm * BM, bar);
-          tma_load_2d(b_stage(s), &map_b, kt * BK, bn * BN, bar);
+      for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
+        int tile, bm, bn, slice, k0, steps;
+        place(unit, tile, bm, bn, slice, k0, steps);
+        produce_tile(ps, full_bar, empty_bar, steps, Tile::kABytes + Tile::kBBytes, [&](int s, int kt, uint32_t bar) {
+          tma_load_2d(a_stage(s), &map_a, (k0 + kt) * BK, bm * BM, bar);
+          tma_load_2d(b_stage(s), &map_b, (k0 + kt) * BK, bn * BN, bar);
         });
       }
     }
@@ -345,9 +387,9 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
     const int cw = warpgroup - 1, cm = cw / Tile::CN, cn = cw % Tile::CN;
     PipeState<kStages> ps;
     float d[Tile::kAcc];
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      int bm, bn;
-      grouped_tile<kGroupM>(tile, tiles_m, tiles_n, bm, bn);
+    for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
+      int tile, bm, bn, slice, k0, steps;
+      place(unit, tile, bm, bn, slice, k0, steps);
 #pragma unroll
       for (int i = 0; i < Tile::kAcc; ++i) d[i] = 0.0f;
       auto math = [&](int s) {
@@ -364,10 +406,12 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
         float2 cols[Tile::kAcc / 4];  // column pairs col0 + 2 q + 8 j, loaded ahead of the K loop
 #pragma unroll
         for (int j = 0; j < Tile::kAcc / 4; ++j) cols[j] = epi.columns(col0 + 2 * (threadIdx.x % 4) + 8 * j);
-        consume_tile(ps, full_bar, empty_bar, ktiles, d, math);
-        for_each_pair(d, cols, bm * BM + cm * 64, col0, epi);
+        consume_tile(ps, full_bar, empty_bar, steps, d, math);
+        // With split K, only the warpgroup that ends up with the whole sum stores.
+        if (gathered(epi, d, tile * Tile::kConsumers + cw, slice)) for_each_pair(d, cols, bm * BM + cm * 64, col0, epi);
       } else {
-        consume_tile(ps, full_bar, empty_bar, ktiles, d, math);
+        static_assert(!SplitK<Epilogue>, "split K: an epilogue with its columns ahead");
+        consume_tile(ps, full_bar, empty_bar, steps, d, math);
         // The epilogue on the registers, while the producer already fills the next tile's stages.
         for_each_pair(d, bm * BM + cm * 64, bn * BN + cn * Tile::WN, epi);
       }

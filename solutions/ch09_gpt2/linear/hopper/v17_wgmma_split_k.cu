@@ -83,162 +83,81 @@ __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
   return v;
 }
 
-// A consumer warpgroup's part of a split tile, after its K slice (all 128 threads call it;
-// `ticket` is a shared-memory word of this warpgroup, `bar` its named barrier). Returns
-// false when another warpgroup of the group will finish the tile; true when this one is the
-// last: d then holds p0 + p1 + ... + p(S-1), in that order.
-template <int R>
-__device__ __forceinline__ bool gather(float (&d)[R], int slot, int group, int slice, int splits, int& ticket,
-                                       int bar) {
+// v13's epilogue (the bias ahead of the K loop; + bias, GELU, one rounding) on the whole sum of
+// a tile whose K steps are split `splits` ways; `slot`: the host thread's copy of the workspace.
+struct SplitStore : BiasAheadStore {
+  static constexpr bool kSplitK = true;
+  int splits, slot;
+
+  // A consumer warpgroup's part of a split tile, after its K slice (all 128 threads call it).
+  // false: another warpgroup of the group will finish the tile; true: this one arrived last,
+  // and d now holds p0 + p1 + ... + p(S-1), in that order.
+  template <int R>
+  __device__ __forceinline__ bool gather(float (&d)[R], int group, int slice) const {
 #if defined(WB_SM90A_GEMM)
-  constexpr int kChunks = R / 4;
-  const int t = threadIdx.x % 128;
-  unsigned* arrived = &g_arrived[slot][group];
-  unsigned* written = &g_written[slot][group];
-  const float4* group_ws = &g_partial[slot][size_t(group) * splits * kChunks * 128];
-  if (t == 0) ticket = int(atomicAdd(arrived, 1u));
-  wb::sm90::warpgroup_barrier(bar);
-  if (ticket != splits - 1) {
-    float4* mine = const_cast<float4*>(group_ws) + size_t(slice) * kChunks * 128 + t;
+    __shared__ int ticket[2];  // each consumer warpgroup's place in its group's arrivals
+    constexpr int kChunks = R / 4;
+    const int t = threadIdx.x % 128, cw = threadIdx.x / 128 - 1, bar = 1 + cw;
+    unsigned* arrived = &g_arrived[slot][group];
+    unsigned* written = &g_written[slot][group];
+    const float4* group_ws = &g_partial[slot][size_t(group) * splits * kChunks * 128];
+    if (t == 0) ticket[cw] = int(atomicAdd(arrived, 1u));
+    wb::sm90::warpgroup_barrier(bar);
+    if (ticket[cw] != splits - 1) {
+      float4* mine = const_cast<float4*>(group_ws) + size_t(slice) * kChunks * 128 + t;
 #pragma unroll
-    for (int j = 0; j < kChunks; ++j) {
-      __stcg(mine + j * 128, make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]));
+      for (int j = 0; j < kChunks; ++j) {
+        __stcg(mine + j * 128, make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]));
+      }
+      wb::sm90::warpgroup_barrier(bar);  // every thread's partial is stored ...
+      if (t == 0) {
+        __threadfence();  // ... and ordered before the count (cumulative through the barrier)
+        atomicAdd(written, 1u);
+      }
+      return false;
     }
-    wb::sm90::warpgroup_barrier(bar);  // every thread's partial is stored ...
     if (t == 0) {
-      __threadfence();  // ... and ordered before the count (cumulative through the barrier)
-      atomicAdd(written, 1u);
+      while (load_acquire(written) != unsigned(splits - 1)) {
+      }
+      *arrived = 0u;  // for the next call (no CTA of this one touches them again)
+      *written = 0u;
     }
-    return false;
-  }
-  if (t == 0) {
-    while (load_acquire(written) != unsigned(splits - 1)) {
-    }
-    *arrived = 0u;  // for the next call (no CTA of this one touches them again)
-    *written = 0u;
-  }
-  wb::sm90::warpgroup_barrier(bar);
-  if (splits == 2) {  // p0 + p1 = p1 + p0 exactly: the other's partial added in place
-    const float4* other = group_ws + size_t(1 - slice) * kChunks * 128 + t;
+    wb::sm90::warpgroup_barrier(bar);
+    if (splits == 2) {  // p0 + p1 = p1 + p0 exactly: the other's partial added in place
+      const float4* other = group_ws + size_t(1 - slice) * kChunks * 128 + t;
 #pragma unroll
-    for (int j = 0; j < kChunks; ++j) {
-      const float4 v = __ldcg(other + j * 128);
-      d[4 * j] += v.x, d[4 * j + 1] += v.y, d[4 * j + 2] += v.z, d[4 * j + 3] += v.w;
+      for (int j = 0; j < kChunks; ++j) {
+        const float4 v = __ldcg(other + j * 128);
+        d[4 * j] += v.x, d[4 * j + 1] += v.y, d[4 * j + 2] += v.z, d[4 * j + 3] += v.w;
+      }
+      return true;
+    }
+    if constexpr (R <= kMaxAccForWideSplit) {  // (fits: wider tiles split at most 2 ways)
+#pragma unroll
+      for (int j = 0; j < kChunks; ++j) {
+        float4 part[kMaxSplits];
+#pragma unroll
+        for (int s = 0; s < kMaxSplits; ++s) {
+          if (s < splits && s != slice) part[s] = __ldcg(group_ws + (size_t(s) * kChunks + j) * 128 + t);
+        }
+        const float4 own = make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]);
+        float4 sum = slice == 0 ? own : part[0];
+#pragma unroll
+        for (int s = 1; s < kMaxSplits; ++s) {
+          if (s < splits) {
+            const float4 v = s == slice ? own : part[s];
+            sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+          }
+        }
+        d[4 * j] = sum.x, d[4 * j + 1] = sum.y, d[4 * j + 2] = sum.z, d[4 * j + 3] = sum.w;
+      }
     }
     return true;
-  }
-  if constexpr (R > kMaxAccForWideSplit) return true;  // never launched so (fits: S <= 2)
-#pragma unroll
-  for (int j = 0; j < kChunks; ++j) {
-    float4 part[kMaxSplits];
-#pragma unroll
-    for (int s = 0; s < kMaxSplits; ++s) {
-      if (s < splits && s != slice) part[s] = __ldcg(group_ws + (size_t(s) * kChunks + j) * 128 + t);
-    }
-    const float4 own = make_float4(d[4 * j], d[4 * j + 1], d[4 * j + 2], d[4 * j + 3]);
-    float4 sum = slice == 0 ? own : part[0];
-#pragma unroll
-    for (int s = 1; s < kMaxSplits; ++s) {
-      if (s < splits) {
-        const float4 v = s == slice ? own : part[s];
-        sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
-      }
-    }
-    d[4 * j] = sum.x, d[4 * j + 1] = sum.y, d[4 * j + 2] = sum.z, d[4 * j + 3] = sum.w;
-  }
-  return true;
 #else
-  return false;
+    return false;
 #endif
-}
-
-// grid: at most one CTA per SM, each walking work units blockIdx.x, + gridDim.x, ...; unit u
-// is tile u / splits (grouped_tile's order), K slice u % splits: steps [s T / S, (s + 1) T / S)
-// of the T = ceil(K / 64). block Tile::kThreads, dynamic shared memory Tile::kSmem; the maps
-// as kmajor_gemm_kernel's. splits = 1: v13's kernel, no workspace.
-template <class Tile, class Epilogue>
-__global__ void __launch_bounds__(Tile::kThreads, 1)
-    split_k_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, int M, int N,
-                   int K, int splits, int slot, const Epilogue epi) {
-#if defined(WB_SM90A_GEMM)
-  using namespace wb::sm90;
-  using wb::ptx::smem_u32;
-  constexpr int BM = Tile::BM, BN = Tile::BN, BK = Tile::BK, kStages = Tile::kStages;
-  extern __shared__ __align__(1024) unsigned char smem_raw[];
-  __shared__ __align__(8) uint64_t full_bar[kStages], empty_bar[kStages];
-  __shared__ int ticket[Tile::kConsumers];
-  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  auto a_stage = [&](int s) { return base + uint32_t(s * Tile::kABytes); };
-  auto b_stage = [&](int s) { return base + uint32_t(kStages * Tile::kABytes + s * Tile::kBBytes); };
-
-  const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, tiles = tiles_m * tiles_n;
-  const int ktiles = (K + BK - 1) / BK, units = tiles * splits;
-  const int warpgroup = threadIdx.x / 128;
-  // unit -> tile, block row and column, first K step and step count
-  auto place = [&](int unit, int& tile, int& slice, int& bm, int& bn, int& k0, int& steps) {
-    tile = unit / splits, slice = unit % splits;
-    grouped_tile<8>(tile, tiles_m, tiles_n, bm, bn);
-    k0 = slice * ktiles / splits;
-    steps = (slice + 1) * ktiles / splits - k0;
-  };
-
-  if (threadIdx.x == 0) {
-    // The two tensor maps on their way into the copy engine's cache while the barriers are set up.
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_a)) : "memory");
-    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_b)) : "memory");
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(smem_u32(&full_bar[s]), 1);
-      mbar_init(smem_u32(&empty_bar[s]), Tile::kConsumers * 4);
-    }
-    fence_mbarrier_init();
   }
-  __syncthreads();
-
-  if (warpgroup == 0) {
-    setmaxnreg_dec<40>();
-    if (threadIdx.x == 0) {
-      PipeState<kStages> ps;
-      for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
-        int tile, slice, bm, bn, k0, steps;
-        place(unit, tile, slice, bm, bn, k0, steps);
-        produce_tile(ps, full_bar, empty_bar, steps, Tile::kABytes + Tile::kBBytes, [&](int s, int kt, uint32_t bar) {
-          tma_load_2d(a_stage(s), &map_a, (k0 + kt) * BK, bm * BM, bar);
-          tma_load_2d(b_stage(s), &map_b, (k0 + kt) * BK, bn * BN, bar);
-        });
-      }
-    }
-  } else {
-    setmaxnreg_inc<232>();
-    const int cw = warpgroup - 1, cm = cw / Tile::CN, cn = cw % Tile::CN;
-    PipeState<kStages> ps;
-    float d[Tile::kAcc];
-    for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
-      int tile, slice, bm, bn, k0, steps;
-      place(unit, tile, slice, bm, bn, k0, steps);
-#pragma unroll
-      for (int i = 0; i < Tile::kAcc; ++i) d[i] = 0.0f;
-      auto math = [&](int s) {
-#pragma unroll
-        for (int kk = 0; kk < BK / 16; ++kk) {
-          const uint64_t desc_a = make_desc(a_stage(s) + uint32_t(cm * 64 * 128 + kk * 32), 16, 1024);
-          const uint64_t desc_b = make_desc(b_stage(s) + uint32_t(cn * Tile::WN * 128 + kk * 32), 16, 1024);
-          wgmma_ss<bf16, Tile::WN, 0, 0>(d, desc_a, desc_b);
-        }
-      };
-      const int row0 = bm * BM + cm * 64, col0 = bn * BN + cn * Tile::WN;
-      float2 cols[Tile::kAcc / 4];
-#pragma unroll
-      for (int j = 0; j < Tile::kAcc / 4; ++j) cols[j] = epi.columns(col0 + 2 * (threadIdx.x % 4) + 8 * j);
-      consume_tile(ps, full_bar, empty_bar, steps, d, math);
-      if (splits == 1 || gather(d, slot, tile * Tile::kConsumers + cw, slice, splits, ticket[cw], 1 + cw)) {
-        for_each_pair(d, cols, row0, col0, epi);
-      }
-    }
-  }
-#else
-  __trap();
-#endif
-}
+};
 
 // The tiles of the plan: v13's and wider ones, which only split K makes fill the SMs.
 using Tiles = std::tuple<Tile<128, 256>, Tile<128, 208>, Tile<128, 192>, Tile<128, 160>, Tile<128, 144>, Tile<128, 128>,
@@ -324,32 +243,17 @@ inline int workspace_slot() {
   return slot;
 }
 
-template <class T, class Store>
-void launch(const bf16* x, const bf16* w, int M, int N, int K, int splits, int slot, const Store& store, int sms,
-            cudaStream_t stream) {
-  auto* kernel = &split_k_kernel<T, Store>;
-  [[maybe_unused]] static const bool raised = wb::allow_dynamic_smem(kernel, T::kSmem);
-  thread_local linear::MapEntry map_x, map_w;
-  const CUtensorMap& mx = linear::map_of(map_x, x, M, K, T::BM, "v17_wgmma_split_k");
-  const CUtensorMap& mw = linear::map_of(map_w, w, N, K, T::BN, "v17_wgmma_split_k");
-  const long long units = (long long)ceil_div(M, T::BM) * ceil_div(N, T::BN) * splits;
-  const int grid = int(std::min<long long>(units, sms));
-  kernel<<<grid, T::kThreads, T::kSmem, stream>>>(mx, mw, M, N, K, splits, std::max(slot, 0), store);
-  WB_CHECK_LAUNCH();
-}
-
 }  // namespace split_linear
 
 void linear_wgmma_split_k(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
                           cudaStream_t stream) {
   const int sms = wb::sm_count();
   const bool pairs = N % 2 == 0 && reinterpret_cast<uintptr_t>(y) % 4 == 0;
-  const BiasAheadStore store{{b, y, M, N, epi, pairs}};
   const int slot = split_linear::workspace_slot();
   const split_linear::Plan plan = split_linear::best_plan(M, N, K, sms, slot >= 0);
-  split_linear::with_tile(plan, [&](auto tile) {
-    split_linear::launch<decltype(tile)>(x, w, M, N, K, plan.splits, slot, store, sms, stream);
-  });
+  const split_linear::SplitStore store{{{b, y, M, N, epi, pairs}}, plan.splits, std::max(slot, 0)};
+  split_linear::with_tile(
+      plan, [&](auto tile) { linear::launch<decltype(tile)>(x, w, M, N, K, store, sms, stream, "v17_wgmma_split_k"); });
 }
 
 }  // namespace ch09::solution::hopper
