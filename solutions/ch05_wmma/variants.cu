@@ -78,6 +78,19 @@ WB_VARIANTS(ch05_solution, wb::Role::Solution) {
       wb::variant("gemm_fp8_block/e4m3_bf16", "v13_wgmma_fp8_block_overlap", &solution::v13_wgmma_fp8_block_overlap)
           .hopper_only()
           .with_note("v10 on v12's schedule: block-scaled promotion overlapping the next stage's wgmmas"));
+  v.push_back(wb::variant("gemm_fp8/e4m3_bf16", "v16_wgmma_fp8_wide", &solution::v16_wgmma_fp8_wide)
+                  .hopper_only()
+                  .with_note("128 x 192 tiles (m64n192k32), TMA-store epilogue; D not 16-byte aligned: v12"));
+  v.push_back(wb::variant("gemm_fp8/e4m3_bf16", "v16_wgmma_fp8_wide_n128", &solution::v16_wgmma_fp8_wide_n128)
+                  .hopper_only()
+                  .with_note("v16's kernel on 128 x 128 tiles"));
+  v.push_back(wb::variant("gemm_fp8_block/e4m3_bf16", "v17_wgmma_fp8_block_wide", &solution::v17_wgmma_fp8_block_wide)
+                  .hopper_only()
+                  .with_note("v16's kernel with block-scaled promotion; D not 16-byte aligned: v13"));
+  v.push_back(
+      wb::variant("gemm_fp8_block/e4m3_bf16", "v17_wgmma_fp8_block_wide_n128", &solution::v17_wgmma_fp8_block_wide_n128)
+          .hopper_only()
+          .with_note("v17's kernel on 128 x 128 tiles"));
   v.push_back(wb::variant("gemm/i8_i32", "v11_wgmma_int8", &solution::v11_wgmma_int8<int8_t, int32_t>)
                   .hopper_only()
                   .with_prepare(arrange_int8_b)
