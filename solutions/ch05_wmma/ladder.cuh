@@ -90,8 +90,9 @@ Fp8GemmFn v13_wgmma_fp8_block_overlap;
 // the epilogue through TMA stores; _n128: the same kernel on v12's 128-column tiles.
 Fp8GemmFn v16_wgmma_fp8_wide;
 Fp8GemmFn v16_wgmma_fp8_wide_n128;
-// hopper/v17_wgmma_fp8_block_wide.cu — v16's kernel with v13's block-scaled promotion; _n128 as v16's.
+// hopper/v17_wgmma_fp8_block_wide.cu — v16's kernel with v13's block-scaled promotion; _muladd:
+// that promotion as FMUL + FADD instead of FFMA.
 Fp8GemmFn v17_wgmma_fp8_block_wide;
-Fp8GemmFn v17_wgmma_fp8_block_wide_n128;
+Fp8GemmFn v17_wgmma_fp8_block_wide_muladd;
 
 }  // namespace ch05::solution

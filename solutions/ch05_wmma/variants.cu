@@ -87,10 +87,10 @@ WB_VARIANTS(ch05_solution, wb::Role::Solution) {
   v.push_back(wb::variant("gemm_fp8_block/e4m3_bf16", "v17_wgmma_fp8_block_wide", &solution::v17_wgmma_fp8_block_wide)
                   .hopper_only()
                   .with_note("v16's kernel with block-scaled promotion; D not 16-byte aligned: v13"));
-  v.push_back(
-      wb::variant("gemm_fp8_block/e4m3_bf16", "v17_wgmma_fp8_block_wide_n128", &solution::v17_wgmma_fp8_block_wide_n128)
-          .hopper_only()
-          .with_note("v17's kernel on 128 x 128 tiles"));
+  v.push_back(wb::variant("gemm_fp8_block/e4m3_bf16", "v17_wgmma_fp8_block_wide_muladd",
+                          &solution::v17_wgmma_fp8_block_wide_muladd)
+                  .hopper_only()
+                  .with_note("v17 with the scaled promotion as FMUL + FADD instead of FFMA"));
   v.push_back(wb::variant("gemm/i8_i32", "v11_wgmma_int8", &solution::v11_wgmma_int8<int8_t, int32_t>)
                   .hopper_only()
                   .with_prepare(arrange_int8_b)

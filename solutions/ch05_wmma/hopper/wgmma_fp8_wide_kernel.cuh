@@ -111,9 +111,14 @@ __device__ __forceinline__ BlockScales block_scales(const k8::Params& p, int bn,
   return s;
 }
 
+// How v17 adds a scaled part: one FMA per accumulator, or (MulAdd) a multiply and an add kept
+// apart (__fmul_rn, __fadd_rn: no contraction), twice the instructions but each the kind v16's
+// promotion issues (one more FP32 rounding per block: inside the error model's FP32 term).
+enum class BlockMath { Fma, MulAdd };
+
 // total += part (v16) or part times its chunk's scales (v17). Chunk j holds columns 8j .. 8j + 7
 // of the tile: part[4j], part[4j + 1] row r, part[4j + 2], part[4j + 3] row r + 8.
-template <Epi kEpi, int kAcc>
+template <Epi kEpi, BlockMath kMath, int kAcc>
 __device__ __forceinline__ void promote(float (&total)[kAcc], const float (&part)[kAcc], const BlockScales& s) {
 #pragma unroll
   for (int j = 0; j < kAcc / 4; ++j) {
@@ -124,10 +129,17 @@ __device__ __forceinline__ void promote(float (&total)[kAcc], const float (&part
       const bool second = !first && 8 * j >= kFp8ScaleBlock;
       const float lo = first ? s.lo0 : second ? s.lo1 : s.lom;
       const float hi = first ? s.hi0 : second ? s.hi1 : s.him;
-      total[4 * j] = fmaf(part[4 * j], lo, total[4 * j]);
-      total[4 * j + 1] = fmaf(part[4 * j + 1], lo, total[4 * j + 1]);
-      total[4 * j + 2] = fmaf(part[4 * j + 2], hi, total[4 * j + 2]);
-      total[4 * j + 3] = fmaf(part[4 * j + 3], hi, total[4 * j + 3]);
+      if constexpr (kMath == BlockMath::MulAdd) {
+        total[4 * j] = __fadd_rn(total[4 * j], __fmul_rn(part[4 * j], lo));
+        total[4 * j + 1] = __fadd_rn(total[4 * j + 1], __fmul_rn(part[4 * j + 1], lo));
+        total[4 * j + 2] = __fadd_rn(total[4 * j + 2], __fmul_rn(part[4 * j + 2], hi));
+        total[4 * j + 3] = __fadd_rn(total[4 * j + 3], __fmul_rn(part[4 * j + 3], hi));
+      } else {
+        total[4 * j] = fmaf(part[4 * j], lo, total[4 * j]);
+        total[4 * j + 1] = fmaf(part[4 * j + 1], lo, total[4 * j + 1]);
+        total[4 * j + 2] = fmaf(part[4 * j + 2], hi, total[4 * j + 2]);
+        total[4 * j + 3] = fmaf(part[4 * j + 3], hi, total[4 * j + 3]);
+      }
     } else {
       total[4 * j] += part[4 * j];
       total[4 * j + 1] += part[4 * j + 1];
@@ -143,7 +155,7 @@ __device__ __forceinline__ void st_shared_bf16x2(uint32_t addr, float v0, float 
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(*reinterpret_cast<const uint32_t*>(&h)) : "memory");
 }
 
-template <Epi kEpi, int kBN>
+template <Epi kEpi, int kBN, BlockMath kMath>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_fp8_wide_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                           const __grid_constant__ CUtensorMap map_d, const k8::Params p) {
@@ -217,7 +229,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     wgmma_wait<0>();
     pin(part);
     if (lane == 0) mbar_arrive(empty(held));
-    promote<kEpi>(total, part, s);
+    promote<kEpi, kMath>(total, part, s);
   };
 
   if (int(blockIdx.x) >= tiles) return;
@@ -293,7 +305,7 @@ struct WideMaps {
 
 // v16 (kEpi = Fp8Tensor), v17 (Fp8Block): the argument checks, then the kernel, or `fallback`
 // (v12, v13) where D is not 16-byte aligned (TMA stores need it). `who` names the step.
-template <Epi kEpi, int kBN>
+template <Epi kEpi, int kBN, BlockMath kMath = BlockMath::Fma>
 void run(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B, const float* scale_a,
          const float* scale_b, __nv_bfloat16* D, cudaStream_t stream, const char* who, Fp8GemmFn* fallback) {
   using C = WideCfg<kBN>;
@@ -313,7 +325,7 @@ void run(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B, co
     maps.map_d = make_tensor_map_2d(D, uint64_t(N), uint64_t(M), 64, 64, who);  // D: M rows of N, 64 x 64 boxes
     c.a = A, c.b = B, c.m = M, c.n = N, c.k = K, maps.d = D;
   }
-  auto* kernel = &wgmma_fp8_wide_kernel<kEpi, kBN>;
+  auto* kernel = &wgmma_fp8_wide_kernel<kEpi, kBN, kMath>;
   static const bool raised = [&] {
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
     return true;
