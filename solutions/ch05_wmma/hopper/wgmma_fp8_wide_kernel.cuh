@@ -32,9 +32,9 @@
 //
 // Built for sm_90a alone, like the other Hopper steps (chapters/ch05_wmma/extra.cmake).
 #pragma once
-#include "device/wgmma_gemm.cuh"  // the wgmma operand lists (WB_WGMMA_P / _C), make_tensor_map_2d
+#include "device/wgmma_gemm.cuh"  // init_stage_barriers, run_producer, the wgmma operand lists, make_tensor_map_2d
 #include "ladder.cuh"             // v12, v13: where D is not 16-byte aligned (no TMA store)
-#include "wgmma_8bit_kernel.cuh"  // Params, tile_coords, make_map_8bit, MapCache, store_bf16_pair
+#include "wgmma_8bit_kernel.cuh"  // Params, tile_coords, make_map_8bit, MapCache
 
 namespace ch05::solution::hopper::k8w {
 
@@ -122,29 +122,21 @@ template <Epi kEpi, BlockMath kMath, int kAcc>
 __device__ __forceinline__ void promote(float (&total)[kAcc], const float (&part)[kAcc], const BlockScales& s) {
 #pragma unroll
   for (int j = 0; j < kAcc / 4; ++j) {
-    if constexpr (kEpi == Epi::Fp8Block) {
-      // Which block chunk j is in: the first if it is there at either start (0 or 64; always
-      // for a tile one block wide), the second if at both, the middle's otherwise.
-      const bool first = kAcc * 2 <= kFp8ScaleBlock || 8 * j + 64 < kFp8ScaleBlock;  // (j: unrolled)
-      const bool second = !first && 8 * j >= kFp8ScaleBlock;
-      const float lo = first ? s.lo0 : second ? s.lo1 : s.lom;
-      const float hi = first ? s.hi0 : second ? s.hi1 : s.him;
-      if constexpr (kMath == BlockMath::MulAdd) {
-        total[4 * j] = __fadd_rn(total[4 * j], __fmul_rn(part[4 * j], lo));
-        total[4 * j + 1] = __fadd_rn(total[4 * j + 1], __fmul_rn(part[4 * j + 1], lo));
-        total[4 * j + 2] = __fadd_rn(total[4 * j + 2], __fmul_rn(part[4 * j + 2], hi));
-        total[4 * j + 3] = __fadd_rn(total[4 * j + 3], __fmul_rn(part[4 * j + 3], hi));
+    // Which block chunk j is in (v17): the first if it is there at either start (0 or 64;
+    // always for a tile one block wide), the second if at both, the middle's otherwise.
+    const bool first = kAcc * 2 <= kFp8ScaleBlock || 8 * j + 64 < kFp8ScaleBlock;  // (j: unrolled)
+    const bool second = !first && 8 * j >= kFp8ScaleBlock;
+    const float lo = first ? s.lo0 : second ? s.lo1 : s.lom, hi = first ? s.hi0 : second ? s.hi1 : s.him;
+#pragma unroll
+    for (int i = 4 * j; i < 4 * j + 4; ++i) {
+      const float scale = i < 4 * j + 2 ? lo : hi;  // rows r, r + 8
+      if constexpr (kEpi == Epi::Fp8Tensor) {
+        total[i] += part[i];
+      } else if constexpr (kMath == BlockMath::MulAdd) {
+        total[i] = __fadd_rn(total[i], __fmul_rn(part[i], scale));
       } else {
-        total[4 * j] = fmaf(part[4 * j], lo, total[4 * j]);
-        total[4 * j + 1] = fmaf(part[4 * j + 1], lo, total[4 * j + 1]);
-        total[4 * j + 2] = fmaf(part[4 * j + 2], hi, total[4 * j + 2]);
-        total[4 * j + 3] = fmaf(part[4 * j + 3], hi, total[4 * j + 3]);
+        total[i] = fmaf(part[i], scale, total[i]);
       }
-    } else {
-      total[4 * j] += part[4 * j];
-      total[4 * j + 1] += part[4 * j + 1];
-      total[4 * j + 2] += part[4 * j + 2];
-      total[4 * j + 3] += part[4 * j + 3];
     }
   }
 }
@@ -164,59 +156,47 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kStages = C::kStages, kAcc = C::kAcc;
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   __shared__ __align__(8) uint64_t full_bar[kStages], empty_bar[kStages];
-  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
-  auto a_stage = [&](int s) { return base + uint32_t(s * C::kABytes); };                         // (128, 128 B)
-  auto b_stage = [&](int s) { return base + uint32_t(kStages * C::kABytes + s * C::kBBytes); };  // (kBN, 128 B)
-  const uint32_t d_tile = base + uint32_t(kStages * (C::kABytes + C::kBBytes));                  // the output boxes
-  auto full = [&](int s) { return smem_u32(&full_bar[s]); };
-  auto empty = [&](int s) { return smem_u32(&empty_bar[s]); };
+  // Stage s: A's box (128 rows of 128 bytes) at a_base + s * kABytes, B's (kBN rows) at
+  // b_base + s * kBBytes; the output boxes after them. 1024-byte aligned: the swizzle's period.
+  const uint32_t a_base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t b_base = a_base + uint32_t(kStages * C::kABytes), d_base = b_base + uint32_t(kStages * C::kBBytes);
+  const int tiles_m = (p.M + kBM - 1) / kBM, tiles_n = (p.N + kBN - 1) / kBN;
+  const int tiles = tiles_m * tiles_n, ktiles = (p.K + kBK - 1) / kBK;  // past K: zeros
+  init_stage_barriers<kStages>(full_bar, empty_bar, kConsumers * 4);
 
-  const int tiles_m = (p.M + kBM - 1) / kBM, tiles_n = (p.N + kBN - 1) / kBN, tiles = tiles_m * tiles_n;
-  const int ktiles = (p.K + kBK - 1) / kBK;  // the last stage's columns past K arrive as zeros
-  const int warpgroup = threadIdx.x / 128;
-
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(full(s), 1);                // the producer's arrive, plus the TMA bytes
-      mbar_init(empty(s), kConsumers * 4);  // one arrive per consumer warp
-    }
-    fence_mbarrier_init();
-  }
-  __syncthreads();
-
-  if (warpgroup == 0) {
+  if (threadIdx.x < 128) {
     // Producer: one thread issues A's and B's box of every stage.
-    setmaxnreg_dec<40>();
-    if (threadIdx.x == 0) {
-      PipeState<kStages> ps;
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        int bm, bn;
-        k8::tile_coords(tile, tiles_m, tiles_n, bm, bn);
-        produce_tile(ps, full_bar, empty_bar, ktiles, C::kABytes + C::kBBytes, [&](int s, int kt, uint32_t bar) {
-          tma_load_2d(a_stage(s), &map_a, kt * kBK, bm * kBM, bar);  // (K offset, row)
-          tma_load_2d(b_stage(s), &map_b, kt * kBK, bn * kBN, bar);
+    run_producer<kStages>(
+        full_bar, empty_bar, tiles, ktiles, C::kABytes + C::kBBytes,
+        [&](int tile) {
+          int2 at;  // (block row, block column)
+          k8::tile_coords(tile, tiles_m, tiles_n, at.x, at.y);
+          return at;
+        },
+        [&](int2 at, int s, int kt, uint32_t bar) {
+          tma_load_2d(a_base + uint32_t(s * C::kABytes), &map_a, kt * kBK, at.x * kBM, bar);  // (K offset, row)
+          tma_load_2d(b_base + uint32_t(s * C::kBBytes), &map_b, kt * kBK, at.y * kBN, bar);
         });
-      }
-    }
     return;
   }
 
   // Consumers: warpgroup 1 computes rows 0-63 of each tile, warpgroup 2 rows 64-127.
   setmaxnreg_inc<232>();
-  const int cw = warpgroup - 1, warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  const int cw = threadIdx.x / 128 - 1, warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, q = lane % 4;  // fragment row group and column pair
   const bool leader = threadIdx.x % 128 == 0;
-  const uint32_t my_d = d_tile + uint32_t(cw * C::kDBoxes * C::kDBox);
+  const uint32_t my_d = d_base + uint32_t(cw * C::kDBoxes * C::kDBox);
   float total[kAcc], part[kAcc];
   PipeState<kStages> ps;
   int held = 0;  // the stage whose wgmmas are in flight
   // One stage's four wgmmas (k = 0, 32, 64, 96) into part, the first with scale-d = 0.
   auto issue = [&] {
     held = ps.stage;
-    mbar_wait(full(ps.stage), ps.phase);
+    mbar_wait(smem_u32(&full_bar[ps.stage]), ps.phase);
     pin(part);
     wgmma_fence();
-    const uint32_t a = a_stage(ps.stage) + uint32_t(cw * 64 * 128), b = b_stage(ps.stage);
+    const uint32_t a = a_base + uint32_t(ps.stage * C::kABytes + cw * 64 * 128);
+    const uint32_t b = b_base + uint32_t(ps.stage * C::kBBytes);
 #pragma unroll
     for (int kk = 0; kk < kBK / 32; ++kk) {
       wgmma_e4m3<kBN>(part, make_desc(a + kk * 32, 16, 1024), make_desc(b + kk * 32, 16, 1024), kk > 0);
@@ -228,7 +208,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   auto retire = [&](const BlockScales& s) {
     wgmma_wait<0>();
     pin(part);
-    if (lane == 0) mbar_arrive(empty(held));
+    if (lane == 0) mbar_arrive(smem_u32(&empty_bar[held]));
     promote<kEpi, kMath>(total, part, s);
   };
 
@@ -280,13 +260,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     };
     // The next tile's first stage goes in before the stores, so that the tensor cores have work
     // during them; two branches, so that the way back has a stage in flight and the way out none.
-    if (tile + int(gridDim.x) < tiles) {
-      issue();
-      epilogue();
-    } else {
-      epilogue();
-      break;
-    }
+    const bool more = tile + int(gridDim.x) < tiles;
+    if (more) issue();
+    epilogue();
+    if (!more) break;
   }
   if (leader) bulk_wait_all();  // shared memory must outlive the stores
 #else
