@@ -144,14 +144,11 @@ struct WgmmaSs;
 // The shapes the kernels use (chapter 5: 256; chapter 9's tiles: the rest). Another N (a
 // multiple of 8 up to 256) is one more line.
 WB_WGMMA_SS_SHAPE(24, 12, 12, 13, 14, 15, 16)
-WB_WGMMA_SS_SHAPE(48, 24, 24, 25, 26, 27, 28)
 WB_WGMMA_SS_SHAPE(56, 28, 28, 29, 30, 31, 32)
 WB_WGMMA_SS_SHAPE(72, 36, 36, 37, 38, 39, 40)
 WB_WGMMA_SS_SHAPE(96, 48, 48, 49, 50, 51, 52)
 WB_WGMMA_SS_SHAPE(128, 64, 64, 65, 66, 67, 68)
-WB_WGMMA_SS_SHAPE(144, 72, 72, 73, 74, 75, 76)
 WB_WGMMA_SS_SHAPE(160, 80, 80, 81, 82, 83, 84)
-WB_WGMMA_SS_SHAPE(192, 96, 96, 97, 98, 99, 100)
 WB_WGMMA_SS_SHAPE(208, 104, 104, 105, 106, 107, 108)
 WB_WGMMA_SS_SHAPE(256, 128, 128, 129, 130, 131, 132)
 #undef WB_WGMMA_SS_SHAPE
@@ -209,27 +206,10 @@ __device__ __forceinline__ void init_stage_barriers(uint64_t* full_bar, uint64_t
   __syncthreads();
 }
 
-// Where a work unit lies when its tile's K steps are split (kmajor_gemm_kernel's split K):
-// (x, y) = (block row, block column) as an int2's, and the slice's first step and step count.
-struct KSlice {
-  int x, y, k0, steps;
-};
-// The steps of a unit (a KSlice's own, else all `ktiles`) and its first one.
-__device__ __forceinline__ int steps_of(const KSlice& at, int) { return at.steps; }
-template <class At>
-__device__ __forceinline__ int steps_of(const At&, int ktiles) {
-  return ktiles;
-}
-__device__ __forceinline__ int first_step(const KSlice& at) { return at.k0; }
-template <class At>
-__device__ __forceinline__ int first_step(const At&) {
-  return 0;
-}
-
 // The producer warpgroup of a persistent grid: its registers go to the consumers (setmaxnreg
 // down to 40), and its thread 0 walks the CTA's tiles (blockIdx.x, then + gridDim.x): for each,
-// where(tile) says where the tile lies (any type), and produce_tile runs its `ktiles` steps (a
-// KSlice's own steps), with load(where, stage, kt, full_bar_address) issuing a stage's copies.
+// where(tile) says where the tile lies (any type), and produce_tile runs its `ktiles` steps,
+// with load(where, stage, kt, full_bar_address) issuing a stage's copies.
 template <int kStages, class Where, class Load>
 __device__ __forceinline__ void run_producer(uint64_t* full_bar, uint64_t* empty_bar, int tiles, int ktiles,
                                              uint32_t tx_bytes, Where&& where, Load&& load) {
@@ -238,7 +218,7 @@ __device__ __forceinline__ void run_producer(uint64_t* full_bar, uint64_t* empty
     PipeState<kStages> ps;
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       const auto at = where(tile);
-      produce_tile(ps, full_bar, empty_bar, steps_of(at, ktiles), tx_bytes,
+      produce_tile(ps, full_bar, empty_bar, ktiles, tx_bytes,
                    [&](int s, int kt, uint32_t bar) { load(at, s, kt, bar); });
     }
   }
@@ -322,36 +302,6 @@ __device__ __forceinline__ void for_each_pair(const float (&d)[R], const float2 
 template <class E>
 concept ColumnsAhead = E::kColumnsAhead;
 
-// An epilogue may also split each tile's K steps over several CTAs (split K): it declares
-// `static constexpr bool kSplitK = true`, an int member `splits` (1 .. the K steps), and
-// `bool gather(float (&d)[R], int group, int slice)`. The grid then walks tiles x splits work
-// units, unit u being slice u % splits (K steps [s T / S, (s + 1) T / S) of the T) of tile
-// u / splits; after its slice each consumer warpgroup calls gather (all 128 threads, group =
-// tile x 2 + the warpgroup), which returns true when d now holds the whole tile's sum (that
-// warpgroup runs the epilogue) and false when another warpgroup will. Such a kernel also asks
-// the copy engine to fetch both tensor maps before it sets up its barriers.
-template <class E>
-concept SplitK = E::kSplitK;
-
-// The K splits of an epilogue: its `splits`, or 1 (host and device).
-template <class E>
-__host__ __device__ __forceinline__ int split_count(const E& e) {
-  if constexpr (SplitK<E>) {
-    return e.splits;
-  } else {
-    return 1;
-  }
-}
-// Whether this consumer warpgroup's d holds its whole tile (always, without split K).
-template <class E, int R>
-__device__ __forceinline__ bool gathered(const E& e, float (&d)[R], int group, int slice) {
-  if constexpr (SplitK<E>) {
-    return e.splits == 1 || e.gather(d, group, slice);
-  } else {
-    return true;
-  }
-}
-
 // --- a whole GEMM on two K-major operands ------------------------------------------------------
 // y (M, N) = epilogue(x (M, K) · W (N, K)ᵀ): A = x and B = Wᵀ are both read as rows of K (B's
 // "columns" are W's rows), so both descriptors are K-major (imm-trans-a = imm-trans-b = 0).
@@ -397,42 +347,21 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
   const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, tiles = tiles_m * tiles_n;
   const int ktiles = (K + BK - 1) / BK;  // the last stage's columns past K arrive as zeros
   const int warpgroup = threadIdx.x / 128;
-  const int splits = split_count(epi), units = tiles * splits;  // one unit per tile without split K
-  // Work unit -> its tile, that tile's place (bm, bn), its K slice and the slice's steps.
-  auto place = [&](int unit, int& tile, int& bm, int& bn, int& slice, int& k0, int& steps) {
-    tile = unit / splits, slice = unit % splits;
-    grouped_tile<kGroupM>(tile, tiles_m, tiles_n, bm, bn);
-    k0 = slice * ktiles / splits;
-    steps = (slice + 1) * ktiles / splits - k0;
-  };
 
-  if constexpr (SplitK<Epilogue>) {  // the maps on their way into the copy engine's cache
-    if (threadIdx.x == 0) {
-      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_a)) : "memory");
-      asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_b)) : "memory");
-    }
-  }
   init_stage_barriers<kStages>(full_bar, empty_bar, Tile::kConsumers * 4);
 
   if (warpgroup == 0) {
     // Producer: one thread issues every copy; the warpgroup's registers go to the consumers.
     run_producer<kStages>(
-        full_bar, empty_bar, units, ktiles, Tile::kABytes + Tile::kBBytes,
-        [&](int unit) {
-          if constexpr (SplitK<Epilogue>) {
-            KSlice at;  // (block row, block column), the slice's first step and step count
-            int tile, slice;
-            place(unit, tile, at.x, at.y, slice, at.k0, at.steps);
-            return at;
-          } else {
-            int2 at;  // (block row, block column)
-            grouped_tile<kGroupM>(unit, tiles_m, tiles_n, at.x, at.y);
-            return at;
-          }
+        full_bar, empty_bar, tiles, ktiles, Tile::kABytes + Tile::kBBytes,
+        [&](int tile) {
+          int2 at;  // (block row, block column)
+          grouped_tile<kGroupM>(tile, tiles_m, tiles_n, at.x, at.y);
+          return at;
         },
-        [&](auto at, int s, int kt, uint32_t bar) {
-          tma_load_2d(a_stage(s), &map_a, (first_step(at) + kt) * BK, at.x * BM, bar);
-          tma_load_2d(b_stage(s), &map_b, (first_step(at) + kt) * BK, at.y * BN, bar);
+        [&](int2 at, int s, int kt, uint32_t bar) {
+          tma_load_2d(a_stage(s), &map_a, kt * BK, at.x * BM, bar);
+          tma_load_2d(b_stage(s), &map_b, kt * BK, at.y * BN, bar);
         });
   } else {
     // Consumers: warpgroup 1 + cm * CN + cn computes rows 64 cm .. 64 cm + 63 and columns
@@ -441,9 +370,9 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
     const int cw = warpgroup - 1, cm = cw / Tile::CN, cn = cw % Tile::CN;
     PipeState<kStages> ps;
     float d[Tile::kAcc];
-    for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
-      int tile, bm, bn, slice, k0, steps;
-      place(unit, tile, bm, bn, slice, k0, steps);
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      int bm, bn;
+      grouped_tile<kGroupM>(tile, tiles_m, tiles_n, bm, bn);
 #pragma unroll
       for (int i = 0; i < Tile::kAcc; ++i) d[i] = 0.0f;
       auto math = [&](int s) {
@@ -460,12 +389,10 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
         float2 cols[Tile::kAcc / 4];  // column pairs col0 + 2 q + 8 j, loaded ahead of the K loop
 #pragma unroll
         for (int j = 0; j < Tile::kAcc / 4; ++j) cols[j] = epi.columns(col0 + 2 * (threadIdx.x % 4) + 8 * j);
-        consume_tile(ps, full_bar, empty_bar, steps, d, math);
-        // With split K, only the warpgroup that ends up with the whole sum stores.
-        if (gathered(epi, d, tile * Tile::kConsumers + cw, slice)) for_each_pair(d, cols, bm * BM + cm * 64, col0, epi);
+        consume_tile(ps, full_bar, empty_bar, ktiles, d, math);
+        for_each_pair(d, cols, bm * BM + cm * 64, col0, epi);
       } else {
-        static_assert(!SplitK<Epilogue>, "split K: an epilogue with its columns ahead");
-        consume_tile(ps, full_bar, empty_bar, steps, d, math);
+        consume_tile(ps, full_bar, empty_bar, ktiles, d, math);
         // The epilogue on the registers, while the producer already fills the next tile's stages.
         for_each_pair(d, bm * BM + cm * 64, bn * BN + cn * Tile::WN, epi);
       }

@@ -24,11 +24,6 @@
 //   v13_wgmma_bias_ahead (Hopper sm_90a only) v12's kernel with each thread's bias loaded
 //                     before the K loop, not between the last wgmma and the stores: the
 //                     prefill GEMM of the BF16 model on Hopper
-//   v17_wgmma_split_k (Hopper sm_90a only) v13's pipeline with a tile's K steps split over
-//                     up to 8 CTAs, the FP32 partial tiles added in the order of their slices
-//                     by the CTA that finishes last (a static workspace, counters that reset
-//                     themselves), the bias and GELU once on the sum; wider tiles, the tile and
-//                     the split chosen per shape by the grid's L2 bytes and a CTA's chain
 // gemv/    one token's linears, y = epilogue(W x + b): every weight read once
 //   v4_gemv_warp      one warp per row of W, 16-byte loads, a shuffle sum: the batch-1
 //                     GEMV at memory speed
@@ -92,10 +87,8 @@ void linear_wgmma_tma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int 
                       cudaStream_t stream);
 void linear_wgmma_bias_ahead(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
                              cudaStream_t stream);
-void linear_wgmma_split_k(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
-                          cudaStream_t stream);
-// What they do (linear/v12_wgmma_epilogue.cu): the checks, then the step's Hopper kernel or v8.
-enum class HopperStep { V12, V13, V17 };
+// What both do (linear/v12_wgmma_epilogue.cu): the checks, then the step's Hopper kernel or v8.
+enum class HopperStep { V12, V13 };
 void linear_on_hopper(HopperStep step, const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K,
                       Epilogue epi, cudaStream_t stream);
 // Whether this build has the Hopper steps and this GPU runs them (the model's prefill asks).

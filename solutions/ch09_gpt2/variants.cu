@@ -19,10 +19,6 @@ WB_VARIANTS(ch09_solution, wb::Role::Solution) {
     v.push_back(wb::variant(op, "v13_wgmma_bias_ahead", &linear_wgmma_bias_ahead)
                     .hopper_only()
                     .with_note("v12 with each thread's bias loaded before the K loop; K % 8 != 0: v8_mma_epilogue"));
-    v.push_back(
-        wb::variant(op, "v17_wgmma_split_k", &linear_wgmma_split_k)
-            .hopper_only()
-            .with_note("v13 with K split over CTAs, partial tiles added in order; K % 8 != 0: v8_mma_epilogue"));
 #endif
   }
   for (const char* op : {"linear_bias/f32", "linear_bias_gelu/f32"}) {

@@ -14,8 +14,7 @@
 //   * any other GPU: an error. The tests skip this step there, with the reason; the variant
 //     is not even listed when the build has no sm_90a library.
 //
-// linear_on_hopper holds these checks for every Hopper step (v13_wgmma_bias_ahead and
-// v17_wgmma_split_k call it too).
+// linear_on_hopper holds these checks for both Hopper steps (v13_wgmma_bias_ahead calls it too).
 //
 // Run: build/ch09/bin/ch09_bench --op=linear_bias/bf16 --impl=v12_wgmma_epilogue,v8_mma_epilogue,cublaslt
 #include <stdexcept>
@@ -33,9 +32,7 @@ namespace ch09::solution {
 void linear_on_hopper(HopperStep step, const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K,
                       Epilogue epi, cudaStream_t stream) {
   require_valid(M, N, K, epi, b);
-  const char* name = step == HopperStep::V12   ? "v12_wgmma_epilogue"
-                     : step == HopperStep::V13 ? "v13_wgmma_bias_ahead"
-                                               : "v17_wgmma_split_k";
+  const char* name = step == HopperStep::V12 ? "v12_wgmma_epilogue" : "v13_wgmma_bias_ahead";
 #ifdef WB_CH09_HOPPER
   static const bool has_wgmma = wb::query_device().has_wgmma();
   if (!has_wgmma) {
@@ -45,10 +42,8 @@ void linear_on_hopper(HopperStep step, const bf16* x, const bf16* w, const bf16*
   if (hopper::wgmma_supports(M, N, K, x, w)) {
     if (step == HopperStep::V12) {
       hopper::linear_wgmma(x, w, b, y, M, N, K, epi, stream);
-    } else if (step == HopperStep::V13) {
-      hopper::linear_wgmma_bias_ahead(x, w, b, y, M, N, K, epi, stream);
     } else {
-      hopper::linear_wgmma_split_k(x, w, b, y, M, N, K, epi, stream);
+      hopper::linear_wgmma_bias_ahead(x, w, b, y, M, N, K, epi, stream);
     }
     return;
   }

@@ -22,8 +22,4 @@ void linear_wgmma(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, i
 void linear_wgmma_bias_ahead(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
                              cudaStream_t stream);
 
-// The same for v17_wgmma_split_k (linear/hopper/v17_wgmma_split_k.cu).
-void linear_wgmma_split_k(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
-                          cudaStream_t stream);
-
 }  // namespace ch09::solution::hopper

@@ -22,6 +22,24 @@
 
 namespace ch09::solution::hopper {
 
+// v12's BiasStore with the bias of a column pair passed in (kColumnsAhead): the kernel loads
+// columns(c) for each of the thread's pairs before the K loop.
+struct BiasAheadStore : BiasStore {
+  static constexpr bool kColumnsAhead = true;
+
+  // The bias of columns c and c + 1 (0 past N, or when the op has none).
+  __device__ __forceinline__ float2 columns(int c) const {
+    if (epi == Epilogue::None || c >= N) return make_float2(0.0f, 0.0f);
+    return make_float2(to_float(b[c]), c + 1 < N ? to_float(b[c + 1]) : 0.0f);
+  }
+  __device__ __forceinline__ void operator()(int r, int c, float2 lo, float2 hi, float2 bias) const {
+    if (c >= N) return;
+    const bool two = c + 1 < N;
+    row(r, c, lo, bias, two);
+    row(r + 8, c, hi, bias, two);
+  }
+};
+
 void linear_wgmma_bias_ahead(const bf16* x, const bf16* w, const bf16* b, bf16* y, int M, int N, int K, Epilogue epi,
                              cudaStream_t stream) {
   const int sms = wb::sm_count();

@@ -46,8 +46,7 @@ inline const CUtensorMap& map_of(MapEntry& e, const bf16* base, int rows, int K,
 }
 
 // y = epilogue(x · Wᵀ) on tile T with the epilogue functor `store`: a persistent grid of at
-// most one CTA per SM over the tiles (times the K splits of a split-K store, v17). The maps
-// are kept per (tile, store type): one per instantiation.
+// most one CTA per SM. The maps are kept per (tile, store type): one per instantiation.
 template <class T, class Store>
 void launch(const bf16* x, const bf16* w, int M, int N, int K, const Store& store, int sms, cudaStream_t stream,
             const char* who) {
@@ -56,8 +55,8 @@ void launch(const bf16* x, const bf16* w, int M, int N, int K, const Store& stor
   thread_local MapEntry map_x, map_w;
   const CUtensorMap& mx = map_of(map_x, x, M, K, T::BM, who);  // x: M rows of K, (64, BM) boxes
   const CUtensorMap& mw = map_of(map_w, w, N, K, T::BN, who);  // W: N rows of K, (64, BN) boxes
-  const long long units = (long long)ceil_div(M, T::BM) * ceil_div(N, T::BN) * wb::sm90::split_count(store);
-  const int grid = int(std::min<long long>(units, sms));  // persistent: at most one CTA per SM
+  const long long tiles = (long long)ceil_div(M, T::BM) * ceil_div(N, T::BN);
+  const int grid = int(std::min<long long>(tiles, sms));  // persistent: at most one CTA per SM
   kernel<<<grid, T::kThreads, T::kSmem, stream>>>(mx, mw, M, N, K, store);
   WB_CHECK_LAUNCH();
 }
@@ -129,24 +128,6 @@ struct BiasStore {
       bias.x = to_float(b[c]);
       if (two) bias.y = to_float(b[c + 1]);
     }
-    row(r, c, lo, bias, two);
-    row(r + 8, c, hi, bias, two);
-  }
-};
-
-// v13's epilogue: v12's BiasStore with the bias of a column pair passed in (kColumnsAhead): the
-// kernel loads columns(c) for each of the thread's pairs before the K loop (v17 stores the same way).
-struct BiasAheadStore : BiasStore {
-  static constexpr bool kColumnsAhead = true;
-
-  // The bias of columns c and c + 1 (0 past N, or when the op has none).
-  __device__ __forceinline__ float2 columns(int c) const {
-    if (epi == Epilogue::None || c >= N) return make_float2(0.0f, 0.0f);
-    return make_float2(to_float(b[c]), c + 1 < N ? to_float(b[c + 1]) : 0.0f);
-  }
-  __device__ __forceinline__ void operator()(int r, int c, float2 lo, float2 hi, float2 bias) const {
-    if (c >= N) return;
-    const bool two = c + 1 < N;
     row(r, c, lo, bias, two);
     row(r + 8, c, hi, bias, two);
   }
