@@ -4,6 +4,8 @@
 //   * PipeState, produce_tile, consume_tile: the full / empty mbarrier pipeline over kStages
 //     shared-memory stages, the producer's loop over one tile's K and the consumers' loop
 //     (wgmma.wait_group 1: one stage's wgmmas stay in flight while the next is issued);
+//     init_stage_barriers and run_producer: the barriers' setup and the producer warpgroup of
+//     a persistent grid (kmajor_gemm_kernel below, chapter 5's v16 and v17);
 //   * grouped_tile: a persistent grid's tile order, kGroupM block rows at a time (L2 reuse);
 //   * for_each_pair: where each accumulator lies in the 64 x N tile, for an epilogue;
 //   * KMajorTile and kmajor_gemm_kernel: a whole GEMM for two K-major operands, y (M, N) =
@@ -188,6 +190,40 @@ __device__ __forceinline__ void produce_tile(PipeState<kStages>& ps, uint64_t* f
   }
 }
 
+// The block's start: thread 0 initialises the stages' barriers (full: count 1, the producer's
+// arrive plus its TMA bytes; empty: one arrive per consumer warp, `consumer_warps`) and makes
+// them visible to the copy engine; then every thread waits for it.
+template <int kStages>
+__device__ __forceinline__ void init_stage_barriers(uint64_t* full_bar, uint64_t* empty_bar, int consumer_warps) {
+  using wb::ptx::smem_u32;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(smem_u32(&full_bar[s]), 1);
+      mbar_init(smem_u32(&empty_bar[s]), consumer_warps);
+    }
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+}
+
+// The producer warpgroup of a persistent grid: its registers go to the consumers (setmaxnreg
+// down to 40), and its thread 0 walks the CTA's tiles (blockIdx.x, then + gridDim.x): for each,
+// where(tile) says where the tile lies (any type), and produce_tile runs its `ktiles` steps,
+// with load(where, stage, kt, full_bar_address) issuing a stage's copies.
+template <int kStages, class Where, class Load>
+__device__ __forceinline__ void run_producer(uint64_t* full_bar, uint64_t* empty_bar, int tiles, int ktiles,
+                                             uint32_t tx_bytes, Where&& where, Load&& load) {
+  setmaxnreg_dec<40>();
+  if (threadIdx.x == 0) {
+    PipeState<kStages> ps;
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      const auto at = where(tile);
+      produce_tile(ps, full_bar, empty_bar, ktiles, tx_bytes,
+                   [&](int s, int kt, uint32_t bar) { load(at, s, kt, bar); });
+    }
+  }
+}
+
 // A consumer warpgroup's part of one tile: for each step along K, wait for the stage's bytes,
 // let math(stage) issue its wgmmas into d, commit them, and wait until the previous step's
 // wgmmas are done reading their stage (wgmma.wait_group 1) before that stage is released. On
@@ -312,29 +348,21 @@ __global__ void __launch_bounds__(Tile::kThreads, 1)
   const int ktiles = (K + BK - 1) / BK;  // the last stage's columns past K arrive as zeros
   const int warpgroup = threadIdx.x / 128;
 
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(smem_u32(&full_bar[s]), 1);                      // the producer's arrive (plus the TMA bytes)
-      mbar_init(smem_u32(&empty_bar[s]), Tile::kConsumers * 4);  // one arrive per consumer warp
-    }
-    fence_mbarrier_init();  // visible to the copy engine
-  }
-  __syncthreads();
+  init_stage_barriers<kStages>(full_bar, empty_bar, Tile::kConsumers * 4);
 
   if (warpgroup == 0) {
     // Producer: one thread issues every copy; the warpgroup's registers go to the consumers.
-    setmaxnreg_dec<40>();
-    if (threadIdx.x == 0) {
-      PipeState<kStages> ps;
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        int bm, bn;
-        grouped_tile<kGroupM>(tile, tiles_m, tiles_n, bm, bn);
-        produce_tile(ps, full_bar, empty_bar, ktiles, Tile::kABytes + Tile::kBBytes, [&](int s, int kt, uint32_t bar) {
-          tma_load_2d(a_stage(s), &map_a, kt * BK, bm * BM, bar);
-          tma_load_2d(b_stage(s), &map_b, kt * BK, bn * BN, bar);
+    run_producer<kStages>(
+        full_bar, empty_bar, tiles, ktiles, Tile::kABytes + Tile::kBBytes,
+        [&](int tile) {
+          int2 at;  // (block row, block column)
+          grouped_tile<kGroupM>(tile, tiles_m, tiles_n, at.x, at.y);
+          return at;
+        },
+        [&](int2 at, int s, int kt, uint32_t bar) {
+          tma_load_2d(a_stage(s), &map_a, kt * BK, at.x * BM, bar);
+          tma_load_2d(b_stage(s), &map_b, kt * BK, at.y * BN, bar);
         });
-      }
-    }
   } else {
     // Consumers: warpgroup 1 + cm * CN + cn computes rows 64 cm .. 64 cm + 63 and columns
     // WN cn .. WN cn + WN - 1 of each tile.

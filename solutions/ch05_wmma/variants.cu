@@ -65,19 +65,26 @@ WB_VARIANTS(ch05_solution, wb::Role::Solution) {
   for (size_t i = first; i < v.size(); ++i) {
     v[i].hopper_only().with_note("TMA + wgmma when K and N are multiples of 8, otherwise v5_mma_sync");
   }
-  v.push_back(wb::variant("gemm_fp8/e4m3_bf16", "v9_wgmma_fp8", &solution::v9_wgmma_fp8)
-                  .hopper_only()
-                  .with_note("TMA + wgmma e4m3, 128 x 128 tiles, FP32 promotion every 128 of K"));
-  v.push_back(wb::variant("gemm_fp8_block/e4m3_bf16", "v10_wgmma_fp8_block", &solution::v10_wgmma_fp8_block)
-                  .hopper_only()
-                  .with_note("v9 with the block scales applied at each promotion"));
-  v.push_back(wb::variant("gemm_fp8/e4m3_bf16", "v12_wgmma_fp8_overlap", &solution::v12_wgmma_fp8_overlap)
-                  .hopper_only()
-                  .with_note("v9 with two partial-sum sets: each promotion overlaps the next stage's wgmmas"));
-  v.push_back(
-      wb::variant("gemm_fp8_block/e4m3_bf16", "v13_wgmma_fp8_block_overlap", &solution::v13_wgmma_fp8_block_overlap)
-          .hopper_only()
-          .with_note("v10 on v12's schedule: block-scaled promotion overlapping the next stage's wgmmas"));
+  // The FP8 wgmma steps: per-tensor scales (gemm_fp8) or block scales (gemm_fp8_block).
+  const auto fp8 = [&](bool block, const char* name, Fp8GemmFn* fn, const char* note) {
+    v.push_back(
+        wb::variant(block ? "gemm_fp8_block/e4m3_bf16" : "gemm_fp8/e4m3_bf16", name, fn).hopper_only().with_note(note));
+  };
+  fp8(false, "v9_wgmma_fp8", &solution::v9_wgmma_fp8,
+      "TMA + wgmma e4m3, 128 x 128 tiles, FP32 promotion every 128 of K");
+  fp8(true, "v10_wgmma_fp8_block", &solution::v10_wgmma_fp8_block,
+      "v9 with the block scales applied at each promotion");
+  fp8(false, "v12_wgmma_fp8_overlap", &solution::v12_wgmma_fp8_overlap,
+      "v9 with two partial-sum sets: each promotion overlaps the next stage's wgmmas");
+  fp8(true, "v13_wgmma_fp8_block_overlap", &solution::v13_wgmma_fp8_block_overlap,
+      "v10 on v12's schedule: block-scaled promotion overlapping the next stage's wgmmas");
+  fp8(false, "v16_wgmma_fp8_wide", &solution::v16_wgmma_fp8_wide,
+      "128 x 192 tiles (m64n192k32), TMA-store epilogue; D not 16-byte aligned: v12");
+  fp8(false, "v16_wgmma_fp8_wide_n128", &solution::v16_wgmma_fp8_wide_n128, "v16's kernel on 128 x 128 tiles");
+  fp8(true, "v17_wgmma_fp8_block_wide", &solution::v17_wgmma_fp8_block_wide,
+      "v16's kernel with block-scaled promotion; D not 16-byte aligned: v13");
+  fp8(true, "v17_wgmma_fp8_block_wide_muladd", &solution::v17_wgmma_fp8_block_wide_muladd,
+      "v17 with the scaled promotion as FMUL + FADD instead of FFMA");
   v.push_back(wb::variant("gemm/i8_i32", "v11_wgmma_int8", &solution::v11_wgmma_int8<int8_t, int32_t>)
                   .hopper_only()
                   .with_prepare(arrange_int8_b)
