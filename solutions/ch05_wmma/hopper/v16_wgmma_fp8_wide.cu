@@ -17,8 +17,9 @@
 // it) runs v12.
 //
 // The kernel, and why each piece: hopper/wgmma_fp8_wide_kernel.cuh.
-// v16_wgmma_fp8_wide_n128: the same kernel with v12's 128-column tile (6 stages), to tell the
-// tile's share of the gain from the epilogue's.
+// v16_wgmma_fp8_wide_cluster: clusters of two CTAs on neighbouring block rows of one block
+// column, each loading half of the shared B box and multicasting it into both (B's L2 reads
+// halved); a stage is refilled once the consumers of both CTAs have released it.
 //
 // Run: build/ch05/bin/ch05_bench --full --op=gemm_fp8 --shape=8192 \
 //        --impl=reference,v12_wgmma_fp8_overlap,v16_wgmma_fp8_wide
@@ -34,10 +35,10 @@ void v16_wgmma_fp8_wide(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_
                                                     &v12_wgmma_fp8_overlap);
 }
 
-void v16_wgmma_fp8_wide_n128(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B, const float* scale_a,
-                             const float* scale_b, __nv_bfloat16* D, cudaStream_t stream) {
-  hopper::k8w::run<hopper::k8::Epi::Fp8Tensor, 128>(M, N, K, A, B, scale_a, scale_b, D, stream,
-                                                    "v16_wgmma_fp8_wide_n128", &v12_wgmma_fp8_overlap);
+void v16_wgmma_fp8_wide_cluster(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B,
+                                const float* scale_a, const float* scale_b, __nv_bfloat16* D, cudaStream_t stream) {
+  hopper::k8w::run<hopper::k8::Epi::Fp8Tensor, 192, 2>(M, N, K, A, B, scale_a, scale_b, D, stream,
+                                                       "v16_wgmma_fp8_wide_cluster", &v12_wgmma_fp8_overlap);
 }
 
 }  // namespace ch05::solution

@@ -15,12 +15,7 @@
 // behind. Same sums as v10 and v13: the same error model.
 //
 // Shapes: any the FP8 op accepts; a D that is not 16-byte aligned runs v13.
-// v17_wgmma_fp8_block_wide_muladd: the scaled promotion as a multiply and an add kept apart
-// (FMUL + FADD instead of one FFMA). The gap between v13 and v12 (about 20 %) is larger than
-// the FFMA's extra operand explains; v12's promotion is a run of FADDs, and the instruction
-// scheduling the compiler gives such a run (letting the other warpgroup's warps issue between
-// them) may not be what it gives a run of FFMAs. This form asks whether the kind of
-// instruction, not the count, is what the block-scaled kernels pay for.
+// v17_wgmma_fp8_block_wide_cluster: v16_wgmma_fp8_wide_cluster's clusters with v17's promotion.
 //
 // Run: build/ch05/bin/ch05_bench --full --op=gemm_fp8_block --shape=8192 \
 //        --impl=reference,v13_wgmma_fp8_block_overlap,v17_wgmma_fp8_block_wide
@@ -36,12 +31,11 @@ void v17_wgmma_fp8_block_wide(int M, int N, int K, const __nv_fp8_e4m3* A, const
                                                    "v17_wgmma_fp8_block_wide", &v13_wgmma_fp8_block_overlap);
 }
 
-void v17_wgmma_fp8_block_wide_muladd(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B,
-                                     const float* scale_a, const float* scale_b, __nv_bfloat16* D,
-                                     cudaStream_t stream) {
-  using namespace hopper::k8w;
-  run<hopper::k8::Epi::Fp8Block, 192, BlockMath::MulAdd>(
-      M, N, K, A, B, scale_a, scale_b, D, stream, "v17_wgmma_fp8_block_wide_muladd", &v13_wgmma_fp8_block_overlap);
+void v17_wgmma_fp8_block_wide_cluster(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B,
+                                      const float* scale_a, const float* scale_b, __nv_bfloat16* D,
+                                      cudaStream_t stream) {
+  hopper::k8w::run<hopper::k8::Epi::Fp8Block, 192, 2>(M, N, K, A, B, scale_a, scale_b, D, stream,
+                                                      "v17_wgmma_fp8_block_wide_cluster", &v13_wgmma_fp8_block_overlap);
 }
 
 }  // namespace ch05::solution
