@@ -2,37 +2,44 @@
 // pipeline (hopper/wgmma_8bit_kernel.cuh: TMA into 128-byte swizzled stages 128 deep, full /
 // empty mbarriers, one producer warpgroup and two consumer warpgroups of 64 rows, a persistent
 // grid in groups of 8 block rows, the tensor core's partial sums promoted into FP32 every 128
-// of K), with a wider tile and a TMA-store epilogue. One template for both scale forms, over
-// the tile width kBN.
+// of K), with a wider tile, a TMA-store epilogue and (kCluster = 2, v16) clusters of two CTAs
+// that share B's box. One template for both scale forms.
 //
 // What differs from v9 / v12, and why:
 //   * A 128 x 192 tile: each consumer warpgroup owns 64 x 192 and issues wgmma m64n192k32. Per
-//     multiply-add the tensor cores then read 20 bytes of shared memory per thousand instead of
-//     23 (A's 2 KB of a wgmma serve 192 columns instead of 128), and the copies write 13 instead
-//     of 15 (a stage of 40 KB serves 3.1 M multiply-adds instead of 32 KB for 2.1 M), and the
-//     L2 sends a quarter fewer bytes per FLOP. The promotion decides the width: `total` and one
-//     `part` of 64 x kBN floats per warpgroup are kBN registers per thread, and 2 x 96 = 192 of
-//     the 232 that setmaxnreg gives a consumer is the widest that fits (v12's third set would
-//     need 288). So the promotion waits for its stage (wait_group 0, as v9), and the other
-//     consumer warpgroup's wgmmas keep the tensor cores busy meanwhile.
+//     multiply-add the tensor cores then read about 11 % fewer bytes of shared memory (A's 2 KB
+//     of a wgmma serve 192 columns instead of 128), and the copies write 17 % fewer (a stage of
+//     40 KB serves 3.1 M multiply-adds instead of 32 KB for 2.1 M), as many fewer from L2. The
+//     promotion decides the width: `total` and one `part` of 64 x kBN floats per warpgroup are
+//     kBN registers per thread, and 2 x 96 = 192 of the 232 that setmaxnreg gives a consumer is
+//     the widest that fits (v12's third set would need 288). So the promotion waits for its
+//     stage (wait_group 0, as v9), and the other consumer warpgroup's wgmmas keep the tensor
+//     cores busy meanwhile.
 //   * The next tile's first stage is issued before a tile's stores (v12's order), so the tensor
 //     cores have work while the epilogue runs.
 //   * The epilogue through shared memory and TMA stores (v6's): each consumer rounds its
 //     64 x kBN tile, times the scales, into 64-column boxes in the 128-byte swizzle and one
 //     thread stores them; the boxes clip at D's edges. 48 KB for both consumers at kBN = 192,
 //     so 4 stages of 40 KB.
+//   * kCluster = 2: the grid runs in clusters of two CTAs that take neighbouring block rows of
+//     one block column. Each CTA loads A's box for itself and half of the B box (96 rows) with
+//     a multicast copy that lands in both CTAs and completes on both CTAs' full barrier, which
+//     expects the whole stage as before. A stage of either CTA is written by both producers, so
+//     its empty barrier counts the consumer warps of both (each arrives on its own CTA's barrier
+//     and, through mapa, on the peer's). A cluster barrier after the barriers' setup and one
+//     before the exit keep each CTA's shared memory alive while the other may still write to it.
 //   * Block scales (v17) with a tile that is not one B block wide: a 192-column tile starts at
 //     column 0 or 64 of a 128-column block of B, so its first 64 columns are always in block
 //     nb0 = bn * 192 / 128, its last 64 always in nb0 + 1, and the middle 64 in one or the other
 //     (by the parity of bn). Per stage a thread loads its two rows' A scales and the two B
 //     scales, and each 8-column chunk takes one of three products, chosen at compile time for
-//     all but the middle, which is one select per stage. kBN = 128 tiles are one block wide.
+//     all but the middle, which is one select per stage.
 // Same sums in the same order as v9 / v10 (promotion every 128 of K, then the scales): the
 // same error model (chapters/ch05_wmma/spec_fp8.cu).
 //
 // Built for sm_90a alone, like the other Hopper steps (chapters/ch05_wmma/extra.cmake).
 #pragma once
-#include "device/cluster.cuh"     // v16/v17 _cluster: rank, sync, the launch
+#include "device/cluster.cuh"     // kCluster = 2: rank, sync, the launch
 #include "device/wgmma_gemm.cuh"  // init_stage_barriers, run_producer, the wgmma operand lists, make_tensor_map_2d
 #include "ladder.cuh"             // v12, v13: where D is not 16-byte aligned (no TMA store)
 #include "wgmma_8bit_kernel.cuh"  // Params, tile_coords, make_map_8bit, MapCache
