@@ -87,12 +87,9 @@ Fp8GemmFn v12_wgmma_fp8_overlap;
 // hopper/v13_wgmma_fp8_block_overlap.cu — v10 on v12's schedule.
 Fp8GemmFn v13_wgmma_fp8_block_overlap;
 // hopper/v16_wgmma_fp8_wide.cu — per-tensor scales on 128 x 192 tiles (m64n192k32 per consumer),
-// the epilogue through TMA stores; _n128: the same kernel on v12's 128-column tiles.
+// the epilogue through TMA stores, pairs of CTAs multicasting the B box they share.
 Fp8GemmFn v16_wgmma_fp8_wide;
-Fp8GemmFn v16_wgmma_fp8_wide_n128;
-// hopper/v17_wgmma_fp8_block_wide.cu — v16's kernel with v13's block-scaled promotion; _muladd:
-// that promotion as FMUL + FADD instead of FFMA.
+// hopper/v17_wgmma_fp8_block_wide.cu — v16's tiles and epilogue with v13's block-scaled promotion.
 Fp8GemmFn v17_wgmma_fp8_block_wide;
-Fp8GemmFn v17_wgmma_fp8_block_wide_muladd;
 
 }  // namespace ch05::solution

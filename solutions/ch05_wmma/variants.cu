@@ -79,12 +79,9 @@ WB_VARIANTS(ch05_solution, wb::Role::Solution) {
   fp8(true, "v13_wgmma_fp8_block_overlap", &solution::v13_wgmma_fp8_block_overlap,
       "v10 on v12's schedule: block-scaled promotion overlapping the next stage's wgmmas");
   fp8(false, "v16_wgmma_fp8_wide", &solution::v16_wgmma_fp8_wide,
-      "128 x 192 tiles (m64n192k32), TMA-store epilogue; D not 16-byte aligned: v12");
-  fp8(false, "v16_wgmma_fp8_wide_n128", &solution::v16_wgmma_fp8_wide_n128, "v16's kernel on 128 x 128 tiles");
+      "128 x 192 tiles (m64n192k32), TMA-store epilogue, CTA pairs multicasting B; D not 16-byte aligned: v12");
   fp8(true, "v17_wgmma_fp8_block_wide", &solution::v17_wgmma_fp8_block_wide,
       "v16's kernel with block-scaled promotion; D not 16-byte aligned: v13");
-  fp8(true, "v17_wgmma_fp8_block_wide_muladd", &solution::v17_wgmma_fp8_block_wide_muladd,
-      "v17 with the scaled promotion as FMUL + FADD instead of FFMA");
   v.push_back(wb::variant("gemm/i8_i32", "v11_wgmma_int8", &solution::v11_wgmma_int8<int8_t, int32_t>)
                   .hopper_only()
                   .with_prepare(arrange_int8_b)

@@ -1,5 +1,6 @@
 // v17 (bonus, Hopper sm_90a only) — FP8 E4M3 GEMM on wgmma, block scales (1 x 128 of A,
-// 128 x 128 of B), on v16's 128 x 192 tiles and TMA-store epilogue.
+// 128 x 128 of B), on v16's 128 x 192 tiles and TMA-store epilogue (one CTA per tile: v16's
+// clusters were measured for the per-tensor form only).
 //
 // What changes over v13: v16's kernel with v13's promotion, total += part * scale_a[kb][row] *
 // scale_b[nb][kb]. A 192-column tile spans one and a half blocks of B: its first 64 columns
@@ -15,12 +16,6 @@
 // behind. Same sums as v10 and v13: the same error model.
 //
 // Shapes: any the FP8 op accepts; a D that is not 16-byte aligned runs v13.
-// v17_wgmma_fp8_block_wide_muladd: the scaled promotion as a multiply and an add kept apart
-// (FMUL + FADD instead of one FFMA). The gap between v13 and v12 (about 20 %) is larger than
-// the FFMA's extra operand explains; v12's promotion is a run of FADDs, and the instruction
-// scheduling the compiler gives such a run (letting the other warpgroup's warps issue between
-// them) may not be what it gives a run of FFMAs. This form asks whether the kind of
-// instruction, not the count, is what the block-scaled kernels pay for.
 //
 // Run: build/ch05/bin/ch05_bench --full --op=gemm_fp8_block --shape=8192 \
 //        --impl=reference,v13_wgmma_fp8_block_overlap,v17_wgmma_fp8_block_wide
@@ -34,14 +29,6 @@ void v17_wgmma_fp8_block_wide(int M, int N, int K, const __nv_fp8_e4m3* A, const
                               const float* scale_b, __nv_bfloat16* D, cudaStream_t stream) {
   hopper::k8w::run<hopper::k8::Epi::Fp8Block, 192>(M, N, K, A, B, scale_a, scale_b, D, stream,
                                                    "v17_wgmma_fp8_block_wide", &v13_wgmma_fp8_block_overlap);
-}
-
-void v17_wgmma_fp8_block_wide_muladd(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B,
-                                     const float* scale_a, const float* scale_b, __nv_bfloat16* D,
-                                     cudaStream_t stream) {
-  using namespace hopper::k8w;
-  run<hopper::k8::Epi::Fp8Block, 192, BlockMath::MulAdd>(
-      M, N, K, A, B, scale_a, scale_b, D, stream, "v17_wgmma_fp8_block_wide_muladd", &v13_wgmma_fp8_block_overlap);
 }
 
 }  // namespace ch05::solution

@@ -2,36 +2,44 @@
 // pipeline (hopper/wgmma_8bit_kernel.cuh: TMA into 128-byte swizzled stages 128 deep, full /
 // empty mbarriers, one producer warpgroup and two consumer warpgroups of 64 rows, a persistent
 // grid in groups of 8 block rows, the tensor core's partial sums promoted into FP32 every 128
-// of K), with a wider tile and a TMA-store epilogue. One template for both scale forms, over
-// the tile width kBN.
+// of K), with a wider tile, a TMA-store epilogue and (kCluster = 2, v16) clusters of two CTAs
+// that share B's box. One template for both scale forms.
 //
 // What differs from v9 / v12, and why:
 //   * A 128 x 192 tile: each consumer warpgroup owns 64 x 192 and issues wgmma m64n192k32. Per
-//     multiply-add the tensor cores then read 20 bytes of shared memory per thousand instead of
-//     23 (A's 2 KB of a wgmma serve 192 columns instead of 128), and the copies write 13 instead
-//     of 15 (a stage of 40 KB serves 3.1 M multiply-adds instead of 32 KB for 2.1 M), and the
-//     L2 sends a quarter fewer bytes per FLOP. The promotion decides the width: `total` and one
-//     `part` of 64 x kBN floats per warpgroup are kBN registers per thread, and 2 x 96 = 192 of
-//     the 232 that setmaxnreg gives a consumer is the widest that fits (v12's third set would
-//     need 288). So the promotion waits for its stage (wait_group 0, as v9), and the other
-//     consumer warpgroup's wgmmas keep the tensor cores busy meanwhile.
+//     multiply-add the tensor cores then read about 11 % fewer bytes of shared memory (A's 2 KB
+//     of a wgmma serve 192 columns instead of 128), and the copies write 17 % fewer (a stage of
+//     40 KB serves 3.1 M multiply-adds instead of 32 KB for 2.1 M), as many fewer from L2. The
+//     promotion decides the width: `total` and one `part` of 64 x kBN floats per warpgroup are
+//     kBN registers per thread, and 2 x 96 = 192 of the 232 that setmaxnreg gives a consumer is
+//     the widest that fits (v12's third set would need 288). So the promotion waits for its
+//     stage (wait_group 0, as v9), and the other consumer warpgroup's wgmmas keep the tensor
+//     cores busy meanwhile.
 //   * The next tile's first stage is issued before a tile's stores (v12's order), so the tensor
 //     cores have work while the epilogue runs.
 //   * The epilogue through shared memory and TMA stores (v6's): each consumer rounds its
 //     64 x kBN tile, times the scales, into 64-column boxes in the 128-byte swizzle and one
 //     thread stores them; the boxes clip at D's edges. 48 KB for both consumers at kBN = 192,
 //     so 4 stages of 40 KB.
+//   * kCluster = 2: the grid runs in clusters of two CTAs that take neighbouring block rows of
+//     one block column. Each CTA loads A's box for itself and half of the B box (96 rows) with
+//     a multicast copy that lands in both CTAs and completes on both CTAs' full barrier, which
+//     expects the whole stage as before. A stage of either CTA is written by both producers, so
+//     its empty barrier counts the consumer warps of both (each arrives on its own CTA's barrier
+//     and, through mapa, on the peer's). A cluster barrier after the barriers' setup and one
+//     before the exit keep each CTA's shared memory alive while the other may still write to it.
 //   * Block scales (v17) with a tile that is not one B block wide: a 192-column tile starts at
 //     column 0 or 64 of a 128-column block of B, so its first 64 columns are always in block
 //     nb0 = bn * 192 / 128, its last 64 always in nb0 + 1, and the middle 64 in one or the other
 //     (by the parity of bn). Per stage a thread loads its two rows' A scales and the two B
 //     scales, and each 8-column chunk takes one of three products, chosen at compile time for
-//     all but the middle, which is one select per stage. kBN = 128 tiles are one block wide.
+//     all but the middle, which is one select per stage.
 // Same sums in the same order as v9 / v10 (promotion every 128 of K, then the scales): the
 // same error model (chapters/ch05_wmma/spec_fp8.cu).
 //
 // Built for sm_90a alone, like the other Hopper steps (chapters/ch05_wmma/extra.cmake).
 #pragma once
+#include "device/cluster.cuh"     // kCluster = 2: rank, sync, the launch
 #include "device/wgmma_gemm.cuh"  // init_stage_barriers, run_producer, the wgmma operand lists, make_tensor_map_2d
 #include "ladder.cuh"             // v12, v13: where D is not 16-byte aligned (no TMA store)
 #include "wgmma_8bit_kernel.cuh"  // Params, tile_coords, make_map_8bit, MapCache
@@ -111,14 +119,9 @@ __device__ __forceinline__ BlockScales block_scales(const k8::Params& p, int bn,
   return s;
 }
 
-// How v17 adds a scaled part: one FMA per accumulator, or (MulAdd) a multiply and an add kept
-// apart (__fmul_rn, __fadd_rn: no contraction), twice the instructions but each the kind v16's
-// promotion issues (one more FP32 rounding per block: inside the error model's FP32 term).
-enum class BlockMath { Fma, MulAdd };
-
 // total += part (v16) or part times its chunk's scales (v17). Chunk j holds columns 8j .. 8j + 7
 // of the tile: part[4j], part[4j + 1] row r, part[4j + 2], part[4j + 3] row r + 8.
-template <Epi kEpi, BlockMath kMath, int kAcc>
+template <Epi kEpi, int kAcc>
 __device__ __forceinline__ void promote(float (&total)[kAcc], const float (&part)[kAcc], const BlockScales& s) {
 #pragma unroll
   for (int j = 0; j < kAcc / 4; ++j) {
@@ -132,13 +135,34 @@ __device__ __forceinline__ void promote(float (&total)[kAcc], const float (&part
       const float scale = i < 4 * j + 2 ? lo : hi;  // rows r, r + 8
       if constexpr (kEpi == Epi::Fp8Tensor) {
         total[i] += part[i];
-      } else if constexpr (kMath == BlockMath::MulAdd) {
-        total[i] = __fadd_rn(total[i], __fmul_rn(part[i], scale));
       } else {
         total[i] = fmaf(part[i], scale, total[i]);
       }
     }
   }
+}
+
+// Clusters of two CTAs (kCluster = 2) that share B's box: each loads half of its rows and the
+// copy engine writes them into both CTAs (.multicast::cluster, ctaMask 0b11), completing on the
+// barrier at the same offset in each.
+__device__ __forceinline__ void tma_load_2d_both(uint32_t dst, const CUtensorMap* map, int c0, int c1, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, "
+      "%3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(uint16_t(3))
+      : "memory");
+}
+// An arrive on the barrier at shared address `bar` of CTA `rank` of the cluster (a plain arrive:
+// a consumer that only read the stage has nothing to release).
+__device__ __forceinline__ void mbar_arrive_in(uint32_t bar, uint32_t rank) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+      "}\n" ::"r"(bar),
+      "r"(rank)
+      : "memory");
 }
 
 // Two FP32 values rounded to a BF16 pair, into shared memory at `addr`.
@@ -147,7 +171,7 @@ __device__ __forceinline__ void st_shared_bf16x2(uint32_t addr, float v0, float 
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(*reinterpret_cast<const uint32_t*>(&h)) : "memory");
 }
 
-template <Epi kEpi, int kBN, BlockMath kMath>
+template <Epi kEpi, int kBN, int kCluster>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_fp8_wide_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                           const __grid_constant__ CUtensorMap map_d, const k8::Params p) {
@@ -160,23 +184,37 @@ __global__ void __launch_bounds__(kThreads, 1)
   // b_base + s * kBBytes; the output boxes after them. 1024-byte aligned: the swizzle's period.
   const uint32_t a_base = (smem_u32(smem_raw) + 1023u) & ~1023u;
   const uint32_t b_base = a_base + uint32_t(kStages * C::kABytes), d_base = b_base + uint32_t(kStages * C::kBBytes);
-  const int tiles_m = (p.M + kBM - 1) / kBM, tiles_n = (p.N + kBN - 1) / kBN;
-  const int tiles = tiles_m * tiles_n, ktiles = (p.K + kBK - 1) / kBK;  // past K: zeros
-  init_stage_barriers<kStages>(full_bar, empty_bar, kConsumers * 4);
+  // Work units: tiles, or with kCluster = 2 one tile per CTA of a cluster, the two in
+  // neighbouring block rows of one block column (one B box): unit u is tile row
+  // kCluster * bm2 + u % kCluster of pair u / kCluster, the pairs in v9's order. (An odd last
+  // block row gets a partner past M: zeros in, nothing stored.)
+  const int tiles_m = (p.M + kBM * kCluster - 1) / (kBM * kCluster), tiles_n = (p.N + kBN - 1) / kBN;
+  const int tiles = tiles_m * tiles_n * kCluster, ktiles = (p.K + kBK - 1) / kBK;  // past K: zeros
+  auto unit_at = [=](int unit) {
+    int2 at;  // (block row, block column)
+    k8::tile_coords(unit / kCluster, tiles_m, tiles_n, at.x, at.y);
+    at.x = at.x * kCluster + unit % kCluster;
+    return at;
+  };
+  // Both CTAs' consumers release a stage that both producers write into.
+  init_stage_barriers<kStages>(full_bar, empty_bar, kConsumers * 4 * kCluster);
+  const uint32_t rank = kCluster > 1 ? wb::cluster::rank() : 0;
+  if constexpr (kCluster > 1) wb::cluster::sync();  // the peer's barriers are ready
 
   if (threadIdx.x < 128) {
     // Producer: one thread issues A's and B's box of every stage.
-    run_producer<kStages>(
-        full_bar, empty_bar, tiles, ktiles, C::kABytes + C::kBBytes,
-        [&](int tile) {
-          int2 at;  // (block row, block column)
-          k8::tile_coords(tile, tiles_m, tiles_n, at.x, at.y);
-          return at;
-        },
-        [&](int2 at, int s, int kt, uint32_t bar) {
-          tma_load_2d(a_base + uint32_t(s * C::kABytes), &map_a, kt * kBK, at.x * kBM, bar);  // (K offset, row)
-          tma_load_2d(b_base + uint32_t(s * C::kBBytes), &map_b, kt * kBK, at.y * kBN, bar);
-        });
+    run_producer<kStages>(full_bar, empty_bar, tiles, ktiles, C::kABytes + C::kBBytes, unit_at,
+                          [&](int2 at, int s, int kt, uint32_t bar) {
+                            tma_load_2d(a_base + uint32_t(s * C::kABytes), &map_a, kt * kBK, at.x * kBM,
+                                        bar);  // (K offset, row)
+                            if constexpr (kCluster > 1) {
+                              constexpr int kHalf = kBN / kCluster;  // this CTA's rows of B, into both CTAs
+                              tma_load_2d_both(b_base + uint32_t(s * C::kBBytes + rank * kHalf * kBK), &map_b, kt * kBK,
+                                               at.y * kBN + int(rank) * kHalf, bar);
+                            } else {
+                              tma_load_2d(b_base + uint32_t(s * C::kBBytes), &map_b, kt * kBK, at.y * kBN, bar);
+                            }
+                          });
     return;
   }
 
@@ -208,8 +246,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   auto retire = [&](const BlockScales& s) {
     wgmma_wait<0>();
     pin(part);
-    if (lane == 0) mbar_arrive(smem_u32(&empty_bar[held]));
-    promote<kEpi, kMath>(total, part, s);
+    if (lane == 0) {
+      mbar_arrive(smem_u32(&empty_bar[held]));
+      if constexpr (kCluster > 1) mbar_arrive_in(smem_u32(&empty_bar[held]), rank ^ 1u);
+    }
+    promote<kEpi>(total, part, s);
   };
 
   if (int(blockIdx.x) >= tiles) return;
@@ -217,8 +258,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Every path into the loop body has exactly one stage in flight, and the way out none: an
   // order of groups that ptxas can follow (otherwise it serializes every wgmma, C7514).
   for (int tile = blockIdx.x;; tile += int(gridDim.x)) {
-    int bm, bn;
-    k8::tile_coords(tile, tiles_m, tiles_n, bm, bn);
+    const int2 at = unit_at(tile);
+    const int bm = at.x, bn = at.y;
     const int r = bm * kBM + cw * 64 + warp * 16 + g;  // this thread's rows: r and r + 8
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) total[i] = 0.0f;
@@ -266,6 +307,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (!more) break;
   }
   if (leader) bulk_wait_all();  // shared memory must outlive the stores
+  // The peer may still write into this CTA's stages and arrive on its barriers until its
+  // consumers are done: leave together.
+  if constexpr (kCluster > 1) wb::cluster::sync();
 #else
   __trap();  // built for sm_90a only; the launchers never run it elsewhere
 #endif
@@ -282,7 +326,7 @@ struct WideMaps {
 
 // v16 (kEpi = Fp8Tensor), v17 (Fp8Block): the argument checks, then the kernel, or `fallback`
 // (v12, v13) where D is not 16-byte aligned (TMA stores need it). `who` names the step.
-template <Epi kEpi, int kBN, BlockMath kMath = BlockMath::Fma>
+template <Epi kEpi, int kBN, int kCluster = 1>
 void run(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B, const float* scale_a,
          const float* scale_b, __nv_bfloat16* D, cudaStream_t stream, const char* who, Fp8GemmFn* fallback) {
   using C = WideCfg<kBN>;
@@ -297,12 +341,12 @@ void run(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B, co
   static WideMaps maps;
   k8::MapCache& c = maps.ab;
   if (c.a != A || c.b != B || c.m != M || c.n != N || c.k != K || maps.d != D) {
-    c.map_a = k8::make_map_8bit(A, uint64_t(K), uint64_t(M), kBM, who);         // A: M rows of K
-    c.map_b = k8::make_map_8bit(B, uint64_t(K), uint64_t(N), kBN, who);         // B: N rows of K
-    maps.map_d = make_tensor_map_2d(D, uint64_t(N), uint64_t(M), 64, 64, who);  // D: M rows of N, 64 x 64 boxes
+    c.map_a = k8::make_map_8bit(A, uint64_t(K), uint64_t(M), kBM, who);             // A: M rows of K
+    c.map_b = k8::make_map_8bit(B, uint64_t(K), uint64_t(N), kBN / kCluster, who);  // B: N rows of K
+    maps.map_d = make_tensor_map_2d(D, uint64_t(N), uint64_t(M), 64, 64, who);      // D: M rows of N, 64 x 64 boxes
     c.a = A, c.b = B, c.m = M, c.n = N, c.k = K, maps.d = D;
   }
-  auto* kernel = &wgmma_fp8_wide_kernel<kEpi, kBN, kMath>;
+  auto* kernel = &wgmma_fp8_wide_kernel<kEpi, kBN, kCluster>;
   static const bool raised = [&] {
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmem));
     return true;
@@ -310,10 +354,19 @@ void run(int M, int N, int K, const __nv_fp8_e4m3* A, const __nv_fp8_e4m3* B, co
   (void)raised;
   const int ld_b = kEpi == Epi::Fp8Block ? fp8_scale_b_ld(K) : 0;
   const k8::Params p{M, N, K, scale_a, scale_b, ld_b, D, nullptr, nullptr};
-  const long long tiles = (long long)((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN);
-  const int grid = static_cast<int>(std::min<long long>(tiles, wb::sm_count()));  // persistent: one block per SM
-  kernel<<<grid, kThreads, C::kSmem, stream>>>(c.map_a, c.map_b, maps.map_d, p);
-  WB_CHECK_LAUNCH();
+  const long long units = (long long)((M + kBM * kCluster - 1) / (kBM * kCluster)) * ((N + kBN - 1) / kBN);
+  if constexpr (kCluster == 1) {
+    const int grid = static_cast<int>(std::min<long long>(units, wb::sm_count()));  // persistent: one block per SM
+    kernel<<<grid, kThreads, C::kSmem, stream>>>(c.map_a, c.map_b, maps.map_d, p);
+    WB_CHECK_LAUNCH();
+  } else {
+    // As many clusters as the GPU holds at once (its SMs pair up within their GPCs).
+    static const int fit = wb::cluster::max_active(kernel, kThreads, kCluster, C::kSmem);
+    const int clusters = static_cast<int>(std::min<long long>(units, fit));
+    if (clusters == 0) throw std::runtime_error(std::string(who) + ": no cluster of two such CTAs fits this GPU");
+    const wb::cluster::Config config(dim3(clusters * kCluster), kThreads, kCluster, stream, C::kSmem);
+    CUDA_CHECK(cudaLaunchKernelEx(config.get(), kernel, c.map_a, c.map_b, maps.map_d, p));
+  }
 }
 
 }  // namespace ch05::solution::hopper::k8w
