@@ -169,22 +169,13 @@ __device__ __forceinline__ float threshold_of(uint32_t bits) {
 // [lo, hi), for a threshold of -inf on a short tile) appended to the list: one atomic a warp.
 __device__ __forceinline__ void append(const float (&v)[kPer], float tmax, float thr, bool check, int lo, int hi,
                                        RingShared& rs) {
-  const int lane = threadIdx.x & 31;
   int n = 0;
   if (tmax >= thr) {
 #pragma unroll
     for (int j = 0; j < kPer; ++j) n += v[j] >= thr && (!check || slot_index<true>(lo, j) < hi);
   }
   if (!__any_sync(kFull, n > 0)) return;
-  int inclusive = n;
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const int t = __shfl_up_sync(kFull, inclusive, o);
-    if (lane >= o) inclusive += t;
-  }
-  int base = 0;
-  if (lane == 31) base = atomicAdd(&rs.count, inclusive);
-  int at = __shfl_sync(kFull, base, 31) + inclusive - n;
+  int at = warp_claim(n, [&] { return &rs.count; });
   if (n > 0) {
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
