@@ -42,10 +42,8 @@ CH07_TOPK_FORMS(cluster_floor);  // v8_cluster_floor.cu
 // v8's form for large batches at every batch (the checks on every shape class; not benchmarked by default).
 CH07_TOPK_FORMS(cluster_floor_blocks);
 CH07_TOPK_FORMS(bulk_ring);  // v9_bulk_ring.cu
-// v9 at every batch (the checks on every shape class), and v9 with a ring of 3 tiles (3 blocks
-// an SM); neither benchmarked by default.
+// v9 at every batch (the checks on every shape class; not benchmarked by default).
 CH07_TOPK_FORMS(bulk_ring_all);
-CH07_TOPK_FORMS(bulk_ring_s3);
 
 // v4's tunable space for one op (threads, splits, vec); see v4_split_row.cu.
 const wb::tune::Space& split_space(const char* op);

@@ -10,7 +10,7 @@
 // the last block's select. v9 changes both:
 //
 //   1. Loads the registers do not wait for. Thread 0 of each block asks the copy engine for
-//      tiles of 4,096 logits (16 KB, one cp.async.bulk each) into a ring of kStages tiles in
+//      tiles of 4,096 logits (16 KB, one cp.async.bulk each) into a ring of kStages = 4 tiles in
 //      shared memory; each completes on the stage's mbarrier (the transaction count is the
 //      tile's bytes). While the block works on tile q, tiles q + 1 .. q + kStages - 1 are in
 //      flight: 48 KB a block, 96 KB an SM at two blocks. After the block's one barrier per
@@ -25,6 +25,10 @@
 //      top-k test is one compare of the thread's tile maximum with the block's threshold; only
 //      a thread whose maximum reaches it compares its 16 logits, and a warp with survivors takes
 //      a range of the block's survivor list (one shared atomic, a shuffle scan) for their keys.
+//      The tile's barrier is the block's only one: a tile's survivors are counted in one of
+//      three counters in turn, so that the faster warps append the next tile's while the
+//      slower ones still read this tile's count (one counter for all let them read different
+//      counts and part ways at the next barrier).
 //   4. A threshold that rises as the item streams. On an item's first tile the threshold is
 //      v8's floor: the k-th largest of 128 maxima (here, of 32 logits each), counted. When the
 //      survivor list holds kRefineAt keys or more after a tile, the block ranks it (by counting,
@@ -70,6 +74,7 @@
 namespace ch07::solution {
 namespace {
 
+constexpr int kStages = 4;              // tiles in the ring
 constexpr int kPer = 16;                // logits a thread reads from a tile
 constexpr int kTile = kThreads * kPer;  // 4,096 logits, 16 KB
 constexpr int kBufCap = 1024;           // the survivor list (8 KB)
@@ -82,13 +87,18 @@ static_assert(kMaxSplits9 <= kMaxSplits && kMaxSplits9 <= 32, "warp 0 reads one 
 
 // A block's shared state besides the ring.
 struct RingShared {
-  SelectShared sh;       // the rankings' and selects' state; sh.top: the k best
-  Key list[kBufCap];     // the survivors' keys (at an item's start: the 128 maxima)
-  uint64_t full[8];      // the ring's barriers (kStages of them)
-  float2 pairs[kWarps];  // block_stats' area
+  SelectShared sh;         // the rankings' and selects' state; sh.top: the k best
+  Key list[kBufCap];       // the survivors' keys (at an item's start: the 128 maxima)
+  uint64_t full[kStages];  // the ring's barriers
+  float2 pairs[kWarps];    // block_stats' area
   uint32_t floor_bits;
   Key row_floor;
-  int count;  // keys appended to list (counts on past kBufCap)
+  // The keys tile q appends to the list (counting on past kBufCap) are counted in added[q % 3],
+  // after the `base` keys of the tiles before: every thread reads added[q % 3] after the tile's
+  // barrier while the faster warps already count tile q + 1's in the next slot, and thread 0
+  // zeroes added[(q + 2) % 3] (read by all before that barrier) for tile q + 2.
+  int added[3];
+  int gathered;  // the row's last block: the candidates listed
   bool last;
 };
 
@@ -126,7 +136,6 @@ struct TileWalk {
 
 // Thread 0: tile `at` into stage q % kStages (a barrier arrival alone for a tile past its
 // item's end).
-template <int kStages>
 __device__ __forceinline__ void request(const RingJob& job, const TileWalk& at, int q, float* ring, RingShared& rs) {
 #if __CUDA_ARCH__ >= 900
   const int stage = q % kStages;
@@ -143,7 +152,6 @@ __device__ __forceinline__ void request(const RingJob& job, const TileWalk& at, 
 }
 
 // Thread 0: the ring's barriers, one arrival (thread 0's request) a phase.
-template <int kStages>
 __device__ __forceinline__ void ring_init(RingShared& rs) {
 #if __CUDA_ARCH__ >= 900
   for (int st = 0; st < kStages; ++st) wb::sm90::mbar_init(wb::ptx::smem_u32(&rs.full[st]), 1);
@@ -152,7 +160,6 @@ __device__ __forceinline__ void ring_init(RingShared& rs) {
 }
 
 // Waits until tile q's bytes have landed in its stage.
-template <int kStages>
 __device__ __forceinline__ void ring_wait(RingShared& rs, int q) {
 #if __CUDA_ARCH__ >= 900
   wb::sm90::mbar_wait(wb::ptx::smem_u32(&rs.full[q % kStages]), uint32_t(q / kStages) & 1u);
@@ -166,16 +173,17 @@ __device__ __forceinline__ float threshold_of(uint32_t bits) {
 }
 
 // The survivors among a thread's 16 logits of tile [lo, ...) (v >= thr; `check`: and inside
-// [lo, hi), for a threshold of -inf on a short tile) appended to the list: one atomic a warp.
+// [lo, hi), for a threshold of -inf on a short tile) appended to the list after its first
+// `base` keys, counted in *added: one atomic a warp.
 __device__ __forceinline__ void append(const float (&v)[kPer], float tmax, float thr, bool check, int lo, int hi,
-                                       RingShared& rs) {
+                                       int base, int* added, RingShared& rs) {
   int n = 0;
   if (tmax >= thr) {
 #pragma unroll
     for (int j = 0; j < kPer; ++j) n += v[j] >= thr && (!check || slot_index<true>(lo, j) < hi);
   }
   if (!__any_sync(kFull, n > 0)) return;
-  int at = warp_claim(n, [&] { return &rs.count; });
+  int at = base + warp_claim(n, [&] { return added; });
   if (n > 0) {
 #pragma unroll
     for (int j = 0; j < kPer; ++j) {
@@ -247,6 +255,7 @@ __device__ __forceinline__ void finish_item(const RingJob& job, const TileWalk& 
     const bool last = atomicAdd(&job.ws.counters[at.b], 1u) == unsigned(job.splits - 1);
     if (last) __threadfence();
     rs.last = last;
+    rs.gathered = 0;
   }
   __syncthreads();
   if (!rs.last) return;
@@ -275,7 +284,7 @@ __device__ __forceinline__ void finish_item(const RingJob& job, const TileWalk& 
   const Key floor = rs.row_floor;
 #pragma unroll
   for (int u = 0; u < kBufCap / kThreads; ++u) {
-    if (is_real(key[u]) && key[u] >= floor) rs.list[atomicAdd(&rs.count, 1)] = key[u];
+    if (is_real(key[u]) && key[u] >= floor) rs.list[atomicAdd(&rs.gathered, 1)] = key[u];
   }
   __syncthreads();
   // The row's pair by warp 0 (the parts' pairs in a fixed order) while the others rank.
@@ -284,8 +293,7 @@ __device__ __forceinline__ void finish_item(const RingJob& job, const TileWalk& 
     row_pair = warp_merge(pair);
     row_pair = {__shfl_sync(kFull, row_pair.m, 0), __shfl_sync(kFull, row_pair.s, 0)};
   }
-  rank_list(rs.count, k, rs);
-  if (threadIdx.x == 0) rs.count = 0;
+  rank_list(rs.gathered, k, rs);
   if (warp == 0) write_result_from_keys(rs.sh, row, values, indices, k, job.probabilities, row_pair);
   finish_row(job.ws, at.b, with_stats, row_pair);
 }
@@ -293,33 +301,33 @@ __device__ __forceinline__ void finish_item(const RingJob& job, const TileWalk& 
 // grid: a resident grid (blocks_per_gpu), 256 threads, dynamic shared memory: the ring, then
 // RingShared. Block c takes items c, c + gridDim.x, ...; kStats: the softmax forms' pairs.
 // Launched on compute capability >= 9.0 only (the ring's copies and barriers are sm_90's).
-template <int kStages, bool kStats>
-__global__ void __launch_bounds__(kThreads, kStages == 3 ? 3 : 2) bulk_ring_kernel(RingJob job) {
+template <bool kStats>
+__global__ void __launch_bounds__(kThreads, 2) bulk_ring_kernel(RingJob job) {
   extern __shared__ __align__(128) unsigned char smem[];
   float* const ring = reinterpret_cast<float*>(smem);
   RingShared& rs = *reinterpret_cast<RingShared*>(smem + size_t(kStages) * kTile * sizeof(float));
-  static_assert(kStages <= 8, "the ring's barriers");
   const int k = job.k;
 
   if (threadIdx.x == 0) {
-    ring_init<kStages>(rs);
-    rs.count = 0;
+    ring_init(rs);
+    rs.added[0] = rs.added[1] = rs.added[2] = 0;
   }
   __syncthreads();
   TileWalk ahead;  // thread 0: the next tile to request, tile q + kStages while tile q is read
   ahead.start(job, blockIdx.x);
   if (threadIdx.x == 0) {
-    for (int q = 0; q < kStages && ahead.more(job); ++q, ahead.next(job)) request<kStages>(job, ahead, q, ring, rs);
+    for (int q = 0; q < kStages && ahead.more(job); ++q, ahead.next(job)) request(job, ahead, q, ring, rs);
   }
 
   ThreadPair pair;
   float thr = -INFINITY;  // survivors: logits >= thr
+  int base = 0;           // the list's keys from the item's tiles before this one
   bool overflow = false;  // the list lost keys: the item's top k from memory
   TileWalk at;
   at.start(job, blockIdx.x);
   for (int q = 0; at.more(job); ++q, at.next(job)) {
     const int stage = q % kStages;
-    ring_wait<kStages>(rs, q);
+    ring_wait(rs, q);
 
     if (at.hi > at.lo) {
       // The thread's 16 logits (-inf past the tile's end), its maximum.
@@ -352,14 +360,15 @@ __global__ void __launch_bounds__(kThreads, kStages == 3 ? 3 : 2) bulk_ring_kern
         __syncthreads();
         thr = threshold_of(rs.floor_bits);
       }
-      append(v, tmax, thr, short_tile && thr == -INFINITY, at.lo, at.hi, rs);
+      append(v, tmax, thr, short_tile && thr == -INFINITY, at.lo, at.hi, base, &rs.added[q % 3], rs);
     }
     __syncthreads();  // the stage is read, the list complete for this tile
     if (threadIdx.x == 0 && ahead.more(job)) {
-      request<kStages>(job, ahead, q + kStages, ring, rs);
+      request(job, ahead, q + kStages, ring, rs);
       ahead.next(job);
     }
-    const int n = rs.count;
+    const int n = base + rs.added[q % 3];  // the same on every thread (see RingShared::added)
+    if (threadIdx.x == 0) rs.added[(q + 2) % 3] = 0;
     overflow = overflow || n > kBufCap;
 
     if (at.t == job.tiles - 1) {
@@ -372,35 +381,38 @@ __global__ void __launch_bounds__(kThreads, kStages == 3 ? 3 : 2) bulk_ring_kern
       }
       Stats all;
       if constexpr (kStats) all = block_stats<kWarps>(pair.stats(), reinterpret_cast<Stats*>(rs.pairs));
-      if (threadIdx.x == 0) rs.count = 0;
       finish_item(job, at, all, rs);
       __syncthreads();  // the list and sh.top are free again
       pair = ThreadPair{};
       thr = -INFINITY;
       overflow = false;
+      base = 0;
     } else if (overflow) {
       thr = __uint_as_float(0x7fffffffu);  // a NaN: nothing survives any more
+      base = n;
     } else if (n >= kRefineAt) {
       // The list ranked: its k best kept, the threshold just above the k-th.
       rank_list(n, k, rs);
       const Key kth = rs.sh.top[k - 1];
       if (threadIdx.x < k) rs.list[threadIdx.x] = rs.sh.top[threadIdx.x];
-      if (threadIdx.x == 0) rs.count = k;
       __syncthreads();
       thr = threshold_of(uint32_t(kth >> 32) + 1u);
+      base = k;
+    } else {
+      base = n;
     }
   }
 }
 
 // --- the launch ----------------------------------------------------------------------------
 
-template <int kStages, bool kStats>
+template <bool kStats>
 struct RingKernel {
   static constexpr int kSmem = kStages * kTile * int(sizeof(float)) + int(sizeof(RingShared));
   static int blocks() {  // resident blocks of the GPU (asked once)
     static const int n = [] {
-      wb::allow_dynamic_smem(bulk_ring_kernel<kStages, kStats>, kSmem);
-      return wb::blocks_per_gpu(bulk_ring_kernel<kStages, kStats>, kThreads, kSmem);
+      wb::allow_dynamic_smem(bulk_ring_kernel<kStats>, kSmem);
+      return wb::blocks_per_gpu(bulk_ring_kernel<kStats>, kThreads, kSmem);
     }();
     return n;
   }
@@ -420,10 +432,10 @@ int choose_splits(int64_t B, int V, int blocks) {
 }
 
 // Launches the kernel; false (nothing launched) where no block of it fits on an SM.
-template <int kStages, bool kStats>
+template <bool kStats>
 bool launch_ring(const float* x, float* probs, float* values, int32_t* indices, int B, int V, int k, bool probabilities,
                  void* workspace, cudaStream_t stream) {
-  using K = RingKernel<kStages, kStats>;
+  using K = RingKernel<kStats>;
   const int blocks = K::blocks();
   if (blocks <= 0) return false;
   const int splits = choose_splits(B, V, blocks);
@@ -432,13 +444,12 @@ bool launch_ring(const float* x, float* probs, float* values, int32_t* indices, 
         const int items = B * splits;  // B <= 2^31 / 16 for the workspace to exist
         const RingJob job{x, values, indices, V, k, chunk, splits, items, (chunk + kTile - 1) / kTile, probabilities,
                           ws};
-        bulk_ring_kernel<kStages, kStats><<<std::min(items, blocks), kThreads, K::kSmem, stream>>>(job);
+        bulk_ring_kernel<kStats><<<std::min(items, blocks), kThreads, K::kSmem, stream>>>(job);
       });
   return true;
 }
 
 // Whether v9 serves the shape (and launched it); `any_batch`: also where v8 runs its clusters.
-template <int kStages>
 bool launch(const float* x, float* probs, float* values, int32_t* indices, int B, int V, int k, bool probabilities,
             void* workspace, cudaStream_t stream, bool any_batch) {
   require_valid(B, V, k);
@@ -446,36 +457,35 @@ bool launch(const float* x, float* probs, float* values, int32_t* indices, int B
   const bool vector = V % 4 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
   if (!tma || !vector || V < kTile) return false;
   if (!any_batch && int64_t(B) * 16 <= wb::sm_count()) return false;  // v8's clusters (B x 16 CTAs) fit
-  if (probabilities) return launch_ring<kStages, true>(x, probs, values, indices, B, V, k, true, workspace, stream);
-  return launch_ring<kStages, false>(x, probs, values, indices, B, V, k, false, workspace, stream);
+  if (probabilities) return launch_ring<true>(x, probs, values, indices, B, V, k, true, workspace, stream);
+  return launch_ring<false>(x, probs, values, indices, B, V, k, false, workspace, stream);
 }
 
 }  // namespace
 
 // v9 where it serves, v8 elsewhere; the _all forms run v9 at every batch (the checks on every
 // shape class; not benchmarked by default).
-#define CH07_V9_FORMS(suffix, stages, any_batch)                                                                     \
+#define CH07_V9_FORMS(suffix, any_batch)                                                                             \
   void topk_bulk_ring##suffix(const float* x, float* values, int32_t* indices, int B, int V, int k, void* workspace, \
                               cudaStream_t stream) {                                                                 \
-    if (!launch<stages>(x, nullptr, values, indices, B, V, k, false, workspace, stream, any_batch)) {                \
+    if (!launch(x, nullptr, values, indices, B, V, k, false, workspace, stream, any_batch)) {                        \
       topk_cluster_floor(x, values, indices, B, V, k, workspace, stream);                                            \
     }                                                                                                                \
   }                                                                                                                  \
   void softmax_topk_bulk_ring##suffix(const float* x, float* values, int32_t* indices, int B, int V, int k,          \
                                       void* workspace, cudaStream_t stream) {                                        \
-    if (!launch<stages>(x, nullptr, values, indices, B, V, k, true, workspace, stream, any_batch)) {                 \
+    if (!launch(x, nullptr, values, indices, B, V, k, true, workspace, stream, any_batch)) {                         \
       softmax_topk_cluster_floor(x, values, indices, B, V, k, workspace, stream);                                    \
     }                                                                                                                \
   }                                                                                                                  \
   void softmax_topk_probs_bulk_ring##suffix(const float* x, float* probs, float* values, int32_t* indices, int B,    \
                                             int V, int k, void* workspace, cudaStream_t stream) {                    \
-    if (!launch<stages>(x, probs, values, indices, B, V, k, true, workspace, stream, any_batch)) {                   \
+    if (!launch(x, probs, values, indices, B, V, k, true, workspace, stream, any_batch)) {                           \
       softmax_topk_probs_cluster_floor(x, probs, values, indices, B, V, k, workspace, stream);                       \
     }                                                                                                                \
   }
 
-CH07_V9_FORMS(, 4, false)
-CH07_V9_FORMS(_all, 4, true)
-CH07_V9_FORMS(_s3, 3, false)
+CH07_V9_FORMS(, false)
+CH07_V9_FORMS(_all, true)
 
 }  // namespace ch07::solution
