@@ -66,15 +66,6 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
 __device__ __forceinline__ void cp_async_mbar_arrive_noinc(uint32_t bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
-// `bytes` contiguous bytes from global `src` into shared memory at `dst`, completing on barrier
-// `bar` (no tensor map: a 1-D bulk copy). src, dst and bytes must be multiples of 16. Chapter
-// 7's v9 streams rows of logits through a ring with it (under __CUDA_ARCH__ >= 900: sm_90, not
-// only sm_90a).
-__device__ __forceinline__ void bulk_load_1d(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-               "l"(src), "r"(bytes), "r"(bar)
-               : "memory");
-}
 // A 2-D box whose corner is at element (c0 inner, c1 outer) of the tensor map, into shared
 // memory at `dst`, completing on barrier `bar`.
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int c0, int c1, uint32_t bar) {

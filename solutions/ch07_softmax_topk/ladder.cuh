@@ -16,9 +16,6 @@
 //                      at batch <= 8 on v6's cluster (every CTA counts), beyond on v7's blocks (the
 //                      last block counts); rows of 65,537 to 131,072 logits (the blocks: up to 131,072)
 //                      with float4 loads; other shapes go to v6 at small batch, v7 beyond
-//   v9_bulk_ring       top-k forms at batch > SMs / 16: a resident grid streaming rows (or parts of
-//                      rows) through a ring in shared memory fed by 1-D bulk copies, one running
-//                      threshold a block, a survivor list ranked now and then; v8 elsewhere
 #pragma once
 #include "ch07.cuh"
 #include "tune/tune.h"
@@ -41,9 +38,6 @@ CH07_TOPK_FORMS(warp_floor);     // v7_warp_floor.cu
 CH07_TOPK_FORMS(cluster_floor);  // v8_cluster_floor.cu
 // v8's form for large batches at every batch (the checks on every shape class; not benchmarked by default).
 CH07_TOPK_FORMS(cluster_floor_blocks);
-CH07_TOPK_FORMS(bulk_ring);  // v9_bulk_ring.cu
-// v9 at every batch (the checks on every shape class; not benchmarked by default).
-CH07_TOPK_FORMS(bulk_ring_all);
 
 // v4's tunable space for one op (threads, splits, vec); see v4_split_row.cu.
 const wb::tune::Space& split_space(const char* op);

@@ -7,9 +7,8 @@
 //   key_range, narrow     the range of the keys; the radix passes down to a floor
 //   start_survivors, keep, rank_survivors, select_top_k
 //                         the few keys at or above the floor, ranked by counting
-//   maximum_key, floor_of_maxima, rank_by_count, warp_claim
-//                         v8: a row's floor from 128 warp maxima, and a short list ranked;
-//                         a warp's survivors into a list
+//   maximum_key, floor_of_maxima, rank_by_count
+//                         v8: a row's floor from 128 warp maxima, and a short list ranked
 //   load_chunk, ChunkInRegisters, OneKey, SharedKeys, ChunkInMemory
 //                         where the keys come from
 //   write_result          warp 0 writes the k keys in sh.top as the row's result
@@ -246,24 +245,6 @@ __device__ __forceinline__ void rank_by_count(const Key* s, int m, int k, Key* t
   }
   for (int o = 1; o < g; o <<= 1) above += __shfl_xor_sync(kFull, above, o);
   if (i < m && part == 0 && above < k) top[above] = mine;
-}
-
-// A warp's survivors into one list: lane l has n of them; returns the list slot of its first,
-// the warp's range taken with one atomicAdd on the list's counter, count() (lane 31, after a
-// shuffle scan of n). Every lane of the warp calls it (v8: rank 0's list, across the cluster;
-// v9: the block's).
-template <class Count>
-__device__ __forceinline__ int warp_claim(int n, Count count) {
-  const int lane = threadIdx.x & 31;
-  int inclusive = n;
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const int t = __shfl_up_sync(kFull, inclusive, o);
-    if (lane >= o) inclusive += t;
-  }
-  int base = 0;
-  if (lane == 31) base = atomicAdd(count(), inclusive);
-  return __shfl_sync(kFull, base, 31) + inclusive - n;
 }
 
 // Sets sh.top[0, k) to the k largest keys the CTA holds, sorted from the largest down

@@ -161,7 +161,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int j = 0; j < kSlots; ++j) n += v[j] >= floor_x;
     }
     if (__any_sync(kFull, n > 0)) {
-      int at = warp_claim(n, [&] { return cl::map(&cs.survivor_count, 0); });
+      int inclusive = n;
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        const int t = __shfl_up_sync(kFull, inclusive, o);
+        if (lane >= o) inclusive += t;
+      }
+      int base = 0;
+      if (lane == 31) base = atomicAdd(cl::map(&cs.survivor_count, 0), inclusive);
+      int at = __shfl_sync(kFull, base, 31) + inclusive - n;
       if (n > 0) {
         Key* const list = cl::map(cs.survivors, 0);
 #pragma unroll

@@ -26,16 +26,12 @@ WB_VARIANTS(ch07_solution, wb::Role::Solution) {
   split_step("v4_split_row", &topk_split, &softmax_topk_split, &softmax_topk_probs_split, &split_space);
   split_step("v5_radix_select", &topk_radix, &softmax_topk_radix, &softmax_topk_probs_radix, &radix_space);
   // The routed steps: the three top-k forms where the step serves the shape, v5 (and its
-  // workspace) elsewhere; the note says where. `slow`: a test and measurement form, left out of
-  // the default benchmark.
+  // workspace) elsewhere; the note says where.
   const auto routed_step = [&](const char* step, TopKFn* topk, TopKFn* softmax_topk, SoftmaxTopKProbsFn* probs,
-                               const char* note, bool slow = false) {
-    for (wb::Variant x : {wb::variant("topk/f32", step, topk), wb::variant("softmax_topk/f32", step, softmax_topk),
-                          wb::variant("softmax_topk_probs/f32", step, probs)}) {
-      x.with_workspace(scratch).with_note(note);
-      x.slow = slow;
-      v.push_back(x);
-    }
+                               const char* note) {
+    v.push_back(wb::variant("topk/f32", step, topk).with_workspace(scratch).with_note(note));
+    v.push_back(wb::variant("softmax_topk/f32", step, softmax_topk).with_workspace(scratch).with_note(note));
+    v.push_back(wb::variant("softmax_topk_probs/f32", step, probs).with_workspace(scratch).with_note(note));
   };
   // v6: a cluster per row.
   routed_step("v6_cluster_select", &topk_cluster, &softmax_topk_cluster, &softmax_topk_probs_cluster,
@@ -50,17 +46,20 @@ WB_VARIANTS(ch07_solution, wb::Role::Solution) {
               "SM (rows of 65,537 to 131,072 logits), v7's blocks with the warps' maxima published beyond (rows of up "
               "to 131,072); v6 elsewhere at small batch, v7 beyond");
   // v8's form for large batches (v7's blocks, the maxima published) at every batch: its checks on every
-  // shape class.
-  routed_step("v8_cluster_floor_blocks", &topk_cluster_floor_blocks, &softmax_topk_cluster_floor_blocks,
-              &softmax_topk_probs_cluster_floor_blocks,
-              "v8's blocks at every batch (rows of up to 16 blocks with float4 loads); v7 elsewhere", true);
-  // v9: the rows streamed through a ring of bulk copies by a resident grid.
-  routed_step("v9_bulk_ring", &topk_bulk_ring, &softmax_topk_bulk_ring, &softmax_topk_probs_bulk_ring,
-              "rows of at least 4,096 logits with float4 loads (sm_90), where v8 runs its blocks: a resident grid, "
-              "the rows (or parts) streamed through a 4-tile ring of bulk copies; v8 elsewhere");
-  // v9 at every batch: its checks on every shape class.
-  routed_step("v9_bulk_ring_all", &topk_bulk_ring_all, &softmax_topk_bulk_ring_all, &softmax_topk_probs_bulk_ring_all,
-              "v9 at every batch (rows of at least 4,096 logits with float4 loads, sm_90); v8 elsewhere", true);
+  // shape class; left out of the default benchmark.
+  const char* blocks_note = "v8's blocks at every batch (rows of up to 16 blocks with float4 loads); v7 elsewhere";
+  v.push_back(wb::variant("topk/f32", "v8_cluster_floor_blocks", &topk_cluster_floor_blocks)
+                  .with_workspace(scratch)
+                  .is_slow()
+                  .with_note(blocks_note));
+  v.push_back(wb::variant("softmax_topk/f32", "v8_cluster_floor_blocks", &softmax_topk_cluster_floor_blocks)
+                  .with_workspace(scratch)
+                  .is_slow()
+                  .with_note(blocks_note));
+  v.push_back(wb::variant("softmax_topk_probs/f32", "v8_cluster_floor_blocks", &softmax_topk_probs_cluster_floor_blocks)
+                  .with_workspace(scratch)
+                  .is_slow()
+                  .with_note(blocks_note));
   return v;
 }
 
