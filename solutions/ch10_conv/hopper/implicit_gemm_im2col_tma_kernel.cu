@@ -241,6 +241,11 @@ void launch(const CUtensorMap& map_x, const bf16* w, BnParams bn, const bf16* re
 
 bool conv_bn_relu_im2col(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const ConvShape& s,
                          cudaStream_t stream, PersistentTile tile, Im2colSchedule schedule) {
+  // The halo form wherever it applies (measured on an H200: docs/ch10-conv.md).
+  if (schedule == Im2colSchedule::kHalo || (schedule == Im2colSchedule::kAuto && tile == PersistentTile::kAuto)) {
+    if (conv_bn_relu_halo(x, w, bn, residual, y, s, stream)) return true;
+    schedule = Im2colSchedule::kAuto;
+  }
   const Dims d = dims_of(s);
   const CUtensorMap* map_x = activation_map(x, s, d.P, d.Q);
   if (map_x == nullptr) return false;
