@@ -337,63 +337,13 @@ __device__ __forceinline__ uint4 narrow8(const float (&f)[8]) {
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-// BatchNorm at inference, in place: y = (y + bias[k]) * scale[k] + shift[k] on NPQK y, k the
-// channel. Vector form (K % 8 == 0, y 16-byte aligned): vectors = M K / 8, and the launch makes
-// the grid's thread count a multiple of K / 8, so that every vector a thread strides to holds the
-// same 8 channels: the thread folds their parameters once, then streams kPassUnroll vectors at a
-// time (all loads issued before the first store).
-__global__ void bn_inference_vec_kernel(BnParams bn, bf16* y, int K, int64_t vectors) {
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (first >= vectors) return;
-  const int k0 = int(first % (K / 8)) * 8;
-  float bias[8], scale[8], shift[8];
-#pragma unroll
-  for (int e = 0; e < 8; ++e) {
-    const int k = k0 + e;
-    bias[e] = bn.bias[k];
-    scale[e] = bn.gamma[k] / sqrtf(bn.var[k] + bn.eps);
-    shift[e] = bn.beta[k] - bn.mean[k] * scale[e];
-  }
-  uint4* v = reinterpret_cast<uint4*>(y);
-  for (int64_t i = first; i < vectors; i += kPassUnroll * stride) {
-    uint4 in[kPassUnroll];
-#pragma unroll
-    for (int u = 0; u < kPassUnroll; ++u) {
-      if (i + u * stride < vectors) in[u] = v[i + u * stride];
-    }
-#pragma unroll
-    for (int u = 0; u < kPassUnroll; ++u) {
-      if (i + u * stride >= vectors) break;
-      float f[8];
-      widen8(in[u], f);
-#pragma unroll
-      for (int e = 0; e < 8; ++e) f[e] = (f[e] + bias[e]) * scale[e] + shift[e];
-      v[i + u * stride] = narrow8(f);
-    }
-  }
-}
-
-// The same, one element at a time (K % 8 != 0, or y not 16-byte aligned).
-__global__ void bn_inference_kernel(BnParams bn, bf16* y, int K, int64_t total) {
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
-    const int k = int(i % K);
-    const float scale = bn.gamma[k] / sqrtf(bn.var[k] + bn.eps);
-    const float shift = bn.beta[k] - bn.mean[k] * scale;
-    y[i] = __float2bfloat16((__bfloat162float(y[i]) + bn.bias[k]) * scale + shift);
-  }
-}
-
-// y = op(y[, residual]) element by element over `total` elements, in place: 16-byte vectors
-// where y (and residual) are 16-byte aligned, kPassUnroll in flight a thread, the tail past
-// the last whole vector one element at a time. op(float (&v)[8], const float (&r)[8]) for the
-// vectors, op1(float v, float r) for the elements; r is zero without a residual.
-template <bool kResidual, class Op>
-__device__ __forceinline__ void elementwise_pass(bf16* y, const bf16* residual, int64_t total, bool vec, Op op) {
-  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t vectors = vec ? total / 8 : 0;
+// Streams the 16-byte vectors first, first + stride, ... (< vectors) of y through f8, in place:
+// f8(float (&v)[8], const float (&r)[8]) rewrites the 8 values v of a vector (r: the same
+// vector of the residual, zeros without one). kPassUnroll vectors a thread at a time, all their
+// loads issued before the first store.
+template <bool kResidual, class F>
+__device__ __forceinline__ void stream_vectors(bf16* y, const bf16* residual, int64_t first, int64_t vectors,
+                                               int64_t stride, F f8) {
   uint4* v = reinterpret_cast<uint4*>(y);
   const uint4* rv = reinterpret_cast<const uint4*>(residual);
   for (int64_t i = first; i < vectors; i += kPassUnroll * stride) {
@@ -411,11 +361,58 @@ __device__ __forceinline__ void elementwise_pass(bf16* y, const bf16* residual, 
       float f[8], r[8] = {};
       widen8(in[u], f);
       if constexpr (kResidual) widen8(res[u], r);
-#pragma unroll
-      for (int e = 0; e < 8; ++e) f[e] = op(f[e], r[e]);
+      f8(f, r);
       v[i + u * stride] = narrow8(f);
     }
   }
+}
+
+// BatchNorm at inference, in place: y = (y + bias[k]) * scale[k] + shift[k] on NPQK y, k the
+// channel. Vector form (K % 8 == 0, y 16-byte aligned): vectors = M K / 8, and the launch makes
+// the grid's thread count a multiple of K / 8, so that every vector a thread strides to holds the
+// same 8 channels: the thread folds their parameters once, then streams its vectors.
+__global__ void bn_inference_vec_kernel(BnParams bn, bf16* y, int K, int64_t vectors) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (first >= vectors) return;
+  const int k0 = int(first % (K / 8)) * 8;
+  float bias[8], scale[8], shift[8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) {
+    const int k = k0 + e;
+    bias[e] = bn.bias[k];
+    scale[e] = bn.gamma[k] / sqrtf(bn.var[k] + bn.eps);
+    shift[e] = bn.beta[k] - bn.mean[k] * scale[e];
+  }
+  stream_vectors<false>(y, nullptr, first, vectors, stride, [&](float(&v)[8], const float(&)[8]) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) v[e] = (v[e] + bias[e]) * scale[e] + shift[e];
+  });
+}
+
+// The same, one element at a time (K % 8 != 0, or y not 16-byte aligned).
+__global__ void bn_inference_kernel(BnParams bn, bf16* y, int K, int64_t total) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int k = int(i % K);
+    const float scale = bn.gamma[k] / sqrtf(bn.var[k] + bn.eps);
+    const float shift = bn.beta[k] - bn.mean[k] * scale;
+    y[i] = __float2bfloat16((__bfloat162float(y[i]) + bn.bias[k]) * scale + shift);
+  }
+}
+
+// y = op(y[, residual]) element by element over `total` elements, in place: 16-byte vectors
+// where y (and residual) are 16-byte aligned, the tail past the last whole vector one element
+// at a time. op(float v, float r): r is zero without a residual.
+template <bool kResidual, class Op>
+__device__ __forceinline__ void elementwise_pass(bf16* y, const bf16* residual, int64_t total, bool vec, Op op) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t vectors = vec ? total / 8 : 0;
+  stream_vectors<kResidual>(y, residual, first, vectors, stride, [&](float(&v)[8], const float(&r)[8]) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) v[e] = op(v[e], r[e]);
+  });
   for (int64_t i = vectors * 8 + first; i < total; i += stride) {
     const float r = kResidual ? __bfloat162float(residual[i]) : 0.0f;
     y[i] = __float2bfloat16(op(__bfloat162float(y[i]), r));
