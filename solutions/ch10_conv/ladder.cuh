@@ -65,11 +65,10 @@
 //                          with A's im2col rows brought by TMA in im2col mode (one copy a step,
 //                          the padding zero-filled by the copy engine), one thread issuing every
 //                          copy, no proxy fence; the filters resident in shared memory where a
-//                          block keeps one filter tile and its steps fit; on stride-1 layers of
-//                          at most 64 channels and 64 filters the halo form (a tile's input rows
-//                          brought once, each tap an ldmatrix view of them into wgmma's register
-//                          A); v12 for the rest (kernels: hopper/implicit_gemm_im2col_tma_kernel.cu,
-//                          hopper/implicit_gemm_halo_kernel.cu)
+//                          block keeps one filter tile and its steps fit, there each consumer
+//                          warpgroup on whole tiles (ping-pong: one multiplies while the other
+//                          runs its epilogue); v12 for the rest
+//                          (kernel: hopper/implicit_gemm_im2col_tma_kernel.cu)
 //   v14_implicit_gemm_mma_tma
 //                          (Hopper sm_90a) conv2d_bn_relu/bf16: v13's producer (A by TMA in
 //                          im2col mode, the filters by TMA, resident where v13 keeps them, full /
@@ -117,7 +116,7 @@ ConvBnReluFn v12_implicit_gemm_wgmma_persistent;  // v12_implicit_gemm_wgmma_per
 // v12 with its tile forced ("128x64", "128x128"), tested on every tile whatever the model picks.
 std::span<const ForcedTile> v12_forced_tiles();
 ConvBnReluFn v13_implicit_gemm_im2col_tma;  // v13_implicit_gemm_im2col_tma.cu (+ hopper/), sm_90a builds
-// v13 with its tile forced ("128x64", "128x128", "128x64_resident", "halo"), tested on each
+// v13 with its tile forced ("128x64", "128x128", "128x64_resident", "pingpong"), tested on each
 // whatever the launcher picks.
 std::span<const ForcedTile> v13_forced_tiles();
 ConvBnReluFn v14_implicit_gemm_mma_tma;  // v14_implicit_gemm_mma_tma.cu (+ hopper/), sm_90a builds

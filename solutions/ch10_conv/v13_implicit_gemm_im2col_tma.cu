@@ -7,22 +7,20 @@
 // and v12's; this file holds only host code and builds everywhere.
 //
 // Which path a call takes:
-//   * compute capability 9.0, C % 8 == 0, x and w 16-byte aligned (v8's conditions), stride 1,
-//     C <= 64, K <= 64, P Q >= 128 and the buffers within shared memory (at batch 32: the 3 x 3
-//     64 -> 64 layer at 56 x 56): the halo form (hopper/implicit_gemm_halo_kernel.cu), each
-//     tile's input rows with their halo brought once, every tap read from them as a shifted view;
-//   * else those conditions and a shape that an im2col tensor map describes (a stride of at most 8, the padding and the
-//   box's
+//   * compute capability 9.0, C % 8 == 0, x and w 16-byte aligned (v8's conditions), and a shape
+//     that an im2col tensor map describes (a stride of at most 8, the padding and the box's
 //     corners within the map's 8-bit offsets, filters of at most 64 taps a side, fewer than 2^30
 //     tiles): the v13 kernel, (128, 64) tiles keeping their filters resident where a block's
-//     tiles share one filter tile and its steps fit (at batch 32: the 1 x 1 layer),
-//     else (128, 64) or (128, 128) tiles as the launcher's model picks;
+//     tiles share one filter tile and its steps fit (at batch 32: the 56 x 56 and 1 x 1 layers),
+//     there in the ping-pong form (each consumer warpgroup on whole tiles, one multiplying while
+//     the other runs its epilogue), else (128, 64) or (128, 128) tiles as the launcher's model
+//     picks;
 //   * anything else: v12_implicit_gemm_wgmma_persistent (which hands its own exceptions to v8,
 //     and v8 to v6). The tests cover both paths, and the forced tiles below put the kernel itself
 //     through every edge shape.
 // v13_forced_tiles() runs the same with one tile forced (the variant list's
-// v13_implicit_gemm_im2col_tma_<tile>: tested on v12's tile shapes and the halo form's edges,
-// benchmarked when named).
+// v13_implicit_gemm_im2col_tma_<tile>: tested on v12's tile shapes and more with resident
+// filters, benchmarked when named).
 //
 // Run: build/ch10/bin/ch10_solution_tests --gtest_filter='*v13_*'
 //      build/ch10/bin/ch10_bench --op=conv2d_bn_relu/bf16
@@ -48,13 +46,13 @@ constexpr auto& run =
 
 // One tile each, whatever the launcher would pick on this GPU: (128, 64) and (128, 128) with
 // every step's filters loaded with its A, (128, 64) with the filters resident (where they apply;
-// (128, 64) as the first elsewhere), and the halo form (where it applies; v13's other plans
-// elsewhere).
+// (128, 64) as the first elsewhere), and those resident tiles in the ping-pong form (where they
+// apply; v13's other plans elsewhere).
 std::span<const ForcedTile> v13_forced_tiles() {
   static const ForcedTile tiles[] = {{"128x64", &run<PersistentTile::k128x64, Schedule::kAlone>},
                                      {"128x128", &run<PersistentTile::k128x128, Schedule::kAlone>},
                                      {"128x64_resident", &run<PersistentTile::k128x64, Schedule::kResident>},
-                                     {"halo", &run<PersistentTile::kAuto, Schedule::kHalo>}};
+                                     {"pingpong", &run<PersistentTile::kAuto, Schedule::kPingPong>}};
   return tiles;
 }
 

@@ -40,9 +40,10 @@ std::vector<wb::Shape> v12_tile_shapes() {
   return s;
 }
 
-// v13's forms one by one: v12's shapes, and the halo form's edges (stride 1, C and K at most 64):
-// tiles that run from one image into the next, non-square, even and 1 x 1 filters, padding 0 to
-// 2, short rows (Q = 10: 13 output rows a tile), C = 8 and K = 24 or 56, residual on and off.
+// v13's forms one by one: v12's shapes, and more where the filters are resident (K <= 64, at most
+// 9 steps) and blocks walk several tiles (the ping-pong form's two warpgroups alternating, odd and
+// even tile counts): tiles that run from one image into the next, non-square, even and 1 x 1
+// filters, padding 0 to 2, short rows, C = 8 and K = 24 or 56, residual on and off.
 std::vector<wb::Shape> v13_tile_shapes() {
   std::vector<wb::Shape> s = v12_tile_shapes();
   s.push_back(conv(3, 40, 11, 13, 40, 3, 1, 1, 1, 0));

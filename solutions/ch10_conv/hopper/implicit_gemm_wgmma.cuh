@@ -152,26 +152,6 @@ __device__ __forceinline__ void next_step(const ConvShape& sh, int& r, int& s, i
 // every step's box of the block's one filter tile at base + kPipe (step t at + t kBStage),
 // loaded once on `b_bar` (the grid a multiple of tiles_n, so that block b's tiles all have
 // filter tile b % tiles_n). map_x: x in im2col mode; map_w: w as (C, R S, K).
-// Resident filters (v13, v14 and v13's halo form): every step's (64, 1, BN) box of the block's
-// one filter tile (filters from k0 = (block % tiles_n) BN: the grid is a multiple of tiles_n),
-// loaded once by one thread to `dst` (step t at dst + t kBStage), completing on `b_bar`.
-template <class T>
-__device__ __forceinline__ void load_resident_filters(uint32_t dst, const CUtensorMap* map_w, uint64_t* b_bar,
-                                                      const Dims& d, int tiles_n) {
-#if defined(CH10_SM90A)
-  using namespace wb::sm90;
-  const ConvShape& s = d.s;
-  const uint32_t bar = wb::ptx::smem_u32(b_bar);
-  const int k0 = int(blockIdx.x) % tiles_n * T::BN;  // the grid is a multiple of tiles_n
-  mbar_arrive_expect_tx(bar, uint32_t(d.steps * T::kBStage));
-  int lr = 0, ls = 0, lc = 0;
-  for (int t = 0; t < d.steps; ++t) {
-    tma_load_3d(dst + uint32_t(t * T::kBStage), map_w, lc, lr * s.S + ls, k0, bar);
-    next_step(s, lr, ls, lc);
-  }
-#endif
-}
-
 template <class T>
 __device__ __forceinline__ void im2col_producer(uint32_t base, const CUtensorMap* map_x, const CUtensorMap* map_w,
                                                 uint64_t* full_bar, uint64_t* empty_bar, uint64_t* b_bar, const Dims& d,
@@ -183,7 +163,14 @@ __device__ __forceinline__ void im2col_producer(uint32_t base, const CUtensorMap
   const ConvShape& s = d.s;
   const int pq_count = d.P * d.Q;
   if constexpr (T::kResident) {  // every step's box of the block's one filter tile, once
-    load_resident_filters<T>(base + uint32_t(T::kPipe), map_w, b_bar, d, tiles_n);
+    const uint32_t bar = smem_u32(b_bar);
+    const int k0 = int(blockIdx.x) % tiles_n * T::BN;  // the grid is a multiple of tiles_n
+    mbar_arrive_expect_tx(bar, uint32_t(d.steps * T::kBStage));
+    int lr = 0, ls = 0, lc = 0;
+    for (int t = 0; t < d.steps; ++t) {
+      tma_load_3d(base + uint32_t(T::kPipe + t * T::kBStage), map_w, lc, lr * s.S + ls, k0, bar);
+      next_step(s, lr, ls, lc);
+    }
   }
   int stage = 0;
   uint32_t phase = 0;
@@ -292,26 +279,26 @@ struct BnChannel {
   }
 };
 
-// The epilogue of a persistent consumer warpgroup's 64 rows of a tile (v12, v13 and v13's halo
-// form), while the producer loads the next tile: warpgroup cw (thread wt of it, in its warp
-// `warp`, lane `lane`; it stores the 8 channels from k0 + 8 c8 of rows rr, rr + 128 / (BN / 8), ..)
-// holds rows 64 cw .. 64 cw + 63 of the tile whose first pixel is m0, filters k0 .., in acc (the
-// wgmma layout: warp w rows 16 w + g and + 8, filters 8 j + 2 q and + 1). f: the warpgroup's
-// parameter set for this tile, into which thread wt folds channel k0 + wt where `folds` (from
-// `channel`, read when the tile started). The BF16 output tile (rows of T::kLdB values at ob) is
-// only ever touched by ordinary loads and stores.
+// The epilogue of a persistent consumer warpgroup's 64 rows of a tile (v12, v13, and twice a tile
+// in v13's ping-pong form), while the producer loads the next tile: a warpgroup (thread wt of it,
+// in its warp `warp`, lane `lane`; it stores the 8 channels from k0 + 8 c8 of rows rr, rr + 128 /
+// (BN / 8), ..; `bar` its named barrier) holds rows 64 cw .. 64 cw + 63 of the tile whose first
+// pixel is m0, filters k0 .., in acc (the wgmma layout: warp w rows 16 w + g and + 8, filters 8 j +
+// 2 q and + 1). f: the warpgroup's parameter set for this tile, into which thread wt folds channel
+// k0 + wt where `folds` (from `channel`, read when the tile started). The BF16 output tile (rows of
+// T::kLdB values at ob) is only ever touched by ordinary loads and stores.
 template <class T>
 __device__ __forceinline__ void persistent_epilogue(const float (&acc)[T::BN / 2], bf16* ob, Folded* f, bool folds,
                                                     const BnChannel& channel, const BnParams& bn,
                                                     const bf16* __restrict__ residual, bf16* __restrict__ y,
                                                     const Dims& d, int m0, int k0, bool vec_out, int cw, int wt,
-                                                    int warp, int lane, int c8, int rr) {
+                                                    int warp, int lane, int c8, int rr, int bar) {
 #if defined(CH10_SM90A)
   using namespace wb::sm90;
   const ConvShape& s = d.s;
   constexpr int kRowsPerPass = 128 / (T::BN / 8);
   if (folds) f[wt] = channel.fold(bn.eps);
-  warpgroup_barrier(1 + cw);  // the tile's parameters are in; the tile before's rows all stored
+  warpgroup_barrier(bar);  // the tile's parameters are in; the tile before's rows all stored
   // The accumulators (rows r and r + 8, filters 8 j + 2 q and + 1) folded, + residual,
   // ReLU, rounded to BF16 (the same operations as epilogue_store8), into the BF16 tile.
   const int q2 = 2 * (lane % 4);
@@ -328,7 +315,7 @@ __device__ __forceinline__ void persistent_epilogue(const float (&acc)[T::BN / 2
       asm volatile("" ::: "memory");  // one j at a time: the compiler would load every j's parameters first
     }
   }
-  warpgroup_barrier(1 + cw);   // the warpgroup's rows are staged
+  warpgroup_barrier(bar);      // the warpgroup's rows are staged
   const int kc = k0 + c8 * 8;  // the first of the thread's 8 channels
   if (kc < s.K) {
 #pragma unroll 2
@@ -410,7 +397,7 @@ __device__ __forceinline__ void persistent_consumers(uint32_t base, bf16* ob, ui
     // of parameters, by the tile's parity: the set written here was last read two tiles ago,
     // before the barriers of the tile in between.
     persistent_epilogue<T>(acc, ob, sF[cw][tile_parity], folds, channel, bn, residual, y, d, m0, k0, vec_out, cw, wt,
-                           warp, lane, c8, rr);
+                           warp, lane, c8, rr, 1 + cw);
     __syncwarp();  // the warp whole again before the next tile's wgmmas (.aligned)
   }
 #endif
@@ -452,12 +439,5 @@ const CUtensorMap& filter_map(const bf16* w, const ConvShape& s, int box_k);
 // outside what an im2col map describes (a stride over 8, padding or corners past the map's 8-bit
 // offsets, filters over 64 taps a side) or the driver refuses it: the caller runs another path.
 const CUtensorMap* activation_map(const bf16* x, const ConvShape& s, int P, int Q, int pixels = 128);
-
-// v13's halo form (implicit_gemm_halo_kernel.cu): a tile's input rows with their halo brought
-// once, every tap read from them as a shifted view. False (nothing launched) outside its reach
-// (stride 1, C <= 64, K <= 64, P Q >= 128, the buffers in shared memory): the caller runs v13's
-// other plans.
-bool conv_bn_relu_halo(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const ConvShape& s,
-                       cudaStream_t stream);
 
 }  // namespace ch10::solution::hopper
