@@ -51,6 +51,9 @@ std::vector<wb::Shape> v13_tile_shapes() {
   s.push_back(conv(2, 8, 9, 60, 64, 1, 3, 1, 1, 1));
   s.push_back(conv(5, 32, 16, 8, 56, 3, 3, 1, 2, 0));
   s.push_back(conv(3, 64, 16, 16, 64, 1, 1, 1, 0, 1));
+  // 2 to 3 tiles a block on 132 SMs (392 and 360 tiles), one 1-step tile after another in the second.
+  s.push_back(conv(16, 64, 56, 56, 64, 3, 3, 1, 1, 1));
+  s.push_back(conv(20, 16, 48, 48, 24, 1, 1, 1, 0, 0));
   return s;
 }
 #endif
