@@ -32,7 +32,8 @@ def conv_pq(d):
 
 def conv_saved(d):
     p, q = conv_pq(d)
-    return 2 * 2 * d["N"] * p * q * d["K"]  # the BF16 conv output, written and read back
+    # Two BF16 intermediates of the three-kernel form (the conv's output, BN's), each written and read back.
+    return 2 * 2 * 2 * d["N"] * p * q * d["K"]
 
 
 # name, op, separate implementation, the book's fused steps (the fastest present is used), bytes saved

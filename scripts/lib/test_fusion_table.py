@@ -75,7 +75,7 @@ class FusionTable(unittest.TestCase):
         self.assertEqual(rc, 0, err)
         line = next(x for x in out.splitlines() if x.startswith("| Conv + BN + ReLU"))
         self.assertIn("2.00×", line)
-        self.assertIn("0.0 MB", line)  # 2 x 2 x 2 x 5 x 5 x 16 = 3200 bytes
+        self.assertIn("0.0 MB", line)  # 2 intermediates x 2 x 2 x 2 x 5 x 5 x 16 = 6400 bytes
 
     def test_the_conv_row_takes_the_three_kernel_form_as_separate(self):
         op = "conv2d_bn_relu/bf16"
