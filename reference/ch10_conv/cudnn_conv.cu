@@ -13,6 +13,18 @@
 //                        into a buffer, then bias_bn_relu_kernel below reads it back and
 //                        writes y: the conv's output makes a round trip through DRAM, as in
 //                        a framework that runs the layers one by one.
+//     cudnn_three_kernels  the layers as a framework runs them one by one (PyTorch eager's
+//                        conv2d -> BatchNorm2d (eval) -> ReLU): the convolution alone (the same
+//                        graph as cudnn_separate) writes y, then bn_inference_kernel reads y
+//                        and writes it back (per channel (v + bias) * scale + shift: the conv's
+//                        bias rides in BN's affine, one FMA more, where PyTorch's conv2d with
+//                        a bias adds it in a separate kernel of its own), [then residual_add_kernel
+//                        reads y and the residual and writes y,] then relu_kernel reads y and
+//                        writes it: three (four) passes over y through DRAM, each rounded to
+//                        BF16 as a framework's tensors are. The BN and ReLU kernels are written
+//                        to run at DRAM speed (16-byte vectors, a resident grid striding
+//                        over y, BN's scale and shift folded once per thread), so that the
+//                        comparison is with good separate kernels, not slow ones.
 //     cudnn_fused        one graph: the convolution's FP32 output (virtual: never stored)
 //                        -> + bias -> * scale -> + shift [-> + residual] -> ReLU -> y BF16.
 //                        cuDNN's runtime-fusion engines compile it into one kernel where the
@@ -36,6 +48,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <string>
 #include <iterator>
 #include <tuple>
@@ -45,9 +58,11 @@
 #include "ch10.cuh"
 #include "declare/op.cuh"
 #include "device/math.cuh"
+#include "device/vec.cuh"
 #include "runtime/buffers.cuh"
 #include "runtime/cudnn_backend.cuh"
 #include "runtime/cudnn_check.cuh"
+#include "runtime/device.cuh"
 #include "runtime/errors.cuh"
 
 namespace ch10::reference {
@@ -298,6 +313,130 @@ __global__ void bias_bn_relu_kernel(const bf16* conv, BnParams bn, const bf16* r
   y[i] = __float2bfloat16(fmaxf(v, 0.0f));
 }
 
+// --- the three-kernel form's passes over y (in place, BF16): each reads and writes all of y --
+
+constexpr int kPassThreads = 256;
+constexpr int kPassUnroll = 4;  // 16-byte vectors a thread has in flight at once
+
+// 8 BF16 in a 16-byte vector, widened to FP32, and back (rounded to nearest even).
+__device__ __forceinline__ void widen8(const uint4& v, float (&f)[8]) {
+  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const float2 p = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w[j]));
+    f[2 * j] = p.x, f[2 * j + 1] = p.y;
+  }
+}
+__device__ __forceinline__ uint4 narrow8(const float (&f)[8]) {
+  uint32_t w[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const __nv_bfloat162 p = __floats2bfloat162_rn(f[2 * j], f[2 * j + 1]);
+    w[j] = *reinterpret_cast<const uint32_t*>(&p);
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// Streams the 16-byte vectors first, first + stride, ... (< vectors) of y through f8, in place:
+// f8(float (&v)[8], const float (&r)[8]) rewrites the 8 values v of a vector (r: the same
+// vector of the residual, zeros without one). kPassUnroll vectors a thread at a time, all their
+// loads issued before the first store.
+template <bool kResidual, class F>
+__device__ __forceinline__ void stream_vectors(bf16* y, const bf16* residual, int64_t first, int64_t vectors,
+                                               int64_t stride, F f8) {
+  uint4* v = reinterpret_cast<uint4*>(y);
+  const uint4* rv = reinterpret_cast<const uint4*>(residual);
+  for (int64_t i = first; i < vectors; i += kPassUnroll * stride) {
+    uint4 in[kPassUnroll], res[kPassUnroll];
+#pragma unroll
+    for (int u = 0; u < kPassUnroll; ++u) {
+      if (i + u * stride < vectors) {
+        in[u] = v[i + u * stride];
+        if constexpr (kResidual) res[u] = rv[i + u * stride];
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kPassUnroll; ++u) {
+      if (i + u * stride >= vectors) break;
+      float f[8], r[8] = {};
+      widen8(in[u], f);
+      if constexpr (kResidual) widen8(res[u], r);
+      f8(f, r);
+      v[i + u * stride] = narrow8(f);
+    }
+  }
+}
+
+// BatchNorm at inference, in place: y = (y + bias[k]) * scale[k] + shift[k] on NPQK y, k the
+// channel. Vector form (K % 8 == 0, y 16-byte aligned): vectors = M K / 8, and the launch makes
+// the grid's thread count a multiple of K / 8, so that every vector a thread strides to holds the
+// same 8 channels: the thread folds their parameters once, then streams its vectors.
+__global__ void bn_inference_vec_kernel(BnParams bn, bf16* y, int K, int64_t vectors) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (first >= vectors) return;
+  const int k0 = int(first % (K / 8)) * 8;
+  float bias[8], scale[8], shift[8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) {
+    const int k = k0 + e;
+    bias[e] = bn.bias[k];
+    scale[e] = bn.gamma[k] / sqrtf(bn.var[k] + bn.eps);
+    shift[e] = bn.beta[k] - bn.mean[k] * scale[e];
+  }
+  stream_vectors<false>(y, nullptr, first, vectors, stride, [&](float(&v)[8], const float(&)[8]) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) v[e] = (v[e] + bias[e]) * scale[e] + shift[e];
+  });
+}
+
+// The same, one element at a time (K % 8 != 0, or y not 16-byte aligned).
+__global__ void bn_inference_kernel(BnParams bn, bf16* y, int K, int64_t total) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int k = int(i % K);
+    const float scale = bn.gamma[k] / sqrtf(bn.var[k] + bn.eps);
+    const float shift = bn.beta[k] - bn.mean[k] * scale;
+    y[i] = __float2bfloat16((__bfloat162float(y[i]) + bn.bias[k]) * scale + shift);
+  }
+}
+
+// y = op(y[, residual]) element by element over `total` elements, in place: 16-byte vectors
+// where y (and residual) are 16-byte aligned, the tail past the last whole vector one element
+// at a time. op(float v, float r): r is zero without a residual.
+template <bool kResidual, class Op>
+__device__ __forceinline__ void elementwise_pass(bf16* y, const bf16* residual, int64_t total, bool vec, Op op) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  const int64_t first = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t vectors = vec ? total / 8 : 0;
+  stream_vectors<kResidual>(y, residual, first, vectors, stride, [&](float(&v)[8], const float(&r)[8]) {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) v[e] = op(v[e], r[e]);
+  });
+  for (int64_t i = vectors * 8 + first; i < total; i += stride) {
+    const float r = kResidual ? __bfloat162float(residual[i]) : 0.0f;
+    y[i] = __float2bfloat16(op(__bfloat162float(y[i]), r));
+  }
+}
+
+// The residual connection, in place: y = y + residual (both NPQK BF16, the sum rounded).
+__global__ void residual_add_kernel(bf16* y, const bf16* residual, int64_t total, bool vec) {
+  elementwise_pass<true>(y, residual, total, vec, [](float v, float r) { return v + r; });
+}
+
+// ReLU, in place: y = max(y, 0).
+__global__ void relu_kernel(bf16* y, int64_t total, bool vec) {
+  elementwise_pass<false>(y, nullptr, total, vec, [](float v, float) { return fmaxf(v, 0.0f); });
+}
+
+// A resident grid for a pass over `items` (vectors or elements) of kPassThreads-thread blocks,
+// each thread taking kPassUnroll at a time; its block count a multiple of `multiple`.
+unsigned pass_grid(int64_t items, int multiple) {
+  const int64_t want = wb::ceil_div(items, int64_t{kPassThreads} * kPassUnroll);
+  const int64_t resident = int64_t(wb::sm_count()) * (2048 / kPassThreads);
+  return unsigned(wb::round_up(std::max<int64_t>(std::min(want, resident), 1), int64_t{multiple}));
+}
+
 // The fused graph's scale and shift (K of each, FP32), folded before the graph runs.
 __global__ void fold_kernel(BnParams bn, float* scale, float* shift, int K) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
@@ -337,6 +476,30 @@ void cudnn_separate(const bf16* x, const bf16* w, BnParams bn, const bf16* resid
   WB_CHECK_LAUNCH();
 }
 
+void cudnn_three_kernels(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
+                         cudaStream_t stream) {
+  require_valid(s);
+  Plan& p = plan_for(Graph::Bf16Conv, s);  // cudnn_separate's graph and plan
+  execute(p, stream, {{kX, x}, {kW, w}, {kY, y}});
+  const int64_t total = int64_t(s.N) * s.P() * s.Q() * s.K;
+  if (s.K % 8 == 0 && wb::aligned16(y)) {
+    const int kv = s.K / 8;  // the grid's threads a multiple of kv: a thread's vectors share channels
+    const int multiple = kv / std::gcd(kv, kPassThreads);
+    bn_inference_vec_kernel<<<pass_grid(total / 8, multiple), kPassThreads, 0, stream>>>(bn, y, s.K, total / 8);
+  } else {
+    bn_inference_kernel<<<pass_grid(total, 1), kPassThreads, 0, stream>>>(bn, y, s.K, total);
+  }
+  WB_CHECK_LAUNCH();
+  const bool vec = wb::aligned16(y) && (residual == nullptr || wb::aligned16(residual));
+  const unsigned grid = pass_grid(vec ? total / 8 : total, 1);
+  if (residual) {
+    residual_add_kernel<<<grid, kPassThreads, 0, stream>>>(y, residual, total, vec);
+    WB_CHECK_LAUNCH();
+  }
+  relu_kernel<<<grid, kPassThreads, 0, stream>>>(y, total, vec);
+  WB_CHECK_LAUNCH();
+}
+
 void cudnn_fused(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, ConvShape s,
                  cudaStream_t stream) {
   require_valid(s);
@@ -372,6 +535,10 @@ WB_VARIANTS(ch10_reference, wb::Role::Reference) {
       wb::variant("conv2d_bn_relu/bf16", "cudnn_separate", &cudnn_separate)
           .is_library()
           .with_note("cuDNN conv, then a bias + BN + ReLU kernel"),
+      wb::variant("conv2d_bn_relu/bf16", "cudnn_three_kernels", &cudnn_three_kernels)
+          .is_library()
+          .with_note("cuDNN conv, then a BN kernel (the conv's bias in its affine), then a ReLU kernel "
+                     "(a residual add kernel before it): PyTorch eager's layers"),
       wb::variant("conv2d_bn_relu/bf16", "cudnn_fused", &cudnn_fused)
           .is_library()
           .with_note("one cuDNN graph: conv + pointwise epilogue"),

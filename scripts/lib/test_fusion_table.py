@@ -70,12 +70,28 @@ class FusionTable(unittest.TestCase):
         op = "conv2d_bn_relu/bf16"
         shape = "N=2 H=9 W=9 C=8 K=16 R=3 S=3 stride=2 pad=1 residual=0"  # P = Q = 5
         rc, out, err = self.run_tool(
-            doc("GPU X", [row(op, shape, "cudnn_separate", 50.0), row(op, shape, "v4_implicit_gemm_mma", 25.0)])
+            doc("GPU X", [row(op, shape, "cudnn_three_kernels", 50.0), row(op, shape, "v4_implicit_gemm_mma", 25.0)])
         )
         self.assertEqual(rc, 0, err)
         line = next(x for x in out.splitlines() if x.startswith("| Conv + BN + ReLU"))
         self.assertIn("2.00×", line)
-        self.assertIn("0.0 MB", line)  # 2 x 2 x 2 x 5 x 5 x 16 = 3200 bytes
+        self.assertIn("0.0 MB", line)  # 2 intermediates x 2 x 2 x 2 x 5 x 5 x 16 = 6400 bytes
+
+    def test_the_conv_row_takes_the_three_kernel_form_as_separate(self):
+        op = "conv2d_bn_relu/bf16"
+        shape = "N=2 H=9 W=9 C=8 K=16 R=3 S=3 stride=1 pad=1 residual=0"
+        rows = [
+            row(op, shape, "cudnn_separate", 30.0),  # conv, then one bias + BN + ReLU kernel: not the lecture's row
+            row(op, shape, "cudnn_three_kernels", 45.0),
+            row(op, shape, "v13_implicit_gemm_im2col_tma", 15.0),
+            row(op, shape, "v6_implicit_gemm_pipelined", 25.0),
+        ]
+        rc, out, err = self.run_tool(doc("GPU X", rows))
+        self.assertEqual(rc, 0, err)
+        line = next(x for x in out.splitlines() if x.startswith("| Conv + BN + ReLU"))
+        self.assertIn("45.0 (cudnn_three_kernels)", line)
+        self.assertIn("15.0 (v13_implicit_gemm_im2col_tma)", line)
+        self.assertIn("3.00×", line)
 
     def test_the_shape_that_saves_most_bytes_heads_the_row_with_the_library_beside_it(self):
         op = "conv2d_bn_relu/bf16"
@@ -83,7 +99,7 @@ class FusionTable(unittest.TestCase):
         big = "N=2 H=30 W=30 C=8 K=64 R=3 S=3 stride=1 pad=1 residual=0"  # the largest output
         rows = []
         for shape in (small, big):
-            rows += [row(op, shape, "cudnn_separate", 40.0), row(op, shape, "v4_implicit_gemm_mma", 20.0)]
+            rows += [row(op, shape, "cudnn_three_kernels", 40.0), row(op, shape, "v4_implicit_gemm_mma", 20.0)]
         rows.append(row(op, big, "cudnn_fused", 10.0))
         rc, out, err = self.run_tool(doc("GPU X", rows))
         self.assertEqual(rc, 0, err)

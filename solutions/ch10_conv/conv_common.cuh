@@ -6,7 +6,9 @@
 //   y     = relu((acc + bias) * scale + shift + residual)
 // A block folds the parameters of its channels once (fold_bn), then every element of the
 // tile costs two FMAs, an add and a max (apply_epilogue); epilogue_store8 does it for 8
-// neighbouring channels of one pixel and stores them (v6 and v8's staged epilogues).
+// neighbouring channels of one pixel and stores them (v6 and v8's staged epilogues); the
+// register epilogues of v12, v13 and v14 read their residual in pairs (residual_pair) and store
+// their staged BF16 rows 16 bytes at a time (store8_out).
 //
 // Also here: 8 BF16 widened to FP32 (widen8; v7 and epilogue_store8), v4's im2col tile copies
 // (Im2colCopies; v4 and the chapter's lesson kernels in chapters/ch10_conv/fusion_lessons.cu),
@@ -52,6 +54,44 @@ __device__ __forceinline__ void zero_accumulators(float (&acc)[MI][NI][4]) {
     for (int j = 0; j < NI; ++j) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+    }
+  }
+}
+
+// The residual of filters k and k + 1 of pixel m, for an epilogue on pairs of accumulators (the
+// register epilogues of v12, v13 and v14): zeros without a residual, for a pixel past M (m_ok
+// false) and for a filter past K. vec_out: K even, so k (even) and k + 1 are both in or both out,
+// one 4-byte load.
+__device__ __forceinline__ float2 residual_pair(const __nv_bfloat16* __restrict__ residual, int m, bool m_ok, int k,
+                                                int K, bool vec_out) {
+  float r0 = 0.0f, r1 = 0.0f;
+  if (residual != nullptr && m_ok) {
+    const __nv_bfloat16* at = residual + int64_t(m) * K + k;
+    if (vec_out) {
+      if (k < K) {
+        const float2 rv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(at));
+        r0 = rv.x, r1 = rv.y;
+      }
+    } else {
+      if (k < K) r0 = __bfloat162float(at[0]);
+      if (k + 1 < K) r1 = __bfloat162float(at[1]);
+    }
+  }
+  return make_float2(r0, r1);
+}
+
+// 8 staged outputs (channels kc .. kc + 7 of one pixel, BF16, at src in shared memory) to y at
+// dst: one 16-byte store where vec_out (K % 8 == 0, y aligned), else those below K one by one
+// (the staged epilogues of v12, v13 and v14).
+__device__ __forceinline__ void store8_out(const __nv_bfloat16* src, __nv_bfloat16* __restrict__ dst, int kc, int K,
+                                           bool vec_out) {
+  if (vec_out) {
+    *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+  } else {
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      if (kc + e >= K) break;
+      dst[e] = src[e];
     }
   }
 }

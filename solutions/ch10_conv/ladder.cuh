@@ -65,7 +65,9 @@
 //                          with A's im2col rows brought by TMA in im2col mode (one copy a step,
 //                          the padding zero-filled by the copy engine), one thread issuing every
 //                          copy, no proxy fence; the filters resident in shared memory where a
-//                          block keeps one filter tile and its steps fit; v12 for the rest
+//                          block keeps one filter tile and its steps fit, there each consumer
+//                          warpgroup on whole tiles (ping-pong: one multiplies while the other
+//                          runs its epilogue); v12 for the rest
 //                          (kernel: hopper/implicit_gemm_im2col_tma_kernel.cu)
 //   v14_implicit_gemm_mma_tma
 //                          (Hopper sm_90a) conv2d_bn_relu/bf16: v13's producer (A by TMA in
@@ -114,8 +116,8 @@ ConvBnReluFn v12_implicit_gemm_wgmma_persistent;  // v12_implicit_gemm_wgmma_per
 // v12 with its tile forced ("128x64", "128x128"), tested on every tile whatever the model picks.
 std::span<const ForcedTile> v12_forced_tiles();
 ConvBnReluFn v13_implicit_gemm_im2col_tma;  // v13_implicit_gemm_im2col_tma.cu (+ hopper/), sm_90a builds
-// v13 with its tile forced ("128x64", "128x128", "128x64_resident"), tested on each whatever the
-// launcher picks.
+// v13 with its tile forced ("128x64", "128x128", "128x64_resident", "pingpong"), tested on each
+// whatever the launcher picks.
 std::span<const ForcedTile> v13_forced_tiles();
 ConvBnReluFn v14_implicit_gemm_mma_tma;  // v14_implicit_gemm_mma_tma.cu (+ hopper/), sm_90a builds
 // v14 with its tile forced ("128x64", "128x128", "96x128", "128x64_resident"), or on 4 consumer

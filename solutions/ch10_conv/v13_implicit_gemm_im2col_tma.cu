@@ -12,12 +12,15 @@
 //     corners within the map's 8-bit offsets, filters of at most 64 taps a side, fewer than 2^30
 //     tiles): the v13 kernel, (128, 64) tiles keeping their filters resident where a block's
 //     tiles share one filter tile and its steps fit (at batch 32: the 56 x 56 and 1 x 1 layers),
-//     else (128, 64) or (128, 128) tiles as the launcher's model picks;
+//     there in the ping-pong form (each consumer warpgroup on whole tiles, one multiplying while
+//     the other runs its epilogue), else (128, 64) or (128, 128) tiles as the launcher's model
+//     picks;
 //   * anything else: v12_implicit_gemm_wgmma_persistent (which hands its own exceptions to v8,
 //     and v8 to v6). The tests cover both paths, and the forced tiles below put the kernel itself
 //     through every edge shape.
 // v13_forced_tiles() runs the same with one tile forced (the variant list's
-// v13_implicit_gemm_im2col_tma_<tile>: tested on v12's tile shapes, benchmarked when named).
+// v13_implicit_gemm_im2col_tma_<tile>: tested on v12's tile shapes and more with resident
+// filters, benchmarked when named).
 //
 // Run: build/ch10/bin/ch10_solution_tests --gtest_filter='*v13_*'
 //      build/ch10/bin/ch10_bench --op=conv2d_bn_relu/bf16
@@ -42,12 +45,14 @@ constexpr auto& run =
 }  // namespace
 
 // One tile each, whatever the launcher would pick on this GPU: (128, 64) and (128, 128) with
-// every step's filters loaded with its A, and (128, 64) with the filters resident (where they
-// apply; (128, 64) as the first elsewhere).
+// every step's filters loaded with its A, (128, 64) with the filters resident (where they apply;
+// (128, 64) as the first elsewhere), and those resident tiles in the ping-pong form (where they
+// apply; v13's other plans elsewhere).
 std::span<const ForcedTile> v13_forced_tiles() {
   static const ForcedTile tiles[] = {{"128x64", &run<PersistentTile::k128x64, Schedule::kAlone>},
                                      {"128x128", &run<PersistentTile::k128x128, Schedule::kAlone>},
-                                     {"128x64_resident", &run<PersistentTile::k128x64, Schedule::kResident>}};
+                                     {"128x64_resident", &run<PersistentTile::k128x64, Schedule::kResident>},
+                                     {"pingpong", &run<PersistentTile::kAuto, Schedule::kPingPong>}};
   return tiles;
 }
 

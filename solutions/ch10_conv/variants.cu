@@ -39,6 +39,23 @@ std::vector<wb::Shape> v12_tile_shapes() {
   s.push_back(conv(8, 16, 40, 40, 136, 3, 3, 1, 1, 1));
   return s;
 }
+
+// v13's forms one by one: v12's shapes, and more where the filters are resident (K <= 64, at most
+// 9 steps) and blocks walk several tiles (the ping-pong form's two warpgroups alternating, odd and
+// even tile counts): tiles that run from one image into the next, non-square, even and 1 x 1
+// filters, padding 0 to 2, short rows, C = 8 and K = 24 or 56, residual on and off.
+std::vector<wb::Shape> v13_tile_shapes() {
+  std::vector<wb::Shape> s = v12_tile_shapes();
+  s.push_back(conv(3, 40, 11, 13, 40, 3, 1, 1, 1, 0));
+  s.push_back(conv(2, 64, 20, 36, 24, 2, 2, 1, 0, 1));
+  s.push_back(conv(2, 8, 9, 60, 64, 1, 3, 1, 1, 1));
+  s.push_back(conv(5, 32, 16, 8, 56, 3, 3, 1, 2, 0));
+  s.push_back(conv(3, 64, 16, 16, 64, 1, 1, 1, 0, 1));
+  // 2 to 3 tiles a block on 132 SMs (392 and 360 tiles), one 1-step tile after another in the second.
+  s.push_back(conv(16, 64, 56, 56, 64, 3, 3, 1, 1, 1));
+  s.push_back(conv(20, 16, 48, 48, 24, 1, 1, 1, 0, 0));
+  return s;
+}
 #endif
 
 // One of v10's comparison forms: tested on every shape, left out of the default benchmark.
@@ -109,7 +126,7 @@ WB_VARIANTS(ch10_solution, wb::Role::Solution) {
   hopper_step("v13", "v13_implicit_gemm_im2col_tma", &v13_implicit_gemm_im2col_tma,
               "v12 with A's im2col rows by TMA in im2col mode: one copy a step, one issuing thread; the filters "
               "resident where a block keeps one filter tile; v12 for the rest",
-              v13_forced_tiles(), v12_tile_shapes());
+              v13_forced_tiles(), v13_tile_shapes());
   hopper_step("v14", "v14_implicit_gemm_mma_tma", &v14_implicit_gemm_mma_tma,
               "v13's producer (A by TMA in im2col mode, filters by TMA or resident) feeding ldmatrix + mma.sync "
               "consumer warps, the epilogue on their registers; v11 for the rest",

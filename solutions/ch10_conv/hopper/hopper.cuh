@@ -41,13 +41,15 @@ bool conv_bn_relu_persistent(const bf16* x, const bf16* w, BnParams bn, const bf
 // rows of A brought by the copy engine (TMA in im2col mode), one thread issuing every copy.
 // schedule kResident: (128, 64) tiles, each block keeping its one filter tile's every step in
 // shared memory, where the grid is a multiple of the filter tiles and the steps fit (else the
-// (128, 64) tiles as kAlone); kAlone: every step's filter box loaded with its A; kAuto: kResident
-// where it applies, else kAlone. tile (kAlone): kAuto, the launcher's model picks BN per shape;
+// (128, 64) tiles as kAlone); kAlone: every step's filter box loaded with its A; kPingPong:
+// kResident's tiles, each consumer warpgroup on whole tiles of its own, one multiplying while the
+// other runs its epilogue (where resident filters apply; else as kAuto); kAuto: kPingPong where
+// it applies, else kAlone. tile (kAlone): kAuto, the launcher's model picks BN per shape;
 // the others force one. False (nothing launched) when the shape is outside what an im2col
 // tensor map describes (a stride over 8, padding or corners past its 8-bit offsets, filters
 // over 64 taps a side, a map the driver refuses) or has 2^30 tiles or more: the caller runs
 // v12. s must have passed require_valid.
-enum class Im2colSchedule { kAuto, kAlone, kResident };
+enum class Im2colSchedule { kAuto, kAlone, kResident, kPingPong };
 bool conv_bn_relu_im2col(const bf16* x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const ConvShape& s,
                          cudaStream_t stream, PersistentTile tile = PersistentTile::kAuto,
                          Im2colSchedule schedule = Im2colSchedule::kAuto);

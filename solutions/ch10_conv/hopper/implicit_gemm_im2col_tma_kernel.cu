@@ -105,6 +105,22 @@ using ICfg128x64 = ICfg<64, 8>;
 using ICfg128x64Resident = ICfg<64, 8, true>;
 static_assert(ICfg128x64Resident::kMaxResident >= 9, "a 3 x 3 layer of up to 64 channels keeps its filters");
 
+// The ping-pong form (conv_im2col_pingpong_kernel): resident (128, 64) tiles, each consumer
+// warpgroup with a staging tile of its own (two), a stage fewer to make room; 4 KB kept for the
+// static arrays (3.2 KB).
+struct ICfgPingPong {
+  static constexpr int BM = 128, BN = 64, kStages = 7;
+  static constexpr bool kResident = true;
+  static constexpr int kThreads = kIssuers + 256;
+  static constexpr int kAStage = BM * kRowBytes, kBStage = BN * kRowBytes;
+  static constexpr int kPipe = kStages * kAStage;
+  static constexpr int kLdB = BN + 8;
+  static constexpr int kOutOne = BM * kLdB * 2;  // one warpgroup's staging tile, bytes
+  static constexpr int kSmem = kPipe + 2 * kOutOne + 1024;
+  static constexpr int kMaxResident = (227 * 1024 - 4096 - kSmem) / kBStage;
+};
+static_assert(ICfgPingPong::kMaxResident >= 9, "a 3 x 3 layer of up to 64 channels keeps its filters");
+
 // grid (min(tiles, SMs)), block (T::kThreads), T::kSmem bytes of dynamic shared memory (+ steps
 // x kBStage with resident filters). tiles = ceil(M / 128) x tiles_n, tiles_n = ceil(K / BN);
 // tile i is pixel tile i / tiles_n, filter tile i % tiles_n (resident filters: the grid a
@@ -145,6 +161,113 @@ __global__ void __launch_bounds__(T::kThreads, 1)
   bf16* ob = reinterpret_cast<bf16*>(smem_raw + (base - smem_u32(smem_raw)) + T::kPipe + b_bytes);  // output tile
   persistent_consumers<T, kIssuers, false, T::kResident>(base, ob, full_bar, empty_bar, sF, bn, residual, y, d, tiles_n,
                                                          tiles, vec_out, tid, lane, base + uint32_t(T::kPipe), &b_bar);
+#else
+  __trap();  // built for sm_90a only; the launcher never runs it elsewhere
+#endif
+}
+
+// Named barrier `id` of `threads` threads: arrive without waiting (the other side waits with
+// bar.sync on the same id).
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// The ping-pong form (v13's `_pingpong`): the producer as v13's (resident filters, the ring of
+// stages in the order of the block's tiles), but each consumer warpgroup owns WHOLE tiles, the
+// block's tiles alternating between them (warpgroup cw takes the block's tiles j = cw, cw + 2,
+// ...): a warpgroup multiplies all 128 rows of its tile (two m64n64k16 a slice, 64 accumulators
+// a thread) while the other one runs its epilogue, so the tensor cores no longer stop for every
+// tile's epilogue and the drain of its last wgmmas, as they do when both warpgroups share a tile.
+//
+// Tile j's steps are the ring's steps j steps .. (j + 1) steps - 1: its stage and phase follow
+// from j. A stage's full barrier is waited on with the parity of its phase, which is only
+// unambiguous once the stage's previous phase has completed; that phase may belong to the other
+// warpgroup's tile (the one before). So the warpgroup of tile j, once it has seen every step of
+// tile j in, says so (bar.arrive on barrier 3 + cw), and the warpgroup of tile j + 1 waits for
+// that (bar.sync) before its first wait on a stage. The empty barriers count the 4 warps of the
+// warpgroup that read the stage.
+template <class T>
+__global__ void __launch_bounds__(T::kThreads, 1)
+    conv_im2col_pingpong_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
+                                BnParams bn, const bf16* __restrict__ residual, bf16* __restrict__ y, Dims d,
+                                int tiles_n, int tiles, bool vec_out) {
+#if defined(CH10_SM90A)
+  constexpr int kStages = T::kStages;
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  __shared__ __align__(8) uint64_t full_bar[kStages], empty_bar[kStages], b_bar;
+  __shared__ Folded sF[2][2][T::BN];  // each consumer warpgroup's, two sets by its tiles' parity
+  const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;
+
+  const int tid = threadIdx.x, lane = tid % 32;
+  if (tid == 0) {
+    for (int st = 0; st < kStages; ++st) {
+      mbar_init(smem_u32(&full_bar[st]), 1);   // thread 0's expect_tx (and the copies' bytes)
+      mbar_init(smem_u32(&empty_bar[st]), 4);  // lane 0 of each warp of the warpgroup that read it
+    }
+    mbar_init(smem_u32(&b_bar), 1);
+    fence_mbarrier_init();  // visible to the copy engine
+  }
+  __syncthreads();
+
+  if (tid < kIssuers) {  // the producer, v13's: thread 0 issues every copy, the rest leave
+    if (tid == 0) im2col_producer<T>(base, &map_x, &map_w, full_bar, empty_bar, &b_bar, d, tiles_n, tiles);
+    return;
+  }
+
+  const int cw = (tid - kIssuers) / 128, wt = tid % 128, warp = wt / 32;
+  const int c8 = wt % (T::BN / 8), rr = wt / (T::BN / 8);  // the epilogue's stores
+  const uint32_t b_res = base + uint32_t(T::kPipe);        // the resident filters: step t at + t kBStage
+  bf16* ob = reinterpret_cast<bf16*>(smem_raw + (base - smem_u32(smem_raw)) + T::kPipe + d.steps * T::kBStage +
+                                     cw * T::kOutOne);  // this warpgroup's staging tile
+  const ConvShape& s = d.s;
+  float acc[2][T::BN / 2];  // rows 0-63 and 64-127 of the tile
+  int tile_parity = 0;
+  mbar_wait(smem_u32(&b_bar), 0);  // the block's filters are in
+  for (int j = cw; int(blockIdx.x) + (long long)j * gridDim.x < tiles; j += 2, tile_parity ^= 1) {
+    const int tile = int(blockIdx.x + (long long)j * gridDim.x);
+    const bool next = tile + (long long)gridDim.x < tiles;  // the block has a tile after this one
+    const int m0 = tile / tiles_n * T::BM, k0 = tile % tiles_n * T::BN;
+    const bool folds = wt < T::BN && k0 + wt < s.K;  // this thread folds channel k0 + wt
+    BnChannel channel;
+    if (folds) channel.load(bn, k0 + wt);
+#pragma unroll
+    for (int i = 0; i < T::BN / 2; ++i) acc[0][i] = 0.0f, acc[1][i] = 0.0f;
+    const long long first = (long long)j * d.steps;  // the tile's first step in the ring's order
+    int stage = int(first % kStages);
+    uint32_t phase = uint32_t(first / kStages) & 1u;
+    if (j > 0) named_barrier(3 + (1 - cw), 256);  // every step of the tile before is in
+    int held = -1;                                // the stage whose wgmmas may still be reading shared memory
+    for (int t = 0; t < d.steps; ++t) {
+      mbar_wait(smem_u32(&full_bar[stage]), phase);  // every byte of the step's stage is in
+      if (t + 1 == d.steps && next) named_barrier_arrive(3 + cw, 256);
+      pin(acc[0]);
+      pin(acc[1]);
+      wgmma_fence();
+      const uint32_t a = base + uint32_t(stage * T::kAStage), b = b_res + uint32_t(t * T::kBStage);
+      consume_step<T::BN>(acc[0], a, b);
+      consume_step<T::BN>(acc[1], a + uint32_t(64 * kRowBytes), b);
+      wgmma_commit();
+      wgmma_wait<1>();  // the step before's wgmmas are done reading their stage
+      pin(acc[0]);
+      pin(acc[1]);
+      if (held >= 0 && lane == 0) mbar_arrive(smem_u32(&empty_bar[held]));
+      held = stage;
+      if (++stage == kStages) stage = 0, phase ^= 1;
+    }
+    wgmma_wait<0>();
+    pin(acc[0]);
+    pin(acc[1]);
+    if (lane == 0) mbar_arrive(smem_u32(&empty_bar[held]));
+
+    // --- the epilogue of the tile's two halves, while the other warpgroup multiplies the next.
+    Folded* f = sF[cw][tile_parity];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      persistent_epilogue<T>(acc[h], ob, f, folds, channel, bn, residual, y, d, m0, k0, vec_out, h, wt, warp, lane, c8,
+                             rr, 1 + cw);
+    }
+    __syncwarp();  // the warp whole again before the next tile's wgmmas (.aligned)
+  }
 #else
   __trap();  // built for sm_90a only; the launcher never runs it elsewhere
 #endif
@@ -225,10 +348,16 @@ const CUtensorMap* activation_map(const bf16* x, const ConvShape& s, int P, int 
 
 namespace {
 
-template <class T>
+template <class T, bool kPingPong = false>
 void launch(const CUtensorMap& map_x, const bf16* w, BnParams bn, const bf16* residual, bf16* y, const Dims& d,
             const Plan& p, bool vec_out, cudaStream_t stream) {
-  auto* kernel = &conv_im2col_tma_kernel<T>;
+  auto* kernel = [] {
+    if constexpr (kPingPong) {
+      return &conv_im2col_pingpong_kernel<T>;
+    } else {
+      return &conv_im2col_tma_kernel<T>;
+    }
+  }();
   [[maybe_unused]] static const bool raised =
       wb::allow_dynamic_smem(kernel, T::kSmem + T::kMaxResident * T::kBStage);  // once per configuration
   const CUtensorMap& map_w = filter_map(w, d.s, T::BN);
@@ -252,6 +381,14 @@ bool conv_bn_relu_im2col(const bf16* x, const bf16* w, BnParams bn, const bf16* 
   // carries A alone. kAuto takes them wherever they apply (measured on an H200: the fastest form
   // on both layers of the six where they do, docs/ch10-conv.md), else the model's tile.
   const bool resident = p64.grid % p64.tiles_n == 0 && d.steps <= ICfg128x64Resident::kMaxResident;
+  // The ping-pong form (each consumer warpgroup on whole tiles) wherever resident filters apply.
+  if (schedule == Im2colSchedule::kPingPong || (schedule == Im2colSchedule::kAuto && tile == PersistentTile::kAuto)) {
+    if (resident && d.steps <= ICfgPingPong::kMaxResident) {
+      launch<ICfgPingPong, true>(*map_x, w, bn, residual, y, d, p64, vec_out, stream);
+      return true;
+    }
+    if (schedule == Im2colSchedule::kPingPong) schedule = Im2colSchedule::kAuto;
+  }
   if (schedule == Im2colSchedule::kResident || (schedule == Im2colSchedule::kAuto && tile == PersistentTile::kAuto)) {
     if (resident) {
       launch<ICfg128x64Resident>(*map_x, w, bn, residual, y, d, p64, vec_out, stream);

@@ -259,21 +259,9 @@ __global__ void __launch_bounds__(T::kThreads, 1)
 #pragma unroll
         for (int j = 0; j < T::NI; ++j) {
           const int c = j * 8 + q2, k = k0 + c;
-          float r0 = 0.0f, r1 = 0.0f;
-          if (residual != nullptr && m_ok) {
-            const bf16* at = residual + int64_t(m) * s.K + k;
-            if (vec_out) {  // K even, k even: both in or both out
-              if (k < s.K) {
-                const float2 rv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(at));
-                r0 = rv.x, r1 = rv.y;
-              }
-            } else {
-              if (k < s.K) r0 = __bfloat162float(at[0]);
-              if (k + 1 < s.K) r1 = __bfloat162float(at[1]);
-            }
-          }
+          const float2 rp = residual_pair(residual, m, m_ok, k, s.K, vec_out);
           *reinterpret_cast<__nv_bfloat162*>(ob + r * T::kLdW + c) = __floats2bfloat162_rn(
-              apply_epilogue(acc[i][j][2 * h], fw[c], r0), apply_epilogue(acc[i][j][2 * h + 1], fw[c + 1], r1));
+              apply_epilogue(acc[i][j][2 * h], fw[c], rp.x), apply_epilogue(acc[i][j][2 * h + 1], fw[c + 1], rp.y));
         }
       }
     }
@@ -284,17 +272,7 @@ __global__ void __launch_bounds__(T::kThreads, 1)
       for (int r = lane / kPerRow; r < T::WM; r += kRowsPerPass) {
         const int m = m0 + r;
         if (m >= d.M) break;
-        const bf16* src = ob + r * T::kLdW + c8 * 8;
-        bf16* dst = y + int64_t(m) * s.K + kc;
-        if (vec_out) {
-          *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-        } else {
-#pragma unroll
-          for (int e = 0; e < 8; ++e) {
-            if (kc + e >= s.K) break;
-            dst[e] = src[e];
-          }
-        }
+        store8_out(ob + r * T::kLdW + c8 * 8, y + int64_t(m) * s.K + kc, kc, s.K, vec_out);
       }
     }
     __syncwarp();  // the staged rows are read before the next tile's epilogue writes them

@@ -279,6 +279,55 @@ struct BnChannel {
   }
 };
 
+// The epilogue of a persistent consumer warpgroup's 64 rows of a tile (v12, v13, and twice a tile
+// in v13's ping-pong form), while the producer loads the next tile: a warpgroup (thread wt of it,
+// in its warp `warp`, lane `lane`; it stores the 8 channels from k0 + 8 c8 of rows rr, rr + 128 /
+// (BN / 8), ..; `bar` its named barrier) holds rows 64 cw .. 64 cw + 63 of the tile whose first
+// pixel is m0, filters k0 .., in acc (the wgmma layout: warp w rows 16 w + g and + 8, filters 8 j +
+// 2 q and + 1). f: the warpgroup's parameter set for this tile, into which thread wt folds channel
+// k0 + wt where `folds` (from `channel`, read when the tile started). The BF16 output tile (rows of
+// T::kLdB values at ob) is only ever touched by ordinary loads and stores.
+template <class T>
+__device__ __forceinline__ void persistent_epilogue(const float (&acc)[T::BN / 2], bf16* ob, Folded* f, bool folds,
+                                                    const BnChannel& channel, const BnParams& bn,
+                                                    const bf16* __restrict__ residual, bf16* __restrict__ y,
+                                                    const Dims& d, int m0, int k0, bool vec_out, int cw, int wt,
+                                                    int warp, int lane, int c8, int rr, int bar) {
+#if defined(CH10_SM90A)
+  using namespace wb::sm90;
+  const ConvShape& s = d.s;
+  constexpr int kRowsPerPass = 128 / (T::BN / 8);
+  if (folds) f[wt] = channel.fold(bn.eps);
+  warpgroup_barrier(bar);  // the tile's parameters are in; the tile before's rows all stored
+  // The accumulators (rows r and r + 8, filters 8 j + 2 q and + 1) folded, + residual,
+  // ReLU, rounded to BF16 (the same operations as epilogue_store8), into the BF16 tile.
+  const int q2 = 2 * (lane % 4);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = cw * 64 + warp * 16 + lane / 4 + 8 * h, m = m0 + r;
+    const bool m_ok = m < d.M;
+#pragma unroll
+    for (int j = 0; j < T::BN / 8; ++j) {
+      const int c = j * 8 + q2, k = k0 + c;
+      const float2 rp = residual_pair(residual, m, m_ok, k, s.K, vec_out);
+      *reinterpret_cast<__nv_bfloat162*>(ob + r * T::kLdB + c) = __floats2bfloat162_rn(
+          apply_epilogue(acc[4 * j + 2 * h], f[c], rp.x), apply_epilogue(acc[4 * j + 2 * h + 1], f[c + 1], rp.y));
+      asm volatile("" ::: "memory");  // one j at a time: the compiler would load every j's parameters first
+    }
+  }
+  warpgroup_barrier(bar);      // the warpgroup's rows are staged
+  const int kc = k0 + c8 * 8;  // the first of the thread's 8 channels
+  if (kc < s.K) {
+#pragma unroll 2
+    for (int r = cw * 64 + rr; r < cw * 64 + 64; r += kRowsPerPass) {
+      const int m = m0 + r;
+      if (m >= d.M) break;
+      store8_out(ob + r * T::kLdB + c8 * 8, y + int64_t(m) * s.K + kc, kc, s.K, vec_out);
+    }
+  }
+#endif
+}
+
 // The two consumer warpgroups of a persistent block (T: BM = 128 pixels, BN filters, kStages
 // stages of kAStage + kBStage bytes from `base`, the BF16 output tile of rows of kLdB values
 // at `ob`), tile after tile: warpgroup cw computes pixel rows 64 cw .. 64 cw + 63 of each tile,
@@ -308,8 +357,8 @@ __device__ __forceinline__ void persistent_consumers(uint32_t base, bf16* ob, ui
   const ConvShape& s = d.s;
 
   const int cw = (tid - kFirst) / 128, wt = tid % 128, warp = wt / 32;
-  constexpr int kPerRow = T::BN / 8, kRowsPerPass = 128 / kPerRow;
-  const int c8 = wt % kPerRow, rr = wt / kPerRow;
+  const int c8 = wt % (T::BN / 8),
+            rr = wt / (T::BN / 8);  // the epilogue's stores: 8 channels of rows rr + 128 / (BN / 8) i
   float acc[T::BN / 2];
   int stage = 0;
   uint32_t phase = 0;
@@ -344,61 +393,11 @@ __device__ __forceinline__ void persistent_consumers(uint32_t base, bf16* ob, ui
     pin(acc);
     if (lane == 0) mbar_arrive(empty(held));  // the last stage too: the next tile's steps fill it
 
-    // --- epilogue of this warpgroup's 64 rows, while the producers load the next tile. The
-    // output tile is only ever touched by ordinary loads and stores.
-    // Two sets of parameters, by the tile's parity: the set written here was last read two
-    // tiles ago, before the barriers of the tile in between.
-    Folded* f = sF[cw][tile_parity];
-    if (folds) f[wt] = channel.fold(bn.eps);
-    warpgroup_barrier(1 + cw);  // the tile's parameters are in; the tile before's rows all stored
-    // The accumulators (rows r and r + 8, filters 8 j + 2 q and + 1) folded, + residual,
-    // ReLU, rounded to BF16 (the same operations as epilogue_store8), into the BF16 tile.
-    const int q2 = 2 * (lane % 4);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = cw * 64 + warp * 16 + lane / 4 + 8 * h, m = m0 + r;
-      const bool m_ok = m < d.M;
-#pragma unroll
-      for (int j = 0; j < T::BN / 8; ++j) {
-        const int c = j * 8 + q2, k = k0 + c;
-        float r0 = 0.0f, r1 = 0.0f;
-        if (residual != nullptr && m_ok) {
-          const bf16* at = residual + int64_t(m) * s.K + k;
-          if (vec_out) {  // K even, k even: both in or both out
-            if (k < s.K) {
-              const float2 rv = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(at));
-              r0 = rv.x, r1 = rv.y;
-            }
-          } else {
-            if (k < s.K) r0 = __bfloat162float(at[0]);
-            if (k + 1 < s.K) r1 = __bfloat162float(at[1]);
-          }
-        }
-        *reinterpret_cast<__nv_bfloat162*>(ob + r * T::kLdB + c) = __floats2bfloat162_rn(
-            apply_epilogue(acc[4 * j + 2 * h], f[c], r0), apply_epilogue(acc[4 * j + 2 * h + 1], f[c + 1], r1));
-        asm volatile("" ::: "memory");  // one j at a time: the compiler would load every j's parameters first
-      }
-    }
-    warpgroup_barrier(1 + cw);   // the warpgroup's rows are staged
-    const int kc = k0 + c8 * 8;  // the first of the thread's 8 channels
-    if (kc < s.K) {
-#pragma unroll 2
-      for (int r = cw * 64 + rr; r < cw * 64 + 64; r += kRowsPerPass) {
-        const int m = m0 + r;
-        if (m >= d.M) break;
-        const bf16* src = ob + r * T::kLdB + c8 * 8;
-        bf16* dst = y + int64_t(m) * s.K + kc;
-        if (vec_out) {
-          *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-        } else {
-#pragma unroll
-          for (int e = 0; e < 8; ++e) {
-            if (kc + e >= s.K) break;
-            dst[e] = src[e];
-          }
-        }
-      }
-    }
+    // --- epilogue of this warpgroup's 64 rows, while the producers load the next tile. Two sets
+    // of parameters, by the tile's parity: the set written here was last read two tiles ago,
+    // before the barriers of the tile in between.
+    persistent_epilogue<T>(acc, ob, sF[cw][tile_parity], folds, channel, bn, residual, y, d, m0, k0, vec_out, cw, wt,
+                           warp, lane, c8, rr, 1 + cw);
     __syncwarp();  // the warp whole again before the next tile's wgmmas (.aligned)
   }
 #endif
