@@ -13,6 +13,9 @@
 //                    (a GEMV's weights): the read-only path, not kept in L1
 //                    (ld.global.nc.L1::no_allocate), and issued where it is written, so a
 //                    kernel can put it before a wait (chapter 9's v14_w4a16_loads_ahead).
+//   widen8(f, u)     the 8 BF16 of a 16-byte vector u widened to FP32 f[0..7], in order, and
+//   narrow8(f)       8 FP32 values rounded (to nearest even) into one such vector: chapter 10's
+//                    depthwise and epilogue stores, and its reference's BN and ReLU passes.
 #pragma once
 #include <cuda_bf16.h>
 
@@ -44,6 +47,24 @@ __device__ __forceinline__ uint4 load_once16(const void* p) {
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "l"(p));
   return v;
+}
+
+__device__ __forceinline__ void widen8(float (&f)[8], const uint4& u) {
+  const auto* p = reinterpret_cast<const __nv_bfloat162*>(&u);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 v = __bfloat1622float2(p[i]);
+    f[2 * i] = v.x;
+    f[2 * i + 1] = v.y;
+  }
+}
+
+__device__ __forceinline__ uint4 narrow8(const float (&f)[8]) {
+  uint4 u;
+  auto* p = reinterpret_cast<__nv_bfloat162*>(&u);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) p[i] = __floats2bfloat162_rn(f[2 * i], f[2 * i + 1]);
+  return u;
 }
 
 }  // namespace wb

@@ -318,25 +318,6 @@ __global__ void bias_bn_relu_kernel(const bf16* conv, BnParams bn, const bf16* r
 constexpr int kPassThreads = 256;
 constexpr int kPassUnroll = 4;  // 16-byte vectors a thread has in flight at once
 
-// 8 BF16 in a 16-byte vector, widened to FP32, and back (rounded to nearest even).
-__device__ __forceinline__ void widen8(const uint4& v, float (&f)[8]) {
-  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const float2 p = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w[j]));
-    f[2 * j] = p.x, f[2 * j + 1] = p.y;
-  }
-}
-__device__ __forceinline__ uint4 narrow8(const float (&f)[8]) {
-  uint32_t w[4];
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const __nv_bfloat162 p = __floats2bfloat162_rn(f[2 * j], f[2 * j + 1]);
-    w[j] = *reinterpret_cast<const uint32_t*>(&p);
-  }
-  return make_uint4(w[0], w[1], w[2], w[3]);
-}
-
 // Streams the 16-byte vectors first, first + stride, ... (< vectors) of y through f8, in place:
 // f8(float (&v)[8], const float (&r)[8]) rewrites the 8 values v of a vector (r: the same
 // vector of the residual, zeros without one). kPassUnroll vectors a thread at a time, all their
@@ -359,10 +340,10 @@ __device__ __forceinline__ void stream_vectors(bf16* y, const bf16* residual, in
     for (int u = 0; u < kPassUnroll; ++u) {
       if (i + u * stride >= vectors) break;
       float f[8], r[8] = {};
-      widen8(in[u], f);
-      if constexpr (kResidual) widen8(res[u], r);
+      wb::widen8(f, in[u]);
+      if constexpr (kResidual) wb::widen8(r, res[u]);
       f8(f, r);
-      v[i + u * stride] = narrow8(f);
+      v[i + u * stride] = wb::narrow8(f);
     }
   }
 }

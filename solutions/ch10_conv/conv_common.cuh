@@ -24,6 +24,7 @@
 #include "device/async_copy.cuh"
 #include "runtime/launch_helpers.cuh"
 #include "device/math.cuh"
+#include "device/vec.cuh"
 #include "runtime/errors.cuh"
 #include "ch10.cuh"
 
@@ -97,16 +98,8 @@ __device__ __forceinline__ void store8_out(const __nv_bfloat16* src, __nv_bfloat
 }
 
 // 8 BF16 values (one 16-byte vector) widened to FP32, in order (v7's taps and pixels, and
-// the residual of epilogue_store8).
-__device__ __forceinline__ void widen8(float (&f)[8], const uint4& u) {
-  const auto* p = reinterpret_cast<const __nv_bfloat162*>(&u);
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float2 v = __bfloat1622float2(p[i]);
-    f[2 * i] = v.x;
-    f[2 * i + 1] = v.y;
-  }
-}
+// the residual of epilogue_store8): the device library's.
+using wb::widen8;
 
 // The epilogue of 8 neighbouring channels kc .. kc + 7 of one output pixel, stored at y + at
 // (at = m K + kc): v holds their complete FP32 sums, f their folded parameters. vec (K % 8 ==
